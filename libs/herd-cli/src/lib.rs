@@ -1,0 +1,149 @@
+//! The command-line boundary every herd binary shares.
+//!
+//! A binary parses its arguments with clap, runs a command that returns
+//! `Result<Output, herd_core::Error>`, and hands that to [`main`]. This crate is the only place
+//! that writes to stdout and stderr and turns outcomes into exit codes, so `--json` output, error
+//! documents and the exit-code table behave the same in every binary (DESIGN §6).
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser};
+use herd_core::{Error, ErrorCode, exit, layout::Artifacts};
+
+/// What a command produced: a JSON document, the human text, and the exit code.
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub json: serde_json::Value,
+    pub human: String,
+    pub exit: i32,
+}
+
+impl Output {
+    /// A successful output (exit 0).
+    pub fn ok(json: serde_json::Value, human: impl Into<String>) -> Output {
+        Output { json, human: human.into(), exit: exit::SUCCESS }
+    }
+
+    pub fn with_exit(mut self, code: i32) -> Output {
+        self.exit = code;
+        self
+    }
+}
+
+/// One line of a JSON Lines stream, or its human form; used by streaming commands.
+pub fn emit_line(json: bool, value: &serde_json::Value, human: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    if json {
+        serde_json::to_writer(&mut out, value)?;
+        out.write_all(b"\n")?;
+    } else {
+        writeln!(out, "{human}")?;
+    }
+    out.flush()
+}
+
+/// Writes a diagnostic line to stderr.
+pub fn diagnostic(line: &str) {
+    let _ = writeln!(io::stderr().lock(), "{line}");
+}
+
+/// The error of a subcommand a later change fills in: exit 70, never a fake success.
+pub fn not_yet_implemented(command: &str) -> Error {
+    Error::new(ErrorCode::Internal, format!("`{command}` is not yet implemented"))
+}
+
+/// Where to find the runs: `--artifacts DIR` or `--parent-session FILE`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ArtifactsArgs {
+    /// The artifacts directory [default: $HERD_ARTIFACTS, else the per-user state directory].
+    #[arg(long, value_name = "DIR", global = true, conflicts_with = "parent_session")]
+    pub artifacts: Option<PathBuf>,
+    /// The parent's Pi session file; artifacts live in `<its dir>/artifacts/<its id>/`.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub parent_session: Option<PathBuf>,
+}
+
+impl ArtifactsArgs {
+    pub fn resolve(&self) -> Result<Artifacts, Error> {
+        Artifacts::resolve(self.artifacts.as_deref(), self.parent_session.as_deref())
+    }
+}
+
+/// Parses `args` as `P`, runs `run`, prints the result and returns the exit code.
+///
+/// `json` tells from the parsed arguments whether `--json` was given. Usage errors print as
+/// clap formats them (or as a JSON error document when `--json` is among the arguments) and exit
+/// 2; `--help` and `--version` exit 0.
+pub fn main<P, I>(args: I, json: impl FnOnce(&P) -> bool, run: impl FnOnce(P) -> Result<Output, Error>) -> ExitCode
+where
+    P: Parser,
+    I: IntoIterator<Item = OsString>,
+{
+    let args: Vec<OsString> = args.into_iter().collect();
+    let wants_json = args.iter().skip(1).any(|a| a == "--json");
+    let parsed = match P::try_parse_from(&args) {
+        Ok(parsed) => parsed,
+        Err(err) => {
+            let code = err.exit_code();
+            if wants_json && code != 0 {
+                let message = err.render().to_string();
+                let first = message.lines().next().unwrap_or("usage error").trim_start_matches("error: ").to_owned();
+                let mut doc = Error::new(ErrorCode::InvalidRequest, first);
+                if let Some(clap::error::ContextValue::String(arg)) = err.get(clap::error::ContextKind::InvalidArg) {
+                    doc = doc.with_field(arg.clone());
+                }
+                print_json(&doc.to_json());
+            } else {
+                let _ = err.print();
+            }
+            return exit_code(if code == 0 { exit::SUCCESS } else { exit::USAGE });
+        }
+    };
+    let json = json(&parsed);
+    match run(parsed) {
+        Ok(output) => {
+            if json {
+                print_json(&output.json);
+            } else if !output.human.is_empty() {
+                print_text(&output.human);
+            }
+            exit_code(output.exit)
+        }
+        Err(err) => {
+            if json {
+                print_json(&err.to_json());
+            } else {
+                diagnostic(&format!("error: {}", err.message));
+                if let Some(field) = &err.field {
+                    diagnostic(&format!("  field: {field}"));
+                }
+            }
+            exit_code(err.exit_code())
+        }
+    }
+}
+
+fn print_json(value: &serde_json::Value) {
+    let mut out = io::stdout().lock();
+    // A closed pipe on stdout is not an error worth reporting (as ripgrep does).
+    if serde_json::to_writer(&mut out, value).is_ok() {
+        let _ = out.write_all(b"\n");
+    }
+    let _ = out.flush();
+}
+
+fn print_text(text: &str) {
+    let mut out = io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = out.write_all(b"\n");
+    }
+    let _ = out.flush();
+}
+
+fn exit_code(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(70))
+}

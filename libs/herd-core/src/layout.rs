@@ -1,0 +1,318 @@
+//! The layout of an artifacts directory (DESIGN §5) and of the files beside a child's session.
+//!
+//! Every binary finds every file through these types, so the layout is written down once.
+//!
+//! ```text
+//! ART/runs/<run-id>.json               the run record (herd)
+//! ART/runs/<run-id>.events.jsonl       its transitions (herd)
+//! ART/runs/<run-id>.result.json        its delivered result (herd-watch)
+//! ART/worktree-runs/<run-id>.json      worktree ownership manifest (pi-herdr-agents format)
+//! ART/subagent-activity/<run-id>.json  child activity snapshot (pi-herdr-agents format)
+//! ART/context/…                        task artifacts and system-prompt files
+//! ART/subagent-scripts/…               launch scripts
+//! ART/subagent-resume/…                resume messages
+//! ART/accept/<run-id>.json             accept specs (mode 0600)
+//! ART/logs/<run-id>.{out,err}          output of children on the process surface
+//! ```
+
+use std::ffi::OsString;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use crate::{Error, ErrorCode};
+
+/// The environment variable naming the default artifacts directory.
+pub const ARTIFACTS_ENV: &str = "HERD_ARTIFACTS";
+
+/// The longest run id herd accepts.
+pub const MAX_RUN_ID_LEN: usize = 64;
+
+/// An artifacts directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Artifacts {
+    root: PathBuf,
+}
+
+impl Artifacts {
+    pub fn new(root: impl Into<PathBuf>) -> Artifacts {
+        Artifacts { root: root.into() }
+    }
+
+    /// Resolves the directory from `--artifacts`, else `--parent-session`, else
+    /// `$HERD_ARTIFACTS`, else the per-user state directory.
+    pub fn resolve(artifacts: Option<&Path>, parent_session: Option<&Path>) -> Result<Artifacts, Error> {
+        if let Some(dir) = artifacts {
+            return Ok(Artifacts::new(dir));
+        }
+        if let Some(session) = parent_session {
+            return Artifacts::for_parent_session(session);
+        }
+        if let Some(dir) = std::env::var_os(ARTIFACTS_ENV).filter(|v| !v.is_empty()) {
+            return Ok(Artifacts::new(PathBuf::from(dir)));
+        }
+        let state = std::env::var_os("XDG_STATE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".local/state")))
+            .ok_or_else(|| {
+                Error::invalid("--artifacts", "no artifacts directory: pass --artifacts or --parent-session, or set HERD_ARTIFACTS or HOME")
+            })?;
+        Ok(Artifacts::new(state.join("herd").join("artifacts")))
+    }
+
+    /// `<session dir>/artifacts/<session id>/`, the directory pi-herdr-agents uses.
+    ///
+    /// The session id is the `id` of the session header (the file's first line); when the header
+    /// cannot be read, the part of the file name after its last `_`, as Pi names session files.
+    pub fn for_parent_session(session: &Path) -> Result<Artifacts, Error> {
+        let dir = session
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let id = session_id_from_header(session).or_else(|| session_id_from_name(session)).ok_or_else(|| {
+            Error::invalid("--parent-session", format!("cannot tell the session id of {}", session.display()))
+        })?;
+        Ok(Artifacts::new(dir.join("artifacts").join(id)))
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn runs_dir(&self) -> PathBuf {
+        self.root.join("runs")
+    }
+
+    pub fn run_record(&self, run_id: &str) -> PathBuf {
+        self.runs_dir().join(format!("{run_id}.json"))
+    }
+
+    pub fn run_events(&self, run_id: &str) -> PathBuf {
+        self.runs_dir().join(format!("{run_id}.events.jsonl"))
+    }
+
+    pub fn run_result(&self, run_id: &str) -> PathBuf {
+        self.runs_dir().join(format!("{run_id}.result.json"))
+    }
+
+    /// Any other per-run file of `runs/`, e.g. `run_file(id, "cancel.json")`.
+    pub fn run_file(&self, run_id: &str, suffix: &str) -> PathBuf {
+        self.runs_dir().join(format!("{run_id}.{suffix}"))
+    }
+
+    pub fn worktree_runs_dir(&self) -> PathBuf {
+        self.root.join("worktree-runs")
+    }
+
+    pub fn worktree_manifest(&self, run_id: &str) -> PathBuf {
+        self.worktree_runs_dir().join(format!("{run_id}.json"))
+    }
+
+    pub fn activity_dir(&self) -> PathBuf {
+        self.root.join("subagent-activity")
+    }
+
+    pub fn activity(&self, run_id: &str) -> PathBuf {
+        self.activity_dir().join(format!("{run_id}.json"))
+    }
+
+    pub fn context_dir(&self) -> PathBuf {
+        self.root.join("context")
+    }
+
+    pub fn scripts_dir(&self) -> PathBuf {
+        self.root.join("subagent-scripts")
+    }
+
+    pub fn resume_dir(&self) -> PathBuf {
+        self.root.join("subagent-resume")
+    }
+
+    pub fn accept_spec(&self, run_id: &str) -> PathBuf {
+        self.root.join("accept").join(format!("{run_id}.json"))
+    }
+
+    pub fn logs_dir(&self) -> PathBuf {
+        self.root.join("logs")
+    }
+
+    pub fn stdout_log(&self, run_id: &str) -> PathBuf {
+        self.logs_dir().join(format!("{run_id}.out"))
+    }
+
+    pub fn stderr_log(&self, run_id: &str) -> PathBuf {
+        self.logs_dir().join(format!("{run_id}.err"))
+    }
+
+    /// The ids of every run that has a record, sorted.
+    pub fn run_ids(&self) -> Result<Vec<String>, Error> {
+        let dir = self.runs_dir();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::new(ErrorCode::Unavailable, format!("cannot list {}: {e}", dir.display()))),
+        };
+        let mut ids = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::new(ErrorCode::Unavailable, format!("cannot list {}: {e}", dir.display())))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let Some(id) = name.strip_suffix(".json") else { continue };
+            if id.contains('.') || validate_run_id(id).is_err() {
+                continue;
+            }
+            ids.push(id.to_owned());
+        }
+        ids.sort();
+        Ok(ids)
+    }
+}
+
+/// The files pi-herdr-agents keeps beside a child's session file (protocol.md §1.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionFiles {
+    session: PathBuf,
+}
+
+impl SessionFiles {
+    pub fn new(session: impl Into<PathBuf>) -> SessionFiles {
+        SessionFiles { session: session.into() }
+    }
+
+    pub fn session(&self) -> &Path {
+        &self.session
+    }
+
+    fn with_suffix(&self, suffix: &str) -> PathBuf {
+        let mut name: OsString = self.session.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    }
+
+    /// The completion sidecar `<session>.exit`.
+    pub fn exit(&self) -> PathBuf {
+        self.with_suffix(".exit")
+    }
+
+    /// The process-identity record `<session>.process.json`.
+    pub fn process(&self) -> PathBuf {
+        self.with_suffix(".process.json")
+    }
+
+    /// The launch-policy sidecar `<session>.pi-herdr-subagent-policy.json`.
+    pub fn policy(&self) -> PathBuf {
+        self.with_suffix(".pi-herdr-subagent-policy.json")
+    }
+
+    /// Persistent task events `<session>.tasks` (JSON Lines, child-written).
+    pub fn tasks(&self) -> PathBuf {
+        self.with_suffix(".tasks")
+    }
+
+    /// Persistent delivery ledger `<session>.ledger` (JSON Lines, host-written).
+    pub fn ledger(&self) -> PathBuf {
+        self.with_suffix(".ledger")
+    }
+
+    /// A persistent task inbox file `<session>.task-inbox.<seq:12 digits>.json`.
+    pub fn inbox(&self, seq: u64) -> PathBuf {
+        self.with_suffix(&format!(".task-inbox.{seq:012}.json"))
+    }
+}
+
+/// Checks that a run id is safe as a file-name component: 1–64 of `[A-Za-z0-9_-]`.
+pub fn validate_run_id(id: &str) -> Result<(), Error> {
+    let ok = !id.is_empty()
+        && id.len() <= MAX_RUN_ID_LEN
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid("run_id", "a run id is 1 to 64 characters of A-Z, a-z, 0-9, '-' and '_'"))
+    }
+}
+
+/// Pi's `safeName`: lower case, only `[a-z0-9 -]`, whitespace to `-`, dashes collapsed and trimmed.
+pub fn safe_name(name: &str, fallback: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars().flat_map(char::to_lowercase) {
+        let c = if c.is_whitespace() { '-' } else { c };
+        if !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+            continue;
+        }
+        if c == '-' && (out.is_empty() || out.ends_with('-')) {
+            continue;
+        }
+        out.push(c);
+    }
+    while out.ends_with('-') {
+        out.pop();
+    }
+    if out.is_empty() { fallback.to_owned() } else { out }
+}
+
+fn session_id_from_header(session: &Path) -> Option<String> {
+    let file = std::fs::File::open(session).ok()?;
+    let mut line = Vec::new();
+    std::io::BufReader::new(std::io::Read::take(file, 64 * 1024)).read_until(b'\n', &mut line).ok()?;
+    let header: serde_json::Value = serde_json::from_slice(&line).ok()?;
+    let id = header.get("id")?.as_str()?;
+    validate_run_id(id).ok().map(|()| id.to_owned())
+}
+
+fn session_id_from_name(session: &Path) -> Option<String> {
+    let stem = session.file_stem()?.to_str()?;
+    let id = stem.rsplit('_').next()?;
+    validate_run_id(id).ok().map(|()| id.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parent_session_derives_artifacts_from_header_then_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("2026-11-30T10-00-00-000Z_1234abcd-0000.jsonl");
+        std::fs::write(&session, "{\"type\":\"session\",\"version\":3,\"id\":\"uuid-1\"}\n").unwrap();
+        let art = Artifacts::for_parent_session(&session).unwrap();
+        assert_eq!(art.root(), dir.path().join("artifacts/uuid-1"));
+        std::fs::write(&session, "not json\n").unwrap();
+        let art = Artifacts::for_parent_session(&session).unwrap();
+        assert_eq!(art.root(), dir.path().join("artifacts/1234abcd-0000"));
+    }
+
+    #[test]
+    fn session_files_sit_beside_the_session() {
+        let files = SessionFiles::new("/s/a.jsonl");
+        assert_eq!(files.exit(), Path::new("/s/a.jsonl.exit"));
+        assert_eq!(files.process(), Path::new("/s/a.jsonl.process.json"));
+        assert_eq!(files.inbox(7), Path::new("/s/a.jsonl.task-inbox.000000000007.json"));
+    }
+
+    #[test]
+    fn run_ids_reject_path_tricks() {
+        for bad in ["", "../x", "a/b", "a.b", &"x".repeat(65)] {
+            assert!(validate_run_id(bad).is_err(), "{bad:?}");
+        }
+        validate_run_id("ab12-cd_3").unwrap();
+    }
+
+    #[test]
+    fn run_ids_lists_only_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let art = Artifacts::new(dir.path());
+        assert!(art.run_ids().unwrap().is_empty());
+        std::fs::create_dir_all(art.runs_dir()).unwrap();
+        for name in ["b.json", "a.json", "a.events.jsonl", "a.result.json", ".tmp.json"] {
+            std::fs::write(art.runs_dir().join(name), "{}").unwrap();
+        }
+        assert_eq!(art.run_ids().unwrap(), ["a", "b"]);
+    }
+
+    #[test]
+    fn safe_name_matches_pi() {
+        assert_eq!(safe_name("Scout: Auth  DB!", "subagent"), "scout-auth-db");
+        assert_eq!(safe_name("--", "subagent"), "subagent");
+    }
+}

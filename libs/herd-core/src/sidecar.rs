@@ -1,0 +1,256 @@
+//! Sidecar files: atomic writes, size-bounded reads and versioned JSON (DESIGN §5).
+//!
+//! Every file herd writes goes through [`write_atomic`]: a temporary file in the same directory,
+//! fsync, rename, fsync of the directory, so a reader sees the old file or the new one and never
+//! a torn one. Every read goes through [`read_bounded`], so a hostile or runaway file cannot make
+//! a reader allocate without bound.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::ErrorCode;
+
+/// The default bound of a sidecar read.
+pub const DEFAULT_READ_LIMIT: u64 = 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot access {path}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path} is larger than {limit} bytes")]
+    TooLarge { path: PathBuf, limit: u64 },
+    #[error("{path} is not valid JSON of the expected shape")]
+    Malformed {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{path}: field `{field}` {reason}")]
+    Invalid { path: PathBuf, field: String, reason: String },
+    #[error("{path} has {field} {found}, newer than the supported {supported}")]
+    NewerVersion { path: PathBuf, field: &'static str, found: u64, supported: u64 },
+}
+
+impl Error {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::Io { .. } => ErrorCode::Unavailable,
+            Error::TooLarge { .. } | Error::Malformed { .. } | Error::Invalid { .. } => ErrorCode::InvalidRequest,
+            Error::NewerVersion { .. } => ErrorCode::Conflict,
+        }
+    }
+
+    /// The field the error is about, when there is one.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            Error::Invalid { field, .. } => Some(field),
+            Error::NewerVersion { field, .. } => Some(field),
+            _ => None,
+        }
+    }
+
+    pub fn io(path: &Path, source: io::Error) -> Error {
+        Error::Io { path: path.to_path_buf(), source }
+    }
+
+    pub fn invalid(path: &Path, field: impl Into<String>, reason: impl Into<String>) -> Error {
+        Error::Invalid { path: path.to_path_buf(), field: field.into(), reason: reason.into() }
+    }
+}
+
+impl From<Error> for crate::Error {
+    fn from(err: Error) -> crate::Error {
+        let mut out = crate::error::report(err.code(), &err);
+        out.field = err.field().map(str::to_owned);
+        out
+    }
+}
+
+/// Writes `bytes` to `path` atomically: temp file beside it, fsync, rename, fsync of the directory.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let dir = parent_dir(path);
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{}.", file_name(path)))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io(dir, e))?;
+    tmp.write_all(bytes).map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.as_file().sync_all().map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    sync_dir(dir)
+}
+
+/// Writes `value` as pretty JSON plus a newline, atomically.
+pub fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), Error> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| Error::Malformed { path: path.to_path_buf(), source: e })?;
+    bytes.push(b'\n');
+    write_atomic(path, &bytes)
+}
+
+/// Creates `path` with `bytes` once: if the file already exists it is kept and `false` returned.
+///
+/// The content is written to an exclusively created temporary file first and then hard-linked to
+/// its name, so the final file appears complete or not at all, and the first writer wins.
+pub fn create_once(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
+    let dir = parent_dir(path);
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let tmp_path = dir.join(format!(".{}.{}.{}.tmp", file_name(path), std::process::id(), crate::time::now_ms()));
+    let result = (|| {
+        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp_path).map_err(|e| Error::io(&tmp_path, e))?;
+        file.write_all(bytes).map_err(|e| Error::io(&tmp_path, e))?;
+        file.sync_all().map_err(|e| Error::io(&tmp_path, e))?;
+        match fs::hard_link(&tmp_path, path) {
+            Ok(()) => {
+                sync_dir(dir)?;
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    })();
+    let _ = fs::remove_file(&tmp_path);
+    result
+}
+
+/// Appends one line (a newline is added) with a single `write` on an `O_APPEND` descriptor.
+///
+/// Lines written this way by several processes never interleave as long as each stays below the
+/// pipe-buffer size, which the callers ensure by bounding what they write.
+pub fn append_line(path: &Path, line: &str) -> Result<(), Error> {
+    let dir = parent_dir(path);
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut buf = Vec::with_capacity(line.len() + 1);
+    buf.extend_from_slice(line.as_bytes());
+    buf.push(b'\n');
+    let mut file = OpenOptions::new().append(true).create(true).open(path).map_err(|e| Error::io(path, e))?;
+    file.write_all(&buf).map_err(|e| Error::io(path, e))?;
+    file.sync_data().map_err(|e| Error::io(path, e))
+}
+
+/// Reads at most `limit` bytes of `path`; `Ok(None)` when it does not exist.
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, Error> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let mut buf = Vec::new();
+    file.take(limit + 1).read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
+    if buf.len() as u64 > limit {
+        return Err(Error::TooLarge { path: path.to_path_buf(), limit });
+    }
+    Ok(Some(buf))
+}
+
+/// Reads and parses a JSON file of at most `limit` bytes; `Ok(None)` when it does not exist.
+pub fn read_json<T: DeserializeOwned>(path: &Path, limit: u64) -> Result<Option<T>, Error> {
+    let Some(bytes) = read_bounded(path, limit)? else { return Ok(None) };
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| Error::Malformed { path: path.to_path_buf(), source: e })
+}
+
+/// Reads a versioned JSON file: refuses a version field newer than `supported`, then parses.
+///
+/// `field` is the name of the version key (`format_version` for herd's own files, `version` for
+/// the pi-herdr-agents formats).
+pub fn read_versioned<T: DeserializeOwned>(
+    path: &Path,
+    limit: u64,
+    field: &'static str,
+    supported: u64,
+) -> Result<Option<T>, Error> {
+    let Some(bytes) = read_bounded(path, limit)? else { return Ok(None) };
+    let value: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| Error::Malformed { path: path.to_path_buf(), source: e })?;
+    let found = value
+        .get(field)
+        .and_then(serde_json::Value::as_u64)
+        .ok_or_else(|| Error::invalid(path, field, "is missing or not a non-negative integer"))?;
+    if found > supported {
+        return Err(Error::NewerVersion { path: path.to_path_buf(), field, found, supported });
+    }
+    serde_json::from_value(value).map(Some).map_err(|e| Error::Malformed { path: path.to_path_buf(), source: e })
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| "sidecar".to_owned(), |n| n.to_string_lossy().into_owned())
+}
+
+fn sync_dir(dir: &Path) -> Result<(), Error> {
+    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(dir, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs").join("a.json");
+        write_json(&path, &serde_json::json!({"format_version": 1, "x": 1})).unwrap();
+        write_json(&path, &serde_json::json!({"format_version": 1, "x": 2})).unwrap();
+        let value: serde_json::Value = read_json(&path, DEFAULT_READ_LIMIT).unwrap().unwrap();
+        assert_eq!(value["x"], 2);
+        let names: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, [std::ffi::OsString::from("a.json")]);
+    }
+
+    #[test]
+    fn create_once_keeps_the_first_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.process.json");
+        assert!(create_once(&path, b"first").unwrap());
+        assert!(!create_once(&path, b"second").unwrap());
+        assert_eq!(fs::read(&path).unwrap(), b"first");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn reads_are_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.json");
+        fs::write(&path, vec![b' '; 2048]).unwrap();
+        assert!(matches!(read_bounded(&path, 1024), Err(Error::TooLarge { limit: 1024, .. })));
+        assert_eq!(read_bounded(&path, 2048).unwrap().unwrap().len(), 2048);
+        assert!(read_bounded(&dir.path().join("missing"), 10).unwrap().is_none());
+    }
+
+    #[test]
+    fn newer_versions_are_refused_and_name_the_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.json");
+        fs::write(&path, br#"{"format_version": 9}"#).unwrap();
+        let err = read_versioned::<serde_json::Value>(&path, 1024, "format_version", 1).unwrap_err();
+        assert!(matches!(err, Error::NewerVersion { found: 9, supported: 1, .. }));
+        assert_eq!(err.field(), Some("format_version"));
+        fs::write(&path, br#"{"x": 1}"#).unwrap();
+        let err = read_versioned::<serde_json::Value>(&path, 1024, "format_version", 1).unwrap_err();
+        assert_eq!(err.field(), Some("format_version"));
+        assert!(err.to_string().contains("v.json"), "{err}");
+    }
+
+    #[test]
+    fn appended_lines_accumulate() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.jsonl");
+        append_line(&path, "{\"a\":1}").unwrap();
+        append_line(&path, "{\"a\":2}").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "{\"a\":1}\n{\"a\":2}\n");
+    }
+}

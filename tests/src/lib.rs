@@ -1,0 +1,23 @@
+//! Support for the end-to-end scenarios: paths of the herd binaries and a hermetic environment.
+//!
+//! The scenarios run the real binaries. `cargo test --workspace` builds every binary of the
+//! workspace into the target directory before any test runs; [`bin`] finds them there.
+
+use std::path::PathBuf;
+
+/// The six binaries, by name.
+pub const BINARIES: [&str; 6] = ["herd-launch", "herd-watch", "herd-accept", "herd-worktree", "herd-cleanup", "herd-docs"];
+
+/// Returns the path of a herd binary of this build.
+///
+/// # Panics
+///
+/// When the binary was not built, with the command that builds it.
+pub fn bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary knows its own path");
+    // target/<profile>/deps/e2e-… → target/<profile>/<name>
+    let dir = exe.parent().and_then(|p| p.parent()).expect("test binaries live in target/<profile>/deps");
+    let path = dir.join(name);
+    assert!(path.exists(), "{} is missing: run the tests with `cargo test --workspace`", path.display());
+    path
+}

@@ -1,0 +1,3 @@
+//! End-to-end scenarios across the herd binaries.
+
+mod cli;

@@ -1,0 +1,26 @@
+//! `cargo xtask`: the project's automation, in Rust so it needs nothing beyond the toolchain.
+//!
+//! - `cargo xtask docs [--check]` regenerates (or checks) the generated documentation.
+//! - `cargo xtask demo` runs one full lifecycle on the process surface.
+//! - `cargo xtask bench` measures herd against its baselines and prints ratios.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("docs") => {
+            let mut docs_args = vec!["herd-docs".into()];
+            docs_args.extend(args[1..].iter().map(Into::into));
+            herd_docs::main_impl(docs_args)
+        }
+        Some("demo") | Some("bench") => {
+            eprintln!("error: `cargo xtask {}` is not yet implemented", args[0]);
+            ExitCode::from(70)
+        }
+        _ => {
+            eprintln!("usage: cargo xtask <docs [--check] | demo | bench>");
+            ExitCode::from(2)
+        }
+    }
+}
