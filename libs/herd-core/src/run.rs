@@ -1,0 +1,325 @@
+//! The run record `runs/<run-id>.json`: what herd-launch started, for every other binary.
+//!
+//! The record is herd's own format (snake_case keys, `format_version`). herd-launch writes it
+//! before it creates anything and updates it as the launch proceeds; herd-watch, herd-cleanup and
+//! a person recovering by hand read it. [`find`] resolves a run by id or by exact, unambiguous
+//! name from the files alone.
+
+use serde::{Deserialize, Serialize};
+
+use crate::layout::{Artifacts, validate_run_id};
+use crate::{Error, ErrorCode, sidecar};
+
+/// The newest record version this build reads and writes.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// The bound of a run record read.
+pub const READ_LIMIT: u64 = 256 * 1024;
+
+/// What the child is (DESIGN §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Runner {
+    Pi,
+    Exec,
+}
+
+/// Where the child runs (DESIGN §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SurfaceKind {
+    Herdr,
+    Tmux,
+    Process,
+}
+
+impl SurfaceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SurfaceKind::Herdr => "herdr",
+            SurfaceKind::Tmux => "tmux",
+            SurfaceKind::Process => "process",
+        }
+    }
+}
+
+/// How the launch ended, as the acknowledgement reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LaunchStatus {
+    /// The record exists; nothing has been dispatched yet.
+    Pending,
+    Launched,
+    /// Dispatch or rollback may have happened; the owner stays supervised.
+    Uncertain,
+    Failed,
+}
+
+/// The terminal pane that holds the child, on the herdr and tmux surfaces.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PaneRef {
+    pub pane_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<String>,
+    /// Whether herd created the pane (and may close it) or was given it.
+    #[serde(default)]
+    pub owned: bool,
+}
+
+/// The managed worktree a child runs in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorktreeRef {
+    pub path: String,
+    pub branch: String,
+    pub base_sha: String,
+    /// The ownership manifest `worktree-runs/<run-id>.json`.
+    pub manifest: String,
+}
+
+/// `runs/<run-id>.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub format_version: u64,
+    pub run_id: String,
+    /// The display name the parent gave the run.
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    pub created_at_ms: u64,
+    #[serde(default)]
+    pub updated_at_ms: u64,
+    pub runner: Runner,
+    pub surface: SurfaceKind,
+    pub status: LaunchStatus,
+    /// The child's working directory.
+    pub cwd: String,
+    /// The child's session file; the completion, identity and policy sidecars sit beside it.
+    pub session_file: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pane: Option<PaneRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeRef>,
+    /// The accept spec, when a check was requested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept_spec: Option<String>,
+    /// The model of this attempt and the candidates still to try after a provider error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback_models: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempted_models: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+    #[serde(default)]
+    pub persistent: bool,
+    #[serde(default)]
+    pub interactive: bool,
+    #[serde(default)]
+    pub auto_exit: bool,
+    /// The run that launched this one, for children that launch children.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_failure: Option<String>,
+    /// Free-form launch diagnostics (host text, never child text).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<String>,
+    /// Runner-specific facts (e.g. the exec runner's argv, log files on the process surface).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl RunRecord {
+    /// Reads the record of `run_id`; `not_found` when there is none.
+    pub fn load(artifacts: &Artifacts, run_id: &str) -> Result<RunRecord, Error> {
+        validate_run_id(run_id)?;
+        let path = artifacts.run_record(run_id);
+        let record: RunRecord =
+            sidecar::read_versioned(&path, READ_LIMIT, "format_version", FORMAT_VERSION)?
+                .ok_or_else(|| {
+                    Error::not_found(format!(
+                        "no run `{run_id}` in {}",
+                        artifacts.root().display()
+                    ))
+                })?;
+        if record.run_id != run_id {
+            return Err(Error::invalid(
+                "run_id",
+                format!("{} names run `{}`", path.display(), record.run_id),
+            ));
+        }
+        Ok(record)
+    }
+
+    /// Writes the record atomically, stamping `updated_at_ms`.
+    pub fn save(&mut self, artifacts: &Artifacts) -> Result<(), Error> {
+        validate_run_id(&self.run_id)?;
+        self.format_version = FORMAT_VERSION;
+        self.updated_at_ms = crate::time::now_ms();
+        Ok(sidecar::write_json(
+            &artifacts.run_record(&self.run_id),
+            self,
+        )?)
+    }
+
+    pub fn session_files(&self) -> crate::layout::SessionFiles {
+        crate::layout::SessionFiles::new(&self.session_file)
+    }
+}
+
+/// How a command names a run: `--run ID` or `--name NAME`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selector<'a> {
+    Id(&'a str),
+    Name(&'a str),
+}
+
+impl<'a> Selector<'a> {
+    /// From the `--run`/`--name` pair of a command line; `--run` wins when both are given.
+    pub fn from_flags(run: Option<&'a str>, name: Option<&'a str>) -> Result<Selector<'a>, Error> {
+        match (run, name) {
+            (Some(id), _) => Ok(Selector::Id(id)),
+            (None, Some(name)) => Ok(Selector::Name(name)),
+            (None, None) => Err(Error::invalid(
+                "run",
+                "name a run with --run ID or --name NAME",
+            )),
+        }
+    }
+}
+
+/// Finds a run by id, or by exact name among the records that `filter` keeps.
+///
+/// A name that matches no record is `not_found`; one that matches several is `ambiguous`.
+/// Records that cannot be read are skipped in a name search (they are reported by
+/// `herd-cleanup doctor`), so one broken file does not make every run unreachable.
+pub fn find(
+    artifacts: &Artifacts,
+    selector: &Selector<'_>,
+    filter: impl Fn(&RunRecord) -> bool,
+) -> Result<RunRecord, Error> {
+    match selector {
+        Selector::Id(id) => RunRecord::load(artifacts, id),
+        Selector::Name(name) => {
+            let mut matches = Vec::new();
+            for id in artifacts.run_ids()? {
+                let Ok(record) = RunRecord::load(artifacts, &id) else {
+                    continue;
+                };
+                if record.name == *name && filter(&record) {
+                    matches.push(record);
+                }
+            }
+            match matches.len() {
+                0 => Err(Error::not_found(format!("no run named {name:?}")).with_field("name")),
+                1 => Ok(matches.remove(0)),
+                n => {
+                    let ids: Vec<&str> = matches.iter().map(|r| r.run_id.as_str()).collect();
+                    Err(Error::new(
+                        ErrorCode::Ambiguous,
+                        format!(
+                            "{n} runs are named {name:?} ({}); use --run",
+                            ids.join(", ")
+                        ),
+                    )
+                    .with_field("name"))
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, name: &str) -> RunRecord {
+        RunRecord {
+            format_version: FORMAT_VERSION,
+            run_id: id.into(),
+            name: name.into(),
+            agent: None,
+            created_at_ms: 1,
+            updated_at_ms: 1,
+            runner: Runner::Exec,
+            surface: SurfaceKind::Process,
+            status: LaunchStatus::Launched,
+            cwd: "/".into(),
+            session_file: format!("/s/{id}.jsonl"),
+            pane: None,
+            worktree: None,
+            accept_spec: None,
+            model: None,
+            fallback_models: vec![],
+            attempted_models: vec![],
+            thinking: None,
+            persistent: false,
+            interactive: false,
+            auto_exit: true,
+            parent_run_id: None,
+            launch_failure: None,
+            diagnostics: vec![],
+            extra: Default::default(),
+        }
+    }
+
+    #[test]
+    fn find_by_id_and_by_unambiguous_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let art = Artifacts::new(dir.path());
+        record("a1", "scout").save(&art).unwrap();
+        record("b2", "twin").save(&art).unwrap();
+        record("c3", "twin").save(&art).unwrap();
+        assert_eq!(
+            find(&art, &Selector::Id("a1"), |_| true).unwrap().name,
+            "scout"
+        );
+        assert_eq!(
+            find(&art, &Selector::Name("scout"), |_| true)
+                .unwrap()
+                .run_id,
+            "a1"
+        );
+        assert_eq!(
+            find(&art, &Selector::Name("twin"), |_| true)
+                .unwrap_err()
+                .code,
+            ErrorCode::Ambiguous
+        );
+        assert_eq!(
+            find(&art, &Selector::Name("twin"), |r| r.run_id == "c3")
+                .unwrap()
+                .run_id,
+            "c3"
+        );
+        assert_eq!(
+            find(&art, &Selector::Name("nobody"), |_| true)
+                .unwrap_err()
+                .code,
+            ErrorCode::NotFound
+        );
+        assert_eq!(
+            find(&art, &Selector::Id("zz"), |_| true).unwrap_err().code,
+            ErrorCode::NotFound
+        );
+        assert_eq!(
+            find(&art, &Selector::Id("../x"), |_| true)
+                .unwrap_err()
+                .code,
+            ErrorCode::InvalidRequest
+        );
+    }
+
+    #[test]
+    fn a_record_under_another_name_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let art = Artifacts::new(dir.path());
+        record("a1", "scout").save(&art).unwrap();
+        std::fs::copy(art.run_record("a1"), art.run_record("b2")).unwrap();
+        let err = RunRecord::load(&art, "b2").unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("run_id"));
+    }
+}
