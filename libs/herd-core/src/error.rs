@@ -79,12 +79,20 @@ pub struct Error {
 
 impl Error {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Error {
-        Error { code, message: message.into(), field: None }
+        Error {
+            code,
+            message: message.into(),
+            field: None,
+        }
     }
 
     /// An `invalid_request` naming the offending field.
     pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Error {
-        Error { code: ErrorCode::InvalidRequest, message: message.into(), field: Some(field.into()) }
+        Error {
+            code: ErrorCode::InvalidRequest,
+            message: message.into(),
+            field: Some(field.into()),
+        }
     }
 
     pub fn not_found(message: impl Into<String>) -> Error {
@@ -147,7 +155,10 @@ mod tests {
     fn every_code_maps_to_a_documented_exit_code() {
         for code in ErrorCode::ALL {
             let exit = code.exit_code();
-            assert!(exit::TABLE.iter().any(|row| row.code == exit), "{code} → {exit}");
+            assert!(
+                exit::TABLE.iter().any(|row| row.code == exit),
+                "{code} → {exit}"
+            );
             let json = serde_json::to_value(code).unwrap();
             assert_eq!(json, code.as_str());
         }

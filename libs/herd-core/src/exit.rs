@@ -31,9 +31,18 @@ pub struct ExitRow {
 
 /// Every exit code herd uses, in order, with the meaning the docs print.
 pub const TABLE: &[ExitRow] = &[
-    ExitRow { code: SUCCESS, meaning: "success: launched, completed, accepted, removed, confirmed" },
-    ExitRow { code: NEGATIVE, meaning: "a valid negative answer: check rejected, removal blocked, child failed" },
-    ExitRow { code: USAGE, meaning: "usage error or invalid request; nothing was changed" },
+    ExitRow {
+        code: SUCCESS,
+        meaning: "success: launched, completed, accepted, removed, confirmed",
+    },
+    ExitRow {
+        code: NEGATIVE,
+        meaning: "a valid negative answer: check rejected, removal blocked, child failed",
+    },
+    ExitRow {
+        code: USAGE,
+        meaning: "usage error or invalid request; nothing was changed",
+    },
     ExitRow {
         code: UNCERTAIN,
         meaning: "uncertain: an effect may have happened (dispatch, cancel unconfirmed); state is kept, do not retry blindly",
@@ -42,10 +51,22 @@ pub const TABLE: &[ExitRow] = &[
         code: NO_ANSWER,
         meaning: "no answer: check error (timeout, could not start), surface or git unavailable, inspection unknown",
     },
-    ExitRow { code: CANCELLED, meaning: "cancelled or skipped" },
-    ExitRow { code: HELP, meaning: "the child asked for help (`caller_ping`)" },
-    ExitRow { code: BUSY, meaning: "refused because busy or held (persistent specialist busy, lock held)" },
-    ExitRow { code: INTERNAL, meaning: "internal error" },
+    ExitRow {
+        code: CANCELLED,
+        meaning: "cancelled or skipped",
+    },
+    ExitRow {
+        code: HELP,
+        meaning: "the child asked for help (`caller_ping`)",
+    },
+    ExitRow {
+        code: BUSY,
+        meaning: "refused because busy or held (persistent specialist busy, lock held)",
+    },
+    ExitRow {
+        code: INTERNAL,
+        meaning: "internal error",
+    },
 ];
 
 #[cfg(test)]

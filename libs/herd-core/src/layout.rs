@@ -40,7 +40,10 @@ impl Artifacts {
 
     /// Resolves the directory from `--artifacts`, else `--parent-session`, else
     /// `$HERD_ARTIFACTS`, else the per-user state directory.
-    pub fn resolve(artifacts: Option<&Path>, parent_session: Option<&Path>) -> Result<Artifacts, Error> {
+    pub fn resolve(
+        artifacts: Option<&Path>,
+        parent_session: Option<&Path>,
+    ) -> Result<Artifacts, Error> {
         if let Some(dir) = artifacts {
             return Ok(Artifacts::new(dir));
         }
@@ -69,9 +72,14 @@ impl Artifacts {
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let id = session_id_from_header(session).or_else(|| session_id_from_name(session)).ok_or_else(|| {
-            Error::invalid("--parent-session", format!("cannot tell the session id of {}", session.display()))
-        })?;
+        let id = session_id_from_header(session)
+            .or_else(|| session_id_from_name(session))
+            .ok_or_else(|| {
+                Error::invalid(
+                    "--parent-session",
+                    format!("cannot tell the session id of {}", session.display()),
+                )
+            })?;
         Ok(Artifacts::new(dir.join("artifacts").join(id)))
     }
 
@@ -150,14 +158,26 @@ impl Artifacts {
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(Error::new(ErrorCode::Unavailable, format!("cannot list {}: {e}", dir.display()))),
+            Err(e) => {
+                return Err(Error::new(
+                    ErrorCode::Unavailable,
+                    format!("cannot list {}: {e}", dir.display()),
+                ));
+            }
         };
         let mut ids = Vec::new();
         for entry in entries {
-            let entry = entry.map_err(|e| Error::new(ErrorCode::Unavailable, format!("cannot list {}: {e}", dir.display())))?;
+            let entry = entry.map_err(|e| {
+                Error::new(
+                    ErrorCode::Unavailable,
+                    format!("cannot list {}: {e}", dir.display()),
+                )
+            })?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            let Some(id) = name.strip_suffix(".json") else { continue };
+            let Some(id) = name.strip_suffix(".json") else {
+                continue;
+            };
             if id.contains('.') || validate_run_id(id).is_err() {
                 continue;
             }
@@ -176,7 +196,9 @@ pub struct SessionFiles {
 
 impl SessionFiles {
     pub fn new(session: impl Into<PathBuf>) -> SessionFiles {
-        SessionFiles { session: session.into() }
+        SessionFiles {
+            session: session.into(),
+        }
     }
 
     pub fn session(&self) -> &Path {
@@ -224,11 +246,16 @@ impl SessionFiles {
 pub fn validate_run_id(id: &str) -> Result<(), Error> {
     let ok = !id.is_empty()
         && id.len() <= MAX_RUN_ID_LEN
-        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
     if ok {
         Ok(())
     } else {
-        Err(Error::invalid("run_id", "a run id is 1 to 64 characters of A-Z, a-z, 0-9, '-' and '_'"))
+        Err(Error::invalid(
+            "run_id",
+            "a run id is 1 to 64 characters of A-Z, a-z, 0-9, '-' and '_'",
+        ))
     }
 }
 
@@ -248,13 +275,19 @@ pub fn safe_name(name: &str, fallback: &str) -> String {
     while out.ends_with('-') {
         out.pop();
     }
-    if out.is_empty() { fallback.to_owned() } else { out }
+    if out.is_empty() {
+        fallback.to_owned()
+    } else {
+        out
+    }
 }
 
 fn session_id_from_header(session: &Path) -> Option<String> {
     let file = std::fs::File::open(session).ok()?;
     let mut line = Vec::new();
-    std::io::BufReader::new(std::io::Read::take(file, 64 * 1024)).read_until(b'\n', &mut line).ok()?;
+    std::io::BufReader::new(std::io::Read::take(file, 64 * 1024))
+        .read_until(b'\n', &mut line)
+        .ok()?;
     let header: serde_json::Value = serde_json::from_slice(&line).ok()?;
     let id = header.get("id")?.as_str()?;
     validate_run_id(id).ok().map(|()| id.to_owned())
@@ -273,8 +306,14 @@ mod tests {
     #[test]
     fn parent_session_derives_artifacts_from_header_then_name() {
         let dir = tempfile::tempdir().unwrap();
-        let session = dir.path().join("2026-11-30T10-00-00-000Z_1234abcd-0000.jsonl");
-        std::fs::write(&session, "{\"type\":\"session\",\"version\":3,\"id\":\"uuid-1\"}\n").unwrap();
+        let session = dir
+            .path()
+            .join("2026-11-30T10-00-00-000Z_1234abcd-0000.jsonl");
+        std::fs::write(
+            &session,
+            "{\"type\":\"session\",\"version\":3,\"id\":\"uuid-1\"}\n",
+        )
+        .unwrap();
         let art = Artifacts::for_parent_session(&session).unwrap();
         assert_eq!(art.root(), dir.path().join("artifacts/uuid-1"));
         std::fs::write(&session, "not json\n").unwrap();
@@ -287,7 +326,10 @@ mod tests {
         let files = SessionFiles::new("/s/a.jsonl");
         assert_eq!(files.exit(), Path::new("/s/a.jsonl.exit"));
         assert_eq!(files.process(), Path::new("/s/a.jsonl.process.json"));
-        assert_eq!(files.inbox(7), Path::new("/s/a.jsonl.task-inbox.000000000007.json"));
+        assert_eq!(
+            files.inbox(7),
+            Path::new("/s/a.jsonl.task-inbox.000000000007.json")
+        );
     }
 
     #[test]
@@ -304,7 +346,13 @@ mod tests {
         let art = Artifacts::new(dir.path());
         assert!(art.run_ids().unwrap().is_empty());
         std::fs::create_dir_all(art.runs_dir()).unwrap();
-        for name in ["b.json", "a.json", "a.events.jsonl", "a.result.json", ".tmp.json"] {
+        for name in [
+            "b.json",
+            "a.json",
+            "a.events.jsonl",
+            "a.result.json",
+            ".tmp.json",
+        ] {
             std::fs::write(art.runs_dir().join(name), "{}").unwrap();
         }
         assert_eq!(art.run_ids().unwrap(), ["a", "b"]);

@@ -34,16 +34,27 @@ pub enum Error {
         source: serde_json::Error,
     },
     #[error("{path}: field `{field}` {reason}")]
-    Invalid { path: PathBuf, field: String, reason: String },
+    Invalid {
+        path: PathBuf,
+        field: String,
+        reason: String,
+    },
     #[error("{path} has {field} {found}, newer than the supported {supported}")]
-    NewerVersion { path: PathBuf, field: &'static str, found: u64, supported: u64 },
+    NewerVersion {
+        path: PathBuf,
+        field: &'static str,
+        found: u64,
+        supported: u64,
+    },
 }
 
 impl Error {
     pub fn code(&self) -> ErrorCode {
         match self {
             Error::Io { .. } => ErrorCode::Unavailable,
-            Error::TooLarge { .. } | Error::Malformed { .. } | Error::Invalid { .. } => ErrorCode::InvalidRequest,
+            Error::TooLarge { .. } | Error::Malformed { .. } | Error::Invalid { .. } => {
+                ErrorCode::InvalidRequest
+            }
             Error::NewerVersion { .. } => ErrorCode::Conflict,
         }
     }
@@ -58,11 +69,18 @@ impl Error {
     }
 
     pub fn io(path: &Path, source: io::Error) -> Error {
-        Error::Io { path: path.to_path_buf(), source }
+        Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 
     pub fn invalid(path: &Path, field: impl Into<String>, reason: impl Into<String>) -> Error {
-        Error::Invalid { path: path.to_path_buf(), field: field.into(), reason: reason.into() }
+        Error::Invalid {
+            path: path.to_path_buf(),
+            field: field.into(),
+            reason: reason.into(),
+        }
     }
 }
 
@@ -84,14 +102,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         .tempfile_in(dir)
         .map_err(|e| Error::io(dir, e))?;
     tmp.write_all(bytes).map_err(|e| Error::io(tmp.path(), e))?;
-    tmp.as_file().sync_all().map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| Error::io(tmp.path(), e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     sync_dir(dir)
 }
 
 /// Writes `value` as pretty JSON plus a newline, atomically.
 pub fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), Error> {
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| Error::Malformed { path: path.to_path_buf(), source: e })?;
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| Error::Malformed {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
     bytes.push(b'\n');
     write_atomic(path, &bytes)
 }
@@ -103,9 +126,18 @@ pub fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), E
 pub fn create_once(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
     let dir = parent_dir(path);
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let tmp_path = dir.join(format!(".{}.{}.{}.tmp", file_name(path), std::process::id(), crate::time::now_ms()));
+    let tmp_path = dir.join(format!(
+        ".{}.{}.{}.tmp",
+        file_name(path),
+        std::process::id(),
+        crate::time::now_ms()
+    ));
     let result = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp_path).map_err(|e| Error::io(&tmp_path, e))?;
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp_path)
+            .map_err(|e| Error::io(&tmp_path, e))?;
         file.write_all(bytes).map_err(|e| Error::io(&tmp_path, e))?;
         file.sync_all().map_err(|e| Error::io(&tmp_path, e))?;
         match fs::hard_link(&tmp_path, path) {
@@ -131,7 +163,11 @@ pub fn append_line(path: &Path, line: &str) -> Result<(), Error> {
     let mut buf = Vec::with_capacity(line.len() + 1);
     buf.extend_from_slice(line.as_bytes());
     buf.push(b'\n');
-    let mut file = OpenOptions::new().append(true).create(true).open(path).map_err(|e| Error::io(path, e))?;
+    let mut file = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
     file.write_all(&buf).map_err(|e| Error::io(path, e))?;
     file.sync_data().map_err(|e| Error::io(path, e))
 }
@@ -144,17 +180,29 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, Error> {
         Err(e) => return Err(Error::io(path, e)),
     };
     let mut buf = Vec::new();
-    file.take(limit + 1).read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
+    file.take(limit + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::io(path, e))?;
     if buf.len() as u64 > limit {
-        return Err(Error::TooLarge { path: path.to_path_buf(), limit });
+        return Err(Error::TooLarge {
+            path: path.to_path_buf(),
+            limit,
+        });
     }
     Ok(Some(buf))
 }
 
 /// Reads and parses a JSON file of at most `limit` bytes; `Ok(None)` when it does not exist.
 pub fn read_json<T: DeserializeOwned>(path: &Path, limit: u64) -> Result<Option<T>, Error> {
-    let Some(bytes) = read_bounded(path, limit)? else { return Ok(None) };
-    serde_json::from_slice(&bytes).map(Some).map_err(|e| Error::Malformed { path: path.to_path_buf(), source: e })
+    let Some(bytes) = read_bounded(path, limit)? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| Error::Malformed {
+            path: path.to_path_buf(),
+            source: e,
+        })
 }
 
 /// Reads a versioned JSON file: refuses a version field newer than `supported`, then parses.
@@ -167,17 +215,32 @@ pub fn read_versioned<T: DeserializeOwned>(
     field: &'static str,
     supported: u64,
 ) -> Result<Option<T>, Error> {
-    let Some(bytes) = read_bounded(path, limit)? else { return Ok(None) };
+    let Some(bytes) = read_bounded(path, limit)? else {
+        return Ok(None);
+    };
     let value: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| Error::Malformed { path: path.to_path_buf(), source: e })?;
+        serde_json::from_slice(&bytes).map_err(|e| Error::Malformed {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
     let found = value
         .get(field)
         .and_then(serde_json::Value::as_u64)
         .ok_or_else(|| Error::invalid(path, field, "is missing or not a non-negative integer"))?;
     if found > supported {
-        return Err(Error::NewerVersion { path: path.to_path_buf(), field, found, supported });
+        return Err(Error::NewerVersion {
+            path: path.to_path_buf(),
+            field,
+            found,
+            supported,
+        });
     }
-    serde_json::from_value(value).map(Some).map_err(|e| Error::Malformed { path: path.to_path_buf(), source: e })
+    serde_json::from_value(value)
+        .map(Some)
+        .map_err(|e| Error::Malformed {
+            path: path.to_path_buf(),
+            source: e,
+        })
 }
 
 fn parent_dir(path: &Path) -> &Path {
@@ -188,11 +251,16 @@ fn parent_dir(path: &Path) -> &Path {
 }
 
 fn file_name(path: &Path) -> String {
-    path.file_name().map_or_else(|| "sidecar".to_owned(), |n| n.to_string_lossy().into_owned())
+    path.file_name().map_or_else(
+        || "sidecar".to_owned(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 fn sync_dir(dir: &Path) -> Result<(), Error> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(dir, e))
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(dir, e))
 }
 
 #[cfg(test)]
@@ -207,7 +275,10 @@ mod tests {
         write_json(&path, &serde_json::json!({"format_version": 1, "x": 2})).unwrap();
         let value: serde_json::Value = read_json(&path, DEFAULT_READ_LIMIT).unwrap().unwrap();
         assert_eq!(value["x"], 2);
-        let names: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names, [std::ffi::OsString::from("a.json")]);
     }
 
@@ -226,9 +297,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("big.json");
         fs::write(&path, vec![b' '; 2048]).unwrap();
-        assert!(matches!(read_bounded(&path, 1024), Err(Error::TooLarge { limit: 1024, .. })));
+        assert!(matches!(
+            read_bounded(&path, 1024),
+            Err(Error::TooLarge { limit: 1024, .. })
+        ));
         assert_eq!(read_bounded(&path, 2048).unwrap().unwrap().len(), 2048);
-        assert!(read_bounded(&dir.path().join("missing"), 10).unwrap().is_none());
+        assert!(
+            read_bounded(&dir.path().join("missing"), 10)
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[test]
@@ -236,11 +314,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v.json");
         fs::write(&path, br#"{"format_version": 9}"#).unwrap();
-        let err = read_versioned::<serde_json::Value>(&path, 1024, "format_version", 1).unwrap_err();
-        assert!(matches!(err, Error::NewerVersion { found: 9, supported: 1, .. }));
+        let err =
+            read_versioned::<serde_json::Value>(&path, 1024, "format_version", 1).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::NewerVersion {
+                found: 9,
+                supported: 1,
+                ..
+            }
+        ));
         assert_eq!(err.field(), Some("format_version"));
         fs::write(&path, br#"{"x": 1}"#).unwrap();
-        let err = read_versioned::<serde_json::Value>(&path, 1024, "format_version", 1).unwrap_err();
+        let err =
+            read_versioned::<serde_json::Value>(&path, 1024, "format_version", 1).unwrap_err();
         assert_eq!(err.field(), Some("format_version"));
         assert!(err.to_string().contains("v.json"), "{err}");
     }
