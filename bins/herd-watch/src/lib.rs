@@ -1,6 +1,10 @@
 //! `herd-watch`: supervise children — status, widget, stall watchdog, result delivery exactly
 //! once, and control (cancel, interrupt, stop, steer).
 
+pub mod delivery;
+pub mod evidence;
+pub mod projection;
+
 use std::ffi::OsString;
 use std::process::ExitCode;
 
@@ -102,7 +106,9 @@ pub enum SteerMode {
 impl Cli {
     fn json(&self) -> bool {
         match &self.command {
-            Command::Wait { json, .. } | Command::Follow { json, .. } | Command::Status { json, .. } => *json,
+            Command::Wait { json, .. }
+            | Command::Follow { json, .. }
+            | Command::Status { json, .. } => *json,
             Command::Steer { json, .. } => *json,
             Command::Cancel(c) | Command::Interrupt(c) | Command::Stop(c) => c.json,
         }
@@ -125,4 +131,20 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
         Command::Steer { .. } => "steer",
     };
     Err(not_yet_implemented(&format!("herd-watch {name}")))
+}
+
+/// The environment variable naming a point at which herd-watch kills itself, for crash tests.
+pub const CRASH_AT_ENV: &str = "HERD_WATCH_CRASH_AT";
+
+/// Kills this process with SIGKILL when `HERD_WATCH_CRASH_AT` names `point`.
+///
+/// The crash tests use it to stop herd-watch at exact points of a lifecycle; it costs one
+/// environment lookup otherwise.
+pub(crate) fn crash_point(point: &str) {
+    if std::env::var_os(CRASH_AT_ENV).is_some_and(|v| v == point) {
+        // SAFETY: raising a signal on our own process.
+        unsafe {
+            libc::raise(libc::SIGKILL);
+        }
+    }
 }

@@ -1,0 +1,238 @@
+//! Results delivered exactly once (DESIGN §8.4), across crashes and restarts.
+//!
+//! A result goes through two durable steps, each idempotent:
+//!
+//! 1. **Settle**: the result is written to `runs/<id>.result.json` with a write-once create, so
+//!    the first watcher to settle a run fixes its outcome and every later one reads it back.
+//! 2. **Deliver**: under an exclusive `flock` of `runs/<id>.deliver.lock` (released by the kernel
+//!    if the holder dies), a watcher that finds no `runs/<id>.delivered` marker emits the result
+//!    and then creates the marker.
+//!
+//! A watcher killed before the marker exists leaves the run undelivered, and the next one
+//! delivers it: never zero. Two watchers never deliver the same run: the lock serialises them and
+//! the marker is checked under it: never two. The one window left is a kill after the emitted
+//! line reached stdout but before the marker is on disk — microseconds wide; the emitted event
+//! carries the run id so a consumer can recognise a repeat.
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+use herd_core::layout::Artifacts;
+use herd_core::{Error, ErrorCode, sidecar};
+use serde::{Deserialize, Serialize};
+
+/// The newest result version this build reads and writes.
+pub const FORMAT_VERSION: u64 = 1;
+const READ_LIMIT: u64 = 1024 * 1024;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Completed,
+    Failed,
+    Cancelled,
+    Help,
+}
+
+impl Outcome {
+    /// The exit code of `herd-watch wait` for this outcome.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Outcome::Completed => herd_core::exit::SUCCESS,
+            Outcome::Failed => herd_core::exit::NEGATIVE,
+            Outcome::Cancelled => herd_core::exit::CANCELLED,
+            Outcome::Help => herd_core::exit::HELP,
+        }
+    }
+}
+
+/// `runs/<id>.result.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub format_version: u64,
+    pub run_id: String,
+    pub name: String,
+    pub outcome: Outcome,
+    /// The message the parent receives: host lines, the report block, evidence, continuation.
+    pub message: String,
+    /// Raw values for structured consumers (error message, accept, worktree, cancellation…).
+    pub details: serde_json::Value,
+    pub settled_at_ms: u64,
+}
+
+/// Writes `result` unless the run already has one; returns the result that stands.
+pub fn settle(artifacts: &Artifacts, result: &RunResult) -> Result<RunResult, Error> {
+    let path = artifacts.run_result(&result.run_id);
+    let mut bytes = serde_json::to_vec_pretty(result)
+        .map_err(|e| Error::internal(format!("cannot encode result: {e}")))?;
+    bytes.push(b'\n');
+    if sidecar::create_once(&path, &bytes)? {
+        return Ok(result.clone());
+    }
+    load(artifacts, &result.run_id)?
+        .ok_or_else(|| Error::internal(format!("{} vanished", path.display())))
+}
+
+/// Reads the settled result of `run_id`, if any.
+pub fn load(artifacts: &Artifacts, run_id: &str) -> Result<Option<RunResult>, Error> {
+    Ok(sidecar::read_versioned(
+        &artifacts.run_result(run_id),
+        READ_LIMIT,
+        "format_version",
+        FORMAT_VERSION,
+    )?)
+}
+
+/// Whether the result of `run_id` was delivered.
+pub fn is_delivered(artifacts: &Artifacts, run_id: &str) -> bool {
+    artifacts.run_file(run_id, "delivered").exists()
+}
+
+/// Delivers the settled result of `run_id` at most once through `emit`, and records it.
+///
+/// Returns `Ok(true)` when this call delivered it, `Ok(false)` when it had been delivered
+/// already (then `emit` is not called). An error from `emit` leaves the run undelivered.
+pub fn deliver_once(
+    artifacts: &Artifacts,
+    result: &RunResult,
+    emit: impl FnOnce(&RunResult) -> std::io::Result<()>,
+) -> Result<bool, Error> {
+    let _lock = Lock::exclusive(&artifacts.run_file(&result.run_id, "deliver.lock"))?;
+    let marker = artifacts.run_file(&result.run_id, "delivered");
+    if marker.exists() {
+        return Ok(false);
+    }
+    crate::crash_point("before-emit");
+    emit(result).map_err(|e| {
+        Error::new(
+            ErrorCode::Unavailable,
+            format!("cannot emit the result: {e}"),
+        )
+    })?;
+    crate::crash_point("after-emit");
+    let stamp =
+        serde_json::json!({ "format_version": 1, "delivered_at_ms": herd_core::time::now_ms() });
+    sidecar::create_once(&marker, stamp.to_string().as_bytes())?;
+    Ok(true)
+}
+
+/// An exclusive advisory lock, released when dropped or when the process dies.
+struct Lock {
+    _file: File,
+}
+
+impl Lock {
+    fn exclusive(path: &Path) -> Result<Lock, Error> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                Error::new(
+                    ErrorCode::Unavailable,
+                    format!("cannot create {}: {e}", dir.display()),
+                )
+            })?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .map_err(|e| {
+                Error::new(
+                    ErrorCode::Unavailable,
+                    format!("cannot open {}: {e}", path.display()),
+                )
+            })?;
+        // Blocking is bounded by the other holder's emit, which is one write to stdout.
+        // SAFETY: flock on a descriptor we own.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+        if rc != 0 {
+            let err = std::io::Error::last_os_error();
+            return Err(Error::new(
+                ErrorCode::Unavailable,
+                format!("cannot lock {}: {err}", path.display()),
+            ));
+        }
+        Ok(Lock { _file: file })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(id: &str, message: &str) -> RunResult {
+        RunResult {
+            format_version: FORMAT_VERSION,
+            run_id: id.into(),
+            name: "scout".into(),
+            outcome: Outcome::Completed,
+            message: message.into(),
+            details: serde_json::json!({}),
+            settled_at_ms: 1,
+        }
+    }
+
+    #[test]
+    fn the_first_settled_result_stands() {
+        let dir = tempfile::tempdir().unwrap();
+        let art = Artifacts::new(dir.path());
+        assert_eq!(
+            settle(&art, &result("r1", "first")).unwrap().message,
+            "first"
+        );
+        assert_eq!(
+            settle(&art, &result("r1", "second")).unwrap().message,
+            "first"
+        );
+        assert_eq!(load(&art, "r1").unwrap().unwrap().message, "first");
+    }
+
+    #[test]
+    fn delivery_happens_once_and_a_failed_emit_leaves_it_pending() {
+        let dir = tempfile::tempdir().unwrap();
+        let art = Artifacts::new(dir.path());
+        let r = settle(&art, &result("r1", "m")).unwrap();
+        let failed = deliver_once(&art, &r, |_| Err(std::io::Error::other("pipe closed")));
+        assert!(failed.is_err());
+        assert!(!is_delivered(&art, "r1"));
+        let mut emitted = 0;
+        assert!(
+            deliver_once(&art, &r, |_| {
+                emitted += 1;
+                Ok(())
+            })
+            .unwrap()
+        );
+        assert!(
+            !deliver_once(&art, &r, |_| {
+                emitted += 1;
+                Ok(())
+            })
+            .unwrap()
+        );
+        assert_eq!(emitted, 1);
+        assert!(is_delivered(&art, "r1"));
+    }
+
+    #[test]
+    fn concurrent_deliverers_emit_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let art = Artifacts::new(dir.path());
+        let r = settle(&art, &result("r1", "m")).unwrap();
+        let count = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    deliver_once(&art, &r, |_| {
+                        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        Ok(())
+                    })
+                    .unwrap();
+                });
+            }
+        });
+        assert_eq!(count.into_inner(), 1);
+    }
+}

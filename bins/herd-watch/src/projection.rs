@@ -1,0 +1,672 @@
+//! The status projection of seed 003 ("In-progress status updates") and the widget.
+//!
+//! A run's [`Lifecycle`] is fed observations — pane inspections, activity snapshots, an
+//! interrupt, completion — and [`Lifecycle::project`] turns it into the label the widget and
+//! `herd-watch status` show. The rules are protocol.md §3.1: pane inspection is the coarse
+//! authority, activity snapshots enrich it, time alone never stalls a run.
+
+use serde::Serialize;
+
+use crate::evidence::{Activity, Phase};
+
+/// How long pane inspection must keep failing before a run is `stalled`.
+pub const STALL_AFTER_MS: u64 = 60_000;
+
+/// What Herdr (or another surface) says about the agent in a pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentStatus {
+    Idle,
+    Working,
+    Blocked,
+    Done,
+    Unknown,
+}
+
+/// One inspection of the child's pane or process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaneObservation {
+    Present(AgentStatus),
+    /// The inspection failed: no answer about presence.
+    ReadError,
+    /// A per-pane query (or the verified identity) proved the child gone.
+    Missing,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Turn {
+    Unknown,
+    Active {
+        label: Option<String>,
+        since_ms: u64,
+    },
+    Blocked {
+        since_ms: u64,
+    },
+    Waiting {
+        since_ms: u64,
+    },
+    Interrupted {
+        at_ms: u64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pane {
+    Unknown,
+    Present,
+    ReadError { first_failed_ms: u64 },
+    Missing,
+}
+
+/// The cancel state a presentation adds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelState {
+    #[default]
+    None,
+    Requested,
+    Unconfirmed,
+}
+
+/// The projected label of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Label {
+    Starting,
+    Active,
+    Blocked,
+    Waiting,
+    Interrupted,
+    Stalled,
+    Running,
+    Finalizing,
+    Completed,
+    Failed,
+    Cancelling,
+    CancelUnconfirmed,
+}
+
+impl Label {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Label::Starting => "starting",
+            Label::Active => "active",
+            Label::Blocked => "blocked",
+            Label::Waiting => "waiting",
+            Label::Interrupted => "interrupted",
+            Label::Stalled => "stalled",
+            Label::Running => "running",
+            Label::Finalizing => "finalizing",
+            Label::Completed => "completed",
+            Label::Failed => "failed",
+            Label::Cancelling => "cancelling…",
+            Label::CancelUnconfirmed => "cancel unconfirmed",
+        }
+    }
+
+    /// Whether the widget counts the run as active (the rest are open).
+    pub fn is_active(self) -> bool {
+        matches!(
+            self,
+            Label::Active | Label::Starting | Label::Running | Label::Blocked
+        )
+    }
+
+    /// Whether a transition into this label from `stalled` is a recovery.
+    fn recovers(self) -> bool {
+        matches!(
+            self,
+            Label::Active
+                | Label::Blocked
+                | Label::Waiting
+                | Label::Interrupted
+                | Label::Running
+                | Label::Starting
+        )
+    }
+}
+
+/// A projection: the label, its detail (the active label), and since when it holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Projection {
+    pub label: Label,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// When the state began (ms), for the duration on the right of a widget row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since_ms: Option<u64>,
+}
+
+/// A transition the parent hears about (only for non-interactive children).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notice {
+    Stalled,
+    Recovered,
+}
+
+/// Decides whether the move from `previous` to `next` is a `stalled` or `recovered` notice.
+pub fn notice(previous: Label, next: Label) -> Option<Notice> {
+    match (previous == Label::Stalled, next == Label::Stalled) {
+        (false, true) => Some(Notice::Stalled),
+        (true, false) if next.recovers() => Some(Notice::Recovered),
+        _ => None,
+    }
+}
+
+/// The process + turn lifecycle of one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lifecycle {
+    started_ms: u64,
+    process_confirmed: bool,
+    finalizing_ms: Option<u64>,
+    terminal: Option<Label>,
+    turn: Turn,
+    pane: Pane,
+    has_worked: bool,
+    last_sequence: Option<u64>,
+    pub cancel: CancelState,
+}
+
+impl Lifecycle {
+    pub fn new(started_ms: u64) -> Lifecycle {
+        Lifecycle {
+            started_ms,
+            process_confirmed: false,
+            finalizing_ms: None,
+            terminal: None,
+            turn: Turn::Unknown,
+            pane: Pane::Unknown,
+            has_worked: false,
+            last_sequence: None,
+            cancel: CancelState::None,
+        }
+    }
+
+    /// Feeds one pane (or process) inspection.
+    pub fn observe_pane(&mut self, observation: PaneObservation, now_ms: u64) {
+        match observation {
+            PaneObservation::Present(status) => {
+                self.pane = Pane::Present;
+                self.process_confirmed = true;
+                if matches!(
+                    status,
+                    AgentStatus::Working | AgentStatus::Blocked | AgentStatus::Done
+                ) {
+                    self.has_worked = true;
+                }
+                // Herdr lags an Escape: an interrupted turn ignores its status.
+                if matches!(self.turn, Turn::Interrupted { .. }) {
+                    return;
+                }
+                match status {
+                    AgentStatus::Working if !matches!(self.turn, Turn::Active { .. }) => {
+                        self.turn = Turn::Active {
+                            label: None,
+                            since_ms: now_ms,
+                        };
+                    }
+                    AgentStatus::Blocked
+                        if self.has_worked && !matches!(self.turn, Turn::Blocked { .. }) =>
+                    {
+                        self.turn = Turn::Blocked { since_ms: now_ms };
+                    }
+                    AgentStatus::Idle | AgentStatus::Done
+                        if self.has_worked && !matches!(self.turn, Turn::Waiting { .. }) =>
+                    {
+                        self.turn = Turn::Waiting { since_ms: now_ms };
+                    }
+                    _ => {}
+                }
+            }
+            PaneObservation::ReadError => {
+                if !matches!(self.pane, Pane::ReadError { .. }) {
+                    self.pane = Pane::ReadError {
+                        first_failed_ms: now_ms,
+                    };
+                }
+            }
+            PaneObservation::Missing => self.pane = Pane::Missing,
+        }
+    }
+
+    /// Feeds an activity snapshot. Stale snapshots (a lower sequence than one already seen, or
+    /// older than an interrupt) are ignored.
+    pub fn observe_activity(&mut self, activity: &Activity) {
+        if self
+            .last_sequence
+            .is_some_and(|seen| activity.sequence < seen)
+        {
+            return;
+        }
+        self.last_sequence = Some(activity.sequence);
+        if let Turn::Interrupted { at_ms } = self.turn {
+            if activity.updated_at_ms <= at_ms {
+                return;
+            }
+        }
+        match activity.phase {
+            Phase::Active => {
+                self.has_worked = true;
+                let since_ms = match &self.turn {
+                    Turn::Active { since_ms, .. } => *since_ms,
+                    _ => activity.updated_at_ms,
+                };
+                self.turn = Turn::Active {
+                    label: activity.label(),
+                    since_ms,
+                };
+            }
+            Phase::Waiting | Phase::Done
+                if self.has_worked && !matches!(self.turn, Turn::Waiting { .. }) =>
+            {
+                self.turn = Turn::Waiting {
+                    since_ms: activity.updated_at_ms,
+                };
+            }
+            _ => {}
+        }
+    }
+
+    /// Records an interrupt (Escape) sent at `at_ms`.
+    pub fn interrupt(&mut self, at_ms: u64) {
+        self.turn = Turn::Interrupted { at_ms };
+    }
+
+    /// Completion was observed: the process clock freezes here.
+    pub fn finalize(&mut self, at_ms: u64) {
+        self.finalizing_ms.get_or_insert(at_ms);
+    }
+
+    /// The run reached its terminal outcome.
+    pub fn finish(&mut self, label: Label, at_ms: u64) {
+        self.finalize(at_ms);
+        self.terminal = Some(label);
+    }
+
+    /// The process clock: from launch to now, frozen at finalizing.
+    pub fn elapsed_ms(&self, now_ms: u64) -> u64 {
+        self.finalizing_ms
+            .unwrap_or(now_ms)
+            .saturating_sub(self.started_ms)
+    }
+
+    /// The projection at `now_ms`, with precedence finalizing → terminal → stalled → turn.
+    pub fn project(&self, now_ms: u64) -> Projection {
+        let mut projection = self.project_state(now_ms);
+        if !matches!(projection.label, Label::Completed | Label::Failed) {
+            match self.cancel {
+                CancelState::None => {}
+                CancelState::Requested => projection.label = Label::Cancelling,
+                CancelState::Unconfirmed => projection.label = Label::CancelUnconfirmed,
+            }
+        }
+        projection
+    }
+
+    fn project_state(&self, now_ms: u64) -> Projection {
+        let plain = |label| Projection {
+            label,
+            detail: None,
+            since_ms: None,
+        };
+        if let Some(label) = self.terminal {
+            return Projection {
+                label,
+                detail: None,
+                since_ms: self.finalizing_ms,
+            };
+        }
+        if let Some(at) = self.finalizing_ms {
+            return Projection {
+                label: Label::Finalizing,
+                detail: None,
+                since_ms: Some(at),
+            };
+        }
+        match self.pane {
+            Pane::ReadError { first_failed_ms }
+                if now_ms.saturating_sub(first_failed_ms) >= STALL_AFTER_MS =>
+            {
+                return Projection {
+                    label: Label::Stalled,
+                    detail: None,
+                    since_ms: Some(first_failed_ms),
+                };
+            }
+            Pane::Missing => return plain(Label::Stalled),
+            _ => {}
+        }
+        match &self.turn {
+            Turn::Interrupted { at_ms } => Projection {
+                label: Label::Interrupted,
+                detail: None,
+                since_ms: Some(*at_ms),
+            },
+            Turn::Active { label, since_ms } => Projection {
+                label: Label::Active,
+                detail: label.clone(),
+                since_ms: Some(*since_ms),
+            },
+            Turn::Blocked { since_ms } => Projection {
+                label: Label::Blocked,
+                detail: None,
+                since_ms: Some(*since_ms),
+            },
+            Turn::Waiting { since_ms } => Projection {
+                label: Label::Waiting,
+                detail: None,
+                since_ms: Some(*since_ms),
+            },
+            Turn::Unknown if self.process_confirmed && self.has_worked => plain(Label::Running),
+            Turn::Unknown if self.process_confirmed => plain(Label::Running),
+            Turn::Unknown => plain(Label::Starting),
+        }
+    }
+}
+
+/// Formats a duration as the widget does: `Ns` under a minute, `Mm` under an hour, else `Hh Mm`.
+pub fn short_duration(ms: u64) -> String {
+    let secs = ms / 1000;
+    if secs < 60 {
+        format!("{secs}s")
+    } else if secs < 3600 {
+        format!("{}m", secs / 60)
+    } else {
+        format!("{}h {}m", secs / 3600, (secs % 3600) / 60)
+    }
+}
+
+/// Formats the process clock as `MM:SS` (minutes grow past 99 when they must).
+pub fn clock(ms: u64) -> String {
+    let secs = ms / 1000;
+    format!("{:02}:{:02}", secs / 60, secs % 60)
+}
+
+/// One row of the widget.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WidgetRow {
+    /// The display name, already encoded as a host value.
+    pub name: String,
+    pub agent: Option<String>,
+    pub elapsed_ms: u64,
+    pub projection: Projection,
+}
+
+impl WidgetRow {
+    fn left(&self) -> String {
+        match &self.agent {
+            Some(agent) => format!(" {}  {} ({agent}) ", clock(self.elapsed_ms), self.name),
+            None => format!(" {}  {} ", clock(self.elapsed_ms), self.name),
+        }
+    }
+
+    fn right(&self, now_ms: u64) -> String {
+        let p = &self.projection;
+        let dur = p
+            .since_ms
+            .map(|since| short_duration(now_ms.saturating_sub(since)))
+            .unwrap_or_default();
+        match p.label {
+            Label::Active => match &p.detail {
+                Some(detail) => format!(" active · {detail} {dur} "),
+                None => format!(" active {dur} "),
+            },
+            Label::Running => " running… ".to_owned(),
+            Label::Finalizing => " finalizing… ".to_owned(),
+            Label::Starting => " starting… ".to_owned(),
+            label if dur.is_empty() => format!(" {} ", label.as_str()),
+            label => format!(" {} {dur} ", label.as_str()),
+        }
+    }
+}
+
+/// The widget's accent: blue while anything is active, amber when every row is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Accent {
+    Blue,
+    Amber,
+}
+
+/// The widget as text, and its accent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Widget {
+    pub text: String,
+    pub accent: Accent,
+    pub active: usize,
+    pub open: usize,
+}
+
+/// The widget's default width in columns, as seed 003 draws it.
+pub const WIDGET_WIDTH: usize = 59;
+
+/// Draws the widget above Pi's input: a rounded box `width` columns wide (wider when a row needs
+/// it), a header `N active · M open`, one row per run still in flight.
+pub fn widget(rows: &[WidgetRow], now_ms: u64, width_cols: usize) -> Widget {
+    let active = rows
+        .iter()
+        .filter(|r| r.projection.label.is_active())
+        .count();
+    let open = rows.len() - active;
+    let counts = match (active, open) {
+        (a, 0) => format!("{a} active"),
+        (0, o) => format!("{o} open"),
+        (a, o) => format!("{a} active · {o} open"),
+    };
+    let cells: Vec<(String, String)> = rows.iter().map(|r| (r.left(), r.right(now_ms))).collect();
+    let title = "─ Subagents ";
+    let header_min = width(title) + width(&counts) + 4;
+    let inner = cells
+        .iter()
+        .map(|(l, r)| width(l) + width(r) + 1)
+        .chain([header_min, width_cols.saturating_sub(2)])
+        .max()
+        .unwrap_or(header_min);
+    let mut text = String::new();
+    let fill = inner - width(title) - width(&counts) - 3;
+    text.push_str(&format!("╭{title}{} {counts} ─╮\n", "─".repeat(fill)));
+    for (left, right) in &cells {
+        let pad = inner - width(left) - width(right);
+        text.push_str(&format!("│{left}{}{right}│\n", " ".repeat(pad)));
+    }
+    text.push_str(&format!("╰{}╯\n", "─".repeat(inner)));
+    Widget {
+        text,
+        accent: if active == 0 {
+            Accent::Amber
+        } else {
+            Accent::Blue
+        },
+        active,
+        open,
+    }
+}
+
+fn width(s: &str) -> usize {
+    s.chars().count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::{Activity, Phase};
+
+    fn activity(seq: u64, at: u64, phase: Phase, tool: Option<&str>) -> Activity {
+        Activity {
+            sequence: seq,
+            updated_at_ms: at,
+            phase,
+            latest_event: "tool_execution_start".into(),
+            active_scope: tool.map(|_| "tool".into()),
+            tool_name: tool.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn starting_until_the_pane_is_present_then_running() {
+        let mut life = Lifecycle::new(0);
+        assert_eq!(life.project(10).label, Label::Starting);
+        life.observe_pane(PaneObservation::Present(AgentStatus::Unknown), 20);
+        assert_eq!(life.project(30).label, Label::Running);
+    }
+
+    #[test]
+    fn herdr_status_drives_the_turn_and_activity_labels_it() {
+        let mut life = Lifecycle::new(0);
+        life.observe_pane(PaneObservation::Present(AgentStatus::Idle), 1);
+        // Idle before any work is still starting up.
+        assert_eq!(life.project(2).label, Label::Running);
+        life.observe_pane(PaneObservation::Present(AgentStatus::Working), 3);
+        life.observe_activity(&activity(1, 4, Phase::Active, Some("read")));
+        let p = life.project(5);
+        assert_eq!(
+            (p.label, p.detail.as_deref()),
+            (Label::Active, Some("read"))
+        );
+        life.observe_pane(PaneObservation::Present(AgentStatus::Idle), 8);
+        assert_eq!(life.project(9).label, Label::Waiting);
+        life.observe_pane(PaneObservation::Present(AgentStatus::Blocked), 10);
+        assert_eq!(life.project(11).label, Label::Blocked);
+    }
+
+    #[test]
+    fn interrupt_ignores_stale_activity_and_herdr_lag() {
+        let mut life = Lifecycle::new(0);
+        life.observe_activity(&activity(5, 100, Phase::Active, Some("bash")));
+        life.interrupt(200);
+        life.observe_pane(PaneObservation::Present(AgentStatus::Working), 210);
+        life.observe_activity(&activity(6, 150, Phase::Active, Some("bash")));
+        assert_eq!(life.project(220).label, Label::Interrupted);
+        // A lower sequence is ignored whatever its time.
+        life.observe_activity(&activity(4, 300, Phase::Active, Some("bash")));
+        assert_eq!(life.project(310).label, Label::Interrupted);
+        life.observe_activity(&activity(7, 300, Phase::Active, Some("edit")));
+        let p = life.project(310);
+        assert_eq!(
+            (p.label, p.detail.as_deref()),
+            (Label::Active, Some("edit"))
+        );
+    }
+
+    #[test]
+    fn stall_only_from_failed_inspection_or_a_missing_pane() {
+        let mut life = Lifecycle::new(0);
+        life.observe_pane(PaneObservation::Present(AgentStatus::Working), 0);
+        // Time alone never stalls.
+        assert_eq!(life.project(10 * STALL_AFTER_MS).label, Label::Active);
+        life.observe_pane(PaneObservation::ReadError, 1_000);
+        life.observe_pane(PaneObservation::ReadError, 30_000);
+        assert_eq!(life.project(60_999).label, Label::Active);
+        assert_eq!(life.project(61_000).label, Label::Stalled);
+        assert_eq!(notice(Label::Active, Label::Stalled), Some(Notice::Stalled));
+        life.observe_pane(PaneObservation::Present(AgentStatus::Working), 62_000);
+        assert_eq!(life.project(62_001).label, Label::Active);
+        assert_eq!(
+            notice(Label::Stalled, Label::Active),
+            Some(Notice::Recovered)
+        );
+        assert_eq!(notice(Label::Stalled, Label::Completed), None);
+        life.observe_pane(PaneObservation::Missing, 63_000);
+        assert_eq!(life.project(63_001).label, Label::Stalled);
+    }
+
+    #[test]
+    fn finalizing_freezes_the_clock_and_cancel_states_show() {
+        let mut life = Lifecycle::new(1_000);
+        life.finalize(5_000);
+        assert_eq!(life.project(9_000).label, Label::Finalizing);
+        assert_eq!(life.elapsed_ms(9_000), 4_000);
+        life.cancel = CancelState::Unconfirmed;
+        assert_eq!(life.project(9_000).label, Label::CancelUnconfirmed);
+        life.finish(Label::Completed, 6_000);
+        assert_eq!(life.project(9_000).label, Label::Completed);
+    }
+
+    #[test]
+    fn durations_and_clock() {
+        assert_eq!(short_duration(59_999), "59s");
+        assert_eq!(short_duration(7 * 60_000 + 5), "7m");
+        assert_eq!(short_duration(3_600_000 + 120_000), "1h 2m");
+        assert_eq!(clock(83_000), "01:23");
+    }
+
+    fn row(
+        name: &str,
+        agent: &str,
+        elapsed_s: u64,
+        label: Label,
+        detail: Option<&str>,
+        since: Option<u64>,
+    ) -> WidgetRow {
+        WidgetRow {
+            name: name.into(),
+            agent: Some(agent.into()),
+            elapsed_ms: elapsed_s * 1000,
+            projection: Projection {
+                label,
+                detail: detail.map(Into::into),
+                since_ms: since,
+            },
+        }
+    }
+
+    #[test]
+    fn widget_matches_the_seed_drawing() {
+        // The rows are seed 003's drawing character for character; the seed's header line is
+        // drawn narrower than its rows, ours has the rows' width.
+        let now = 1_000_000;
+        let rows = [
+            row(
+                "Scout: Auth",
+                "scout",
+                83,
+                Label::Active,
+                Some("read"),
+                Some(now - 7 * 60_000),
+            ),
+            row(
+                "Reviewer",
+                "reviewer",
+                45,
+                Label::Stalled,
+                None,
+                Some(now - 4 * 60_000),
+            ),
+            row("Scout: DB", "scout", 12, Label::Starting, None, None),
+        ];
+        let w = widget(&rows, now, WIDGET_WIDTH);
+        assert_eq!((w.active, w.open, w.accent), (2, 1, Accent::Blue));
+        let expected = "\
+╭─ Subagents ───────────────────────── 2 active · 1 open ─╮
+│ 01:23  Scout: Auth (scout)             active · read 7m │
+│ 00:45  Reviewer (reviewer)                   stalled 4m │
+│ 00:12  Scout: DB (scout)                      starting… │
+╰─────────────────────────────────────────────────────────╯
+";
+        assert_eq!(w.text, expected);
+        let lines: Vec<usize> = w.text.lines().map(width).collect();
+        assert!(
+            lines.windows(2).all(|p| p[0] == p[1]),
+            "every line has the same width: {lines:?}"
+        );
+    }
+
+    #[test]
+    fn widget_is_amber_when_nothing_is_active() {
+        let rows = [row(
+            "Reviewer",
+            "reviewer",
+            45,
+            Label::Waiting,
+            None,
+            Some(0),
+        )];
+        let w = widget(&rows, 5_000, WIDGET_WIDTH);
+        assert_eq!(w.accent, Accent::Amber);
+        assert!(
+            w.text.starts_with("╭─ Subagents ")
+                && w.text.lines().next().unwrap().ends_with(" 1 open ─╮")
+        );
+    }
+}
