@@ -1,6 +1,10 @@
 //! `herd-launch`: start a child — validate the request, place it on a surface, write its
 //! sidecars, dispatch it, and capture its identity.
 
+pub mod names;
+pub mod policy;
+pub mod script;
+
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;

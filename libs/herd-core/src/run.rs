@@ -66,6 +66,14 @@ pub struct PaneRef {
     /// Whether herd created the pane (and may close it) or was given it.
     #[serde(default)]
     pub owned: bool,
+    /// The multiplexer's socket (tmux `-S`, Herdr `HERDR_SOCKET_PATH`), so every program reaches
+    /// the same server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket: Option<String>,
+    /// The PID of the tmux server that created the pane: pane ids restart with a new server, so a
+    /// pane id means this pane only while the same server runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_pid: Option<u32>,
 }
 
 /// The managed worktree a child runs in.

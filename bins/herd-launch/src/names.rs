@@ -1,0 +1,229 @@
+//! Names herd-launch invents: run ids, timestamps in file names, and the child's session path.
+//!
+//! The shapes are pi-herdr-agents' (protocol.md §1.1), so files land where an existing parent
+//! extension and a person used to it look for them.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use herd_core::Error;
+
+/// Returns `n` random bytes from the kernel.
+pub fn random_bytes(n: usize) -> Result<Vec<u8>, Error> {
+    let mut buf = vec![0u8; n];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut buf))
+        .map_err(|e| Error::internal(format!("cannot read /dev/urandom: {e}")))?;
+    Ok(buf)
+}
+
+/// Returns `n` random lower-case hex characters (`n` even).
+pub fn random_hex(n: usize) -> Result<String, Error> {
+    Ok(crate::policy::hex(&random_bytes(n.div_ceil(2))?)[..n].to_owned())
+}
+
+/// A fresh run id: 8 random hex characters, as pi-herdr-agents makes them.
+pub fn new_run_id() -> Result<String, Error> {
+    random_hex(8)
+}
+
+/// A UTC calendar time split into its fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Utc {
+    pub year: i64,
+    pub month: u32,
+    pub day: u32,
+    pub hour: u32,
+    pub minute: u32,
+    pub second: u32,
+    pub millis: u32,
+}
+
+impl Utc {
+    /// Converts milliseconds since the epoch (days-from-civil inverted, proleptic Gregorian).
+    pub fn from_ms(ms: u64) -> Utc {
+        let secs = ms / 1000;
+        let days = (secs / 86_400) as i64;
+        let rem = secs % 86_400;
+        // Howard Hinnant's civil_from_days.
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z.rem_euclid(146_097);
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+        let year = yoe + era * 400 + i64::from(month <= 2);
+        Utc {
+            year,
+            month,
+            day,
+            hour: (rem / 3600) as u32,
+            minute: (rem % 3600 / 60) as u32,
+            second: (rem % 60) as u32,
+            millis: (ms % 1000) as u32,
+        }
+    }
+
+    /// `YYYY-MM-DDTHH-MM-SS`: the stamp of artifact file names.
+    pub fn file_seconds(&self) -> String {
+        format!(
+            "{:04}-{:02}-{:02}T{:02}-{:02}-{:02}",
+            self.year, self.month, self.day, self.hour, self.minute, self.second
+        )
+    }
+
+    /// `YYYY-MM-DDTHH-MM-SS-mmmZ`: the stamp of session file names.
+    pub fn file_millis(&self) -> String {
+        format!("{}-{:03}Z", self.file_seconds(), self.millis)
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`: ISO 8601, as JavaScript's `toISOString`.
+    pub fn iso(&self) -> String {
+        format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+            self.year, self.month, self.day, self.hour, self.minute, self.second, self.millis
+        )
+    }
+}
+
+/// The ISO 8601 time of `ms`.
+pub fn iso(ms: u64) -> String {
+    Utc::from_ms(ms).iso()
+}
+
+/// The Pi agent directory a child uses.
+///
+/// `<cwd>/.pi/agent` when the request named a cwd (or the child runs in a worktree) and that
+/// directory exists, else `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
+pub fn agent_dir(
+    project_cwd: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<PathBuf, Error> {
+    if let Some(cwd) = project_cwd {
+        let local = cwd.join(".pi").join("agent");
+        if local.is_dir() {
+            return Ok(local);
+        }
+    }
+    if let Some(dir) = env("PI_CODING_AGENT_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    let home = env("HOME").filter(|h| !h.is_empty()).ok_or_else(|| {
+        Error::invalid(
+            "cwd",
+            "cannot find the Pi agent directory: set PI_CODING_AGENT_DIR or HOME",
+        )
+    })?;
+    Ok(PathBuf::from(home).join(".pi").join("agent"))
+}
+
+/// Pi's per-cwd session directory name: `--<cwd without its leading slash, / \ : as ->--`.
+pub fn session_dir_name(cwd: &Path) -> String {
+    let text = cwd.to_string_lossy();
+    let trimmed = text.strip_prefix('/').unwrap_or(&text);
+    let mapped: String = trimmed
+        .chars()
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect();
+    format!("--{mapped}--")
+}
+
+/// The child's session file:
+/// `<agent dir>/sessions/--<cwd>--/<YYYY-MM-DDTHH-MM-SS-mmmZ>_<run id>-<8hex>-<8hex>-<4hex>.jsonl`.
+pub fn session_file(
+    agent_dir: &Path,
+    cwd: &Path,
+    now_ms: u64,
+    run_id: &str,
+) -> Result<PathBuf, Error> {
+    let name = format!(
+        "{}_{run_id}-{}-{}-{}.jsonl",
+        Utc::from_ms(now_ms).file_millis(),
+        random_hex(8)?,
+        random_hex(8)?,
+        random_hex(4)?
+    );
+    Ok(agent_dir
+        .join("sessions")
+        .join(session_dir_name(cwd))
+        .join(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calendar_conversion_matches_known_instants() {
+        assert_eq!(Utc::from_ms(0).iso(), "1970-01-01T00:00:00.000Z");
+        // 2026-11-29T22:47:05.635Z, the instant of the session in pi.md.
+        let t = Utc::from_ms(1_795_992_425_635);
+        assert_eq!(t.iso(), "2026-11-29T22:47:05.635Z");
+        assert_eq!(t.file_millis(), "2026-11-29T22-47-05-635Z");
+        assert_eq!(t.file_seconds(), "2026-11-29T22-47-05");
+        // A leap day.
+        assert_eq!(
+            Utc::from_ms(951_782_400_000).iso(),
+            "2000-02-29T00:00:00.000Z"
+        );
+    }
+
+    #[test]
+    fn session_paths_follow_pi() {
+        assert_eq!(
+            session_dir_name(Path::new("/path/to/scratch")),
+            "--path-to-scratch--"
+        );
+        let file = session_file(Path::new("/a"), Path::new("/w/x:y"), 0, "ab12cd34").unwrap();
+        let name = file.file_name().unwrap().to_str().unwrap().to_owned();
+        assert!(file.starts_with("/a/sessions/--w-x-y--"), "{file:?}");
+        assert!(
+            name.starts_with("1970-01-01T00-00-00-000Z_ab12cd34-"),
+            "{name}"
+        );
+        assert_eq!(
+            name.len(),
+            "1970-01-01T00-00-00-000Z_ab12cd34-12345678-12345678-1234.jsonl".len()
+        );
+    }
+
+    #[test]
+    fn agent_dir_prefers_the_project_then_the_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = |k: &str| match k {
+            "PI_CODING_AGENT_DIR" => Some("/env/agent".to_owned()),
+            "HOME" => Some("/home/u".to_owned()),
+            _ => None,
+        };
+        assert_eq!(
+            agent_dir(Some(dir.path()), &env).unwrap(),
+            PathBuf::from("/env/agent")
+        );
+        std::fs::create_dir_all(dir.path().join(".pi/agent")).unwrap();
+        assert_eq!(
+            agent_dir(Some(dir.path()), &env).unwrap(),
+            dir.path().join(".pi/agent")
+        );
+        let home_only = |k: &str| (k == "HOME").then(|| "/home/u".to_owned());
+        assert_eq!(
+            agent_dir(None, &home_only).unwrap(),
+            PathBuf::from("/home/u/.pi/agent")
+        );
+        assert!(agent_dir(None, &|_| None).is_err());
+    }
+
+    #[test]
+    fn run_ids_are_eight_hex() {
+        let id = new_run_id().unwrap();
+        assert_eq!(id.len(), 8);
+        assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
+    }
+}
