@@ -1,0 +1,300 @@
+//! herd-git against real repositories: facts, commits, branches, worktrees, status, counting,
+//! and a git that hangs.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::Duration;
+
+use herd_git::testkit::Sandbox;
+use herd_git::{Deadline, EntryKind, Error, Git, Head, budget};
+
+fn deadline() -> Deadline {
+    Deadline::after(budget::HANDOFF)
+}
+
+#[test]
+fn facts_of_principal_and_linked_checkouts() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    let git = sb.git_handle();
+    let facts = git.facts(&repo.join("."), &deadline()).unwrap();
+    assert_eq!(facts.toplevel, repo);
+    assert!(!facts.is_linked());
+    assert_eq!(
+        git.principal_checkout(&repo, &facts, &deadline()).unwrap(),
+        repo
+    );
+
+    let linked = sb.path().join("linked");
+    sb.git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            "-b",
+            "side",
+            linked.to_str().unwrap(),
+        ],
+    );
+    std::fs::create_dir_all(linked.join("sub")).unwrap();
+    let facts = git.facts(&linked.join("sub"), &deadline()).unwrap();
+    assert_eq!(facts.toplevel, linked);
+    assert!(facts.is_linked());
+    assert_eq!(facts.common_dir, repo.join(".git"));
+    assert_eq!(
+        git.principal_checkout(&linked, &facts, &deadline())
+            .unwrap(),
+        repo
+    );
+}
+
+#[test]
+fn commits_resolve_exactly_and_unknown_revisions_are_none() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    let git = sb.git_handle();
+    let head = sb.head(&repo);
+    let (facts, sha) = git.facts_and_commit(&repo, "HEAD", &deadline()).unwrap();
+    assert_eq!(sha.as_deref(), Some(head.as_str()));
+    assert_eq!(facts.toplevel, repo);
+    let (_, none) = git
+        .facts_and_commit(&repo, "no-such-rev", &deadline())
+        .unwrap();
+    assert_eq!(none, None);
+    // A revision that looks like an option is a revision, never an option.
+    let (_, none) = git.facts_and_commit(&repo, "--all", &deadline()).unwrap();
+    assert_eq!(none, None);
+    assert_eq!(
+        git.resolve_commit(&repo, "main", &deadline()).unwrap(),
+        Some(head)
+    );
+    assert_eq!(
+        git.resolve_commit(&repo, "nope", &deadline()).unwrap(),
+        None
+    );
+
+    let not_repo = sb.path().join("plain");
+    std::fs::create_dir_all(&not_repo).unwrap();
+    let err = git
+        .facts_and_commit(&not_repo, "HEAD", &deadline())
+        .unwrap_err();
+    assert!(matches!(err, Error::Failed { .. }), "{err}");
+    assert!(err.to_string().contains("not a git repository"), "{err}");
+}
+
+#[test]
+fn branches_and_worktrees() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    let git = sb.git_handle();
+    let base = sb.head(&repo);
+    assert!(git.branch_exists(&repo, "main", &deadline()).unwrap());
+    assert!(!git.branch_exists(&repo, "feat/x", &deadline()).unwrap());
+
+    let wt = sb.path().join("wts/feat x");
+    std::fs::create_dir_all(wt.parent().unwrap()).unwrap();
+    git.worktree_add(
+        &repo,
+        &wt,
+        "feat/x",
+        &base,
+        &Deadline::after(budget::ACQUISITION),
+    )
+    .unwrap();
+    assert!(git.branch_exists(&repo, "feat/x", &deadline()).unwrap());
+    let err = git
+        .worktree_add(
+            &repo,
+            &sb.path().join("other"),
+            "feat/x",
+            &base,
+            &deadline(),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("already exists"), "{err}");
+
+    sb.git(&wt, &["checkout", "--quiet", "--detach"]);
+    let list = git.worktree_list(&repo, &deadline()).unwrap();
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0].path, repo);
+    assert_eq!(list[0].branch.as_deref(), Some("main"));
+    assert_eq!(list[1].path, wt);
+    assert_eq!(list[1].branch_label(), "(detached HEAD)");
+
+    // Removal is never forced: a dirty checkout stays.
+    sb.write(&wt, "dirty.txt", "x");
+    assert!(git.worktree_remove(&repo, &wt, &deadline()).is_err());
+    assert!(wt.exists());
+    std::fs::remove_file(wt.join("dirty.txt")).unwrap();
+    git.worktree_remove(&repo, &wt, &deadline()).unwrap();
+    assert!(!wt.exists());
+    git.worktree_prune(&repo, &deadline()).unwrap();
+    assert_eq!(git.worktree_list(&repo, &deadline()).unwrap().len(), 1);
+}
+
+#[test]
+fn status_sees_every_kind_of_change() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    let git = sb.git_handle();
+    sb.write(&repo, "tracked.txt", "one\n");
+    sb.write(&repo, "gone.txt", "bye\n");
+    sb.write(&repo, ".gitignore", "*.log\n");
+    sb.commit_all(&repo, "more");
+    sb.write(&repo, "tracked.txt", "two\n");
+    std::fs::remove_file(repo.join("gone.txt")).unwrap();
+    sb.write(&repo, "staged.txt", "new\n");
+    sb.git(&repo, &["add", "staged.txt"]);
+    sb.write(&repo, "dir/untracked file.txt", "u\n");
+    sb.write(&repo, "debug.log", "ignored\n");
+
+    let status = git.status(&repo, &deadline()).unwrap();
+    assert_eq!(status.head, Some(Head::Branch("main".into())));
+    assert_eq!(status.head_oid.as_deref(), Some(sb.head(&repo).as_str()));
+    assert!(!status.is_clean());
+    assert!(!status.is_conflicted());
+    let mut changed: Vec<_> = status.changed_paths().collect();
+    changed.sort_unstable();
+    assert_eq!(
+        changed,
+        [
+            "dir/untracked file.txt",
+            "gone.txt",
+            "staged.txt",
+            "tracked.txt"
+        ]
+    );
+    assert_eq!(
+        status.untracked().collect::<Vec<_>>(),
+        ["dir/untracked file.txt"]
+    );
+    assert_eq!(git.count_ignored(&repo, &deadline()).unwrap(), 1);
+}
+
+#[test]
+fn conflicts_show_as_unmerged() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    let git = sb.git_handle();
+    sb.git(&repo, &["checkout", "--quiet", "-b", "other"]);
+    sb.write(&repo, "README.md", "other\n");
+    sb.commit_all(&repo, "other");
+    sb.git(&repo, &["checkout", "--quiet", "main"]);
+    sb.write(&repo, "README.md", "main\n");
+    sb.commit_all(&repo, "main");
+    sb.git_fails(&repo, &["merge", "--quiet", "other"]);
+    let status = git.status(&repo, &deadline()).unwrap();
+    assert!(status.is_conflicted());
+    let unmerged: Vec<_> = status
+        .entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::Unmerged)
+        .map(|e| e.path.as_str())
+        .collect();
+    assert_eq!(unmerged, ["README.md"]);
+}
+
+#[test]
+fn ahead_counts_and_committed_changes() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    let git = sb.git_handle();
+    let base = sb.head(&repo);
+    sb.write(&repo, "a.txt", "a\n");
+    sb.commit_all(&repo, "a");
+    sb.git(&repo, &["mv", "README.md", "README2.md"]);
+    sb.commit_all(&repo, "rename");
+    assert_eq!(git.commits_ahead(&repo, &base, &deadline()).unwrap(), 2);
+    let mut files = git
+        .changed_since_merge_base(&repo, &base, &deadline())
+        .unwrap();
+    files.sort();
+    assert_eq!(files, ["README.md", "README2.md", "a.txt"]);
+    assert!(
+        git.commits_ahead(
+            &repo,
+            "0000000000000000000000000000000000000001",
+            &deadline()
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn ignored_files_are_counted_without_holding_the_listing() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    let git = sb.git_handle();
+    sb.write(&repo, ".gitignore", "build/\n");
+    // More names than the 1 MiB output cap would hold.
+    let dir = repo.join("build");
+    std::fs::create_dir_all(&dir).unwrap();
+    let long = "x".repeat(200);
+    for i in 0..6000 {
+        std::fs::write(dir.join(format!("{long}-{i}")), "").unwrap();
+    }
+    assert_eq!(git.count_ignored(&repo, &deadline()).unwrap(), 6000);
+    let plain = sb.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let err = git.count_ignored(&plain, &deadline()).unwrap_err();
+    assert!(matches!(err, Error::Failed { .. }), "{err}");
+}
+
+#[test]
+fn oversized_output_is_an_error_not_a_truncated_answer() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    let git = sb.git_handle();
+    let long = "y".repeat(250);
+    for i in 0..5000 {
+        std::fs::write(repo.join(format!("{long}-{i}")), "").unwrap();
+    }
+    let err = git.status(&repo, &deadline()).unwrap_err();
+    assert!(matches!(err, Error::TooLarge { .. }), "{err}");
+}
+
+fn fake_git(dir: &Path, body: &str) -> std::path::PathBuf {
+    let path = dir.join("git");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("the fake git can be written");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        .expect("the fake git can be made executable");
+    path
+}
+
+#[test]
+fn a_hanging_git_times_out_within_the_deadline() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    let git = Git::new(fake_git(&sb.path(), "exec sleep 600"));
+    let err = git
+        .status(&repo, &Deadline::after(Duration::from_secs(1)))
+        .unwrap_err();
+    assert!(matches!(err, Error::Timeout { .. }), "{err}");
+    // A spent deadline starts nothing.
+    let spent = Deadline::after(Duration::ZERO);
+    assert!(matches!(
+        git.status(&repo, &spent),
+        Err(Error::Timeout { .. })
+    ));
+}
+
+#[test]
+fn garbage_from_git_is_malformed_and_a_missing_git_is_a_spawn_error() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    let git = Git::new(fake_git(&sb.path(), "printf 'not porcelain\\0'"));
+    assert!(matches!(
+        git.status(&repo, &deadline()),
+        Err(Error::Malformed { .. })
+    ));
+    assert!(matches!(
+        git.worktree_list(&repo, &deadline()),
+        Err(Error::Malformed { .. })
+    ));
+    let git = Git::new(sb.path().join("no-such-git"));
+    assert!(matches!(
+        git.status(&repo, &deadline()),
+        Err(Error::Spawn { .. })
+    ));
+}
