@@ -9,7 +9,17 @@ use std::fmt;
 use crate::exit;
 
 /// The machine-readable error codes of DESIGN §6.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     InvalidRequest,
@@ -124,6 +134,42 @@ impl Error {
     }
 }
 
+/// The document a binary prints with `--json` when it fails: `{"error":{code,message,field}}`.
+// herd-docs generates its JSON Schema into docs/schemas/error.schema.json.
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorDocument {
+    pub error: ErrorBody,
+}
+
+/// The body of an [`ErrorDocument`].
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorBody {
+    pub code: ErrorCode,
+    /// Lowercase, without a trailing period.
+    pub message: String,
+    /// The request field or file the error is about, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+}
+
+impl From<&Error> for ErrorDocument {
+    fn from(err: &Error) -> ErrorDocument {
+        ErrorDocument {
+            error: ErrorBody {
+                code: err.code,
+                message: err.message.clone(),
+                field: err.field.clone(),
+            },
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.field {
@@ -172,5 +218,15 @@ mod tests {
             serde_json::json!({"error": {"code": "invalid_request", "message": "must be at most 3600", "field": "accept.timeoutSec"}})
         );
         assert_eq!(err.exit_code(), 2);
+    }
+
+    #[test]
+    fn document_type_matches_the_printed_document() {
+        for err in [Error::invalid("name", "bad name"), Error::internal("boom")] {
+            let typed = serde_json::to_value(ErrorDocument::from(&err)).unwrap();
+            assert_eq!(typed, err.to_json());
+            let back: ErrorDocument = serde_json::from_value(err.to_json()).unwrap();
+            assert_eq!(back, ErrorDocument::from(&err));
+        }
     }
 }
