@@ -1,12 +1,31 @@
 //! `herd-worktree`: managed worktrees, their ownership manifests, and the handoff.
+//!
+//! The library is what the other binaries use:
+//! - [`manifest`]: the ownership manifest `worktree-runs/<run-id>.json`, its states and the
+//!   ownership question cleanup asks;
+//! - [`create`]: a managed worktree on a new branch, manifest first;
+//! - [`handoff`]: inspecting a worktree when its child is done, and the host lines reporting it;
+//! - [`list`]: the repository-local listing a child sees.
+//!
+//! [`run`] is the command line over them.
+
+pub mod create;
+pub mod handoff;
+pub mod list;
+pub mod manifest;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use herd_cli::{ArtifactsArgs, Output, not_yet_implemented};
-use herd_core::Error;
+use herd_cli::{ArtifactsArgs, Output};
+use herd_core::escape::encode_host_value;
+use herd_core::{Error, exit};
+use herd_git::{Deadline, Git, budget};
+
+use crate::create::{CreateEnv, CreateRequest, Surface};
+use crate::manifest::Manifest;
 
 /// Create managed git worktrees, track their manifests, and inspect the handoff.
 #[derive(Debug, Parser)]
@@ -39,8 +58,11 @@ pub enum Command {
         base: Option<String>,
         #[arg(long)]
         run_id: String,
+        /// What creates the checkout [default: herdr when HERDR_ENV=1 and herdr is on PATH,
+        /// else git under the managed root].
         #[arg(long, value_enum)]
         surface: Option<WorktreeSurface>,
+        /// The workspace label and the manifest's name [default: the branch].
         #[arg(long)]
         label: Option<String>,
         #[arg(long)]
@@ -62,12 +84,24 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List the checkouts of the repository at C: named branches, detached ones as
+    /// `(detached HEAD)`.
+    List {
+        /// A directory inside the repository [default: the current directory].
+        #[arg(long, value_name = "C")]
+        cwd: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 impl Cli {
     fn json(&self) -> bool {
         match &self.command {
-            Command::Create { json, .. } | Command::Inspect { json, .. } | Command::Show { json, .. } => *json,
+            Command::Create { json, .. }
+            | Command::Inspect { json, .. }
+            | Command::Show { json, .. }
+            | Command::List { json, .. } => *json,
         }
     }
 }
@@ -79,8 +113,111 @@ pub fn main_impl(args: impl IntoIterator<Item = OsString>) -> ExitCode {
 
 pub fn run(cli: Cli) -> Result<Output, Error> {
     match cli.command {
-        Command::Create { .. } => Err(not_yet_implemented("herd-worktree create")),
-        Command::Inspect { .. } => Err(not_yet_implemented("herd-worktree inspect")),
-        Command::Show { .. } => Err(not_yet_implemented("herd-worktree show")),
+        Command::Create {
+            cwd,
+            branch,
+            base,
+            run_id,
+            surface,
+            label,
+            json: _,
+        } => {
+            let artifacts = cli.artifacts.resolve()?;
+            let surface = match surface {
+                Some(WorktreeSurface::Herdr) => Surface::Herdr,
+                Some(WorktreeSurface::Git) => Surface::Git,
+                None => create::default_surface(),
+            };
+            let req = CreateRequest {
+                source_cwd: cwd,
+                branch,
+                base,
+                run_id,
+                surface,
+                label,
+            };
+            let created = create::create(&artifacts, &req, &CreateEnv::from_env()?)?;
+            Ok(Output::ok(created.to_json(), created.human()))
+        }
+        Command::Inspect {
+            path,
+            base,
+            json: _,
+        } => {
+            check_base_sha(&base)?;
+            let handoff = handoff::inspect(
+                &Git::from_env(),
+                &path,
+                &base,
+                Deadline::after(budget::HANDOFF),
+            );
+            let human = handoff::render_lines(&handoff, None)
+                .into_iter()
+                .map(|e| e.line)
+                .collect::<Vec<_>>()
+                .join("\n");
+            let code = if handoff.is_known() {
+                exit::SUCCESS
+            } else {
+                exit::NO_ANSWER
+            };
+            Ok(Output::ok(handoff.to_json(), human).with_exit(code))
+        }
+        Command::Show { run_id, json: _ } => {
+            let artifacts = cli.artifacts.resolve()?;
+            let manifest = Manifest::load(&artifacts, &run_id)?;
+            Ok(Output::ok(manifest.to_json(), show_human(&manifest)))
+        }
+        Command::List { cwd, json: _ } => {
+            let cwd = match cwd {
+                Some(cwd) => cwd,
+                None => std::env::current_dir().map_err(|e| {
+                    Error::invalid("cwd", format!("cannot tell the current directory: {e}"))
+                })?,
+            };
+            let listing = list::list(&Git::from_env(), &cwd)?;
+            Ok(Output::ok(listing.to_json(), listing.human()))
+        }
     }
+}
+
+/// `--base` of `inspect` is a commit id (full or abbreviated hex), never a revision expression.
+fn check_base_sha(base: &str) -> Result<(), Error> {
+    let ok = (4..=64).contains(&base.len()) && base.bytes().all(|b| b.is_ascii_hexdigit());
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "base",
+            "the base is a commit id: 4 to 64 hex digits",
+        ))
+    }
+}
+
+/// The human form of `show`: one `Key: value` line per known field, values encoded.
+fn show_human(m: &Manifest) -> String {
+    let value = |s: &str| encode_host_value(s, handoff::VALUE_MAX_CHARS);
+    let path = |p: &Option<PathBuf>| p.as_ref().map(|p| value(&p.to_string_lossy()));
+    let mut lines = vec![
+        format!("Run: {}", value(&m.id)),
+        format!("State: {}", m.state),
+    ];
+    let fields: [(&str, Option<String>); 10] = [
+        ("Name", m.name.as_deref().map(value)),
+        ("Branch", m.branch.as_deref().map(value)),
+        ("Base", m.base_sha.as_deref().map(value)),
+        ("Source", path(&m.source_cwd)),
+        ("Path", path(&m.path)),
+        ("Workspace", m.workspace_id.as_deref().map(value)),
+        ("Pane", m.pane_id.as_deref().map(value)),
+        ("Surface", m.surface.as_deref().map(value)),
+        ("Error", m.error.as_deref().map(value)),
+        ("Git inspection warning", m.git_error.as_deref().map(value)),
+    ];
+    lines.extend(
+        fields
+            .into_iter()
+            .filter_map(|(key, v)| v.map(|v| format!("{key}: {v}"))),
+    );
+    lines.join("\n")
 }

@@ -1,0 +1,479 @@
+//! `herd-worktree create`: a managed worktree on a new branch, manifest first.
+//!
+//! The order is what makes a crash at any point recoverable from the files:
+//!
+//! 1. Everything that can be checked without creating anything is checked: the source is a
+//!    repository, the base resolves to an exact commit, the branch name is valid and the branch
+//!    does not exist, the checkout directory is free. A refusal here changes nothing (exit 2).
+//! 2. The manifest is written in state `provisioning`, naming the planned checkout path.
+//! 3. The checkout is created, by Herdr (which also opens a workspace and a root pane) or by
+//!    `git worktree add` under the managed root, which has the layout Herdr uses, so every
+//!    surface gets the same cleanup.
+//! 4. The manifest becomes `provisioned`, or `failed` with whatever was learned.
+//!
+//! A linked checkout as source provisions from the repository's principal checkout (where
+//! Herdr and the managed layout expect a source) and takes the base from the linked checkout.
+
+use std::path::{Path, PathBuf};
+
+use herd_core::escape::encode_host_value;
+use herd_core::layout::{Artifacts, validate_run_id};
+use herd_core::{Error, ErrorCode};
+use herd_git::refname::{branch_dir_name, check_branch_name};
+use herd_git::{Deadline, Git, budget};
+
+use crate::manifest::{Manifest, NewManifest, State};
+
+/// The environment variable that overrides the managed root.
+pub const ROOT_ENV: &str = "HERD_WORKTREE_ROOT";
+
+/// What creates the checkout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// `herdr worktree create`: the checkout plus a workspace and its root pane.
+    Herdr,
+    /// `git worktree add` under the managed root.
+    Git,
+}
+
+impl Surface {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Surface::Herdr => "herdr",
+            Surface::Git => "git",
+        }
+    }
+}
+
+/// A request to create a managed worktree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateRequest {
+    /// The source repository (any directory inside a checkout; may be a linked checkout).
+    pub source_cwd: PathBuf,
+    pub branch: String,
+    /// The revision to branch from; `None` is the committed `HEAD` of the source.
+    pub base: Option<String>,
+    pub run_id: String,
+    pub surface: Surface,
+    /// The workspace label (Herdr) and the manifest's `name`; default: the branch.
+    pub label: Option<String>,
+}
+
+/// What the creation uses from its environment.
+#[derive(Debug, Clone)]
+pub struct CreateEnv {
+    pub git: Git,
+    /// The directory the checkouts live under, as `<root>/<repo>/<branch dir>`.
+    pub managed_root: PathBuf,
+}
+
+impl CreateEnv {
+    /// Git from `$HERD_GIT_BIN`/`PATH`, the root from `$HERD_WORKTREE_ROOT`, else
+    /// `~/.herdr/worktrees`.
+    pub fn from_env() -> Result<CreateEnv, Error> {
+        Ok(CreateEnv {
+            git: Git::from_env(),
+            managed_root: managed_root()?,
+        })
+    }
+}
+
+/// The managed root: `$HERD_WORKTREE_ROOT`, else `$HOME/.herdr/worktrees`.
+pub fn managed_root() -> Result<PathBuf, Error> {
+    if let Some(root) = std::env::var_os(ROOT_ENV).filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(root));
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| {
+            Error::new(
+                ErrorCode::Unavailable,
+                format!("no managed root: set {ROOT_ENV} or HOME"),
+            )
+        })?;
+    Ok(PathBuf::from(home).join(".herdr").join("worktrees"))
+}
+
+/// A created worktree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Created {
+    pub manifest: Manifest,
+    pub manifest_file: PathBuf,
+    pub path: PathBuf,
+    pub branch: String,
+    pub base_sha: String,
+    pub base_ref: String,
+    /// The principal checkout it was provisioned from.
+    pub principal: PathBuf,
+    pub surface: Surface,
+    pub workspace_id: Option<String>,
+    pub pane_id: Option<String>,
+    pub tab_id: Option<String>,
+    /// Non-fatal problems met on the way (e.g. a recovered incomplete Herdr reply).
+    pub diagnostics: Vec<String>,
+}
+
+impl Created {
+    /// The `--json` document of `herd-worktree create`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "run_id": self.manifest.id,
+            "state": self.manifest.state.as_str(),
+            "path": self.path.to_string_lossy(),
+            "branch": self.branch,
+            "base_sha": self.base_sha,
+            "base_ref": self.base_ref,
+            "principal": self.principal.to_string_lossy(),
+            "surface": self.surface.as_str(),
+            "workspace_id": self.workspace_id,
+            "pane_id": self.pane_id,
+            "tab_id": self.tab_id,
+            "manifest": self.manifest_file.to_string_lossy(),
+            "diagnostics": self.diagnostics,
+        })
+    }
+}
+
+impl Created {
+    /// The human form of `herd-worktree create`, values encoded.
+    pub fn human(&self) -> String {
+        let value = |s: &str| encode_host_value(s, crate::handoff::VALUE_MAX_CHARS);
+        let mut lines = vec![
+            format!("Worktree: {}", value(&self.path.to_string_lossy())),
+            format!("Branch: {}", value(&self.branch)),
+            format!("Base: {} ({})", self.base_sha, value(&self.base_ref)),
+        ];
+        if let Some(ws) = &self.workspace_id {
+            let pane = self
+                .pane_id
+                .as_deref()
+                .map(|p| format!(" · pane {}", value(p)))
+                .unwrap_or_default();
+            lines.push(format!("Workspace: {}{pane}", value(ws)));
+        }
+        lines.push(format!(
+            "Manifest: {}",
+            value(&self.manifest_file.to_string_lossy())
+        ));
+        for d in &self.diagnostics {
+            lines.push(format!("Diagnostic: {}", value(d)));
+        }
+        lines.join("\n")
+    }
+}
+
+/// The surface `--surface` defaults to: Herdr when `HERDR_ENV=1` and `herdr` is found, else git.
+pub fn default_surface() -> Surface {
+    let herdr_env = std::env::var_os("HERDR_ENV");
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("herdr").is_file()));
+    if herdr_env.as_deref() == Some(std::ffi::OsStr::new("1")) && on_path {
+        Surface::Herdr
+    } else {
+        Surface::Git
+    }
+}
+
+/// What was decided before anything is created.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub source_cwd: PathBuf,
+    pub principal: PathBuf,
+    pub branch: String,
+    pub base_ref: String,
+    pub base_sha: String,
+    pub path: PathBuf,
+}
+
+/// Creates a managed worktree (see the module docs for the order of steps).
+///
+/// On an error after the manifest was written, the manifest is already `failed` and the error
+/// message names it.
+pub fn create(
+    artifacts: &Artifacts,
+    req: &CreateRequest,
+    env: &CreateEnv,
+) -> Result<Created, Error> {
+    let plan = plan(artifacts, req, env)?;
+    Manifest::create(
+        artifacts,
+        NewManifest {
+            run_id: req.run_id.clone(),
+            name: Some(req.label.clone().unwrap_or_else(|| req.branch.clone())),
+            source_cwd: plan.source_cwd.clone(),
+            branch: plan.branch.clone(),
+            base_ref: plan.base_ref.clone(),
+            base_sha: plan.base_sha.clone(),
+            path: Some(plan.path.clone()),
+            provision_cwd: Some(plan.principal.clone()),
+            surface: Some(req.surface.as_str().to_owned()),
+        },
+    )?;
+    let manifest_file = artifacts.worktree_manifest(&req.run_id);
+    let Acquisition { found, error } = match req.surface {
+        Surface::Git => acquire_with_git(&plan, env),
+        Surface::Herdr => Acquisition::failed(
+            Error::new(
+                ErrorCode::Unavailable,
+                "the herdr surface is not available in this build",
+            ),
+            Acquired::default(),
+        ),
+    };
+    match error {
+        None => {
+            let acquired = found;
+            let manifest = Manifest::update(artifacts, &req.run_id, |m| {
+                m.state = State::Provisioned;
+                m.path = Some(acquired.path.clone().unwrap_or_else(|| plan.path.clone()));
+                m.workspace_id.clone_from(&acquired.workspace_id);
+                m.pane_id.clone_from(&acquired.pane_id);
+                m.tab_id.clone_from(&acquired.tab_id);
+                m.diagnostics.extend(acquired.diagnostics.iter().cloned());
+            })?;
+            Ok(Created {
+                path: manifest.path.clone().unwrap_or_else(|| plan.path.clone()),
+                manifest,
+                manifest_file,
+                branch: plan.branch,
+                base_sha: plan.base_sha,
+                base_ref: plan.base_ref,
+                principal: plan.principal,
+                surface: req.surface,
+                workspace_id: acquired.workspace_id,
+                pane_id: acquired.pane_id,
+                tab_id: acquired.tab_id,
+                diagnostics: acquired.diagnostics,
+            })
+        }
+        Some(error) => {
+            let recovered = found;
+            let message = error.message.clone();
+            let update = Manifest::update(artifacts, &req.run_id, |m| {
+                m.state = State::Failed;
+                m.error = Some(message.clone());
+                if let Some(path) = &recovered.path {
+                    m.path = Some(path.clone());
+                }
+                m.workspace_id.clone_from(&recovered.workspace_id);
+                m.pane_id.clone_from(&recovered.pane_id);
+                m.tab_id.clone_from(&recovered.tab_id);
+                m.diagnostics.extend(recovered.diagnostics.iter().cloned());
+            });
+            let mut error = error;
+            error.message = match update {
+                Ok(_) => format!(
+                    "{} (manifest {} is failed)",
+                    error.message,
+                    manifest_file.display()
+                ),
+                Err(e) => format!(
+                    "{}; the manifest {} could not be marked failed: {e}",
+                    error.message,
+                    manifest_file.display()
+                ),
+            };
+            Err(error)
+        }
+    }
+}
+
+/// Checks everything that can be checked before creating anything.
+pub(crate) fn plan(
+    artifacts: &Artifacts,
+    req: &CreateRequest,
+    env: &CreateEnv,
+) -> Result<Plan, Error> {
+    validate_run_id(&req.run_id)?;
+    check_branch_name(&req.branch).map_err(|why| Error::invalid("branch", why))?;
+    if let Some(base) = &req.base {
+        if base.is_empty() || base.len() > 1024 || base.contains(['\0', '\n']) {
+            return Err(Error::invalid(
+                "base",
+                "a base revision is 1 to 1024 characters on one line",
+            ));
+        }
+    }
+    if let Some(label) = &req.label {
+        if label.is_empty() || label.chars().count() > 200 || label.chars().any(char::is_control) {
+            return Err(Error::invalid(
+                "label",
+                "a label is 1 to 200 characters without control characters",
+            ));
+        }
+    }
+    let manifest_file = artifacts.worktree_manifest(&req.run_id);
+    if manifest_file.exists() {
+        return Err(Error::invalid(
+            "run_id",
+            format!(
+                "a worktree manifest for run {} already exists at {}",
+                req.run_id,
+                manifest_file.display()
+            ),
+        ));
+    }
+    let source_cwd = std::path::absolute(&req.source_cwd).map_err(|e| {
+        Error::invalid(
+            "cwd",
+            format!("cannot resolve {}: {e}", req.source_cwd.display()),
+        )
+    })?;
+    if !source_cwd.is_dir() {
+        return Err(
+            Error::not_found(format!("{} is not a directory", source_cwd.display()))
+                .with_field("cwd"),
+        );
+    }
+
+    let base_ref = req.base.clone().unwrap_or_else(|| "HEAD".to_owned());
+    let (facts, base_sha) = env
+        .git
+        .facts_and_commit(&source_cwd, &base_ref, &Deadline::after(budget::BASE))
+        .map_err(|e| source_error(e, &source_cwd))?;
+    let base_sha = base_sha.ok_or_else(|| {
+        Error::invalid(
+            "base",
+            format!("{base_ref} names no commit in {}", source_cwd.display()),
+        )
+    })?;
+    let principal = env
+        .git
+        .principal_checkout(&source_cwd, &facts, &Deadline::after(budget::PRINCIPAL))
+        .map_err(Error::from)?;
+    let exists = env
+        .git
+        .branch_exists(&principal, &req.branch, &Deadline::after(budget::BASE))
+        .map_err(Error::from)?;
+    if exists {
+        return Err(Error::invalid(
+            "branch",
+            format!(
+                "branch {} already exists; a worktree run needs a new branch",
+                req.branch
+            ),
+        ));
+    }
+    let repo_name = principal
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| {
+            Error::invalid(
+                "cwd",
+                format!("{} has no directory name", principal.display()),
+            )
+        })?;
+    let path = env
+        .managed_root
+        .join(repo_name)
+        .join(branch_dir_name(&req.branch));
+    if path.symlink_metadata().is_ok() {
+        return Err(Error::invalid(
+            "branch",
+            format!("the checkout directory {} already exists", path.display()),
+        ));
+    }
+    Ok(Plan {
+        source_cwd,
+        principal,
+        branch: req.branch.clone(),
+        base_ref,
+        base_sha,
+        path,
+    })
+}
+
+/// A git error about the source: "not a repository" is the caller's mistake, anything else
+/// means git gave no answer.
+fn source_error(err: herd_git::Error, source: &Path) -> Error {
+    match &err {
+        herd_git::Error::Failed { stderr, .. } if stderr.contains("not a git repository") => {
+            Error::invalid(
+                "cwd",
+                format!("{} is not inside a git repository", source.display()),
+            )
+        }
+        _ => Error::from(err),
+    }
+}
+
+/// What the creation produced or recovered.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Acquired {
+    pub path: Option<PathBuf>,
+    pub workspace_id: Option<String>,
+    pub pane_id: Option<String>,
+    pub tab_id: Option<String>,
+    pub diagnostics: Vec<String>,
+}
+
+/// How an acquisition ended: what exists, and the error if it failed.
+#[derive(Debug)]
+pub(crate) struct Acquisition {
+    pub found: Acquired,
+    pub error: Option<Error>,
+}
+
+impl Acquisition {
+    fn ok(found: Acquired) -> Acquisition {
+        Acquisition { found, error: None }
+    }
+
+    fn failed(error: Error, found: Acquired) -> Acquisition {
+        Acquisition {
+            found,
+            error: Some(error),
+        }
+    }
+}
+
+fn acquire_with_git(plan: &Plan, env: &CreateEnv) -> Acquisition {
+    if let Some(parent) = plan.path.parent() {
+        if let Err(e) = std::fs::create_dir_all(parent) {
+            return Acquisition::failed(
+                Error::new(
+                    ErrorCode::Unavailable,
+                    format!("cannot create {}: {e}", parent.display()),
+                ),
+                Acquired::default(),
+            );
+        }
+    }
+    let deadline = Deadline::after(budget::ACQUISITION);
+    match env.git.worktree_add(
+        &plan.principal,
+        &plan.path,
+        &plan.branch,
+        &plan.base_sha,
+        &deadline,
+    ) {
+        Ok(()) => Acquisition::ok(Acquired {
+            path: Some(plan.path.clone()),
+            ..Acquired::default()
+        }),
+        Err(err) => {
+            // A killed `git worktree add` may have left a checkout or a branch behind.
+            let timed_out = matches!(err, herd_git::Error::Timeout { .. });
+            let mut error = Error::from(err);
+            let recovered = if plan.path.symlink_metadata().is_ok() {
+                Acquired {
+                    path: Some(plan.path.clone()),
+                    ..Acquired::default()
+                }
+            } else {
+                Acquired::default()
+            };
+            if timed_out {
+                error.code = ErrorCode::Uncertain;
+                error.message = format!(
+                    "{}; a checkout at {} or branch {} may exist",
+                    error.message,
+                    plan.path.display(),
+                    plan.branch
+                );
+            }
+            Acquisition::failed(error, recovered)
+        }
+    }
+}

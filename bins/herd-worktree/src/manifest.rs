@@ -1,0 +1,760 @@
+//! The worktree ownership manifest `ART/worktree-runs/<run-id>.json` (pi-herdr-agents format).
+//!
+//! The manifest is written before anything is created, so a crash at any point leaves a record
+//! of what may exist. Its format is the one pi-herdr-agents writes (camelCase keys, two-space
+//! pretty JSON) so either implementation can read the other's files:
+//!
+//! - three constants are stamped on every write, `version: 1`, `kind: "worktree-run"` and
+//!   `owner: "pi-herdr-subagents"`; a file whose constants differ is not a manifest, and a
+//!   reader treats it as no evidence of anything;
+//! - every update is a merge: the file is read, the new fields overlaid, the constants and
+//!   `updatedAt` stamped, and the result written atomically; fields this build does not know
+//!   are kept as they were;
+//! - the state moves along [`State::can_become`]; `removed` is final;
+//! - a `removed` manifest is never evidence that a checkout at its path is owned (a checkout
+//!   re-created there later belongs to nobody); it only lets a repeated removal answer
+//!   "already removed". [`ownership_of`] applies that rule for every caller.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+
+use herd_core::layout::{Artifacts, validate_run_id};
+use herd_core::{ErrorCode, sidecar};
+
+/// The `version` constant.
+pub const VERSION: u64 = 1;
+/// The `kind` constant.
+pub const KIND: &str = "worktree-run";
+/// The `owner` constant, kept from the extension that introduced the format.
+pub const OWNER: &str = "pi-herdr-subagents";
+/// The bound of a manifest read; a manifest carries at most two bounded file lists.
+pub const READ_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// Where a managed worktree is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// The intent is recorded; nothing has been created yet (or creation is in flight).
+    Provisioning,
+    /// The checkout (and, on Herdr, its workspace and root pane) exists.
+    Provisioned,
+    /// A child was dispatched into it.
+    Running,
+    /// The child exited 0 (a rejected accept verdict does not change this).
+    ReadyForReview,
+    /// The child asked for help.
+    NeedsHelp,
+    /// Creation, launch or the run failed; whatever was recovered is recorded.
+    Failed,
+    /// A cancel with confirmed termination.
+    Cancelled,
+    /// Explicit cleanup verified the checkout is gone. Final.
+    Removed,
+}
+
+impl State {
+    pub const ALL: [State; 8] = [
+        State::Provisioning,
+        State::Provisioned,
+        State::Running,
+        State::ReadyForReview,
+        State::NeedsHelp,
+        State::Failed,
+        State::Cancelled,
+        State::Removed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Provisioning => "provisioning",
+            State::Provisioned => "provisioned",
+            State::Running => "running",
+            State::ReadyForReview => "ready_for_review",
+            State::NeedsHelp => "needs_help",
+            State::Failed => "failed",
+            State::Cancelled => "cancelled",
+            State::Removed => "removed",
+        }
+    }
+
+    /// Whether an update may move a manifest from `self` to `next`.
+    ///
+    /// Staying in the same state is always allowed (an update that only adds fields), except
+    /// that nothing leaves `removed`. Any other state may become `removed`, because cleanup
+    /// verifies the checkout's absence itself and a process that died mid-run leaves its
+    /// manifest wherever it was.
+    pub fn can_become(self, next: State) -> bool {
+        use State::*;
+        if self == Removed {
+            return next == Removed;
+        }
+        if self == next || next == Removed {
+            return true;
+        }
+        match self {
+            Provisioning => matches!(next, Provisioned | Failed | Cancelled),
+            Provisioned => matches!(next, Running | Failed | Cancelled),
+            Running => matches!(next, ReadyForReview | NeedsHelp | Failed | Cancelled),
+            ReadyForReview | NeedsHelp | Failed | Cancelled | Removed => false,
+        }
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A manifest: the typed fields of protocol.md §1.5 plus every field this build does not know.
+///
+/// Fields are optional because the manifest fills in over its life, and because a manifest
+/// written by another implementation may lack any of them. The Git handoff fields are
+/// `Option<Option<_>>`: absent (`None`) before a handoff was captured, `Some(None)` when the
+/// capture could not tell (written as JSON `null`, with `gitError` saying why).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    pub state: State,
+    /// The run id; also the file name.
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The directory the caller named as the source repository (may be a linked checkout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_cwd: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The revision as requested (`HEAD` when none was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_ref: Option<String>,
+    /// The exact commit the branch starts at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_sha: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<u64>,
+    /// The checkout. herd records the planned path while provisioning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pane_id: Option<String>,
+    /// herd addition: the tab of the root pane, when Herdr made one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_file: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_file: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_session_file: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub head_sha: Option<Option<String>>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub commits_ahead: Option<Option<u64>>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub clean: Option<Option<bool>>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub conflicted: Option<Option<bool>>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub changed_files: Option<Option<Vec<String>>>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub untracked_files: Option<Option<Vec<String>>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_removed_at: Option<u64>,
+    /// herd addition: the principal checkout the worktree was provisioned from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provision_cwd: Option<PathBuf>,
+    /// herd addition: `herdr` or `git`, what created the checkout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub surface: Option<String>,
+    /// Every key this build does not know, kept verbatim across updates.
+    #[serde(skip)]
+    pub extra: BTreeMap<String, Value>,
+}
+
+/// Deserializes a present field (even `null`) as `Some(_)`; an absent one stays `None` by default.
+fn present<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(de).map(Some)
+}
+
+/// The keys [`Manifest`] knows, besides the constants.
+const KNOWN_KEYS: &[&str] = &[
+    "state",
+    "id",
+    "name",
+    "sourceCwd",
+    "branch",
+    "baseRef",
+    "baseSha",
+    "createdAt",
+    "updatedAt",
+    "path",
+    "workspaceId",
+    "paneId",
+    "tabId",
+    "manifestFile",
+    "diagnostics",
+    "sessionFile",
+    "sourceSessionFile",
+    "handoffMessage",
+    "focusError",
+    "error",
+    "headSha",
+    "commitsAhead",
+    "clean",
+    "conflicted",
+    "changedFiles",
+    "untrackedFiles",
+    "gitError",
+    "workspaceRemovedAt",
+    "provisionCwd",
+    "surface",
+];
+
+const CONSTANT_KEYS: [&str; 3] = ["version", "kind", "owner"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("no worktree manifest for run {run_id} at {path}")]
+    NotFound { run_id: String, path: PathBuf },
+    #[error("{path} is not a worktree manifest: {reason}")]
+    NotAManifest {
+        path: PathBuf,
+        field: &'static str,
+        reason: String,
+    },
+    #[error("{path} has version {found}, newer than the supported {VERSION}")]
+    NewerVersion { path: PathBuf, found: u64 },
+    #[error("{path} is a worktree manifest of an unexpected shape")]
+    Malformed {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("a worktree manifest for run {run_id} already exists at {path}")]
+    Exists { run_id: String, path: PathBuf },
+    #[error("worktree manifest {path} cannot move from {from} to {to}")]
+    Transition {
+        path: PathBuf,
+        from: State,
+        to: State,
+    },
+    #[error("worktree manifest {path} belongs to run {found}, not {expected}")]
+    WrongRun {
+        path: PathBuf,
+        expected: String,
+        found: String,
+    },
+    #[error("invalid run id")]
+    RunId(#[source] herd_core::Error),
+    #[error(transparent)]
+    Sidecar(#[from] sidecar::Error),
+}
+
+impl Error {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::NotFound { .. } => ErrorCode::NotFound,
+            Error::NotAManifest { .. }
+            | Error::Malformed { .. }
+            | Error::WrongRun { .. }
+            | Error::Exists { .. }
+            | Error::RunId(_) => ErrorCode::InvalidRequest,
+            Error::NewerVersion { .. } => ErrorCode::Conflict,
+            Error::Transition { .. } => ErrorCode::Conflict,
+            Error::Sidecar(err) => err.code(),
+        }
+    }
+
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            Error::NotAManifest { field, .. } => Some(field),
+            Error::NewerVersion { .. } => Some("version"),
+            Error::Transition { .. } => Some("state"),
+            Error::WrongRun { .. } => Some("id"),
+            Error::Exists { .. } | Error::RunId(_) | Error::NotFound { .. } => Some("run_id"),
+            Error::Sidecar(err) => err.field(),
+            Error::Malformed { .. } => None,
+        }
+    }
+}
+
+impl From<Error> for herd_core::Error {
+    fn from(err: Error) -> herd_core::Error {
+        let mut out = herd_core::error::report(err.code(), &err);
+        out.field = err.field().map(str::to_owned);
+        out
+    }
+}
+
+/// What a new manifest records before anything is created.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NewManifest {
+    pub run_id: String,
+    pub name: Option<String>,
+    pub source_cwd: PathBuf,
+    pub branch: String,
+    pub base_ref: String,
+    pub base_sha: String,
+    /// The planned checkout path, when it is known before creation.
+    pub path: Option<PathBuf>,
+    pub provision_cwd: Option<PathBuf>,
+    pub surface: Option<String>,
+}
+
+impl Manifest {
+    /// An empty manifest of `run_id` in `state`, for building one in memory.
+    pub fn new(run_id: impl Into<String>, state: State) -> Manifest {
+        Manifest {
+            state,
+            id: run_id.into(),
+            name: None,
+            source_cwd: None,
+            branch: None,
+            base_ref: None,
+            base_sha: None,
+            created_at: None,
+            updated_at: None,
+            path: None,
+            workspace_id: None,
+            pane_id: None,
+            tab_id: None,
+            manifest_file: None,
+            diagnostics: Vec::new(),
+            session_file: None,
+            source_session_file: None,
+            handoff_message: None,
+            focus_error: None,
+            error: None,
+            head_sha: None,
+            commits_ahead: None,
+            clean: None,
+            conflicted: None,
+            changed_files: None,
+            untracked_files: None,
+            git_error: None,
+            workspace_removed_at: None,
+            provision_cwd: None,
+            surface: None,
+            extra: BTreeMap::new(),
+        }
+    }
+
+    /// Writes the manifest of a new run in state `provisioning`; refuses when one exists.
+    ///
+    /// The file appears complete or not at all, and of two concurrent creators only one wins.
+    pub fn create(artifacts: &Artifacts, new: NewManifest) -> Result<Manifest, Error> {
+        validate_run_id(&new.run_id).map_err(Error::RunId)?;
+        let path = artifacts.worktree_manifest(&new.run_id);
+        let now = herd_core::time::now_ms();
+        let mut manifest = Manifest::new(new.run_id.clone(), State::Provisioning);
+        manifest.name = new.name;
+        manifest.source_cwd = Some(new.source_cwd);
+        manifest.branch = Some(new.branch);
+        manifest.base_ref = Some(new.base_ref);
+        manifest.base_sha = Some(new.base_sha);
+        manifest.created_at = Some(now);
+        manifest.updated_at = Some(now);
+        manifest.path = new.path;
+        manifest.manifest_file = Some(path.clone());
+        manifest.provision_cwd = new.provision_cwd;
+        manifest.surface = new.surface;
+        let bytes = manifest.to_bytes(&path)?;
+        if sidecar::create_once(&path, &bytes)? {
+            Ok(manifest)
+        } else {
+            Err(Error::Exists {
+                run_id: new.run_id,
+                path,
+            })
+        }
+    }
+
+    /// Reads the manifest of `run_id`; fails closed on anything that is not a manifest.
+    pub fn load(artifacts: &Artifacts, run_id: &str) -> Result<Manifest, Error> {
+        validate_run_id(run_id).map_err(Error::RunId)?;
+        let path = artifacts.worktree_manifest(run_id);
+        let manifest = Manifest::read(&path)?.ok_or_else(|| Error::NotFound {
+            run_id: run_id.to_owned(),
+            path: path.clone(),
+        })?;
+        if manifest.id != run_id {
+            return Err(Error::WrongRun {
+                path,
+                expected: run_id.to_owned(),
+                found: manifest.id,
+            });
+        }
+        Ok(manifest)
+    }
+
+    /// Reads a manifest file; `Ok(None)` when it does not exist.
+    pub fn read(path: &Path) -> Result<Option<Manifest>, Error> {
+        let Some(bytes) = sidecar::read_bounded(path, READ_LIMIT)? else {
+            return Ok(None);
+        };
+        Manifest::parse(path, &bytes).map(Some)
+    }
+
+    /// Parses manifest bytes; `path` only names the file in errors.
+    pub fn parse(path: &Path, bytes: &[u8]) -> Result<Manifest, Error> {
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| Error::NotAManifest {
+            path: path.to_path_buf(),
+            field: "version",
+            reason: format!("not JSON ({e})"),
+        })?;
+        let Value::Object(map) = value else {
+            return Err(Error::NotAManifest {
+                path: path.to_path_buf(),
+                field: "version",
+                reason: "not a JSON object".into(),
+            });
+        };
+        check_constants(path, &map)?;
+        Manifest::from_map(path, map)
+    }
+
+    fn from_map(path: &Path, mut map: Map<String, Value>) -> Result<Manifest, Error> {
+        for key in CONSTANT_KEYS {
+            map.remove(key);
+        }
+        let extra: BTreeMap<String, Value> = map
+            .iter()
+            .filter(|(k, _)| !KNOWN_KEYS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut manifest: Manifest =
+            serde_json::from_value(Value::Object(map)).map_err(|e| Error::Malformed {
+                path: path.to_path_buf(),
+                source: e,
+            })?;
+        manifest.extra = extra;
+        Ok(manifest)
+    }
+
+    /// The JSON object as written: known fields, then the unknown ones, then the constants.
+    pub fn to_json(&self) -> Value {
+        let mut map = match serde_json::to_value(self) {
+            Ok(Value::Object(map)) => map,
+            // A struct of strings, numbers and paths always serializes to an object; a
+            // non-UTF-8 path is the one exception and is refused in `to_bytes`.
+            _ => Map::new(),
+        };
+        for (key, value) in &self.extra {
+            map.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+        map.insert("version".into(), VERSION.into());
+        map.insert("kind".into(), KIND.into());
+        map.insert("owner".into(), OWNER.into());
+        Value::Object(map)
+    }
+
+    fn to_bytes(&self, path: &Path) -> Result<Vec<u8>, Error> {
+        // Serializing to a Value first would turn a non-UTF-8 path into an empty object; this
+        // surfaces it as an error instead.
+        serde_json::to_value(self).map_err(|e| Error::Malformed {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        let mut bytes =
+            serde_json::to_vec_pretty(&self.to_json()).map_err(|e| Error::Malformed {
+                path: path.to_path_buf(),
+                source: e,
+            })?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+
+    /// Reads the manifest of `run_id`, lets `change` edit it, and writes the merge back atomically.
+    ///
+    /// Fields `change` leaves alone keep their values, unknown fields are kept, and the
+    /// constants and `updatedAt` are stamped. The state change is checked with
+    /// [`State::can_become`] against the state on disk.
+    pub fn update(
+        artifacts: &Artifacts,
+        run_id: &str,
+        change: impl FnOnce(&mut Manifest),
+    ) -> Result<Manifest, Error> {
+        let current = Manifest::load(artifacts, run_id)?;
+        let path = artifacts.worktree_manifest(run_id);
+        let mut next = current.clone();
+        change(&mut next);
+        next.id = current.id.clone();
+        if !current.state.can_become(next.state) {
+            return Err(Error::Transition {
+                path,
+                from: current.state,
+                to: next.state,
+            });
+        }
+        next.updated_at = Some(herd_core::time::now_ms());
+        let bytes = next.to_bytes(&path)?;
+        sidecar::write_atomic(&path, &bytes)?;
+        Ok(next)
+    }
+
+    /// Overlays the keys of `patch` (camelCase JSON, as pi-herdr-agents merges) onto the
+    /// manifest of `run_id` and writes it back atomically.
+    ///
+    /// The constants and `id` in `patch` are ignored; the result must still be a manifest
+    /// of a known shape, and its state change allowed.
+    pub fn merge(
+        artifacts: &Artifacts,
+        run_id: &str,
+        patch: Map<String, Value>,
+    ) -> Result<Manifest, Error> {
+        let current = Manifest::load(artifacts, run_id)?;
+        let path = artifacts.worktree_manifest(run_id);
+        let Value::Object(mut map) = current.to_json() else {
+            return Err(Error::NotAManifest {
+                path,
+                field: "version",
+                reason: "not a JSON object".into(),
+            });
+        };
+        for (key, value) in patch {
+            if CONSTANT_KEYS.contains(&key.as_str()) || key == "id" {
+                continue;
+            }
+            map.insert(key, value);
+        }
+        let mut next = Manifest::from_map(&path, map)?;
+        if !current.state.can_become(next.state) {
+            return Err(Error::Transition {
+                path,
+                from: current.state,
+                to: next.state,
+            });
+        }
+        next.updated_at = Some(herd_core::time::now_ms());
+        let bytes = next.to_bytes(&path)?;
+        sidecar::write_atomic(&path, &bytes)?;
+        Ok(next)
+    }
+
+    /// Records a captured handoff: the Git fields, `null` where inspection could not tell.
+    pub fn set_handoff(&mut self, handoff: &crate::handoff::Handoff) {
+        self.head_sha = Some(handoff.head_sha.clone());
+        self.commits_ahead = Some(handoff.commits_ahead);
+        self.clean = Some(handoff.tree.map(|t| t == crate::handoff::TreeState::Clean));
+        self.conflicted = Some(
+            handoff
+                .tree
+                .map(|t| t == crate::handoff::TreeState::Conflicted),
+        );
+        self.changed_files = Some(handoff.changed_files.clone());
+        self.untracked_files = Some(handoff.untracked_files.clone());
+        self.git_error = handoff.warning.clone();
+    }
+}
+
+/// Checks the three constants; the first mismatch names its field.
+fn check_constants(path: &Path, map: &Map<String, Value>) -> Result<(), Error> {
+    let not = |field: &'static str, reason: String| Error::NotAManifest {
+        path: path.to_path_buf(),
+        field,
+        reason,
+    };
+    match map.get("version") {
+        Some(Value::Number(n)) if n.as_u64() == Some(VERSION) => {}
+        Some(Value::Number(n)) if n.as_u64().is_some_and(|v| v > VERSION) => {
+            return Err(Error::NewerVersion {
+                path: path.to_path_buf(),
+                found: n.as_u64().unwrap_or_default(),
+            });
+        }
+        other => return Err(not("version", format!("version is {}", shown(other)))),
+    }
+    match map.get("kind") {
+        Some(Value::String(s)) if s == KIND => {}
+        other => return Err(not("kind", format!("kind is {}", shown(other)))),
+    }
+    match map.get("owner") {
+        Some(Value::String(s)) if s == OWNER => {}
+        other => return Err(not("owner", format!("owner is {}", shown(other)))),
+    }
+    Ok(())
+}
+
+fn shown(value: Option<&Value>) -> String {
+    match value {
+        None => "missing".into(),
+        Some(v) => {
+            let mut s = v.to_string();
+            if s.len() > 40 {
+                let mut cut = 40;
+                while !s.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                s.truncate(cut);
+                s.push('…');
+            }
+            s
+        }
+    }
+}
+
+/// One manifest file of `worktree-runs/` and what reading it gave.
+#[derive(Debug)]
+pub struct ManifestFile {
+    pub file: PathBuf,
+    pub manifest: Result<Manifest, Error>,
+}
+
+/// Reads every `*.json` of `worktree-runs/`, sorted by file name; a missing directory is empty.
+///
+/// Files that are not manifests are returned with their error so a caller can report them;
+/// they are never evidence of anything.
+pub fn read_all(artifacts: &Artifacts) -> Result<Vec<ManifestFile>, herd_core::Error> {
+    let dir = artifacts.worktree_runs_dir();
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(herd_core::Error::new(
+                ErrorCode::Unavailable,
+                format!("cannot list {}: {e}", dir.display()),
+            ));
+        }
+    };
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| {
+            herd_core::Error::new(
+                ErrorCode::Unavailable,
+                format!("cannot list {}: {e}", dir.display()),
+            )
+        })?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        // Temporary files of atomic writes start with a dot.
+        if name.starts_with('.') || !name.ends_with(".json") {
+            continue;
+        }
+        files.push(entry.path());
+    }
+    files.sort();
+    Ok(files
+        .into_iter()
+        .map(|file| {
+            let manifest = match Manifest::read(&file) {
+                Ok(Some(m)) => Ok(m),
+                Ok(None) => Err(Error::NotFound {
+                    run_id: file
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    path: file.clone(),
+                }),
+                Err(e) => Err(e),
+            };
+            ManifestFile { file, manifest }
+        })
+        .collect())
+}
+
+/// What the manifests of an artifacts directory say about one checkout path.
+#[derive(Debug, Default)]
+pub struct Ownership {
+    /// Manifests, not `removed`, whose path resolves to the checkout: ownership evidence.
+    pub owners: Vec<Manifest>,
+    /// `removed` manifests naming the checkout: only for answering "already removed".
+    pub removed: Vec<Manifest>,
+    /// Manifests whose path could not be resolved for a reason other than absence: the
+    /// question cannot be decided from them, so cleanup must not proceed on a guess.
+    pub undecidable: Vec<(PathBuf, String)>,
+    /// Files that are not manifests; no evidence of anything, listed for reporting.
+    pub ignored: Vec<(PathBuf, String)>,
+}
+
+/// Which manifests of `artifacts` claim the checkout at `checkout` (compared by real path).
+///
+/// A `removed` manifest is never an owner, whatever its path: a checkout re-created at the
+/// same place later is not owned by it. A manifest whose path no longer exists does not match
+/// (it cannot name a checkout that exists), except that `removed` manifests are also matched
+/// by their recorded path so a repeated removal can answer "already removed".
+pub fn ownership_of(artifacts: &Artifacts, checkout: &Path) -> Result<Ownership, herd_core::Error> {
+    let canonical = std::fs::canonicalize(checkout).ok();
+    let mut out = Ownership::default();
+    for ManifestFile { file, manifest } in read_all(artifacts)? {
+        let manifest = match manifest {
+            Ok(m) => m,
+            Err(e) => {
+                out.ignored.push((file, e.to_string()));
+                continue;
+            }
+        };
+        let Some(path) = manifest.path.clone() else {
+            continue;
+        };
+        if manifest.state == State::Removed {
+            let same = path == checkout
+                || canonical
+                    .as_deref()
+                    .is_some_and(|c| std::fs::canonicalize(&path).ok().as_deref() == Some(c));
+            if same {
+                out.removed.push(manifest);
+            }
+            continue;
+        }
+        match std::fs::canonicalize(&path) {
+            Ok(real) => {
+                if canonical.as_deref() == Some(real.as_path()) {
+                    out.owners.push(manifest);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => out
+                .undecidable
+                .push((file, format!("cannot resolve {}: {e}", path.display()))),
+        }
+    }
+    Ok(out)
+}

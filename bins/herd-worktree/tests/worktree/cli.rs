@@ -1,0 +1,285 @@
+//! The binary: each subcommand's `--json` shape, human output and exit codes.
+
+use crate::{World, entries, fake_git, path_with};
+
+#[test]
+fn create_show_inspect_round_trip() {
+    let w = World::new();
+    let repo = w.sb.repo("repo");
+    let head = w.sb.head(&repo);
+    let repo_s = repo.to_str().unwrap();
+
+    let run = w.run(
+        &[
+            "create",
+            "--cwd",
+            repo_s,
+            "--branch",
+            "feat/cli",
+            "--run-id",
+            "r1",
+            "--surface",
+            "git",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let doc = run.json();
+    let path = w.managed_root().join("repo/feat-cli");
+    assert_eq!(doc["run_id"], "r1");
+    assert_eq!(doc["state"], "provisioned");
+    assert_eq!(doc["path"], path.to_str().unwrap());
+    assert_eq!(doc["branch"], "feat/cli");
+    assert_eq!(doc["base_sha"], head.as_str());
+    assert_eq!(doc["base_ref"], "HEAD");
+    assert_eq!(doc["surface"], "git");
+    assert_eq!(doc["workspace_id"], serde_json::Value::Null);
+    let manifest_file = w.sb.path().join("artifacts/worktree-runs/r1.json");
+    assert_eq!(doc["manifest"], manifest_file.to_str().unwrap());
+
+    let run = w.run(&["show", "--run-id", "r1", "--json"], None);
+    assert_eq!(run.code, 0, "{run:?}");
+    let doc = run.json();
+    assert_eq!(doc["state"], "provisioned");
+    assert_eq!(doc["kind"], "worktree-run");
+    assert_eq!(doc["path"], path.to_str().unwrap());
+    let run = w.run(&["show", "--run-id", "r1"], None);
+    assert!(run.stdout.contains("State: provisioned"), "{run:?}");
+    assert!(run.stdout.contains("Branch: feat/cli"), "{run:?}");
+
+    w.sb.write(&path, "new.txt", "n\n");
+    let run = w.run(
+        &[
+            "inspect",
+            "--path",
+            path.to_str().unwrap(),
+            "--base",
+            &head,
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let doc = run.json();
+    assert_eq!(doc["state"], "dirty");
+    assert_eq!(doc["branch"], "feat/cli");
+    assert_eq!(doc["head_sha"], head.as_str());
+    assert_eq!(doc["commits_ahead"], 0);
+    assert_eq!(doc["changed_files"], serde_json::json!(["new.txt"]));
+    assert_eq!(doc["untracked_files"], serde_json::json!(["new.txt"]));
+    let run = w.run(
+        &["inspect", "--path", path.to_str().unwrap(), "--base", &head],
+        None,
+    );
+    assert_eq!(run.code, 0);
+    assert!(
+        run.stdout.contains("State: dirty · 0 commits ahead"),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("Untracked: new.txt"), "{run:?}");
+}
+
+#[test]
+fn create_refusals_exit_2_and_leave_nothing() {
+    let w = World::new();
+    let repo = w.sb.repo("repo");
+    w.sb.git(&repo, &["branch", "taken"]);
+    let run = w.run(
+        &[
+            "create",
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--branch",
+            "taken",
+            "--run-id",
+            "r1",
+            "--surface",
+            "git",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    let doc = run.json();
+    assert_eq!(doc["error"]["code"], "invalid_request");
+    assert_eq!(doc["error"]["field"], "branch");
+    assert!(entries(&w.sb.path().join("artifacts")).is_empty());
+    assert!(!w.managed_root().exists());
+
+    let run = w.run(
+        &[
+            "create",
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--branch",
+            "ok",
+            "--run-id",
+            "r1",
+            "--surface",
+            "nope",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+}
+
+#[test]
+fn show_fails_closed() {
+    let w = World::new();
+    let run = w.run(&["show", "--run-id", "absent", "--json"], None);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.json()["error"]["code"], "not_found");
+    let dir = w.sb.path().join("artifacts/worktree-runs");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("fake.json"),
+        r#"{"version":1,"kind":"worktree-run","owner":"x","state":"running","id":"fake"}"#,
+    )
+    .unwrap();
+    let run = w.run(&["show", "--run-id", "fake", "--json"], None);
+    assert_eq!(run.code, 2, "{run:?}");
+    let doc = run.json();
+    assert_eq!(doc["error"]["field"], "owner");
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a worktree manifest"),
+        "{doc}"
+    );
+}
+
+#[test]
+fn inspect_unknown_exits_4_and_bad_base_exits_2() {
+    let w = World::new();
+    let repo = w.sb.repo("repo");
+    let head = w.sb.head(&repo);
+    let run = w.run(
+        &[
+            "inspect",
+            "--path",
+            w.sb.path().join("gone").to_str().unwrap(),
+            "--base",
+            &head,
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 4, "{run:?}");
+    let doc = run.json();
+    assert_eq!(doc["state"], "unknown");
+    assert_eq!(doc["changed_files"], serde_json::Value::Null);
+    assert!(doc["warning"].is_string());
+    let run = w.run(
+        &[
+            "inspect",
+            "--path",
+            repo.to_str().unwrap(),
+            "--base",
+            "HEAD~1",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.json()["error"]["field"], "base");
+    // A git that answers garbage, found first on PATH.
+    let fakebin = w.sb.path().join("fakebin");
+    fake_git(&fakebin, "echo 'fatal: broken' >&2; exit 128");
+    let run = w.run(
+        &["inspect", "--path", repo.to_str().unwrap(), "--base", &head],
+        Some(&path_with(&fakebin)),
+    );
+    assert_eq!(run.code, 4, "{run:?}");
+    assert!(run.stdout.contains("State: inspection unknown"), "{run:?}");
+    assert!(run.stdout.contains("Git inspection warning: "), "{run:?}");
+    assert!(run.stdout.contains("fatal: broken"), "{run:?}");
+}
+
+#[test]
+fn a_git_that_hangs_gives_unknown_within_the_handoff_budget() {
+    let w = World::new();
+    let repo = w.sb.repo("repo");
+    let head = w.sb.head(&repo);
+    let fakebin = w.sb.path().join("fakebin");
+    fake_git(&fakebin, "exec sleep 600");
+    let run = w.run(
+        &[
+            "inspect",
+            "--path",
+            repo.to_str().unwrap(),
+            "--base",
+            &head,
+            "--json",
+        ],
+        Some(&path_with(&fakebin)),
+    );
+    assert_eq!(run.code, 4, "{run:?}");
+    let doc = run.json();
+    assert_eq!(doc["state"], "unknown");
+    assert!(
+        doc["warning"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 15s"),
+        "{doc}"
+    );
+}
+
+#[test]
+fn list_labels_detached_entries() {
+    let w = World::new();
+    let repo = w.sb.repo("repo");
+    let a = w.sb.path().join("wt-a");
+    let d = w.sb.path().join("wt-d");
+    w.sb.git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            "-b",
+            "feat/a",
+            a.to_str().unwrap(),
+        ],
+    );
+    w.sb.git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            "--detach",
+            d.to_str().unwrap(),
+        ],
+    );
+    let run = w.run(&["list", "--cwd", a.to_str().unwrap(), "--json"], None);
+    assert_eq!(run.code, 0, "{run:?}");
+    let doc = run.json();
+    assert_eq!(doc["repository"], repo.to_str().unwrap());
+    let rows = doc["worktrees"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0]["principal"], true);
+    assert_eq!(rows[0]["branch"], "main");
+    assert_eq!(rows[1]["branch"], "feat/a");
+    assert_eq!(rows[2]["branch"], serde_json::Value::Null);
+    assert_eq!(rows[2]["label"], "(detached HEAD)");
+    assert_eq!(rows[2]["detached"], true);
+    let run = w.run(&["list", "--cwd", repo.to_str().unwrap()], None);
+    assert_eq!(run.code, 0);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            format!("{}  main", repo.display()),
+            format!("{}  feat/a", a.display()),
+            format!("{}  (detached HEAD)", d.display()),
+        ]
+    );
+    let plain = w.sb.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let run = w.run(&["list", "--cwd", plain.to_str().unwrap(), "--json"], None);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.json()["error"]["field"], "cwd");
+}

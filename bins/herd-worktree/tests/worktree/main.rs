@@ -1,0 +1,132 @@
+//! herd-worktree against real git repositories and the real binary.
+
+mod cli;
+mod create;
+mod handoff;
+mod manifest;
+
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use std::time::Duration;
+
+use herd_core::layout::Artifacts;
+use herd_core::subprocess::{self, Command};
+use herd_git::testkit::Sandbox;
+
+/// A sandbox with an artifacts directory and a managed root inside it.
+pub struct World {
+    pub sb: Sandbox,
+}
+
+impl World {
+    pub fn new() -> World {
+        World { sb: Sandbox::new() }
+    }
+
+    pub fn artifacts(&self) -> Artifacts {
+        Artifacts::new(self.sb.path().join("artifacts"))
+    }
+
+    pub fn managed_root(&self) -> PathBuf {
+        self.sb.path().join("managed")
+    }
+
+    pub fn create_env(&self) -> herd_worktree::create::CreateEnv {
+        herd_worktree::create::CreateEnv {
+            git: self.sb.git_handle(),
+            managed_root: self.managed_root(),
+        }
+    }
+
+    /// Runs the herd-worktree binary with the sandbox environment (nothing else inherited but
+    /// `PATH`, which may be given instead).
+    pub fn run(&self, args: &[&str], path: Option<&OsString>) -> Run {
+        let path = path
+            .cloned()
+            .or_else(|| std::env::var_os("PATH"))
+            .unwrap_or_default();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_herd-worktree"), RUN_BUDGET)
+            .env_clear()
+            .env("PATH", path)
+            .env("HERD_WORKTREE_ROOT", self.managed_root())
+            .env("HERD_ARTIFACTS", self.sb.path().join("artifacts"))
+            .cwd(self.sb.path())
+            .args(args.iter().copied());
+        for (k, v) in self.sb.env() {
+            cmd = cmd.env(k, v);
+        }
+        let out = subprocess::run(&cmd).expect("herd-worktree runs");
+        assert!(
+            !out.timed_out,
+            "herd-worktree {args:?} ran out of its test budget"
+        );
+        Run {
+            code: out.code.unwrap_or(-1),
+            stdout: out.stdout.text().into_owned(),
+            stderr: out.stderr.text().into_owned(),
+        }
+    }
+}
+
+impl Default for World {
+    fn default() -> World {
+        World::new()
+    }
+}
+
+/// Generous: a run that hangs fails its test instead of the suite.
+const RUN_BUDGET: Duration = Duration::from_secs(120);
+
+/// What a run of the binary printed.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// The stdout as one JSON document.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {self:?}"))
+    }
+}
+
+/// Writes an executable `git` script into `dir` (a stand-in placed early on `PATH`).
+pub fn fake_git(dir: &Path, body: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("the fake bin directory can be created");
+    let path = dir.join("git");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("the fake git can be written");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        .expect("the fake git can be made executable");
+    path
+}
+
+/// `dir` prepended to the current `PATH`.
+pub fn path_with(dir: &Path) -> OsString {
+    let mut dirs = vec![dir.to_path_buf()];
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    std::env::join_paths(dirs).expect("the PATH can be joined")
+}
+
+/// The names of the entries of `dir`, sorted; empty when it does not exist.
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.map(|e| {
+                e.expect("a directory entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}

@@ -1,0 +1,277 @@
+//! The ownership manifest: format, merges, constants, states and ownership.
+
+use std::path::PathBuf;
+
+use herd_worktree::manifest::{self, Error, Manifest, NewManifest, State, ownership_of};
+use serde_json::json;
+
+use crate::World;
+
+fn new(run_id: &str, path: Option<PathBuf>) -> NewManifest {
+    NewManifest {
+        run_id: run_id.into(),
+        name: Some("fix parser".into()),
+        source_cwd: "/src/repo".into(),
+        branch: "fix/parser".into(),
+        base_ref: "HEAD".into(),
+        base_sha: "c8280f17ea3942d6f94e98c52c1013a7fbd7c052".into(),
+        path,
+        provision_cwd: Some("/src/repo".into()),
+        surface: Some("git".into()),
+    }
+}
+
+#[test]
+fn create_writes_the_compatible_format_once() {
+    let w = World::new();
+    let art = w.artifacts();
+    let m = Manifest::create(&art, new("r1", None)).unwrap();
+    assert_eq!(m.state, State::Provisioning);
+    let file = art.worktree_manifest("r1");
+    let text = std::fs::read_to_string(&file).unwrap();
+    // Two-space pretty JSON and a final newline, as pi-herdr-agents writes it.
+    assert!(text.starts_with("{\n  \""), "{text}");
+    assert!(text.ends_with("}\n"));
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(value["version"], 1);
+    assert_eq!(value["kind"], "worktree-run");
+    assert_eq!(value["owner"], "pi-herdr-subagents");
+    assert_eq!(value["state"], "provisioning");
+    assert_eq!(value["id"], "r1");
+    assert_eq!(value["sourceCwd"], "/src/repo");
+    assert_eq!(value["baseRef"], "HEAD");
+    assert_eq!(value["manifestFile"], file.to_str().unwrap());
+    assert!(value["createdAt"].as_u64().unwrap() > 0);
+    assert_eq!(value["createdAt"], value["updatedAt"]);
+    assert!(
+        value.get("headSha").is_none(),
+        "no handoff before one is captured"
+    );
+
+    let err = Manifest::create(&art, new("r1", None)).unwrap_err();
+    assert!(matches!(err, Error::Exists { .. }), "{err}");
+    assert_eq!(herd_core::Error::from(err).exit_code(), 2);
+    assert!(matches!(
+        Manifest::create(&art, new("../x", None)),
+        Err(Error::RunId(_))
+    ));
+}
+
+#[test]
+fn updates_merge_and_keep_unknown_fields() {
+    let w = World::new();
+    let art = w.artifacts();
+    Manifest::create(&art, new("r1", None)).unwrap();
+    let file = art.worktree_manifest("r1");
+    // Another implementation added fields this build does not know.
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    value["futureField"] = json!({"nested": [1, 2]});
+    value["sessionFile"] = json!("/s/child.jsonl");
+    std::fs::write(&file, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+
+    let m = Manifest::update(&art, "r1", |m| {
+        m.state = State::Provisioned;
+        m.path = Some("/wt/repo/fix-parser".into());
+        m.workspace_id = Some("w4".into());
+    })
+    .unwrap();
+    assert_eq!(m.session_file, Some(PathBuf::from("/s/child.jsonl")));
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(value["futureField"], json!({"nested": [1, 2]}));
+    assert_eq!(value["state"], "provisioned");
+    assert_eq!(value["workspaceId"], "w4");
+    assert_eq!(value["branch"], "fix/parser", "untouched fields stay");
+
+    let mut patch = serde_json::Map::new();
+    patch.insert("state".into(), json!("running"));
+    patch.insert("kind".into(), json!("hijack"));
+    patch.insert("id".into(), json!("other"));
+    patch.insert("handoffMessage".into(), json!("hi"));
+    let m = Manifest::merge(&art, "r1", patch).unwrap();
+    assert_eq!(m.state, State::Running);
+    assert_eq!(m.id, "r1");
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        value["kind"], "worktree-run",
+        "constants are stamped on every write"
+    );
+    assert_eq!(value["handoffMessage"], "hi");
+    assert_eq!(value["futureField"], json!({"nested": [1, 2]}));
+    // No temporary files are left beside it.
+    assert_eq!(crate::entries(&art.worktree_runs_dir()), ["r1.json"]);
+}
+
+#[test]
+fn states_move_only_forward_and_removed_is_final() {
+    use State::*;
+    let allowed = [
+        (Provisioning, Provisioned),
+        (Provisioning, Failed),
+        (Provisioned, Running),
+        (Running, ReadyForReview),
+        (Running, NeedsHelp),
+        (Running, Failed),
+        (Running, Cancelled),
+        (ReadyForReview, Removed),
+        (Failed, Removed),
+        (Running, Running),
+    ];
+    for (from, to) in allowed {
+        assert!(from.can_become(to), "{from} -> {to}");
+    }
+    let refused = [
+        (Provisioning, Running),
+        (Provisioned, ReadyForReview),
+        (ReadyForReview, Running),
+        (NeedsHelp, ReadyForReview),
+        (Cancelled, Failed),
+        (Removed, Provisioned),
+        (Removed, Failed),
+    ];
+    for (from, to) in refused {
+        assert!(!from.can_become(to), "{from} -> {to}");
+    }
+    assert!(Removed.can_become(Removed));
+
+    let w = World::new();
+    let art = w.artifacts();
+    Manifest::create(&art, new("r1", None)).unwrap();
+    let err = Manifest::update(&art, "r1", |m| m.state = ReadyForReview).unwrap_err();
+    assert!(matches!(err, Error::Transition { .. }), "{err}");
+    assert_eq!(err.field(), Some("state"));
+    // The refused update changed nothing.
+    assert_eq!(Manifest::load(&art, "r1").unwrap().state, Provisioning);
+}
+
+#[test]
+fn a_file_whose_constants_differ_is_not_a_manifest() {
+    let w = World::new();
+    let art = w.artifacts();
+    Manifest::create(&art, new("r1", None)).unwrap();
+    let file = art.worktree_manifest("r1");
+    let original: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    for (key, bad, field) in [
+        ("version", json!("1"), "version"),
+        ("kind", json!("run"), "kind"),
+        ("owner", json!("someone-else"), "owner"),
+        ("owner", serde_json::Value::Null, "owner"),
+    ] {
+        let mut value = original.clone();
+        value[key] = bad;
+        std::fs::write(&file, value.to_string()).unwrap();
+        let err = Manifest::load(&art, "r1").unwrap_err();
+        assert!(matches!(err, Error::NotAManifest { .. }), "{key}: {err}");
+        assert_eq!(err.field(), Some(field));
+        // And nothing merges into it.
+        assert!(Manifest::update(&art, "r1", |m| m.state = State::Failed).is_err());
+    }
+    let mut value = original.clone();
+    value["version"] = json!(2);
+    std::fs::write(&file, value.to_string()).unwrap();
+    assert!(matches!(
+        Manifest::load(&art, "r1"),
+        Err(Error::NewerVersion { found: 2, .. })
+    ));
+    for junk in ["", "[]", "{", "null"] {
+        std::fs::write(&file, junk).unwrap();
+        assert!(matches!(
+            Manifest::load(&art, "r1"),
+            Err(Error::NotAManifest { .. })
+        ));
+    }
+    let mut value = original.clone();
+    value["state"] = json!("exploded");
+    std::fs::write(&file, value.to_string()).unwrap();
+    assert!(matches!(
+        Manifest::load(&art, "r1"),
+        Err(Error::Malformed { .. })
+    ));
+    let mut value = original;
+    value["id"] = json!("r2");
+    std::fs::write(&file, value.to_string()).unwrap();
+    assert!(matches!(
+        Manifest::load(&art, "r1"),
+        Err(Error::WrongRun { .. })
+    ));
+    assert!(matches!(
+        Manifest::load(&art, "missing"),
+        Err(Error::NotFound { .. })
+    ));
+}
+
+#[test]
+fn handoff_fields_distinguish_absent_from_unknown() {
+    let w = World::new();
+    let art = w.artifacts();
+    Manifest::create(&art, new("r1", None)).unwrap();
+    let unknown = herd_worktree::handoff::Handoff::unknown(
+        std::path::Path::new("/wt"),
+        "c8280f17ea3942d6f94e98c52c1013a7fbd7c052",
+        "git status timed out after 15s",
+    );
+    Manifest::update(&art, "r1", |m| m.set_handoff(&unknown)).unwrap();
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(art.worktree_manifest("r1")).unwrap())
+            .unwrap();
+    for key in [
+        "headSha",
+        "commitsAhead",
+        "clean",
+        "conflicted",
+        "changedFiles",
+        "untrackedFiles",
+    ] {
+        assert_eq!(value[key], serde_json::Value::Null, "{key}");
+        assert!(value.get(key).is_some(), "{key} is written as null");
+    }
+    assert_eq!(value["gitError"], "git status timed out after 15s");
+    let m = Manifest::load(&art, "r1").unwrap();
+    assert_eq!(m.head_sha, Some(None));
+    assert_eq!(m.clean, Some(None));
+}
+
+#[test]
+fn removed_manifests_are_never_ownership_evidence() {
+    let w = World::new();
+    let art = w.artifacts();
+    let checkout = w.sb.path().join("managed/repo/feat-x");
+    std::fs::create_dir_all(&checkout).unwrap();
+
+    Manifest::create(&art, new("old", Some(checkout.clone()))).unwrap();
+    Manifest::update(&art, "old", |m| {
+        m.state = State::Removed;
+        m.workspace_removed_at = Some(1);
+    })
+    .unwrap();
+    // The checkout was re-created at the same path by someone else.
+    let own = ownership_of(&art, &checkout).unwrap();
+    assert!(own.owners.is_empty());
+    assert_eq!(own.removed.len(), 1);
+
+    // A live manifest of the same path is evidence, compared by real path.
+    Manifest::create(&art, new("live", Some(checkout.join("..").join("feat-x")))).unwrap();
+    // A manifest of an absent path and a non-manifest file are no evidence.
+    Manifest::create(&art, new("gone", Some(w.sb.path().join("nowhere")))).unwrap();
+    std::fs::write(art.worktree_manifest("junk"), "{\"version\":1}").unwrap();
+    let own = ownership_of(&art, &checkout).unwrap();
+    assert_eq!(
+        own.owners.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(),
+        ["live"]
+    );
+    assert_eq!(own.removed.len(), 1);
+    assert_eq!(own.ignored.len(), 1);
+    assert!(own.undecidable.is_empty());
+
+    // After the checkout is gone, the removed manifest still answers "already removed".
+    std::fs::remove_dir(&checkout).unwrap();
+    let own = ownership_of(&art, &checkout).unwrap();
+    assert!(own.owners.is_empty());
+    assert_eq!(own.removed.len(), 1);
+
+    let all = manifest::read_all(&art).unwrap();
+    assert_eq!(all.len(), 4);
+}
