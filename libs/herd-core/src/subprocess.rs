@@ -1345,6 +1345,23 @@ pub fn sibling_binary(name: &str) -> PathBuf {
     )
 }
 
+/// Replaces the current process with `argv[0]` run with the rest of `argv`, looked up on `PATH`
+/// when it has no slash. The environment, working directory and open descriptors are kept.
+///
+/// This starts nothing new, so no budget applies: the process stays the same process, with the
+/// same PID and start time. That is the point of `herd-launch exec`, which records its own
+/// identity and then becomes the runner. Returns only when the exec failed, with the reason.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "exec replaces this process image; nothing is spawned, so no budget or group applies"
+)]
+pub fn exec_replace(argv: &[OsString]) -> io::Error {
+    let Some((program, args)) = argv.split_first() else {
+        return io::Error::new(io::ErrorKind::InvalidInput, "no program to exec");
+    };
+    std::process::Command::new(program).args(args).exec()
+}
+
 fn sibling_in(name: &str, bin_dir: Option<OsString>, exe: Option<PathBuf>) -> PathBuf {
     if let Some(dir) = bin_dir.filter(|dir| !dir.is_empty()) {
         return PathBuf::from(dir).join(name);
