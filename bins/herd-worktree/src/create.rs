@@ -21,6 +21,7 @@ use herd_core::layout::{Artifacts, validate_run_id};
 use herd_core::{Error, ErrorCode};
 use herd_git::refname::{branch_dir_name, check_branch_name};
 use herd_git::{Deadline, Git, budget};
+use herd_herdr::{Herdr, Recovery, Source, WorktreeCreate, WorktreeCreated};
 
 use crate::manifest::{Manifest, NewManifest, State};
 
@@ -63,20 +64,26 @@ pub struct CreateRequest {
 #[derive(Debug, Clone)]
 pub struct CreateEnv {
     pub git: Git,
+    /// The Herdr client of the herdr surface (its budget is set per call).
+    pub herdr: Herdr,
     /// The directory the checkouts live under, as `<root>/<repo>/<branch dir>`.
     pub managed_root: PathBuf,
 }
 
 impl CreateEnv {
-    /// Git from `$HERD_GIT_BIN`/`PATH`, the root from `$HERD_WORKTREE_ROOT`, else
-    /// `~/.herdr/worktrees`.
+    /// Git from `$HERD_GIT_BIN`/`PATH`, Herdr from `$HERD_HERDR_BIN`/`PATH`, the root from
+    /// `$HERD_WORKTREE_ROOT`, else `~/.herdr/worktrees`.
     pub fn from_env() -> Result<CreateEnv, Error> {
         Ok(CreateEnv {
             git: Git::from_env(),
+            herdr: Herdr::from_env(),
             managed_root: managed_root()?,
         })
     }
 }
+
+/// Worktree acquisition, including Herdr's workspace and pane (seed 003).
+pub const ACQUISITION_BUDGET: std::time::Duration = budget::ACQUISITION;
 
 /// The managed root: `$HERD_WORKTREE_ROOT`, else `$HOME/.herdr/worktrees`.
 pub fn managed_root() -> Result<PathBuf, Error> {
@@ -162,12 +169,10 @@ impl Created {
     }
 }
 
-/// The surface `--surface` defaults to: Herdr when `HERDR_ENV=1` and `herdr` is found, else git.
+/// The surface `--surface` defaults to: Herdr when `HERDR_ENV=1` and `herdr` is found
+/// (`$HERD_HERDR_BIN`, else on `PATH`; DESIGN §3), else git.
 pub fn default_surface() -> Surface {
-    let herdr_env = std::env::var_os("HERDR_ENV");
-    let on_path = std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("herdr").is_file()));
-    if herdr_env.as_deref() == Some(std::ffi::OsStr::new("1")) && on_path {
+    if herd_herdr::available() {
         Surface::Herdr
     } else {
         Surface::Git
@@ -212,13 +217,7 @@ pub fn create(
     let manifest_file = artifacts.worktree_manifest(&req.run_id);
     let Acquisition { found, error } = match req.surface {
         Surface::Git => acquire_with_git(&plan, env),
-        Surface::Herdr => Acquisition::failed(
-            Error::new(
-                ErrorCode::Unavailable,
-                "the herdr surface is not available in this build",
-            ),
-            Acquired::default(),
-        ),
+        Surface::Herdr => acquire_with_herdr(&plan, req, &env.herdr),
     };
     match error {
         None => {
@@ -475,5 +474,108 @@ fn acquire_with_git(plan: &Plan, env: &CreateEnv) -> Acquisition {
             }
             Acquisition::failed(error, recovered)
         }
+    }
+}
+
+/// `herdr worktree create --cwd <principal> --branch B --base <sha> --path P [--label L]
+/// --no-focus`, completed through `worktree list` and `pane list` when the reply lacks parts
+/// or may have been cut off. What cannot be completed is uncertain: Herdr may hold a checkout
+/// and workspace nobody has identified, so the manifest keeps every part that was seen.
+fn acquire_with_herdr(plan: &Plan, req: &CreateRequest, herdr: &Herdr) -> Acquisition {
+    let source = Source::Cwd(plan.principal.clone());
+    let params = WorktreeCreate {
+        source: source.clone(),
+        branch: plan.branch.clone(),
+        base: Some(plan.base_sha.clone()),
+        path: Some(plan.path.clone()),
+        label: req.label.clone(),
+        no_focus: true,
+    };
+    let acquirer = herdr.with_budget(ACQUISITION_BUDGET);
+    match acquirer.worktree_create(&params) {
+        Ok(created) => match created.complete() {
+            Some(tree) => {
+                let mut found = Acquired {
+                    path: Some(tree.path.clone()),
+                    workspace_id: Some(tree.workspace_id),
+                    pane_id: Some(tree.pane_id),
+                    tab_id: Some(tree.tab_id),
+                    diagnostics: Vec::new(),
+                };
+                if tree.path != plan.path {
+                    found.diagnostics.push(format!(
+                        "herdr placed the checkout at {}, not {}",
+                        tree.path.display(),
+                        plan.path.display()
+                    ));
+                }
+                Acquisition::ok(found)
+            }
+            None => {
+                let why = format!(
+                    "herdr worktree create replied without {}",
+                    created.missing().join(", ")
+                );
+                recover_from_herdr(herdr, &source, plan, &created, why)
+            }
+        },
+        Err(err) if err.effect_possible() => {
+            let why = err.to_string();
+            recover_from_herdr(herdr, &source, plan, &WorktreeCreated::default(), why)
+        }
+        // A definite refusal: Herdr created nothing.
+        Err(err) => Acquisition::failed(Error::from(err), Acquired::default()),
+    }
+}
+
+/// Looks for what an incomplete or uncertain `worktree create` made, within the recovery
+/// budget (seed 003: 6 s in total).
+fn recover_from_herdr(
+    herdr: &Herdr,
+    source: &Source,
+    plan: &Plan,
+    partial: &WorktreeCreated,
+    why: String,
+) -> Acquisition {
+    let seen = Acquired {
+        path: partial.path.clone(),
+        workspace_id: partial.workspace_id.clone(),
+        pane_id: partial.pane_id.clone(),
+        tab_id: partial.tab_id.clone(),
+        diagnostics: vec![why.clone()],
+    };
+    let recovery = herdr
+        .with_budget(herd_herdr::budget::RECOVERY)
+        .recover_worktree(source, &plan.branch, partial);
+    let uncertain = |detail: String, seen: Acquired| {
+        Acquisition::failed(
+            Error::new(
+                ErrorCode::Uncertain,
+                format!(
+                    "{why}; recovery could not identify the worktree ({detail}); \
+                     herdr may hold a checkout at {} and a workspace for branch {}",
+                    plan.path.display(),
+                    plan.branch
+                ),
+            ),
+            seen,
+        )
+    };
+    match recovery {
+        Ok(Recovery::Found(tree)) => {
+            let mut diagnostics = seen.diagnostics;
+            diagnostics.push(
+                "recovered the workspace and pane through worktree list and pane list".into(),
+            );
+            Acquisition::ok(Acquired {
+                path: Some(tree.path),
+                workspace_id: Some(tree.workspace_id),
+                pane_id: Some(tree.pane_id),
+                tab_id: Some(tree.tab_id),
+                diagnostics,
+            })
+        }
+        Ok(Recovery::Inconclusive(detail)) => uncertain(detail, seen),
+        Err(err) => uncertain(err.to_string(), seen),
     }
 }

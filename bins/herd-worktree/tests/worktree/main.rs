@@ -3,6 +3,7 @@
 mod cli;
 mod create;
 mod handoff;
+mod herdr;
 mod manifest;
 
 use std::ffi::OsString;
@@ -36,6 +37,7 @@ impl World {
     pub fn create_env(&self) -> herd_worktree::create::CreateEnv {
         herd_worktree::create::CreateEnv {
             git: self.sb.git_handle(),
+            herdr: herd_herdr::Herdr::new("herdr-not-used-here"),
             managed_root: self.managed_root(),
         }
     }
@@ -43,18 +45,23 @@ impl World {
     /// Runs the herd-worktree binary with the sandbox environment (nothing else inherited but
     /// `PATH`, which may be given instead).
     pub fn run(&self, args: &[&str], path: Option<&OsString>) -> Run {
-        let path = path
-            .cloned()
-            .or_else(|| std::env::var_os("PATH"))
-            .unwrap_or_default();
+        let extra: Vec<(OsString, OsString)> = path
+            .map(|p| ("PATH".into(), p.clone()))
+            .into_iter()
+            .collect();
+        self.run_with_env(args, &extra)
+    }
+
+    /// Runs the binary like [`World::run`] with `extra` variables set last.
+    pub fn run_with_env(&self, args: &[&str], extra: &[(OsString, OsString)]) -> Run {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_herd-worktree"), RUN_BUDGET)
             .env_clear()
-            .env("PATH", path)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HERD_WORKTREE_ROOT", self.managed_root())
             .env("HERD_ARTIFACTS", self.sb.path().join("artifacts"))
             .cwd(self.sb.path())
             .args(args.iter().copied());
-        for (k, v) in self.sb.env() {
+        for (k, v) in self.sb.env().into_iter().chain(extra.iter().cloned()) {
             cmd = cmd.env(k, v);
         }
         let out = subprocess::run(&cmd).expect("herd-worktree runs");
