@@ -9,8 +9,8 @@
 //!   it runs out, the child's process group gets SIGTERM, then SIGKILL after the grace period
 //!   (default [`DEFAULT_GRACE`]), and [`Output::timed_out`] says so.
 //! - **The whole group goes.** The child leads a process group of its own. When the child
-//!   exits (or is stopped), whatever else is left in its group gets SIGTERM, the grace period,
-//!   then SIGKILL, and [`run`] returns only once no member of the group is running. The child
+//!   exits on its own, whatever else is left in its group gets the same SIGTERM, grace period
+//!   and SIGKILL, and [`run`] returns only once no member of the group is running. The child
 //!   itself is not reaped until the group has been dealt with, so the group ID cannot be reused
 //!   by an unrelated process while herd still signals it.
 //! - **Nothing reads without a bound.** stdout and stderr are drained concurrently, each into a
@@ -813,6 +813,9 @@ impl<T> Watch<T> {
     /// the group to die, then sends SIGKILL and waits up to [`KILL_WAIT`].
     fn stop_group(&mut self, grace: Duration) -> io::Result<()> {
         signal_group(self.pgid, libc::SIGTERM);
+        // A stopped process would only see SIGTERM once continued; continue it now so it can
+        // shut down cleanly within the grace period rather than be killed after it.
+        signal_group(self.pgid, libc::SIGCONT);
         if self.wait_gone(Instant::now() + grace, true)? {
             return Ok(());
         }
