@@ -1,0 +1,371 @@
+//! The Herdr surface: a pane of the Herdr terminal multiplexer per child, over `herd-herdr`.
+//!
+//! A launch asks Herdr for the caller's pane (`pane current`, since panes move and inherited ids
+//! go stale), splits it (`pane split --no-focus`), names the new pane (cosmetic, 1 s), waits until
+//! the pane's shell is ready (its foreground process group is the shell itself), and types
+//! `sh <script>` into it (`pane run`). Herdr's replies are parsed strictly by `herd-herdr`: an
+//! unexpected shape is an error naming the command, never a success.
+//!
+//! A failure before the script is typed rolls back: the new pane is closed and its absence
+//! confirmed with `pane get`; if that cannot be confirmed, or `pane run` itself did not answer,
+//! the pane is the owner of an uncertain launch. Herdr panes keep their shell after the script
+//! ends, so presence is the pane's; the runner's end is told by the sentinel and the sidecars.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use herd_herdr::{Direction, PaneState, ReadSource};
+
+use crate::{
+    ABSENCE_CONFIRMATION, Env, Error, Key, Launch, LaunchError, Listed, PLACEMENT_BUDGET, PaneRef,
+    Presence, READINESS_BUDGET, RENAME_BUDGET, REQUEST_BUDGET, Surface, SurfaceKind, Target,
+    shell_quote,
+};
+
+const SURFACE: &str = "herdr";
+
+/// The environment variable of the Herdr socket a client talks to.
+pub const SOCKET_ENV: &str = "HERDR_SOCKET_PATH";
+
+/// The step between two readiness probes.
+const READINESS_STEP: Duration = Duration::from_millis(100);
+
+/// A Herdr server reached through its CLI.
+#[derive(Debug, Clone)]
+pub struct Herdr {
+    client: herd_herdr::Herdr,
+    socket: Option<PathBuf>,
+}
+
+impl Herdr {
+    /// The Herdr of this environment (`$HERD_HERDR_BIN` or `herdr`, `$HERDR_SOCKET_PATH`).
+    pub fn from_env(env: Env<'_>) -> Herdr {
+        let program = env(herd_herdr::BIN_ENV)
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| "herdr".into());
+        let socket = env(SOCKET_ENV).filter(|s| !s.is_empty()).map(PathBuf::from);
+        let mut client = herd_herdr::Herdr::new(program);
+        if let Some(socket) = &socket {
+            client = client.with_env(SOCKET_ENV, socket);
+        }
+        Herdr { client, socket }
+    }
+
+    /// A surface over an existing client, talking to `socket`.
+    pub fn with_client(client: herd_herdr::Herdr, socket: Option<PathBuf>) -> Herdr {
+        Herdr { client, socket }
+    }
+
+    /// The Herdr a recorded pane lives in.
+    pub fn for_pane(pane: &PaneRef) -> Result<Herdr, herd_core::Error> {
+        let env = |key: &str| -> Option<String> {
+            if key == SOCKET_ENV {
+                return pane.socket.clone();
+            }
+            std::env::var(key).ok()
+        };
+        Ok(Herdr::from_env(&env))
+    }
+
+    /// A client whose call ends by `deadline` and takes at most `budget`.
+    fn client(&self, budget: Duration, deadline: Instant) -> Result<herd_herdr::Herdr, Error> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Error::Timeout {
+                command: "herdr".into(),
+                budget_ms: 0,
+            });
+        }
+        Ok(self.client.with_budget(budget.min(left)))
+    }
+
+    fn pane_id<'t>(&self, target: &'t Target) -> Result<&'t str, Error> {
+        match target {
+            Target::Pane(pane) => Ok(&pane.pane_id),
+            Target::Process(_) => Err(Error::WrongTarget(
+                "a process target is not a Herdr pane".into(),
+            )),
+        }
+    }
+
+    /// Waits until the pane's foreground process group is its shell.
+    fn wait_shell_ready(&self, pane: &str, deadline: Instant) -> Result<(), Error> {
+        let deadline = deadline.min(Instant::now() + READINESS_BUDGET);
+        let mut last;
+        loop {
+            match self
+                .client(REQUEST_BUDGET, deadline)?
+                .pane_process_info(pane)
+            {
+                Ok(info) if info.shell_pid.is_some() && info.foreground_pgid == info.shell_pid => {
+                    return Ok(());
+                }
+                Ok(info) => {
+                    last = format!(
+                        "foreground process group {:?} is not the shell {:?}",
+                        info.foreground_pgid, info.shell_pid
+                    );
+                }
+                Err(err) => last = err.to_string(),
+            }
+            if Instant::now() + READINESS_STEP >= deadline {
+                return Err(Error::Failed {
+                    command: "herdr pane process-info".into(),
+                    message: format!("the shell of pane {pane} was not ready in time: {last}"),
+                });
+            }
+            std::thread::sleep(READINESS_STEP);
+        }
+    }
+
+    /// Runs the script in a pane that already exists and is retained (a worktree's root pane):
+    /// nothing is rolled back, since herd never closes it.
+    fn launch_into(
+        &self,
+        root: &PaneRef,
+        launch: &Launch<'_>,
+        deadline: Instant,
+    ) -> Result<Target, LaunchError> {
+        let pane = PaneRef {
+            owned: false,
+            socket: root.socket.clone().or_else(|| {
+                self.socket
+                    .as_ref()
+                    .map(|s| s.to_string_lossy().into_owned())
+            }),
+            ..root.clone()
+        };
+        self.wait_shell_ready(&pane.pane_id, deadline)
+            .map_err(LaunchError::Definite)?;
+        let command = format!("sh {}", shell_quote(&launch.script.to_string_lossy()));
+        let client = self
+            .client(REQUEST_BUDGET, deadline)
+            .map_err(LaunchError::Definite)?;
+        match client.pane_run(&pane.pane_id, &command) {
+            Ok(()) => Ok(Target::Pane(pane)),
+            Err(err) if err.effect_possible() => Err(LaunchError::Uncertain {
+                error: herdr_error(err),
+                owner: Box::new(Target::Pane(pane)),
+            }),
+            Err(err) => Err(LaunchError::Definite(herdr_error(err))),
+        }
+    }
+
+    /// Closes a pane herd just created and confirms its absence.
+    fn roll_back(&self, pane: PaneRef, error: Error) -> LaunchError {
+        let deadline = Instant::now() + ABSENCE_CONFIRMATION;
+        let target = Target::Pane(pane);
+        match crate::close_confirmed(self, &target, deadline) {
+            crate::Closed::Confirmed => LaunchError::Definite(error),
+            crate::Closed::Unconfirmed(why) => LaunchError::Uncertain {
+                error: Error::Failed {
+                    command: "herdr pane close".into(),
+                    message: format!("{error}; rollback unconfirmed: {why}"),
+                },
+                owner: Box::new(target),
+            },
+        }
+    }
+}
+
+fn herdr_error(err: herd_herdr::Error) -> Error {
+    use herd_herdr::Error as H;
+    let command = format!("herdr {}", err.command());
+    match err {
+        H::Timeout {
+            budget,
+            mutating: true,
+            ..
+        } => Error::Timeout {
+            command,
+            budget_ms: budget.as_millis() as u64,
+        },
+        H::Timeout { budget, .. } => Error::Timeout {
+            command,
+            budget_ms: budget.as_millis() as u64,
+        },
+        H::Protocol { problem, .. } => Error::Malformed {
+            command,
+            detail: problem,
+        },
+        H::Unavailable { reason, .. } => Error::Unavailable {
+            surface: SURFACE,
+            reason: format!("{command}: {reason}"),
+        },
+        H::Usage { message, .. } => Error::Failed { command, message },
+        H::Remote { code, message, .. } => Error::Failed {
+            command,
+            message: format!("{code}: {message}"),
+        },
+    }
+}
+
+impl Surface for Herdr {
+    fn kind(&self) -> SurfaceKind {
+        SurfaceKind::Herdr
+    }
+
+    fn has_terminal(&self) -> bool {
+        true
+    }
+
+    fn socket(&self) -> Option<PathBuf> {
+        self.socket.clone()
+    }
+
+    fn script_prologue(&self, _name: &str) -> Vec<String> {
+        vec!["export PI_SUBAGENT_SURFACE=\"$HERDR_PANE_ID\"".to_owned()]
+    }
+
+    fn launch(&self, launch: &Launch<'_>, deadline: Instant) -> Result<Target, LaunchError> {
+        if let Some(root) = launch.into {
+            return self.launch_into(root, launch, deadline);
+        }
+        let placement = deadline.min(Instant::now() + PLACEMENT_BUDGET);
+        let client = self
+            .client(REQUEST_BUDGET, placement)
+            .map_err(LaunchError::Definite)?;
+        let anchor = client
+            .pane_current(None)
+            .map_err(|e| LaunchError::Definite(herdr_error(e)))?;
+        let client = self
+            .client(PLACEMENT_BUDGET, placement)
+            .map_err(LaunchError::Definite)?;
+        // The script enters the child's directory itself, so the split needs no --cwd.
+        let new = match client.pane_split(&anchor.pane_id, Direction::Right, None, &[], true) {
+            Ok(new) => new,
+            Err(err) if err.effect_possible() => {
+                return Err(LaunchError::Unowned(herdr_error(err)));
+            }
+            Err(err) => return Err(LaunchError::Definite(herdr_error(err))),
+        };
+        let pane = PaneRef {
+            pane_id: new.pane_id.clone(),
+            tab_id: new.tab_id.clone(),
+            workspace_id: Some(new.workspace_id.clone()),
+            owned: true,
+            socket: self
+                .socket
+                .as_ref()
+                .map(|s| s.to_string_lossy().into_owned()),
+            server_pid: None,
+        };
+        if let Ok(client) = self.client(RENAME_BUDGET, deadline) {
+            // Cosmetic: a failed rename changes nothing about the launch.
+            let _ = client.pane_rename(&pane.pane_id, launch.name);
+        }
+        if let Err(err) = self.wait_shell_ready(&pane.pane_id, deadline) {
+            return Err(self.roll_back(pane, err));
+        }
+        let command = format!("sh {}", shell_quote(&launch.script.to_string_lossy()));
+        let client = match self.client(REQUEST_BUDGET, deadline) {
+            Ok(client) => client,
+            Err(err) => return Err(self.roll_back(pane, err)),
+        };
+        match client.pane_run(&pane.pane_id, &command) {
+            Ok(()) => Ok(Target::Pane(pane)),
+            Err(err) if err.effect_possible() => Err(LaunchError::Uncertain {
+                error: herdr_error(err),
+                owner: Box::new(Target::Pane(pane)),
+            }),
+            Err(err) => Err(self.roll_back(pane, herdr_error(err))),
+        }
+    }
+
+    fn presence(&self, target: &Target, deadline: Instant) -> Result<Presence, Error> {
+        let pane = self.pane_id(target)?;
+        match self.client(REQUEST_BUDGET, deadline)?.pane_get(pane) {
+            PaneState::Present(_) => Ok(Presence::Running),
+            PaneState::Missing => Ok(Presence::Absent),
+            PaneState::Unavailable(err) => Err(herdr_error(err)),
+        }
+    }
+
+    fn list(&self, deadline: Instant) -> Result<Vec<Listed>, Error> {
+        let list = self
+            .client(REQUEST_BUDGET, deadline)?
+            .pane_list(None)
+            .map_err(herdr_error)?;
+        Ok(list
+            .panes
+            .into_iter()
+            .map(|p| Listed {
+                pane_id: p.pane_id,
+                presence: Presence::Running,
+            })
+            .collect())
+    }
+
+    fn read_tail(&self, target: &Target, lines: usize, deadline: Instant) -> Result<String, Error> {
+        let pane = self.pane_id(target)?;
+        let lines = u32::try_from(lines).unwrap_or(u32::MAX);
+        self.client(REQUEST_BUDGET, deadline)?
+            .pane_read(pane, ReadSource::Visible, Some(lines))
+            .map_err(|err| {
+                if err.is_pane_missing() {
+                    Error::NotFound {
+                        target: format!("herdr pane {pane}"),
+                    }
+                } else {
+                    herdr_error(err)
+                }
+            })
+    }
+
+    fn send_keys(&self, target: &Target, keys: &[Key], deadline: Instant) -> Result<(), Error> {
+        let pane = self.pane_id(target)?;
+        let mut names: Vec<&str> = Vec::new();
+        for key in keys {
+            names.push(match key {
+                Key::Escape => "Escape",
+                Key::Enter => "enter",
+                Key::Interrupt => "ctrl+c",
+                Key::Text(_) => {
+                    return Err(Error::Unsupported {
+                        surface: SURFACE,
+                        operation: "type literal text with send-keys".into(),
+                    });
+                }
+            });
+        }
+        if names.is_empty() {
+            return Ok(());
+        }
+        self.client(REQUEST_BUDGET, deadline)?
+            .pane_send_keys(pane, &names)
+            .map_err(|err| {
+                if err.is_pane_missing() {
+                    Error::NotFound {
+                        target: format!("herdr pane {pane}"),
+                    }
+                } else {
+                    herdr_error(err)
+                }
+            })
+    }
+
+    fn close(&self, target: &Target, deadline: Instant) -> Result<(), Error> {
+        let Target::Pane(pane) = target else {
+            return Err(Error::WrongTarget(
+                "a process target is not a Herdr pane".into(),
+            ));
+        };
+        if !pane.owned {
+            return Err(Error::Unsupported {
+                surface: SURFACE,
+                operation: format!("close pane {}, which herd did not create", pane.pane_id),
+            });
+        }
+        self.client(REQUEST_BUDGET, deadline)?
+            .pane_close(&pane.pane_id)
+            .map_err(|err| {
+                if err.is_pane_missing() {
+                    Error::NotFound {
+                        target: format!("herdr pane {}", pane.pane_id),
+                    }
+                } else {
+                    herdr_error(err)
+                }
+            })
+    }
+}

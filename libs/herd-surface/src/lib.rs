@@ -1,0 +1,451 @@
+//! Where a child runs (DESIGN §3): one [`Surface`] trait and three implementations.
+//!
+//! - [`herdr::Herdr`]: a pane of the Herdr terminal multiplexer, driven through `herd-herdr`.
+//! - [`tmux::Tmux`]: a pane of a tmux server (`split-window`/`new-window`, `capture-pane`,
+//!   `send-keys`, `kill-pane`, `list-panes`).
+//! - [`process::Process`]: no terminal; the launch script runs detached in its own session with
+//!   its output in `logs/<run-id>.{out,err}`.
+//!
+//! Every operation takes a deadline and answers within it. The answers keep apart what is known
+//! from what is not: a [`Presence`] of [`Presence::Absent`] is only ever the result of a
+//! per-target query that proved absence (a listing proves presence, never absence), and a launch
+//! that may have had an effect is a [`LaunchError::Uncertain`] or [`LaunchError::Unowned`],
+//! never a plain failure.
+//!
+//! A [`Target`] is what a run record stores ([`Target::to_pane_ref`], [`open`]), so any program can
+//! reach the child again from the files alone.
+
+pub mod herdr;
+pub mod process;
+pub mod tmux;
+
+mod call;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub use herd_core::run::{PaneRef, SurfaceKind};
+use herd_core::{ErrorCode, layout::Artifacts, run::RunRecord};
+
+/// The seed's budget for confirming that a closed pane is gone.
+pub const ABSENCE_CONFIRMATION: Duration = Duration::from_secs(5);
+/// The seed's budget for an ordinary request to a multiplexer.
+pub const REQUEST_BUDGET: Duration = Duration::from_secs(10);
+/// The seed's budget for placing a pane, queue wait included.
+pub const PLACEMENT_BUDGET: Duration = Duration::from_secs(30);
+/// The seed's budget for shell or Pi readiness.
+pub const READINESS_BUDGET: Duration = Duration::from_secs(10);
+/// The seed's budget for a cosmetic rename.
+pub const RENAME_BUDGET: Duration = Duration::from_secs(1);
+/// How many lines of a pane a sentinel scan reads.
+pub const SENTINEL_LINES: usize = 50;
+/// The cap on output captured from a multiplexer client, per stream.
+pub const OUTPUT_CAP: usize = 1024 * 1024;
+
+/// What a surface needs to start one child.
+#[derive(Debug, Clone)]
+pub struct Launch<'a> {
+    pub run_id: &'a str,
+    /// The display name (pane title, window name).
+    pub name: &'a str,
+    /// The child's working directory.
+    pub cwd: &'a Path,
+    /// The launch script; the surface runs `sh <script>`.
+    pub script: &'a Path,
+    /// The child's session file (the process surface finds the identity record beside it).
+    pub session_file: &'a Path,
+    /// An existing pane to run in instead of a new one: a managed worktree's root pane, which
+    /// is retained and never closed by herd (Herdr only).
+    pub into: Option<&'a PaneRef>,
+}
+
+/// A child on a surface, as every later operation addresses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A terminal pane (herdr, tmux).
+    Pane(PaneRef),
+    /// A detached launch script (process surface), found through the run's files.
+    Process(ProcessTarget),
+}
+
+/// The files of a child on the process surface.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessTarget {
+    pub run_id: String,
+    /// The runner's identity record (`<session>.process.json`, written by `herd-launch exec`).
+    pub identity: PathBuf,
+    /// The identity of the launch script's shell, the leader of the child's session
+    /// (`runs/<run-id>.leader.json`, written by herd-launch right after the spawn).
+    pub leader: PathBuf,
+    pub stdout: PathBuf,
+    pub stderr: PathBuf,
+    /// The runner's exit status, written by the launch script (`runs/<run-id>.runner-exit.json`).
+    pub exit_status: PathBuf,
+}
+
+impl ProcessTarget {
+    /// The files of `run_id` in `artifacts`, with the identity record beside `session_file`.
+    pub fn new(artifacts: &Artifacts, run_id: &str, session_file: &Path) -> ProcessTarget {
+        ProcessTarget {
+            run_id: run_id.to_owned(),
+            identity: herd_core::layout::SessionFiles::new(session_file).process(),
+            leader: leader_record(artifacts, run_id),
+            stdout: artifacts.stdout_log(run_id),
+            stderr: artifacts.stderr_log(run_id),
+            exit_status: runner_exit_file(artifacts, run_id),
+        }
+    }
+}
+
+/// `runs/<run-id>.runner-exit.json`: `{"format_version":1,"exit_code":N}`, written by the launch
+/// script when the runner has exited, on every surface.
+pub fn runner_exit_file(artifacts: &Artifacts, run_id: &str) -> PathBuf {
+    artifacts.run_file(run_id, "runner-exit.json")
+}
+
+/// `runs/<run-id>.leader.json`: the identity of a process-surface launch script's shell.
+pub fn leader_record(artifacts: &Artifacts, run_id: &str) -> PathBuf {
+    artifacts.run_file(run_id, "leader.json")
+}
+
+/// Reads the exit code the launch script recorded; `None` while the runner has not exited.
+pub fn read_runner_exit(path: &Path) -> Option<i32> {
+    let value: serde_json::Value = herd_core::sidecar::read_json(path, 4096).ok()??;
+    if value.get("format_version")?.as_u64()? != 1 {
+        return None;
+    }
+    i32::try_from(value.get("exit_code")?.as_i64()?).ok()
+}
+
+impl Target {
+    /// The pane, when the child has one.
+    pub fn pane(&self) -> Option<&PaneRef> {
+        match self {
+            Target::Pane(pane) => Some(pane),
+            Target::Process(_) => None,
+        }
+    }
+
+    /// The pane reference a run record stores (`None` on the process surface).
+    pub fn to_pane_ref(&self) -> Option<PaneRef> {
+        self.pane().cloned()
+    }
+}
+
+/// Whether a child's place on its surface is still there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Presence {
+    /// The pane (or the detached script) is there and its command still runs; on Herdr, whose
+    /// panes keep their shell, simply that the pane is there.
+    Running,
+    /// The pane is still there but its command has exited, with the status when known (a tmux pane
+    /// kept after exit; a detached script that has finished, whose logs remain).
+    Exited { status: Option<i32> },
+    /// Proven absent by a query for this target.
+    Absent,
+}
+
+/// One row of a surface listing: proves presence only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    pub pane_id: String,
+    pub presence: Presence,
+}
+
+/// A key sent to a child.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Key {
+    /// Interrupts an agent's turn.
+    Escape,
+    Enter,
+    /// Ctrl+C (on the process surface: SIGINT to the verified identity).
+    Interrupt,
+    /// Literal text, typed as is.
+    Text(String),
+}
+
+/// The errors of surface operations.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The surface cannot be used at all (no server, no binary); nothing happened.
+    #[error("{surface} is not available: {reason}")]
+    Unavailable {
+        surface: &'static str,
+        reason: String,
+    },
+    /// A command answered with a failure; it had no effect.
+    #[error("`{command}` failed: {message}")]
+    Failed { command: String, message: String },
+    /// A command did not answer within its budget; it may still have had its effect.
+    #[error("`{command}` did not answer within {budget_ms} ms")]
+    Timeout { command: String, budget_ms: u64 },
+    /// A command answered, but not in the expected shape; treated as uncertain, never success.
+    #[error("`{command}` gave an unexpected reply: {detail}")]
+    Malformed { command: String, detail: String },
+    /// The target is not on the surface.
+    #[error("{target} is not there")]
+    NotFound { target: String },
+    /// The surface cannot do this (e.g. Escape to a process without a terminal).
+    #[error("the {surface} surface cannot {operation}")]
+    Unsupported {
+        surface: &'static str,
+        operation: String,
+    },
+    /// The target belongs to another surface or another server.
+    #[error("{0}")]
+    WrongTarget(String),
+    /// A file of the child could not be read or the identity could not be judged.
+    #[error("{0}")]
+    Io(String),
+}
+
+impl Error {
+    /// Whether the operation may have had its effect although it did not report success.
+    pub fn is_uncertain(&self) -> bool {
+        matches!(self, Error::Timeout { .. } | Error::Malformed { .. })
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::Unavailable { .. } | Error::Failed { .. } | Error::Io(_) => {
+                ErrorCode::Unavailable
+            }
+            Error::Timeout { .. } => ErrorCode::Timeout,
+            Error::Malformed { .. } => ErrorCode::Uncertain,
+            Error::NotFound { .. } => ErrorCode::NotFound,
+            Error::Unsupported { .. } | Error::WrongTarget(_) => ErrorCode::InvalidRequest,
+        }
+    }
+}
+
+impl From<Error> for herd_core::Error {
+    fn from(err: Error) -> herd_core::Error {
+        let field = matches!(err, Error::Unsupported { .. }).then_some("surface");
+        let mut out = herd_core::error::report(err.code(), &err);
+        out.field = field.map(str::to_owned);
+        out
+    }
+}
+
+/// Why a launch did not succeed, and what may exist because of it.
+#[derive(Debug)]
+pub enum LaunchError {
+    /// Nothing of the child exists: it was never created, or it was rolled back and its absence
+    /// confirmed. A model fallback may follow.
+    Definite(Error),
+    /// An owner exists and the dispatch (or the rollback) is uncertain: keep it supervised until
+    /// its end is confirmed; never fall back to another model.
+    Uncertain { error: Error, owner: Box<Target> },
+    /// A resource may have been created, but no owner was identified.
+    Unowned(Error),
+}
+
+impl LaunchError {
+    pub fn error(&self) -> &Error {
+        match self {
+            LaunchError::Definite(e) | LaunchError::Unowned(e) => e,
+            LaunchError::Uncertain { error, .. } => error,
+        }
+    }
+}
+
+/// The operations every surface offers.
+pub trait Surface {
+    fn kind(&self) -> SurfaceKind;
+
+    /// Whether the child gets a terminal (Pi runs interactively) or not (Pi runs in print mode).
+    fn has_terminal(&self) -> bool;
+
+    /// Shell lines the launch script runs first on this surface: keeping the pane after exit,
+    /// its title, and `PI_SUBAGENT_SURFACE` (the pane id, known only inside the pane).
+    fn script_prologue(&self, name: &str) -> Vec<String>;
+
+    /// The socket this surface talks to, recorded so other programs reach the same server.
+    fn socket(&self) -> Option<PathBuf> {
+        None
+    }
+
+    /// Places the child and starts `sh <script>` in it.
+    ///
+    /// On a definite failure after placement the surface rolls back (closes what it created and
+    /// confirms its absence) before answering [`LaunchError::Definite`].
+    fn launch(&self, launch: &Launch<'_>, deadline: Instant) -> Result<Target, LaunchError>;
+
+    /// Queries one target. This is the only proof of absence.
+    fn presence(&self, target: &Target, deadline: Instant) -> Result<Presence, Error>;
+
+    /// Lists every pane of the surface in one call; proves presence only.
+    fn list(&self, deadline: Instant) -> Result<Vec<Listed>, Error>;
+
+    /// Reads the last `lines` lines of what the child shows (pane screen and scrollback, or the
+    /// tail of the output logs).
+    fn read_tail(&self, target: &Target, lines: usize, deadline: Instant) -> Result<String, Error>;
+
+    /// Sends keys to the child.
+    fn send_keys(&self, target: &Target, keys: &[Key], deadline: Instant) -> Result<(), Error>;
+
+    /// Closes the pane, or terminates the process surface's verified identity. Returns once the
+    /// request is made; [`close_confirmed`] also waits for proof of absence.
+    fn close(&self, target: &Target, deadline: Instant) -> Result<(), Error>;
+}
+
+/// How [`close_confirmed`] ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Closed {
+    /// The target is proven absent (or, on the process surface, its identities have exited).
+    Confirmed,
+    /// The close was requested but absence was not proven before the deadline.
+    Unconfirmed(String),
+}
+
+/// Closes `target` and polls [`Surface::presence`] until it is proven gone or `deadline` passes.
+pub fn close_confirmed(surface: &dyn Surface, target: &Target, deadline: Instant) -> Closed {
+    if let Err(err) = surface.close(target, deadline) {
+        if !matches!(err, Error::NotFound { .. }) {
+            // The close may still have happened (a timeout); only a presence query can tell.
+            if Instant::now() >= deadline {
+                return Closed::Unconfirmed(err.to_string());
+            }
+        }
+    }
+    let mut last;
+    loop {
+        match surface.presence(target, deadline) {
+            Ok(Presence::Absent) => return Closed::Confirmed,
+            Ok(Presence::Exited { .. }) if matches!(target, Target::Process(_)) => {
+                return Closed::Confirmed;
+            }
+            Ok(other) => last = format!("still present ({other:?})"),
+            Err(err) => last = err.to_string(),
+        }
+        if Instant::now() + Duration::from_millis(25) >= deadline {
+            return Closed::Unconfirmed(last);
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// Opens the surface a run record names and the target of its child.
+pub fn open(
+    record: &RunRecord,
+    artifacts: &Artifacts,
+) -> Result<(Box<dyn Surface>, Target), herd_core::Error> {
+    match record.surface {
+        SurfaceKind::Process => {
+            let target =
+                ProcessTarget::new(artifacts, &record.run_id, Path::new(&record.session_file));
+            Ok((
+                Box::new(process::Process::new(artifacts.clone())),
+                Target::Process(target),
+            ))
+        }
+        SurfaceKind::Tmux => {
+            let pane = record.pane.clone().ok_or_else(|| {
+                herd_core::Error::invalid(
+                    "pane",
+                    format!("run {} on tmux has no pane", record.run_id),
+                )
+            })?;
+            let socket = pane.socket.clone().ok_or_else(|| {
+                herd_core::Error::invalid(
+                    "pane.socket",
+                    format!("run {} has no tmux socket", record.run_id),
+                )
+            })?;
+            let surface =
+                tmux::Tmux::with_socket(tmux::find_program()?, PathBuf::from(socket), None);
+            Ok((Box::new(surface), Target::Pane(pane)))
+        }
+        SurfaceKind::Herdr => {
+            let pane = record.pane.clone().ok_or_else(|| {
+                herd_core::Error::invalid(
+                    "pane",
+                    format!("run {} on herdr has no pane", record.run_id),
+                )
+            })?;
+            let surface = herdr::Herdr::for_pane(&pane)?;
+            Ok((Box::new(surface), Target::Pane(pane)))
+        }
+    }
+}
+
+/// The environment lookup of a process, as a function so tests can supply their own.
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// Picks the surface for `--surface auto`: herdr when `HERDR_ENV=1` and `herdr` is on `PATH`, tmux
+/// only when already inside tmux (`$TMUX`), else process.
+pub fn auto_kind(env: Env<'_>) -> SurfaceKind {
+    let path = env("PATH").unwrap_or_default();
+    if env("HERDR_ENV").as_deref() == Some("1") && find_on_path("herdr", &path).is_some() {
+        SurfaceKind::Herdr
+    } else if env("TMUX").is_some_and(|t| !t.is_empty()) {
+        SurfaceKind::Tmux
+    } else {
+        SurfaceKind::Process
+    }
+}
+
+/// Finds an executable named `name` on the colon-separated `path`.
+pub fn find_on_path(name: &str, path: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    path.split(':')
+        .filter(|d| !d.is_empty())
+        .map(|d| Path::new(d).join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// Quotes `value` for a POSIX shell: `'…'`, with each `'` written as `'\''`.
+pub fn shell_quote(value: &str) -> String {
+    format!("'{}'", value.replace('\'', "'\\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_prefers_herdr_then_tmux_then_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let herdr = dir.path().join("herdr");
+        std::fs::write(&herdr, "#!/bin/sh\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&herdr, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = dir.path().to_str().unwrap().to_owned();
+        let env = |vars: &'static [(&'static str, &'static str)], path: String| {
+            move |k: &str| {
+                if k == "PATH" {
+                    return Some(path.clone());
+                }
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        let e = env(&[("HERDR_ENV", "1"), ("TMUX", "/tmp/t,1,0")], path.clone());
+        assert_eq!(auto_kind(&e), SurfaceKind::Herdr);
+        let e = env(&[("HERDR_ENV", "1"), ("TMUX", "/tmp/t,1,0")], String::new());
+        assert_eq!(auto_kind(&e), SurfaceKind::Tmux);
+        let e = env(&[("HERDR_ENV", "0")], path);
+        assert_eq!(auto_kind(&e), SurfaceKind::Process);
+    }
+
+    #[test]
+    fn runner_exit_reads_only_its_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.runner-exit.json");
+        assert_eq!(read_runner_exit(&path), None);
+        std::fs::write(&path, "{\"format_version\":1,\"exit_code\":3}\n").unwrap();
+        assert_eq!(read_runner_exit(&path), Some(3));
+        std::fs::write(&path, "{\"format_version\":2,\"exit_code\":3}\n").unwrap();
+        assert_eq!(read_runner_exit(&path), None);
+        std::fs::write(&path, "{\"format_version\":1,\"exit").unwrap();
+        assert_eq!(read_runner_exit(&path), None);
+    }
+
+    #[test]
+    fn quoting_survives_quotes() {
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+    }
+}

@@ -1,0 +1,275 @@
+//! The process surface: no terminal, the launch script detached in a session of its own.
+//!
+//! `sh <script>` is started with `herd_core::subprocess::spawn_detached`, its stdout and stderr
+//! appended to `logs/<run-id>.out` and `.err`. Right after the spawn herd records the identity of
+//! that shell (`runs/<run-id>.leader.json`); the runner records its own (`<session>.process.json`,
+//! through `herd-launch exec`). Presence is the leader's: running while the script runs, exited
+//! (with the runner's status) once it has finished. Closing terminates the runner's verified
+//! identity through a pidfd, never a bare PID. There is no screen: reading is the tail of the
+//! stdout log, and keys other than Ctrl+C (SIGINT to the verified runner) have no meaning here.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+use std::time::Instant;
+
+use herd_core::identity::{self, Judgement, Record, Termination};
+use herd_core::layout::Artifacts;
+use herd_core::subprocess::{self, Detached};
+
+use crate::{
+    Error, Key, Launch, LaunchError, Listed, Presence, ProcessTarget, Surface, SurfaceKind, Target,
+    read_runner_exit,
+};
+
+const SURFACE: &str = "process";
+
+/// The most of a log [`Surface::read_tail`] reads from its end.
+pub const TAIL_READ_LIMIT: u64 = 256 * 1024;
+
+/// The shell that runs launch scripts.
+const SHELL: &str = "/bin/sh";
+
+/// Children started as detached processes of an artifacts directory.
+#[derive(Debug, Clone)]
+pub struct Process {
+    artifacts: Artifacts,
+}
+
+impl Process {
+    pub fn new(artifacts: Artifacts) -> Process {
+        Process { artifacts }
+    }
+
+    fn target<'t>(&self, target: &'t Target) -> Result<&'t ProcessTarget, Error> {
+        match target {
+            Target::Process(p) => Ok(p),
+            Target::Pane(pane) => Err(Error::WrongTarget(format!(
+                "pane {} is not a process target",
+                pane.pane_id
+            ))),
+        }
+    }
+}
+
+fn read_record(path: &Path) -> Result<Option<Record>, Error> {
+    Record::read(path)
+        .map_err(|e| Error::Io(format!("cannot read the identity {}: {e}", path.display())))
+}
+
+/// Reads the last `lines` lines of `path`, reading at most [`TAIL_READ_LIMIT`] bytes of its end.
+pub fn tail_lines(path: &Path, lines: usize) -> Result<String, Error> {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(String::new()),
+        Err(e) => return Err(Error::Io(format!("cannot read {}: {e}", path.display()))),
+    };
+    let len = file
+        .metadata()
+        .map_err(|e| Error::Io(format!("cannot read {}: {e}", path.display())))?
+        .len();
+    let start = len.saturating_sub(TAIL_READ_LIMIT);
+    file.seek(SeekFrom::Start(start))
+        .map_err(|e| Error::Io(format!("cannot read {}: {e}", path.display())))?;
+    let mut buf = Vec::new();
+    file.take(TAIL_READ_LIMIT)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::Io(format!("cannot read {}: {e}", path.display())))?;
+    let text = String::from_utf8_lossy(&buf);
+    // A read that starts inside the file may start inside a line: drop that torn line.
+    let text = if start > 0 {
+        text.split_once('\n').map_or("", |(_, rest)| rest)
+    } else {
+        &text
+    };
+    let all: Vec<&str> = text.trim_end_matches('\n').lines().collect();
+    let from = all.len().saturating_sub(lines);
+    Ok(all[from..].join("\n"))
+}
+
+impl Surface for Process {
+    fn kind(&self) -> SurfaceKind {
+        SurfaceKind::Process
+    }
+
+    fn has_terminal(&self) -> bool {
+        false
+    }
+
+    fn script_prologue(&self, _name: &str) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn launch(&self, launch: &Launch<'_>, _deadline: Instant) -> Result<Target, LaunchError> {
+        if let Some(pane) = launch.into {
+            return Err(LaunchError::Definite(Error::Unsupported {
+                surface: SURFACE,
+                operation: format!("run in the pane {}", pane.pane_id),
+            }));
+        }
+        let target = ProcessTarget::new(&self.artifacts, launch.run_id, launch.session_file);
+        for dir in [self.artifacts.logs_dir(), self.artifacts.runs_dir()] {
+            std::fs::create_dir_all(&dir).map_err(|e| {
+                LaunchError::Definite(Error::Io(format!("cannot create {}: {e}", dir.display())))
+            })?;
+        }
+        let cmd = Detached::new(SHELL, &target.stdout, &target.stderr)
+            .arg(launch.script)
+            .cwd(launch.cwd);
+        // spawn_detached returns after the exec of the shell, so an error means nothing runs.
+        let pid = subprocess::spawn_detached(&cmd).map_err(|e| {
+            LaunchError::Definite(Error::Unavailable {
+                surface: SURFACE,
+                reason: format!("cannot start the launch script: {e}"),
+            })
+        })?;
+        // The shell is not our child (it was reparented at once), so it is recorded now, while
+        // its PID can only name it: a script that already finished simply leaves no record and
+        // its runner's exit status tells the rest.
+        if let Ok(record) = identity::capture(pid, launch.run_id, launch.session_file) {
+            if identity::judge(&record) == Judgement::Alive {
+                let _ = record.write_once(&target.leader);
+            }
+        }
+        Ok(Target::Process(target))
+    }
+
+    fn presence(&self, target: &Target, _deadline: Instant) -> Result<Presence, Error> {
+        let target = self.target(target)?;
+        let exited = || Presence::Exited {
+            status: read_runner_exit(&target.exit_status),
+        };
+        if let Some(leader) = read_record(&target.leader)? {
+            return match identity::judge(&leader) {
+                Judgement::Alive => Ok(Presence::Running),
+                Judgement::Exited => Ok(exited()),
+                Judgement::Unknown(reason) => Err(Error::Io(format!(
+                    "cannot judge the launch script: {reason}"
+                ))),
+            };
+        }
+        if read_runner_exit(&target.exit_status).is_some() {
+            return Ok(exited());
+        }
+        match read_record(&target.identity)? {
+            Some(runner) => match identity::judge(&runner) {
+                Judgement::Alive => Ok(Presence::Running),
+                Judgement::Exited => Ok(exited()),
+                Judgement::Unknown(reason) => {
+                    Err(Error::Io(format!("cannot judge the runner: {reason}")))
+                }
+            },
+            None => Err(Error::Io(format!(
+                "run {} has no recorded identity to judge",
+                target.run_id
+            ))),
+        }
+    }
+
+    fn list(&self, deadline: Instant) -> Result<Vec<Listed>, Error> {
+        let mut rows = Vec::new();
+        let ids = self.artifacts.run_ids().map_err(|e| Error::Io(e.message))?;
+        for id in ids {
+            let leader = crate::leader_record(&self.artifacts, &id);
+            if !leader.exists() {
+                continue;
+            }
+            let Ok(record) = herd_core::run::RunRecord::load(&self.artifacts, &id) else {
+                continue;
+            };
+            let target = Target::Process(ProcessTarget::new(
+                &self.artifacts,
+                &id,
+                Path::new(&record.session_file),
+            ));
+            if let Ok(presence @ (Presence::Running | Presence::Exited { .. })) =
+                self.presence(&target, deadline)
+            {
+                rows.push(Listed {
+                    pane_id: id,
+                    presence,
+                });
+            }
+        }
+        Ok(rows)
+    }
+
+    fn read_tail(
+        &self,
+        target: &Target,
+        lines: usize,
+        _deadline: Instant,
+    ) -> Result<String, Error> {
+        tail_lines(&self.target(target)?.stdout, lines)
+    }
+
+    fn send_keys(&self, target: &Target, keys: &[Key], _deadline: Instant) -> Result<(), Error> {
+        let target = self.target(target)?;
+        for key in keys {
+            match key {
+                Key::Interrupt => {
+                    let runner = read_record(&target.identity)?.ok_or_else(|| {
+                        Error::Io(format!("run {} has no runner identity yet", target.run_id))
+                    })?;
+                    match identity::terminate(&runner, libc::SIGINT) {
+                        Termination::Signalled => {}
+                        Termination::Exited => {
+                            return Err(Error::NotFound {
+                                target: format!("the runner of run {}", target.run_id),
+                            });
+                        }
+                        Termination::Unknown(reason) => {
+                            return Err(Error::Io(format!("SIGINT not sent: {reason}")));
+                        }
+                    }
+                }
+                other => {
+                    return Err(Error::Unsupported {
+                        surface: SURFACE,
+                        operation: format!("send {other:?}: the child has no terminal"),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn close(&self, target: &Target, _deadline: Instant) -> Result<(), Error> {
+        let target = self.target(target)?;
+        // The runner is the child; without its record (exec not reached yet), the script's shell.
+        let record = match read_record(&target.identity)? {
+            Some(runner) => runner,
+            None => read_record(&target.leader)?.ok_or_else(|| {
+                Error::Io(format!(
+                    "run {} has no recorded identity to terminate",
+                    target.run_id
+                ))
+            })?,
+        };
+        match identity::terminate(&record, libc::SIGTERM) {
+            Termination::Signalled => Ok(()),
+            Termination::Exited => Err(Error::NotFound {
+                target: format!("process {} of run {}", record.pid, target.run_id),
+            }),
+            Termination::Unknown(reason) => Err(Error::Io(format!("SIGTERM not sent: {reason}"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_reads_the_last_lines_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.out");
+        assert_eq!(tail_lines(&path, 5).unwrap(), "");
+        let body: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(&path, body).unwrap();
+        assert_eq!(tail_lines(&path, 2).unwrap(), "line 99998\nline 99999");
+        let many = tail_lines(&path, 1_000_000).unwrap();
+        assert!(many.len() as u64 <= TAIL_READ_LIMIT);
+        assert!(many.starts_with("line "), "the torn first line is dropped");
+    }
+}

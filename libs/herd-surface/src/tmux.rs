@@ -1,0 +1,606 @@
+//! The tmux surface: a pane of a tmux server per child.
+//!
+//! Placement splits the caller's pane (`split-window -d`), or opens a window when there is no
+//! room for a split or no caller pane (`new-window -d`), with the launch script as the pane's
+//! command, in one client call. The script's first line keeps the pane after its command exits
+//! (`remain-on-exit`), so the final screen and the sentinel stay readable until herd closes it.
+//!
+//! A tmux pane id (`%N`) is unique only within one server: a new server starts again at `%0`. The
+//! server's PID is recorded with the pane, and every query compares it, so a pane of a restarted
+//! server is never taken for the child's.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::call::{Reply, call};
+use crate::{
+    Env, Error, Key, Launch, LaunchError, Listed, PaneRef, Presence, Surface, SurfaceKind, Target,
+    find_on_path, shell_quote,
+};
+
+const SURFACE: &str = "tmux";
+
+/// The format printed for a new pane: id, server PID, session id, window id.
+const PANE_FORMAT: &str = "#{pane_id}\t#{pid}\t#{session_id}\t#{window_id}";
+
+/// The environment variable naming the tmux socket herd uses (a path, as `tmux -S`).
+pub const SOCKET_ENV: &str = "HERD_TMUX_SOCKET";
+/// The environment variable naming the tmux executable.
+pub const PROGRAM_ENV: &str = "HERD_TMUX";
+
+/// A tmux server reached through its socket.
+#[derive(Debug, Clone)]
+pub struct Tmux {
+    program: PathBuf,
+    socket: PathBuf,
+    /// The pane to split: the caller's own pane, when it runs inside this server.
+    anchor: Option<String>,
+}
+
+/// Finds the tmux executable: `$HERD_TMUX`, else `tmux` on `PATH`.
+pub fn find_program() -> Result<PathBuf, herd_core::Error> {
+    find_program_in(&|k| std::env::var(k).ok())
+}
+
+fn find_program_in(env: Env<'_>) -> Result<PathBuf, herd_core::Error> {
+    if let Some(program) = env(PROGRAM_ENV).filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(program));
+    }
+    find_on_path("tmux", &env("PATH").unwrap_or_default()).ok_or_else(|| {
+        Error::Unavailable {
+            surface: SURFACE,
+            reason: "`tmux` is not on PATH".into(),
+        }
+        .into()
+    })
+}
+
+impl Tmux {
+    /// The server of this environment: `$HERD_TMUX_SOCKET`, else the one the caller runs inside
+    /// (`$TMUX`), else tmux's default socket. The caller's pane (`$TMUX_PANE`) is split when the
+    /// caller runs inside that same server.
+    pub fn from_env(env: Env<'_>) -> Result<Tmux, herd_core::Error> {
+        let program = find_program_in(env)?;
+        let inside = env("TMUX")
+            .filter(|t| !t.is_empty())
+            .and_then(|t| t.split(',').next().map(PathBuf::from));
+        let socket = match env(SOCKET_ENV).filter(|s| !s.is_empty()) {
+            Some(socket) => PathBuf::from(socket),
+            None => match &inside {
+                Some(socket) => socket.clone(),
+                None => default_socket(env),
+            },
+        };
+        let anchor = env("TMUX_PANE")
+            .filter(|p| p.starts_with('%') && inside.as_deref() == Some(socket.as_path()));
+        Ok(Tmux {
+            program,
+            socket,
+            anchor,
+        })
+    }
+
+    pub fn with_socket(program: PathBuf, socket: PathBuf, anchor: Option<String>) -> Tmux {
+        Tmux {
+            program,
+            socket,
+            anchor,
+        }
+    }
+
+    fn args(&self, rest: &[&str]) -> Vec<OsString> {
+        let mut args: Vec<OsString> = vec!["-S".into(), self.socket.clone().into()];
+        args.extend(rest.iter().map(OsString::from));
+        args
+    }
+
+    fn run(&self, label: &str, rest: &[&str], deadline: Instant) -> Result<Reply, Error> {
+        call(
+            SURFACE,
+            label,
+            &self.program,
+            &self.args(rest),
+            &[],
+            deadline,
+        )
+    }
+
+    fn pane_of<'t>(&self, target: &'t Target) -> Result<&'t PaneRef, Error> {
+        match target {
+            Target::Pane(pane)
+                if pane.socket.as_deref().map(Path::new) == Some(self.socket.as_path()) =>
+            {
+                Ok(pane)
+            }
+            Target::Pane(pane) => Err(Error::WrongTarget(format!(
+                "pane {} belongs to tmux server {}, not {}",
+                pane.pane_id,
+                pane.socket.as_deref().unwrap_or("(unknown)"),
+                self.socket.display()
+            ))),
+            Target::Process(_) => Err(Error::WrongTarget(
+                "a process target is not a tmux pane".into(),
+            )),
+        }
+    }
+
+    /// Creates the pane with `command`: a split of the caller's pane; else (no room, no caller
+    /// pane) a window in the caller's session or the server's current one; else, on a server
+    /// without sessions, a session named `herd`. Each fallback follows only a definite refusal.
+    fn place(
+        &self,
+        launch: &Launch<'_>,
+        command: &str,
+        deadline: Instant,
+    ) -> Result<PaneRef, LaunchError> {
+        let cwd = launch.cwd.to_string_lossy();
+        let attempt = |label: &str, rest: &[&str]| -> Result<Result<PaneRef, Error>, LaunchError> {
+            match self.run(label, rest, deadline) {
+                Ok(reply) if reply.success() => parse_new_pane(&reply.stdout, &self.socket)
+                    .map(Ok)
+                    .map_err(|detail| {
+                        LaunchError::Unowned(Error::Malformed {
+                            command: label.into(),
+                            detail,
+                        })
+                    }),
+                Ok(reply) => Ok(Err(Error::Failed {
+                    command: label.into(),
+                    message: reply.message(),
+                })),
+                Err(err) if err.is_uncertain() => Err(LaunchError::Unowned(err)),
+                Err(err) => Err(LaunchError::Definite(err)),
+            }
+        };
+        let mut session = None;
+        if let Some(anchor) = &self.anchor {
+            let split = [
+                "split-window",
+                "-d",
+                "-h",
+                "-P",
+                "-F",
+                PANE_FORMAT,
+                "-t",
+                anchor,
+                "-c",
+                &cwd,
+                command,
+            ];
+            match attempt("tmux split-window", &split)? {
+                Ok(pane) => return Ok(pane),
+                Err(_) => {
+                    // No room beside the caller (or the caller's pane is gone): a window of the
+                    // caller's session instead.
+                    let reply = self
+                        .run(
+                            "tmux list-panes",
+                            &[
+                                "list-panes",
+                                "-t",
+                                anchor,
+                                "-F",
+                                "#{pane_id}\t#{session_id}",
+                            ],
+                            deadline,
+                        )
+                        .map_err(LaunchError::Definite)?;
+                    session = reply.stdout.lines().find_map(|line| {
+                        let (id, session) = line.split_once('\t')?;
+                        (id == anchor && session.starts_with('$')).then(|| format!("{session}:"))
+                    });
+                }
+            }
+        }
+        let mut window = vec![
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            PANE_FORMAT,
+            "-n",
+            launch.name,
+            "-c",
+            &cwd,
+        ];
+        if let Some(session) = &session {
+            window.extend(["-t", session.as_str()]);
+        }
+        window.push(command);
+        let failure = match attempt("tmux new-window", &window)? {
+            Ok(pane) => return Ok(pane),
+            Err(failure) => failure,
+        };
+        let no_session = matches!(&failure, Error::Failed { message, .. }
+            if server_gone(message) || message.contains("no current session") || message.contains("no sessions"));
+        if !no_session {
+            return Err(LaunchError::Definite(failure));
+        }
+        let new_session = [
+            "new-session",
+            "-d",
+            "-s",
+            "herd",
+            "-n",
+            launch.name,
+            "-P",
+            "-F",
+            PANE_FORMAT,
+            "-c",
+            &cwd,
+            command,
+        ];
+        match attempt("tmux new-session", &new_session)? {
+            Ok(pane) => Ok(pane),
+            Err(err) => Err(LaunchError::Definite(err)),
+        }
+    }
+}
+
+/// tmux's default socket: `${TMUX_TMPDIR:-/tmp}/tmux-<uid>/default`.
+fn default_socket(env: Env<'_>) -> PathBuf {
+    let dir = env("TMUX_TMPDIR")
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| "/tmp".into());
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    Path::new(&dir).join(format!("tmux-{uid}")).join("default")
+}
+
+fn parse_new_pane(stdout: &str, socket: &Path) -> Result<PaneRef, String> {
+    let line = stdout.trim_end_matches('\n');
+    let fields: Vec<&str> = line.split('\t').collect();
+    match fields.as_slice() {
+        [pane, pid, session, window]
+            if pane.starts_with('%') && session.starts_with('$') && window.starts_with('@') =>
+        {
+            let server_pid = pid
+                .parse::<u32>()
+                .map_err(|_| format!("server pid {pid:?} is not a number"))?;
+            Ok(PaneRef {
+                pane_id: (*pane).to_owned(),
+                tab_id: Some((*window).to_owned()),
+                workspace_id: Some((*session).to_owned()),
+                owned: true,
+                socket: Some(socket.to_string_lossy().into_owned()),
+                server_pid: Some(server_pid),
+            })
+        }
+        _ => Err(format!(
+            "expected `%pane\\tpid\\t$session\\t@window`, got {line:?}"
+        )),
+    }
+}
+
+/// Whether a failed client call says the server (and so every pane of it) is gone.
+fn server_gone(message: &str) -> bool {
+    message.contains("no server running")
+        || (message.contains("error connecting to")
+            && (message.contains("No such file or directory")
+                || message.contains("Connection refused")))
+}
+
+fn pane_missing(message: &str) -> bool {
+    message.contains("can't find pane")
+        || message.contains("can't find window")
+        || message.contains("can't find session")
+}
+
+impl Surface for Tmux {
+    fn kind(&self) -> SurfaceKind {
+        SurfaceKind::Tmux
+    }
+
+    fn has_terminal(&self) -> bool {
+        true
+    }
+
+    fn socket(&self) -> Option<PathBuf> {
+        Some(self.socket.clone())
+    }
+
+    fn script_prologue(&self, name: &str) -> Vec<String> {
+        // One client call inside the pane ($TMUX names its server): keep the pane after its
+        // command exits, so its last screen and the sentinel stay readable, and title it.
+        vec![
+            format!(
+                "{} set-option -p -t \"$TMUX_PANE\" remain-on-exit on \\; select-pane -t \"$TMUX_PANE\" -T {} \
+                 >/dev/null 2>&1",
+                shell_quote(&self.program.to_string_lossy()),
+                shell_quote(name)
+            ),
+            "export PI_SUBAGENT_SURFACE=\"$TMUX_PANE\"".to_owned(),
+        ]
+    }
+
+    fn launch(&self, launch: &Launch<'_>, deadline: Instant) -> Result<Target, LaunchError> {
+        if let Some(pane) = launch.into {
+            return Err(LaunchError::Definite(Error::Unsupported {
+                surface: SURFACE,
+                operation: format!("run in the existing pane {}", pane.pane_id),
+            }));
+        }
+        let command = format!("exec sh {}", shell_quote(&launch.script.to_string_lossy()));
+        self.place(launch, &command, deadline).map(Target::Pane)
+    }
+
+    fn presence(&self, target: &Target, deadline: Instant) -> Result<Presence, Error> {
+        let pane = self.pane_of(target)?;
+        // `list-panes -t %N` fails with "can't find pane" when the pane is gone (where
+        // `display-message -t %N` answers an empty line), and lists the panes of its window.
+        let reply = self.run(
+            "tmux list-panes",
+            &[
+                "list-panes",
+                "-t",
+                &pane.pane_id,
+                "-F",
+                "#{pane_id}\t#{pid}\t#{pane_dead}\t#{pane_dead_status}",
+            ],
+            deadline,
+        )?;
+        if !reply.success() {
+            let message = reply.message();
+            if server_gone(&message) || pane_missing(&message) {
+                return Ok(Presence::Absent);
+            }
+            return Err(Error::Failed {
+                command: "tmux list-panes".into(),
+                message,
+            });
+        }
+        let malformed = |detail: String| Error::Malformed {
+            command: "tmux list-panes".into(),
+            detail,
+        };
+        let row = reply
+            .stdout
+            .lines()
+            .find(|line| line.split('\t').next() == Some(pane.pane_id.as_str()))
+            .ok_or_else(|| {
+                malformed(format!("no row for {} in {:?}", pane.pane_id, reply.stdout))
+            })?;
+        let fields: Vec<&str> = row.split('\t').collect();
+        let [_, pid, dead, status] = fields.as_slice() else {
+            return Err(malformed(format!("unexpected row {row:?}")));
+        };
+        let pid: u32 = pid
+            .parse()
+            .map_err(|_| malformed(format!("server pid {pid:?} is not a number")))?;
+        if pane.server_pid.is_some_and(|recorded| recorded != pid) {
+            // Another server under the same socket: the recorded pane went with the old one.
+            return Ok(Presence::Absent);
+        }
+        match *dead {
+            "0" => Ok(Presence::Running),
+            "1" => Ok(Presence::Exited {
+                status: status.parse().ok(),
+            }),
+            _ => Err(malformed(format!("unexpected row {row:?}"))),
+        }
+    }
+
+    fn list(&self, deadline: Instant) -> Result<Vec<Listed>, Error> {
+        let reply = self.run(
+            "tmux list-panes",
+            &[
+                "list-panes",
+                "-a",
+                "-F",
+                "#{pane_id}\t#{pane_dead}\t#{pane_dead_status}",
+            ],
+            deadline,
+        )?;
+        if !reply.success() {
+            let message = reply.message();
+            if server_gone(&message) {
+                return Ok(Vec::new());
+            }
+            return Err(Error::Failed {
+                command: "tmux list-panes".into(),
+                message,
+            });
+        }
+        let mut rows = Vec::new();
+        for line in reply.stdout.lines().filter(|l| !l.is_empty()) {
+            let fields: Vec<&str> = line.split('\t').collect();
+            let row = match fields.as_slice() {
+                [id, "0", _] if id.starts_with('%') => Listed {
+                    pane_id: (*id).to_owned(),
+                    presence: Presence::Running,
+                },
+                [id, "1", status] if id.starts_with('%') => Listed {
+                    pane_id: (*id).to_owned(),
+                    presence: Presence::Exited {
+                        status: status.parse().ok(),
+                    },
+                },
+                _ => {
+                    return Err(Error::Malformed {
+                        command: "tmux list-panes".into(),
+                        detail: format!("unexpected row {line:?}"),
+                    });
+                }
+            };
+            rows.push(row);
+        }
+        Ok(rows)
+    }
+
+    fn read_tail(&self, target: &Target, lines: usize, deadline: Instant) -> Result<String, Error> {
+        let pane = self.pane_of(target)?;
+        let start = format!("-{lines}");
+        let reply = self.run(
+            "tmux capture-pane",
+            &[
+                "capture-pane",
+                "-p",
+                "-J",
+                "-t",
+                &pane.pane_id,
+                "-S",
+                &start,
+            ],
+            deadline,
+        )?;
+        if !reply.success() {
+            let message = reply.message();
+            if server_gone(&message) || pane_missing(&message) {
+                return Err(Error::NotFound {
+                    target: format!("tmux pane {}", pane.pane_id),
+                });
+            }
+            return Err(Error::Failed {
+                command: "tmux capture-pane".into(),
+                message,
+            });
+        }
+        let all: Vec<&str> = reply.stdout.trim_end_matches(['\n', ' ']).lines().collect();
+        let all: Vec<&str> = {
+            let mut end = all.len();
+            while end > 0 && all[end - 1].trim().is_empty() {
+                end -= 1;
+            }
+            all[..end].to_vec()
+        };
+        let from = all.len().saturating_sub(lines);
+        Ok(all[from..].join("\n"))
+    }
+
+    fn send_keys(&self, target: &Target, keys: &[Key], deadline: Instant) -> Result<(), Error> {
+        let pane = self.pane_of(target)?;
+        if self.presence(target, deadline)? == Presence::Absent {
+            return Err(Error::NotFound {
+                target: format!("tmux pane {}", pane.pane_id),
+            });
+        }
+        let mut rest: Vec<&str> = Vec::new();
+        for key in keys {
+            if !rest.is_empty() {
+                rest.push(";");
+            }
+            rest.extend(["send-keys", "-t", pane.pane_id.as_str()]);
+            match key {
+                Key::Escape => rest.push("Escape"),
+                Key::Enter => rest.push("Enter"),
+                Key::Interrupt => rest.push("C-c"),
+                Key::Text(text) => rest.extend(["-l", "--", text.as_str()]),
+            }
+        }
+        if rest.is_empty() {
+            return Ok(());
+        }
+        let reply = self.run("tmux send-keys", &rest, deadline)?;
+        if reply.success() {
+            Ok(())
+        } else {
+            Err(Error::Failed {
+                command: "tmux send-keys".into(),
+                message: reply.message(),
+            })
+        }
+    }
+
+    fn close(&self, target: &Target, deadline: Instant) -> Result<(), Error> {
+        let pane = self.pane_of(target)?;
+        if !pane.owned {
+            return Err(Error::Unsupported {
+                surface: SURFACE,
+                operation: format!("close pane {}, which herd did not create", pane.pane_id),
+            });
+        }
+        if self.presence(target, deadline)? == Presence::Absent {
+            return Err(Error::NotFound {
+                target: format!("tmux pane {}", pane.pane_id),
+            });
+        }
+        let reply = self.run(
+            "tmux kill-pane",
+            &["kill-pane", "-t", &pane.pane_id],
+            deadline,
+        )?;
+        if reply.success() {
+            return Ok(());
+        }
+        let message = reply.message();
+        if server_gone(&message) || pane_missing(&message) {
+            return Err(Error::NotFound {
+                target: format!("tmux pane {}", pane.pane_id),
+            });
+        }
+        Err(Error::Failed {
+            command: "tmux kill-pane".into(),
+            message,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_pane_reply_is_parsed_strictly() {
+        let pane = parse_new_pane("%12\t4242\t$0\t@3\n", Path::new("/s")).unwrap();
+        assert_eq!(pane.pane_id, "%12");
+        assert_eq!(pane.server_pid, Some(4242));
+        assert_eq!(pane.tab_id.as_deref(), Some("@3"));
+        assert_eq!(pane.socket.as_deref(), Some("/s"));
+        for bad in [
+            "",
+            "%1",
+            "12\t1\t$0\t@1",
+            "%1\tx\t$0\t@1",
+            "%1\t1\t$0\t@1\textra",
+        ] {
+            assert!(parse_new_pane(bad, Path::new("/s")).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn environment_selects_the_socket_and_the_anchor() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        let t = Tmux::from_env(&vars(&[
+            ("HERD_TMUX", "/bin/tmux"),
+            ("TMUX", "/t/s,1,0"),
+            ("TMUX_PANE", "%3"),
+        ]))
+        .unwrap();
+        assert_eq!(t.socket, Path::new("/t/s"));
+        assert_eq!(t.anchor.as_deref(), Some("%3"));
+        // Another server than the caller's: no pane of it to split.
+        let t = Tmux::from_env(&vars(&[
+            ("HERD_TMUX", "/bin/tmux"),
+            ("HERD_TMUX_SOCKET", "/other"),
+            ("TMUX", "/t/s,1,0"),
+            ("TMUX_PANE", "%3"),
+        ]))
+        .unwrap();
+        assert_eq!(t.socket, Path::new("/other"));
+        assert_eq!(t.anchor, None);
+        let t =
+            Tmux::from_env(&vars(&[("HERD_TMUX", "/bin/tmux"), ("TMUX_TMPDIR", "/x")])).unwrap();
+        assert!(t.socket.starts_with("/x"), "{:?}", t.socket);
+        assert!(Tmux::from_env(&vars(&[("PATH", "")])).is_err());
+    }
+
+    #[test]
+    fn server_absence_is_told_from_other_failures() {
+        assert!(server_gone("no server running on /tmp/tmux-0/x"));
+        assert!(server_gone(
+            "error connecting to /tmp/x (No such file or directory)"
+        ));
+        assert!(!server_gone(
+            "error connecting to /tmp/x (Permission denied)"
+        ));
+        assert!(pane_missing("can't find pane: %9"));
+    }
+}

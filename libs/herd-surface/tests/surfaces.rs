@@ -1,0 +1,473 @@
+//! The tmux and process surfaces against real processes and a real tmux server.
+//!
+//! Each tmux test runs its own server on a private socket (`tmux -S <tempdir>/sock`) and stops it
+//! by PID at the end, even when the test fails.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test on any error"
+)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use herd_core::identity;
+use herd_core::layout::Artifacts;
+use herd_surface::process::Process;
+use herd_surface::tmux::Tmux;
+use herd_surface::{
+    Closed, Error, Key, Launch, LaunchError, Presence, Surface, Target, close_confirmed,
+};
+
+fn soon() -> Instant {
+    Instant::now() + Duration::from_secs(20)
+}
+
+/// Polls `check` every 20 ms until it returns `Some`, or fails after 20 s.
+fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Writes a launch script: the surface's prologue, then `body`.
+fn script(dir: &Path, name: &str, surface: &dyn Surface, body: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.sh"));
+    let mut text = String::from("#!/bin/sh\n");
+    for line in surface.script_prologue(name) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text.push_str(body);
+    text.push('\n');
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A tmux server of its own, stopped by PID when dropped.
+struct Server {
+    socket: PathBuf,
+    pid: i32,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    fn start() -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("sock");
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the test starts its own tmux server"
+        )]
+        let out = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args([
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "t",
+                "-x",
+                "160",
+                "-y",
+                "48",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let pid = Server::query(&socket, "#{pid}").parse().unwrap();
+        Server {
+            socket,
+            pid,
+            _dir: dir,
+        }
+    }
+
+    fn query(socket: &Path, format: &str) -> String {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the test inspects its own tmux server"
+        )]
+        let out = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(socket)
+            .args(["display-message", "-p", "-t", "%0", format])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    fn surface(&self) -> Tmux {
+        Tmux::with_socket(
+            herd_surface::tmux::find_program().unwrap(),
+            self.socket.clone(),
+            Some("%0".into()),
+        )
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // SAFETY: kill has no memory-safety preconditions; the PID is our own server's.
+        unsafe {
+            libc::kill(self.pid, libc::SIGKILL);
+        }
+    }
+}
+
+fn launch<'a>(
+    run_id: &'a str,
+    name: &'a str,
+    dir: &'a Path,
+    script: &'a Path,
+    session: &'a Path,
+) -> Launch<'a> {
+    Launch {
+        run_id,
+        name,
+        cwd: dir,
+        script,
+        session_file: session,
+        into: None,
+    }
+}
+
+#[test]
+fn tmux_pane_lives_reads_takes_keys_keeps_its_screen_and_closes() {
+    let server = Server::start();
+    let tmux = server.surface();
+    let dir = tempfile::tempdir().unwrap();
+    let body = "echo hello-from-child; echo \"surface=$PI_SUBAGENT_SURFACE\"; read line; \
+                echo \"got:$line\" > answer.txt; echo __SUBAGENT_DONE_3__; exit 3";
+    let path = script(dir.path(), "greeter", &tmux, body);
+    let session = dir.path().join("s.jsonl");
+    let target = tmux
+        .launch(
+            &launch("r1", "greeter", dir.path(), &path, &session),
+            soon(),
+        )
+        .unwrap();
+    let pane = target.pane().unwrap().clone();
+    assert!(pane.pane_id.starts_with('%'));
+    assert_eq!(pane.server_pid, Some(server.pid as u32));
+    assert!(pane.owned);
+
+    assert_eq!(tmux.presence(&target, soon()).unwrap(), Presence::Running);
+    let screen = eventually("the greeting", || {
+        let text = tmux.read_tail(&target, 50, soon()).unwrap();
+        text.contains("hello-from-child").then_some(text)
+    });
+    assert!(
+        screen.contains(&format!("surface={}", pane.pane_id)),
+        "{screen}"
+    );
+    assert!(
+        tmux.list(soon())
+            .unwrap()
+            .iter()
+            .any(|row| row.pane_id == pane.pane_id)
+    );
+
+    tmux.send_keys(
+        &target,
+        &[Key::Text("typed words".into()), Key::Enter],
+        soon(),
+    )
+    .unwrap();
+    let status = eventually("the exit", || {
+        match tmux.presence(&target, soon()).unwrap() {
+            // tmux marks the pane dead when its terminal closes and records the status when
+            // it reaps the process, a moment apart.
+            Presence::Exited {
+                status: Some(status),
+            } => Some(status),
+            _ => None,
+        }
+    });
+    assert_eq!(status, 3);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("answer.txt")).unwrap(),
+        "got:typed words\n"
+    );
+    // The pane outlives its command, so the sentinel stays readable.
+    assert!(
+        tmux.read_tail(&target, 50, soon())
+            .unwrap()
+            .contains("__SUBAGENT_DONE_3__")
+    );
+
+    assert_eq!(close_confirmed(&tmux, &target, soon()), Closed::Confirmed);
+    assert_eq!(tmux.presence(&target, soon()).unwrap(), Presence::Absent);
+    assert!(matches!(
+        tmux.close(&target, soon()),
+        Err(Error::NotFound { .. })
+    ));
+    assert!(matches!(
+        tmux.read_tail(&target, 5, soon()),
+        Err(Error::NotFound { .. })
+    ));
+}
+
+#[test]
+fn tmux_pane_of_another_server_is_absent_and_never_closed() {
+    let server = Server::start();
+    let tmux = server.surface();
+    let dir = tempfile::tempdir().unwrap();
+    let path = script(dir.path(), "sleeper", &tmux, "exec sleep 30");
+    let session = dir.path().join("s.jsonl");
+    let target = tmux
+        .launch(
+            &launch("r2", "sleeper", dir.path(), &path, &session),
+            soon(),
+        )
+        .unwrap();
+    let mut stale = target.pane().unwrap().clone();
+    stale.server_pid = Some(stale.server_pid.unwrap() + 1);
+    let stale = Target::Pane(stale);
+    assert_eq!(tmux.presence(&stale, soon()).unwrap(), Presence::Absent);
+    assert!(matches!(
+        tmux.close(&stale, soon()),
+        Err(Error::NotFound { .. })
+    ));
+    assert_eq!(
+        tmux.presence(&target, soon()).unwrap(),
+        Presence::Running,
+        "the real pane was not touched"
+    );
+
+    // A pane herd did not create is never closed.
+    let mut foreign = target.pane().unwrap().clone();
+    foreign.owned = false;
+    assert!(matches!(
+        tmux.close(&Target::Pane(foreign), soon()),
+        Err(Error::Unsupported { .. })
+    ));
+
+    // No server at that socket: every pane of it is gone.
+    let gone = Tmux::with_socket(
+        herd_surface::tmux::find_program().unwrap(),
+        dir.path().join("nothing"),
+        None,
+    );
+    let mut elsewhere = target.pane().unwrap().clone();
+    elsewhere.socket = Some(dir.path().join("nothing").to_string_lossy().into_owned());
+    assert_eq!(
+        gone.presence(&Target::Pane(elsewhere), soon()).unwrap(),
+        Presence::Absent
+    );
+}
+
+#[test]
+fn tmux_concurrent_launches_get_distinct_panes() {
+    let server = Server::start();
+    let tmux = server.surface();
+    let dir = tempfile::tempdir().unwrap();
+    let targets: Vec<Target> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..20)
+            .map(|i| {
+                let tmux = tmux.clone();
+                let dir = dir.path().to_path_buf();
+                scope.spawn(move || {
+                    let name = format!("child-{i}");
+                    let path = script(&dir, &name, &tmux, "exec sleep 30");
+                    let session = dir.join(format!("{name}.jsonl"));
+                    let run_id = format!("r{i}");
+                    tmux.launch(&launch(&run_id, &name, &dir, &path, &session), soon())
+                        .unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut ids: Vec<&str> = targets
+        .iter()
+        .map(|t| t.pane().unwrap().pane_id.as_str())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 20);
+    let listed = tmux.list(soon()).unwrap();
+    for id in &ids {
+        assert!(
+            listed.iter().any(|row| row.pane_id == *id),
+            "{id} is listed"
+        );
+    }
+}
+
+#[test]
+fn tmux_that_hangs_is_a_timeout_not_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("tmux");
+    std::fs::write(&fake, "#!/bin/sh\nexec sleep 60\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tmux = Tmux::with_socket(fake, dir.path().join("sock"), Some("%0".into()));
+    let path = dir.path().join("x.sh");
+    let session = dir.path().join("s.jsonl");
+    let started = Instant::now();
+    let err = tmux
+        .launch(
+            &launch("r3", "x", dir.path(), &path, &session),
+            Instant::now() + Duration::from_secs(2),
+        )
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    match err {
+        LaunchError::Unowned(e) => assert!(e.is_uncertain(), "{e}"),
+        other => panic!("expected an unowned uncertain launch, got {other:?}"),
+    }
+}
+
+/// Writes the runner's identity the way `herd-launch exec` does, from the PID the script wrote.
+fn record_runner(dir: &Path, run_id: &str, session: &Path, pid_file: &str) -> identity::Record {
+    let pid: u32 = eventually("the runner's pid", || {
+        std::fs::read_to_string(dir.join(pid_file))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+    });
+    let record = identity::capture(pid, run_id, session).unwrap();
+    assert!(
+        record
+            .write_once(&herd_core::layout::SessionFiles::new(session).process())
+            .unwrap()
+    );
+    record
+}
+
+#[test]
+fn process_child_is_detached_logged_and_closed_through_its_identity() {
+    let dir = tempfile::tempdir().unwrap();
+    let art = Artifacts::new(dir.path().join("art"));
+    let process = Process::new(art.clone());
+    let session = dir.path().join("s.jsonl");
+    let body = "echo out-line; echo err-line >&2; sh -c 'echo $$ > runner.pid; exec sleep 30'; \
+                rc=$?; printf '{\"format_version\":1,\"exit_code\":%d}\\n' $rc > art/runs/r4.runner-exit.json; \
+                echo __SUBAGENT_DONE_${rc}__; exit $rc";
+    let path = script(dir.path(), "proc", &process, body);
+    let target = process
+        .launch(&launch("r4", "proc", dir.path(), &path, &session), soon())
+        .unwrap();
+    let Target::Process(files) = &target else {
+        panic!("a process target")
+    };
+    let runner = record_runner(dir.path(), "r4", &session, "runner.pid");
+    assert_eq!(
+        process.presence(&target, soon()).unwrap(),
+        Presence::Running
+    );
+    let leader = identity::Record::read(&files.leader).unwrap().unwrap();
+    assert_ne!(leader.pid, runner.pid);
+    // The script leads a session of its own.
+    // SAFETY: getsid has no memory-safety preconditions.
+    let sid = unsafe { libc::getsid(leader.pid as i32) };
+    assert_eq!(sid, leader.pid as i32);
+    eventually("the output", || {
+        process
+            .read_tail(&target, 10, soon())
+            .unwrap()
+            .contains("out-line")
+            .then_some(())
+    });
+    assert!(
+        std::fs::read_to_string(&files.stderr)
+            .unwrap()
+            .contains("err-line")
+    );
+    assert!(matches!(
+        process.send_keys(&target, &[Key::Escape], soon()),
+        Err(Error::Unsupported { .. })
+    ));
+
+    assert_eq!(
+        close_confirmed(&process, &target, soon()),
+        Closed::Confirmed
+    );
+    assert_eq!(identity::judge(&runner), identity::Judgement::Exited);
+    let presence = process.presence(&target, soon()).unwrap();
+    assert_eq!(presence, Presence::Exited { status: Some(143) });
+    assert!(
+        process
+            .read_tail(&target, 1, soon())
+            .unwrap()
+            .contains("__SUBAGENT_DONE_143__")
+    );
+}
+
+#[test]
+fn process_child_that_ignores_sigterm_stays_unconfirmed() {
+    let dir = tempfile::tempdir().unwrap();
+    let art = Artifacts::new(dir.path().join("art"));
+    let process = Process::new(art);
+    let session = dir.path().join("s.jsonl");
+    let body = "trap '' TERM; sh -c 'echo $$ > runner.pid; exec sleep 30'";
+    let path = script(dir.path(), "stubborn", &process, body);
+    let target = process
+        .launch(
+            &launch("r5", "stubborn", dir.path(), &path, &session),
+            soon(),
+        )
+        .unwrap();
+    let runner = record_runner(dir.path(), "r5", &session, "runner.pid");
+    let closed = close_confirmed(
+        &process,
+        &target,
+        Instant::now() + Duration::from_millis(800),
+    );
+    assert!(matches!(closed, Closed::Unconfirmed(_)), "{closed:?}");
+    assert_eq!(identity::judge(&runner), identity::Judgement::Alive);
+    // Clean up through the verified identity.
+    assert_eq!(
+        identity::terminate(&runner, libc::SIGKILL),
+        identity::Termination::Signalled
+    );
+    eventually("the exit", || {
+        matches!(
+            process.presence(&target, soon()),
+            Ok(Presence::Exited { .. })
+        )
+        .then_some(())
+    });
+}
+
+#[test]
+fn process_interrupt_is_sigint_to_the_verified_runner() {
+    let dir = tempfile::tempdir().unwrap();
+    let art = Artifacts::new(dir.path().join("art"));
+    let process = Process::new(art);
+    let session = dir.path().join("s.jsonl");
+    let body = "sh -c 'echo $$ > runner.pid; trap \"echo interrupted; exit 130\" INT; while :; do sleep 0.05; done'";
+    let path = script(dir.path(), "int", &process, body);
+    let target = process
+        .launch(&launch("r6", "int", dir.path(), &path, &session), soon())
+        .unwrap();
+    record_runner(dir.path(), "r6", &session, "runner.pid");
+    process
+        .send_keys(&target, &[Key::Interrupt], soon())
+        .unwrap();
+    eventually("the interrupt", || {
+        process
+            .read_tail(&target, 5, soon())
+            .unwrap()
+            .contains("interrupted")
+            .then_some(())
+    });
+    eventually("the exit", || {
+        matches!(
+            process.presence(&target, soon()),
+            Ok(Presence::Exited { .. })
+        )
+        .then_some(())
+    });
+}
