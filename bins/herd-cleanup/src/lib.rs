@@ -1,13 +1,35 @@
 //! `herd-cleanup`: inventory and explicit removal of managed worktrees, orphans, and a doctor for
 //! hand recovery.
+//!
+//! - [`paths`]: canonicalisation with `lstat`/`readlink` only, and discovery under the managed
+//!   root that never lists a directory before its containment is proven.
+//! - [`holders`]: the `/proc` scan for processes whose cwd is inside a checkout.
+//! - [`inspect`]: everything eligibility rests on, read fresh, with every blocker named.
+//! - [`remove`]: target resolution, preservation, removal and the manifest update.
+//! - [`doctor`]: what herd needs and sees.
+//! - [`report`]: the human and JSON forms.
+//! - `bench` (feature `bench`): the measurements `cargo xtask bench` runs.
+
+#[cfg(feature = "bench")]
+pub mod bench;
+pub mod doctor;
+pub mod holders;
+pub mod inspect;
+pub mod paths;
+pub mod remove;
+pub mod report;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use herd_cli::{ArtifactsArgs, Output, not_yet_implemented};
-use herd_core::Error;
+use herd_cli::{ArtifactsArgs, Output};
+use herd_core::{Error, ErrorCode, exit};
+use herd_git::Git;
+use herd_herdr::Herdr;
+
+use crate::inspect::{Context, Depth, Entry};
 
 /// List and explicitly remove managed worktrees; diagnose an artifacts directory.
 #[derive(Debug, Parser)]
@@ -40,7 +62,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Check an artifacts directory for runs and files that need a hand.
+    /// Check what herd needs (git, tmux, Herdr, Pi, /proc, the artifacts directory) and list
+    /// runs that need a hand.
     Doctor {
         #[arg(long)]
         json: bool,
@@ -50,7 +73,9 @@ pub enum Command {
 impl Cli {
     fn json(&self) -> bool {
         match &self.command {
-            Command::List { json, .. } | Command::Remove { json, .. } | Command::Doctor { json } => *json,
+            Command::List { json, .. }
+            | Command::Remove { json, .. }
+            | Command::Doctor { json } => *json,
         }
     }
 }
@@ -62,8 +87,130 @@ pub fn main_impl(args: impl IntoIterator<Item = OsString>) -> ExitCode {
 
 pub fn run(cli: Cli) -> Result<Output, Error> {
     match cli.command {
-        Command::List { .. } => Err(not_yet_implemented("herd-cleanup list")),
-        Command::Remove { .. } => Err(not_yet_implemented("herd-cleanup remove")),
-        Command::Doctor { .. } => Err(not_yet_implemented("herd-cleanup doctor")),
+        Command::List { session_cwd, .. } => {
+            let mut ctx = context(&cli.artifacts, session_cwd)?;
+            let (entries, warnings) = list(&mut ctx)?;
+            Ok(Output {
+                json: report::list_json(&ctx.root, &ctx.session_cwd, &entries, &warnings),
+                human: report::list_human(&ctx.root, &ctx.session_cwd, &entries, &warnings),
+                exit: exit::SUCCESS,
+            })
+        }
+        Command::Remove {
+            target,
+            preserve,
+            session_cwd,
+            ..
+        } => {
+            let mut ctx = context(&cli.artifacts, session_cwd)?;
+            let discovery = discover(&ctx)?;
+            let removal = remove::remove(&mut ctx, &discovery, &target, preserve)?;
+            Ok(Output {
+                json: report::removal_json(&removal),
+                human: report::removal_human(&removal),
+                exit: removal.outcome.exit_code(),
+            })
+        }
+        Command::Doctor { .. } => {
+            let setup = doctor::Setup::from_env(cli.artifacts.resolve());
+            let report = doctor::doctor(&setup);
+            Ok(Output {
+                json: serde_json::to_value(&report).map_err(|e| Error::internal(e.to_string()))?,
+                human: doctor::human(&report),
+                exit: if report.ok {
+                    exit::SUCCESS
+                } else {
+                    exit::NO_ANSWER
+                },
+            })
+        }
     }
+}
+
+/// The tools and scope of a `list` or `remove`.
+fn context(artifacts: &ArtifactsArgs, session_cwd: Option<PathBuf>) -> Result<Context, Error> {
+    let artifacts = artifacts.resolve()?;
+    let cwd = match session_cwd {
+        Some(dir) => dir,
+        None => std::env::current_dir().map_err(|e| {
+            Error::new(
+                ErrorCode::Unavailable,
+                format!("cannot read the current directory: {e}"),
+            )
+        })?,
+    };
+    let session_cwd = paths::resolve(&cwd).map_err(|e| {
+        Error::invalid(
+            "--session-cwd",
+            format!(
+                "cannot resolve the session cwd {}: {e}",
+                inspect::shown_path(&cwd)
+            ),
+        )
+    })?;
+    if !session_cwd.is_dir() {
+        return Err(Error::invalid(
+            "--session-cwd",
+            format!(
+                "the session cwd {} is not a directory",
+                inspect::shown_path(&session_cwd)
+            ),
+        ));
+    }
+    let root = inspect::managed_root()?;
+    // Reads never take git's optional locks (an index refresh), so inspecting a checkout does
+    // not change it, and a concurrent writer is never made to fail.
+    let git = Git::from_env().env("GIT_OPTIONAL_LOCKS", "0");
+    let herdr_env = std::env::var_os("HERDR_ENV");
+    let mut notes = Vec::new();
+    let herdr = if herdr_env.as_deref() == Some(std::ffi::OsStr::new("1")) {
+        if herd_herdr::available() {
+            Some(Herdr::from_env().with_budget(herd_herdr::budget::CLEANUP))
+        } else {
+            notes.push(
+                "HERDR_ENV=1 but herdr was not found: open Herdr workspaces cannot be seen or closed".to_owned(),
+            );
+            None
+        }
+    } else {
+        None
+    };
+    let mut ctx = Context::new(git, herdr, artifacts, session_cwd, root);
+    ctx.notes = notes;
+    Ok(ctx)
+}
+
+fn discover(ctx: &Context) -> Result<paths::Discovery, Error> {
+    paths::discover(&ctx.root).map_err(|e| Error::new(ErrorCode::Unavailable, e.to_string()))
+}
+
+/// The inventory: every entry of the managed root, inspected in full (out-of-scope entries only
+/// as far as their source). One process scan serves every entry. Returns the entries and the
+/// warnings that concern all of them (shown once).
+fn list(ctx: &mut Context) -> Result<(Vec<Entry>, Vec<String>), Error> {
+    let discovery = discover(ctx)?;
+    let targets: Vec<PathBuf> = discovery
+        .found
+        .iter()
+        .filter_map(|f| match f {
+            paths::Found::Checkout { canonical, .. } => Some(canonical.clone()),
+            _ => None,
+        })
+        .collect();
+    let scan = if targets.is_empty() {
+        None
+    } else {
+        Some(holders::scan(&targets))
+    };
+    let entries: Vec<Entry> = discovery
+        .found
+        .iter()
+        .map(|found| inspect::inspect(ctx, found, Depth::Full, scan.as_ref()))
+        .collect();
+    // What the scan cannot see, and what every entry shares, is said once for the listing.
+    let mut shared = ctx.notes.clone();
+    if let Some(scan) = &scan {
+        shared.extend(inspect::scan_warnings(scan));
+    }
+    Ok((entries, shared))
 }

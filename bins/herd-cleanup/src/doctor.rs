@@ -1,0 +1,529 @@
+//! `herd-cleanup doctor`: what herd needs and what it sees, one check at a time.
+//!
+//! Each check says whether it passed, whether herd needs it here (git, a trustworthy `/proc`, a
+//! writable artifacts directory, and Herdr when `HERDR_ENV=1` says it is in use), and why it
+//! failed. Runs whose child is gone without a delivered result, or whose record cannot be read,
+//! are listed as findings that need a hand. The command succeeds when every needed check passes.
+
+use std::ffi::OsStr;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use herd_core::identity::{self, Judgement};
+use herd_core::layout::{Artifacts, SessionFiles};
+use herd_core::run::RunRecord;
+use herd_core::subprocess::{self, Command, Keep};
+use herd_git::{Deadline, Git, budget};
+use herd_herdr::Herdr;
+use serde::Serialize;
+
+use crate::holders;
+use crate::inspect::{shown, shown_path};
+
+/// The budget of a version probe (`tmux -V`; `pi --version` takes a few seconds to load).
+const PROBE_BUDGET: Duration = Duration::from_secs(15);
+
+/// The environment variable naming the Pi CLI (default: `pi` on `PATH`).
+pub const PI_BIN_ENV: &str = "HERD_PI_BIN";
+
+/// One check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub ok: bool,
+    /// Whether herd needs it here; a failed check that is not needed is reported, not fatal.
+    pub needed: bool,
+    /// What was seen, or why it failed.
+    pub detail: String,
+}
+
+/// A run that needs a hand.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunFinding {
+    pub run_id: String,
+    pub name: Option<String>,
+    /// `owner_gone`, `owner_unknown` or `unreadable`.
+    pub state: &'static str,
+    pub detail: String,
+}
+
+/// The doctor's report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Whether every needed check passed.
+    pub ok: bool,
+    pub checks: Vec<Check>,
+    pub runs_inspected: usize,
+    pub runs: Vec<RunFinding>,
+}
+
+/// What the doctor looks at.
+pub struct Setup {
+    pub git: Git,
+    pub herdr: Herdr,
+    pub herdr_env: Option<std::ffi::OsString>,
+    pub path_env: Option<std::ffi::OsString>,
+    pub pi: std::ffi::OsString,
+    pub artifacts: Result<Artifacts, herd_core::Error>,
+    pub managed_root: Result<PathBuf, herd_core::Error>,
+}
+
+impl Setup {
+    pub fn from_env(artifacts: Result<Artifacts, herd_core::Error>) -> Setup {
+        Setup {
+            git: Git::from_env(),
+            herdr: Herdr::from_env().with_budget(herd_herdr::budget::ORDINARY),
+            herdr_env: std::env::var_os("HERDR_ENV"),
+            path_env: std::env::var_os("PATH"),
+            pi: std::env::var_os(PI_BIN_ENV)
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| "pi".into()),
+            artifacts,
+            managed_root: crate::inspect::managed_root(),
+        }
+    }
+}
+
+/// Runs every check.
+pub fn doctor(setup: &Setup) -> Report {
+    let mut checks = vec![git(&setup.git), tmux(), herdr(setup), pi(&setup.pi), proc()];
+    let mut runs = Vec::new();
+    let mut runs_inspected = 0;
+    match &setup.artifacts {
+        Ok(artifacts) => {
+            checks.push(artifacts_writable(artifacts));
+            match artifacts.run_ids() {
+                Ok(ids) => {
+                    runs_inspected = ids.len();
+                    runs = ids
+                        .iter()
+                        .filter_map(|id| run_finding(artifacts, id))
+                        .collect();
+                    checks.push(Check {
+                        name: "runs",
+                        ok: true,
+                        needed: false,
+                        detail: format!("{} run records, {} need a hand", ids.len(), runs.len()),
+                    });
+                }
+                Err(e) => checks.push(Check {
+                    name: "runs",
+                    ok: false,
+                    needed: true,
+                    detail: e.message,
+                }),
+            }
+        }
+        Err(e) => checks.push(Check {
+            name: "artifacts",
+            ok: false,
+            needed: true,
+            detail: e.message.clone(),
+        }),
+    }
+    checks.push(managed_root(&setup.managed_root));
+    Report {
+        ok: checks.iter().all(|c| c.ok || !c.needed),
+        checks,
+        runs_inspected,
+        runs,
+    }
+}
+
+fn git(git: &Git) -> Check {
+    let answer = git.run(
+        Path::new("/"),
+        ["--version"],
+        &Deadline::after(budget::CLEANUP),
+    );
+    match answer {
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out).trim().to_owned();
+            let ok = text.starts_with("git version ");
+            Check {
+                name: "git",
+                ok,
+                needed: true,
+                detail: if ok {
+                    text
+                } else {
+                    format!("unexpected answer to `git --version`: {}", shown(&text))
+                },
+            }
+        }
+        Err(e) => Check {
+            name: "git",
+            ok: false,
+            needed: true,
+            detail: format!("{} (`{}`)", e, git.bin().display()),
+        },
+    }
+}
+
+/// Runs `program args` and returns its first line of output, or why it could not.
+fn probe(program: &OsStr, args: &[&str]) -> Result<String, String> {
+    let cmd = Command::new(program, PROBE_BUDGET)
+        .args(args.iter().copied())
+        .stdout_cap(4096, Keep::Head)
+        .stderr_cap(4096, Keep::Tail);
+    let out = subprocess::run(&cmd).map_err(|e| match e {
+        subprocess::Error::ProgramNotFound { .. } => {
+            format!("`{}` not found", program.to_string_lossy())
+        }
+        other => other.to_string(),
+    })?;
+    if out.timed_out {
+        return Err(format!(
+            "`{} {}` did not answer within {}s",
+            program.to_string_lossy(),
+            args.join(" "),
+            PROBE_BUDGET.as_secs()
+        ));
+    }
+    let first = |s: &str| s.lines().next().unwrap_or_default().trim().to_owned();
+    if out.success() {
+        Ok(first(&out.stdout.text()))
+    } else {
+        Err(format!(
+            "`{} {}` failed: {}",
+            program.to_string_lossy(),
+            args.join(" "),
+            shown(&first(&out.stderr.text()))
+        ))
+    }
+}
+
+fn tmux() -> Check {
+    let inside = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
+    match probe(OsStr::new("tmux"), &["-V"]) {
+        Ok(version) => Check {
+            name: "tmux",
+            ok: true,
+            needed: false,
+            detail: format!(
+                "{} ({})",
+                shown(&version),
+                if inside {
+                    "inside a tmux session: the tmux surface is available"
+                } else {
+                    "not inside tmux"
+                }
+            ),
+        },
+        Err(reason) => Check {
+            name: "tmux",
+            ok: false,
+            needed: inside,
+            detail: format!("{reason}; needed only for the tmux surface"),
+        },
+    }
+}
+
+fn herdr(setup: &Setup) -> Check {
+    let in_use = setup.herdr_env.as_deref() == Some(OsStr::new("1"));
+    if !in_use {
+        return Check {
+            name: "herdr",
+            ok: true,
+            needed: false,
+            detail: "not in use (HERDR_ENV is not 1)".into(),
+        };
+    }
+    if !setup.herdr.executable_found(setup.path_env.as_deref()) {
+        return Check {
+            name: "herdr",
+            ok: false,
+            needed: true,
+            detail: format!(
+                "HERDR_ENV=1 but `{}` was not found",
+                setup.herdr.program().to_string_lossy()
+            ),
+        };
+    }
+    match setup.herdr.workspace_list() {
+        Ok(list) => Check {
+            name: "herdr",
+            ok: true,
+            needed: true,
+            detail: format!("reachable, {} workspaces open", list.len()),
+        },
+        Err(e) => Check {
+            name: "herdr",
+            ok: false,
+            needed: true,
+            detail: format!(
+                "HERDR_ENV=1 but herdr is not reachable: {}",
+                shown(&e.to_string())
+            ),
+        },
+    }
+}
+
+fn pi(program: &OsStr) -> Check {
+    match probe(program, &["--version"]) {
+        Ok(version) => Check {
+            name: "pi",
+            ok: true,
+            needed: false,
+            detail: format!("pi {}", shown(&version)),
+        },
+        Err(reason) => Check {
+            name: "pi",
+            ok: false,
+            needed: false,
+            detail: format!(
+                "{reason}; needed only for the pi runner (set {PI_BIN_ENV} to its path)"
+            ),
+        },
+    }
+}
+
+fn proc() -> Check {
+    match holders::scan(&[]) {
+        Ok(scan) => {
+            let mut detail = format!(
+                "readable, {} processes of this user inspected",
+                scan.inspected
+            );
+            if scan.unreadable.count > 0 {
+                detail.push_str(&format!(
+                    "; {} could not be inspected",
+                    scan.unreadable.describe()
+                ));
+            }
+            Check {
+                name: "proc",
+                ok: true,
+                needed: true,
+                detail,
+            }
+        }
+        Err(e) => Check {
+            name: "proc",
+            ok: false,
+            needed: true,
+            detail: format!(
+                "{e}; process holders cannot be detected, so cleanup blocks every removal"
+            ),
+        },
+    }
+}
+
+fn artifacts_writable(artifacts: &Artifacts) -> Check {
+    let root = artifacts.root();
+    // The nearest existing directory is where a write would have to succeed first.
+    let mut dir = root.to_path_buf();
+    let existing = loop {
+        match std::fs::symlink_metadata(&dir) {
+            Ok(_) => break Some(dir.clone()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if !dir.pop() {
+                    break None;
+                }
+            }
+            Err(_) => break Some(dir.clone()),
+        }
+    };
+    let Some(existing) = existing else {
+        return Check {
+            name: "artifacts",
+            ok: false,
+            needed: true,
+            detail: format!("no part of {} exists", shown_path(root)),
+        };
+    };
+    let mut failures = Vec::new();
+    let dirs: Vec<PathBuf> = if existing == root {
+        [
+            root.to_path_buf(),
+            artifacts.runs_dir(),
+            artifacts.worktree_runs_dir(),
+        ]
+        .into_iter()
+        .filter(|d| d.is_dir())
+        .collect()
+    } else {
+        vec![existing.clone()]
+    };
+    for d in &dirs {
+        if let Err(e) = probe_write(d) {
+            failures.push(format!("{} is not writable: {e}", shown_path(d)));
+        }
+    }
+    if failures.is_empty() {
+        let detail = if existing == root {
+            format!("{} is writable", shown_path(root))
+        } else {
+            format!(
+                "{} does not exist yet; {} is writable, so it can be created",
+                shown_path(root),
+                shown_path(&existing)
+            )
+        };
+        Check {
+            name: "artifacts",
+            ok: true,
+            needed: true,
+            detail,
+        }
+    } else {
+        Check {
+            name: "artifacts",
+            ok: false,
+            needed: true,
+            detail: failures.join("; "),
+        }
+    }
+}
+
+/// Creates and removes a probe file in `dir`.
+fn probe_write(dir: &Path) -> io::Result<()> {
+    let probe = dir.join(format!(".herd-doctor-probe.{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)?;
+    std::fs::remove_file(&probe)
+}
+
+fn managed_root(root: &Result<PathBuf, herd_core::Error>) -> Check {
+    match root {
+        Ok(root) => match crate::paths::discover(root) {
+            Ok(d) if d.canonical_root.is_none() => Check {
+                name: "managed root",
+                ok: true,
+                needed: false,
+                detail: format!("{} does not exist: no managed worktrees", shown_path(root)),
+            },
+            Ok(d) => Check {
+                name: "managed root",
+                ok: true,
+                needed: false,
+                detail: format!("{}: {} entries", shown_path(root), d.found.len()),
+            },
+            Err(e) => Check {
+                name: "managed root",
+                ok: false,
+                needed: false,
+                detail: format!(
+                    "{}; `herd-cleanup list` cannot take an inventory",
+                    shown(&e.to_string())
+                ),
+            },
+        },
+        Err(e) => Check {
+            name: "managed root",
+            ok: false,
+            needed: false,
+            detail: e.message.clone(),
+        },
+    }
+}
+
+/// A run whose child is gone without a delivered result, or whose record or identity cannot be
+/// read; `None` for a run that needs nothing.
+fn run_finding(artifacts: &Artifacts, id: &str) -> Option<RunFinding> {
+    let record = match RunRecord::load(artifacts, id) {
+        Ok(record) => record,
+        Err(e) => {
+            return Some(RunFinding {
+                run_id: id.to_owned(),
+                name: None,
+                state: "unreadable",
+                detail: format!("the run record cannot be read: {}", shown(&e.message)),
+            });
+        }
+    };
+    if std::fs::symlink_metadata(artifacts.run_result(id)).is_ok() {
+        return None;
+    }
+    let finding = |state: &'static str, detail: String| {
+        Some(RunFinding {
+            run_id: id.to_owned(),
+            name: Some(record.name.clone()),
+            state,
+            detail,
+        })
+    };
+    let process = SessionFiles::new(&record.session_file).process();
+    match identity::Record::read(&process) {
+        Ok(Some(identity)) => {
+            let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok();
+            if boot
+                .as_deref()
+                .map(str::trim)
+                .is_some_and(|b| b != identity.boot_id)
+            {
+                return finding(
+                    "owner_gone",
+                    format!(
+                        "the child (PID {}) belonged to an earlier boot and no result was delivered",
+                        identity.pid
+                    ),
+                );
+            }
+            match identity::judge(&identity) {
+                Judgement::Alive => None,
+                Judgement::Exited => finding(
+                    "owner_gone",
+                    format!(
+                        "the child (PID {}) exited and no result was delivered; `herd-watch wait --run {id}` delivers it",
+                        identity.pid
+                    ),
+                ),
+                Judgement::Unknown(reason) => finding(
+                    "owner_unknown",
+                    format!("cannot tell whether the child is alive: {}", shown(&reason)),
+                ),
+            }
+        }
+        Ok(None) => finding(
+            "owner_unknown",
+            format!(
+                "no identity record at {} and no result delivered",
+                shown_path(&process)
+            ),
+        ),
+        Err(e) => finding(
+            "owner_unknown",
+            format!(
+                "the identity record cannot be read: {}",
+                shown(&e.to_string())
+            ),
+        ),
+    }
+}
+
+/// The human form: one line per check (a failed one with its reason), then the runs.
+pub fn human(report: &Report) -> String {
+    let mut out = Vec::new();
+    for c in &report.checks {
+        let status = match (c.ok, c.needed) {
+            (true, _) => "ok",
+            (false, true) => "FAILED",
+            (false, false) => "unavailable",
+        };
+        out.push(format!("{}: {status}: {}", c.name, c.detail));
+    }
+    for r in &report.runs {
+        let name = r
+            .name
+            .as_deref()
+            .map(|n| format!(" ({})", shown(n)))
+            .unwrap_or_default();
+        out.push(format!("run {}{name}: {}", r.run_id, r.detail));
+    }
+    out.push(if report.ok {
+        "everything herd needs here is fine".into()
+    } else {
+        let failed: Vec<&str> = report
+            .checks
+            .iter()
+            .filter(|c| c.needed && !c.ok)
+            .map(|c| c.name)
+            .collect();
+        format!("herd cannot work here until fixed: {}", failed.join(", "))
+    });
+    out.join("\n")
+}

@@ -1,0 +1,1047 @@
+//! Inspection of one managed checkout: what it is, where it comes from, and what blocks its
+//! removal (protocol.md §4).
+//!
+//! Every fact is read fresh from git, Herdr, `/proc` and the artifacts directory; nothing is
+//! remembered between runs. Every git and Herdr call has its own 30-second budget. A fact that
+//! cannot be read is a blocker of its own ("unknown"), never an assumption that things are fine.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use herd_core::identity::{self, Judgement};
+use herd_core::layout::{Artifacts, SessionFiles};
+use herd_core::run::RunRecord;
+use herd_git::{Deadline, EntryKind, Git, Head, budget};
+use herd_herdr::{Herdr, Source, WorktreeList};
+use herd_worktree::manifest::{self, Manifest};
+use serde::Serialize;
+
+use crate::holders::{self, SHELLS};
+use crate::paths::{self, Found};
+
+/// Where managed checkouts live unless `HERD_WORKTREE_ROOT` says otherwise: `~/.herdr/worktrees`.
+pub use herd_worktree::create::managed_root;
+
+/// What a listing concludes about an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Classification {
+    /// Nothing blocks its removal.
+    #[serde(rename = "eligible")]
+    Eligible,
+    /// Something named blocks its removal.
+    #[serde(rename = "blocked")]
+    Blocked,
+    /// Some fact could not be established; removal is refused until it can.
+    #[serde(rename = "unknown")]
+    Unknown,
+    /// Its source repository is not inside the session cwd; never removable from here.
+    #[serde(rename = "out-of-scope")]
+    OutOfScope,
+}
+
+impl Classification {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Classification::Eligible => "eligible",
+            Classification::Blocked => "blocked",
+            Classification::Unknown => "unknown",
+            Classification::OutOfScope => "out-of-scope",
+        }
+    }
+}
+
+/// The kind of a blocker: a stable code in `--json` output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockerCode {
+    /// The source repository is not inside the session cwd.
+    OutsideSessionCwd,
+    /// The entry is a symlink whose target lies outside the managed root.
+    SymlinkEscapesRoot,
+    /// The entry cannot be resolved (dangling link, permission error).
+    Unresolvable,
+    /// Git gave no usable answer about the checkout.
+    GitUnknown,
+    /// Git does not list the directory as a linked checkout of its repository.
+    NotRegistered,
+    DetachedHead,
+    Locked,
+    Conflicts,
+    InitializedSubmodules,
+    /// Tracked changes, staged or not. `--preserve` lifts it.
+    Dirty,
+    /// Untracked files. `--preserve` lifts it.
+    Untracked,
+    /// The ignored files could not be counted.
+    IgnoredCountFailed,
+    /// Herdr, in use here, gave no usable answer.
+    HerdrUnknown,
+    /// Git, Herdr and the ownership manifest disagree about the checkout.
+    IdentityDisagrees,
+    /// The ownership manifests cannot be read or contradict each other.
+    ManifestUndecidable,
+    /// A run of the artifacts directory works in the checkout and its child is alive.
+    LiveChild,
+    /// A persistent specialist works in the checkout and is alive.
+    PersistentLease,
+    /// A run works in the checkout and whether its child is alive cannot be told.
+    ChildUnknown,
+    /// A pane of the checkout's workspace runs something other than its idle shell.
+    ForegroundProcess,
+    /// A process's cwd is inside the checkout.
+    ProcessHolder,
+    /// The processes could not be enumerated.
+    EnumerationFailed,
+    /// No process inspection exists for this platform.
+    UnsupportedPlatform,
+}
+
+impl BlockerCode {
+    /// Whether the blocker means "could not be established" (the entry is `unknown`) rather
+    /// than a definite reason to refuse (`blocked`).
+    pub fn is_unknown(self) -> bool {
+        use BlockerCode::*;
+        matches!(
+            self,
+            Unresolvable
+                | GitUnknown
+                | NotRegistered
+                | IgnoredCountFailed
+                | HerdrUnknown
+                | IdentityDisagrees
+                | ManifestUndecidable
+                | ChildUnknown
+                | EnumerationFailed
+                | UnsupportedPlatform
+        )
+    }
+
+    /// Whether `--preserve` lifts the blocker (by committing the work first).
+    pub fn preservable(self) -> bool {
+        matches!(self, BlockerCode::Dirty | BlockerCode::Untracked)
+    }
+}
+
+/// One reason the checkout cannot be removed now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Blocker {
+    pub code: BlockerCode,
+    /// Human text; child-influenced values in it are already encoded for one line.
+    pub message: String,
+}
+
+/// An ownership manifest that names the checkout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ManifestRef {
+    pub run_id: String,
+    pub state: String,
+    pub file: String,
+    /// Whether it is evidence of ownership (not `removed`), and so is marked on removal.
+    pub owner: bool,
+}
+
+/// A process whose cwd is inside the checkout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HolderRef {
+    pub pid: u32,
+    pub name: Option<String>,
+    pub cwd: String,
+}
+
+/// Everything an inspection established about one entry of the managed root.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Entry {
+    /// The path under the managed root.
+    pub path: String,
+    /// Its canonical path, when it resolves.
+    pub canonical_path: Option<String>,
+    pub branch: Option<String>,
+    pub detached: bool,
+    /// The commit checked out.
+    pub head: Option<String>,
+    /// The canonical source repository (principal checkout, or submodule work tree).
+    pub source: Option<String>,
+    /// The open Herdr workspace on the checkout.
+    pub workspace: Option<String>,
+    pub manifests: Vec<ManifestRef>,
+    pub classification: Classification,
+    pub blockers: Vec<Blocker>,
+    pub warnings: Vec<String>,
+    /// Exact count of ignored files; `None` when not counted (or counting failed).
+    pub ignored_files: Option<u64>,
+    /// Tracked paths with changes, staged or not.
+    pub changed_files: Option<u64>,
+    pub untracked_files: Option<u64>,
+    pub holders: Vec<HolderRef>,
+    #[serde(skip)]
+    pub(crate) internal: Internal,
+}
+
+/// What removal needs beyond the report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Internal {
+    pub canonical: Option<PathBuf>,
+    pub source: Option<PathBuf>,
+    pub owners: Vec<String>,
+}
+
+impl Entry {
+    fn new(path: &Path) -> Entry {
+        Entry {
+            path: text(path),
+            canonical_path: None,
+            branch: None,
+            detached: false,
+            head: None,
+            source: None,
+            workspace: None,
+            manifests: Vec::new(),
+            classification: Classification::Unknown,
+            blockers: Vec::new(),
+            warnings: Vec::new(),
+            ignored_files: None,
+            changed_files: None,
+            untracked_files: None,
+            holders: Vec::new(),
+            internal: Internal::default(),
+        }
+    }
+
+    fn block(&mut self, code: BlockerCode, message: impl Into<String>) {
+        self.blockers.push(Blocker {
+            code,
+            message: message.into(),
+        });
+    }
+
+    fn warn(&mut self, message: impl Into<String>) {
+        let message = message.into();
+        if !self.warnings.contains(&message) {
+            self.warnings.push(message);
+        }
+    }
+
+    /// Sets the classification from the blockers (out-of-scope stays).
+    fn classify(&mut self) {
+        if self.classification == Classification::OutOfScope {
+            return;
+        }
+        self.classification = if self.blockers.iter().any(|b| b.code.is_unknown()) {
+            Classification::Unknown
+        } else if self.blockers.is_empty() {
+            Classification::Eligible
+        } else {
+            Classification::Blocked
+        };
+    }
+
+    pub fn has(&self, code: BlockerCode) -> bool {
+        self.blockers.iter().any(|b| b.code == code)
+    }
+
+    pub(crate) fn canonical(&self) -> Option<&Path> {
+        self.internal.canonical.as_deref()
+    }
+
+    pub(crate) fn source_path(&self) -> Option<&Path> {
+        self.internal.source.as_deref()
+    }
+
+    pub(crate) fn owner_run_ids(&self) -> &[String] {
+        &self.internal.owners
+    }
+}
+
+/// How much to inspect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    /// Identity only: source, registration, branch, workspace. Enough to match a target.
+    Light,
+    /// Everything eligibility rests on.
+    Full,
+}
+
+/// The message printed with every scan: what the process inspection cannot see.
+pub const COVERAGE_WARNING: &str = "incomplete coverage: only processes of the same user were inspected; \
+     a process of another user, or a protected one, could hold the checkout undetected";
+
+/// The bound of one child-influenced value (a path, a branch) in a message.
+pub const VALUE_MAX_CHARS: usize = 300;
+
+/// Encodes a child-influenced value for a human line.
+pub fn shown(value: &str) -> String {
+    herd_core::escape::encode_host_value(value, VALUE_MAX_CHARS)
+}
+
+/// Encodes a path for a human line.
+pub fn shown_path(path: &Path) -> String {
+    shown(&text(path))
+}
+
+/// A path as JSON text (lossy only for bytes that are not UTF-8).
+pub fn text(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// What every inspection of one command shares: the tools, the scope and some caches.
+pub struct Context {
+    pub git: Git,
+    /// Herdr, when it is in use here (`HERDR_ENV=1` and the executable found).
+    pub herdr: Option<Herdr>,
+    pub artifacts: Artifacts,
+    /// The canonical session cwd: sources outside it are out of scope.
+    pub session_cwd: PathBuf,
+    pub root: PathBuf,
+    /// A warning every entry carries (e.g. Herdr announced but not found).
+    pub notes: Vec<String>,
+    herdr_lists: HashMap<PathBuf, Result<WorktreeList, String>>,
+}
+
+impl Context {
+    pub fn new(
+        git: Git,
+        herdr: Option<Herdr>,
+        artifacts: Artifacts,
+        session_cwd: PathBuf,
+        root: PathBuf,
+    ) -> Context {
+        Context {
+            git,
+            herdr,
+            artifacts,
+            session_cwd,
+            root,
+            notes: Vec::new(),
+            herdr_lists: HashMap::new(),
+        }
+    }
+
+    /// Forgets what Herdr said, so the next inspection asks again.
+    pub fn forget(&mut self) {
+        self.herdr_lists.clear();
+    }
+
+    fn deadline() -> Deadline {
+        Deadline::after(budget::CLEANUP)
+    }
+
+    fn herdr_list(&mut self, source: &Path) -> Option<Result<WorktreeList, String>> {
+        let herdr = self.herdr.as_ref()?;
+        let answer = self
+            .herdr_lists
+            .entry(source.to_path_buf())
+            .or_insert_with(|| {
+                herdr
+                    .worktree_list(Some(&Source::Cwd(source.to_path_buf())))
+                    .map_err(|e| e.to_string())
+            })
+            .clone();
+        Some(answer)
+    }
+}
+
+/// Inspects one discovered entry. `scan` is the process scan of this command (shared by all
+/// entries, taken once); `None` at [`Depth::Light`].
+pub fn inspect(
+    ctx: &mut Context,
+    found: &Found,
+    depth: Depth,
+    scan: Option<&Result<holders::Scan, holders::Error>>,
+) -> Entry {
+    let mut entry = Entry::new(found.path());
+    entry.warnings.extend(ctx.notes.iter().cloned());
+    let canonical = match found {
+        Found::Checkout { canonical, .. } => canonical.clone(),
+        Found::Escapes { target, .. } => {
+            entry.block(
+                BlockerCode::SymlinkEscapesRoot,
+                format!(
+                    "the entry is a symlink to {}, outside the managed root; it is not followed",
+                    shown_path(target)
+                ),
+            );
+            entry.classify();
+            return entry;
+        }
+        Found::Unresolvable { reason, .. } => {
+            entry.block(
+                BlockerCode::Unresolvable,
+                format!("cannot resolve the entry: {}", shown(reason)),
+            );
+            entry.classify();
+            return entry;
+        }
+    };
+    entry.canonical_path = Some(text(&canonical));
+    entry.internal.canonical = Some(canonical.clone());
+    if !identify(ctx, &mut entry, &canonical) {
+        entry.classify();
+        return entry;
+    }
+    if depth == Depth::Full && entry.classification != Classification::OutOfScope {
+        examine(ctx, &mut entry, &canonical, scan);
+    }
+    entry.classify();
+    entry
+}
+
+/// Source, scope, registration, branch and workspace. Returns whether the entry is a
+/// registered checkout worth examining further.
+fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -> bool {
+    let git = ctx.git.clone();
+    let facts = match git.facts(canonical, &Context::deadline()) {
+        Ok(facts) => facts,
+        Err(e) => {
+            entry.block(
+                BlockerCode::GitUnknown,
+                format!("not a readable git checkout: {}", shown(&e.to_string())),
+            );
+            return false;
+        }
+    };
+    match paths::resolve(&facts.toplevel) {
+        Ok(top) if top == canonical => {}
+        Ok(top) => {
+            entry.block(
+                BlockerCode::NotRegistered,
+                format!(
+                    "not a checkout of its own: it lies inside the checkout {}",
+                    shown_path(&top)
+                ),
+            );
+            return false;
+        }
+        Err(e) => {
+            entry.block(
+                BlockerCode::GitUnknown,
+                format!("cannot resolve the checkout's top: {e}"),
+            );
+            return false;
+        }
+    }
+    if !facts.is_linked() {
+        entry.block(
+            BlockerCode::NotRegistered,
+            "a principal checkout, not a linked worktree",
+        );
+        return false;
+    }
+    let source = match source_root(&git, &facts.common_dir) {
+        Ok(source) => source,
+        Err(message) => {
+            entry.block(BlockerCode::GitUnknown, message);
+            return false;
+        }
+    };
+    entry.source = Some(text(&source));
+    entry.internal.source = Some(source.clone());
+    if !paths::is_within(&source, &ctx.session_cwd) {
+        entry.classification = Classification::OutOfScope;
+        entry.block(
+            BlockerCode::OutsideSessionCwd,
+            format!(
+                "its source repository {} is not inside the session cwd {}",
+                shown_path(&source),
+                shown_path(&ctx.session_cwd)
+            ),
+        );
+    }
+    let list = match git.worktree_list(&source, &Context::deadline()) {
+        Ok(list) => list,
+        Err(e) => {
+            entry.block(
+                BlockerCode::GitUnknown,
+                format!(
+                    "cannot list the repository's worktrees: {}",
+                    shown(&e.to_string())
+                ),
+            );
+            return false;
+        }
+    };
+    let record = list
+        .iter()
+        .enumerate()
+        .find(|(_, r)| paths::resolve(&r.path).ok().as_deref() == Some(canonical));
+    let Some((idx, record)) = record else {
+        entry.block(
+            BlockerCode::NotRegistered,
+            "git does not list it as a worktree of its source repository",
+        );
+        return false;
+    };
+    if idx == 0 {
+        entry.block(
+            BlockerCode::NotRegistered,
+            "it is the principal checkout of its repository",
+        );
+        return false;
+    }
+    entry.head = record.head.clone();
+    entry.branch = record.branch.clone();
+    entry.detached = record.detached || record.branch.is_none();
+    if entry.detached {
+        entry.block(
+            BlockerCode::DetachedHead,
+            "detached HEAD: the checkout is on no branch, so its commits could be lost",
+        );
+    }
+    if let Some(reason) = &record.locked {
+        let why = if reason.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", shown(reason))
+        };
+        entry.block(
+            BlockerCode::Locked,
+            format!("locked{why}; unlock it with `git worktree unlock` first"),
+        );
+    }
+    if entry.classification == Classification::OutOfScope {
+        return true;
+    }
+    herdr_identity(ctx, entry, canonical, &source);
+    true
+}
+
+/// The workspace Herdr has open on the checkout, and whether Herdr agrees with git about it.
+fn herdr_identity(ctx: &mut Context, entry: &mut Entry, canonical: &Path, source: &Path) {
+    let Some(answer) = ctx.herdr_list(source) else {
+        return;
+    };
+    let list = match answer {
+        Ok(list) => list,
+        Err(e) => {
+            entry.block(
+                BlockerCode::HerdrUnknown,
+                format!(
+                    "herdr cannot list the repository's worktrees: {}",
+                    shown(&e)
+                ),
+            );
+            return;
+        }
+    };
+    let rows: Vec<_> = list
+        .worktrees
+        .iter()
+        .filter(|row| {
+            row.path == canonical || paths::resolve(&row.path).ok().as_deref() == Some(canonical)
+        })
+        .collect();
+    match rows.as_slice() {
+        [] => {}
+        [row] => {
+            if !row.is_linked_worktree {
+                entry.block(
+                    BlockerCode::IdentityDisagrees,
+                    "herdr does not list the checkout as a linked worktree",
+                );
+            } else if row.branch != entry.branch {
+                entry.block(
+                    BlockerCode::IdentityDisagrees,
+                    format!(
+                        "herdr says the checkout is on {}, git says {}",
+                        row.branch.as_deref().map_or("no branch".into(), shown),
+                        entry.branch.as_deref().map_or("no branch".into(), shown)
+                    ),
+                );
+            }
+            entry.workspace = row.open_workspace_id.clone();
+        }
+        rows => entry.block(
+            BlockerCode::IdentityDisagrees,
+            format!("herdr lists the checkout {} times", rows.len()),
+        ),
+    }
+}
+
+/// The source repository of a linked checkout whose shared git directory is `common_dir`.
+///
+/// A submodule's git directory lives under the superproject's `.git/modules`, so its parent is
+/// not the work tree: `core.worktree` of that directory names it. Otherwise the work tree is the
+/// parent of the common directory. Either way, git must confirm it: its top is itself and its
+/// common directory is the same.
+pub fn source_root(git: &Git, common_dir: &Path) -> Result<PathBuf, String> {
+    let common = paths::resolve(common_dir).map_err(|e| {
+        format!(
+            "cannot resolve the git directory {}: {e}",
+            shown_path(common_dir)
+        )
+    })?;
+    let config = common.join("config");
+    let args: Vec<OsString> = vec![
+        "config".into(),
+        "--file".into(),
+        config.into_os_string(),
+        "--get".into(),
+        "core.worktree".into(),
+    ];
+    let out = git
+        .output(&common, &args, &Context::deadline())
+        .map_err(|e| format!("cannot read core.worktree: {}", shown(&e.to_string())))?;
+    let candidate = match out.code {
+        Some(0) => {
+            let value = PathBuf::from(OsString::from(
+                out.stdout.text().trim_end_matches('\n').to_owned(),
+            ));
+            common.join(value)
+        }
+        // `git config --get` exits 1 when the key is not set.
+        Some(1) => common
+            .parent()
+            .ok_or_else(|| "the git directory has no parent".to_owned())?
+            .to_path_buf(),
+        _ => {
+            return Err(format!(
+                "cannot read core.worktree: {}",
+                shown(out.stderr.text().trim())
+            ));
+        }
+    };
+    let source = paths::resolve(&candidate).map_err(|e| {
+        format!(
+            "cannot resolve the source repository {}: {e}",
+            shown_path(&candidate)
+        )
+    })?;
+    let facts = git.facts(&source, &Context::deadline()).map_err(|e| {
+        format!(
+            "cannot confirm the source repository {}: {}",
+            shown_path(&source),
+            shown(&e.to_string())
+        )
+    })?;
+    let top = paths::resolve(&facts.toplevel).ok();
+    let again = paths::resolve(&facts.common_dir).ok();
+    if top.as_deref() != Some(source.as_path()) || again.as_deref() != Some(common.as_path()) {
+        return Err(format!(
+            "cannot confirm the source repository {}: git places it elsewhere",
+            shown_path(&source)
+        ));
+    }
+    Ok(source)
+}
+
+/// Everything else eligibility rests on.
+fn examine(
+    ctx: &mut Context,
+    entry: &mut Entry,
+    canonical: &Path,
+    scan: Option<&Result<holders::Scan, holders::Error>>,
+) {
+    let git = ctx.git.clone();
+    git_state(&git, entry, canonical);
+    manifests(ctx, entry, canonical);
+    children(ctx, entry, canonical);
+    let exempt = panes(ctx, entry);
+    match scan {
+        Some(scan) => holders_of(entry, canonical, scan, &exempt),
+        None => {
+            let scan = holders::scan(&[canonical.to_path_buf()]);
+            holders_of(entry, canonical, &scan, &exempt);
+        }
+    }
+}
+
+fn git_state(git: &Git, entry: &mut Entry, canonical: &Path) {
+    match git.status(canonical, &Context::deadline()) {
+        Ok(status) => {
+            let mut changed = 0u64;
+            let mut untracked = 0u64;
+            let mut conflicted = 0u64;
+            for e in &status.entries {
+                match e.kind {
+                    EntryKind::Changed | EntryKind::Renamed { .. } => changed += 1,
+                    EntryKind::Unmerged => conflicted += 1,
+                    EntryKind::Untracked => untracked += 1,
+                    EntryKind::Ignored => {}
+                }
+            }
+            entry.changed_files = Some(changed + conflicted);
+            entry.untracked_files = Some(untracked);
+            if conflicted > 0 {
+                entry.block(
+                    BlockerCode::Conflicts,
+                    format!("{} with merge conflicts", files(conflicted)),
+                );
+            }
+            if changed > 0 {
+                entry.block(
+                    BlockerCode::Dirty,
+                    format!("{} with uncommitted changes", files(changed)),
+                );
+            }
+            if untracked > 0 {
+                entry.block(
+                    BlockerCode::Untracked,
+                    format!("{} untracked", files(untracked)),
+                );
+            }
+            if let (Some(Head::Branch(now)), Some(listed)) = (&status.head, &entry.branch) {
+                if now != listed {
+                    entry.block(
+                        BlockerCode::IdentityDisagrees,
+                        format!(
+                            "the branch changed during inspection: {} became {}",
+                            shown(listed),
+                            shown(now)
+                        ),
+                    );
+                }
+            }
+            if status.head_oid.is_some() {
+                entry.head = status.head_oid.clone();
+            }
+        }
+        Err(e) => entry.block(
+            BlockerCode::GitUnknown,
+            format!("git status failed: {}", shown(&e.to_string())),
+        ),
+    }
+    match git.run(
+        canonical,
+        ["submodule", "status", "--recursive"],
+        &Context::deadline(),
+    ) {
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out);
+            let initialised: Vec<String> = text
+                .lines()
+                .filter(|l| !l.is_empty() && !l.starts_with('-'))
+                .filter_map(|l| {
+                    l.get(1..)
+                        .and_then(|rest| rest.split(' ').nth(1))
+                        .map(str::to_owned)
+                })
+                .collect();
+            if !initialised.is_empty() {
+                entry.block(
+                    BlockerCode::InitializedSubmodules,
+                    format!(
+                        "initialised submodules: {}",
+                        herd_core::escape::encode_list(
+                            &initialised,
+                            VALUE_MAX_CHARS,
+                            herd_core::escape::Noun::new("submodule", "submodules")
+                        )
+                    ),
+                );
+            }
+        }
+        Err(e) => entry.block(
+            BlockerCode::GitUnknown,
+            format!("git submodule status failed: {}", shown(&e.to_string())),
+        ),
+    }
+    match git.count_ignored(canonical, &Context::deadline()) {
+        Ok(n) => entry.ignored_files = Some(n),
+        Err(e) => entry.block(
+            BlockerCode::IgnoredCountFailed,
+            format!(
+                "the ignored files could not be counted: {}",
+                shown(&e.to_string())
+            ),
+        ),
+    }
+}
+
+/// The ownership manifests of this artifacts directory that name the checkout, and whether they
+/// agree with git and Herdr.
+fn manifests(ctx: &mut Context, entry: &mut Entry, canonical: &Path) {
+    let ownership = match manifest::ownership_of(&ctx.artifacts, canonical) {
+        Ok(o) => o,
+        Err(e) => {
+            entry.block(
+                BlockerCode::ManifestUndecidable,
+                format!("cannot read the ownership manifests: {}", shown(&e.message)),
+            );
+            return;
+        }
+    };
+    for m in &ownership.removed {
+        entry.manifests.push(manifest_ref(ctx, m, false));
+    }
+    for m in &ownership.owners {
+        entry.manifests.push(manifest_ref(ctx, m, true));
+        entry.internal.owners.push(m.id.clone());
+    }
+    for (file, reason) in &ownership.undecidable {
+        entry.block(
+            BlockerCode::ManifestUndecidable,
+            format!(
+                "manifest {} cannot be matched: {}",
+                shown_path(file),
+                shown(reason)
+            ),
+        );
+    }
+    if ownership.owners.len() > 1 {
+        let ids: Vec<&str> = ownership.owners.iter().map(|m| m.id.as_str()).collect();
+        entry.block(
+            BlockerCode::ManifestUndecidable,
+            format!(
+                "{} manifests claim the checkout (runs {})",
+                ids.len(),
+                ids.join(", ")
+            ),
+        );
+    }
+    for m in &ownership.owners {
+        if let Some(reason) = disagreement(ctx, entry, m) {
+            entry.block(
+                BlockerCode::IdentityDisagrees,
+                format!("manifest of run {} disagrees: {reason}", m.id),
+            );
+        }
+    }
+}
+
+fn manifest_ref(ctx: &Context, m: &Manifest, owner: bool) -> ManifestRef {
+    ManifestRef {
+        run_id: m.id.clone(),
+        state: m.state.as_str().to_owned(),
+        file: text(&ctx.artifacts.worktree_manifest(&m.id)),
+        owner,
+    }
+}
+
+/// Why the manifest `m` does not describe the checkout git and Herdr describe, if it does not.
+fn disagreement(ctx: &Context, entry: &Entry, m: &Manifest) -> Option<String> {
+    if let Some(branch) = &m.branch {
+        if entry.branch.as_ref() != Some(branch) {
+            return Some(format!(
+                "it records branch {}, git says {}",
+                shown(branch),
+                entry.branch.as_deref().map_or("no branch".into(), shown)
+            ));
+        }
+    }
+    if let (Some(recorded), Some(open)) = (&m.workspace_id, &entry.workspace) {
+        if recorded != open {
+            return Some(format!(
+                "it records workspace {}, herdr has {} open",
+                shown(recorded),
+                shown(open)
+            ));
+        }
+    }
+    let recorded_source = m.provision_cwd.as_ref().or(m.source_cwd.as_ref())?;
+    let source = entry.source_path()?;
+    let same = ctx
+        .git
+        .facts(recorded_source, &Context::deadline())
+        .ok()
+        .and_then(|f| paths::resolve(&f.common_dir).ok())
+        .zip(
+            ctx.git
+                .facts(source, &Context::deadline())
+                .ok()
+                .and_then(|f| paths::resolve(&f.common_dir).ok()),
+        )
+        .is_some_and(|(a, b)| a == b);
+    (!same).then(|| {
+        format!(
+            "its source {} is not (or no longer) a checkout of the repository {}",
+            shown_path(recorded_source),
+            shown_path(source)
+        )
+    })
+}
+
+/// Known live children and persistent leases: runs of the artifacts directory whose worktree
+/// or cwd is the checkout, judged by their recorded process identity.
+fn children(ctx: &mut Context, entry: &mut Entry, canonical: &Path) {
+    let ids = match ctx.artifacts.run_ids() {
+        Ok(ids) => ids,
+        Err(e) => {
+            entry.block(
+                BlockerCode::ChildUnknown,
+                format!("cannot list the run records: {}", shown(&e.message)),
+            );
+            return;
+        }
+    };
+    let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .ok()
+        .map(|s| s.trim().to_owned());
+    for id in ids {
+        let record = match RunRecord::load(&ctx.artifacts, &id) {
+            Ok(record) => record,
+            Err(e) => {
+                entry.warn(format!(
+                    "run record {id} cannot be read ({}); it is not proven unrelated",
+                    shown(&e.message)
+                ));
+                continue;
+            }
+        };
+        let in_checkout =
+            |p: &str| paths::resolve(Path::new(p)).is_ok_and(|p| paths::is_within(&p, canonical));
+        let here = record
+            .worktree
+            .as_ref()
+            .is_some_and(|w| in_checkout(&w.path))
+            || in_checkout(&record.cwd);
+        if !here {
+            continue;
+        }
+        let what = if record.persistent {
+            format!("persistent specialist {} (run {id})", shown(&record.name))
+        } else {
+            format!("child {} (run {id})", shown(&record.name))
+        };
+        let process = SessionFiles::new(&record.session_file).process();
+        match identity::Record::read(&process) {
+            Ok(Some(identity)) => {
+                // Another boot means the recorded process is gone, whatever else judge says.
+                if boot_id.as_deref().is_some_and(|b| b != identity.boot_id) {
+                    continue;
+                }
+                match identity::judge(&identity) {
+                    Judgement::Exited => {}
+                    Judgement::Alive if record.persistent => entry.block(
+                        BlockerCode::PersistentLease,
+                        format!("{what} holds a lease on the checkout and is alive (PID {})", identity.pid),
+                    ),
+                    Judgement::Alive => entry.block(
+                        BlockerCode::LiveChild,
+                        format!("{what} is alive (PID {})", identity.pid),
+                    ),
+                    Judgement::Unknown(reason) => entry.block(
+                        BlockerCode::ChildUnknown,
+                        format!("cannot tell whether {what} is alive: {}", shown(&reason)),
+                    ),
+                }
+            }
+            Ok(None) => entry.warn(format!(
+                "{what} works in the checkout and has no identity record; only the process scan speaks for it"
+            )),
+            Err(e) => entry.block(
+                BlockerCode::ChildUnknown,
+                format!("cannot tell whether {what} is alive: {}", shown(&e.to_string())),
+            ),
+        }
+    }
+}
+
+/// The panes of the open workspace: a pane running anything but its idle shell blocks, idle
+/// shells are returned as the PIDs the process scan may exempt.
+fn panes(ctx: &mut Context, entry: &mut Entry) -> Vec<u32> {
+    let (Some(herdr), Some(workspace)) = (ctx.herdr.clone(), entry.workspace.clone()) else {
+        return Vec::new();
+    };
+    let list = match herdr.pane_list(Some(&workspace)) {
+        Ok(list) => list,
+        Err(e) => {
+            entry.block(
+                BlockerCode::HerdrUnknown,
+                format!(
+                    "herdr cannot list the panes of workspace {}: {}",
+                    shown(&workspace),
+                    shown(&e.to_string())
+                ),
+            );
+            return Vec::new();
+        }
+    };
+    let mut exempt = Vec::new();
+    for pane in &list.panes {
+        match herdr.pane_process_info(&pane.pane_id) {
+            Ok(info) => match (info.shell_pid, info.foreground_pgid) {
+                (Some(shell), Some(fg)) if shell == fg => exempt.push(shell),
+                (Some(_), Some(_)) => entry.block(
+                    BlockerCode::ForegroundProcess,
+                    format!(
+                        "pane {} runs a live child or foreground process",
+                        shown(&pane.pane_id)
+                    ),
+                ),
+                _ => entry.block(
+                    BlockerCode::HerdrUnknown,
+                    format!(
+                        "herdr does not report the shell and foreground job of pane {}",
+                        shown(&pane.pane_id)
+                    ),
+                ),
+            },
+            Err(e) => entry.block(
+                BlockerCode::HerdrUnknown,
+                format!(
+                    "herdr cannot inspect pane {}: {}",
+                    shown(&pane.pane_id),
+                    shown(&e.to_string())
+                ),
+            ),
+        }
+    }
+    exempt
+}
+
+/// The warnings a process scan carries for every checkout it covered: what it cannot see.
+pub fn scan_warnings(scan: &Result<holders::Scan, holders::Error>) -> Vec<String> {
+    let mut out = vec![COVERAGE_WARNING.to_owned()];
+    if let Ok(scan) = scan {
+        if scan.unreadable.count > 0 {
+            out.push(format!(
+                "not proven unrelated: {} of this user could not be inspected",
+                scan.unreadable.describe()
+            ));
+        }
+    }
+    out
+}
+
+fn holders_of(
+    entry: &mut Entry,
+    canonical: &Path,
+    scan: &Result<holders::Scan, holders::Error>,
+    exempt: &[u32],
+) {
+    for w in scan_warnings(scan) {
+        entry.warn(w);
+    }
+    let scan = match scan {
+        Ok(scan) => scan,
+        Err(e @ holders::Error::Unsupported) => {
+            entry.block(BlockerCode::UnsupportedPlatform, e.to_string());
+            return;
+        }
+        Err(e) => {
+            entry.block(BlockerCode::EnumerationFailed, e.to_string());
+            return;
+        }
+    };
+    for h in scan.holders.iter().filter(|h| h.cwd.starts_with(canonical)) {
+        let shell = h.comm.as_deref().is_some_and(|c| SHELLS.contains(&c));
+        if shell && exempt.contains(&h.pid) {
+            continue;
+        }
+        let name = h
+            .comm
+            .as_deref()
+            .map_or_else(|| "name unreadable".to_owned(), shown);
+        entry.block(
+            BlockerCode::ProcessHolder,
+            format!(
+                "process {} ({name}) has its cwd in {}",
+                h.pid,
+                shown_path(&h.cwd)
+            ),
+        );
+        entry.holders.push(HolderRef {
+            pid: h.pid,
+            name: h.comm.clone(),
+            cwd: text(&h.cwd),
+        });
+    }
+}
+
+fn files(n: u64) -> String {
+    if n == 1 {
+        "1 file".to_owned()
+    } else {
+        format!("{n} files")
+    }
+}

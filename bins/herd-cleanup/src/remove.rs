@@ -1,0 +1,576 @@
+//! `herd-cleanup remove`: one managed checkout, by exact path, branch or workspace id, only
+//! when every check passes at removal time.
+//!
+//! The flow (protocol.md §4): resolve the target against a fresh identity-only inventory (none
+//! or several matches is refused); inspect that one entry in full; refuse on any blocker
+//! (uncommitted work only lifts with `--preserve`, which commits it as a WIP commit first and
+//! inspects again); remove through Herdr when a workspace is open on it, else with
+//! `git worktree remove` and, once the checkout is verifiably gone, `git worktree prune`; mark
+//! the owned manifests `removed`. Branches are never deleted or moved and no force flag is used.
+//!
+//! Seed 003's note about a primary workspace that worktree creation appeared to open rests on a
+//! claim the creating process keeps in memory only; this is always another process, so (as for
+//! a restarted process in the seed) the note never applies here.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use herd_core::{Error, ErrorCode};
+use herd_git::{Deadline, Git, budget};
+use herd_worktree::manifest::{self, Manifest, State};
+use serde::Serialize;
+
+use crate::inspect::{
+    self, BlockerCode, Classification, Context, Depth, Entry, shown, shown_path, text,
+};
+use crate::paths::{self, Discovery};
+
+/// The commit message of a preservation commit.
+pub const WIP_MESSAGE: &str = "WIP: preserve worktree before explicit cleanup";
+
+/// How a removal ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The checkout is gone (exit 0).
+    Removed,
+    /// A `removed` manifest names the target and the checkout is absent (exit 0).
+    AlreadyRemoved,
+    /// Something named blocks it; nothing was removed (exit 1).
+    Blocked,
+    /// A removal command was sent and its effect is unknown; the checkout is still there (exit 3).
+    Uncertain,
+    /// Some fact could not be established; nothing was removed (exit 4).
+    Unknown,
+}
+
+impl Outcome {
+    pub fn exit_code(self) -> i32 {
+        use herd_core::exit;
+        match self {
+            Outcome::Removed | Outcome::AlreadyRemoved => exit::SUCCESS,
+            Outcome::Blocked => exit::NEGATIVE,
+            Outcome::Uncertain => exit::UNCERTAIN,
+            Outcome::Unknown => exit::NO_ANSWER,
+        }
+    }
+}
+
+/// What `--preserve` did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Preservation {
+    /// The WIP commit, reported even when the removal is later refused or fails.
+    pub sha: Option<String>,
+    /// Why the commit was not made.
+    pub error: Option<String>,
+    /// After a failed commit: whether the index was put back exactly as it was.
+    pub index_restored: Option<bool>,
+}
+
+/// Which tool removed the checkout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Via {
+    Herdr,
+    Git,
+}
+
+/// The report of one removal.
+#[derive(Debug, Clone, Serialize)]
+pub struct Removal {
+    pub target: String,
+    pub outcome: Outcome,
+    pub path: Option<String>,
+    pub branch: Option<String>,
+    pub source: Option<String>,
+    pub workspace: Option<String>,
+    pub removed_via: Option<Via>,
+    pub preservation: Option<Preservation>,
+    pub ignored_files: Option<u64>,
+    /// Why it was not removed (a blocker of the deciding inspection, or of the removal step).
+    pub blockers: Vec<inspect::Blocker>,
+    /// Every warning seen, including those of an earlier inspection of this removal.
+    pub warnings: Vec<String>,
+    /// Runs whose ownership manifest was marked `removed`.
+    pub manifests_marked: Vec<String>,
+    /// The inspection that decided.
+    pub entry: Option<Entry>,
+}
+
+impl Removal {
+    fn new(target: &str, outcome: Outcome) -> Removal {
+        Removal {
+            target: target.to_owned(),
+            outcome,
+            path: None,
+            branch: None,
+            source: None,
+            workspace: None,
+            removed_via: None,
+            preservation: None,
+            ignored_files: None,
+            blockers: Vec::new(),
+            warnings: Vec::new(),
+            manifests_marked: Vec::new(),
+            entry: None,
+        }
+    }
+
+    fn from_entry(target: &str, outcome: Outcome, entry: &Entry) -> Removal {
+        let mut r = Removal::new(target, outcome);
+        r.path = Some(entry.path.clone());
+        r.branch.clone_from(&entry.branch);
+        r.source.clone_from(&entry.source);
+        r.workspace.clone_from(&entry.workspace);
+        r.ignored_files = entry.ignored_files;
+        r.blockers.clone_from(&entry.blockers);
+        r.add_warnings(&entry.warnings);
+        r.entry = Some(entry.clone());
+        r
+    }
+
+    fn add_warnings(&mut self, warnings: &[String]) {
+        for w in warnings {
+            if !self.warnings.contains(w) {
+                self.warnings.push(w.clone());
+            }
+        }
+    }
+
+    fn block(&mut self, code: BlockerCode, message: String) {
+        self.blockers.push(inspect::Blocker { code, message });
+    }
+}
+
+/// Removes the one managed checkout `target` names. Bad targets (none or several matches) are
+/// errors (`not_found`, `ambiguous`: exit 2); everything else is a [`Removal`].
+pub fn remove(
+    ctx: &mut Context,
+    discovery: &Discovery,
+    target: &str,
+    preserve: bool,
+) -> Result<Removal, Error> {
+    let found = resolve_target(ctx, discovery, target)?;
+    let Some(found) = found else {
+        return already_removed(ctx, target);
+    };
+    let entry = inspect::inspect(ctx, &found, Depth::Full, None);
+    let outcome = match entry.classification {
+        Classification::Eligible => None,
+        Classification::Unknown => Some(Outcome::Unknown),
+        Classification::Blocked | Classification::OutOfScope => {
+            let only_work = entry.blockers.iter().all(|b| b.code.preservable());
+            if only_work && preserve {
+                None
+            } else {
+                Some(Outcome::Blocked)
+            }
+        }
+    };
+    if let Some(outcome) = outcome {
+        return Ok(Removal::from_entry(target, outcome, &entry));
+    }
+    let mut report = Removal::from_entry(target, Outcome::Blocked, &entry);
+    report.blockers.clear();
+    let mut entry = entry;
+    if entry.has(BlockerCode::Dirty) || entry.has(BlockerCode::Untracked) {
+        let Some(canonical) = entry.canonical() else {
+            return Err(Error::internal(
+                "an eligible entry without a canonical path",
+            ));
+        };
+        let preservation = preserve_work(&ctx.git, canonical, entry.branch.as_deref());
+        let sha = preservation.sha.clone();
+        report.preservation = Some(preservation);
+        let Some(sha) = sha else {
+            report.blockers.clone_from(&entry.blockers);
+            return Ok(report);
+        };
+        // Inspect again from scratch: the commit must have left exactly an eligible checkout.
+        ctx.forget();
+        let again = inspect::inspect(ctx, &found, Depth::Full, None);
+        report.add_warnings(&again.warnings);
+        report.entry = Some(again.clone());
+        report.ignored_files = again.ignored_files;
+        let same = again.source == entry.source
+            && again.branch == entry.branch
+            && again.workspace == entry.workspace
+            && again.head.as_deref() == Some(sha.as_str());
+        if again.classification != Classification::Eligible || !same {
+            report.outcome = if again.classification == Classification::Unknown {
+                Outcome::Unknown
+            } else {
+                Outcome::Blocked
+            };
+            report.blockers.clone_from(&again.blockers);
+            if !same {
+                report.block(
+                    BlockerCode::IdentityDisagrees,
+                    "the checkout changed while its work was being preserved".to_owned(),
+                );
+                report.outcome = Outcome::Unknown;
+            }
+            return Ok(report);
+        }
+        entry = again;
+    }
+    carry_out(ctx, &entry, &mut report);
+    Ok(report)
+}
+
+/// Finds the one discovered entry `target` names. `Ok(None)` when none does (the caller then
+/// looks for a `removed` manifest); an error when several do.
+fn resolve_target(
+    ctx: &mut Context,
+    discovery: &Discovery,
+    target: &str,
+) -> Result<Option<paths::Found>, Error> {
+    if target.is_empty() {
+        return Err(Error::invalid(
+            "target",
+            "the target is empty; name a path, branch or workspace id",
+        ));
+    }
+    let as_path = Path::new(target);
+    let realpath = as_path
+        .is_absolute()
+        .then(|| paths::resolve(as_path).ok())
+        .flatten();
+    let mut matches: Vec<(paths::Found, Vec<&'static str>)> = Vec::new();
+    for found in &discovery.found {
+        let mut how = Vec::new();
+        let listed = found.path() == as_path;
+        let canonical = match found {
+            paths::Found::Checkout { canonical, .. } => Some(canonical.as_path()),
+            _ => None,
+        };
+        if listed || canonical.is_some_and(|c| c == as_path || realpath.as_deref() == Some(c)) {
+            how.push("path");
+        }
+        if canonical.is_some() && !target.starts_with('/') {
+            // Branch and workspace matches need git and Herdr: an identity-only inspection.
+            let light = inspect::inspect(ctx, found, Depth::Light, None);
+            if light.branch.as_deref() == Some(target) {
+                how.push("branch");
+            }
+            if light.workspace.as_deref() == Some(target) {
+                how.push("workspace id");
+            }
+        }
+        if !how.is_empty() {
+            matches.push((found.clone(), how));
+        }
+    }
+    match matches.len() {
+        0 => Ok(None),
+        1 => Ok(matches.pop().map(|(found, _)| found)),
+        n => {
+            let list: Vec<String> = matches
+                .iter()
+                .map(|(f, how)| format!("{} ({})", shown_path(f.path()), how.join(", ")))
+                .collect();
+            Err(Error::new(
+                ErrorCode::Ambiguous,
+                format!(
+                    "target {} matches {n} managed worktrees: {}",
+                    shown(target),
+                    list.join("; ")
+                ),
+            )
+            .with_field("target"))
+        }
+    }
+}
+
+/// Answers a target that names no checkout: "already removed" when exactly one `removed`
+/// manifest names it and its checkout is absent, else `not_found`.
+fn already_removed(ctx: &Context, target: &str) -> Result<Removal, Error> {
+    let files = manifest::read_all(&ctx.artifacts)?;
+    let mut hits: Vec<Manifest> = Vec::new();
+    for file in files {
+        let Ok(m) = file.manifest else { continue };
+        if m.state != State::Removed {
+            continue;
+        }
+        let Some(path) = m.path.clone() else { continue };
+        let names = path.as_os_str() == target
+            || m.branch.as_deref() == Some(target)
+            || m.workspace_id.as_deref() == Some(target);
+        let absent = matches!(std::fs::symlink_metadata(&path), Err(e) if e.kind() == io::ErrorKind::NotFound);
+        if names && absent && !hits.iter().any(|h| h.path == m.path) {
+            hits.push(m);
+        }
+    }
+    match hits.as_slice() {
+        [] => Err(Error::not_found(format!(
+            "no managed worktree matches {} (by exact path, branch or workspace id) under {}",
+            shown(target),
+            shown_path(&ctx.root)
+        ))
+        .with_field("target")),
+        [m] => {
+            let mut r = Removal::new(target, Outcome::AlreadyRemoved);
+            r.path = m.path.as_deref().map(text);
+            r.branch.clone_from(&m.branch);
+            r.workspace.clone_from(&m.workspace_id);
+            Ok(r)
+        }
+        many => Err(Error::new(
+            ErrorCode::Ambiguous,
+            format!(
+                "target {} matches {} removed worktrees",
+                shown(target),
+                many.len()
+            ),
+        )
+        .with_field("target")),
+    }
+}
+
+/// Commits everything not ignored as a WIP commit on the checkout's branch. On failure the
+/// index is put back byte for byte (or removed if there was none) and no SHA is returned.
+pub fn preserve_work(git: &Git, checkout: &Path, branch: Option<&str>) -> Preservation {
+    let mut p = Preservation {
+        sha: None,
+        error: None,
+        index_restored: None,
+    };
+    let deadline = || Deadline::after(budget::CLEANUP);
+    let Some(branch) = branch.filter(|b| !b.is_empty()) else {
+        p.error = Some("the checkout is on no branch".into());
+        return p;
+    };
+    match git.run(
+        checkout,
+        ["symbolic-ref", "--quiet", "--short", "HEAD"],
+        &deadline(),
+    ) {
+        Ok(out) if String::from_utf8_lossy(&out).trim_end() == branch => {}
+        Ok(out) => {
+            p.error = Some(format!(
+                "HEAD is {}, not branch {}",
+                shown(String::from_utf8_lossy(&out).trim_end()),
+                shown(branch)
+            ));
+            return p;
+        }
+        Err(e) => {
+            p.error = Some(format!("cannot read HEAD: {}", shown(&e.to_string())));
+            return p;
+        }
+    }
+    let index = match git.run(
+        checkout,
+        ["rev-parse", "--path-format=absolute", "--git-path", "index"],
+        &deadline(),
+    ) {
+        Ok(out) => PathBuf::from(
+            String::from_utf8_lossy(&out)
+                .trim_end_matches('\n')
+                .to_owned(),
+        ),
+        Err(e) => {
+            p.error = Some(format!("cannot find the index: {}", shown(&e.to_string())));
+            return p;
+        }
+    };
+    let saved = match SavedIndex::take(&index) {
+        Ok(saved) => saved,
+        Err(e) => {
+            p.error = Some(format!(
+                "cannot save the index {} before committing: {e}",
+                shown_path(&index)
+            ));
+            return p;
+        }
+    };
+    let committed = git
+        .run(checkout, ["add", "--all"], &deadline())
+        .and_then(|_| {
+            git.run(
+                checkout,
+                ["commit", "--quiet", "--message", WIP_MESSAGE],
+                &deadline(),
+            )
+        })
+        .and_then(|_| {
+            git.run(
+                checkout,
+                ["rev-parse", "--verify", "HEAD^{commit}"],
+                &deadline(),
+            )
+        });
+    match committed {
+        Ok(out) => {
+            saved.discard();
+            p.sha = Some(String::from_utf8_lossy(&out).trim().to_owned());
+        }
+        Err(e) => {
+            p.error = Some(format!("the WIP commit failed: {}", shown(&e.to_string())));
+            p.index_restored = Some(saved.restore().is_ok());
+        }
+    }
+    p
+}
+
+/// A copy of the index taken before preservation, beside it in the git directory.
+struct SavedIndex {
+    index: PathBuf,
+    /// `None` when there was no index to save.
+    copy: Option<PathBuf>,
+}
+
+impl SavedIndex {
+    fn take(index: &Path) -> io::Result<SavedIndex> {
+        match std::fs::symlink_metadata(index) {
+            Ok(_) => {
+                let mut name = index.as_os_str().to_owned();
+                name.push(format!(".herd-preserve.{}", std::process::id()));
+                let copy = PathBuf::from(name);
+                std::fs::copy(index, &copy)?;
+                Ok(SavedIndex {
+                    index: index.to_path_buf(),
+                    copy: Some(copy),
+                })
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(SavedIndex {
+                index: index.to_path_buf(),
+                copy: None,
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Puts the saved bytes back in one rename, or removes an index that did not exist before.
+    fn restore(self) -> io::Result<()> {
+        match &self.copy {
+            Some(copy) => std::fs::rename(copy, &self.index),
+            None => match std::fs::remove_file(&self.index) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            },
+        }
+    }
+
+    fn discard(self) {
+        if let Some(copy) = &self.copy {
+            let _ = std::fs::remove_file(copy);
+        }
+    }
+}
+
+/// Removes the checkout of an eligible entry and records it.
+fn carry_out(ctx: &mut Context, entry: &Entry, report: &mut Removal) {
+    let (Some(canonical), Some(source)) = (
+        entry.canonical().map(Path::to_path_buf),
+        entry.source_path().map(Path::to_path_buf),
+    ) else {
+        report.outcome = Outcome::Unknown;
+        report.block(
+            BlockerCode::GitUnknown,
+            "the checkout or its source is not known".into(),
+        );
+        return;
+    };
+    let deadline = || Deadline::after(budget::CLEANUP);
+    let attempt: Result<(), (bool, String)> = match (&entry.workspace, &ctx.herdr) {
+        (Some(workspace), Some(herdr)) => {
+            report.removed_via = Some(Via::Herdr);
+            match herdr.worktree_remove(workspace) {
+                Ok(done) if done.forced => {
+                    report
+                        .warnings
+                        .push("herdr reports a forced removal, which herd never asks for".into());
+                    Ok(())
+                }
+                Ok(_) => Ok(()),
+                Err(e) => Err((e.code() == ErrorCode::Uncertain, e.to_string())),
+            }
+        }
+        _ => {
+            report.removed_via = Some(Via::Git);
+            ctx.git
+                .worktree_remove(&source, &canonical, &deadline())
+                .map_err(|e| (matches!(e, herd_git::Error::Timeout { .. }), e.to_string()))
+        }
+    };
+    let gone = match std::fs::symlink_metadata(&canonical) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(true),
+        Ok(_) => Ok(false),
+        Err(e) => Err(e),
+    };
+    match (attempt, gone) {
+        (_, Err(e)) => {
+            report.outcome = Outcome::Unknown;
+            report.block(
+                BlockerCode::GitUnknown,
+                format!("cannot verify that the checkout is gone: {e}"),
+            );
+            return;
+        }
+        (Ok(()), Ok(false)) => {
+            report.outcome = Outcome::Unknown;
+            report.block(
+                BlockerCode::GitUnknown,
+                "the removal reported success but the checkout is still there".into(),
+            );
+            return;
+        }
+        (Err((uncertain, message)), Ok(false)) => {
+            report.outcome = if uncertain {
+                Outcome::Uncertain
+            } else {
+                Outcome::Blocked
+            };
+            let code = if report.removed_via == Some(Via::Herdr) {
+                BlockerCode::HerdrUnknown
+            } else {
+                BlockerCode::GitUnknown
+            };
+            report.block(
+                code,
+                format!(
+                    "the removal failed and the checkout is still there: {}",
+                    shown(&message)
+                ),
+            );
+            return;
+        }
+        (Err((_, message)), Ok(true)) => {
+            report.warnings.push(format!(
+                "the removal reported an error but the checkout is gone: {}",
+                shown(&message)
+            ));
+        }
+        (Ok(()), Ok(true)) => {}
+    }
+    report.outcome = Outcome::Removed;
+    if report.removed_via == Some(Via::Git) {
+        if let Err(e) = ctx.git.worktree_prune(&source, &deadline()) {
+            report.warnings.push(format!(
+                "git worktree prune failed: {}",
+                shown(&e.to_string())
+            ));
+        }
+    }
+    let listed = Path::new(&entry.path);
+    if listed != canonical && std::fs::symlink_metadata(listed).is_ok() {
+        report.warnings.push(format!(
+            "the link {} to the removed checkout is left in place",
+            shown_path(listed)
+        ));
+    }
+    let now = herd_core::time::now_ms();
+    for run_id in entry.owner_run_ids() {
+        match Manifest::update(&ctx.artifacts, run_id, |m| {
+            m.state = State::Removed;
+            m.workspace_removed_at = Some(now);
+        }) {
+            Ok(_) => report.manifests_marked.push(run_id.clone()),
+            Err(e) => report.warnings.push(format!(
+                "the manifest of run {run_id} could not be marked removed: {}",
+                shown(&e.to_string())
+            )),
+        }
+    }
+}

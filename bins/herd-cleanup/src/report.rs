@@ -1,0 +1,252 @@
+//! The human and JSON forms of `list` and `remove`.
+//!
+//! Human text is for a person recovering by hand: every entry with its classification, every
+//! blocker and warning on a line of its own, the counts, and the exact command that would remove
+//! an eligible entry. Child-influenced values (paths, branch names) are encoded for one line.
+//! The JSON documents carry the raw values; their keys are stable.
+
+use std::path::Path;
+
+use herd_core::escape::json_string;
+use serde_json::{Value, json};
+
+use crate::inspect::{Classification, Entry, shown, shown_path};
+use crate::remove::{Outcome, Removal, Via};
+
+/// The longest path the `worktree_remove({ target: … })` suggestion carries; a longer one is
+/// replaced by the workspace-id form (seed 003).
+pub const TARGET_MAX_CHARS: usize = 1024;
+
+/// The `worktree_remove` call that removes `entry`, when it has a form short enough.
+pub fn remove_command(entry: &Entry) -> Option<String> {
+    let target = if entry.path.chars().count() <= TARGET_MAX_CHARS {
+        &entry.path
+    } else {
+        entry.workspace.as_ref()?
+    };
+    Some(format!(
+        "worktree_remove({{ target: {} }})",
+        json_string(target)
+    ))
+}
+
+/// The counts by classification.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    pub eligible: usize,
+    pub blocked: usize,
+    pub unknown: usize,
+    pub out_of_scope: usize,
+}
+
+impl Counts {
+    pub fn of(entries: &[Entry]) -> Counts {
+        let mut c = Counts::default();
+        for e in entries {
+            match e.classification {
+                Classification::Eligible => c.eligible += 1,
+                Classification::Blocked => c.blocked += 1,
+                Classification::Unknown => c.unknown += 1,
+                Classification::OutOfScope => c.out_of_scope += 1,
+            }
+        }
+        c
+    }
+}
+
+/// The `--json` document of `list`.
+pub fn list_json(root: &Path, session_cwd: &Path, entries: &[Entry], warnings: &[String]) -> Value {
+    let c = Counts::of(entries);
+    let entries: Vec<Value> = entries
+        .iter()
+        .map(|e| {
+            let mut v = serde_json::to_value(e).unwrap_or(Value::Null);
+            if let Value::Object(map) = &mut v {
+                let command = (e.classification == Classification::Eligible)
+                    .then(|| remove_command(e))
+                    .flatten();
+                map.insert("remove_command".into(), json!(command));
+            }
+            v
+        })
+        .collect();
+    json!({
+        "managed_root": root.to_string_lossy(),
+        "session_cwd": session_cwd.to_string_lossy(),
+        "worktrees": entries,
+        "counts": {
+            "total": c.eligible + c.blocked + c.unknown + c.out_of_scope,
+            "eligible": c.eligible,
+            "blocked": c.blocked,
+            "unknown": c.unknown,
+            "out_of_scope": c.out_of_scope,
+        },
+        "warnings": warnings,
+    })
+}
+
+/// The human form of `list`. `warnings` are shown once at the end; an entry's own warnings that
+/// are among them are not repeated.
+pub fn list_human(
+    root: &Path,
+    session_cwd: &Path,
+    entries: &[Entry],
+    warnings: &[String],
+) -> String {
+    let mut out = Vec::new();
+    out.push(format!("managed root: {}", shown_path(root)));
+    out.push(format!("session cwd:  {}", shown_path(session_cwd)));
+    if entries.is_empty() {
+        out.push(String::new());
+        out.push("no managed worktrees".into());
+    }
+    for e in entries {
+        out.push(String::new());
+        entry_lines(&mut out, e, warnings);
+    }
+    let c = Counts::of(entries);
+    let total = entries.len();
+    out.push(String::new());
+    out.push(format!(
+        "{total} managed {}: {} eligible, {} blocked, {} unknown, {} out of scope",
+        if total == 1 { "worktree" } else { "worktrees" },
+        c.eligible,
+        c.blocked,
+        c.unknown,
+        c.out_of_scope
+    ));
+    for w in warnings {
+        out.push(format!("warning: {w}"));
+    }
+    out.join("\n")
+}
+
+fn entry_lines(out: &mut Vec<String>, e: &Entry, shared: &[String]) {
+    out.push(format!(
+        "{}  [{}]",
+        shown(&e.path),
+        e.classification.as_str()
+    ));
+    if let Some(c) = &e.canonical_path {
+        if *c != e.path {
+            out.push(format!("  resolves to: {}", shown(c)));
+        }
+    }
+    let branch = match (&e.branch, e.detached) {
+        (Some(b), _) => shown(b),
+        (None, true) => "(detached HEAD)".into(),
+        (None, false) => "unknown".into(),
+    };
+    out.push(format!("  branch: {branch}"));
+    if let Some(source) = &e.source {
+        out.push(format!("  source: {}", shown(source)));
+    }
+    if let Some(ws) = &e.workspace {
+        out.push(format!("  herdr workspace: {}", shown(ws)));
+    }
+    if !e.manifests.is_empty() {
+        let ms: Vec<String> = e
+            .manifests
+            .iter()
+            .map(|m| format!("run {} ({})", m.run_id, m.state))
+            .collect();
+        out.push(format!("  manifests: {}", ms.join(", ")));
+    }
+    if e.classification != Classification::OutOfScope {
+        if let Some(n) = e.ignored_files {
+            out.push(format!(
+                "  ignored files: {n} (never block; not preserved; deleted with the checkout)"
+            ));
+        }
+    }
+    for b in &e.blockers {
+        let hint = if b.code.preservable() {
+            " (--preserve commits it as a WIP commit first)"
+        } else {
+            ""
+        };
+        out.push(format!("  blocker: {}{hint}", b.message));
+    }
+    for w in e.warnings.iter().filter(|w| !shared.contains(w)) {
+        out.push(format!("  warning: {w}"));
+    }
+    if e.classification == Classification::Eligible {
+        if let Some(cmd) = remove_command(e) {
+            out.push(format!("  remove with: {cmd}"));
+        }
+    }
+}
+
+/// The `--json` document of `remove`.
+pub fn removal_json(r: &Removal) -> Value {
+    serde_json::to_value(r).unwrap_or(Value::Null)
+}
+
+/// The human form of `remove`.
+pub fn removal_human(r: &Removal) -> String {
+    let mut out = Vec::new();
+    let path = r.path.as_deref().map_or_else(|| shown(&r.target), shown);
+    let branch = r
+        .branch
+        .as_deref()
+        .map(|b| format!(" (branch {})", shown(b)))
+        .unwrap_or_default();
+    match r.outcome {
+        Outcome::Removed => {
+            let via = match r.removed_via {
+                Some(Via::Herdr) => format!(
+                    " through herdr (workspace {} closed)",
+                    r.workspace.as_deref().map_or_else(String::new, shown)
+                ),
+                _ => " with git worktree remove".into(),
+            };
+            out.push(format!("removed {path}{branch}{via}"));
+            out.push("  the branch and its commits are kept".into());
+        }
+        Outcome::AlreadyRemoved => out.push(format!("already removed: {path}{branch}")),
+        Outcome::Blocked => out.push(format!("not removed: {path}{branch} is blocked")),
+        Outcome::Unknown => out.push(format!("not removed: {path}{branch} could not be fully inspected")),
+        Outcome::Uncertain => out.push(format!(
+            "uncertain: the removal of {path}{branch} did not answer; the checkout is still there, inspect before retrying"
+        )),
+    }
+    if let Some(p) = &r.preservation {
+        match (&p.sha, &p.error) {
+            (Some(sha), _) => out.push(format!("  preserved uncommitted work as WIP commit {sha}")),
+            (None, Some(err)) => {
+                out.push(format!("  preservation failed: {err}"));
+                match p.index_restored {
+                    Some(true) => out.push("  the index was restored exactly as it was; nothing was removed".into()),
+                    Some(false) => out.push("  warning: the index could not be restored; check `git status` in the checkout".into()),
+                    None => out.push("  nothing was committed or removed".into()),
+                }
+            }
+            (None, None) => {}
+        }
+    }
+    if let Some(n) = r.ignored_files {
+        let what = if r.outcome == Outcome::Removed {
+            "were deleted with the checkout"
+        } else {
+            "present"
+        };
+        out.push(format!(
+            "  ignored files: {n} {what} (they never block and are never preserved)"
+        ));
+    }
+    for b in &r.blockers {
+        let hint = if b.code.preservable() {
+            " (--preserve commits it as a WIP commit first)"
+        } else {
+            ""
+        };
+        out.push(format!("  blocker: {}{hint}", b.message));
+    }
+    for id in &r.manifests_marked {
+        out.push(format!("  manifest of run {id} marked removed"));
+    }
+    for w in &r.warnings {
+        out.push(format!("  warning: {w}"));
+    }
+    out.join("\n")
+}

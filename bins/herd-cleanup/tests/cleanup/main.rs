@@ -1,0 +1,234 @@
+//! herd-cleanup against real git repositories, real processes and the real binary.
+//!
+//! Every test builds its own sandbox: a `HOME`, a hermetic git (no global or system
+//! configuration, fixed names and dates), a session directory holding the source repositories,
+//! a managed root and an artifacts directory. Managed worktrees are made the way herd makes
+//! them (`herd_worktree::create` on the git surface), so each has its ownership manifest.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test on any error"
+)]
+
+mod doctor;
+mod herdr;
+mod matrix;
+mod remove;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use herd_core::identity;
+use herd_core::layout::{Artifacts, SessionFiles};
+use herd_core::subprocess::{self, Command};
+use herd_git::testkit::Sandbox;
+use herd_worktree::create::{CreateEnv, CreateRequest, Surface};
+use serde_json::Value;
+
+/// Generous: a run that hangs fails its test instead of the suite.
+const RUN_BUDGET: Duration = Duration::from_secs(120);
+
+/// A sandbox with a session directory, a managed root and an artifacts directory.
+pub struct World {
+    pub sb: Sandbox,
+}
+
+/// What one run of the binary did.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not one JSON document ({e}): {self:?}"))
+    }
+}
+
+impl Default for World {
+    fn default() -> World {
+        World::new()
+    }
+}
+
+impl World {
+    pub fn new() -> World {
+        let w = World { sb: Sandbox::new() };
+        std::fs::create_dir_all(w.session()).unwrap();
+        w
+    }
+
+    /// The session cwd: source repositories under it are in scope.
+    pub fn session(&self) -> PathBuf {
+        self.sb.path().join("session")
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.sb.path().join("managed")
+    }
+
+    pub fn artifacts(&self) -> Artifacts {
+        Artifacts::new(self.sb.path().join("artifacts"))
+    }
+
+    /// A repository `name` inside the session directory.
+    pub fn repo(&self, name: &str) -> PathBuf {
+        self.sb.repo(&format!("session/{name}"))
+    }
+
+    /// A managed worktree of `repo` on the new branch `branch`, with its manifest (run `run_id`).
+    pub fn worktree(&self, repo: &Path, branch: &str, run_id: &str) -> PathBuf {
+        let created = herd_worktree::create::create(
+            &self.artifacts(),
+            &CreateRequest {
+                source_cwd: repo.to_path_buf(),
+                branch: branch.to_owned(),
+                base: None,
+                run_id: run_id.to_owned(),
+                surface: Surface::Git,
+                label: None,
+            },
+            &CreateEnv {
+                git: self.sb.git_handle(),
+                herdr: herd_herdr::Herdr::new("herdr"),
+                managed_root: self.root(),
+            },
+        )
+        .expect("the managed worktree is created");
+        created.path
+    }
+
+    /// Runs the herd-cleanup binary in the sandbox environment (nothing else inherited but
+    /// `PATH`), with `--artifacts` and the session cwd given.
+    pub fn cleanup(&self, args: &[&str]) -> Run {
+        self.cleanup_with(args, &[])
+    }
+
+    pub fn cleanup_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let artifacts = self.artifacts().root().to_path_buf();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_herd-cleanup"), RUN_BUDGET)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HERD_WORKTREE_ROOT", self.root())
+            .cwd(self.session())
+            .arg("--artifacts")
+            .arg(artifacts)
+            .args(args.iter().copied());
+        for (k, v) in self.sb.env() {
+            cmd = cmd.env(k, v);
+        }
+        for (k, v) in env {
+            cmd = cmd.env(*k, *v);
+        }
+        let out = subprocess::run(&cmd).expect("herd-cleanup runs");
+        assert!(
+            !out.timed_out,
+            "herd-cleanup {args:?} ran out of its test budget"
+        );
+        Run {
+            code: out.code.unwrap_or(-1),
+            stdout: out.stdout.text().into_owned(),
+            stderr: out.stderr.text().into_owned(),
+        }
+    }
+
+    /// `remove TARGET --json [extra…]` with the session cwd.
+    pub fn remove(&self, target: &Path, extra: &[&str]) -> Run {
+        let session = self.session();
+        let mut args = vec![
+            "remove",
+            target.to_str().unwrap(),
+            "--json",
+            "--session-cwd",
+            session.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        self.cleanup(&args)
+    }
+
+    /// `list --json` with the session cwd.
+    pub fn list(&self) -> Value {
+        let session = self.session();
+        let run = self.cleanup(&["list", "--json", "--session-cwd", session.to_str().unwrap()]);
+        assert_eq!(run.code, 0, "{run:?}");
+        run.json()
+    }
+
+    /// Writes a run record of run `run_id` working in `worktree`, with a process identity
+    /// captured from `pid`.
+    pub fn run_record(&self, run_id: &str, worktree: &Path, pid: u32, persistent: bool) {
+        let session = self.sb.path().join(format!("sessions/{run_id}.jsonl"));
+        std::fs::create_dir_all(session.parent().unwrap()).unwrap();
+        std::fs::write(&session, "").unwrap();
+        let record = serde_json::json!({
+            "format_version": 1,
+            "run_id": run_id,
+            "name": format!("worker {run_id}"),
+            "created_at_ms": 1,
+            "runner": "exec",
+            "surface": "process",
+            "status": "launched",
+            "cwd": worktree.to_str().unwrap(),
+            "session_file": session.to_str().unwrap(),
+            "worktree": {
+                "path": worktree.to_str().unwrap(),
+                "branch": "x",
+                "base_sha": "0000000000000000000000000000000000000000",
+                "manifest": "",
+            },
+            "persistent": persistent,
+        });
+        let file = self.artifacts().run_record(run_id);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, serde_json::to_vec_pretty(&record).unwrap()).unwrap();
+        let identity = identity::capture(pid, run_id, &session)
+            .expect("the identity of a live process is captured");
+        identity
+            .write_once(&SessionFiles::new(&session).process())
+            .unwrap();
+    }
+}
+
+/// A real process (`sleep`) with its cwd in `dir`; killed when dropped.
+pub struct Sleeper(std::process::Child);
+
+impl Sleeper {
+    pub fn in_dir(dir: &Path) -> Sleeper {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a real long-lived process the test owns and kills"
+        )]
+        let child = std::process::Command::new("sleep")
+            .arg("300")
+            .current_dir(dir)
+            .spawn()
+            .unwrap();
+        Sleeper(child)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The codes of an entry's or a removal's blockers.
+pub fn codes(doc: &Value) -> Vec<String> {
+    doc["blockers"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|b| b["code"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,243 @@
+//! One managed worktree per dangerous state: none is removed, each reports its blocker; the
+//! clean one is eligible.
+
+use std::os::unix::fs::symlink;
+use std::path::PathBuf;
+
+use herd_worktree::manifest::Manifest;
+
+use crate::{Sleeper, World, codes};
+
+struct Case {
+    name: &'static str,
+    path: PathBuf,
+    code: &'static str,
+    class: &'static str,
+    exit: i32,
+}
+
+#[test]
+fn every_dangerous_state_blocks_and_names_its_blocker() {
+    let w = World::new();
+    let sb = &w.sb;
+    let repo = w.repo("repo");
+    let mut cases = Vec::new();
+    let mut case = |name, path, code, class, exit| {
+        cases.push(Case {
+            name,
+            path,
+            code,
+            class,
+            exit,
+        })
+    };
+
+    let dirty = w.worktree(&repo, "dirty", "r-dirty");
+    sb.write(&dirty, "README.md", "changed\n");
+    case("dirty", dirty, "dirty", "blocked", 1);
+
+    let untracked = w.worktree(&repo, "untracked", "r-untracked");
+    sb.write(&untracked, "notes.txt", "new\n");
+    case("untracked", untracked, "untracked", "blocked", 1);
+
+    let conflicted = w.worktree(&repo, "conflicted", "r-conflicted");
+    sb.write(&conflicted, "c.txt", "ours\n");
+    sb.commit_all(&conflicted, "ours");
+    sb.write(&repo, "c.txt", "theirs\n");
+    sb.commit_all(&repo, "theirs");
+    sb.git_fails(&conflicted, &["merge", "--quiet", "main"]);
+    case("conflicted", conflicted, "conflicts", "blocked", 1);
+
+    let locked = w.worktree(&repo, "locked", "r-locked");
+    sb.git(
+        &repo,
+        &[
+            "worktree",
+            "lock",
+            "--reason",
+            "in use",
+            locked.to_str().unwrap(),
+        ],
+    );
+    case("locked", locked, "locked", "blocked", 1);
+
+    // An orphan (no manifest): detached HEAD is its only problem.
+    let detached = w.root().join("repo/detached");
+    sb.git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            "--detach",
+            detached.to_str().unwrap(),
+        ],
+    );
+    case("detached", detached, "detached_head", "blocked", 1);
+
+    let sub_source = sb.repo("subsource");
+    let submodule = w.worktree(&repo, "submodule", "r-submodule");
+    sb.git(
+        &submodule,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "--quiet",
+            sub_source.to_str().unwrap(),
+            "sub",
+        ],
+    );
+    sb.commit_all(&submodule, "add a submodule");
+    case(
+        "submodule",
+        submodule,
+        "initialized_submodules",
+        "blocked",
+        1,
+    );
+
+    let held = w.worktree(&repo, "held", "r-held");
+    std::fs::create_dir(held.join("deep")).unwrap();
+    let holder = Sleeper::in_dir(&held.join("deep"));
+    case("held", held.clone(), "process_holder", "blocked", 1);
+
+    // A run of the artifacts directory whose child is alive, though its cwd is elsewhere.
+    let child = w.worktree(&repo, "child", "r-child");
+    let live = Sleeper::in_dir(&w.sb.path());
+    w.run_record("run-child", &child, live.pid(), false);
+    case("live child", child, "live_child", "blocked", 1);
+
+    let outside = sb.path().join("outside/escape");
+    sb.git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            "-b",
+            "escape",
+            outside.to_str().unwrap(),
+        ],
+    );
+    let link = w.root().join("repo/escape");
+    symlink(&outside, &link).unwrap();
+    case("symlink", link, "symlink_escapes_root", "blocked", 1);
+
+    let foreign = sb.repo("elsewhere/foreign");
+    let out_of_scope = w.worktree(&foreign, "theirs", "r-foreign");
+    case(
+        "out of scope",
+        out_of_scope,
+        "outside_session_cwd",
+        "out-of-scope",
+        1,
+    );
+
+    let disagree = w.worktree(&repo, "disagree", "r-disagree");
+    Manifest::update(&w.artifacts(), "r-disagree", |m| {
+        m.branch = Some("someone-else".into())
+    })
+    .unwrap();
+    case(
+        "manifest disagrees",
+        disagree,
+        "identity_disagrees",
+        "unknown",
+        4,
+    );
+
+    let clean = w.worktree(&repo, "clean", "r-clean");
+    sb.write(&clean, "build/out.o", "x");
+    sb.write(&clean, ".gitignore", "build/\n");
+    sb.commit_all(&clean, "ignore build output");
+
+    // The inventory names every blocker.
+    let list = w.list();
+    let rows = list["worktrees"].as_array().unwrap();
+    for c in &cases {
+        let row = rows
+            .iter()
+            .find(|r| r["path"] == c.path.to_str().unwrap())
+            .unwrap_or_else(|| panic!("{} is listed: {list:#}", c.name));
+        assert_eq!(row["classification"], c.class, "{}: {row:#}", c.name);
+        assert!(
+            codes(row).iter().any(|code| code == c.code),
+            "{} lists {}: {row:#}",
+            c.name,
+            c.code
+        );
+        assert_eq!(row["remove_command"], serde_json::Value::Null, "{}", c.name);
+    }
+    let clean_row = rows
+        .iter()
+        .find(|r| r["path"] == clean.to_str().unwrap())
+        .unwrap();
+    assert_eq!(clean_row["classification"], "eligible", "{clean_row:#}");
+    assert_eq!(clean_row["ignored_files"], 1, "{clean_row:#}");
+    assert_eq!(clean_row["branch"], "clean");
+    assert_eq!(clean_row["source"], repo.to_str().unwrap());
+    assert_eq!(clean_row["manifests"][0]["run_id"], "r-clean");
+    assert_eq!(
+        clean_row["remove_command"],
+        format!(
+            "worktree_remove({{ target: \"{}\" }})",
+            clean.to_str().unwrap()
+        )
+    );
+    assert_eq!(list["counts"]["total"], rows.len());
+    assert_eq!(list["counts"]["eligible"], 1, "{list:#}");
+    assert_eq!(list["counts"]["out_of_scope"], 1, "{list:#}");
+
+    // Removal rechecks each and refuses, naming the same blocker; nothing is touched.
+    for c in &cases {
+        let run = w.remove(&c.path, &[]);
+        assert_eq!(run.code, c.exit, "{}: {run:?}", c.name);
+        let doc = run.json();
+        assert_ne!(doc["outcome"], "removed", "{}", c.name);
+        assert!(
+            codes(&doc).iter().any(|code| code == c.code),
+            "{} names {}: {doc:#}",
+            c.name,
+            c.code
+        );
+        assert!(
+            c.path.symlink_metadata().is_ok(),
+            "{} is still there",
+            c.name
+        );
+    }
+    // `--preserve` lifts only uncommitted work: a held checkout stays blocked.
+    let run = w.remove(&held, &["--preserve"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(codes(&run.json()).contains(&"process_holder".to_owned()));
+
+    // The human inventory names them too, one line each.
+    let session = w.session();
+    let human = w.cleanup(&["list", "--session-cwd", session.to_str().unwrap()]);
+    assert_eq!(human.code, 0, "{human:?}");
+    for needle in [
+        "blocker: 1 file with uncommitted changes (--preserve commits it as a WIP commit first)",
+        "blocker: 1 file untracked",
+        "blocker: 1 file with merge conflicts",
+        "blocker: locked (in use); unlock it with `git worktree unlock` first",
+        "blocker: detached HEAD",
+        "blocker: initialised submodules: sub",
+        "blocker: child worker run-child (run run-child) is alive",
+        "is not inside the session cwd",
+        "outside the managed root; it is not followed",
+        "manifest of run r-disagree disagrees: it records branch someone-else, git says disagree",
+        "ignored files: 1 (never block; not preserved; deleted with the checkout)",
+        "12 managed worktrees: 1 eligible, 9 blocked, 1 unknown, 1 out of scope",
+        "warning: incomplete coverage: only processes of the same user were inspected",
+    ] {
+        assert!(
+            human.stdout.contains(needle),
+            "missing {needle:?} in:\n{}",
+            human.stdout
+        );
+    }
+    drop(holder);
+    drop(live);
+}

@@ -1,0 +1,267 @@
+//! Removal: clean, preserved, failed preservation, repeated, and bad targets.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use herd_cleanup::remove::WIP_MESSAGE;
+use herd_worktree::manifest::{Manifest, State};
+
+use crate::World;
+
+#[test]
+fn a_clean_worktree_is_removed_and_its_branch_kept() {
+    let w = World::new();
+    let repo = w.repo("repo");
+    let wt = w.worktree(&repo, "feat/done", "r1");
+    w.sb.write(&wt, "f.txt", "work\n");
+    let head = w.sb.commit_all(&wt, "work");
+
+    let run = w.remove(&wt, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let doc = run.json();
+    assert_eq!(doc["outcome"], "removed");
+    assert_eq!(doc["removed_via"], "git");
+    assert_eq!(doc["branch"], "feat/done");
+    assert_eq!(doc["manifests_marked"][0], "r1");
+    assert_eq!(doc["ignored_files"], 0);
+    assert!(wt.symlink_metadata().is_err(), "the checkout is gone");
+    // The branch and its commit are untouched, and git no longer lists the checkout.
+    assert_eq!(
+        w.sb.git(&repo, &["rev-parse", "refs/heads/feat/done"])
+            .trim(),
+        head
+    );
+    assert!(
+        !w.sb
+            .git(&repo, &["worktree", "list", "--porcelain"])
+            .contains("feat-done")
+    );
+    let manifest = Manifest::load(&w.artifacts(), "r1").unwrap();
+    assert_eq!(manifest.state, State::Removed);
+    assert!(manifest.workspace_removed_at.is_some());
+
+    // A second removal, by path or by branch, answers "already removed".
+    let again = w.remove(&wt, &[]);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert_eq!(again.json()["outcome"], "already_removed");
+    let by_branch = w.cleanup(&["remove", "feat/done"]);
+    assert_eq!(by_branch.code, 0, "{by_branch:?}");
+    assert!(
+        by_branch.stdout.starts_with("already removed: "),
+        "{by_branch:?}"
+    );
+}
+
+#[test]
+fn a_target_by_branch_is_removed_with_a_human_report() {
+    let w = World::new();
+    let repo = w.repo("repo");
+    let wt = w.worktree(&repo, "topic", "r2");
+    let run = w.cleanup(&["remove", "topic"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.starts_with(&format!(
+            "removed {} (branch topic) with git worktree remove",
+            wt.display()
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("the branch and its commits are kept"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("manifest of run r2 marked removed"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("ignored files: 0 were deleted with the checkout"),
+        "{}",
+        run.stdout
+    );
+    assert!(!wt.exists());
+}
+
+#[test]
+fn dirty_work_is_preserved_as_a_wip_commit_then_removed() {
+    let w = World::new();
+    let repo = w.repo("repo");
+    let wt = w.worktree(&repo, "wip", "r3");
+    w.sb.write(&wt, ".gitignore", "*.log\n");
+    w.sb.commit_all(&wt, "ignore logs");
+    w.sb.write(&wt, "README.md", "edited\n");
+    w.sb.write(&wt, "new/file.txt", "untracked\n");
+    w.sb.write(&wt, "debug.log", "ignored\n");
+
+    // Without --preserve the work blocks.
+    let refused = w.remove(&wt, &[]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+
+    let run = w.remove(&wt, &["--preserve"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let doc = run.json();
+    assert_eq!(doc["outcome"], "removed", "{doc:#}");
+    let sha = doc["preservation"]["sha"].as_str().unwrap().to_owned();
+    assert_eq!(
+        w.sb.git(&repo, &["rev-parse", "refs/heads/wip"]).trim(),
+        sha
+    );
+    assert_eq!(
+        w.sb.git(&repo, &["log", "-1", "--format=%s", "wip"]).trim(),
+        WIP_MESSAGE
+    );
+    let files = w.sb.git(&repo, &["show", "--name-only", "--format=", &sha]);
+    assert_eq!(
+        files.lines().collect::<Vec<_>>(),
+        ["README.md", "new/file.txt"],
+        "ignored files are not preserved"
+    );
+    assert_eq!(doc["ignored_files"], 1, "{doc:#}");
+    assert!(!wt.exists());
+}
+
+#[test]
+fn failed_preservation_restores_the_index_and_removes_nothing() {
+    let w = World::new();
+    let repo = w.repo("repo");
+    let hook = repo.join(".git/hooks/pre-commit");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(&hook, "#!/bin/sh\necho refused by the hook >&2\nexit 1\n").unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let wt = w.worktree(&repo, "hooked", "r4");
+    let base = w.sb.head(&wt);
+    w.sb.write(&wt, "README.md", "staged\n");
+    w.sb.git(&wt, &["add", "README.md"]);
+    w.sb.write(&wt, "README.md", "staged, then edited again\n");
+    w.sb.write(&wt, "untracked.txt", "u\n");
+    let index = Path::new(
+        w.sb.git(
+            &wt,
+            &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+        )
+        .trim(),
+    )
+    .to_path_buf();
+    let before = std::fs::read(&index).unwrap();
+
+    let run = w.remove(&wt, &["--preserve"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let doc = run.json();
+    assert_eq!(doc["outcome"], "blocked");
+    assert_eq!(doc["preservation"]["sha"], serde_json::Value::Null);
+    assert_eq!(doc["preservation"]["index_restored"], true);
+    assert!(
+        doc["preservation"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("refused by the hook"),
+        "{doc:#}"
+    );
+    assert_eq!(
+        std::fs::read(&index).unwrap(),
+        before,
+        "the index is restored byte for byte"
+    );
+    assert!(wt.exists());
+    assert_eq!(w.sb.head(&wt), base);
+    assert_eq!(
+        std::fs::read_to_string(wt.join("README.md")).unwrap(),
+        "staged, then edited again\n"
+    );
+    // Nothing was left beside the index.
+    let leftovers: Vec<_> = std::fs::read_dir(index.parent().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("herd-preserve"))
+        .collect();
+    assert!(leftovers.is_empty());
+
+    let human = w.cleanup(&["remove", "hooked", "--preserve"]);
+    assert_eq!(human.code, 1, "{human:?}");
+    assert!(
+        human
+            .stdout
+            .contains("preservation failed: the WIP commit failed"),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human
+            .stdout
+            .contains("the index was restored exactly as it was; nothing was removed"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn bad_targets_are_refused_with_exit_2() {
+    let w = World::new();
+    let one = w.repo("one");
+    let two = w.repo("two");
+    let a = w.worktree(&one, "same", "ra");
+    let b = w.worktree(&two, "same", "rb");
+
+    let none = w.cleanup(&["remove", "no-such-branch", "--json"]);
+    assert_eq!(none.code, 2, "{none:?}");
+    assert_eq!(none.json()["error"]["code"], "not_found");
+
+    let both = w.cleanup(&["remove", "same", "--json"]);
+    assert_eq!(both.code, 2, "{both:?}");
+    let doc = both.json();
+    assert_eq!(doc["error"]["code"], "ambiguous");
+    assert_eq!(doc["error"]["field"], "target");
+    let message = doc["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(a.to_str().unwrap()) && message.contains(b.to_str().unwrap()),
+        "{message}"
+    );
+
+    let human = w.cleanup(&["remove", "same"]);
+    assert_eq!(human.code, 2);
+    assert!(
+        human
+            .stderr
+            .starts_with("error: target same matches 2 managed worktrees"),
+        "{human:?}"
+    );
+    assert!(a.exists() && b.exists());
+
+    // The exact path still picks one.
+    let run = w.remove(&a, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!a.exists() && b.exists());
+}
+
+#[test]
+fn an_orphan_without_manifest_is_removed_and_pruned() {
+    let w = World::new();
+    let repo = w.repo("repo");
+    let orphan = w.root().join("repo/orphan");
+    w.sb.git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            "-b",
+            "orphan",
+            orphan.to_str().unwrap(),
+        ],
+    );
+    let run = w.remove(&orphan, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let doc = run.json();
+    assert_eq!(doc["manifests_marked"].as_array().unwrap().len(), 0);
+    assert!(!orphan.exists());
+    let list = w.sb.git(&repo, &["worktree", "list", "--porcelain"]);
+    assert!(!list.contains("orphan"), "{list}");
+    // No manifest says it was removed, so a second attempt finds nothing.
+    let again = w.remove(&orphan, &[]);
+    assert_eq!(again.code, 2, "{again:?}");
+}
