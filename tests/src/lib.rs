@@ -2,11 +2,31 @@
 //!
 //! The scenarios run the real binaries. `cargo test --workspace` builds every binary of the
 //! workspace into the target directory before any test runs; [`bin`] finds them there.
+//!
+//! The real Pi CLI is the child: [`model`] is a scripted model server on 127.0.0.1, [`pi`]
+//! finds the pinned Pi and builds its isolated environment, [`session`] reads its session
+//! files, [`tmux`] is a private tmux server, [`git`] makes hermetic repositories, and every
+//! child runs through [`proc::run`] with a deadline and every wait through [`wait::wait_for`].
+
+pub mod git;
+pub mod model;
+pub mod pi;
+pub mod proc;
+pub mod session;
+pub mod tmux;
+pub mod wait;
 
 use std::path::PathBuf;
 
 /// The six binaries, by name.
-pub const BINARIES: [&str; 6] = ["herd-launch", "herd-watch", "herd-accept", "herd-worktree", "herd-cleanup", "herd-docs"];
+pub const BINARIES: [&str; 6] = [
+    "herd-launch",
+    "herd-watch",
+    "herd-accept",
+    "herd-worktree",
+    "herd-cleanup",
+    "herd-docs",
+];
 
 /// Returns the path of a herd binary of this build.
 ///
@@ -16,8 +36,15 @@ pub const BINARIES: [&str; 6] = ["herd-launch", "herd-watch", "herd-accept", "he
 pub fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary knows its own path");
     // target/<profile>/deps/e2e-… → target/<profile>/<name>
-    let dir = exe.parent().and_then(|p| p.parent()).expect("test binaries live in target/<profile>/deps");
+    let dir = exe
+        .parent()
+        .and_then(|p| p.parent())
+        .expect("test binaries live in target/<profile>/deps");
     let path = dir.join(name);
-    assert!(path.exists(), "{} is missing: run the tests with `cargo test --workspace`", path.display());
+    assert!(
+        path.exists(),
+        "{} is missing: run the tests with `cargo test --workspace`",
+        path.display()
+    );
     path
 }

@@ -5,8 +5,14 @@ use std::process::Command;
 use herd_e2e::{BINARIES, bin};
 
 fn run(name: &str, args: &[&str]) -> (i32, String, String) {
-    #[expect(clippy::disallowed_methods, reason = "tests run the binaries under test directly")]
-    let out = Command::new(bin(name)).args(args).output().expect("binary runs");
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "tests run the binaries under test directly"
+    )]
+    let out = Command::new(bin(name))
+        .args(args)
+        .output()
+        .expect("binary runs");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

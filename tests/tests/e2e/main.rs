@@ -1,3 +1,6 @@
 //! End-to-end scenarios across the herd binaries.
 
 mod cli;
+mod model_server;
+mod pi_print;
+mod pi_tmux;
