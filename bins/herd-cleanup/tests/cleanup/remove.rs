@@ -265,3 +265,85 @@ fn an_orphan_without_manifest_is_removed_and_pruned() {
     let again = w.remove(&orphan, &[]);
     assert_eq!(again.code, 2, "{again:?}");
 }
+
+#[test]
+fn a_removed_manifest_never_governs_a_recreated_checkout() {
+    let w = World::new();
+    let repo = w.repo("repo");
+    let wt = w.worktree(&repo, "again", "r5");
+    assert_eq!(w.remove(&wt, &[]).code, 0);
+
+    // The same path and branch, re-created by hand: nobody owns it now.
+    w.sb.git(
+        &repo,
+        &["worktree", "add", "--quiet", wt.to_str().unwrap(), "again"],
+    );
+    let list = w.list();
+    let row = &list["worktrees"][0];
+    assert_eq!(row["classification"], "eligible", "{row:#}");
+    assert_eq!(row["manifests"][0]["state"], "removed");
+    assert_eq!(row["manifests"][0]["owner"], false);
+
+    let run = w.remove(&wt, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let doc = run.json();
+    assert_eq!(
+        doc["outcome"], "removed",
+        "not merely \"already removed\": {doc:#}"
+    );
+    assert_eq!(doc["manifests_marked"].as_array().unwrap().len(), 0);
+    assert!(!wt.exists());
+}
+
+#[test]
+fn a_submodule_source_is_found_through_core_worktree() {
+    let w = World::new();
+    let library = w.sb.repo("library");
+    let superproject = w.repo("super");
+    w.sb.git(
+        &superproject,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "--quiet",
+            library.to_str().unwrap(),
+            "lib",
+        ],
+    );
+    w.sb.commit_all(&superproject, "add lib");
+    let sub = superproject.join("lib");
+    // The submodule's git directory lives under the superproject's .git/modules.
+    let common = w.sb.git(
+        &sub,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    );
+    assert!(common.trim().ends_with(".git/modules/lib"), "{common}");
+
+    let wt = w.root().join("lib/feature");
+    w.sb.git(
+        &sub,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            "-b",
+            "feature",
+            wt.to_str().unwrap(),
+        ],
+    );
+    let list = w.list();
+    let row = &list["worktrees"][0];
+    assert_eq!(row["source"], sub.to_str().unwrap(), "{row:#}");
+    assert_eq!(row["classification"], "eligible", "{row:#}");
+
+    let run = w.remove(&wt, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!wt.exists());
+    assert!(
+        !w.sb
+            .git(&sub, &["worktree", "list", "--porcelain"])
+            .contains("feature")
+    );
+}
