@@ -1,14 +1,40 @@
 //! `herd-accept`: accept checks (seed 003) and acceptance reports (seed 004).
+//!
+//! The library is what other herd programs call in-process: [`spec::AcceptSpec`] reads and
+//! writes accept specs, [`check::run_check`] runs a check once, [`verdict::verdict`] runs the
+//! parent re-check and renders the `Check:` line. [`run`] is the command line over them.
+
+pub mod bench;
+pub mod check;
+pub mod spec;
+pub mod tail;
+pub mod verdict;
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use herd_cli::{Output, not_yet_implemented};
-use herd_core::Error;
+use clap::{Parser, Subcommand};
+use herd_cli::Output;
+use herd_core::{Error, sidecar, subprocess};
+use serde_json::json;
 
-/// Run accept checks, decide verdicts, and parse acceptance reports.
+pub use check::{CheckOutcome, CheckRun, run_check};
+pub use spec::AcceptSpec;
+pub use verdict::{
+    ChildReport, RunOutcome, Verdict, VerdictDetails, VerdictRequest, decide, verdict,
+};
+
+/// The version of `herd-accept check --json`'s document.
+pub const CHECK_OUTPUT_VERSION: u64 = 1;
+/// The largest child output `report` reads from stdin.
+pub const REPORT_INPUT_LIMIT: u64 = 4 * 1024 * 1024;
+/// The largest `--changed-files` list read.
+pub const CHANGED_FILES_LIMIT: u64 = 4 * 1024 * 1024;
+/// The largest `--acceptance` file read.
+pub const ACCEPTANCE_FILE_LIMIT: u64 = 1024 * 1024;
+
+/// Run accept checks, decide verdicts, and apply acceptance gates.
 #[derive(Debug, Parser)]
 #[command(name = "herd-accept", version, about, long_about = None)]
 pub struct Cli {
@@ -16,59 +42,72 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// How a child's run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RunOutcome {
-    Completed,
-    Failed,
-    Cancelled,
-    Help,
-    ProviderError,
-}
-
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the check once in DIR.
+    /// Run the check once in DIR: exit 0 passed, 1 failed, 4 no answer.
+    ///
+    /// Runs `sh -c <run>` in its own process group without any PI_SUBAGENT_* variable. On its
+    /// timeout the group gets SIGTERM, then SIGKILL 5 s later; on SIGTERM or SIGINT to
+    /// herd-accept, SIGTERM then SIGKILL 1 s later. Reports the last 4,000 characters of output.
     Check {
-        /// The accept spec `{run, maxRetries, timeoutSec, paths}`.
+        /// The accept spec: `{run, maxRetries?, timeoutSec?, paths?}` or the versioned file.
         #[arg(long, value_name = "FILE")]
         spec: PathBuf,
         /// Where the check runs.
         #[arg(long, value_name = "DIR")]
         cwd: PathBuf,
+        /// Print one JSON document on stdout.
         #[arg(long)]
         json: bool,
     },
     /// The parent re-check: decide the verdict and print the `Check:` line.
+    ///
+    /// Exit 0 accepted (or none), 1 rejected, 4 error, 5 skipped.
     Verdict {
+        /// The accept spec; without it the verdict is `none`.
         #[arg(long, value_name = "FILE")]
-        spec: PathBuf,
+        spec: Option<PathBuf>,
+        /// Where the re-check runs: the worktree of a worktree child, else its cwd.
+        /// Required when a spec is given and the outcome is `completed`.
         #[arg(long, value_name = "DIR")]
-        cwd: PathBuf,
+        cwd: Option<PathBuf>,
         /// How the child's run ended.
         #[arg(long, value_enum)]
         outcome: RunOutcome,
         /// How many times the child ran the check.
-        #[arg(long)]
+        #[arg(long, value_name = "N")]
         tries: Option<u32>,
         /// What the child reported of its own last check.
-        #[arg(long, value_name = "pass|fail")]
-        child_reported: Option<String>,
+        #[arg(long, value_enum, value_name = "pass|fail")]
+        child_reported: Option<ChildReport>,
         /// The handoff's changed and untracked files, one per line.
         #[arg(long, value_name = "FILE")]
         changed_files: Option<PathBuf>,
-        /// The re-check ran in an ordinary child's cwd.
+        /// The re-check runs in an ordinary child's cwd, which others may share.
         #[arg(long)]
         shared_checkout: bool,
+        /// Also write the details record to FILE (atomically).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Print one JSON document on stdout.
         #[arg(long)]
         json: bool,
     },
-    /// Parse an acceptance report from a child's output on stdin and apply the gates.
+    /// Apply an acceptance gate to a child's output read from stdin: exit 0 when it holds,
+    /// 1 when rejected, 5 when verification was cancelled.
     Report {
-        #[arg(long)]
+        /// The level inferred for this run: none, attested, checked, verified (or auto:
+        /// attested). An explicit level in the acceptance file may raise it, never lower it.
+        #[arg(long, value_name = "L")]
         level: Option<String>,
-        #[arg(long, value_name = "FILE")]
-        criteria: Option<PathBuf>,
+        /// The acceptance configuration: the `acceptance` value, or `{"acceptance": …}` /
+        /// `{"gate": "<command>"}`.
+        #[arg(long, visible_alias = "criteria", value_name = "FILE")]
+        acceptance: Option<PathBuf>,
+        /// The run's directory: verify commands run here and its git index is read.
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        cwd: PathBuf,
+        /// Print one JSON document on stdout.
         #[arg(long)]
         json: bool,
     },
@@ -77,7 +116,9 @@ pub enum Command {
 impl Cli {
     fn json(&self) -> bool {
         match &self.command {
-            Command::Check { json, .. } | Command::Verdict { json, .. } | Command::Report { json, .. } => *json,
+            Command::Check { json, .. }
+            | Command::Verdict { json, .. }
+            | Command::Report { json, .. } => *json,
         }
     }
 }
@@ -89,8 +130,89 @@ pub fn main_impl(args: impl IntoIterator<Item = OsString>) -> ExitCode {
 
 pub fn run(cli: Cli) -> Result<Output, Error> {
     match cli.command {
-        Command::Check { .. } => Err(not_yet_implemented("herd-accept check")),
-        Command::Verdict { .. } => Err(not_yet_implemented("herd-accept verdict")),
-        Command::Report { .. } => Err(not_yet_implemented("herd-accept report")),
+        Command::Check { spec, cwd, .. } => run_check_command(&spec, &cwd),
+        Command::Verdict {
+            spec,
+            cwd,
+            outcome,
+            tries,
+            child_reported,
+            changed_files,
+            shared_checkout,
+            out,
+            ..
+        } => {
+            let spec = spec.as_deref().map(AcceptSpec::load).transpose()?;
+            let changed = match &changed_files {
+                Some(path) => read_changed_files(path)?,
+                None => Vec::new(),
+            };
+            let runs_check = spec.is_some() && outcome == RunOutcome::Completed;
+            if runs_check && cwd.is_none() {
+                return Err(Error::invalid(
+                    "cwd",
+                    "is required to run the re-check of a completed run",
+                ));
+            }
+            let cwd = cwd.unwrap_or_default();
+            let req = VerdictRequest {
+                spec: spec.as_ref(),
+                cwd: &cwd,
+                outcome,
+                tries,
+                child_reported,
+                changed_files: &changed,
+                shared_checkout,
+            };
+            let details = if runs_check {
+                let signals = subprocess::termination_signals().map_err(Error::from)?;
+                verdict::verdict(&req, &signals)
+            } else {
+                decide(&req, None)
+            };
+            if let Some(path) = &out {
+                sidecar::write_json(path, &details)
+                    .map_err(|err| Error::from(err).with_field("out"))?;
+            }
+            let json =
+                serde_json::to_value(&details).map_err(|err| Error::internal(err.to_string()))?;
+            Ok(Output::ok(json, details.human()).with_exit(details.exit_code()))
+        }
+        Command::Report { .. } => Err(herd_cli::not_yet_implemented("herd-accept report")),
     }
+}
+
+fn run_check_command(spec_path: &Path, cwd: &Path) -> Result<Output, Error> {
+    let spec = AcceptSpec::load(spec_path)?;
+    let signals = subprocess::termination_signals().map_err(Error::from)?;
+    let run = run_check(&spec, cwd, &signals);
+    let mut json = serde_json::to_value(&run).map_err(|err| Error::internal(err.to_string()))?;
+    if let Some(object) = json.as_object_mut() {
+        object.insert("format_version".into(), json!(CHECK_OUTPUT_VERSION));
+        object.insert("passed".into(), json!(run.outcome == CheckOutcome::Passed));
+        object.insert("command_sha256".into(), json!(spec.sha256()));
+        object.insert("cwd".into(), json!(cwd.display().to_string()));
+        object.insert("timeout_sec".into(), json!(spec.timeout_sec));
+    }
+    let mut human = run.summary(spec.timeout_sec);
+    if !run.output.is_empty() && run.outcome != CheckOutcome::Passed {
+        human.push('\n');
+        human.push_str(&run.output);
+    }
+    Ok(Output::ok(json, human).with_exit(run.outcome.exit_code()))
+}
+
+/// Reads the handoff's file list: one name per line, empty lines skipped.
+pub fn read_changed_files(path: &Path) -> Result<Vec<String>, Error> {
+    let bytes = sidecar::read_bounded(path, CHANGED_FILES_LIMIT)
+        .map_err(|err| Error::from(err).with_field("changed-files"))?
+        .ok_or_else(|| {
+            Error::not_found(format!("{} does not exist", path.display()))
+                .with_field("changed-files")
+        })?;
+    Ok(String::from_utf8_lossy(&bytes)
+        .split('\n')
+        .filter(|line| !line.is_empty())
+        .map(str::to_owned)
+        .collect())
 }

@@ -1,0 +1,698 @@
+//! The `herd-accept` binary end to end: real shells, real process trees, real git, real signals.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on the first thing that is not as expected"
+)]
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use herd_accept::bench::process_running;
+use herd_core::subprocess::{self, Command};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+const BIN: &str = env!("CARGO_BIN_EXE_herd-accept");
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|err| {
+            panic!(
+                "stdout is not JSON ({err}): {:?}\nstderr: {}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+}
+
+/// Runs the binary with a hermetic environment plus `env`, feeding `stdin`.
+fn herd_accept<S: Into<OsString> + Clone>(args: &[S], stdin: &[u8], env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(BIN, Duration::from_secs(120))
+        .args(args.iter().cloned())
+        .stdin_bytes(stdin.to_vec())
+        .env_remove_prefix("PI_SUBAGENT_")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1");
+    for (name, value) in env {
+        cmd = cmd.env(name, value);
+    }
+    let out = subprocess::run(&cmd).expect("herd-accept runs");
+    assert!(!out.timed_out, "herd-accept ran out of its test budget");
+    Run {
+        code: out.code.unwrap_or(-1),
+        stdout: out.stdout.text().into_owned(),
+        stderr: out.stderr.text().into_owned(),
+    }
+}
+
+fn spec_file(dir: &Path, spec: Value) -> PathBuf {
+    let path = dir.join("spec.json");
+    fs::write(&path, serde_json::to_vec(&spec).unwrap()).unwrap();
+    path
+}
+
+fn check(dir: &TempDir, spec: Value) -> (i32, Value) {
+    let path = spec_file(dir.path(), spec);
+    let run = herd_accept(
+        &[
+            OsString::from("check"),
+            "--spec".into(),
+            path.into(),
+            "--cwd".into(),
+            dir.path().into(),
+            "--json".into(),
+        ],
+        b"",
+        &[],
+    );
+    let json = run.json();
+    (run.code, json)
+}
+
+fn verdict(dir: &TempDir, spec: Option<Value>, extra: &[&str]) -> (i32, Value) {
+    let mut args: Vec<OsString> = vec![
+        "verdict".into(),
+        "--cwd".into(),
+        dir.path().into(),
+        "--json".into(),
+    ];
+    if let Some(spec) = spec {
+        args.push("--spec".into());
+        args.push(spec_file(dir.path(), spec).into());
+    }
+    args.extend(extra.iter().map(OsString::from));
+    let run = herd_accept(&args, b"", &[]);
+    let json = run.json();
+    (run.code, json)
+}
+
+/// Waits up to `limit` for `cond`; nothing in these tests waits without a deadline.
+fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cond()
+}
+
+fn pids_in(path: &Path) -> Vec<u32> {
+    fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|pid| pid.parse().ok())
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// herd-accept check
+
+#[test]
+fn check_passes_fails_and_reports_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, json) = check(&dir, json!({"run": "echo fine"}));
+    assert_eq!(
+        (code, &json["outcome"], &json["passed"]),
+        (0, &json!("passed"), &json!(true))
+    );
+    let (code, json) = check(&dir, json!({"run": "echo out; echo err >&2; exit 3"}));
+    assert_eq!(code, 1);
+    assert_eq!(json["outcome"], "failed");
+    assert_eq!(json["exit_code"], 3);
+    // stderr and stdout are joined in the order written.
+    assert_eq!(json["output"], "out\nerr\n");
+    assert_eq!(
+        json["command_sha256"],
+        herd_accept::spec::sha256_hex(b"echo out; echo err >&2; exit 3")
+    );
+}
+
+#[test]
+fn check_runs_in_the_directory_given() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("marker"), "here").unwrap();
+    let (code, json) = check(&dir, json!({"run": "cat marker"}));
+    assert_eq!((code, json["output"].as_str()), (0, Some("here")));
+}
+
+#[test]
+fn check_killed_by_a_signal_gives_no_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, json) = check(&dir, json!({"run": "kill -KILL $$"}));
+    assert_eq!(code, 4);
+    assert_eq!(json["outcome"], "signalled");
+    assert_eq!(json["signal"], 9);
+}
+
+#[test]
+fn check_in_a_missing_directory_gives_no_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = spec_file(dir.path(), json!({"run": "true"}));
+    let run = herd_accept(
+        &[
+            OsString::from("check"),
+            "--spec".into(),
+            path.into(),
+            "--cwd".into(),
+            dir.path().join("gone").into(),
+            "--json".into(),
+        ],
+        b"",
+        &[],
+    );
+    assert_eq!(run.code, 4);
+    assert_eq!(run.json()["outcome"], "directory-missing");
+}
+
+#[test]
+fn check_environment_has_no_pi_subagent_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = spec_file(dir.path(), json!({"run": "env"}));
+    let run = herd_accept(
+        &[
+            OsString::from("check"),
+            "--spec".into(),
+            path.into(),
+            "--cwd".into(),
+            dir.path().into(),
+            "--json".into(),
+        ],
+        b"",
+        &[
+            ("PI_SUBAGENT_ACCEPT_FILE", "/secret/spec"),
+            ("PI_SUBAGENT_X", "hidden"),
+            ("HERD_TEST_VISIBLE", "shown"),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let output = run.json()["output"].as_str().unwrap().to_owned();
+    assert!(output.contains("HERD_TEST_VISIBLE=shown"), "{output}");
+    assert!(!output.contains("PI_SUBAGENT_"), "{output}");
+}
+
+#[test]
+fn check_tail_is_4000_characters_of_multibyte_text() {
+    let dir = tempfile::tempdir().unwrap();
+    // 5,000 three-byte characters, then an end marker, on a failing check.
+    let (code, json) = check(
+        &dir,
+        json!({"run": "i=0; while [ $i -lt 5000 ]; do printf '€'; i=$((i+1)); done; printf END; exit 1"}),
+    );
+    assert_eq!(code, 1);
+    let output = json["output"].as_str().unwrap();
+    assert_eq!(output.chars().count(), 4_000);
+    assert!(output.ends_with("€€END"));
+    assert!(output.chars().take(3_997).all(|c| c == '€'));
+    assert_eq!(json["output_truncated"], true);
+    assert_eq!(json["output_bytes"], 5_000 * 3 + 3);
+}
+
+#[test]
+fn check_output_of_100_mib_stays_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = spec_file(
+        dir.path(),
+        json!({"run": "head -c 104857600 /dev/zero | tr '\\0' 'a'; echo; echo LAST; exit 1"}),
+    );
+    let (code, rss_kib, stdout) = run_measuring_rss(&[
+        OsString::from("check"),
+        "--spec".into(),
+        path.into(),
+        "--cwd".into(),
+        dir.path().into(),
+        "--json".into(),
+    ]);
+    assert_eq!(code, 1);
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    let output = json["output"].as_str().unwrap();
+    assert_eq!(output.chars().count(), 4_000);
+    assert!(output.ends_with("a\nLAST\n"));
+    assert_eq!(json["output_bytes"], 104_857_600 + 6);
+    // Capturing the whole stream would need more than 100 MiB.
+    assert!(rss_kib < 48 * 1024, "herd-accept peaked at {rss_kib} KiB");
+}
+
+/// Runs the binary and returns its exit code, its peak resident set (KiB) and its stdout.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test needs the child's rusage from wait4"
+)]
+fn run_measuring_rss(args: &[OsString]) -> (i32, i64, String) {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    #[expect(
+        clippy::zombie_processes,
+        reason = "the child is reaped by wait4, which std does not know of"
+    )]
+    let mut child = std::process::Command::new(BIN)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let pid = i32::try_from(child.id()).unwrap();
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data that wait4 fills in; `pid` is our own unreaped child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers to locals; the child has not been waited for by anyone else.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid);
+    let code = std::process::ExitStatus::from_raw(status)
+        .code()
+        .unwrap_or(-1);
+    (code, usage.ru_maxrss, stdout)
+}
+
+#[test]
+fn check_tree_ignoring_sigterm_is_gone_after_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let run = format!(
+        "trap '' TERM; echo $$ >> {p}; for i in 1 2 3; do (trap '' TERM; exec sleep 600) & echo $! >> {p}; done; \
+         (trap '' TERM; sleep 600 & echo $! >> {p}; wait) & echo $! >> {p}; wait",
+        p = pids.display()
+    );
+    let (code, json) = check(&dir, json!({"run": run, "timeoutSec": 1}));
+    assert_eq!(code, 4);
+    assert_eq!(json["outcome"], "timed-out");
+    assert_eq!(json["timed_out"], true);
+    let pids = pids_in(&pids);
+    assert_eq!(pids.len(), 6, "{pids:?}");
+    for pid in pids {
+        assert!(!process_running(pid), "pid {pid} survived the check");
+    }
+}
+
+#[test]
+fn check_spec_errors_name_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    for (spec, field) in [
+        (json!({"run": "true", "timeoutSec": 3601}), "timeoutSec"),
+        (json!({"run": "true", "maxRetries": 6}), "maxRetries"),
+        (json!({"run": "true", "paths": [1]}), "paths[0]"),
+        (json!({"run": "true", "shell": "bash"}), "shell"),
+        (json!({"run": 1}), "run"),
+    ] {
+        let (code, json) = check(&dir, spec.clone());
+        assert_eq!(code, 2, "{spec}");
+        assert_eq!(json["error"]["code"], "invalid_request", "{spec}");
+        assert_eq!(json["error"]["field"], field, "{spec}");
+    }
+}
+
+#[test]
+fn check_accepts_the_versioned_file_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("accept").join("run-1.json");
+    let spec = herd_accept::AcceptSpec {
+        run: "echo versioned".into(),
+        max_retries: 2,
+        timeout_sec: 30,
+        paths: vec![],
+    };
+    spec.write(&path).unwrap();
+    let run = herd_accept(
+        &[
+            OsString::from("check"),
+            "--spec".into(),
+            path.clone().into(),
+            "--cwd".into(),
+            dir.path().into(),
+            "--json".into(),
+        ],
+        b"",
+        &[],
+    );
+    assert_eq!(
+        (run.code, run.json()["output"].as_str()),
+        (0, Some("versioned\n"))
+    );
+    // A spec whose command was changed after it was written is refused.
+    let mut value: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    value["run"] = json!("rm -rf /");
+    fs::write(&path, value.to_string()).unwrap();
+    let run = herd_accept(
+        &[
+            OsString::from("check"),
+            "--spec".into(),
+            path.into(),
+            "--cwd".into(),
+            dir.path().into(),
+            "--json".into(),
+        ],
+        b"",
+        &[],
+    );
+    assert_eq!(
+        (run.code, &run.json()["error"]["field"]),
+        (2, &json!("sha256"))
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signals to herd-accept itself
+
+/// Starts the binary, waits until the check wrote its PIDs, sends SIGTERM to herd-accept, and
+/// returns its exit code, stdout and the check's PIDs.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test must know herd-accept's PID to signal it mid-check"
+)]
+fn sigterm_mid_check(subcommand: &str, extra: &[&str]) -> (i32, Value, Vec<u32>) {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    // Every process of the tree ignores SIGTERM, so only the SIGKILL a second later ends it.
+    let run = format!(
+        "trap '' TERM; (trap '' TERM; exec sleep 600) & echo $! >> {p}; echo $$ >> {p}; echo ready >> {p}.ready; sleep 600",
+        p = pids.display()
+    );
+    let spec = spec_file(dir.path(), json!({"run": run, "timeoutSec": 600}));
+    let mut child = std::process::Command::new(BIN)
+        .arg(subcommand)
+        .arg("--spec")
+        .arg(&spec)
+        .arg("--cwd")
+        .arg(dir.path())
+        .args(extra)
+        .arg("--json")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ready = dir.path().join("pids.ready");
+    assert!(
+        wait_for(Duration::from_secs(30), || ready.exists()),
+        "the check never started"
+    );
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: signalling our own child, which has not been reaped.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let mut exited = None;
+    assert!(
+        wait_for(Duration::from_secs(30), || {
+            exited = child.try_wait().unwrap();
+            exited.is_some()
+        }),
+        "herd-accept did not exit after SIGTERM"
+    );
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let json = serde_json::from_str(&stdout).unwrap_or_else(|err| panic!("{err}: {stdout:?}"));
+    (
+        exited.and_then(|s| s.code()).unwrap_or(-1),
+        json,
+        pids_in(&pids),
+    )
+}
+
+#[test]
+fn sigterm_to_check_stops_the_group_and_gives_no_answer() {
+    let (code, json, pids) = sigterm_mid_check("check", &[]);
+    assert_eq!(code, 4);
+    assert_eq!(json["outcome"], "cancelled");
+    assert_eq!(json["cancelled"], true);
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        assert!(!process_running(pid), "pid {pid} outlived herd-accept");
+    }
+}
+
+#[test]
+fn sigterm_to_verdict_reports_skipped_cancelled() {
+    let (code, json, pids) =
+        sigterm_mid_check("verdict", &["--outcome", "completed", "--tries", "1"]);
+    assert_eq!(code, 5);
+    assert_eq!(json["verdict"], "skipped");
+    assert_eq!(json["check_line"], "Check: skipped (cancelled)");
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        assert!(!process_running(pid), "pid {pid} outlived herd-accept");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// herd-accept verdict
+
+#[test]
+fn verdict_accepted_and_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, json) = verdict(
+        &dir,
+        Some(json!({"run": "true"})),
+        &["--outcome", "completed", "--tries", "2"],
+    );
+    assert_eq!(
+        (code, json["check_line"].as_str()),
+        (0, Some("Check: accepted (2 tries)"))
+    );
+    assert_eq!(json["check_output_line"], Value::Null);
+
+    let (code, json) = verdict(
+        &dir,
+        Some(json!({"run": "echo 'FAIL: 1 test'; exit 1"})),
+        &[
+            "--outcome",
+            "completed",
+            "--tries",
+            "2",
+            "--child-reported",
+            "fail",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(json["check_line"], "Check: rejected after 2 tries (exit 1)");
+    assert_eq!(
+        json["check_output_line"],
+        "Check output (last 1,500 characters, encoded): FAIL: 1 test\\n"
+    );
+    assert_eq!(json["exit_code"], 1);
+    assert_eq!(json["recheck_dir"], dir.path().display().to_string());
+
+    let (code, json) = verdict(
+        &dir,
+        Some(json!({"run": "exit 1"})),
+        &[
+            "--outcome",
+            "completed",
+            "--tries",
+            "1",
+            "--child-reported",
+            "pass",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        json["check_line"],
+        "Check: rejected (child reported a pass; parent re-check exit 1)"
+    );
+}
+
+#[test]
+fn verdict_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, json) = verdict(
+        &dir,
+        Some(json!({"run": "echo slow; sleep 30", "timeoutSec": 1})),
+        &["--outcome", "completed"],
+    );
+    assert_eq!(code, 4);
+    assert_eq!(json["check_line"], "Check: error (timed out after 1s)");
+    assert_eq!(json["timed_out"], true);
+    assert_eq!(
+        json["check_output_line"],
+        "Check output (last 1,500 characters, encoded): slow\\n"
+    );
+
+    let (code, json) = verdict(
+        &dir,
+        Some(json!({"run": "kill -TERM $$"})),
+        &["--outcome", "completed"],
+    );
+    assert_eq!(
+        (code, json["check_line"].as_str()),
+        (4, Some("Check: error (killed by signal 15)"))
+    );
+
+    let path = spec_file(dir.path(), json!({"run": "true"}));
+    let run = herd_accept(
+        &[
+            OsString::from("verdict"),
+            "--spec".into(),
+            path.into(),
+            "--cwd".into(),
+            dir.path().join("missing").into(),
+            "--outcome".into(),
+            "completed".into(),
+            "--json".into(),
+        ],
+        b"",
+        &[],
+    );
+    assert_eq!(
+        (run.code, run.json()["check_line"].as_str()),
+        (4, Some("Check: error (directory missing)"))
+    );
+}
+
+#[test]
+fn verdict_skips_without_running_the_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let spec = json!({"run": format!("touch {}", marker.display())});
+    for (outcome, line) in [
+        ("cancelled", "Check: skipped (cancelled)"),
+        ("help", "Check: skipped (asked for help)"),
+        ("provider-error", "Check: skipped (provider error)"),
+        ("failed", "Check: skipped (exited non-zero)"),
+    ] {
+        let (code, json) = verdict(
+            &dir,
+            Some(spec.clone()),
+            &["--outcome", outcome, "--shared-checkout"],
+        );
+        assert_eq!(
+            (code, json["check_line"].as_str()),
+            (5, Some(line)),
+            "{outcome}"
+        );
+        assert!(!marker.exists(), "the check ran for {outcome}");
+    }
+}
+
+#[test]
+fn verdict_none_without_a_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, json) = verdict(&dir, None, &["--outcome", "completed"]);
+    assert_eq!(
+        (code, json["check_line"].as_str(), json["verdict"].as_str()),
+        (0, Some("Check: none"), Some("none"))
+    );
+    // Without a spec no directory is needed.
+    let run = herd_accept(&["verdict", "--outcome", "help", "--json"], b"", &[]);
+    assert_eq!(
+        (run.code, run.json()["check_line"].as_str()),
+        (0, Some("Check: none"))
+    );
+    // With one, a completed run's re-check needs its directory.
+    let path = spec_file(dir.path(), json!({"run": "true"}));
+    let run = herd_accept(
+        &[
+            OsString::from("verdict"),
+            "--spec".into(),
+            path.into(),
+            "--outcome".into(),
+            "completed".into(),
+            "--json".into(),
+        ],
+        b"",
+        &[],
+    );
+    assert_eq!(
+        (run.code, &run.json()["error"]["field"]),
+        (2, &json!("cwd"))
+    );
+}
+
+#[test]
+fn verdict_suffixes_and_the_details_sidecar() {
+    let dir = tempfile::tempdir().unwrap();
+    let changed = dir.path().join("changed.txt");
+    fs::write(
+        &changed,
+        "src/lib.rs\ntest/parser.test.js\ntest/evil\u{202e}name.js\n\n",
+    )
+    .unwrap();
+    let out = dir.path().join("details").join("verdict.json");
+    let (code, json) = verdict(
+        &dir,
+        Some(json!({"run": "true", "paths": ["test"]})),
+        &[
+            "--outcome",
+            "completed",
+            "--tries",
+            "1",
+            "--shared-checkout",
+            "--changed-files",
+            changed.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        json["check_line"],
+        "Check: accepted (1 try) · shared checkout · check files changed by the child: test/parser.test.js, test/evil\\u202ename.js"
+    );
+    assert_eq!(
+        json["changed_check_files"],
+        json!(["test/parser.test.js", "test/evil\u{202e}name.js"])
+    );
+    let written: Value = serde_json::from_slice(&fs::read(&out).unwrap()).unwrap();
+    assert_eq!(written, json);
+    assert_eq!(written["format_version"], 1);
+}
+
+#[test]
+fn verdict_human_output_is_the_check_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = spec_file(dir.path(), json!({"run": "printf 'line1\\nline2'; exit 2"}));
+    let run = herd_accept(
+        &[
+            OsString::from("verdict"),
+            "--spec".into(),
+            path.into(),
+            "--cwd".into(),
+            dir.path().into(),
+            "--outcome".into(),
+            "completed".into(),
+        ],
+        b"",
+        &[],
+    );
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stdout,
+        "Check: rejected (exit 2)\nCheck output (last 1,500 characters, encoded): line1\\nline2\n"
+    );
+}
+
+#[test]
+fn verdict_output_line_keeps_the_last_1500_multibyte_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, json) = verdict(
+        &dir,
+        Some(json!({"run": "i=0; while [ $i -lt 2000 ]; do printf 'ж'; i=$((i+1)); done; exit 1"})),
+        &["--outcome", "completed"],
+    );
+    assert_eq!(code, 1);
+    let line = json["check_output_line"].as_str().unwrap();
+    let shown = line
+        .strip_prefix("Check output (last 1,500 characters, encoded): ")
+        .unwrap();
+    assert_eq!(shown, "ж".repeat(1_500));
+    assert_eq!(json["output"].as_str().unwrap().chars().count(), 2_000);
+}
