@@ -2,21 +2,24 @@
 //!
 //! The library is what other herd programs call in-process: [`spec::AcceptSpec`] reads and
 //! writes accept specs, [`check::run_check`] runs a check once, [`verdict::verdict`] runs the
-//! parent re-check and renders the `Check:` line. [`run`] is the command line over them.
+//! parent re-check and renders the `Check:` line, and [`report`] applies acceptance gates to a
+//! child's output. [`run`] is the command line over them.
 
 pub mod bench;
 pub mod check;
+pub mod report;
 pub mod spec;
 pub mod tail;
 pub mod verdict;
 
 use std::ffi::OsString;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use herd_cli::Output;
-use herd_core::{Error, sidecar, subprocess};
+use herd_core::{Error, ErrorCode, sidecar, subprocess};
 use serde_json::json;
 
 pub use check::{CheckOutcome, CheckRun, run_check};
@@ -178,7 +181,12 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 serde_json::to_value(&details).map_err(|err| Error::internal(err.to_string()))?;
             Ok(Output::ok(json, details.human()).with_exit(details.exit_code()))
         }
-        Command::Report { .. } => Err(herd_cli::not_yet_implemented("herd-accept report")),
+        Command::Report {
+            level,
+            acceptance,
+            cwd,
+            ..
+        } => run_report(level.as_deref(), acceptance.as_deref(), &cwd),
     }
 }
 
@@ -215,4 +223,63 @@ pub fn read_changed_files(path: &Path) -> Result<Vec<String>, Error> {
         .filter(|line| !line.is_empty())
         .map(str::to_owned)
         .collect())
+}
+
+fn run_report(level: Option<&str>, acceptance: Option<&Path>, cwd: &Path) -> Result<Output, Error> {
+    // Everything the caller configured is validated before anything is read or run.
+    let inferred = match level {
+        Some(text) => {
+            report::config::parse_inferred_level(text).map_err(report::Diagnostics::into_error)?
+        }
+        None => report::Level::Attested,
+    };
+    let input = match acceptance {
+        Some(path) => {
+            let bytes = sidecar::read_bounded(path, ACCEPTANCE_FILE_LIMIT)
+                .map_err(|err| Error::from(err).with_field("acceptance"))?
+                .ok_or_else(|| {
+                    Error::not_found(format!("{} does not exist", path.display()))
+                        .with_field("acceptance")
+                })?;
+            let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|err| {
+                Error::invalid(
+                    "acceptance",
+                    format!("{} is not valid JSON: {err}", path.display()),
+                )
+            })?;
+            report::config::parse_input(&value).map_err(report::Diagnostics::into_error)?
+        }
+        None => report::AcceptanceInput::Omitted,
+    };
+    let gate = report::config::resolve(&input, inferred);
+    if !gate.verify.is_empty() && !cwd.is_dir() {
+        return Err(Error::new(
+            ErrorCode::NotFound,
+            format!("{} is not an existing directory", cwd.display()),
+        )
+        .with_field("cwd"));
+    }
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(REPORT_INPUT_LIMIT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| {
+            Error::new(
+                ErrorCode::Unavailable,
+                format!("cannot read the child's output from stdin: {err}"),
+            )
+        })?;
+    if bytes.len() as u64 > REPORT_INPUT_LIMIT {
+        return Err(Error::invalid(
+            "stdin",
+            format!("the child's output is larger than {REPORT_INPUT_LIMIT} bytes"),
+        ));
+    }
+    let output = String::from_utf8_lossy(&bytes);
+    let signals = subprocess::termination_signals().map_err(Error::from)?;
+    let mut host = report::host::RealHost::new(&signals);
+    let ledger = report::evaluate(&gate, &output, cwd, &mut host);
+    let json = serde_json::to_value(&ledger).map_err(|err| Error::internal(err.to_string()))?;
+    Ok(Output::ok(json, ledger.human()).with_exit(ledger.exit_code()))
 }

@@ -696,3 +696,340 @@ fn verdict_output_line_keeps_the_last_1500_multibyte_characters() {
     assert_eq!(shown, "ж".repeat(1_500));
     assert_eq!(json["output"].as_str().unwrap().chars().count(), 2_000);
 }
+
+// ---------------------------------------------------------------------------------------------
+// herd-accept report
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = subprocess::run(
+        &Command::new("git", Duration::from_secs(30))
+            .args(args.iter().copied())
+            .cwd(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Test")
+            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Test")
+            .env("GIT_COMMITTER_EMAIL", "test@example.invalid"),
+    )
+    .unwrap();
+    assert!(out.success(), "git {args:?}: {}", out.stderr.text());
+}
+
+fn repo() -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+    git(dir.path(), &["add", "a.txt"]);
+    git(dir.path(), &["commit", "-q", "-m", "initial"]);
+    dir
+}
+
+const CHECKED_REPORT: &str = r#"Done.
+
+```acceptance-report
+{"criteriaSatisfied": [{"id": "fix", "status": "satisfied"}], "changedFiles": ["a.txt"],
+ "testsAddedOrUpdated": [], "commandsRun": [{"command": "make test", "result": "passed"}],
+ "validationOutput": ["all green"], "residualRisks": ["none"], "noStagedFiles": true}
+```
+"#;
+
+fn report(
+    dir: &Path,
+    acceptance: Option<Value>,
+    level: Option<&str>,
+    output: &str,
+) -> (i32, Value) {
+    let mut args: Vec<OsString> =
+        vec!["report".into(), "--cwd".into(), dir.into(), "--json".into()];
+    if let Some(acceptance) = acceptance {
+        let path = dir.join(".acceptance.json");
+        fs::write(&path, acceptance.to_string()).unwrap();
+        args.push("--acceptance".into());
+        args.push(path.into());
+    }
+    if let Some(level) = level {
+        args.push("--level".into());
+        args.push(level.into());
+    }
+    let run = herd_accept(&args, output.as_bytes(), &[]);
+    let json = run.json();
+    (run.code, json)
+}
+
+#[test]
+fn report_checked_reads_the_real_git_index() {
+    let dir = repo();
+    let acceptance = json!({"level": "checked", "criteria": [{"id": "fix", "must": "fix it"}]});
+    let (code, json) = report(dir.path(), Some(acceptance.clone()), None, CHECKED_REPORT);
+    assert_eq!(code, 0, "{json:#}");
+    assert_eq!(
+        (json["status"].as_str(), json["evidence_status"].as_str()),
+        (Some("checked"), Some("checked"))
+    );
+
+    // A change in the index (even with an unstaged one beside it) fails no-staged-files.
+    fs::write(dir.path().join("a.txt"), "b\n").unwrap();
+    git(dir.path(), &["add", "a.txt"]);
+    fs::write(dir.path().join("b.txt"), "untracked\n").unwrap();
+    let (code, json) = report(dir.path(), Some(acceptance.clone()), None, CHECKED_REPORT);
+    assert_eq!(code, 1);
+    assert_eq!(json["status"], "rejected");
+    let check = json["runtime_checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "no-staged-files")
+        .unwrap()
+        .clone();
+    assert_eq!(check["status"], "failed");
+    assert!(check["message"].as_str().unwrap().contains("a.txt"));
+
+    // Outside a repository git cannot answer: not applicable, not a failure.
+    let plain = tempfile::tempdir().unwrap();
+    let (code, json) = report(plain.path(), Some(acceptance), None, CHECKED_REPORT);
+    assert_eq!(code, 0, "{json:#}");
+    let check = json["runtime_checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "no-staged-files")
+        .unwrap()
+        .clone();
+    assert_eq!(check["status"], "not-applicable");
+}
+
+#[test]
+fn report_verified_runs_the_host_commands() {
+    let dir = repo();
+    let (code, json) = report(
+        dir.path(),
+        Some(
+            json!({"level": "verified", "verify": [{"id": "unit", "command": "echo $GREETING; echo $MY_TOKEN", "env": {"GREETING": "hello", "MY_TOKEN": "t0ps3cret"}}]}),
+        ),
+        None,
+        CHECKED_REPORT,
+    );
+    assert_eq!(code, 0, "{json:#}");
+    assert_eq!(json["status"], "verified");
+    assert_eq!(json["verify_runs"][0]["status"], "passed");
+    assert_eq!(json["verify_runs"][0]["stdout"], "hello\n[REDACTED]\n");
+
+    // The child's claim of a passing command never counts: the host's run decides.
+    let (code, json) = report(
+        dir.path(),
+        Some(json!({"gate": "exit 3"})),
+        None,
+        CHECKED_REPORT,
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        (
+            json["status"].as_str(),
+            json["verify_runs"][0]["exit_code"].as_i64()
+        ),
+        (Some("rejected"), Some(3))
+    );
+
+    let (code, json) = report(
+        dir.path(),
+        Some(
+            json!({"level": "verified", "verify": [{"id": "slow", "command": "sleep 30", "timeoutMs": 200}, {"id": "soft", "command": "false", "allowFailure": true}]}),
+        ),
+        None,
+        CHECKED_REPORT,
+    );
+    assert_eq!(code, 1);
+    assert_eq!(json["verify_runs"][0]["status"], "timed-out");
+
+    let (code, json) = report(
+        dir.path(),
+        Some(
+            json!({"level": "verified", "verify": [{"id": "soft", "command": "false", "allowFailure": true}]}),
+        ),
+        None,
+        CHECKED_REPORT,
+    );
+    assert_eq!(
+        (code, json["verify_runs"][0]["status"].as_str()),
+        (0, Some("allowed-failure"))
+    );
+}
+
+#[test]
+fn report_table_of_inputs() {
+    let dir = repo();
+    // (name, acceptance file, --level, child output, exit code, status)
+    type Case<'a> = (
+        &'a str,
+        Option<Value>,
+        Option<&'a str>,
+        String,
+        i32,
+        &'a str,
+    );
+    let cases: Vec<Case<'_>> = vec![
+        (
+            "attested from a tagged fence",
+            None,
+            None,
+            "ok\n```Acceptance_Report\n{\"manual_notes\": \"n\"}\n```".into(),
+            0,
+            "attested",
+        ),
+        (
+            "unterminated fence",
+            None,
+            None,
+            "```acceptance-report\n{\"notes\": \"n\"}\n".into(),
+            0,
+            "attested",
+        ),
+        (
+            "json fence that looks like a report",
+            None,
+            None,
+            "```json\n{\"criteriaSatisfied\": [], \"notes\": \"n\"}\n```".into(),
+            0,
+            "attested",
+        ),
+        (
+            "marker",
+            None,
+            None,
+            "ACCEPTANCE_REPORT: {\"notes\": \"n\"}".into(),
+            0,
+            "attested",
+        ),
+        (
+            "wrapper and string booleans",
+            None,
+            Some("checked"),
+            CHECKED_REPORT
+                .replace(
+                    "{\"criteriaSatisfied\"",
+                    "{\"acceptance\": {\"criteriaSatisfied\"",
+                )
+                .replace("true}", "\"true\"}}"),
+            0,
+            "checked",
+        ),
+        (
+            "no report",
+            None,
+            None,
+            "I fixed it, trust me.".into(),
+            1,
+            "rejected",
+        ),
+        (
+            "unknown key",
+            None,
+            None,
+            "```acceptance-report\n{\"notes\": \"n\", \"mood\": \"happy\"}\n```".into(),
+            1,
+            "rejected",
+        ),
+        (
+            "level none with a reason",
+            Some(json!({"level": "none", "reason": "docs only"})),
+            None,
+            "no report".into(),
+            0,
+            "not-required",
+        ),
+        (
+            "inferred none",
+            None,
+            Some("none"),
+            "no report".into(),
+            0,
+            "not-required",
+        ),
+        (
+            "required criterion not satisfied",
+            Some(json!({"level": "checked", "criteria": [{"id": "other", "must": "x"}]})),
+            None,
+            CHECKED_REPORT.into(),
+            1,
+            "rejected",
+        ),
+        (
+            "recommended criterion may be missing",
+            Some(
+                json!({"level": "checked", "criteria": [{"id": "other", "must": "x", "severity": "recommended"}]}),
+            ),
+            None,
+            CHECKED_REPORT.into(),
+            0,
+            "checked",
+        ),
+        (
+            "missing evidence",
+            Some(json!({"level": "checked", "evidence": ["diff-summary"]})),
+            None,
+            CHECKED_REPORT.into(),
+            1,
+            "rejected",
+        ),
+        (
+            "review still required",
+            Some(json!({"level": "checked", "review": {"agent": "reviewer"}})),
+            None,
+            CHECKED_REPORT.into(),
+            0,
+            "review-required",
+        ),
+    ];
+    for (name, acceptance, level, output, want_code, want_status) in cases {
+        let (code, json) = report(dir.path(), acceptance, level, &output);
+        assert_eq!(
+            (code, json["status"].as_str()),
+            (want_code, Some(want_status)),
+            "{name}: {json:#}"
+        );
+    }
+    // The unknown key is named.
+    let (_, json) = report(
+        dir.path(),
+        None,
+        None,
+        "```acceptance-report\n{\"notes\": \"n\", \"mood\": \"happy\"}\n```",
+    );
+    assert_eq!(
+        json["child_report_parse_error"],
+        json!(["mood: unsupported acceptance report field"])
+    );
+}
+
+#[test]
+fn report_configuration_errors_are_refused_before_anything_runs() {
+    let dir = repo();
+    let marker = dir.path().join("ran");
+    let touch = format!("touch {}", marker.display());
+    let cases: Vec<(Option<Value>, Option<&str>, &str)> = vec![
+        (Some(json!("none")), None, "acceptance"),
+        (Some(json!("reviewed")), None, "acceptance"),
+        (None, Some("reviewed"), "level"),
+        (
+            Some(json!({"gate": touch, "acceptance": {"level": "checked"}})),
+            None,
+            "gate",
+        ),
+        (
+            Some(
+                json!({"level": "verified", "verify": [{"id": "t", "command": touch}], "extra": 1}),
+            ),
+            None,
+            "acceptance.extra",
+        ),
+        (Some(json!({"level": "bogus"})), None, "acceptance.level"),
+    ];
+    for (acceptance, level, field) in cases {
+        let (code, json) = report(dir.path(), acceptance.clone(), level, CHECKED_REPORT);
+        assert_eq!(code, 2, "{acceptance:?} {level:?}");
+        assert_eq!(json["error"]["code"], "invalid_request");
+        assert_eq!(json["error"]["field"], field, "{json}");
+        assert!(!marker.exists());
+    }
+}

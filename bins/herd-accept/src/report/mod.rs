@@ -1,0 +1,542 @@
+//! Seed 004's acceptance gates applied to a child's final output: validate the caller's
+//! acceptance configuration, find and read the child's `acceptance-report`, run the structural
+//! checks and the host's own verification commands, and keep the result in a ledger.
+//!
+//! The order is fixed: configuration errors are refused before anything runs; the child's report
+//! is evidence, and only what the host runs itself (the git index, the verify commands) verifies.
+
+pub mod config;
+pub mod host;
+pub mod parse;
+
+use std::fmt;
+use std::path::Path;
+
+use herd_core::{Error, ErrorCode, exit};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use config::{AcceptanceInput, EvidenceKind, Gate, Level, Severity, VerifyCommand};
+pub use parse::{
+    AcceptanceReport, CriterionStatus, Found, ReportSource, find_report, strip_report,
+};
+
+/// The version of the ledger document.
+pub const LEDGER_VERSION: u64 = 1;
+
+/// One problem found while validating, with the path of the field it concerns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// Every problem found, in the order found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl Diagnostics {
+    pub fn one(path: impl Into<String>, message: impl Into<String>) -> Diagnostics {
+        Diagnostics(vec![Diagnostic {
+            path: path.into(),
+            message: message.into(),
+        }])
+    }
+
+    pub fn push(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.0.push(Diagnostic {
+            path: path.into(),
+            message: message.into(),
+        });
+    }
+
+    pub fn extend(&mut self, other: Diagnostics) {
+        self.0.extend(other.0);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether some diagnostic already concerns `prefix` or a field below it.
+    pub fn has_path_prefix(&self, prefix: &str) -> bool {
+        self.0.iter().any(|d| d.path.starts_with(prefix))
+    }
+
+    pub fn to_strings(&self) -> Vec<String> {
+        self.0.iter().map(ToString::to_string).collect()
+    }
+
+    /// The `invalid_request` a binary reports: every diagnostic in the message, the first
+    /// one's path as the field.
+    pub fn into_error(self) -> Error {
+        let field = self.0.first().map(|d| d.path.clone());
+        let message = self.to_strings().join("; ");
+        let mut err = Error::new(ErrorCode::InvalidRequest, message);
+        err.field = field;
+        err
+    }
+}
+
+/// Lower-cases and turns runs of whitespace, `_` and `-` into one `-`: how criterion ids and
+/// enum values are compared.
+pub(crate) fn normalized_token(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pending_dash = false;
+    for ch in text.trim().chars() {
+        if ch.is_whitespace() || ch == '_' || ch == '-' {
+            pending_dash = !out.is_empty();
+        } else {
+            if pending_dash {
+                out.push('-');
+                pending_dash = false;
+            }
+            out.extend(ch.to_lowercase());
+        }
+    }
+    out
+}
+
+/// Renders a value for a diagnostic as compact JSON, shortened to 80 characters.
+pub(crate) fn render_value(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() <= 80 {
+        text
+    } else {
+        let mut short: String = text.chars().take(77).collect();
+        short.push_str("...");
+        short
+    }
+}
+
+/// Where a run stands on its acceptance gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    NotRequired,
+    /// The child finished without structured evidence.
+    Claimed,
+    /// The child returned a valid structured report.
+    Attested,
+    /// The host's structural checks passed.
+    Checked,
+    /// The host's verification commands passed.
+    Verified,
+    /// The evidence holds and an independent review is still to come.
+    ReviewRequired,
+    Rejected,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::NotRequired => "not-required",
+            Status::Claimed => "claimed",
+            Status::Attested => "attested",
+            Status::Checked => "checked",
+            Status::Verified => "verified",
+            Status::ReviewRequired => "review-required",
+            Status::Rejected => "rejected",
+        }
+    }
+}
+
+/// The outcome of one runtime check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckStatus {
+    Passed,
+    Failed,
+    NotApplicable,
+}
+
+/// One structural check the host made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuntimeCheck {
+    /// `acceptance-report`, `criterion:<id>`, `evidence:<kind>` or `no-staged-files`.
+    pub id: String,
+    pub status: CheckStatus,
+    pub message: String,
+}
+
+/// How a verify command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VerifyStatus {
+    Passed,
+    Failed,
+    TimedOut,
+    /// It failed and the caller allowed that.
+    AllowedFailure,
+    /// herd-accept was told to stop while it ran.
+    Cancelled,
+}
+
+/// One verify command as the host ran it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyRun {
+    pub id: String,
+    pub command: String,
+    pub cwd: String,
+    pub status: VerifyStatus,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub duration_ms: u64,
+    /// The head of stdout and stderr, secrets redacted (see [`host`]).
+    pub stdout: String,
+    pub stderr: String,
+    pub truncated: bool,
+    /// Why it could not start, when it could not.
+    pub error: Option<String>,
+}
+
+/// What the git index says about staged changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Staged {
+    /// The staged paths (empty: nothing staged).
+    Paths(Vec<String>),
+    /// git could not answer (not a repository, git missing, timed out): not applicable.
+    Unavailable(String),
+}
+
+/// What the host runs for a gate: the real one is [`host::RealHost`].
+pub trait Host {
+    /// Reads the git index of the repository containing `cwd`.
+    fn staged(&mut self, cwd: &Path) -> Staged;
+    /// Runs one verify command with `cwd` as the run's directory.
+    fn verify(&mut self, command: &VerifyCommand, cwd: &Path) -> VerifyRun;
+}
+
+/// Everything the host decided about a run's acceptance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ledger {
+    pub format_version: u64,
+    pub status: Status,
+    pub evidence_status: Status,
+    pub explicit: bool,
+    pub gate: Gate,
+    pub report_source: Option<ReportSource>,
+    pub child_report: Option<AcceptanceReport>,
+    pub child_report_parse_error: Option<Vec<String>>,
+    pub runtime_checks: Vec<RuntimeCheck>,
+    pub verify_runs: Vec<VerifyRun>,
+    /// A verify command was stopped because herd-accept was told to stop.
+    pub cancelled: bool,
+}
+
+impl Ledger {
+    /// Exit 0 when the gate holds (including "not required" and "review still required"),
+    /// 1 when it is rejected, 5 when verification was cancelled.
+    pub fn exit_code(&self) -> i32 {
+        if self.cancelled {
+            exit::CANCELLED
+        } else if self.status == Status::Rejected {
+            exit::NEGATIVE
+        } else {
+            exit::SUCCESS
+        }
+    }
+
+    /// A short human summary: the status, then one line per failed check or command.
+    pub fn human(&self) -> String {
+        let mut out = format!(
+            "acceptance: {} (level {}, evidence {}{})",
+            self.status.as_str(),
+            self.gate.level,
+            self.evidence_status.as_str(),
+            if self.explicit {
+                ", explicit"
+            } else {
+                ", inferred"
+            }
+        );
+        for diag in self.child_report_parse_error.iter().flatten() {
+            out.push_str("\n  report: ");
+            out.push_str(diag);
+        }
+        for check in self
+            .runtime_checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::Failed)
+        {
+            out.push_str(&format!("\n  {}: {}", check.id, check.message));
+        }
+        for run in &self.verify_runs {
+            if !matches!(run.status, VerifyStatus::Passed) {
+                let status = serde_json::to_value(run.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                out.push_str(&format!("\n  verify {}: {status}", run.id));
+            }
+        }
+        out
+    }
+}
+
+/// Applies `gate` to a child's `output`, running host checks through `host` in `cwd`.
+pub fn evaluate(gate: &Gate, output: &str, cwd: &Path, host: &mut dyn Host) -> Ledger {
+    let found = find_report(output);
+    let mut ledger = Ledger {
+        format_version: LEDGER_VERSION,
+        status: Status::NotRequired,
+        evidence_status: Status::NotRequired,
+        explicit: gate.explicit,
+        gate: gate.clone(),
+        report_source: None,
+        child_report: None,
+        child_report_parse_error: None,
+        runtime_checks: Vec::new(),
+        verify_runs: Vec::new(),
+        cancelled: false,
+    };
+    let report = match found {
+        Found::Report { report, source } => {
+            ledger.report_source = Some(source);
+            ledger.child_report = Some((*report).clone());
+            Some(*report)
+        }
+        Found::Invalid {
+            diagnostics,
+            source,
+        } => {
+            ledger.report_source = Some(source);
+            ledger.child_report_parse_error = Some(diagnostics.to_strings());
+            None
+        }
+        Found::NotFound => None,
+    };
+    if gate.level == Level::None {
+        return ledger;
+    }
+    let Some(report) = report else {
+        let (evidence, message) = if ledger.child_report_parse_error.is_some() {
+            (Status::Rejected, "the acceptance report could not be read")
+        } else {
+            (Status::Claimed, "structured acceptance report not found")
+        };
+        ledger.runtime_checks.push(RuntimeCheck {
+            id: "acceptance-report".to_owned(),
+            status: CheckStatus::Failed,
+            message: message.to_owned(),
+        });
+        ledger.evidence_status = evidence;
+        ledger.status = Status::Rejected;
+        return ledger;
+    };
+    ledger.runtime_checks.push(RuntimeCheck {
+        id: "acceptance-report".to_owned(),
+        status: CheckStatus::Passed,
+        message: "structured acceptance report found".to_owned(),
+    });
+    let mut evidence = Status::Attested;
+    if gate.level >= Level::Checked {
+        let passed = structural_checks(gate, &report, cwd, host, &mut ledger.runtime_checks);
+        evidence = if passed {
+            Status::Checked
+        } else {
+            Status::Rejected
+        };
+    }
+    if gate.level == Level::Verified && evidence == Status::Checked {
+        let mut passed = true;
+        for command in &gate.verify {
+            let run = host.verify(command, cwd);
+            match run.status {
+                VerifyStatus::Passed | VerifyStatus::AllowedFailure => {}
+                VerifyStatus::Cancelled => {
+                    ledger.cancelled = true;
+                    passed = false;
+                }
+                VerifyStatus::Failed | VerifyStatus::TimedOut => passed = false,
+            }
+            ledger.verify_runs.push(run);
+            if ledger.cancelled {
+                break;
+            }
+        }
+        evidence = if passed {
+            Status::Verified
+        } else {
+            Status::Rejected
+        };
+    }
+    ledger.evidence_status = evidence;
+    ledger.status = match (&gate.review, evidence) {
+        (_, Status::Rejected) => Status::Rejected,
+        (Some(review), _) if review.required => Status::ReviewRequired,
+        _ => evidence,
+    };
+    ledger
+}
+
+/// Criteria, evidence and the git index; every check is recorded, and all must pass.
+fn structural_checks(
+    gate: &Gate,
+    report: &AcceptanceReport,
+    cwd: &Path,
+    host: &mut dyn Host,
+    checks: &mut Vec<RuntimeCheck>,
+) -> bool {
+    let mut passed = true;
+    let mut record = |id: String, ok: Result<String, String>| {
+        let (status, message) = match ok {
+            Ok(message) => (CheckStatus::Passed, message),
+            Err(message) => {
+                passed = false;
+                (CheckStatus::Failed, message)
+            }
+        };
+        checks.push(RuntimeCheck {
+            id,
+            status,
+            message,
+        });
+    };
+    let reported = report.criteria_satisfied.as_deref().unwrap_or_default();
+    let mut required_evidence = gate.evidence.clone();
+    for criterion in &gate.criteria {
+        if criterion.severity == Severity::Recommended {
+            continue;
+        }
+        for kind in &criterion.evidence {
+            if !required_evidence.contains(kind) {
+                required_evidence.push(*kind);
+            }
+        }
+        let status = reported
+            .iter()
+            .find(|r| r.id == criterion.id)
+            .map(|r| r.status);
+        let ok = match status {
+            Some(CriterionStatus::Satisfied) => Ok("reported satisfied".to_owned()),
+            Some(CriterionStatus::NotSatisfied) => Err("reported not satisfied".to_owned()),
+            Some(CriterionStatus::NotApplicable) => {
+                Err("reported not applicable; a required criterion must be satisfied".to_owned())
+            }
+            None => Err("not reported".to_owned()),
+        };
+        record(format!("criterion:{}", criterion.id), ok);
+    }
+    for kind in &required_evidence {
+        record(
+            format!("evidence:{}", kind.as_str()),
+            evidence_present(*kind, report),
+        );
+    }
+    if required_evidence.contains(&EvidenceKind::NoStagedFiles) {
+        match host.staged(cwd) {
+            Staged::Paths(paths) if paths.is_empty() => {
+                record(
+                    "no-staged-files".to_owned(),
+                    Ok("the git index has no staged changes".to_owned()),
+                );
+            }
+            Staged::Paths(paths) => {
+                let shown: Vec<&str> = paths.iter().take(10).map(String::as_str).collect();
+                let more = paths.len().saturating_sub(shown.len());
+                let mut message = format!("the git index has staged changes: {}", shown.join(", "));
+                if more > 0 {
+                    message.push_str(&format!(" (and {more} more)"));
+                }
+                record("no-staged-files".to_owned(), Err(message));
+            }
+            Staged::Unavailable(why) => checks.push(RuntimeCheck {
+                id: "no-staged-files".to_owned(),
+                status: CheckStatus::NotApplicable,
+                message: format!("git could not answer: {why}"),
+            }),
+        }
+    }
+    passed
+}
+
+/// Whether the report carries one kind of evidence. Empty `changedFiles` and
+/// `testsAddedOrUpdated` mean "not applicable" and count; other empty lists do not.
+fn evidence_present(kind: EvidenceKind, report: &AcceptanceReport) -> Result<String, String> {
+    let listed = |list: &Option<Vec<String>>, field: &str, empty_ok: bool| match list {
+        Some(items) if !items.is_empty() => Ok(format!("{field}: {} item(s)", items.len())),
+        Some(_) if empty_ok => Ok(format!("{field}: empty (not applicable)")),
+        Some(_) => Err(format!("{field} is empty")),
+        None => Err(format!("{field} is missing")),
+    };
+    let text = |value: &Option<String>, field: &str| match value {
+        Some(text) if !text.trim().is_empty() => Ok(format!("{field} given")),
+        Some(_) => Err(format!("{field} is empty")),
+        None => Err(format!("{field} is missing")),
+    };
+    match kind {
+        EvidenceKind::ChangedFiles => listed(&report.changed_files, "changedFiles", true),
+        EvidenceKind::TestsAdded => {
+            listed(&report.tests_added_or_updated, "testsAddedOrUpdated", true)
+        }
+        EvidenceKind::CommandsRun => match &report.commands_run {
+            Some(commands) if !commands.is_empty() => Ok(format!(
+                "commandsRun: {} command(s), as reported by the child",
+                commands.len()
+            )),
+            Some(_) => Err("commandsRun is empty".to_owned()),
+            None => Err("commandsRun is missing".to_owned()),
+        },
+        EvidenceKind::ValidationOutput => {
+            listed(&report.validation_output, "validationOutput", false)
+        }
+        EvidenceKind::ResidualRisks => listed(&report.residual_risks, "residualRisks", false),
+        EvidenceKind::NoStagedFiles => match report.no_staged_files {
+            Some(true) => Ok("noStagedFiles: true".to_owned()),
+            Some(false) => Err("the child reported staged files".to_owned()),
+            None => Err("noStagedFiles is missing".to_owned()),
+        },
+        EvidenceKind::DiffSummary => text(&report.diff_summary, "diffSummary"),
+        EvidenceKind::ReviewFindings => listed(&report.review_findings, "reviewFindings", false),
+        EvidenceKind::ManualNotes => match (&report.manual_notes, &report.notes) {
+            (Some(a), _) if !a.trim().is_empty() => Ok("manualNotes given".to_owned()),
+            (_, Some(b)) if !b.trim().is_empty() => Ok("notes given".to_owned()),
+            _ => Err("manualNotes (or notes) is missing or empty".to_owned()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tokens_normalise_case_spaces_and_underscores() {
+        assert_eq!(normalized_token("  Keep  Scope_Now "), "keep-scope-now");
+        assert_eq!(normalized_token("not--met"), "not-met");
+        assert_eq!(normalized_token("N/A"), "n/a");
+    }
+
+    #[test]
+    fn values_are_shortened_to_80_characters() {
+        assert_eq!(render_value(&json!("ab")), "\"ab\"");
+        let long = render_value(&json!("é".repeat(100)));
+        assert_eq!(long.chars().count(), 80);
+        assert!(long.ends_with("..."));
+    }
+
+    #[test]
+    fn diagnostics_become_one_invalid_request() {
+        let mut diags = Diagnostics::one("acceptance.level", "bad");
+        diags.push("acceptance.reason", "missing");
+        let err = diags.into_error();
+        assert_eq!(err.field.as_deref(), Some("acceptance.level"));
+        assert_eq!(
+            err.message,
+            "acceptance.level: bad; acceptance.reason: missing"
+        );
+        assert_eq!(err.exit_code(), 2);
+    }
+}
