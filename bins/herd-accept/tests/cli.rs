@@ -372,36 +372,54 @@ fn check_accepts_the_versioned_file_form() {
 
 /// Starts the binary, waits until the check wrote its PIDs, sends SIGTERM to herd-accept, and
 /// returns its exit code, stdout and the check's PIDs.
+fn sigterm_mid_check(subcommand: &str, extra: &[&str]) -> (i32, Value, Vec<u32>) {
+    sigterm_mid_run(|dir, run| {
+        let spec = spec_file(dir, json!({"run": run, "timeoutSec": 600}));
+        let mut args: Vec<OsString> = vec![
+            subcommand.into(),
+            "--spec".into(),
+            spec.into(),
+            "--cwd".into(),
+            dir.into(),
+        ];
+        args.extend(extra.iter().map(OsString::from));
+        (args, Vec::new())
+    })
+}
+
+/// Runs what `setup` builds for a command `run` that ignores SIGTERM in every process of its
+/// tree (so only the SIGKILL a second later ends it), SIGTERMs herd-accept once the command is
+/// running, and returns herd-accept's exit code, its JSON and the command's PIDs.
 #[expect(
     clippy::disallowed_methods,
     reason = "the test must know herd-accept's PID to signal it mid-check"
 )]
-fn sigterm_mid_check(subcommand: &str, extra: &[&str]) -> (i32, Value, Vec<u32>) {
-    use std::io::Read;
+fn sigterm_mid_run(
+    setup: impl FnOnce(&Path, &str) -> (Vec<OsString>, Vec<u8>),
+) -> (i32, Value, Vec<u32>) {
+    use std::io::{Read, Write};
     let dir = tempfile::tempdir().unwrap();
     let pids = dir.path().join("pids");
-    // Every process of the tree ignores SIGTERM, so only the SIGKILL a second later ends it.
+    let ready = dir.path().join("ready");
     let run = format!(
-        "trap '' TERM; (trap '' TERM; exec sleep 600) & echo $! >> {p}; echo $$ >> {p}; echo ready >> {p}.ready; sleep 600",
-        p = pids.display()
+        "trap '' TERM; (trap '' TERM; exec sleep 600) & echo $! >> {p}; echo $$ >> {p}; touch {r}; sleep 600",
+        p = pids.display(),
+        r = ready.display()
     );
-    let spec = spec_file(dir.path(), json!({"run": run, "timeoutSec": 600}));
+    let (args, stdin) = setup(dir.path(), &run);
     let mut child = std::process::Command::new(BIN)
-        .arg(subcommand)
-        .arg("--spec")
-        .arg(&spec)
-        .arg("--cwd")
-        .arg(dir.path())
-        .args(extra)
+        .args(args)
         .arg("--json")
-        .stdin(std::process::Stdio::null())
+        .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let ready = dir.path().join("pids.ready");
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(&stdin).unwrap();
+    drop(input);
     assert!(
         wait_for(Duration::from_secs(30), || ready.exists()),
-        "the check never started"
+        "the command never started"
     );
     let pid = i32::try_from(child.id()).unwrap();
     // SAFETY: signalling our own child, which has not been reaped.
@@ -1031,5 +1049,28 @@ fn report_configuration_errors_are_refused_before_anything_runs() {
         assert_eq!(json["error"]["code"], "invalid_request");
         assert_eq!(json["error"]["field"], field, "{json}");
         assert!(!marker.exists());
+    }
+}
+
+#[test]
+fn sigterm_to_report_stops_the_verify_command() {
+    let (code, json, pids) = sigterm_mid_run(|dir, run| {
+        let acceptance = dir.join("acceptance.json");
+        fs::write(&acceptance, json!({"gate": run}).to_string()).unwrap();
+        let args = vec![
+            "report".into(),
+            "--acceptance".into(),
+            acceptance.into(),
+            "--cwd".into(),
+            dir.into(),
+        ];
+        (args, CHECKED_REPORT.as_bytes().to_vec())
+    });
+    assert_eq!(code, 5, "{json:#}");
+    assert_eq!(json["cancelled"], true);
+    assert_eq!(json["verify_runs"][0]["status"], "cancelled");
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        assert!(!process_running(pid), "pid {pid} outlived herd-accept");
     }
 }
