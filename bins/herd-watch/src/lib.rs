@@ -1,16 +1,24 @@
 //! `herd-watch`: supervise children — status, widget, stall watchdog, result delivery exactly
 //! once, and control (cancel, interrupt, stop, steer).
 
+pub mod control;
 pub mod delivery;
 pub mod evidence;
+pub mod finish;
+pub mod message;
 pub mod projection;
+pub mod status;
+pub mod supervise;
+mod wake;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use herd_cli::{ArtifactsArgs, Output, not_yet_implemented};
-use herd_core::Error;
+use herd_cli::{ArtifactsArgs, Output};
+use herd_core::layout::Artifacts;
+use herd_core::run::{self, RunRecord, Selector};
+use herd_core::{Error, exit};
 
 /// Supervise herd children and deliver their results exactly once.
 #[derive(Debug, Parser)]
@@ -121,16 +129,154 @@ pub fn main_impl(args: impl IntoIterator<Item = OsString>) -> ExitCode {
 }
 
 pub fn run(cli: Cli) -> Result<Output, Error> {
-    let name = match cli.command {
-        Command::Wait { .. } => "wait",
-        Command::Follow { .. } => "follow",
-        Command::Status { .. } => "status",
-        Command::Cancel(_) => "cancel",
-        Command::Interrupt(_) => "interrupt",
-        Command::Stop(_) => "stop",
-        Command::Steer { .. } => "steer",
+    let artifacts = cli.artifacts.resolve()?;
+    match cli.command {
+        Command::Wait { target, json } => wait(&artifacts, &target, json),
+        Command::Follow { forever, json } => follow(&artifacts, forever, json),
+        Command::Status {
+            run,
+            name,
+            widget,
+            transcript,
+            lines,
+            json: _,
+        } => {
+            let selector = match (run.as_deref(), name.as_deref()) {
+                (None, None) => None,
+                (run, name) => Some(Selector::from_flags(run, name)?),
+            };
+            status::status(
+                &artifacts,
+                selector.as_ref(),
+                widget,
+                transcript.then_some(lines),
+            )
+        }
+        Command::Cancel(c) => {
+            let record = find(&artifacts, &c.target)?;
+            let reply = control::cancel(&artifacts, &record)?;
+            let json = serde_json::json!({
+                "run_id": record.run_id, "name": record.name, "status": reply.status.as_str(),
+                "requested_at_ms": reply.requested_at_ms, "error": reply.error,
+            });
+            let mut human = format!("cancel {}: {}", quoted(&record.name), reply.status.as_str());
+            if let Some(error) = &reply.error {
+                human.push_str(&format!(
+                    " ({})",
+                    herd_core::escape::encode_host_value(error, 500)
+                ));
+            }
+            Ok(Output::ok(json, human).with_exit(reply.status.exit_code()))
+        }
+        Command::Interrupt(c) => {
+            let record = find(&artifacts, &c.target)?;
+            let at = control::interrupt(&artifacts, &record)?;
+            let json = serde_json::json!({"run_id": record.run_id, "name": record.name, "status": "interrupted", "at_ms": at});
+            Ok(Output::ok(
+                json,
+                format!("interrupted {}", quoted(&record.name)),
+            ))
+        }
+        Command::Stop(c) => {
+            let record = find(&artifacts, &c.target)?;
+            status::stop(&artifacts, &record)
+        }
+        Command::Steer {
+            target,
+            message,
+            mode,
+            json: _,
+        } => {
+            let record = find(&artifacts, &target)?;
+            let mode = match mode {
+                SteerMode::Steer => control::SteerMode::Steer,
+                SteerMode::FollowUp => control::SteerMode::FollowUp,
+                SteerMode::Auto => control::SteerMode::Auto,
+            };
+            let active = status::project(&artifacts, &record)
+                .projection
+                .label
+                .is_active();
+            let receipt = control::steer(&artifacts, &record, &message, mode, active)?;
+            let json = serde_json::json!({"run_id": record.run_id, "receipt": receipt});
+            Ok(Output::ok(
+                json,
+                format!("steer {}: {:?}", quoted(&record.name), receipt).to_lowercase(),
+            ))
+        }
+    }
+}
+
+fn quoted(name: &str) -> String {
+    herd_core::escape::json_string(&herd_core::escape::abbreviate_name(name))
+}
+
+fn find(artifacts: &Artifacts, target: &Target) -> Result<RunRecord, Error> {
+    let selector = Selector::from_flags(target.run.as_deref(), target.name.as_deref())?;
+    // A name addresses a run still in flight: one whose result is not settled.
+    run::find(artifacts, &selector, |r| {
+        delivery::load(artifacts, &r.run_id)
+            .ok()
+            .flatten()
+            .is_none()
+    })
+}
+
+fn wait(artifacts: &Artifacts, target: &Target, json: bool) -> Result<Output, Error> {
+    let record = match Selector::from_flags(target.run.as_deref(), target.name.as_deref())? {
+        Selector::Id(id) => RunRecord::load(artifacts, id)?,
+        selector @ Selector::Name(_) => run::find(artifacts, &selector, |_| true)?,
     };
-    Err(not_yet_implemented(&format!("herd-watch {name}")))
+    let result = supervise::wait_for(
+        artifacts,
+        &record.run_id,
+        supervise::Options::default(),
+        |event| {
+            if !json {
+                if let supervise::Event::Stalled { line, .. }
+                | supervise::Event::Recovered { line, .. } = event
+                {
+                    herd_cli::diagnostic(line);
+                }
+            }
+        },
+    )?;
+    let doc = serde_json::json!({
+        "run_id": result.run_id, "name": result.name, "outcome": result.outcome,
+        "message": result.message, "details": result.details,
+    });
+    Ok(Output::ok(doc, result.message.clone()).with_exit(result.outcome.exit_code()))
+}
+
+fn follow(artifacts: &Artifacts, forever: bool, json: bool) -> Result<Output, Error> {
+    let mut supervisor =
+        supervise::Supervisor::new(artifacts.clone(), None, supervise::Options::default());
+    loop {
+        supervisor.scan()?;
+        let events = supervisor.tick(|result| {
+            let event = supervise::Event::Result(Box::new(result.clone()));
+            herd_cli::emit_line(json, &event.to_json(), &event.human())
+        })?;
+        for event in &events {
+            match event {
+                // Results were emitted by the delivery itself, before they were marked.
+                supervise::Event::Result(_) => {}
+                other => {
+                    herd_cli::emit_line(json, &other.to_json(), &other.human()).map_err(|e| {
+                        Error::new(
+                            herd_core::ErrorCode::Unavailable,
+                            format!("cannot write an event: {e}"),
+                        )
+                    })?;
+                }
+            }
+        }
+        if supervisor.is_idle() && !forever {
+            break;
+        }
+        supervisor.sleep();
+    }
+    Ok(Output::streamed(exit::SUCCESS))
 }
 
 /// The environment variable naming a point at which herd-watch kills itself, for crash tests.

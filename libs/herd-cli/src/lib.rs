@@ -27,6 +27,11 @@ impl Output {
         Output { json, human: human.into(), exit: exit::SUCCESS }
     }
 
+    /// An output that prints nothing more (a stream that wrote its lines as it went).
+    pub fn streamed(exit: i32) -> Output {
+        Output { json: serde_json::Value::Null, human: String::new(), exit }
+    }
+
     pub fn with_exit(mut self, code: i32) -> Output {
         self.exit = code;
         self
@@ -106,7 +111,10 @@ where
     match run(parsed) {
         Ok(output) => {
             if json {
-                print_json(&output.json);
+                // A stream (JSON Lines) has printed its documents already.
+                if !output.json.is_null() {
+                    print_json(&output.json);
+                }
             } else if !output.human.is_empty() {
                 print_text(&output.human);
             }

@@ -1,0 +1,325 @@
+//! Control of a running child: cancel, interrupt, stop and steer (seed 003, seed 004).
+//!
+//! Every control records its intent on disk before it touches anything, so a watcher that starts
+//! later sees it and never advances a run the parent wanted ended.
+
+use std::time::{Duration, Instant};
+
+use herd_core::identity::{self, Judgement};
+use herd_core::layout::Artifacts;
+use herd_core::run::{LaunchStatus, RunRecord};
+use herd_core::{Error, ErrorCode, exit, sidecar, time::now_ms};
+use herd_surface::{Closed, Key, Target};
+use serde::{Deserialize, Serialize};
+
+use crate::delivery::{self, Outcome};
+
+/// The cancel deadline of seed 003.
+pub const CANCEL_DEADLINE: Duration = Duration::from_secs(5);
+/// The bound of the steering queue (seed 004).
+pub const STEER_QUEUE_MAX: usize = 20;
+
+/// How a termination attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Termination {
+    Confirmed,
+    Unconfirmed,
+}
+
+/// `runs/<id>.cancel.json`: the intent, written once, then the termination's outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelIntent {
+    pub format_version: u64,
+    pub requested_at_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination: Option<Termination>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmed_at_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl CancelIntent {
+    /// The `cancellation` record of a cancelled result's details.
+    pub fn to_details(&self) -> serde_json::Value {
+        serde_json::json!({
+            "requestedAt": self.requested_at_ms,
+            "termination": self.termination.map_or("requested", |t| match t {
+                Termination::Confirmed => "confirmed",
+                Termination::Unconfirmed => "unconfirmed",
+            }),
+            "confirmedAt": self.confirmed_at_ms,
+        })
+    }
+}
+
+/// Reads the cancel intent of `run_id`, if one was recorded.
+pub fn read_intent(artifacts: &Artifacts, run_id: &str) -> Option<CancelIntent> {
+    sidecar::read_json(&artifacts.run_file(run_id, "cancel.json"), 16 * 1024)
+        .ok()
+        .flatten()
+}
+
+/// Reads when `run_id` was last interrupted.
+pub fn read_interrupt(artifacts: &Artifacts, run_id: &str) -> Option<u64> {
+    let value: serde_json::Value =
+        sidecar::read_json(&artifacts.run_file(run_id, "interrupt.json"), 4096).ok()??;
+    value.get("at_ms")?.as_u64()
+}
+
+/// What `herd-watch cancel` answers (seed 003's table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CancelStatus {
+    Confirmed,
+    Requested,
+    Unconfirmed,
+    AlreadyTerminal,
+}
+
+impl CancelStatus {
+    pub fn exit_code(self) -> i32 {
+        match self {
+            CancelStatus::Confirmed | CancelStatus::AlreadyTerminal => exit::SUCCESS,
+            CancelStatus::Requested | CancelStatus::Unconfirmed => exit::UNCERTAIN,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CancelStatus::Confirmed => "confirmed",
+            CancelStatus::Requested => "requested",
+            CancelStatus::Unconfirmed => "unconfirmed",
+            CancelStatus::AlreadyTerminal => "already-terminal",
+        }
+    }
+}
+
+/// The answer of a cancel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CancelReply {
+    pub status: CancelStatus,
+    pub requested_at_ms: Option<u64>,
+    pub error: Option<String>,
+}
+
+/// Cancels `record`: records the intent, terminates the child through its surface or its
+/// verified identity, and settles the cancelled result once termination is confirmed.
+pub fn cancel(artifacts: &Artifacts, record: &RunRecord) -> Result<CancelReply, Error> {
+    if record.persistent {
+        return Err(Error::invalid(
+            "run",
+            "a persistent specialist is stopped with `herd-watch stop`, not cancelled",
+        ));
+    }
+    let terminal = |requested_at_ms| {
+        Ok(CancelReply {
+            status: CancelStatus::AlreadyTerminal,
+            requested_at_ms,
+            error: None,
+        })
+    };
+    if delivery::load(artifacts, &record.run_id)?.is_some() {
+        return terminal(None);
+    }
+    let path = artifacts.run_file(&record.run_id, "cancel.json");
+    let fresh = CancelIntent {
+        format_version: 1,
+        requested_at_ms: now_ms(),
+        termination: None,
+        confirmed_at_ms: None,
+        error: None,
+    };
+    let bytes = serde_json::to_vec(&fresh).map_err(|e| Error::internal(e.to_string()))?;
+    // Repeated cancels join the first: its request time stands.
+    sidecar::create_once(&path, &bytes)?;
+    let mut intent = read_intent(artifacts, &record.run_id).unwrap_or(fresh);
+    if record.status == LaunchStatus::Pending {
+        // The launch is still acquiring its owner; herd-launch terminates it once acquired.
+        return Ok(CancelReply {
+            status: CancelStatus::Requested,
+            requested_at_ms: Some(intent.requested_at_ms),
+            error: None,
+        });
+    }
+    let deadline = Instant::now() + CANCEL_DEADLINE;
+    let outcome = terminate(artifacts, record, deadline);
+    if delivery::load(artifacts, &record.run_id)?.is_some_and(|r| r.outcome != Outcome::Cancelled) {
+        // The child's natural result was taken first: it stays authoritative.
+        return terminal(Some(intent.requested_at_ms));
+    }
+    match outcome {
+        Ok(()) => {
+            intent.termination = Some(Termination::Confirmed);
+            intent.confirmed_at_ms = Some(now_ms());
+            intent.error = None;
+            sidecar::write_json(&path, &intent)?;
+            let elapsed = now_ms().saturating_sub(record.created_at_ms);
+            let (_tx, rx) = crossbeam_channel::bounded::<()>(1);
+            let result = crate::finish::build(
+                artifacts,
+                record,
+                crate::finish::Observed::Cancelled(intent.clone()),
+                elapsed,
+                &rx,
+            );
+            let settled = delivery::settle(artifacts, &result)?;
+            if settled.outcome != Outcome::Cancelled {
+                return terminal(Some(intent.requested_at_ms));
+            }
+            Ok(CancelReply {
+                status: CancelStatus::Confirmed,
+                requested_at_ms: Some(intent.requested_at_ms),
+                error: None,
+            })
+        }
+        Err(reason) => {
+            intent.termination = Some(Termination::Unconfirmed);
+            intent.error = Some(reason.clone());
+            sidecar::write_json(&path, &intent)?;
+            Ok(CancelReply {
+                status: CancelStatus::Unconfirmed,
+                requested_at_ms: Some(intent.requested_at_ms),
+                error: Some(reason),
+            })
+        }
+    }
+}
+
+/// Ends the child within `deadline`: an ordinary owned pane is closed and its absence
+/// confirmed; a worktree child's (or a headless child's) verified identity gets SIGTERM.
+fn terminate(artifacts: &Artifacts, record: &RunRecord, deadline: Instant) -> Result<(), String> {
+    let (surface, target) = herd_surface::open(record, artifacts).map_err(|e| e.message)?;
+    let identity_file = record.session_files().process();
+    let retained_root = record.worktree.is_some() || !record.pane.as_ref().is_some_and(|p| p.owned);
+    if let (Target::Pane(_), false) = (&target, retained_root) {
+        return match herd_surface::close_confirmed(surface.as_ref(), &target, deadline) {
+            Closed::Confirmed => Ok(()),
+            Closed::Unconfirmed(reason) => {
+                Err(format!("the pane was not confirmed closed: {reason}"))
+            }
+        };
+    }
+    if let Target::Process(_) = target {
+        return match herd_surface::close_confirmed(surface.as_ref(), &target, deadline) {
+            Closed::Confirmed => Ok(()),
+            Closed::Unconfirmed(reason) => Err(format!("termination was not confirmed: {reason}")),
+        };
+    }
+    // A retained worktree root: only the verified identity is signalled, never the pane.
+    let record_id = identity::Record::read(&identity_file).map_err(|e| e.to_string())?;
+    let Some(id) = record_id else {
+        return match surface.presence(&target, deadline) {
+            Ok(herd_surface::Presence::Absent) => Ok(()),
+            _ => Err("no process identity was captured and the pane is still there".into()),
+        };
+    };
+    match identity::terminate(&id, libc::SIGTERM) {
+        identity::Termination::Exited => return Ok(()),
+        identity::Termination::Signalled => {}
+        identity::Termination::Unknown(reason) => {
+            return Err(format!("the identity was not signalled: {reason}"));
+        }
+    }
+    match identity::wait_exited(&id, deadline) {
+        Judgement::Exited => Ok(()),
+        Judgement::Alive => Err("the process is still alive after SIGTERM".into()),
+        Judgement::Unknown(reason) => Err(reason),
+    }
+}
+
+/// Sends Escape to the child's pane and records the interrupt time.
+pub fn interrupt(artifacts: &Artifacts, record: &RunRecord) -> Result<u64, Error> {
+    if delivery::load(artifacts, &record.run_id)?.is_some() {
+        return Err(Error::new(
+            ErrorCode::Conflict,
+            format!("run {} has already ended", record.run_id),
+        ));
+    }
+    let (surface, target) = herd_surface::open(record, artifacts)?;
+    let at = now_ms();
+    surface.send_keys(
+        &target,
+        &[Key::Escape],
+        Instant::now() + herd_surface::REQUEST_BUDGET,
+    )?;
+    let stamp = serde_json::json!({"format_version": 1, "at_ms": at});
+    sidecar::write_json(
+        &artifacts.run_file(&record.run_id, "interrupt.json"),
+        &stamp,
+    )?;
+    Ok(at)
+}
+
+/// How a steering message is delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SteerMode {
+    /// Now, interrupting the current turn's wait for input.
+    Steer,
+    /// At the next turn boundary.
+    FollowUp,
+    /// Queued during an active turn, now between turns.
+    Auto,
+}
+
+/// The receipt of a steer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SteerReceipt {
+    Delivered,
+    Queued,
+}
+
+/// `runs/<id>.steer.json`: the bounded FIFO of messages not yet delivered.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SteerQueue {
+    pub format_version: u64,
+    pub messages: Vec<String>,
+}
+
+/// Steers a running child with `message`.
+pub fn steer(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    message: &str,
+    mode: SteerMode,
+    turn_active: bool,
+) -> Result<SteerReceipt, Error> {
+    if delivery::load(artifacts, &record.run_id)?.is_some() {
+        return Err(Error::new(
+            ErrorCode::Conflict,
+            format!("run {} has already ended", record.run_id),
+        ));
+    }
+    let queue_now = match mode {
+        SteerMode::Steer => false,
+        SteerMode::FollowUp => true,
+        SteerMode::Auto => turn_active,
+    };
+    if queue_now {
+        let path = artifacts.run_file(&record.run_id, "steer.json");
+        let mut queue: SteerQueue = sidecar::read_json(&path, 1024 * 1024)?.unwrap_or_default();
+        if queue.messages.len() >= STEER_QUEUE_MAX {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!(
+                    "the steering queue of run {} is full ({STEER_QUEUE_MAX} messages)",
+                    record.run_id
+                ),
+            ));
+        }
+        queue.format_version = 1;
+        queue.messages.push(message.to_owned());
+        sidecar::write_json(&path, &queue)?;
+        return Ok(SteerReceipt::Queued);
+    }
+    let (surface, target) = herd_surface::open(record, artifacts)?;
+    let deadline = Instant::now() + herd_surface::REQUEST_BUDGET;
+    surface.send_keys(
+        &target,
+        &[Key::Text(message.to_owned()), Key::Enter],
+        deadline,
+    )?;
+    Ok(SteerReceipt::Delivered)
+}

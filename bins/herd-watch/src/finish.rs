@@ -1,0 +1,295 @@
+//! Finishing a run: the parent re-check, the worktree handoff, the message, the settled result,
+//! the manifest's final state and the outcome ledger.
+//!
+//! It runs on its own thread (an accept check may take up to an hour) and ends by settling the
+//! result; the supervision loop delivers it.
+
+use std::path::Path;
+
+use crossbeam_channel::Receiver;
+use herd_accept::{AcceptSpec, ChildReport, RunOutcome, VerdictRequest};
+use herd_core::layout::Artifacts;
+use herd_core::run::{RunRecord, Runner};
+use herd_core::{sidecar, time::now_ms};
+use herd_worktree::manifest::{Manifest, State};
+
+use crate::control::{self, CancelIntent};
+use crate::delivery::{self, Outcome, RunResult};
+use crate::evidence::{self, Completion};
+use crate::message::Ending;
+
+/// How much of an exec runner's output becomes its report.
+const EXEC_REPORT_TAIL: u64 = 64 * 1024;
+
+/// The completion evidence a run finished on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Observed {
+    /// The child's `.exit` sidecar.
+    Sidecar(Completion),
+    /// The runner's exit status (its own record, a kept pane, or the shell sentinel).
+    Exited(i32),
+    /// The pane or process vanished without completion evidence.
+    Lost,
+    /// A cancel intent was recorded and the child is gone.
+    Cancelled(CancelIntent),
+}
+
+/// Builds the result of `record` and settles it.
+pub fn finish(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    observed: Observed,
+    elapsed_ms: u64,
+    cancel: &Receiver<()>,
+) {
+    let result = build(artifacts, record, observed, elapsed_ms, cancel);
+    if delivery::settle(artifacts, &result).is_ok() {
+        let _ = append_ledger(artifacts, record, &result);
+    }
+}
+
+/// Builds the result of a finished run.
+pub fn build(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    observed: Observed,
+    elapsed_ms: u64,
+    cancel: &Receiver<()>,
+) -> RunResult {
+    let session = match record.runner {
+        Runner::Pi => evidence::summarize_session(Path::new(&record.session_file))
+            .ok()
+            .flatten(),
+        Runner::Exec => None,
+    };
+    let exec_output = || {
+        evidence::read_tail_lines(&artifacts.stdout_log(&record.run_id), EXEC_REPORT_TAIL)
+            .ok()
+            .flatten()
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| strip_sentinel(&t))
+    };
+    let natural_report = || match record.runner {
+        Runner::Pi => session.as_ref().and_then(evidence::SessionSummary::report),
+        Runner::Exec => exec_output(),
+    };
+    let mut ending = Ending {
+        name: record.name.clone(),
+        elapsed_ms,
+        session_file: Some(record.session_file.clone()),
+        resumable: record.runner == Runner::Pi,
+        model_used: session
+            .as_ref()
+            .and_then(|s| s.model.clone())
+            .or_else(|| record.model.clone()),
+        models_attempted: record.attempted_models.clone(),
+        ..Ending::default()
+    };
+    let mut details = serde_json::Map::new();
+    let mut cancellation = None;
+    match &observed {
+        Observed::Sidecar(Completion::Done) | Observed::Exited(0) => {
+            ending.outcome = Some(Outcome::Completed);
+            ending.report = natural_report();
+        }
+        Observed::Sidecar(Completion::Error { message }) => {
+            ending.outcome = Some(Outcome::Failed);
+            ending.provider_error = true;
+            ending.failure = Some(message.clone());
+            details.insert("errorMessage".into(), message.clone().into());
+        }
+        Observed::Sidecar(Completion::Ping { message }) => {
+            ending.outcome = Some(Outcome::Help);
+            ending.report = Some(message.clone());
+        }
+        Observed::Exited(code) => {
+            ending.outcome = Some(Outcome::Failed);
+            ending.exit_code = Some(*code);
+            ending.report = natural_report();
+            details.insert("exitCode".into(), (*code).into());
+        }
+        Observed::Lost => {
+            ending.outcome = Some(Outcome::Failed);
+            ending.failure =
+                Some("pane disappeared before completion evidence was recorded".into());
+            details.insert(
+                "errorMessage".into(),
+                "pane disappeared before completion evidence was recorded".into(),
+            );
+        }
+        Observed::Cancelled(intent) => {
+            ending.outcome = Some(Outcome::Cancelled);
+            cancellation = Some(intent.clone());
+        }
+    }
+
+    // The worktree handoff, before the check so its changed files can be reported.
+    let mut handoff_json = None;
+    let mut changed_files = Vec::new();
+    if let Some(worktree) = &record.worktree {
+        let git = herd_git::Git::from_env();
+        let deadline = herd_git::Deadline::after(herd_git::budget::HANDOFF);
+        let handoff = herd_worktree::handoff::inspect(
+            &git,
+            Path::new(&worktree.path),
+            &worktree.base_sha,
+            deadline,
+        );
+        changed_files = handoff.changed_files.clone().unwrap_or_default();
+        changed_files.extend(handoff.untracked_files.clone().unwrap_or_default());
+        ending.handoff = herd_worktree::handoff::render_lines(
+            &handoff,
+            record.pane.as_ref().and_then(|p| p.workspace_id.as_deref()),
+        );
+        handoff_json = Some(handoff.to_json());
+        let state = match ending.outcome {
+            Some(Outcome::Completed) => Some(State::ReadyForReview),
+            Some(Outcome::Help) => Some(State::NeedsHelp),
+            Some(Outcome::Failed) => Some(State::Failed),
+            Some(Outcome::Cancelled) => Some(State::Cancelled),
+            None => None,
+        };
+        if let Some(state) = state {
+            let _ = Manifest::update(artifacts, &record.run_id, |m| {
+                m.state = state;
+                m.set_handoff(&handoff);
+            });
+        }
+    }
+
+    // The parent re-check decides the verdict.
+    if let Some(spec_path) = &record.accept_spec {
+        let accept = match AcceptSpec::load(Path::new(spec_path)) {
+            Ok(spec) => {
+                let outcome = match ending.outcome {
+                    Some(Outcome::Completed) => RunOutcome::Completed,
+                    Some(Outcome::Help) => RunOutcome::Help,
+                    Some(Outcome::Cancelled) => RunOutcome::Cancelled,
+                    Some(Outcome::Failed) if ending.provider_error => RunOutcome::ProviderError,
+                    _ => RunOutcome::Failed,
+                };
+                let cwd = record
+                    .worktree
+                    .as_ref()
+                    .map_or(record.cwd.as_str(), |w| w.path.as_str())
+                    .to_owned();
+                let tries = read_child_tries(artifacts, &record.run_id);
+                let req = VerdictRequest {
+                    spec: Some(&spec),
+                    cwd: Path::new(&cwd),
+                    outcome,
+                    tries: tries.map(|t| t.0),
+                    child_reported: tries.and_then(|t| t.1),
+                    changed_files: &changed_files,
+                    shared_checkout: record.worktree.is_none(),
+                };
+                let mut verdict = herd_accept::verdict(&req, cancel);
+                if outcome == RunOutcome::Completed {
+                    if let Some(intent) = control::read_intent(artifacts, &record.run_id) {
+                        // A cancel during the re-check stops it: the run is cancelled, the
+                        // check skipped.
+                        ending.outcome = Some(Outcome::Cancelled);
+                        cancellation = Some(intent);
+                        let skipped = VerdictRequest {
+                            outcome: RunOutcome::Cancelled,
+                            ..req
+                        };
+                        verdict = herd_accept::decide(&skipped, None);
+                    }
+                }
+                ending.check_line = Some(verdict.check_line().to_owned());
+                ending.check_output_line = verdict.check_output_line().map(str::to_owned);
+                serde_json::to_value(&verdict).unwrap_or_default()
+            }
+            Err(err) => {
+                ending.check_line =
+                    Some("Check: error (the accept spec cannot be read)".to_owned());
+                serde_json::json!({"verdict": "error", "error": err.message})
+            }
+        };
+        details.insert("accept".into(), accept);
+    }
+    if ending.outcome == Some(Outcome::Cancelled) {
+        ending.report = None;
+    }
+    if let Some(intent) = &cancellation {
+        details.insert("error".into(), "cancelled".into());
+        details.insert("cancellation".into(), intent.to_details());
+    }
+    if let Some(handoff) = handoff_json {
+        details.insert("worktree".into(), handoff);
+    }
+    if let Some(model) = &ending.model_used {
+        details.insert("model".into(), model.clone().into());
+    }
+    details.insert("sessionFile".into(), record.session_file.clone().into());
+    details.insert("elapsedMs".into(), elapsed_ms.into());
+    let outcome = ending.outcome.unwrap_or(Outcome::Failed);
+    RunResult {
+        format_version: delivery::FORMAT_VERSION,
+        run_id: record.run_id.clone(),
+        name: record.name.clone(),
+        outcome,
+        message: ending.message().render(),
+        details: serde_json::Value::Object(details),
+        settled_at_ms: now_ms(),
+    }
+}
+
+/// The child's own accept tries and last verdict, from `runs/<id>.accept-tries.json` when the
+/// child extension recorded them.
+fn read_child_tries(artifacts: &Artifacts, run_id: &str) -> Option<(u32, Option<ChildReport>)> {
+    let value: serde_json::Value =
+        sidecar::read_json(&artifacts.run_file(run_id, "accept-tries.json"), 4096).ok()??;
+    let tries = u32::try_from(value.get("tries")?.as_u64()?).ok()?;
+    let reported = match value.get("last").and_then(serde_json::Value::as_str) {
+        Some("pass") => Some(ChildReport::Pass),
+        Some("fail") => Some(ChildReport::Fail),
+        _ => None,
+    };
+    Some((tries, reported))
+}
+
+fn strip_sentinel(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.contains("__SUBAGENT_DONE_"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One line per model attempt in `outcomes.jsonl` at the root of the artifacts directory.
+fn append_ledger(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    result: &RunResult,
+) -> Result<(), herd_core::Error> {
+    let accept = result.details.get("accept");
+    let line = serde_json::json!({
+        "version": 1,
+        "at": now_ms(),
+        "runId": record.run_id,
+        "name": record.name,
+        "agent": record.agent,
+        "model": record.model,
+        "thinking": record.thinking,
+        "attempt": record.attempted_models.len().max(1),
+        "candidates": record.attempted_models.iter().chain(record.fallback_models.iter()).collect::<Vec<_>>(),
+        "outcome": match result.outcome {
+            Outcome::Completed => "completed",
+            Outcome::Failed if result.details.get("errorMessage").is_some() && result.details.get("exitCode").is_none() => "provider-error",
+            Outcome::Failed => "failed",
+            Outcome::Cancelled => "cancelled",
+            Outcome::Help => "help",
+        },
+        "exitCode": result.details.get("exitCode"),
+        "check": accept.and_then(|a| a.get("verdict")).cloned().unwrap_or_else(|| "none".into()),
+        "tries": accept.and_then(|a| a.get("tries")).cloned(),
+        "elapsedMs": result.details.get("elapsedMs"),
+        "worktree": record.worktree.is_some(),
+        "persistent": record.persistent,
+    });
+    Ok(sidecar::append_line(
+        &artifacts.root().join("outcomes.jsonl"),
+        &line.to_string(),
+    )?)
+}

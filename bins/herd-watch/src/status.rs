@@ -1,0 +1,270 @@
+//! `herd-watch status` and `stop`: the projection of runs computed from their files alone.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use herd_cli::Output;
+use herd_core::identity::{self, Judgement};
+use herd_core::layout::Artifacts;
+use herd_core::run::{LaunchStatus, RunRecord, Runner, Selector};
+use herd_core::{Error, ErrorCode, escape, exit, sidecar, time::now_ms};
+use herd_surface::Presence;
+
+use crate::control::{self, Termination};
+use crate::delivery::{self, Outcome};
+use crate::evidence::{self, ActivityRead, ExitRead};
+use crate::projection::{
+    self, AgentStatus, CancelState, Label, Lifecycle, PaneObservation, Projection, WidgetRow,
+};
+
+/// The most transcript lines `--transcript` shows (seed 004).
+pub const TRANSCRIPT_MAX_LINES: usize = 500;
+/// The budget of the one presence query a status makes per run.
+const PRESENCE_BUDGET: Duration = Duration::from_secs(2);
+/// How long `stop` waits for the specialist's exit.
+const STOP_DEADLINE: Duration = Duration::from_secs(5);
+
+/// One run's status.
+#[derive(Debug, Clone)]
+pub struct RunStatus {
+    pub projection: Projection,
+    pub elapsed_ms: u64,
+    pub outcome: Option<Outcome>,
+}
+
+/// Projects `record` from its files and one query of its surface.
+pub fn project(artifacts: &Artifacts, record: &RunRecord) -> RunStatus {
+    let now = now_ms();
+    let mut life = Lifecycle::new(record.created_at_ms);
+    if let Ok(Some(result)) = delivery::load(artifacts, &record.run_id) {
+        let label = match result.outcome {
+            Outcome::Completed | Outcome::Help | Outcome::Cancelled => Label::Completed,
+            Outcome::Failed => Label::Failed,
+        };
+        life.finish(label, result.settled_at_ms);
+        return RunStatus {
+            projection: life.project(now),
+            elapsed_ms: life.elapsed_ms(now),
+            outcome: Some(result.outcome),
+        };
+    }
+    if let Some(intent) = control::read_intent(artifacts, &record.run_id) {
+        life.cancel = match intent.termination {
+            Some(Termination::Unconfirmed) => CancelState::Unconfirmed,
+            _ => CancelState::Requested,
+        };
+    }
+    if let Some(at) = control::read_interrupt(artifacts, &record.run_id) {
+        life.interrupt(at);
+    }
+    if let ActivityRead::Found(activity) =
+        evidence::read_activity(&artifacts.activity(&record.run_id), &record.run_id)
+    {
+        life.observe_activity(&activity);
+    }
+    if matches!(
+        evidence::read_exit(&record.session_files().exit()),
+        ExitRead::Found(_)
+    ) {
+        life.finalize(now);
+    } else if record.status != LaunchStatus::Pending {
+        let observation = match herd_surface::open(record, artifacts) {
+            Ok((surface, target)) => {
+                match surface.presence(&target, Instant::now() + PRESENCE_BUDGET) {
+                    Ok(Presence::Running) => PaneObservation::Present(AgentStatus::Unknown),
+                    Ok(Presence::Exited { .. }) => {
+                        life.finalize(now);
+                        PaneObservation::Present(AgentStatus::Unknown)
+                    }
+                    Ok(Presence::Absent) => PaneObservation::Missing,
+                    Err(_) => PaneObservation::ReadError,
+                }
+            }
+            Err(_) => PaneObservation::ReadError,
+        };
+        life.observe_pane(observation, now);
+    }
+    RunStatus {
+        projection: life.project(now),
+        elapsed_ms: life.elapsed_ms(now),
+        outcome: None,
+    }
+}
+
+/// `herd-watch status`.
+pub fn status(
+    artifacts: &Artifacts,
+    selector: Option<&Selector<'_>>,
+    widget: bool,
+    transcript: Option<usize>,
+) -> Result<Output, Error> {
+    let records = match selector {
+        Some(selector) => vec![herd_core::run::find(artifacts, selector, |_| true)?],
+        None => {
+            let mut records = Vec::new();
+            for id in artifacts.run_ids()? {
+                if let Ok(record) = RunRecord::load(artifacts, &id) {
+                    records.push(record);
+                }
+            }
+            records
+        }
+    };
+    if let Some(lines) = transcript {
+        let [record] = records.as_slice() else {
+            return Err(Error::invalid(
+                "transcript",
+                "--transcript shows one run: add --run or --name",
+            ));
+        };
+        return transcript_of(record, artifacts, lines.min(TRANSCRIPT_MAX_LINES));
+    }
+    let now = now_ms();
+    let mut rows = Vec::new();
+    let mut json_rows = Vec::new();
+    let mut human = String::new();
+    for record in &records {
+        let status = project(artifacts, record);
+        let name = escape::encode_host_value(&record.name, 80);
+        json_rows.push(serde_json::json!({
+            "run_id": record.run_id, "name": record.name, "agent": record.agent,
+            "surface": record.surface.as_str(), "label": status.projection.label.as_str(),
+            "detail": status.projection.detail, "since_ms": status.projection.since_ms,
+            "elapsed_ms": status.elapsed_ms, "outcome": status.outcome,
+            "delivered": delivery::is_delivered(artifacts, &record.run_id),
+        }));
+        let detail = status
+            .projection
+            .detail
+            .as_deref()
+            .map(|d| format!(" · {}", escape::encode_host_value(d, 80)))
+            .unwrap_or_default();
+        human.push_str(&format!(
+            "{}  {}  {}{}  {}\n",
+            record.run_id,
+            projection::clock(status.elapsed_ms),
+            status.projection.label.as_str(),
+            detail,
+            name
+        ));
+        if status.outcome.is_none() {
+            rows.push(WidgetRow {
+                name,
+                agent: record.agent.clone(),
+                elapsed_ms: status.elapsed_ms,
+                projection: status.projection,
+            });
+        }
+    }
+    if widget {
+        let w = projection::widget(&rows, now, projection::WIDGET_WIDTH);
+        let json = serde_json::json!({
+            "widget": w.text, "accent": w.accent, "active": w.active, "open": w.open, "runs": json_rows,
+        });
+        return Ok(Output::ok(json, w.text));
+    }
+    if human.is_empty() {
+        human = format!("no runs in {}\n", artifacts.root().display());
+    }
+    Ok(Output::ok(serde_json::json!({ "runs": json_rows }), human))
+}
+
+fn transcript_of(record: &RunRecord, artifacts: &Artifacts, lines: usize) -> Result<Output, Error> {
+    let unavailable = |e: std::io::Error| {
+        Error::new(
+            ErrorCode::Unavailable,
+            format!("cannot read the transcript: {e}"),
+        )
+    };
+    let text: Vec<String> = match record.runner {
+        Runner::Pi => {
+            let tail =
+                evidence::read_tail_lines(Path::new(&record.session_file), evidence::SESSION_TAIL)
+                    .map_err(unavailable)?;
+            tail.unwrap_or_default()
+                .lines()
+                .filter_map(transcript_line)
+                .collect()
+        }
+        Runner::Exec => {
+            let tail = evidence::read_tail_lines(&artifacts.stdout_log(&record.run_id), 256 * 1024)
+                .map_err(unavailable)?;
+            tail.unwrap_or_default()
+                .lines()
+                .map(|l| escape::encode_host_value(l, 2_000))
+                .collect()
+        }
+    };
+    let start = text.len().saturating_sub(lines);
+    let shown = &text[start..];
+    let json = serde_json::json!({"run_id": record.run_id, "lines": shown});
+    Ok(Output::ok(json, shown.join("\n")))
+}
+
+/// One session entry as a transcript line: `role: text`, encoded.
+fn transcript_line(line: &str) -> Option<String> {
+    let entry: serde_json::Value = serde_json::from_str(line).ok()?;
+    let message = entry.get("message")?;
+    let role = message.get("role")?.as_str()?;
+    let text: Vec<String> = message
+        .get("content")?
+        .as_array()?
+        .iter()
+        .filter_map(|block| match block.get("type")?.as_str()? {
+            "text" => Some(block.get("text")?.as_str()?.to_owned()),
+            "toolCall" => Some(format!("[tool {}]", block.get("name")?.as_str()?)),
+            _ => None,
+        })
+        .collect();
+    Some(format!(
+        "{role}: {}",
+        escape::encode_host_value(&text.join(" "), 2_000)
+    ))
+}
+
+/// `herd-watch stop`: a persistent specialist's graceful stop.
+pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> {
+    if !record.persistent {
+        return Err(Error::invalid(
+            "run",
+            "only a persistent specialist is stopped; cancel an ordinary run",
+        ));
+    }
+    if delivery::load(artifacts, &record.run_id)?.is_some() {
+        return Err(Error::new(
+            ErrorCode::Conflict,
+            format!("specialist {} has already exited", record.run_id),
+        ));
+    }
+    let files = record.session_files();
+    let seq = now_ms();
+    let entry =
+        serde_json::json!({"version": 1, "type": "stop", "task": null, "message": "", "at": seq});
+    sidecar::write_json(&files.inbox(seq), &entry)?;
+    let ledger = |outcome: &str| {
+        let line = serde_json::json!({"task": null, "outcome": outcome, "generation": record.extra.get("generation_id"),
+            "logicalId": record.extra.get("logical_id"), "at": now_ms()});
+        sidecar::append_line(&files.ledger(), &line.to_string())
+    };
+    ledger("stop-pending")?;
+    let deadline = Instant::now() + STOP_DEADLINE;
+    let judged = match identity::Record::read(&files.process()) {
+        Ok(Some(id)) => identity::wait_exited(&id, deadline),
+        Ok(None) => Judgement::Unknown("no process identity was recorded".into()),
+        Err(e) => Judgement::Unknown(e.to_string()),
+    };
+    let (state, code) = match judged {
+        Judgement::Exited => {
+            ledger("stopped")?;
+            ("stopped", exit::SUCCESS)
+        }
+        Judgement::Alive => ("stop-pending", exit::UNCERTAIN),
+        Judgement::Unknown(_) => ("stop-unconfirmed", exit::UNCERTAIN),
+    };
+    let json = serde_json::json!({"run_id": record.run_id, "name": record.name, "status": state});
+    Ok(Output::ok(
+        json,
+        format!("stop {}: {state}", escape::json_string(&record.name)),
+    )
+    .with_exit(code))
+}

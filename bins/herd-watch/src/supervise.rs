@@ -1,0 +1,496 @@
+//! Supervision: follow runs from their files, project their status, settle and deliver their
+//! results.
+//!
+//! A [`Supervisor`] holds nothing that is not also on disk: restarting one rebuilds its view
+//! from the run records, the children's sidecars and the settled results. Each [`tick`] reads the
+//! cheap evidence of every tracked run (sidecars, activity), reconciles the surfaces once per
+//! interval, and hands a run whose completion is known to a finisher thread, which runs the
+//! parent re-check and the handoff and settles the result. Delivery happens back on the loop, so
+//! results leave in one place, exactly once (see [`crate::delivery`]).
+//!
+//! [`tick`]: Supervisor::tick
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Sender;
+use herd_core::layout::Artifacts;
+use herd_core::run::{LaunchStatus, RunRecord};
+use herd_core::{Error, time::now_ms};
+use herd_surface::{Presence, Surface, Target};
+
+use crate::control::{self, Termination};
+use crate::delivery::{self, RunResult};
+use crate::evidence::{self, ActivityRead, ExitRead};
+use crate::finish::{self, Observed};
+use crate::projection::{
+    AgentStatus, CancelState, Label, Lifecycle, Notice, PaneObservation, Projection, notice,
+};
+
+/// How long completion evidence other than the sidecar waits for a late sidecar.
+pub const SIDECAR_GRACE: Duration = Duration::from_millis(500);
+
+/// Tuning of the loop.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// How often every surface is reconciled (presence, pane state).
+    pub reconcile_interval: Duration,
+    /// The longest the loop sleeps between ticks when no file event arrives.
+    pub max_sleep: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            reconcile_interval: Duration::from_secs(1),
+            max_sleep: Duration::from_millis(250),
+        }
+    }
+}
+
+/// What supervision reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    Status {
+        run_id: String,
+        name: String,
+        projection: Projection,
+    },
+    Stalled {
+        run_id: String,
+        name: String,
+        line: String,
+    },
+    Recovered {
+        run_id: String,
+        name: String,
+        line: String,
+    },
+    Notice {
+        run_id: String,
+        message: String,
+    },
+    Result(Box<RunResult>),
+}
+
+impl Event {
+    pub fn run_id(&self) -> &str {
+        match self {
+            Event::Status { run_id, .. }
+            | Event::Stalled { run_id, .. }
+            | Event::Recovered { run_id, .. }
+            | Event::Notice { run_id, .. } => run_id,
+            Event::Result(result) => &result.run_id,
+        }
+    }
+
+    /// The JSON Lines form: `event` and `run_id` first.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Event::Status {
+                run_id,
+                name,
+                projection,
+            } => serde_json::json!({
+                "event": "status", "run_id": run_id, "name": name,
+                "label": projection.label.as_str(), "detail": projection.detail, "since_ms": projection.since_ms,
+            }),
+            Event::Stalled { run_id, name, line } => {
+                serde_json::json!({"event": "stalled", "run_id": run_id, "name": name, "message": line})
+            }
+            Event::Recovered { run_id, name, line } => {
+                serde_json::json!({"event": "recovered", "run_id": run_id, "name": name, "message": line})
+            }
+            Event::Notice { run_id, message } => {
+                serde_json::json!({"event": "notice", "run_id": run_id, "message": message})
+            }
+            Event::Result(result) => serde_json::json!({
+                "event": "result", "run_id": result.run_id, "name": result.name,
+                "outcome": result.outcome, "message": result.message, "details": result.details,
+            }),
+        }
+    }
+
+    /// The one-line human form (results print their whole message).
+    pub fn human(&self) -> String {
+        match self {
+            Event::Status {
+                name, projection, ..
+            } => match &projection.detail {
+                Some(detail) => format!(
+                    "{}: {} · {detail}",
+                    herd_core::escape::encode_host_value(name, 80),
+                    projection.label.as_str()
+                ),
+                None => format!(
+                    "{}: {}",
+                    herd_core::escape::encode_host_value(name, 80),
+                    projection.label.as_str()
+                ),
+            },
+            Event::Stalled { line, .. } | Event::Recovered { line, .. } => line.clone(),
+            Event::Notice { message, .. } => message.clone(),
+            Event::Result(result) => result.message.clone(),
+        }
+    }
+}
+
+struct Finisher {
+    handle: JoinHandle<()>,
+    cancel: Sender<()>,
+}
+
+struct Tracked {
+    record: RunRecord,
+    lifecycle: Lifecycle,
+    surface: Option<(Box<dyn Surface>, Target)>,
+    surface_error: Option<String>,
+    label: Label,
+    detail: Option<String>,
+    /// Completion evidence other than the sidecar, and when it was first seen.
+    pending: Option<(Observed, Instant)>,
+    finisher: Option<Finisher>,
+    last_reconcile: Option<Instant>,
+    interrupt_seen: Option<u64>,
+}
+
+/// Supervises the runs of one artifacts directory (or one run of it).
+pub struct Supervisor {
+    artifacts: Artifacts,
+    only: Option<String>,
+    options: Options,
+    tracked: BTreeMap<String, Tracked>,
+    waker: crate::wake::Waker,
+}
+
+impl Supervisor {
+    pub fn new(artifacts: Artifacts, only: Option<String>, options: Options) -> Supervisor {
+        Supervisor {
+            artifacts,
+            only,
+            options,
+            tracked: BTreeMap::new(),
+            waker: crate::wake::Waker::new(),
+        }
+    }
+
+    /// Whether no run is left to supervise.
+    pub fn is_idle(&self) -> bool {
+        self.tracked.is_empty()
+    }
+
+    /// Picks up runs that have a record and no delivered result.
+    pub fn scan(&mut self) -> Result<(), Error> {
+        let ids = match &self.only {
+            Some(id) => vec![id.clone()],
+            None => self.artifacts.run_ids()?,
+        };
+        self.waker.watch(&self.artifacts.runs_dir());
+        self.waker.watch(&self.artifacts.activity_dir());
+        for id in ids {
+            if self.tracked.contains_key(&id) || delivery::is_delivered(&self.artifacts, &id) {
+                continue;
+            }
+            let record = match RunRecord::load(&self.artifacts, &id) {
+                Ok(record) => record,
+                Err(err) if self.only.is_some() => return Err(err),
+                Err(_) => continue,
+            };
+            if let Some(dir) = Path::new(&record.session_file).parent() {
+                self.waker.watch(dir);
+            }
+            let lifecycle = Lifecycle::new(record.created_at_ms);
+            self.tracked.insert(
+                id,
+                Tracked {
+                    record,
+                    lifecycle,
+                    surface: None,
+                    surface_error: None,
+                    label: Label::Starting,
+                    detail: None,
+                    pending: None,
+                    finisher: None,
+                    last_reconcile: None,
+                    interrupt_seen: None,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Sleeps until a file event or the loop's interval.
+    pub fn sleep(&mut self) {
+        self.waker.wait(self.options.max_sleep);
+    }
+
+    /// One pass over every tracked run. Delivered results are handed to `deliver` exactly once.
+    pub fn tick(
+        &mut self,
+        mut deliver: impl FnMut(&RunResult) -> std::io::Result<()>,
+    ) -> Result<Vec<Event>, Error> {
+        let mut events = Vec::new();
+        let ids: Vec<String> = self.tracked.keys().cloned().collect();
+        for id in ids {
+            let done = self.tick_run(&id, &mut events, &mut deliver)?;
+            if done {
+                self.tracked.remove(&id);
+            }
+        }
+        Ok(events)
+    }
+
+    fn tick_run(
+        &mut self,
+        id: &str,
+        events: &mut Vec<Event>,
+        deliver: &mut impl FnMut(&RunResult) -> std::io::Result<()>,
+    ) -> Result<bool, Error> {
+        let artifacts = self.artifacts.clone();
+        let reconcile_interval = self.options.reconcile_interval;
+        let Some(run) = self.tracked.get_mut(id) else {
+            return Ok(true);
+        };
+
+        // 1. A settled result is delivered, whoever settled it (a finisher, a cancel).
+        if let Some(result) = delivery::load(&artifacts, id)? {
+            if let Some(finisher) = run.finisher.take() {
+                let _ = finisher.cancel.send(());
+                let _ = finisher.handle.join();
+            }
+            let mut delivered = None;
+            delivery::deliver_once(&artifacts, &result, |r| {
+                deliver(r)?;
+                delivered = Some(r.clone());
+                Ok(())
+            })?;
+            if let Some(result) = delivered {
+                events.push(Event::Result(Box::new(result)));
+            }
+            return Ok(true);
+        }
+        if run.finisher.is_some() {
+            // The re-check runs; a cancel stops it.
+            if control::read_intent(&artifacts, id).is_some() {
+                if let Some(finisher) = &run.finisher {
+                    let _ = finisher.cancel.send(());
+                }
+            }
+            return Ok(false);
+        }
+        let now = now_ms();
+
+        // 2. Cheap evidence: cancel intent, interrupt, activity, the completion sidecar.
+        let intent = control::read_intent(&artifacts, id);
+        run.lifecycle.cancel = match &intent {
+            None => CancelState::None,
+            Some(i) if i.termination == Some(Termination::Unconfirmed) => CancelState::Unconfirmed,
+            Some(_) => CancelState::Requested,
+        };
+        if let Some(at) = control::read_interrupt(&artifacts, id) {
+            if run.interrupt_seen != Some(at) {
+                run.interrupt_seen = Some(at);
+                run.lifecycle.interrupt(at);
+            }
+        }
+        if let ActivityRead::Found(activity) = evidence::read_activity(&artifacts.activity(id), id)
+        {
+            run.lifecycle.observe_activity(&activity);
+        }
+        let sidecar = match evidence::read_exit(&run.record.session_files().exit()) {
+            ExitRead::Found(completion) => Some(completion),
+            _ => None,
+        };
+
+        // 3. Reconcile the surface once per interval.
+        let due = run
+            .last_reconcile
+            .is_none_or(|at| at.elapsed() >= reconcile_interval);
+        let mut other_evidence = None;
+        if due && run.record.status != LaunchStatus::Pending {
+            run.last_reconcile = Some(Instant::now());
+            other_evidence = reconcile(run, &artifacts, now);
+        }
+        if let Some(code) =
+            herd_surface::read_runner_exit(&herd_surface::runner_exit_file(&artifacts, id))
+        {
+            other_evidence = Some(Observed::Exited(code));
+        }
+
+        // 4. Completion: the sidecar decides; other evidence waits out the grace for a late one.
+        let observed = match (sidecar, other_evidence) {
+            (Some(completion), _) => Some(Observed::Sidecar(completion)),
+            (None, Some(other)) => {
+                let since = match &run.pending {
+                    Some((_, since)) => *since,
+                    None => {
+                        run.pending = Some((other.clone(), Instant::now()));
+                        Instant::now()
+                    }
+                };
+                (since.elapsed() >= SIDECAR_GRACE).then_some(other)
+            }
+            (None, None) => run
+                .pending
+                .as_ref()
+                .filter(|(_, since)| since.elapsed() >= SIDECAR_GRACE)
+                .map(|(o, _)| o.clone()),
+        };
+        let observed = match (observed, &intent) {
+            // After a cancel intent the run never takes another outcome than cancelled, unless
+            // the child's own report was already there.
+            (Some(Observed::Sidecar(c)), _) => Some(Observed::Sidecar(c)),
+            (Some(_), Some(intent)) => Some(Observed::Cancelled(intent.clone())),
+            (other, _) => other,
+        };
+        if let Some(observed) = observed {
+            run.lifecycle.finalize(now);
+            let (tx, rx) = crossbeam_channel::bounded(1);
+            let record = run.record.clone();
+            let elapsed = run.lifecycle.elapsed_ms(now);
+            let finisher_artifacts = artifacts.clone();
+            let handle = std::thread::spawn(move || {
+                finish::finish(&finisher_artifacts, &record, observed, elapsed, &rx)
+            });
+            run.finisher = Some(Finisher { handle, cancel: tx });
+        }
+
+        // 5. Status transitions.
+        let projection = run.lifecycle.project(now);
+        if projection.label != run.label || projection.detail != run.detail {
+            let previous = run.label;
+            run.label = projection.label;
+            run.detail = projection.detail.clone();
+            let _ = append_event(&artifacts, id, &projection);
+            if !run.record.interactive {
+                let name = run.record.name.clone();
+                let running = crate::projection::clock(run.lifecycle.elapsed_ms(now));
+                match notice(previous, projection.label) {
+                    Some(Notice::Stalled) => events.push(Event::Stalled {
+                        run_id: id.to_owned(),
+                        line: format!("{} running {running}, stalled.", quoted(&name)),
+                        name,
+                    }),
+                    Some(Notice::Recovered) => events.push(Event::Recovered {
+                        run_id: id.to_owned(),
+                        line: format!(
+                            "{} running {running}, recovered; {}.",
+                            quoted(&name),
+                            projection.label.as_str()
+                        ),
+                        name,
+                    }),
+                    None => {}
+                }
+            }
+            events.push(Event::Status {
+                run_id: id.to_owned(),
+                name: run.record.name.clone(),
+                projection,
+            });
+        }
+        Ok(false)
+    }
+}
+
+fn quoted(name: &str) -> String {
+    herd_core::escape::json_string(&herd_core::escape::abbreviate_name(name))
+}
+
+/// Queries the run's surface: presence proves the child is there; only a per-target query
+/// proves it gone.
+fn reconcile(run: &mut Tracked, artifacts: &Artifacts, now: u64) -> Option<Observed> {
+    if run.surface.is_none() {
+        match herd_surface::open(&run.record, artifacts) {
+            Ok(pair) => run.surface = Some(pair),
+            Err(err) => {
+                run.surface_error = Some(err.message);
+                run.lifecycle.observe_pane(PaneObservation::ReadError, now);
+                return None;
+            }
+        }
+    }
+    let (surface, target) = run.surface.as_ref()?;
+    let deadline = Instant::now() + herd_surface::REQUEST_BUDGET;
+    match surface.presence(target, deadline) {
+        Ok(Presence::Running) => {
+            run.lifecycle
+                .observe_pane(PaneObservation::Present(AgentStatus::Unknown), now);
+            None
+        }
+        Ok(Presence::Exited { status }) => {
+            run.lifecycle
+                .observe_pane(PaneObservation::Present(AgentStatus::Unknown), now);
+            Some(match status {
+                Some(code) => Observed::Exited(code),
+                None => sentinel(surface.as_ref(), target).map_or(Observed::Lost, Observed::Exited),
+            })
+        }
+        Ok(Presence::Absent) => {
+            run.lifecycle.observe_pane(PaneObservation::Missing, now);
+            Some(Observed::Lost)
+        }
+        Err(_) => {
+            run.lifecycle.observe_pane(PaneObservation::ReadError, now);
+            None
+        }
+    }
+}
+
+/// Reads the shell sentinel from the child's screen or log.
+fn sentinel(surface: &dyn Surface, target: &Target) -> Option<i32> {
+    let deadline = Instant::now() + herd_surface::REQUEST_BUDGET;
+    let text = surface
+        .read_tail(target, herd_surface::SENTINEL_LINES, deadline)
+        .ok()?;
+    evidence::find_sentinel(&text)
+}
+
+/// Appends a status transition to `runs/<id>.events.jsonl`.
+fn append_event(artifacts: &Artifacts, id: &str, projection: &Projection) -> Result<(), Error> {
+    let line = serde_json::json!({
+        "format_version": 1, "at_ms": now_ms(), "event": "status",
+        "label": projection.label.as_str(), "detail": projection.detail,
+    });
+    Ok(herd_core::sidecar::append_line(
+        &artifacts.run_events(id),
+        &line.to_string(),
+    )?)
+}
+
+/// Runs the loop until `run_id` has a settled result; returns it (delivering it if nobody had).
+pub fn wait_for(
+    artifacts: &Artifacts,
+    run_id: &str,
+    options: Options,
+    mut on_event: impl FnMut(&Event),
+) -> Result<RunResult, Error> {
+    if let Some(result) = delivery::load(artifacts, run_id)? {
+        delivery::deliver_once(artifacts, &result, |_| Ok(()))?;
+        return Ok(result);
+    }
+    let mut supervisor = Supervisor::new(artifacts.clone(), Some(run_id.to_owned()), options);
+    supervisor.scan()?;
+    loop {
+        let mut delivered = None;
+        for event in supervisor.tick(|r| {
+            delivered = Some(r.clone());
+            Ok(())
+        })? {
+            on_event(&event);
+        }
+        if let Some(result) = delivered {
+            return Ok(result);
+        }
+        if supervisor.is_idle() {
+            // Delivered by another watcher meanwhile: the settled result is still the answer.
+            if let Some(result) = delivery::load(artifacts, run_id)? {
+                return Ok(result);
+            }
+            supervisor.scan()?;
+        }
+        supervisor.sleep();
+    }
+}
