@@ -64,11 +64,13 @@ pub struct RunResult {
 
 /// Writes `result` unless the run already has one; returns the result that stands.
 pub fn settle(artifacts: &Artifacts, result: &RunResult) -> Result<RunResult, Error> {
+    crate::crash_point("before-settle");
     let path = artifacts.run_result(&result.run_id);
     let mut bytes = serde_json::to_vec_pretty(result)
         .map_err(|e| Error::internal(format!("cannot encode result: {e}")))?;
     bytes.push(b'\n');
     if sidecar::create_once(&path, &bytes)? {
+        crate::crash_point("after-settle");
         return Ok(result.clone());
     }
     load(artifacts, &result.run_id)?
@@ -111,10 +113,10 @@ pub fn deliver_once(
             format!("cannot emit the result: {e}"),
         )
     })?;
-    crate::crash_point("after-emit");
     let stamp =
         serde_json::json!({ "format_version": 1, "delivered_at_ms": herd_core::time::now_ms() });
     sidecar::create_once(&marker, stamp.to_string().as_bytes())?;
+    crate::crash_point("after-mark");
     Ok(true)
 }
 

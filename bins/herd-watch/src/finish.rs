@@ -42,10 +42,9 @@ pub fn finish(
     elapsed_ms: u64,
     cancel: &Receiver<()>,
 ) {
+    crate::crash_point("finish-start");
     let result = build(artifacts, record, observed, elapsed_ms, cancel);
-    if delivery::settle(artifacts, &result).is_ok() {
-        let _ = append_ledger(artifacts, record, &result);
-    }
+    let _ = delivery::settle(artifacts, &result);
 }
 
 /// Builds the result of a finished run.
@@ -257,7 +256,24 @@ fn strip_sentinel(text: &str) -> String {
         .join("\n")
 }
 
-/// One line per model attempt in `outcomes.jsonl` at the root of the artifacts directory.
+/// Appends the run's line to the outcome ledger once: `outcomes.jsonl` at the root of the
+/// artifacts directory, one line per model attempt. A marker beside the run record keeps a
+/// restarted watcher from writing it twice.
+pub fn record_outcome(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    result: &RunResult,
+) -> Result<(), herd_core::Error> {
+    let marker = artifacts.run_file(&record.run_id, "ledgered");
+    if marker.exists() {
+        return Ok(());
+    }
+    crate::crash_point("before-ledger");
+    append_ledger(artifacts, record, result)?;
+    sidecar::create_once(&marker, b"{\"format_version\":1}\n")?;
+    Ok(())
+}
+
 fn append_ledger(
     artifacts: &Artifacts,
     record: &RunRecord,

@@ -282,6 +282,22 @@ fn follow(artifacts: &Artifacts, forever: bool, json: bool) -> Result<Output, Er
 /// The environment variable naming a point at which herd-watch kills itself, for crash tests.
 pub const CRASH_AT_ENV: &str = "HERD_WATCH_CRASH_AT";
 
+/// The points [`crash_point`] knows, in lifecycle order. Between `before-emit` and `after-mark`
+/// lies the one window exactly-once cannot close: the result was written to stdout but the
+/// marker not yet (see [`delivery`]).
+pub const CRASH_POINTS: [&str; 10] = [
+    "scan",
+    "evidence",
+    "completion-observed",
+    "finish-start",
+    "before-settle",
+    "after-settle",
+    "before-deliver",
+    "before-ledger",
+    "before-emit",
+    "after-mark",
+];
+
 /// Kills this process with SIGKILL when `HERD_WATCH_CRASH_AT` names `point`.
 ///
 /// The crash tests use it to stop herd-watch at exact points of a lifecycle; it costs one

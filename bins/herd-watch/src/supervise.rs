@@ -189,6 +189,7 @@ impl Supervisor {
         };
         self.waker.watch(&self.artifacts.runs_dir());
         self.waker.watch(&self.artifacts.activity_dir());
+        crate::crash_point("scan");
         for id in ids {
             if self.tracked.contains_key(&id) || delivery::is_delivered(&self.artifacts, &id) {
                 continue;
@@ -256,6 +257,8 @@ impl Supervisor {
 
         // 1. A settled result is delivered, whoever settled it (a finisher, a cancel).
         if let Some(result) = delivery::load(&artifacts, id)? {
+            crate::crash_point("before-deliver");
+            finish::record_outcome(&artifacts, &run.record, &result)?;
             if let Some(finisher) = run.finisher.take() {
                 let _ = finisher.cancel.send(());
                 let _ = finisher.handle.join();
@@ -283,6 +286,7 @@ impl Supervisor {
         let now = now_ms();
 
         // 2. Cheap evidence: cancel intent, interrupt, activity, the completion sidecar.
+        crate::crash_point("evidence");
         let intent = control::read_intent(&artifacts, id);
         run.lifecycle.cancel = match &intent {
             None => CancelState::None,
@@ -346,6 +350,7 @@ impl Supervisor {
             (other, _) => other,
         };
         if let Some(observed) = observed {
+            crate::crash_point("completion-observed");
             run.lifecycle.finalize(now);
             let (tx, rx) = crossbeam_channel::bounded(1);
             let record = run.record.clone();
@@ -468,6 +473,8 @@ pub fn wait_for(
     mut on_event: impl FnMut(&Event),
 ) -> Result<RunResult, Error> {
     if let Some(result) = delivery::load(artifacts, run_id)? {
+        let record = RunRecord::load(artifacts, run_id)?;
+        finish::record_outcome(artifacts, &record, &result)?;
         delivery::deliver_once(artifacts, &result, |_| Ok(()))?;
         return Ok(result);
     }
