@@ -1,17 +1,37 @@
 //! `herd-launch`: start a child — validate the request, place it on a surface, write its
 //! sidecars, dispatch it, and capture its identity.
 
+pub mod artifact;
+pub mod exec;
+pub mod extension;
 pub mod names;
+pub mod persistent;
+pub mod plan;
 pub mod policy;
+pub mod resume;
+pub mod roles;
 pub mod script;
+pub mod seed;
+pub mod spawn;
+pub mod worktree;
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use herd_cli::{ArtifactsArgs, Output, not_yet_implemented};
-use herd_core::Error;
+use herd_cli::{ArtifactsArgs, Output};
+use herd_core::layout::Artifacts;
+use herd_core::run::{Selector, SurfaceKind};
+use herd_core::{Error, ErrorCode};
+use herd_surface::Surface;
+
+/// The environment variable naming the Pi executable (default: `pi` on `PATH`).
+pub const PI_ENV: &str = "HERD_PI";
+/// The environment variables of the parent's model and thinking level, the last defaults of a
+/// child's.
+pub const PARENT_MODEL_ENV: &str = "HERD_PARENT_MODEL";
+pub const PARENT_THINKING_ENV: &str = "HERD_PARENT_THINKING";
 
 /// Start Pi children (or any command) on a surface, with all state on disk.
 #[derive(Debug, Parser)]
@@ -58,12 +78,22 @@ pub enum RunnerChoice {
 #[derive(Debug, clap::Args)]
 pub struct SpawnArgs {
     /// The `subagent` tool's parameters as JSON, from a file or `-` for stdin.
-    #[arg(long, value_name = "FILE|-")]
-    pub request: String,
+    #[arg(long, value_name = "FILE|-", required_unless_present = "fallback_of")]
+    pub request: Option<String>,
     #[arg(long, value_enum, default_value_t = SurfaceChoice::Auto)]
     pub surface: SurfaceChoice,
     #[arg(long, value_enum, default_value_t = RunnerChoice::Pi)]
     pub runner: RunnerChoice,
+    /// Launch the next model candidate of an earlier run that ended with a provider error: its
+    /// request, surface and runner again, with the model after the ones it tried.
+    #[arg(long, value_name = "RUN_ID", conflicts_with = "request")]
+    pub fallback_of: Option<String>,
+    /// The parent's model, the last default of the child's [default: $HERD_PARENT_MODEL].
+    #[arg(long, value_name = "MODEL")]
+    pub parent_model: Option<String>,
+    /// The parent's thinking level [default: $HERD_PARENT_THINKING].
+    #[arg(long, value_name = "LEVEL")]
+    pub parent_thinking: Option<String>,
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
@@ -83,6 +113,11 @@ pub struct ResumeArgs {
     /// Exit after the next response settles.
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     pub auto_exit: bool,
+    /// The display name of the resumed run.
+    #[arg(long, default_value = "Resume")]
+    pub name: String,
+    #[arg(long, value_enum, default_value_t = SurfaceChoice::Auto)]
+    pub surface: SurfaceChoice,
     #[arg(long)]
     pub json: bool,
 }
@@ -136,10 +171,208 @@ pub fn main_impl(args: impl IntoIterator<Item = OsString>) -> ExitCode {
 }
 
 pub fn run(cli: Cli) -> Result<Output, Error> {
+    let env = |key: &str| std::env::var(key).ok();
     match cli.command {
-        Command::Spawn(_) => Err(not_yet_implemented("herd-launch spawn")),
-        Command::Resume(_) => Err(not_yet_implemented("herd-launch resume")),
-        Command::Send(_) => Err(not_yet_implemented("herd-launch send")),
-        Command::Exec(_) => Err(not_yet_implemented("herd-launch exec")),
+        Command::Spawn(args) => {
+            let artifacts = cli.artifacts.resolve()?;
+            spawn_command(
+                &artifacts,
+                &args,
+                cli.artifacts.parent_session.as_deref(),
+                &env,
+            )
+        }
+        Command::Resume(args) => {
+            let artifacts = cli.artifacts.resolve()?;
+            let kind = surface_kind(args.surface, &env);
+            let surface = open_surface(kind, &artifacts, &env)?;
+            let tools = spawn::Tools {
+                herd_launch: herd_launch_path(&env)?,
+                extension: Some(extension::install(&artifacts, &env)?),
+            };
+            let request = resume::Request {
+                session: args.session.clone(),
+                message: args.message.clone(),
+                auto_exit: args.auto_exit,
+                name: args.name.clone(),
+            };
+            let ack = resume::resume(&artifacts, &request, surface.as_ref(), &tools, &env)?;
+            Ok(Output {
+                json: ack.to_json(),
+                human: ack.human(),
+                exit: ack.exit_code(),
+            })
+        }
+        Command::Send(args) => {
+            let artifacts = cli.artifacts.resolve()?;
+            let selector = Selector::from_flags(args.run.as_deref(), args.name.as_deref())?;
+            let sent = persistent::send(&artifacts, &selector, &args.message)?;
+            let json = serde_json::json!({
+                "status": "dispatched",
+                "run_id": sent.record.run_id,
+                "name": sent.record.name,
+                "task_id": sent.task_id,
+                "inbox": sent.inbox,
+            });
+            let human = format!(
+                "sent task {} to {} ({})",
+                sent.task_id, sent.record.name, sent.record.run_id
+            );
+            Ok(Output::ok(json, human))
+        }
+        Command::Exec(args) => {
+            let (err, code) = exec::exec(&args.identity, &args.run_id, &args.session, &args.argv);
+            herd_cli::diagnostic(&format!("herd-launch exec: {}", err.message));
+            Ok(Output {
+                json: err.to_json(),
+                human: String::new(),
+                exit: code,
+            })
+        }
     }
+}
+
+fn spawn_command(
+    artifacts: &Artifacts,
+    args: &SpawnArgs,
+    parent_session: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Output, Error> {
+    let (bytes, kind, runner, argv, skip) = match &args.fallback_of {
+        Some(run_id) => {
+            let previous = herd_core::run::RunRecord::load(artifacts, run_id)?;
+            let request_file = previous
+                .extra
+                .get("request_file")
+                .and_then(serde_json::Value::as_str)
+                .ok_or_else(|| {
+                    Error::invalid("fallback_of", format!("run {run_id} kept no request"))
+                })?;
+            let bytes = spawn::read_request(request_file)?;
+            let runner = match previous.runner {
+                herd_core::run::Runner::Pi => plan::RunnerChoice::Pi,
+                herd_core::run::Runner::Exec => plan::RunnerChoice::Exec,
+            };
+            let argv: Vec<OsString> = previous
+                .extra
+                .get("exec_argv")
+                .and_then(serde_json::Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(OsString::from))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let tried = previous.attempted_models.len() + usize::from(previous.model.is_some());
+            if previous.fallback_models.is_empty() {
+                return Err(Error::invalid(
+                    "fallback_of",
+                    format!("run {run_id} has no model left to try"),
+                ));
+            }
+            (bytes, previous.surface, runner, argv, tried)
+        }
+        None => {
+            let source = args
+                .request
+                .as_deref()
+                .ok_or_else(|| Error::invalid("request", "give --request FILE or -"))?;
+            let runner = match args.runner {
+                RunnerChoice::Pi => plan::RunnerChoice::Pi,
+                RunnerChoice::Exec => plan::RunnerChoice::Exec,
+            };
+            (
+                spawn::read_request(source)?,
+                surface_kind(args.surface, env),
+                runner,
+                args.argv.clone(),
+                0,
+            )
+        }
+    };
+    let cwd = std::env::current_dir().map_err(|e| {
+        Error::new(
+            ErrorCode::Unavailable,
+            format!("cannot read the current directory: {e}"),
+        )
+    })?;
+    let ctx = plan::Context {
+        env,
+        cwd,
+        parent_session: parent_session.map(Path::to_path_buf),
+        parent_model: args
+            .parent_model
+            .clone()
+            .or_else(|| env(PARENT_MODEL_ENV))
+            .filter(|m| !m.is_empty()),
+        parent_thinking: args
+            .parent_thinking
+            .clone()
+            .or_else(|| env(PARENT_THINKING_ENV))
+            .filter(|t| !t.is_empty()),
+    };
+    let mut plan = plan::plan(&bytes, runner, &argv, kind, &ctx)?;
+    if skip > 0 {
+        plan.models.drain(..skip.min(plan.models.len()));
+        if plan.models.is_empty() {
+            return Err(Error::invalid(
+                "fallback_of",
+                "no model candidate is left to try",
+            ));
+        }
+    }
+    let surface = open_surface(kind, artifacts, env)?;
+    let tools = spawn::Tools {
+        herd_launch: herd_launch_path(env)?,
+        extension: match plan.runner {
+            plan::Runner::Pi { .. } => Some(extension::install(artifacts, env)?),
+            plan::Runner::Exec { .. } => None,
+        },
+    };
+    let ack = spawn::spawn(artifacts, &plan, surface.as_ref(), &tools, env)?;
+    Ok(Output {
+        json: ack.to_json(),
+        human: ack.human(),
+        exit: ack.exit_code(),
+    })
+}
+
+/// The surface `--surface` names, `auto` resolved from the environment.
+pub fn surface_kind(choice: SurfaceChoice, env: &dyn Fn(&str) -> Option<String>) -> SurfaceKind {
+    match choice {
+        SurfaceChoice::Auto => herd_surface::auto_kind(env),
+        SurfaceChoice::Herdr => SurfaceKind::Herdr,
+        SurfaceChoice::Tmux => SurfaceKind::Tmux,
+        SurfaceChoice::Process => SurfaceKind::Process,
+    }
+}
+
+/// Opens a surface of `kind` from the environment.
+pub fn open_surface(
+    kind: SurfaceKind,
+    artifacts: &Artifacts,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Box<dyn Surface>, Error> {
+    Ok(match kind {
+        SurfaceKind::Process => Box::new(herd_surface::process::Process::new(artifacts.clone())),
+        SurfaceKind::Tmux => Box::new(herd_surface::tmux::Tmux::from_env(env)?),
+        SurfaceKind::Herdr => Box::new(herd_surface::herdr::Herdr::from_env(env)),
+    })
+}
+
+/// This program's path, which launch scripts run as `herd-launch exec`.
+fn herd_launch_path(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, Error> {
+    let found = herd_core::subprocess::sibling_binary("herd-launch");
+    if found.is_absolute() && found.is_file() {
+        return Ok(found);
+    }
+    herd_surface::find_on_path("herd-launch", &env("PATH").unwrap_or_default()).ok_or_else(|| {
+        Error::new(
+            ErrorCode::Unavailable,
+            format!(
+                "cannot find the herd-launch executable; set ${}",
+                herd_core::subprocess::BIN_DIR_ENV
+            ),
+        )
+    })
 }

@@ -1,0 +1,408 @@
+//! From a `subagent` request and the host's context to a launch plan, before anything is created.
+//!
+//! Every rule that can refuse a launch runs here, so a refused request changes nothing (exit 2):
+//! the request's own rules (herd-tools validates the tool schema and its cross-field rules, and
+//! herd-accept the `accept` spec), then the rules that need the host: the role, the working
+//! directory, `accept` only for auto-exit children, the runner's fields, `task:<category>`, and
+//! what the surface can hold.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use herd_core::run::SurfaceKind;
+use herd_core::{Error, ErrorCode};
+use herd_tools::{ModelSpec, SubagentRequest, WorktreeRequest};
+
+use crate::roles::{self, Config, Role, SessionMode};
+
+/// The bound of a request read.
+pub const REQUEST_LIMIT: u64 = 1024 * 1024;
+
+/// The host's side of a launch: what the request cannot say.
+pub struct Context<'a> {
+    /// The environment of the launch.
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// The working directory requests resolve relative paths against.
+    pub cwd: PathBuf,
+    /// The parent's session, when known (`--parent-session`): needed to fork it.
+    pub parent_session: Option<PathBuf>,
+    /// The parent's model and thinking level, the last defaults.
+    pub parent_model: Option<String>,
+    pub parent_thinking: Option<String>,
+}
+
+/// What the child is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Runner {
+    /// The Pi CLI at this path.
+    Pi { program: PathBuf },
+    /// This argv, without a shell; `argv[0]` resolved to a path.
+    Exec { argv: Vec<OsString> },
+}
+
+impl Runner {
+    pub fn kind(&self) -> herd_core::run::Runner {
+        match self {
+            Runner::Pi { .. } => herd_core::run::Runner::Pi,
+            Runner::Exec { .. } => herd_core::run::Runner::Exec,
+        }
+    }
+}
+
+/// A launch, resolved and validated.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub request: SubagentRequest,
+    /// The request as given (`accept` verbatim), kept for a later model-fallback launch.
+    pub request_json: serde_json::Value,
+    pub runner: Runner,
+    pub surface: SurfaceKind,
+    /// The child's working directory; with a worktree, the source repository.
+    pub cwd: PathBuf,
+    pub agent_dir: PathBuf,
+    pub role: Option<Role>,
+    /// The models to try in order; empty: Pi's own default.
+    pub models: Vec<String>,
+    pub thinking: Option<String>,
+    /// The allowlist without the child protocol tools; `None`: unrestricted.
+    pub tools: Option<Vec<String>>,
+    pub denied_tools: Vec<String>,
+    pub skills: Vec<String>,
+    pub auto_exit: bool,
+    pub interactive: bool,
+    pub persistent: bool,
+    pub fork: bool,
+    /// The parent's session to fork or to record as lineage.
+    pub parent_session: Option<PathBuf>,
+    pub accept: Option<herd_accept::spec::AcceptSpec>,
+    pub worktree: Option<WorktreeRequest>,
+    pub diagnostics: Vec<String>,
+    /// Set for `herd-launch resume`: the saved session to continue, and the follow-up message.
+    pub resume: Option<Resume>,
+}
+
+/// What a resume continues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resume {
+    pub session: PathBuf,
+    pub message: Option<String>,
+}
+
+/// Which runner the command line chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunnerChoice {
+    Pi,
+    Exec,
+}
+
+/// Parses and validates `bytes` as the `subagent` tool's parameters and resolves them.
+pub fn plan(
+    bytes: &[u8],
+    runner: RunnerChoice,
+    argv: &[OsString],
+    surface: SurfaceKind,
+    ctx: &Context<'_>,
+) -> Result<Plan, Error> {
+    let request_json: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        Error::new(
+            ErrorCode::InvalidRequest,
+            format!("the request is not valid JSON: {e}"),
+        )
+    })?;
+    let request: SubagentRequest = herd_tools::parse("subagent", &request_json)?;
+    let accept = match request_json.get("accept") {
+        Some(value) if !value.is_null() => Some(herd_accept::spec::AcceptSpec::from_tool_value(
+            value, "accept",
+        )?),
+        _ => None,
+    };
+    let path = (ctx.env)("PATH").unwrap_or_default();
+
+    let runner = match runner {
+        RunnerChoice::Exec => {
+            let Some((program, rest)) = argv.split_first() else {
+                return Err(Error::invalid(
+                    "argv",
+                    "the exec runner needs a command after `--`",
+                ));
+            };
+            for (field, set) in [
+                ("agent", request.agent.is_some()),
+                ("model", request.model.is_some()),
+                ("thinking", request.thinking.is_some()),
+                ("skills", request.skills.is_some()),
+                ("tools", request.tools.is_some()),
+                ("fork", request.fork == Some(true)),
+            ] {
+                if set {
+                    return Err(Error::invalid(
+                        field,
+                        format!(
+                            "`{field}` is a Pi setting; the exec runner runs the command given after `--`"
+                        ),
+                    ));
+                }
+            }
+            let resolved = resolve_program(program, &path).ok_or_else(|| {
+                Error::new(
+                    ErrorCode::Unavailable,
+                    format!(
+                        "`{}` is not an executable on PATH",
+                        Path::new(program).display()
+                    ),
+                )
+                .with_field("argv")
+            })?;
+            let mut argv = vec![resolved.into_os_string()];
+            argv.extend(rest.iter().cloned());
+            Runner::Exec { argv }
+        }
+        RunnerChoice::Pi => {
+            if !argv.is_empty() {
+                return Err(Error::invalid(
+                    "argv",
+                    "a command after `--` is only for the exec runner (--runner exec)",
+                ));
+            }
+            // Resolved after every rule of the request, so a refused request is told as such.
+            Runner::Pi {
+                program: PathBuf::new(),
+            }
+        }
+    };
+
+    let cwd = match &request.cwd {
+        Some(cwd) => ctx.cwd.join(cwd),
+        None => ctx.cwd.clone(),
+    };
+    if !cwd.is_dir() {
+        return Err(Error::invalid(
+            "cwd",
+            format!("{} is not a directory", cwd.display()),
+        ));
+    }
+    let agent_dir = crate::names::agent_dir(request.cwd.as_ref().map(|_| cwd.as_path()), ctx.env)?;
+    let role = match &request.agent {
+        Some(name) => Some(roles::load(name, &cwd, &agent_dir)?),
+        None => None,
+    };
+    let persistent = request.persistent;
+    let exec = matches!(runner, Runner::Exec { .. });
+    // A bare spawn completes autonomously; a role says so with `auto-exit: true`.
+    let auto_exit =
+        !persistent && (exec || role.as_ref().is_none_or(|r| r.auto_exit == Some(true)));
+    if request.accept.is_some() && !auto_exit {
+        return Err(Error::invalid(
+            "accept",
+            format!(
+                "accept is refused for a child that does not exit by itself (role {} has no `auto-exit: true`)",
+                role.as_ref().map_or("?", |r| r.name.as_str())
+            ),
+        ));
+    }
+    let interactive = request
+        .interactive
+        .or(role.as_ref().and_then(|r| r.interactive))
+        .unwrap_or(!auto_exit);
+
+    let mut diagnostics = Vec::new();
+    let config = if exec {
+        Config::default()
+    } else {
+        Config::load(&agent_dir)?
+    };
+    let models = match request.model_spec() {
+        Some(ModelSpec::Models(list)) => {
+            if list.iter().any(|m| m.starts_with("task:")) {
+                return Err(Error::invalid(
+                    "model",
+                    "task:<category> must be the whole value, not an entry of a list",
+                ));
+            }
+            list
+        }
+        Some(ModelSpec::Task(category)) => {
+            let candidates = config.task_candidates(&category)?;
+            if request.worktree.is_some() {
+                diagnostics.push(format!(
+                    "task:{category} resolved to its first candidate {} for the worktree",
+                    candidates[0]
+                ));
+                vec![candidates[0].clone()]
+            } else {
+                candidates.to_vec()
+            }
+        }
+        None if exec => Vec::new(),
+        None => role
+            .as_ref()
+            .and_then(|r| r.model.clone())
+            .or_else(|| {
+                role.as_ref()
+                    .and_then(|r| config.agent_model(&r.name).map(str::to_owned))
+            })
+            .or_else(|| config.default_model.clone())
+            .or_else(|| ctx.parent_model.clone())
+            .into_iter()
+            .collect(),
+    };
+    let thinking = match request.thinking {
+        Some(t) => Some(t.as_str().to_owned()),
+        None if exec => None,
+        None => role
+            .as_ref()
+            .and_then(|r| r.thinking.clone())
+            .or_else(|| ctx.parent_thinking.clone()),
+    };
+    let tools = match &request.tools {
+        Some(list) => {
+            let names = roles::list(list);
+            if names.is_empty() {
+                return Err(Error::invalid(
+                    "tools",
+                    "names no tool; omit it for the role's or Pi's default",
+                ));
+            }
+            Some(names)
+        }
+        None => role.as_ref().and_then(|r| r.tools.clone()),
+    };
+    if let Some(tools) = &tools {
+        check_tool_names(tools, "tools")?;
+    }
+    let mut denied_tools = role
+        .as_ref()
+        .map(|r| r.deny_tools.clone())
+        .unwrap_or_default();
+    if role.as_ref().and_then(|r| r.spawning) == Some(false) {
+        for tool in roles::SPAWNING_TOOLS {
+            if !denied_tools.iter().any(|d| d == tool) {
+                denied_tools.push(tool.to_owned());
+            }
+        }
+    }
+    check_tool_names(&denied_tools, "agent")?;
+    let skills = match &request.skills {
+        Some(list) => roles::list(list),
+        None => role
+            .as_ref()
+            .and_then(|r| r.skills.clone())
+            .unwrap_or_default(),
+    };
+    let fork = !exec
+        && request.fork.unwrap_or_else(|| {
+            role.as_ref().and_then(|r| r.session_mode) == Some(SessionMode::Fork)
+        });
+    if fork && ctx.parent_session.is_none() {
+        return Err(Error::invalid(
+            "fork",
+            "forking copies the parent's conversation: pass --parent-session",
+        ));
+    }
+    if fork && request.worktree.is_some() {
+        diagnostics.push(
+            "the fork child starts in the new worktree with the parent's conversation".to_owned(),
+        );
+    }
+    if persistent && request.worktree.is_some() {
+        diagnostics
+            .push("the persistent specialist holds its worktree for its whole life".to_owned());
+    }
+    if let Runner::Pi { .. } = runner {
+        if surface == SurfaceKind::Process && (persistent || !auto_exit) {
+            return Err(Error::invalid(
+                "surface",
+                "an interactive or persistent Pi child needs a terminal: use --surface tmux or herdr",
+            ));
+        }
+    }
+    let runner = match runner {
+        Runner::Pi { .. } => Runner::Pi {
+            program: find_pi(ctx.env)?,
+        },
+        exec => exec,
+    };
+    Ok(Plan {
+        request,
+        request_json,
+        runner,
+        surface,
+        cwd,
+        agent_dir,
+        role,
+        models,
+        thinking,
+        tools,
+        denied_tools,
+        skills,
+        auto_exit,
+        interactive,
+        persistent,
+        fork,
+        parent_session: ctx.parent_session.clone(),
+        accept,
+        worktree: None,
+        diagnostics,
+        resume: None,
+    }
+    .with_worktree())
+}
+
+impl Plan {
+    fn with_worktree(mut self) -> Plan {
+        self.worktree = self.request.worktree.clone();
+        self
+    }
+
+    /// The model of attempt `n` (0-based), `None` for Pi's default.
+    pub fn model(&self, attempt: usize) -> Option<&str> {
+        self.models.get(attempt).map(String::as_str)
+    }
+}
+
+/// The Pi executable: `$HERD_PI`, else `pi` on `PATH`.
+pub fn find_pi(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, Error> {
+    let path = env("PATH").unwrap_or_default();
+    match env(crate::PI_ENV).filter(|p| !p.is_empty()) {
+        Some(pi) => resolve_program(&OsString::from(&pi), &path).ok_or_else(|| {
+            Error::new(
+                ErrorCode::Unavailable,
+                format!("${} ({pi}) is not executable", crate::PI_ENV),
+            )
+        }),
+        None => herd_surface::find_on_path("pi", &path).ok_or_else(|| {
+            Error::new(
+                ErrorCode::Unavailable,
+                format!("`pi` is not on PATH; install Pi or set ${}", crate::PI_ENV),
+            )
+        }),
+    }
+}
+
+fn check_tool_names(names: &[String], field: &str) -> Result<(), Error> {
+    for name in names {
+        if name.chars().any(|c| c.is_whitespace() || c == ',') {
+            return Err(Error::invalid(
+                field,
+                format!("{name:?} is not a tool name"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Resolves a program: a path with a slash must be executable; a bare name is looked up on `path`.
+pub fn resolve_program(program: &OsString, path: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let candidate = Path::new(program);
+    if candidate.as_os_str().is_empty() {
+        return None;
+    }
+    if candidate.components().count() > 1 {
+        let ok = std::fs::metadata(candidate)
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        return ok
+            .then(|| std::path::absolute(candidate).unwrap_or_else(|_| candidate.to_path_buf()));
+    }
+    herd_surface::find_on_path(&candidate.to_string_lossy(), path)
+}

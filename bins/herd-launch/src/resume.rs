@@ -1,0 +1,244 @@
+//! `herd-launch resume`: continue a saved child session in a new pane, under its saved launch
+//! policy (seed 003, `subagent_resume`).
+//!
+//! The policy sidecar beside the session decides the tools: the saved allowlist (or none, when
+//! the launch was deliberately unrestricted) plus `caller_ping`, and `subagent_done` only when
+//! the resumed child does not exit by itself; the saved denied tools stay denied. Later changes of
+//! a role can never widen a resumed child. Everything fails closed before anything is created: a
+//! missing, malformed or unknown policy, a managed-worktree or persistent session, a session that
+//! is still running.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use herd_core::identity::{self, Judgement, Record};
+use herd_core::layout::{Artifacts, SessionFiles};
+use herd_core::{Error, ErrorCode};
+use herd_surface::Surface;
+use herd_tools::SubagentRequest;
+
+use crate::plan::{Plan, Resume, Runner};
+use crate::policy::{Owner, Policy};
+use crate::spawn::{Ack, Tools};
+
+/// The bound of the session header read.
+const HEADER_LIMIT: u64 = 64 * 1024;
+
+/// What `herd-launch resume` was asked.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub session: PathBuf,
+    pub message: Option<String>,
+    pub auto_exit: bool,
+    pub name: String,
+}
+
+fn guidance(session: &Path) -> String {
+    format!(
+        "start a new subagent, or resume by hand with `pi --session {}`",
+        session.display()
+    )
+}
+
+/// Reads the saved policy, refusing what resume must not restore.
+pub fn restorable_policy(session: &Path) -> Result<Policy, Error> {
+    let path = SessionFiles::new(session).policy();
+    let policy = Policy::read(&path).map_err(|err| {
+        let mut err = Error::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "cannot restore the launch policy: {}; {}",
+                err.message,
+                guidance(session)
+            ),
+        );
+        err.field = Some("policy".into());
+        err
+    })?;
+    if policy.owner == Owner::ManagedWorktree {
+        return Err(Error::invalid(
+            "session",
+            "this is a managed-worktree child: continue in its retained workspace instead of resuming it",
+        ));
+    }
+    if policy.persistent {
+        return Err(Error::invalid(
+            "session",
+            format!(
+                "a persistent specialist's session cannot be resumed; {}",
+                guidance(session)
+            ),
+        ));
+    }
+    Ok(policy)
+}
+
+/// Refuses a session whose recorded runner still runs, and clears a record of one that is gone.
+fn check_not_running(session: &Path) -> Result<(), Error> {
+    let file = SessionFiles::new(session).process();
+    let record = match Record::read(&file) {
+        Ok(Some(record)) => record,
+        Ok(None) => return Ok(()),
+        Err(err) => {
+            return Err(Error::invalid(
+                "session",
+                format!(
+                    "the identity record {} is unreadable ({err}); remove it by hand once the child is gone",
+                    file.display()
+                ),
+            ));
+        }
+    };
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    let stale_boot = !boot.trim().is_empty() && boot.trim() != record.boot_id;
+    match identity::judge(&record) {
+        Judgement::Exited => Ok(()),
+        // A record of an earlier boot names a process that cannot be running now.
+        Judgement::Unknown(_) if stale_boot => {
+            std::fs::remove_file(&file).map_err(|e| {
+                Error::new(
+                    ErrorCode::Unavailable,
+                    format!("cannot remove the stale {}: {e}", file.display()),
+                )
+            })?;
+            Ok(())
+        }
+        Judgement::Alive => Err(Error::new(
+            ErrorCode::Conflict,
+            format!(
+                "the session is still running as process {}; wait for it to end or cancel it",
+                record.pid
+            ),
+        )
+        .with_field("session")),
+        Judgement::Unknown(reason) => Err(Error::new(
+            ErrorCode::Conflict,
+            format!(
+                "cannot tell whether the session's process {} still runs: {reason}",
+                record.pid
+            ),
+        )
+        .with_field("session")),
+    }
+}
+
+/// The `cwd` of a session's header line.
+fn session_cwd(session: &Path) -> Result<PathBuf, Error> {
+    let file = std::fs::File::open(session).map_err(|e| {
+        Error::invalid(
+            "session",
+            format!("cannot read the session {}: {e}", session.display()),
+        )
+    })?;
+    let mut line = Vec::new();
+    BufReader::new(file.take(HEADER_LIMIT))
+        .read_until(b'\n', &mut line)
+        .map_err(|e| {
+            Error::invalid("session", format!("cannot read {}: {e}", session.display()))
+        })?;
+    let header: serde_json::Value = serde_json::from_slice(&line).map_err(|_| {
+        Error::invalid(
+            "session",
+            format!("{} has no session header", session.display()),
+        )
+    })?;
+    if header.get("type").and_then(serde_json::Value::as_str) != Some("session") {
+        return Err(Error::invalid(
+            "session",
+            format!("{} does not start with a session header", session.display()),
+        ));
+    }
+    let cwd = header
+        .get("cwd")
+        .and_then(serde_json::Value::as_str)
+        .map(PathBuf::from)
+        .ok_or_else(|| {
+            Error::invalid(
+                "session",
+                format!("the header of {} has no cwd", session.display()),
+            )
+        })?;
+    if !cwd.is_dir() {
+        return Err(Error::invalid(
+            "session",
+            format!("the session's directory {} is gone", cwd.display()),
+        ));
+    }
+    Ok(cwd)
+}
+
+/// Resumes a session.
+pub fn resume(
+    artifacts: &Artifacts,
+    request: &Request,
+    surface: &dyn Surface,
+    tools: &Tools,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Ack, Error> {
+    let session = std::path::absolute(&request.session).unwrap_or_else(|_| request.session.clone());
+    let policy = restorable_policy(&session)?;
+    let cwd = session_cwd(&session)?;
+    check_not_running(&session)?;
+    if let Some(message) = &request.message {
+        if message.trim().is_empty() {
+            return Err(Error::invalid("message", "the message is empty"));
+        }
+    }
+    if !surface.has_terminal() && (!request.auto_exit || request.message.is_none()) {
+        return Err(Error::invalid(
+            "surface",
+            "a resume without a terminal needs a message and auto-exit: use --surface tmux or herdr",
+        ));
+    }
+    let name = request.name.trim();
+    if name.is_empty() || name.chars().any(char::is_control) {
+        return Err(Error::invalid("name", "is not a usable label"));
+    }
+    let program = crate::plan::find_pi(env)?;
+    let agent_dir = crate::names::agent_dir(None, env)?;
+    let plan = Plan {
+        request: SubagentRequest {
+            name: name.to_owned(),
+            task: request.message.clone().unwrap_or_default(),
+            agent: None,
+            system_prompt: None,
+            model: None,
+            thinking: None,
+            skills: None,
+            tools: None,
+            cwd: Some(cwd.clone()),
+            worktree: None,
+            fork: None,
+            persistent: false,
+            accept: None,
+            interactive: None,
+        },
+        request_json: serde_json::Value::Null,
+        runner: Runner::Pi { program },
+        surface: surface.kind(),
+        cwd,
+        agent_dir,
+        role: None,
+        models: Vec::new(),
+        thinking: None,
+        tools: policy.tools.clone(),
+        denied_tools: policy.denied_tools.clone(),
+        skills: Vec::new(),
+        auto_exit: request.auto_exit,
+        interactive: !request.auto_exit,
+        persistent: false,
+        fork: false,
+        parent_session: None,
+        accept: None,
+        worktree: None,
+        diagnostics: vec![format!(
+            "resumed {} under its saved launch policy",
+            session.display()
+        )],
+        resume: Some(Resume {
+            session,
+            message: request.message.clone(),
+        }),
+    };
+    crate::spawn::spawn(artifacts, &plan, surface, tools, env)
+}

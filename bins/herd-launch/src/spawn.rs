@@ -1,0 +1,895 @@
+//! `herd-launch spawn`: one launch attempt per model candidate, each a new run.
+//!
+//! For each attempt, in this order of safety:
+//!
+//! 1. the run record `runs/<id>.json` is claimed (exclusive create, status `pending`) before
+//!    anything else exists, so every later file and pane has an owner on disk;
+//! 2. a managed worktree, when asked (herd-worktree writes its manifest before anything else);
+//! 3. the child's files: the seeded session (fork, lineage), the task artifact or the exec
+//!    prompt, the launch-policy sidecar, the accept spec (mode 0600), the persistent ledger's first
+//!    `dispatched` entry, and last the launch script, which never contains the accept command;
+//! 4. the surface places the child and starts the script;
+//! 5. the record becomes `launched`, `uncertain` (an owner exists, dispatch unknown) or
+//!    `failed`.
+//!
+//! A definite failure (nothing of the child exists) moves to the next model candidate, if any;
+//! an uncertain one never does.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use herd_core::layout::{Artifacts, SessionFiles, safe_name};
+use herd_core::run::{LaunchStatus, PaneRef, RunRecord, SurfaceKind, WorktreeRef};
+use herd_core::{Error, ErrorCode, exit, sidecar};
+use herd_surface::{Launch, LaunchError, Surface};
+use serde_json::json;
+
+use crate::artifact::{self, Mode};
+use crate::names::{self, Utc};
+use crate::plan::{Plan, Runner};
+use crate::policy::{Owner, Policy, WorktreeBinding};
+use crate::script::Script;
+
+/// The end-to-end budget of one attempt's surface work (placement, readiness, dispatch).
+pub const LAUNCH_BUDGET: Duration = Duration::from_secs(45);
+
+/// The environment variable that shortens [`LAUNCH_BUDGET`] (milliseconds), e.g. in tests of a
+/// surface that hangs.
+pub const LAUNCH_BUDGET_ENV: &str = "HERD_LAUNCH_BUDGET_MS";
+
+fn launch_budget(env: &dyn Fn(&str) -> Option<String>) -> Duration {
+    env(LAUNCH_BUDGET_ENV)
+        .and_then(|ms| ms.parse::<u64>().ok())
+        .map_or(LAUNCH_BUDGET, |ms| {
+            Duration::from_millis(ms).min(LAUNCH_BUDGET)
+        })
+}
+
+/// The protocol variables a child gets from herd and must not inherit from its parent.
+pub const PROTOCOL_VARS: [&str; 15] = [
+    "PI_HERDR_AGENTS_SESSION",
+    "PI_DENY_TOOLS",
+    "PI_SUBAGENT_NAME",
+    "PI_SUBAGENT_AGENT",
+    "PI_SUBAGENT_AUTO_EXIT",
+    "PI_SUBAGENT_PERSISTENT",
+    "PI_SUBAGENT_LOGICAL_ID",
+    "PI_SUBAGENT_GENERATION_ID",
+    "PI_SUBAGENT_TASK_ID",
+    "PI_SUBAGENT_SESSION",
+    "PI_SUBAGENT_ID",
+    "PI_SUBAGENT_ACTIVITY_FILE",
+    "PI_SUBAGENT_SURFACE",
+    "PI_SUBAGENT_PROCESS_FILE",
+    "PI_SUBAGENT_ACCEPT_FILE",
+];
+
+/// The parent's Herdr pane identity, kept only for a child in a Herdr pane.
+pub const HERDR_IDS: [&str; 3] = ["HERDR_PANE_ID", "HERDR_TAB_ID", "HERDR_WORKSPACE_ID"];
+
+/// Variables of the launching environment a pane's shell may lack (a tmux server has its own
+/// environment) and that the child needs; none of them is a secret.
+const PASS_THROUGH: [&str; 12] = [
+    "PATH",
+    "HOME",
+    "USER",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
+    "PI_OFFLINE",
+    "PI_TELEMETRY",
+    "PI_SKIP_VERSION_CHECK",
+];
+
+/// The outcome of `spawn`: the acknowledgement and its exit code.
+#[derive(Debug, Clone)]
+pub struct Ack {
+    pub status: LaunchStatus,
+    pub record: RunRecord,
+    pub artifacts: PathBuf,
+    /// Earlier attempts that failed definitely, as `(run id, model, failure)`.
+    pub failed_attempts: Vec<(String, Option<String>, String)>,
+    pub persistent_ids: Option<PersistentIds>,
+}
+
+/// The identifiers of a persistent specialist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PersistentIds {
+    pub logical_id: String,
+    pub generation_id: String,
+    pub task_id: String,
+}
+
+impl Ack {
+    pub fn exit_code(&self) -> i32 {
+        match self.status {
+            LaunchStatus::Launched => exit::SUCCESS,
+            LaunchStatus::Uncertain => exit::UNCERTAIN,
+            LaunchStatus::Failed | LaunchStatus::Pending => exit::NO_ANSWER,
+        }
+    }
+
+    /// The `--json` document.
+    pub fn to_json(&self) -> serde_json::Value {
+        let r = &self.record;
+        let mut doc = json!({
+            "status": status_str(self.status),
+            "run_id": r.run_id,
+            "name": r.name,
+            "surface": r.surface.as_str(),
+            "runner": match r.runner { herd_core::run::Runner::Pi => "pi", herd_core::run::Runner::Exec => "exec" },
+            "session_file": r.session_file,
+            "artifacts": self.artifacts,
+            "cwd": r.cwd,
+            "persistent": r.persistent,
+            "auto_exit": r.auto_exit,
+            "interactive": r.interactive,
+            "diagnostics": r.diagnostics,
+        });
+        let obj = doc.as_object_mut().expect("a json! object is an object");
+        if let Some(pane) = &r.pane {
+            obj.insert("pane_id".into(), pane.pane_id.clone().into());
+            if let Some(tab) = &pane.tab_id {
+                obj.insert("tab_id".into(), tab.clone().into());
+            }
+            if let Some(ws) = &pane.workspace_id {
+                obj.insert("workspace_id".into(), ws.clone().into());
+            }
+        }
+        if let Some(model) = &r.model {
+            obj.insert("model".into(), model.clone().into());
+        }
+        if !r.fallback_models.is_empty() {
+            obj.insert("fallback_models".into(), r.fallback_models.clone().into());
+        }
+        if let Some(thinking) = &r.thinking {
+            obj.insert("thinking".into(), thinking.clone().into());
+        }
+        if let Some(wt) = &r.worktree {
+            obj.insert(
+                "worktree".into(),
+                json!({"path": wt.path, "branch": wt.branch, "base_sha": wt.base_sha, "manifest": wt.manifest}),
+            );
+        }
+        if let Some(spec) = &r.accept_spec {
+            obj.insert("accept_spec".into(), spec.clone().into());
+        }
+        if let Some(ids) = &self.persistent_ids {
+            obj.insert(
+                "persistent_ids".into(),
+                json!({"logical_id": ids.logical_id, "generation_id": ids.generation_id, "task_id": ids.task_id}),
+            );
+        }
+        if let Some(failure) = &r.launch_failure {
+            obj.insert("launch_failure".into(), failure.clone().into());
+        }
+        if !self.failed_attempts.is_empty() {
+            let attempts: Vec<_> = self
+                .failed_attempts
+                .iter()
+                .map(|(id, model, failure)| json!({"run_id": id, "model": model, "launch_failure": failure}))
+                .collect();
+            obj.insert("failed_attempts".into(), attempts.into());
+        }
+        doc
+    }
+
+    /// The human text.
+    pub fn human(&self) -> String {
+        let r = &self.record;
+        let place = r
+            .pane
+            .as_ref()
+            .map_or_else(String::new, |p| format!(" in pane {}", p.pane_id));
+        let mut text = match self.status {
+            LaunchStatus::Launched => format!(
+                "launched {} ({}) on {}{place}",
+                r.name,
+                r.run_id,
+                r.surface.as_str()
+            ),
+            LaunchStatus::Uncertain => format!(
+                "launch of {} ({}) is uncertain{place}: {}; it stays supervised, do not retry blindly",
+                r.name,
+                r.run_id,
+                r.launch_failure.as_deref().unwrap_or("unknown")
+            ),
+            _ => format!(
+                "launch of {} ({}) failed: {}",
+                r.name,
+                r.run_id,
+                r.launch_failure.as_deref().unwrap_or("unknown")
+            ),
+        };
+        text.push_str(&format!("\nsession: {}", r.session_file));
+        for d in &r.diagnostics {
+            text.push_str(&format!("\nnote: {d}"));
+        }
+        text
+    }
+}
+
+pub fn status_str(status: LaunchStatus) -> &'static str {
+    match status {
+        LaunchStatus::Pending => "pending",
+        LaunchStatus::Launched => "launched",
+        LaunchStatus::Uncertain => "uncertain",
+        LaunchStatus::Failed => "failed",
+    }
+}
+
+/// Where herd-launch finds the things a launch script runs.
+#[derive(Debug, Clone)]
+pub struct Tools {
+    /// This program, which the script runs as `herd-launch exec`.
+    pub herd_launch: PathBuf,
+    /// The child extension Pi loads with `-e`.
+    pub extension: Option<PathBuf>,
+}
+
+/// Runs every attempt of a plan until one is not a definite failure.
+pub fn spawn(
+    artifacts: &Artifacts,
+    plan: &Plan,
+    surface: &dyn Surface,
+    tools: &Tools,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Ack, Error> {
+    persistent_cap(plan, artifacts)?;
+    let mut failed_attempts = Vec::new();
+    let attempts = plan.models.len().max(1);
+    for attempt in 0..attempts {
+        let ack = launch_once(artifacts, plan, attempt, surface, tools, env)?;
+        if ack.status == LaunchStatus::Failed && attempt + 1 < attempts {
+            failed_attempts.push((
+                ack.record.run_id.clone(),
+                ack.record.model.clone(),
+                ack.record.launch_failure.clone().unwrap_or_default(),
+            ));
+            continue;
+        }
+        return Ok(Ack {
+            failed_attempts,
+            ..ack
+        });
+    }
+    Err(Error::internal("no launch attempt was made"))
+}
+
+/// Refuses a persistent specialist beyond `persistent.maxAgents` live ones (default 3).
+fn persistent_cap(plan: &Plan, artifacts: &Artifacts) -> Result<(), Error> {
+    if !plan.persistent {
+        return Ok(());
+    }
+    let max = crate::roles::Config::max_persistent(&plan.agent_dir)?;
+    let mut live = 0;
+    for id in artifacts.run_ids()? {
+        let Ok(record) = RunRecord::load(artifacts, &id) else {
+            continue;
+        };
+        let open = matches!(
+            record.status,
+            LaunchStatus::Launched | LaunchStatus::Uncertain | LaunchStatus::Pending
+        );
+        if record.persistent && open && !artifacts.run_result(&id).exists() {
+            live += 1;
+        }
+    }
+    if live >= max {
+        return Err(Error::new(
+            ErrorCode::Conflict,
+            format!("{live} persistent specialists are live, the most persistent.maxAgents allows ({max})"),
+        )
+        .with_field("persistent"));
+    }
+    Ok(())
+}
+
+/// Claims a fresh run id by creating its record exclusively.
+fn claim(artifacts: &Artifacts, record: &mut RunRecord) -> Result<(), Error> {
+    for _ in 0..16 {
+        record.run_id = names::new_run_id()?;
+        record.format_version = herd_core::run::FORMAT_VERSION;
+        record.updated_at_ms = record.created_at_ms;
+        let mut bytes =
+            serde_json::to_vec_pretty(record).map_err(|e| Error::internal(e.to_string()))?;
+        bytes.push(b'\n');
+        if sidecar::create_once(&artifacts.run_record(&record.run_id), &bytes)? {
+            return Ok(());
+        }
+    }
+    Err(Error::internal("could not claim a free run id in 16 tries"))
+}
+
+fn launch_once(
+    artifacts: &Artifacts,
+    plan: &Plan,
+    attempt: usize,
+    surface: &dyn Surface,
+    tools: &Tools,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Ack, Error> {
+    let now = herd_core::time::now_ms();
+    let model = plan.model(attempt).map(str::to_owned);
+    let mut record = RunRecord {
+        format_version: herd_core::run::FORMAT_VERSION,
+        run_id: String::new(),
+        name: plan.request.name.clone(),
+        agent: plan.role.as_ref().map(|r| r.name.clone()),
+        created_at_ms: now,
+        updated_at_ms: now,
+        runner: plan.runner.kind(),
+        surface: surface.kind(),
+        status: LaunchStatus::Pending,
+        cwd: plan.cwd.to_string_lossy().into_owned(),
+        session_file: String::new(),
+        pane: None,
+        worktree: None,
+        accept_spec: None,
+        model: model.clone(),
+        fallback_models: plan.models.iter().skip(attempt + 1).cloned().collect(),
+        attempted_models: plan.models.iter().take(attempt).cloned().collect(),
+        thinking: plan.thinking.clone(),
+        persistent: plan.persistent,
+        interactive: plan.interactive,
+        auto_exit: plan.auto_exit,
+        parent_run_id: env("PI_SUBAGENT_ID")
+            .filter(|id| herd_core::layout::validate_run_id(id).is_ok()),
+        launch_failure: None,
+        diagnostics: plan.diagnostics.clone(),
+        extra: Default::default(),
+    };
+    claim(artifacts, &mut record)?;
+    // From here on the record exists: every failure is written into it before it is returned.
+    match prepare_and_launch(artifacts, plan, &mut record, surface, tools, env, now) {
+        Ok(outcome) => Ok(outcome),
+        Err(err) => {
+            record.status = LaunchStatus::Failed;
+            record.launch_failure = Some(err.message.clone());
+            record.save(artifacts)?;
+            if err.code == ErrorCode::InvalidRequest {
+                return Err(err);
+            }
+            Ok(Ack {
+                status: LaunchStatus::Failed,
+                record,
+                artifacts: artifacts.root().to_path_buf(),
+                failed_attempts: Vec::new(),
+                persistent_ids: None,
+            })
+        }
+    }
+}
+
+/// The files of one attempt.
+struct Files {
+    session: PathBuf,
+    activity: PathBuf,
+    script: PathBuf,
+    artifact: Option<PathBuf>,
+    accept_spec: Option<PathBuf>,
+}
+
+fn prepare_and_launch(
+    artifacts: &Artifacts,
+    plan: &Plan,
+    record: &mut RunRecord,
+    surface: &dyn Surface,
+    tools: &Tools,
+    env: &dyn Fn(&str) -> Option<String>,
+    now: u64,
+) -> Result<Ack, Error> {
+    let run_id = record.run_id.clone();
+    let safe = safe_name(&plan.request.name, "subagent");
+    let stamp = Utc::from_ms(now).file_seconds();
+
+    // The worktree first: its manifest is written before anything is created for it.
+    let mut child_cwd = plan.cwd.clone();
+    let mut root_pane: Option<PaneRef> = None;
+    let mut binding = None;
+    if let Some(wt) = &plan.worktree {
+        let created = crate::worktree::create(artifacts, plan, &run_id, wt, surface.kind())?;
+        record.worktree = Some(WorktreeRef {
+            path: created.path.to_string_lossy().into_owned(),
+            branch: created.branch.clone(),
+            base_sha: created.base_sha.clone(),
+            manifest: created.manifest_file.to_string_lossy().into_owned(),
+        });
+        record
+            .diagnostics
+            .extend(created.diagnostics.iter().cloned());
+        child_cwd = created.path.clone();
+        record.cwd = child_cwd.to_string_lossy().into_owned();
+        if let (Some(pane), Some(ws)) = (&created.pane_id, &created.workspace_id) {
+            root_pane = Some(PaneRef {
+                pane_id: pane.clone(),
+                tab_id: created.tab_id.clone(),
+                workspace_id: Some(ws.clone()),
+                owned: false,
+                socket: surface.socket().map(|s| s.to_string_lossy().into_owned()),
+                server_pid: None,
+            });
+        }
+        binding = Some(WorktreeBinding {
+            path: created.path.to_string_lossy().into_owned(),
+            workspace_id: created
+                .workspace_id
+                .clone()
+                .unwrap_or_else(|| "none".to_owned()),
+            branch: created.branch.clone(),
+            base_sha: created.base_sha.clone(),
+        });
+        record.save(artifacts)?;
+    }
+
+    // The session: chosen by herd, so every sidecar's place is known before the child starts.
+    let agent_dir = if plan.worktree.is_some() {
+        crate::names::agent_dir(Some(&child_cwd), env)?
+    } else {
+        plan.agent_dir.clone()
+    };
+    let session = match (&plan.resume, &plan.runner) {
+        (Some(resume), _) => resume.session.clone(),
+        (None, Runner::Pi { .. }) => names::session_file(&agent_dir, &child_cwd, now, &run_id)?,
+        (None, Runner::Exec { .. }) => artifacts
+            .root()
+            .join("sessions")
+            .join(format!("{safe}-{run_id}.jsonl")),
+    };
+    record.session_file = session.to_string_lossy().into_owned();
+    if plan.worktree.is_some() {
+        crate::worktree::record_session(artifacts, &run_id, session.clone());
+    }
+    let files = Files {
+        activity: artifacts.activity(&run_id),
+        script: artifacts.scripts_dir().join(format!("{safe}-{run_id}.sh")),
+        artifact: None,
+        accept_spec: plan.accept.as_ref().map(|_| artifacts.accept_spec(&run_id)),
+        session,
+    };
+    let mut files = files;
+    if let Some(parent) = files.session.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| {
+            Error::new(
+                ErrorCode::Unavailable,
+                format!("cannot create {}: {e}", parent.display()),
+            )
+        })?;
+    }
+    if let (Runner::Pi { .. }, None) = (&plan.runner, &plan.resume) {
+        crate::seed::seed_session(plan, &files.session, &child_cwd, now)?;
+    }
+    record.save(artifacts)?;
+
+    // The first message.
+    let mode = if plan.persistent {
+        Mode::Persistent
+    } else if plan.auto_exit {
+        Mode::AutoExit
+    } else {
+        Mode::Interactive
+    };
+    let artifact_path = artifacts
+        .context_dir()
+        .join(format!("{safe}-{stamp}-{run_id}.md"));
+    match &plan.runner {
+        Runner::Pi { .. } if plan.resume.is_some() => {
+            // A resume's follow-up message, delivered as the first prompt.
+            if let Some(message) = plan.resume.as_ref().and_then(|r| r.message.as_deref()) {
+                let path = artifacts
+                    .resume_dir()
+                    .join(format!("{safe}-{stamp}-{run_id}.md"));
+                sidecar::write_atomic(&path, format!("{}\n", message.trim_end()).as_bytes())?;
+                files.artifact = Some(path);
+            }
+        }
+        Runner::Pi { .. } if !plan.fork => {
+            let role = match &plan.role {
+                Some(role) => Some(role.body.as_str()),
+                None => plan.request.system_prompt.as_deref(),
+            };
+            let text =
+                artifact::task_artifact(role, mode, plan.accept.is_some(), &plan.request.task);
+            sidecar::write_atomic(&artifact_path, text.as_bytes())?;
+            files.artifact = Some(artifact_path);
+        }
+        Runner::Pi { .. } => {}
+        Runner::Exec { .. } => {
+            let text =
+                artifact::exec_prompt(plan.request.system_prompt.as_deref(), &plan.request.task);
+            sidecar::write_atomic(&artifact_path, text.as_bytes())?;
+            files.artifact = Some(artifact_path);
+        }
+    }
+
+    // The launch policy, which resume restores.
+    let persistent_ids = if plan.persistent {
+        Some(PersistentIds {
+            logical_id: run_id.clone(),
+            generation_id: format!("gen-{}", names::random_hex(8)?),
+            task_id: format!("task-{}", names::random_hex(8)?),
+        })
+    } else {
+        None
+    };
+    let owner = if binding.is_some() {
+        Owner::ManagedWorktree
+    } else {
+        Owner::Public
+    };
+    let policy = Policy::new(
+        owner,
+        plan.tools.clone(),
+        plan.denied_tools.clone(),
+        plan.persistent,
+        persistent_ids
+            .as_ref()
+            .map_or_else(|| run_id.clone(), |ids| ids.logical_id.clone()),
+        persistent_ids
+            .as_ref()
+            .map_or_else(|| format!("gen-{run_id}"), |ids| ids.generation_id.clone()),
+        binding,
+    );
+    if plan.resume.is_none() {
+        policy.write(&SessionFiles::new(&files.session).policy())?;
+    }
+
+    // The accept spec: the command lives only in this file.
+    if let (Some(spec), Some(path)) = (&plan.accept, &files.accept_spec) {
+        spec.write(path)?;
+        record.accept_spec = Some(path.to_string_lossy().into_owned());
+    }
+
+    // A persistent specialist's first task is dispatched through the ledger.
+    if let Some(ids) = &persistent_ids {
+        crate::persistent::append_ledger(
+            &SessionFiles::new(&files.session).ledger(),
+            &ids.task_id,
+            "dispatched",
+            &ids.generation_id,
+            &ids.logical_id,
+            &policy.hash(),
+        )?;
+        record
+            .extra
+            .insert("logical_id".into(), ids.logical_id.clone().into());
+        record
+            .extra
+            .insert("generation_id".into(), ids.generation_id.clone().into());
+        record
+            .extra
+            .insert("task_id".into(), ids.task_id.clone().into());
+    }
+
+    // The launch script.
+    let (unset, child_env) = child_env(
+        plan,
+        record,
+        &files,
+        &agent_dir,
+        surface,
+        persistent_ids.as_ref(),
+        env,
+    );
+    let (argv, stdin, stdout, stderr) =
+        runner_argv(plan, record, &files, surface, tools, artifacts)?;
+    if let Runner::Exec { argv } = &plan.runner {
+        record.extra.insert(
+            "exec_argv".into(),
+            argv.iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .into(),
+        );
+    }
+    let script = Script {
+        run_id: run_id.clone(),
+        name: plan.request.name.clone(),
+        prologue: surface.script_prologue(&plan.request.name),
+        cwd: child_cwd.clone(),
+        unset,
+        env: child_env,
+        herd_launch: tools.herd_launch.clone(),
+        identity_file: SessionFiles::new(&files.session).process(),
+        session_file: files.session.clone(),
+        argv,
+        stdin,
+        stdout,
+        stderr,
+        exit_status_file: herd_surface::runner_exit_file(artifacts, &run_id),
+    };
+    script.write(&files.script)?;
+    record.extra.insert(
+        "launch_script".into(),
+        files.script.to_string_lossy().into_owned().into(),
+    );
+    if let Some(artifact) = &files.artifact {
+        record.extra.insert(
+            "task_artifact".into(),
+            artifact.to_string_lossy().into_owned().into(),
+        );
+    }
+    record.extra.insert(
+        "activity_file".into(),
+        files.activity.to_string_lossy().into_owned().into(),
+    );
+    let request_file = artifacts.run_file(&run_id, "request.json");
+    sidecar::write_json(&request_file, &plan.request_json)?;
+    record.extra.insert(
+        "request_file".into(),
+        request_file.to_string_lossy().into_owned().into(),
+    );
+    record.save(artifacts)?;
+
+    // Dispatch.
+    let launch = Launch {
+        run_id: &run_id,
+        name: &plan.request.name,
+        cwd: &child_cwd,
+        script: &files.script,
+        session_file: &files.session,
+        into: root_pane.as_ref(),
+    };
+    let deadline = Instant::now() + launch_budget(env);
+    let status = match surface.launch(&launch, deadline) {
+        Ok(target) => {
+            record.pane = target.to_pane_ref();
+            LaunchStatus::Launched
+        }
+        Err(LaunchError::Definite(err)) => {
+            record.launch_failure = Some(err.to_string());
+            LaunchStatus::Failed
+        }
+        Err(LaunchError::Uncertain { error, owner }) => {
+            record.pane = owner.to_pane_ref();
+            record.launch_failure = Some(error.to_string());
+            LaunchStatus::Uncertain
+        }
+        Err(LaunchError::Unowned(err)) => {
+            record.launch_failure = Some(format!("{err}; no owner was identified"));
+            LaunchStatus::Uncertain
+        }
+    };
+    if plan.worktree.is_some() {
+        match status {
+            LaunchStatus::Launched => crate::worktree::mark_running(artifacts, &run_id),
+            LaunchStatus::Failed => crate::worktree::mark_failed(
+                artifacts,
+                &run_id,
+                record.launch_failure.as_deref().unwrap_or("launch failed"),
+            ),
+            _ => {}
+        }
+    }
+    record.status = status;
+    record.save(artifacts)?;
+    Ok(Ack {
+        status,
+        record: record.clone(),
+        artifacts: artifacts.root().to_path_buf(),
+        failed_attempts: Vec::new(),
+        persistent_ids,
+    })
+}
+
+/// The child's environment (protocol.md §1.1): what to unset, then what to export.
+fn child_env(
+    plan: &Plan,
+    record: &RunRecord,
+    files: &Files,
+    agent_dir: &Path,
+    surface: &dyn Surface,
+    persistent: Option<&PersistentIds>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> (Vec<String>, Vec<(String, OsString)>) {
+    let mut unset: Vec<String> = PROTOCOL_VARS.iter().map(|v| (*v).to_owned()).collect();
+    if surface.kind() != SurfaceKind::Herdr {
+        unset.extend(HERDR_IDS.iter().map(|v| (*v).to_owned()));
+    }
+    if surface.kind() != SurfaceKind::Tmux {
+        unset.push("TMUX_PANE".to_owned());
+    }
+    let mut vars: Vec<(String, OsString)> = Vec::new();
+    if surface.has_terminal() {
+        // A pane's shell has the multiplexer's environment, not the launcher's.
+        for key in PASS_THROUGH {
+            if let Some(value) = env(key) {
+                vars.push((key.to_owned(), value.into()));
+            }
+        }
+        let mut herd: Vec<(String, String)> = std::env::vars()
+            .filter(|(k, _)| k.starts_with("HERD_"))
+            .collect();
+        herd.sort();
+        for (key, _) in herd {
+            if let Some(value) = env(&key) {
+                vars.push((key, value.into()));
+            }
+        }
+    }
+    let session: OsString = files.session.clone().into_os_string();
+    vars.push(("PI_HERDR_AGENTS_SESSION".into(), session.clone()));
+    vars.push((
+        "PI_CODING_AGENT_DIR".into(),
+        agent_dir.as_os_str().to_owned(),
+    ));
+    if !plan.denied_tools.is_empty() {
+        vars.push(("PI_DENY_TOOLS".into(), plan.denied_tools.join(",").into()));
+    }
+    vars.push(("PI_SUBAGENT_ID".into(), record.run_id.clone().into()));
+    vars.push(("PI_SUBAGENT_NAME".into(), record.name.clone().into()));
+    if let Some(agent) = &record.agent {
+        vars.push(("PI_SUBAGENT_AGENT".into(), agent.clone().into()));
+    }
+    vars.push((
+        "PI_SUBAGENT_AUTO_EXIT".into(),
+        if plan.auto_exit { "1" } else { "0" }.into(),
+    ));
+    if let Some(ids) = persistent {
+        vars.push(("PI_SUBAGENT_PERSISTENT".into(), "1".into()));
+        vars.push((
+            "PI_SUBAGENT_LOGICAL_ID".into(),
+            ids.logical_id.clone().into(),
+        ));
+        vars.push((
+            "PI_SUBAGENT_GENERATION_ID".into(),
+            ids.generation_id.clone().into(),
+        ));
+        vars.push(("PI_SUBAGENT_TASK_ID".into(), ids.task_id.clone().into()));
+    }
+    vars.push(("PI_SUBAGENT_SESSION".into(), session));
+    vars.push((
+        "PI_SUBAGENT_ACTIVITY_FILE".into(),
+        files.activity.clone().into_os_string(),
+    ));
+    vars.push((
+        "PI_SUBAGENT_PROCESS_FILE".into(),
+        SessionFiles::new(&files.session).process().into_os_string(),
+    ));
+    if let Some(spec) = &files.accept_spec {
+        vars.push((
+            "PI_SUBAGENT_ACCEPT_FILE".into(),
+            spec.clone().into_os_string(),
+        ));
+    }
+    (unset, vars)
+}
+
+/// The runner's argv and its standard streams.
+#[expect(
+    clippy::type_complexity,
+    reason = "argv and the three standard streams, used once"
+)]
+fn runner_argv(
+    plan: &Plan,
+    record: &RunRecord,
+    files: &Files,
+    surface: &dyn Surface,
+    tools: &Tools,
+    artifacts: &Artifacts,
+) -> Result<
+    (
+        Vec<OsString>,
+        Option<PathBuf>,
+        Option<PathBuf>,
+        Option<PathBuf>,
+    ),
+    Error,
+> {
+    match &plan.runner {
+        Runner::Exec { argv } => {
+            // Output goes to the logs on every surface; on the process surface the script's own
+            // output already does.
+            let (stdout, stderr) = if surface.has_terminal() {
+                std::fs::create_dir_all(artifacts.logs_dir()).map_err(|e| {
+                    Error::new(
+                        ErrorCode::Unavailable,
+                        format!("cannot create {}: {e}", artifacts.logs_dir().display()),
+                    )
+                })?;
+                (
+                    Some(artifacts.stdout_log(&record.run_id)),
+                    Some(artifacts.stderr_log(&record.run_id)),
+                )
+            } else {
+                (None, None)
+            };
+            Ok((argv.clone(), files.artifact.clone(), stdout, stderr))
+        }
+        Runner::Pi { program } => {
+            let mut argv: Vec<OsString> = vec![program.clone().into_os_string()];
+            if !surface.has_terminal() {
+                // No terminal: print mode runs the prompt and exits.
+                argv.push("-p".into());
+            }
+            argv.push("--session".into());
+            argv.push(files.session.clone().into_os_string());
+            if let Some(model) = &record.model {
+                argv.push("--model".into());
+                argv.push(model.into());
+            }
+            if let Some(thinking) = &record.thinking {
+                argv.push("--thinking".into());
+                argv.push(pi_thinking(thinking).into());
+            }
+            if let Some(tools) = &plan.tools {
+                let mut list = tools.clone();
+                for extra in child_tools(plan.auto_exit, plan.persistent) {
+                    if !list.iter().any(|t| t == extra) {
+                        list.push(extra.to_owned());
+                    }
+                }
+                argv.push("--tools".into());
+                argv.push(list.join(",").into());
+            }
+            if let Some(extension) = &tools.extension {
+                argv.push("-e".into());
+                argv.push(extension.clone().into_os_string());
+            }
+            match &files.artifact {
+                Some(artifact) => {
+                    let mut at = OsString::from("@");
+                    at.push(artifact);
+                    argv.push(at);
+                    if !plan.skills.is_empty() {
+                        // An empty first message takes the artifact, so each skill is its own prompt.
+                        argv.push("".into());
+                    }
+                }
+                None if plan.resume.is_some() => {}
+                None => argv.push(plan.request.task.clone().into()),
+            }
+            for skill in &plan.skills {
+                argv.push(format!("/skill:{skill}").into());
+            }
+            Ok((argv, None, None, None))
+        }
+    }
+}
+
+/// The child protocol tools an allowlist must keep: `caller_ping` always, `subagent_done` for a
+/// child that does not exit by itself.
+pub fn child_tools(auto_exit: bool, persistent: bool) -> Vec<&'static str> {
+    if auto_exit && !persistent {
+        vec!["caller_ping"]
+    } else {
+        vec!["caller_ping", "subagent_done"]
+    }
+}
+
+/// Pi's thinking levels stop at `xhigh`; the tool's `max` asks for the highest.
+pub fn pi_thinking(level: &str) -> &str {
+    if level == "max" { "xhigh" } else { level }
+}
+
+/// Reads the request: a file, or `-` for stdin, at most [`crate::plan::REQUEST_LIMIT`] bytes.
+pub fn read_request(source: &str) -> Result<Vec<u8>, Error> {
+    use std::io::Read;
+    let limit = crate::plan::REQUEST_LIMIT;
+    if source == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .take(limit + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| {
+                Error::invalid(
+                    "request",
+                    format!("cannot read the request from stdin: {e}"),
+                )
+            })?;
+        if buf.len() as u64 > limit {
+            return Err(Error::invalid(
+                "request",
+                format!("the request is larger than {limit} bytes"),
+            ));
+        }
+        return Ok(buf);
+    }
+    sidecar::read_bounded(Path::new(source), limit)
+        .map_err(|e| Error::from(e).with_field("request"))?
+        .ok_or_else(|| Error::invalid("request", format!("{source} does not exist")))
+}

@@ -1,0 +1,56 @@
+//! Worktree launches through herd-worktree: the manifest is written before anything is created,
+//! and follows the launch (`running`, or `failed` with the reason).
+
+use std::path::PathBuf;
+
+use herd_core::Error;
+use herd_core::layout::Artifacts;
+use herd_core::run::SurfaceKind;
+use herd_tools::WorktreeRequest;
+use herd_worktree::create::{CreateEnv, CreateRequest, Created, Surface};
+use herd_worktree::manifest::{Manifest, State};
+
+use crate::plan::Plan;
+
+/// Creates the managed worktree of run `run_id`: by Herdr (a workspace and its root pane) when
+/// the child runs on Herdr, else by `git worktree add` under the managed root.
+pub fn create(
+    artifacts: &Artifacts,
+    plan: &Plan,
+    run_id: &str,
+    wt: &WorktreeRequest,
+    surface: SurfaceKind,
+) -> Result<Created, Error> {
+    let request = CreateRequest {
+        source_cwd: plan.cwd.clone(),
+        branch: wt.branch.clone(),
+        base: wt.base.clone(),
+        run_id: run_id.to_owned(),
+        surface: if surface == SurfaceKind::Herdr {
+            Surface::Herdr
+        } else {
+            Surface::Git
+        },
+        label: Some(plan.request.name.clone()),
+    };
+    herd_worktree::create::create(artifacts, &request, &CreateEnv::from_env()?)
+}
+
+/// Records that the child was dispatched into its worktree. A manifest that cannot be updated
+/// does not undo a launch; herd-watch and herd-cleanup read the run record too.
+pub fn mark_running(artifacts: &Artifacts, run_id: &str) {
+    let _ = Manifest::update(artifacts, run_id, |m| m.state = State::Running);
+}
+
+/// Records why the launch into the worktree failed; the checkout is retained.
+pub fn mark_failed(artifacts: &Artifacts, run_id: &str, why: &str) {
+    let _ = Manifest::update(artifacts, run_id, |m| {
+        m.state = State::Failed;
+        m.error = Some(why.to_owned());
+    });
+}
+
+/// Records the child's session in the manifest.
+pub fn record_session(artifacts: &Artifacts, run_id: &str, session: PathBuf) {
+    let _ = Manifest::update(artifacts, run_id, |m| m.session_file = Some(session));
+}

@@ -1,0 +1,1171 @@
+//! `herd-launch` as its users run it: real processes on the process and tmux surfaces, with the
+//! exec runner and a test child that follows the on-disk protocol (`tests/support/child.sh`), and
+//! a stand-in Pi (`tests/support/fake-pi.sh`) for the Pi runner's command line.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test on any error"
+)]
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_herd-launch");
+
+fn support(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/support")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A scratch home, an artifacts directory and a working directory for one test.
+struct Env {
+    dir: tempfile::TempDir,
+    vars: Vec<(String, String)>,
+}
+
+struct Run {
+    code: i32,
+    json: Value,
+    stderr: String,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["home", "work", "art"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        let vars = vec![
+            ("PATH".to_owned(), std::env::var("PATH").unwrap_or_default()),
+            (
+                "HOME".to_owned(),
+                dir.path().join("home").to_string_lossy().into_owned(),
+            ),
+            (
+                "HERD_ARTIFACTS".to_owned(),
+                dir.path().join("art").to_string_lossy().into_owned(),
+            ),
+        ];
+        Env { dir, vars }
+    }
+
+    fn set(&mut self, key: &str, value: impl Into<String>) {
+        self.vars.retain(|(k, _)| k != key);
+        self.vars.push((key.to_owned(), value.into()));
+    }
+
+    fn work(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    fn art(&self) -> PathBuf {
+        self.dir.path().join("art")
+    }
+
+    fn run(&self, args: &[&str], request: &Value) -> Run {
+        use std::io::Write;
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the test runs the binary under test"
+        )]
+        let mut child = std::process::Command::new(BIN)
+            .args(args)
+            .env_clear()
+            .envs(self.vars.iter().map(|(k, v)| (k, v)))
+            .current_dir(self.work())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(request.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            json: serde_json::from_str(&stdout).unwrap_or(Value::String(stdout)),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// `herd-launch spawn --request - --json` with the exec runner running the test child.
+    fn spawn_exec(&self, surface: &str, request: &Value, child_args: &[&str]) -> Run {
+        let child = support("child.sh");
+        let mut args = vec![
+            "spawn",
+            "--request",
+            "-",
+            "--json",
+            "--surface",
+            surface,
+            "--runner",
+            "exec",
+            "--",
+            "sh",
+            &child,
+        ];
+        args.extend_from_slice(child_args);
+        self.run(&args, request)
+    }
+
+    fn record(&self, run_id: &str) -> Value {
+        serde_json::from_slice(
+            &std::fs::read(self.art().join("runs").join(format!("{run_id}.json"))).unwrap(),
+        )
+        .unwrap()
+    }
+
+    fn run_ids(&self) -> Vec<String> {
+        match std::fs::read_dir(self.art().join("runs")) {
+            Ok(dir) => dir
+                .filter_map(|e| {
+                    e.ok()?
+                        .file_name()
+                        .to_str()?
+                        .strip_suffix(".json")
+                        .map(str::to_owned)
+                })
+                .filter(|n| !n.contains('.'))
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+}
+
+fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn read(path: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+fn exit_code(env: &Env, run_id: &str) -> i32 {
+    let file = env
+        .art()
+        .join("runs")
+        .join(format!("{run_id}.runner-exit.json"));
+    let value: Value = eventually("the runner's exit", || {
+        serde_json::from_str(&read(&file)?).ok()
+    });
+    value["exit_code"].as_i64().unwrap() as i32
+}
+
+fn stat_start_time(pid: u32) -> String {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    after.split(' ').nth(19).unwrap().to_owned()
+}
+
+#[test]
+fn process_launch_records_everything_and_the_identity_is_the_runners_own() {
+    let mut env = Env::new();
+    env.set("HERDR_PANE_ID", "w1:p1");
+    env.set("HERDR_TAB_ID", "w1:t1");
+    env.set("HERDR_WORKSPACE_ID", "w1");
+    let request = serde_json::json!({
+        "name": "Echo child",
+        "task": "say hi",
+        "systemPrompt": "be brief",
+        "accept": {"run": "echo SECRET-CHECK-COMMAND", "paths": ["tests"]},
+    });
+    let run = env.spawn_exec(
+        "process",
+        &request,
+        &["--wait", "release", "--done", "--exit", "3"],
+    );
+    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
+    let ack = &run.json;
+    assert_eq!(ack["status"], "launched");
+    assert_eq!(ack["surface"], "process");
+    assert_eq!(ack["runner"], "exec");
+    assert_eq!(ack["name"], "Echo child");
+    assert!(ack.get("pane_id").is_none());
+    let run_id = ack["run_id"].as_str().unwrap();
+    assert_eq!(run_id.len(), 8);
+    let session = PathBuf::from(ack["session_file"].as_str().unwrap());
+    assert_eq!(env.record(run_id)["status"], "launched");
+
+    // The identity record is the runner's own PID and kernel start time.
+    let pid: u32 = eventually("the child's pid", || {
+        read(env.work().join("child.pid"))?.trim().parse().ok()
+    });
+    let identity: Value = eventually("the identity record", || {
+        serde_json::from_str(&read(format!("{}.process.json", session.display()))?).ok()
+    });
+    assert_eq!(identity["pid"].as_u64(), Some(u64::from(pid)));
+    assert_eq!(
+        identity["startTime"].as_str().unwrap(),
+        stat_start_time(pid)
+    );
+    assert_eq!(identity["id"], run_id);
+    assert_eq!(
+        identity["sessionFile"].as_str().unwrap(),
+        session.to_str().unwrap()
+    );
+
+    // The child's environment (protocol.md §1.1), and no Herdr pane identity of the parent.
+    let child_env = eventually("the child's environment", || {
+        read(env.work().join("child.env"))
+    });
+    let accept_file = env.art().join("accept").join(format!("{run_id}.json"));
+    for expected in [
+        format!("PI_SUBAGENT_ID={run_id}"),
+        format!("PI_HERDR_AGENTS_SESSION={}", session.display()),
+        format!("PI_SUBAGENT_SESSION={}", session.display()),
+        "PI_SUBAGENT_NAME=Echo child".to_owned(),
+        "PI_SUBAGENT_AUTO_EXIT=1".to_owned(),
+        format!(
+            "PI_SUBAGENT_ACTIVITY_FILE={}",
+            env.art()
+                .join("subagent-activity")
+                .join(format!("{run_id}.json"))
+                .display()
+        ),
+        format!(
+            "PI_SUBAGENT_PROCESS_FILE={}.process.json",
+            session.display()
+        ),
+        format!("PI_SUBAGENT_ACCEPT_FILE={}", accept_file.display()),
+    ] {
+        assert!(
+            child_env.lines().any(|l| l == expected),
+            "missing {expected:?} in\n{child_env}"
+        );
+    }
+    assert!(
+        !child_env.contains("HERDR_PANE_ID") && !child_env.contains("HERDR_TAB_ID"),
+        "{child_env}"
+    );
+    assert!(!child_env.contains("HERDR_WORKSPACE_ID"), "{child_env}");
+
+    // The accept command is only in the spec file (mode 0600), never in the script, argv or env.
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&accept_file)
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o600
+    );
+    assert!(read(&accept_file).unwrap().contains("SECRET-CHECK-COMMAND"));
+    let script = read(
+        env.record(run_id)["extra"]["launch_script"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(!script.contains("SECRET-CHECK-COMMAND"));
+    assert!(!child_env.contains("SECRET-CHECK-COMMAND"));
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    assert!(!String::from_utf8_lossy(&cmdline).contains("SECRET-CHECK-COMMAND"));
+
+    // The prompt arrived on stdin: the system prompt and the task.
+    assert_eq!(
+        read(env.work().join("child.stdin")).unwrap(),
+        "<System instructions>\nbe brief\n\n<Task>\nsay hi\n"
+    );
+
+    // The child finishes: its sidecar, its status, its logs with the sentinel.
+    std::fs::write(env.work().join("release"), "").unwrap();
+    assert_eq!(exit_code(&env, run_id), 3);
+    assert_eq!(
+        read(format!("{}.exit", session.display())).unwrap(),
+        "{\"type\":\"done\"}\n"
+    );
+    let out = eventually("the sentinel", || {
+        read(env.art().join("logs").join(format!("{run_id}.out")))
+            .filter(|o| o.contains("__SUBAGENT_DONE_3__"))
+    });
+    assert!(out.contains(&format!("child {run_id} finished")), "{out}");
+    let activity: Value = serde_json::from_str(
+        &read(
+            env.art()
+                .join("subagent-activity")
+                .join(format!("{run_id}.json")),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(activity["phase"], "done");
+}
+
+#[test]
+fn every_request_rule_is_refused_before_anything_is_created() {
+    let mut env = Env::new();
+    env.set("HERD_PI", support("fake-pi.sh"));
+    let base = || serde_json::json!({"name": "worker", "task": "do it"});
+    let with = |key: &str, value: Value| {
+        let mut r = base();
+        r[key] = value;
+        r
+    };
+    let without = |key: &str| {
+        let mut r = base();
+        r.as_object_mut().unwrap().remove(key);
+        r
+    };
+    let pi = ["spawn", "--request", "-", "--json", "--surface", "process"];
+    let cases: Vec<(&str, Value, &str)> = vec![
+        ("unknown field", with("colour", "blue".into()), "colour"),
+        ("name missing", without("name"), "name"),
+        ("task missing", without("task"), "task"),
+        ("name wrong type", with("name", 7.into()), "name"),
+        (
+            "name not a usable label",
+            with("name", "bad\nname".into()),
+            "name",
+        ),
+        ("name empty", with("name", "".into()), "name"),
+        ("task only whitespace", with("task", "   ".into()), "task"),
+        (
+            "thinking out of range",
+            with("thinking", "extreme".into()),
+            "thinking",
+        ),
+        (
+            "persistent wrong type",
+            with("persistent", "yes".into()),
+            "persistent",
+        ),
+        (
+            "worktree without branch",
+            with("worktree", serde_json::json!({"base": "main"})),
+            "worktree.branch",
+        ),
+        (
+            "worktree unknown field",
+            with("worktree", serde_json::json!({"branch": "b", "x": 1})),
+            "worktree.x",
+        ),
+        (
+            "branch starting with a dash",
+            with("worktree", serde_json::json!({"branch": "-b"})),
+            "worktree.branch",
+        ),
+        (
+            "accept without run",
+            with("accept", serde_json::json!({"maxRetries": 1})),
+            "accept.run",
+        ),
+        (
+            "accept retries out of range",
+            with(
+                "accept",
+                serde_json::json!({"run": "true", "maxRetries": 6}),
+            ),
+            "accept.maxRetries",
+        ),
+        (
+            "accept timeout out of range",
+            with(
+                "accept",
+                serde_json::json!({"run": "true", "timeoutSec": 3601}),
+            ),
+            "accept.timeoutSec",
+        ),
+        (
+            "accept unknown field",
+            with("accept", serde_json::json!({"run": "true", "when": "now"})),
+            "accept.when",
+        ),
+        (
+            "accept for a persistent child",
+            serde_json::json!({"name": "w", "task": "t", "persistent": true, "accept": {"run": "true"}}),
+            "accept",
+        ),
+        (
+            "fallback list for a worktree",
+            serde_json::json!({"name": "w", "task": "t", "model": "a/b,c/d", "worktree": {"branch": "x"}}),
+            "model",
+        ),
+        (
+            "task: prefix not the whole value",
+            with("model", "a/b,task:coding".into()),
+            "model",
+        ),
+        (
+            "cwd that is not a directory",
+            with("cwd", "does/not/exist".into()),
+            "cwd",
+        ),
+        ("unknown role", with("agent", "nobody".into()), "agent"),
+        (
+            "fork without a parent session",
+            with("fork", true.into()),
+            "fork",
+        ),
+        (
+            "task category without candidates",
+            with("model", "task:coding".into()),
+            "model",
+        ),
+    ];
+    for (rule, request, field) in cases {
+        let run = env.run(&pi, &request);
+        assert_eq!(run.code, 2, "{rule}: {} {}", run.json, run.stderr);
+        assert_eq!(
+            run.json["error"]["code"], "invalid_request",
+            "{rule}: {}",
+            run.json
+        );
+        assert_eq!(run.json["error"]["field"], field, "{rule}: {}", run.json);
+    }
+    // The exec runner's own rules.
+    let exec = [
+        "spawn",
+        "--request",
+        "-",
+        "--json",
+        "--surface",
+        "process",
+        "--runner",
+        "exec",
+    ];
+    let run = env.run(&exec, &base());
+    assert_eq!(
+        (run.code, run.json["error"]["field"].as_str()),
+        (2, Some("argv")),
+        "{}",
+        run.json
+    );
+    let mut args = exec.to_vec();
+    args.extend(["--", "true"]);
+    for field in ["model", "thinking", "tools", "skills"] {
+        let run = env.run(&args, &with(field, "x".into()));
+        assert_eq!(
+            (run.code, run.json["error"]["field"].as_str()),
+            (2, Some(field)),
+            "{}",
+            run.json
+        );
+    }
+    let run = env.run(
+        &[
+            "spawn",
+            "--request",
+            "-",
+            "--json",
+            "--runner",
+            "pi",
+            "--",
+            "true",
+        ],
+        &base(),
+    );
+    assert_eq!(
+        (run.code, run.json["error"]["field"].as_str()),
+        (2, Some("argv")),
+        "{}",
+        run.json
+    );
+    assert!(
+        env.run_ids().is_empty(),
+        "nothing was created: {:?}",
+        env.run_ids()
+    );
+    assert!(!env.art().join("subagent-scripts").exists());
+}
+
+#[test]
+fn accept_is_refused_for_a_role_that_does_not_exit_by_itself() {
+    let mut env = Env::new();
+    let agent_dir = env.dir.path().join("agent");
+    std::fs::create_dir_all(agent_dir.join("agents")).unwrap();
+    std::fs::write(
+        agent_dir.join("agents/planner.md"),
+        "---\ninteractive: true\n---\nYou plan.\n",
+    )
+    .unwrap();
+    env.set("PI_CODING_AGENT_DIR", agent_dir.to_string_lossy());
+    env.set("HERD_PI", support("fake-pi.sh"));
+    let request = serde_json::json!({"name": "p", "task": "t", "agent": "planner", "accept": {"run": "true"}});
+    let run = env.run(
+        &["spawn", "--request", "-", "--json", "--surface", "tmux"],
+        &request,
+    );
+    assert_eq!(
+        (run.code, run.json["error"]["field"].as_str()),
+        (2, Some("accept")),
+        "{}",
+        run.json
+    );
+    // The same role without accept is an interactive child: it needs a terminal.
+    let request = serde_json::json!({"name": "p", "task": "t", "agent": "planner"});
+    let run = env.run(
+        &["spawn", "--request", "-", "--json", "--surface", "process"],
+        &request,
+    );
+    assert_eq!(
+        (run.code, run.json["error"]["field"].as_str()),
+        (2, Some("surface")),
+        "{}",
+        run.json
+    );
+    assert!(env.run_ids().is_empty());
+}
+
+#[test]
+fn twenty_concurrent_spawns_collide_in_nothing() {
+    let env = Env::new();
+    let runs: Vec<Run> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..20)
+            .map(|_| {
+                let env = &env;
+                scope.spawn(move || {
+                    env.spawn_exec(
+                        "process",
+                        &serde_json::json!({"name": "Same Name", "task": "t"}),
+                        &["--exit", "0"],
+                    )
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut ids = HashSet::new();
+    let mut sessions = HashSet::new();
+    let mut scripts = HashSet::new();
+    for run in &runs {
+        assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
+        let id = run.json["run_id"].as_str().unwrap().to_owned();
+        let record = env.record(&id);
+        assert!(ids.insert(id.clone()));
+        assert!(sessions.insert(record["session_file"].as_str().unwrap().to_owned()));
+        assert!(
+            scripts.insert(
+                record["extra"]["launch_script"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            )
+        );
+        assert_eq!(exit_code(&env, &id), 0);
+    }
+    assert_eq!(ids.len(), 20);
+    assert_eq!(env.run_ids().len(), 20);
+}
+
+/// A tmux server of the test's own, stopped by PID at the end.
+struct Tmux {
+    socket: PathBuf,
+    pid: i32,
+}
+
+impl Tmux {
+    fn start(dir: &Path) -> Tmux {
+        let socket = dir.join("tmux.sock");
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the test starts its own tmux server"
+        )]
+        let out = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args([
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "t",
+                "-x",
+                "200",
+                "-y",
+                "50",
+            ])
+            .args([";", "display-message", "-p", "#{pid}"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let pid = String::from_utf8(out.stdout)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        Tmux { socket, pid }
+    }
+
+    fn capture(&self, pane: &str) -> String {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the test reads its own tmux server"
+        )]
+        let out = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(["capture-pane", "-p", "-S", "-50", "-t", pane])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn inside(&self, env: &mut Env) {
+        env.set("TMUX", format!("{},{},0", self.socket.display(), self.pid));
+        env.set("TMUX_PANE", "%0");
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        // SAFETY: kill has no memory-safety preconditions; the PID is the test's own server.
+        unsafe {
+            libc::kill(self.pid, libc::SIGKILL);
+        }
+    }
+}
+
+#[test]
+fn tmux_launch_places_a_pane_that_keeps_its_sentinel() {
+    let mut env = Env::new();
+    let tmux = Tmux::start(env.dir.path());
+    tmux.inside(&mut env);
+    let run = env.spawn_exec(
+        "auto",
+        &serde_json::json!({"name": "pane child", "task": "t"}),
+        &["--done", "--exit", "4"],
+    );
+    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
+    assert_eq!(run.json["surface"], "tmux");
+    let pane = run.json["pane_id"].as_str().unwrap().to_owned();
+    assert!(pane.starts_with('%') && pane != "%0", "{pane}");
+    let run_id = run.json["run_id"].as_str().unwrap();
+    let record = env.record(run_id);
+    assert_eq!(
+        record["pane"]["socket"].as_str().unwrap(),
+        tmux.socket.to_str().unwrap()
+    );
+    assert_eq!(
+        record["pane"]["server_pid"].as_i64(),
+        Some(i64::from(tmux.pid))
+    );
+    assert_eq!(exit_code(&env, run_id), 4);
+    eventually("the sentinel on the pane", || {
+        tmux.capture(&pane)
+            .contains("__SUBAGENT_DONE_4__")
+            .then_some(())
+    });
+    let child_env = read(env.work().join("child.env")).unwrap();
+    assert!(
+        child_env
+            .lines()
+            .any(|l| l == format!("PI_SUBAGENT_SURFACE={pane}")),
+        "{child_env}"
+    );
+    // The exec runner's output is logged in full on a pane surface too.
+    let out = read(env.art().join("logs").join(format!("{run_id}.out"))).unwrap();
+    assert!(out.contains("working"), "{out}");
+}
+
+#[test]
+fn twenty_concurrent_tmux_spawns_get_their_own_panes() {
+    let mut env = Env::new();
+    let tmux = Tmux::start(env.dir.path());
+    tmux.inside(&mut env);
+    let runs: Vec<Run> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..20)
+            .map(|i| {
+                let env = &env;
+                scope.spawn(move || {
+                    env.spawn_exec(
+                        "tmux",
+                        &serde_json::json!({"name": format!("c{i}"), "task": "t"}),
+                        &["--exit", "0"],
+                    )
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut panes = HashSet::new();
+    for run in &runs {
+        assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
+        assert!(panes.insert(run.json["pane_id"].as_str().unwrap().to_owned()));
+    }
+    assert_eq!(panes.len(), 20);
+}
+
+#[test]
+fn a_hanging_tmux_is_an_uncertain_launch_within_the_budget() {
+    let mut env = Env::new();
+    let fake = env.dir.path().join("tmux");
+    std::fs::write(&fake, "#!/bin/sh\nexec sleep 60\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    env.set("HERD_TMUX", fake.to_string_lossy());
+    env.set(
+        "HERD_TMUX_SOCKET",
+        env.dir.path().join("sock").to_string_lossy(),
+    );
+    env.set("HERD_LAUNCH_BUDGET_MS", "1500");
+    let started = Instant::now();
+    let run = env.spawn_exec("tmux", &serde_json::json!({"name": "w", "task": "t"}), &[]);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(run.code, 3, "{} {}", run.json, run.stderr);
+    assert_eq!(run.json["status"], "uncertain");
+    assert!(
+        run.json["launch_failure"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer"),
+        "{}",
+        run.json
+    );
+    assert_eq!(
+        env.record(run.json["run_id"].as_str().unwrap())["status"],
+        "uncertain"
+    );
+}
+
+#[test]
+fn a_definite_failure_tries_the_next_model_and_reports_every_attempt() {
+    let mut env = Env::new();
+    // A tmux that refuses every placement: nothing is created, so the next model may be tried.
+    let fake = env.dir.path().join("tmux");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'no space for new pane' >&2\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    env.set("HERD_TMUX", fake.to_string_lossy());
+    env.set(
+        "HERD_TMUX_SOCKET",
+        env.dir.path().join("sock").to_string_lossy(),
+    );
+    env.set("HERD_PI", support("fake-pi.sh"));
+    let request = serde_json::json!({"name": "w", "task": "t", "model": "p/one,p/two"});
+    let run = env.run(
+        &["spawn", "--request", "-", "--json", "--surface", "tmux"],
+        &request,
+    );
+    assert_eq!(run.code, 4, "{} {}", run.json, run.stderr);
+    assert_eq!(run.json["status"], "failed");
+    assert_eq!(run.json["model"], "p/two");
+    assert_eq!(run.json["failed_attempts"][0]["model"], "p/one");
+    assert!(
+        run.json["launch_failure"]
+            .as_str()
+            .unwrap()
+            .contains("no space for new pane"),
+        "{}",
+        run.json
+    );
+    let first = run.json["failed_attempts"][0]["run_id"].as_str().unwrap();
+    assert_eq!(env.record(first)["status"], "failed");
+    assert_eq!(env.run_ids().len(), 2, "each attempt is a run of its own");
+}
+
+#[test]
+fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
+    let mut env = Env::new();
+    let agent_dir = env.dir.path().join("agent");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    env.set("PI_CODING_AGENT_DIR", agent_dir.to_string_lossy());
+    env.set("HERD_PI", support("fake-pi.sh"));
+    let request = serde_json::json!({
+        "name": "Scout",
+        "task": "Find the parser.",
+        "systemPrompt": "You are a careful scout.",
+        "model": "fake/fast,fake/slow",
+        "thinking": "max",
+        "tools": "read,bash",
+        "skills": "search",
+    });
+    let run = env.run(
+        &["spawn", "--request", "-", "--json", "--surface", "process"],
+        &request,
+    );
+    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
+    assert_eq!(run.json["model"], "fake/fast");
+    assert_eq!(
+        run.json["fallback_models"],
+        serde_json::json!(["fake/slow"])
+    );
+    let run_id = run.json["run_id"].as_str().unwrap();
+    let session = run.json["session_file"].as_str().unwrap().to_owned();
+    assert!(
+        session.starts_with(agent_dir.join("sessions").to_str().unwrap()),
+        "{session}"
+    );
+    assert!(
+        Path::new(&session)
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .contains(&format!("_{run_id}-"))
+    );
+    let argv = eventually("pi's argv", || read(env.work().join("pi.argv")));
+    let argv: Vec<&str> = argv.lines().collect();
+    let record = env.record(run_id);
+    let artifact = record["extra"]["task_artifact"].as_str().unwrap();
+    let extension = argv[argv.iter().position(|a| *a == "-e").unwrap() + 1];
+    assert_eq!(
+        argv,
+        [
+            "-p",
+            "--session",
+            session.as_str(),
+            "--model",
+            "fake/fast",
+            "--thinking",
+            "xhigh",
+            "--tools",
+            "read,bash,caller_ping",
+            "-e",
+            extension,
+            &format!("@{artifact}"),
+            "",
+            "/skill:search",
+        ]
+    );
+    assert!(
+        read(extension).unwrap().contains("subagent_done"),
+        "the shipped child extension"
+    );
+    let text = read(artifact).unwrap();
+    assert!(text.starts_with("You are a careful scout.\n\n"), "{text}");
+    assert!(text.contains("\n\nFind the parser.\n\n"), "{text}");
+    // The launch policy restores exactly these tools.
+    let policy: Value =
+        serde_json::from_str(&read(format!("{session}.pi-herdr-subagent-policy.json")).unwrap())
+            .unwrap();
+    assert_eq!(policy["version"], 2);
+    assert_eq!(policy["owner"], "public");
+    assert_eq!(policy["tools"], serde_json::json!(["read", "bash"]));
+    assert_eq!(policy["policyHash"].as_str().unwrap().len(), 64);
+    let pi_env = read(env.work().join("pi.env")).unwrap();
+    assert!(
+        pi_env
+            .lines()
+            .any(|l| l == format!("PI_CODING_AGENT_DIR={}", agent_dir.display())),
+        "{pi_env}"
+    );
+}
+
+#[test]
+fn a_fork_gets_the_raw_task_and_the_parents_conversation() {
+    let mut env = Env::new();
+    let agent_dir = env.dir.path().join("agent");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    env.set("PI_CODING_AGENT_DIR", agent_dir.to_string_lossy());
+    env.set("HERD_PI", support("fake-pi.sh"));
+    let parent = env.dir.path().join("parent.jsonl");
+    std::fs::write(
+        &parent,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"parent-1\",\"cwd\":\"/\"}\n\
+         {\"type\":\"message\",\"id\":\"a\",\"message\":{\"role\":\"user\",\"content\":[]}}\n\
+         {\"type\":\"message\",\"id\":\"b\",\"message\":{\"role\":\"assistant\",\"content\":[]}}\n\
+         {\"type\":\"message\",\"id\":\"c\",\"message\":{\"role\":\"user\",\"content\":[]}}\n",
+    )
+    .unwrap();
+    let request = serde_json::json!({"name": "Fix", "task": "Fix it.", "fork": true, "systemPrompt": "dropped"});
+    let parent_arg = parent.to_string_lossy().into_owned();
+    let args = [
+        "--parent-session",
+        parent_arg.as_str(),
+        "spawn",
+        "--request",
+        "-",
+        "--json",
+        "--surface",
+        "process",
+    ];
+    let run = env.run(&args, &request);
+    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
+    assert_eq!(
+        run.json["artifacts"].as_str().unwrap(),
+        env.dir.path().join("artifacts/parent-1").to_str().unwrap()
+    );
+    let argv = eventually("pi's argv", || read(env.work().join("pi.argv")));
+    assert_eq!(argv.lines().last(), Some("Fix it."), "{argv}");
+    assert!(!argv.contains("dropped"));
+    let session = read(run.json["session_file"].as_str().unwrap()).unwrap();
+    let lines: Vec<Value> = session
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{session}");
+    assert_eq!(lines[0]["type"], "session");
+    assert_eq!(
+        lines[0]["parentSession"].as_str().unwrap(),
+        parent.to_str().unwrap()
+    );
+    assert_eq!(lines[1]["id"], "a");
+    assert_eq!(lines[2]["id"], "b");
+}
+
+#[test]
+fn a_persistent_specialist_takes_one_task_at_a_time() {
+    let env = Env::new();
+    let request = serde_json::json!({"name": "keeper", "task": "first task", "persistent": true});
+    let run = env.spawn_exec("process", &request, &["--persistent", "--wait", "go"]);
+    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
+    let run_id = run.json["run_id"].as_str().unwrap().to_owned();
+    let ids = &run.json["persistent_ids"];
+    let first_task = ids["task_id"].as_str().unwrap().to_owned();
+    let session = run.json["session_file"].as_str().unwrap().to_owned();
+    let ledger = || read(format!("{session}.ledger")).unwrap_or_default();
+    assert!(
+        ledger().contains(&format!("\"task\":\"{first_task}\""))
+            && ledger().contains("\"dispatched\"")
+    );
+
+    // Busy with its first task: the send is recorded as rejected-busy and nothing is queued.
+    let send = |message: &str| {
+        env.run(
+            &["send", "--run", &run_id, "--message", message, "--json"],
+            &Value::Null,
+        )
+    };
+    eventually("the child to start", || read(env.work().join("child.pid")));
+    let busy = send("second task");
+    assert_eq!(busy.code, 7, "{} {}", busy.json, busy.stderr);
+    assert_eq!(busy.json["error"]["code"], "conflict");
+    assert!(ledger().contains("\"rejected-busy\""), "{}", ledger());
+    assert!(!Path::new(&format!("{session}.task-inbox.000000000001.json")).exists());
+
+    // Idle after its task event: the next task goes through the inbox.
+    std::fs::write(env.work().join("go"), "").unwrap();
+    eventually("the first task's event", || {
+        read(format!("{session}.tasks")).filter(|t| t.contains(&first_task))
+    });
+    let sent = send("second task");
+    assert_eq!(sent.code, 0, "{} {}", sent.json, sent.stderr);
+    let second = sent.json["task_id"].as_str().unwrap().to_owned();
+    let log = eventually("the child to take the task", || {
+        read(env.work().join("tasks.log")).filter(|l| l.contains(&second))
+    });
+    assert!(log.contains("second task"), "{log}");
+    // It works on it until released, so it is busy again.
+    let again = send("third task");
+    assert_eq!(again.code, 7, "{}", again.json);
+    std::fs::write(env.work().join(format!("go.{second}")), "").unwrap();
+    eventually("the second task's event", || {
+        read(format!("{session}.tasks")).filter(|t| t.contains(&second))
+    });
+
+    // A stop directive ends it; afterwards sends are refused.
+    let files = herd_core::layout::SessionFiles::new(&session);
+    std::fs::write(
+        files.inbox(99),
+        "{\"version\":1,\"type\":\"stop\",\"task\":\"stop-1\",\"message\":\"\",\"at\":\"\"}\n",
+    )
+    .unwrap();
+    assert_eq!(exit_code(&env, &run_id), 0);
+    let refused = send("late task");
+    assert_eq!(refused.code, 2, "{}", refused.json);
+    // Not a persistent run at all.
+    let plain = env.spawn_exec(
+        "process",
+        &serde_json::json!({"name": "plain", "task": "t"}),
+        &[],
+    );
+    let plain_id = plain.json["run_id"].as_str().unwrap().to_owned();
+    let not = env.run(
+        &["send", "--run", &plain_id, "--message", "x", "--json"],
+        &Value::Null,
+    );
+    assert_eq!(not.code, 2, "{}", not.json);
+}
+
+#[test]
+fn resume_restores_the_saved_policy_and_fails_closed() {
+    let mut env = Env::new();
+    let agent_dir = env.dir.path().join("agent");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    env.set("PI_CODING_AGENT_DIR", agent_dir.to_string_lossy());
+    env.set("HERD_PI", support("fake-pi.sh"));
+    let request = serde_json::json!({"name": "first", "task": "t", "tools": "read,grep"});
+    let run = env.run(
+        &["spawn", "--request", "-", "--json", "--surface", "process"],
+        &request,
+    );
+    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
+    let session = run.json["session_file"].as_str().unwrap().to_owned();
+    let first_run = run.json["run_id"].as_str().unwrap().to_owned();
+    assert_eq!(exit_code(&env, &first_run), 0);
+    // Pi creates the session file; the stand-in does not, so give it the header Pi writes.
+    std::fs::write(
+        &session,
+        format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"cwd\":\"{}\"}}\n",
+            env.work().display()
+        ),
+    )
+    .unwrap();
+    std::fs::remove_file(env.work().join("pi.argv")).unwrap();
+
+    let resume = [
+        "resume",
+        "--session",
+        session.as_str(),
+        "--message",
+        "carry on",
+        "--surface",
+        "process",
+        "--json",
+    ];
+    let run = env.run(&resume, &Value::Null);
+    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
+    assert_eq!(run.json["name"], "Resume");
+    assert_eq!(run.json["session_file"].as_str().unwrap(), session);
+    let argv = eventually("pi's argv", || read(env.work().join("pi.argv")));
+    let argv: Vec<&str> = argv.lines().collect();
+    let tools = argv[argv.iter().position(|a| *a == "--tools").unwrap() + 1];
+    assert_eq!(tools, "read,grep,caller_ping");
+    assert!(
+        !argv.contains(&"--model"),
+        "the session keeps its model: {argv:?}"
+    );
+    let message = argv.last().unwrap().strip_prefix('@').unwrap();
+    assert_eq!(read(message).unwrap(), "carry on\n");
+
+    // Fails closed: a changed policy, a managed-worktree owner, no policy at all.
+    let policy_file = format!("{session}.pi-herdr-subagent-policy.json");
+    let policy = read(&policy_file).unwrap();
+    let check = |env: &Env, text: &str| {
+        std::fs::write(&policy_file, text).unwrap();
+        let run = env.run(&resume, &Value::Null);
+        assert_eq!(run.code, 2, "{text}: {}", run.json);
+        run.json["error"]["message"].as_str().unwrap().to_owned()
+    };
+    let widened = policy.replace("[\"read\",\"grep\"]", "[\"read\",\"grep\",\"bash\"]");
+    assert!(check(&env, &widened).contains("policyHash"));
+    let managed = herd_launch::policy::Policy::new(
+        herd_launch::policy::Owner::ManagedWorktree,
+        None,
+        Vec::new(),
+        false,
+        "l".into(),
+        "g".into(),
+        Some(herd_launch::policy::WorktreeBinding {
+            path: "/w".into(),
+            workspace_id: "w2".into(),
+            branch: "b".into(),
+            base_sha: "abc".into(),
+        }),
+    );
+    assert!(
+        check(&env, &String::from_utf8(managed.to_json()).unwrap()).contains("managed-worktree")
+    );
+    let persistent = herd_launch::policy::Policy::new(
+        herd_launch::policy::Owner::Public,
+        None,
+        Vec::new(),
+        true,
+        "l".into(),
+        "g".into(),
+        None,
+    );
+    assert!(check(&env, &String::from_utf8(persistent.to_json()).unwrap()).contains("persistent"));
+    assert!(check(&env, "{\"version\":2,\"owner\":\"workflow\"}").contains("owner"));
+    std::fs::remove_file(&policy_file).unwrap();
+    let run = env.run(&resume, &Value::Null);
+    assert_eq!(run.code, 2, "{}", run.json);
+    assert!(
+        run.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("start a new subagent"),
+        "{}",
+        run.json
+    );
+}
+
+#[test]
+fn a_worktree_launch_runs_the_child_in_a_new_managed_checkout() {
+    let mut env = Env::new();
+    let repo = env.work().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the test builds its own git repository"
+        )]
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("README"), "hi\n").unwrap();
+    git(&["add", "README"]);
+    git(&["commit", "-q", "-m", "first"]);
+    let head = git(&["rev-parse", "HEAD"]).trim().to_owned();
+    let root = env.dir.path().join("managed");
+    env.set("HERD_WORKTREE_ROOT", root.to_string_lossy());
+    env.set("GIT_CONFIG_GLOBAL", "/dev/null");
+    env.set("GIT_CONFIG_NOSYSTEM", "1");
+    let request = serde_json::json!({"name": "Ticket 1", "task": "t", "cwd": "repo", "worktree": {"branch": "ticket/1"}});
+    let run = env.spawn_exec("process", &request, &["--done"]);
+    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
+    let wt = &run.json["worktree"];
+    assert_eq!(wt["branch"], "ticket/1");
+    assert_eq!(wt["base_sha"], head.as_str());
+    let path = PathBuf::from(wt["path"].as_str().unwrap());
+    assert!(path.starts_with(&root), "{}", path.display());
+    let run_id = run.json["run_id"].as_str().unwrap();
+    assert_eq!(exit_code(&env, run_id), 0);
+    // The child ran in the worktree.
+    assert!(path.join("child.pid").exists());
+    let manifest: Value = serde_json::from_str(
+        &read(
+            env.art()
+                .join("worktree-runs")
+                .join(format!("{run_id}.json")),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["state"], "running");
+    assert_eq!(manifest["branch"], "ticket/1");
+    let session = run.json["session_file"].as_str().unwrap();
+    let policy: Value =
+        serde_json::from_str(&read(format!("{session}.pi-herdr-subagent-policy.json")).unwrap())
+            .unwrap();
+    assert_eq!(policy["owner"], "managed-worktree");
+    assert_eq!(policy["worktree"]["branch"], "ticket/1");
+}
