@@ -44,14 +44,23 @@ impl Artifacts {
         artifacts: Option<&Path>,
         parent_session: Option<&Path>,
     ) -> Result<Artifacts, Error> {
+        // Children and launch scripts use these paths from other working directories.
+        let absolute = |dir: &Path| {
+            std::path::absolute(dir).map(Artifacts::new).map_err(|e| {
+                Error::invalid(
+                    "--artifacts",
+                    format!("cannot make {} absolute: {e}", dir.display()),
+                )
+            })
+        };
         if let Some(dir) = artifacts {
-            return Ok(Artifacts::new(dir));
+            return absolute(dir);
         }
         if let Some(session) = parent_session {
-            return Artifacts::for_parent_session(session);
+            return absolute(Artifacts::for_parent_session(session)?.root());
         }
         if let Some(dir) = std::env::var_os(ARTIFACTS_ENV).filter(|v| !v.is_empty()) {
-            return Ok(Artifacts::new(PathBuf::from(dir)));
+            return absolute(Path::new(&dir));
         }
         let state = std::env::var_os("XDG_STATE_HOME")
             .filter(|v| !v.is_empty())
@@ -319,6 +328,13 @@ mod tests {
         std::fs::write(&session, "not json\n").unwrap();
         let art = Artifacts::for_parent_session(&session).unwrap();
         assert_eq!(art.root(), dir.path().join("artifacts/1234abcd-0000"));
+    }
+
+    #[test]
+    fn resolved_directories_are_absolute() {
+        let art = Artifacts::resolve(Some(Path::new("rel/art")), None).unwrap();
+        assert!(art.root().is_absolute());
+        assert!(art.root().ends_with("rel/art"));
     }
 
     #[test]
