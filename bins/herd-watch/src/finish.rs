@@ -257,8 +257,10 @@ fn strip_sentinel(text: &str) -> String {
 }
 
 /// Appends the run's line to the outcome ledger once: `outcomes.jsonl` at the root of the
-/// artifacts directory, one line per model attempt. A marker beside the run record keeps a
-/// restarted watcher from writing it twice.
+/// artifacts directory, one line per model attempt.
+///
+/// A marker beside the run record says the line is written; a watcher killed between the append
+/// and the marker finds its line in the ledger's tail and does not write it again.
 pub fn record_outcome(
     artifacts: &Artifacts,
     record: &RunRecord,
@@ -269,9 +271,28 @@ pub fn record_outcome(
         return Ok(());
     }
     crate::crash_point("before-ledger");
-    append_ledger(artifacts, record, result)?;
+    let ledger = ledger_path(artifacts);
+    let needle = format!(
+        "\"runId\":{}",
+        serde_json::Value::from(record.run_id.as_str())
+    );
+    let written = evidence::read_tail_lines(&ledger, LEDGER_TAIL)
+        .ok()
+        .flatten()
+        .is_some_and(|tail| tail.lines().any(|line| line.contains(&needle)));
+    if !written {
+        append_ledger(artifacts, record, result)?;
+    }
     sidecar::create_once(&marker, b"{\"format_version\":1}\n")?;
     Ok(())
+}
+
+/// How much of the ledger's end is searched for a line written before a crash.
+const LEDGER_TAIL: u64 = 256 * 1024;
+
+/// The outcome ledger of an artifacts directory.
+pub fn ledger_path(artifacts: &Artifacts) -> std::path::PathBuf {
+    artifacts.root().join("outcomes.jsonl")
 }
 
 fn append_ledger(
