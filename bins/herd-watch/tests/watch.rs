@@ -1,6 +1,8 @@
 //! herd-watch against real children: launched by the real herd-launch on the process surface
 //! with the exec runner, each child a small shell script that follows the on-disk protocol.
 
+#![expect(clippy::unwrap_used, reason = "a broken fixture should fail the test loudly")]
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
