@@ -1,7 +1,10 @@
 //! herd-watch against real children: launched by the real herd-launch on the process surface
 //! with the exec runner, each child a small shell script that follows the on-disk protocol.
 
-#![expect(clippy::unwrap_used, reason = "a broken fixture should fail the test loudly")]
+#![expect(
+    clippy::unwrap_used,
+    reason = "a broken fixture should fail the test loudly"
+)]
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -26,13 +29,47 @@ fn launch_bin() -> PathBuf {
 /// A scratch artifacts directory and working directory.
 struct Env {
     dir: tempfile::TempDir,
+    surface: &'static str,
+    extra: Vec<(String, String)>,
+    tmux: Option<PathBuf>,
 }
 
 impl Env {
     fn new() -> Env {
         Env {
             dir: tempfile::tempdir().unwrap(),
+            surface: "process",
+            extra: Vec::new(),
+            tmux: None,
         }
+    }
+
+    /// An environment whose children run in panes of a private tmux server.
+    fn tmux() -> Env {
+        let mut env = Env::new();
+        let socket = env.dir.path().join("tmux.sock");
+        let out = subprocess::run(
+            &Command::new("tmux", Duration::from_secs(10))
+                .arg("-S")
+                .arg(&socket)
+                .args([
+                    "new-session",
+                    "-d",
+                    "-s",
+                    "herd-test",
+                    "-x",
+                    "200",
+                    "-y",
+                    "50",
+                ]),
+        )
+        .unwrap();
+        assert!(out.success(), "tmux: {}", out.stderr.text());
+        env.surface = "tmux";
+        env.extra
+            .push(("HERD_TMUX_SOCKET".into(), socket.to_str().unwrap().into()));
+        env.tmux = Some(socket);
+        env
     }
 
     fn art(&self) -> PathBuf {
@@ -53,6 +90,9 @@ impl Env {
             .cwd(self.dir.path())
             .grace(Duration::from_millis(200))
             .stdout_cap(16 * 1024 * 1024, Keep::Head);
+        for (k, v) in &self.extra {
+            cmd = cmd.env(k, v);
+        }
         for (k, v) in extra_env {
             cmd = cmd.env(k, v);
         }
@@ -77,7 +117,7 @@ impl Env {
                 "--request",
                 request.to_str().unwrap(),
                 "--surface",
-                "process",
+                self.surface,
                 "--runner",
                 "exec",
                 "--json",
@@ -433,4 +473,53 @@ fn status_shows_the_activity_label_and_the_widget() {
         "{doc}"
     );
     kill(pid);
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if let Some(socket) = &self.tmux {
+            let _ = subprocess::run(
+                &Command::new("tmux", Duration::from_secs(10))
+                    .arg("-S")
+                    .arg(socket)
+                    .arg("kill-server"),
+            );
+        }
+    }
+}
+
+fn wait_for_label(env: &Env, id: &str, label: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (_, status, _) = env.watch(&["status", "--run", id, "--json"]);
+        if status["runs"][0]["label"] == label || Instant::now() > deadline {
+            return status;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn on_tmux_a_child_completes_is_interrupted_and_cancelled() {
+    let env = Env::tmux();
+    let done = env.spawn("Painter", "echo painted");
+    let (code, doc, text) = env.watch(&["wait", "--run", &done, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        doc["message"].as_str().unwrap().contains("painted"),
+        "{doc}"
+    );
+
+    let id = env.spawn("Looper", "while :; do sleep 0.05; done");
+    wait_for_label(&env, &id, "running");
+    let (code, doc, text) = env.watch(&["interrupt", "--run", &id, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(doc["status"], "interrupted");
+    let status = wait_for_label(&env, &id, "interrupted");
+    assert_eq!(status["runs"][0]["label"], "interrupted", "{status}");
+    let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(doc["status"], "confirmed", "{doc}");
+    let (code, doc, _) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!((code, doc["outcome"].as_str()), (5, Some("cancelled")));
 }
