@@ -579,6 +579,33 @@ impl Manifest {
         Ok(next)
     }
 
+    /// Moves the manifest of `run_id` to the result `state` of its run and records the
+    /// captured handoff, in one merge (what a watcher writes when a worktree child ends).
+    pub fn record_result(
+        artifacts: &Artifacts,
+        run_id: &str,
+        state: State,
+        handoff: &crate::handoff::Handoff,
+    ) -> Result<Manifest, Error> {
+        Manifest::update(artifacts, run_id, |m| {
+            m.state = state;
+            m.set_handoff(handoff);
+        })
+    }
+
+    /// Marks the manifest of `run_id` `removed` at `at_ms` (what cleanup writes once it has
+    /// verified the checkout is gone). Marking a removed manifest again keeps the first time.
+    pub fn mark_removed(
+        artifacts: &Artifacts,
+        run_id: &str,
+        at_ms: u64,
+    ) -> Result<Manifest, Error> {
+        Manifest::update(artifacts, run_id, |m| {
+            m.state = State::Removed;
+            m.workspace_removed_at.get_or_insert(at_ms);
+        })
+    }
+
     /// Records a captured handoff: the Git fields, `null` where inspection could not tell.
     pub fn set_handoff(&mut self, handoff: &crate::handoff::Handoff) {
         self.head_sha = Some(handoff.head_sha.clone());

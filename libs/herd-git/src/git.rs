@@ -312,6 +312,61 @@ impl Git {
         }
     }
 
+    /// The branch `HEAD` of the checkout at `cwd` is on (short name); `None` when detached.
+    pub fn head_branch(&self, cwd: &Path, deadline: &Deadline) -> Result<Option<String>, Error> {
+        let args: Vec<OsString> = ["symbolic-ref", "--quiet", "--short", "HEAD"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let out = self.output(cwd, &args, deadline)?;
+        match out.code {
+            Some(0) => {
+                let text = String::from_utf8_lossy(&out.stdout.bytes);
+                let name = text.trim_end_matches('\n');
+                if name.is_empty() || name.contains('\n') {
+                    return Err(Error::Malformed {
+                        what: describe(&args),
+                        detail: "expected one branch name".into(),
+                    });
+                }
+                Ok(Some(name.to_owned()))
+            }
+            // `--quiet` exits 1 without a message when HEAD is detached.
+            Some(1) if out.stderr.bytes.is_empty() => Ok(None),
+            _ => Err(failed(describe(&args), &out)),
+        }
+    }
+
+    /// The value of `key` in the configuration git reads at `cwd` (includes followed);
+    /// `None` when it is not set. `git_dir` reads a repository's own configuration from its
+    /// git directory (e.g. `core.worktree` of a submodule's common dir).
+    pub fn config_get(
+        &self,
+        cwd: &Path,
+        git_dir: Option<&Path>,
+        key: &str,
+        deadline: &Deadline,
+    ) -> Result<Option<String>, Error> {
+        let mut args: Vec<OsString> = Vec::new();
+        if let Some(dir) = git_dir {
+            let mut flag = OsString::from("--git-dir=");
+            flag.push(dir);
+            args.push(flag);
+        }
+        args.extend(["config", "--includes", "--get", "--end-of-options", key].map(OsString::from));
+        let out = self.output(cwd, &args, deadline)?;
+        match out.code {
+            Some(0) => Ok(Some(
+                String::from_utf8_lossy(&out.stdout.bytes)
+                    .trim_end_matches('\n')
+                    .to_owned(),
+            )),
+            // Exit 1: the key is not set.
+            Some(1) => Ok(None),
+            _ => Err(failed(describe(&args), &out)),
+        }
+    }
+
     /// `git worktree add -b <branch> <path> <base>`: a new checkout on a new branch.
     pub fn worktree_add(
         &self,

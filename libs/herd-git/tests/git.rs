@@ -50,6 +50,39 @@ fn facts_of_principal_and_linked_checkouts() {
 }
 
 #[test]
+fn head_branch_and_config() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    let git = sb.git_handle();
+    assert_eq!(
+        git.head_branch(&repo, &deadline()).unwrap().as_deref(),
+        Some("main")
+    );
+    sb.git(&repo, &["checkout", "--quiet", "--detach"]);
+    assert_eq!(git.head_branch(&repo, &deadline()).unwrap(), None);
+    assert_eq!(
+        git.config_get(&repo, None, "core.worktree", &deadline())
+            .unwrap(),
+        None
+    );
+    sb.git(&repo, &["config", "herd.test", "some value"]);
+    assert_eq!(
+        git.config_get(&repo, None, "herd.test", &deadline())
+            .unwrap()
+            .as_deref(),
+        Some("some value")
+    );
+    let outside = sb.path();
+    let git_dir = repo.join(".git");
+    assert_eq!(
+        git.config_get(&outside, Some(&git_dir), "herd.test", &deadline())
+            .unwrap()
+            .as_deref(),
+        Some("some value")
+    );
+}
+
+#[test]
 fn commits_resolve_exactly_and_unknown_revisions_are_none() {
     let sb = Sandbox::new();
     let repo = sb.repo("repo");

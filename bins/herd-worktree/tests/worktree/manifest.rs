@@ -213,7 +213,10 @@ fn handoff_fields_distinguish_absent_from_unknown() {
         "c8280f17ea3942d6f94e98c52c1013a7fbd7c052",
         "git status timed out after 15s",
     );
-    Manifest::update(&art, "r1", |m| m.set_handoff(&unknown)).unwrap();
+    Manifest::update(&art, "r1", |m| m.state = State::Provisioned).unwrap();
+    Manifest::update(&art, "r1", |m| m.state = State::Running).unwrap();
+    let m = Manifest::record_result(&art, "r1", State::ReadyForReview, &unknown).unwrap();
+    assert_eq!(m.state, State::ReadyForReview);
     let value: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(art.worktree_manifest("r1")).unwrap())
             .unwrap();
@@ -242,11 +245,14 @@ fn removed_manifests_are_never_ownership_evidence() {
     std::fs::create_dir_all(&checkout).unwrap();
 
     Manifest::create(&art, new("old", Some(checkout.clone()))).unwrap();
-    Manifest::update(&art, "old", |m| {
-        m.state = State::Removed;
-        m.workspace_removed_at = Some(1);
-    })
-    .unwrap();
+    let m = Manifest::mark_removed(&art, "old", 1).unwrap();
+    assert_eq!((m.state, m.workspace_removed_at), (State::Removed, Some(1)));
+    let m = Manifest::mark_removed(&art, "old", 2).unwrap();
+    assert_eq!(
+        m.workspace_removed_at,
+        Some(1),
+        "a repeated removal keeps the first time"
+    );
     // The checkout was re-created at the same path by someone else.
     let own = ownership_of(&art, &checkout).unwrap();
     assert!(own.owners.is_empty());
