@@ -163,6 +163,7 @@ pub fn cancel(artifacts: &Artifacts, record: &RunRecord) -> Result<CancelReply, 
                 crate::finish::Observed::Cancelled(intent.clone()),
                 elapsed,
                 &rx,
+                &[],
             );
             let settled = delivery::settle(artifacts, &result)?;
             if settled.outcome != Outcome::Cancelled {

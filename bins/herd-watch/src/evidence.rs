@@ -235,6 +235,15 @@ impl SessionSummary {
     }
 }
 
+/// `provider/model`, unless the model id already carries its provider.
+fn qualified(provider: &str, model: &str) -> String {
+    if model.starts_with(&format!("{provider}/")) {
+        model.to_owned()
+    } else {
+        format!("{provider}/{model}")
+    }
+}
+
 /// Reads the last `limit` bytes of `path` as whole lines: a torn first line is dropped.
 pub fn read_tail_lines(path: &Path, limit: u64) -> std::io::Result<Option<String>> {
     let mut file = match File::open(path) {
@@ -282,7 +291,7 @@ fn summarize_session_text(text: &str) -> SessionSummary {
                 if let (Some(provider), Some(model)) =
                     (str_of(&entry, "provider"), str_of(&entry, "modelId"))
                 {
-                    summary.model = Some(format!("{provider}/{model}"));
+                    summary.model = Some(qualified(&provider, &model));
                 }
             }
             Some("thinking_level_change") => summary.thinking = str_of(&entry, "thinkingLevel"),
@@ -312,7 +321,7 @@ fn summarize_session_text(text: &str) -> SessionSummary {
                 if let (Some(provider), Some(model)) =
                     (str_of(message, "provider"), str_of(message, "model"))
                 {
-                    summary.model = Some(format!("{provider}/{model}"));
+                    summary.model = Some(qualified(&provider, &model));
                 }
             }
             _ => {}

@@ -16,6 +16,7 @@ use herd_worktree::manifest::{Manifest, State};
 use crate::control::{self, CancelIntent};
 use crate::delivery::{self, Outcome, RunResult};
 use crate::evidence::{self, Completion};
+use crate::fallback::{self, Fallback};
 use crate::message::Ending;
 
 /// How much of an exec runner's output becomes its report.
@@ -43,7 +44,33 @@ pub fn finish(
     cancel: &Receiver<()>,
 ) {
     crate::crash_point("finish-start");
-    let result = build(artifacts, record, observed, elapsed_ms, cancel);
+    let fallback_error = match &observed {
+        Observed::Sidecar(Completion::Error { message }) => Some(message.clone()),
+        _ => None,
+    };
+    // A provider error with a model left, and no cancel: the next model runs instead.
+    if let Some(error) = &fallback_error {
+        if !record.fallback_models.is_empty()
+            && control::read_intent(artifacts, &record.run_id).is_none()
+        {
+            // The failed attempt keeps its line in the outcome ledger.
+            let attempt = build(artifacts, record, observed.clone(), elapsed_ms, cancel, &[]);
+            let _ = record_outcome(artifacts, record, &attempt);
+            match fallback::launch_next(artifacts, record, error) {
+                Fallback::Launched { .. } => return,
+                Fallback::NotLaunched(note) => {
+                    let note = format!(
+                        "Model fallback: {}",
+                        herd_core::escape::encode_host_value(&note, 1_000)
+                    );
+                    let result = build(artifacts, record, observed, elapsed_ms, cancel, &[note]);
+                    let _ = delivery::settle(artifacts, &result);
+                    return;
+                }
+            }
+        }
+    }
+    let result = build(artifacts, record, observed, elapsed_ms, cancel, &[]);
     let _ = delivery::settle(artifacts, &result);
 }
 
@@ -54,6 +81,7 @@ pub fn build(
     observed: Observed,
     elapsed_ms: u64,
     cancel: &Receiver<()>,
+    notes: &[String],
 ) -> RunResult {
     let session = match record.runner {
         Runner::Pi => evidence::summarize_session(Path::new(&record.session_file))
@@ -81,7 +109,16 @@ pub fn build(
             .as_ref()
             .and_then(|s| s.model.clone())
             .or_else(|| record.model.clone()),
-        models_attempted: record.attempted_models.clone(),
+        models_attempted: {
+            // The models of earlier attempts (a fallback's predecessors), then this run's.
+            let mut models = fallback::read_predecessor(artifacts, &record.run_id)
+                .map(|p| p.models)
+                .unwrap_or_default();
+            models.extend(record.attempted_models.iter().cloned());
+            models.extend(record.model.iter().cloned());
+            models
+        },
+        notes: notes.to_vec(),
         ..Ending::default()
     };
     let mut details = serde_json::Map::new();
@@ -301,6 +338,13 @@ fn append_ledger(
     result: &RunResult,
 ) -> Result<(), herd_core::Error> {
     let accept = result.details.get("accept");
+    // The models tried before this attempt: a fallback's predecessors, then the record's own.
+    let earlier: Vec<String> = fallback::read_predecessor(artifacts, &record.run_id)
+        .map(|p| p.models)
+        .unwrap_or_default()
+        .into_iter()
+        .chain(record.attempted_models.iter().cloned())
+        .collect();
     let line = serde_json::json!({
         "version": 1,
         "at": now_ms(),
@@ -309,8 +353,8 @@ fn append_ledger(
         "agent": record.agent,
         "model": record.model,
         "thinking": record.thinking,
-        "attempt": record.attempted_models.len().max(1),
-        "candidates": record.attempted_models.iter().chain(record.fallback_models.iter()).collect::<Vec<_>>(),
+        "attempt": earlier.len() + 1,
+        "candidates": earlier.iter().chain(record.model.iter()).chain(record.fallback_models.iter()).collect::<Vec<_>>(),
         "outcome": match result.outcome {
             Outcome::Completed => "completed",
             Outcome::Failed if result.details.get("errorMessage").is_some() && result.details.get("exitCode").is_none() => "provider-error",

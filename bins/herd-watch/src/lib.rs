@@ -4,6 +4,7 @@
 pub mod control;
 pub mod delivery;
 pub mod evidence;
+pub mod fallback;
 pub mod finish;
 pub mod message;
 pub mod projection;
@@ -297,6 +298,9 @@ pub const CRASH_POINTS: [&str; 10] = [
     "before-emit",
     "after-mark",
 ];
+
+/// A crash point off the common path: after a model fallback was claimed, before its launch.
+pub const FALLBACK_CRASH_POINT: &str = "fallback-claimed";
 
 /// Kills this process with SIGKILL when `HERD_WATCH_CRASH_AT` names `point`.
 ///

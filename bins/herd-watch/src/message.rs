@@ -38,6 +38,8 @@ pub struct Ending {
     pub session_file: Option<String>,
     /// Whether the session can be resumed with `pi --session` (the pi runner).
     pub resumable: bool,
+    /// Host notes (already encoded), such as a model fallback that could not launch.
+    pub notes: Vec<String>,
 }
 
 impl Ending {
@@ -121,6 +123,9 @@ impl Ending {
                 "Models attempted: {}",
                 models.join(", ")
             )));
+        }
+        for note in &self.notes {
+            message = message.with_evidence(Evidence::detail(note.clone()));
         }
         for line in &self.handoff {
             message = message.with_evidence(line.clone());

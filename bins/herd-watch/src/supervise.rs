@@ -24,6 +24,7 @@ use herd_surface::{Presence, Surface, Target};
 use crate::control::{self, Termination};
 use crate::delivery::{self, RunResult};
 use crate::evidence::{self, ActivityRead, ExitRead};
+use crate::fallback;
 use crate::finish::{self, Observed};
 use crate::projection::{
     AgentStatus, CancelState, Label, Lifecycle, Notice, PaneObservation, Projection, notice,
@@ -191,7 +192,11 @@ impl Supervisor {
         self.waker.watch(&self.artifacts.activity_dir());
         crate::crash_point("scan");
         for id in ids {
-            if self.tracked.contains_key(&id) || delivery::is_delivered(&self.artifacts, &id) {
+            if self.tracked.contains_key(&id)
+                || delivery::is_delivered(&self.artifacts, &id)
+                || fallback::read_superseded(&self.artifacts, &id)
+                    .is_some_and(|s| s.successor.is_some())
+            {
                 continue;
             }
             let record = match RunRecord::load(&self.artifacts, &id) {
@@ -273,6 +278,29 @@ impl Supervisor {
                 events.push(Event::Result(Box::new(result)));
             }
             return Ok(true);
+        }
+        if run
+            .finisher
+            .as_ref()
+            .is_some_and(|f| f.handle.is_finished())
+        {
+            if let Some(finisher) = run.finisher.take() {
+                let _ = finisher.handle.join();
+            }
+            if let Some(successor) =
+                fallback::read_superseded(&artifacts, id).and_then(|s| s.successor)
+            {
+                events.push(Event::Notice {
+                    run_id: id.to_owned(),
+                    message: format!(
+                        "{} hit a provider error; the next model runs as {successor}.",
+                        quoted(&run.record.name)
+                    ),
+                });
+                return Ok(true);
+            }
+            // The finisher ended without settling (an I/O error): the next tick tries again.
+            return Ok(false);
         }
         if run.finisher.is_some() {
             // The re-check runs; a cancel stops it.
@@ -472,32 +500,40 @@ pub fn wait_for(
     options: Options,
     mut on_event: impl FnMut(&Event),
 ) -> Result<RunResult, Error> {
-    if let Some(result) = delivery::load(artifacts, run_id)? {
-        let record = RunRecord::load(artifacts, run_id)?;
-        finish::record_outcome(artifacts, &record, &result)?;
-        delivery::deliver_once(artifacts, &result, |_| Ok(()))?;
-        return Ok(result);
-    }
-    let mut supervisor = Supervisor::new(artifacts.clone(), Some(run_id.to_owned()), options);
-    supervisor.scan()?;
-    loop {
-        let mut delivered = None;
-        for event in supervisor.tick(|r| {
-            delivered = Some(r.clone());
-            Ok(())
-        })? {
-            on_event(&event);
-        }
-        if let Some(result) = delivered {
+    let mut run_id = run_id.to_owned();
+    // A run superseded by a model fallback is answered by its successor's result.
+    'chain: loop {
+        if let Some(result) = delivery::load(artifacts, &run_id)? {
+            let record = RunRecord::load(artifacts, &run_id)?;
+            finish::record_outcome(artifacts, &record, &result)?;
+            delivery::deliver_once(artifacts, &result, |_| Ok(()))?;
             return Ok(result);
         }
-        if supervisor.is_idle() {
-            // Delivered by another watcher meanwhile: the settled result is still the answer.
-            if let Some(result) = delivery::load(artifacts, run_id)? {
+        if let Some(successor) =
+            fallback::read_superseded(artifacts, &run_id).and_then(|s| s.successor)
+        {
+            run_id = successor;
+            continue;
+        }
+        let mut supervisor =
+            Supervisor::new(artifacts.clone(), Some(run_id.clone()), options.clone());
+        supervisor.scan()?;
+        loop {
+            let mut delivered = None;
+            for event in supervisor.tick(|r| {
+                delivered = Some(r.clone());
+                Ok(())
+            })? {
+                on_event(&event);
+            }
+            if let Some(result) = delivered {
                 return Ok(result);
             }
-            supervisor.scan()?;
+            if supervisor.is_idle() {
+                // Delivered by another watcher meanwhile, or superseded: look again.
+                continue 'chain;
+            }
+            supervisor.sleep();
         }
-        supervisor.sleep();
     }
 }

@@ -101,34 +101,27 @@ impl Env {
 
     /// Launches a child running `script` under `sh -c`; returns its run id.
     fn spawn(&self, name: &str, script: &str) -> String {
-        let request = self
-            .dir
-            .path()
-            .join(format!("req-{}.json", name.replace(' ', "_")));
-        std::fs::write(
-            &request,
-            serde_json::json!({"name": name, "task": "the task"}).to_string(),
+        self.spawn_request(
+            serde_json::json!({"name": name, "task": "the task"}),
+            &["--runner", "exec", "--", "sh", "-c", script],
         )
-        .unwrap();
-        let out = self.run(
-            &launch_bin(),
-            &[
-                "spawn",
-                "--request",
-                request.to_str().unwrap(),
-                "--surface",
-                self.surface,
-                "--runner",
-                "exec",
-                "--json",
-                "--",
-                "sh",
-                "-c",
-                script,
-            ],
-            &[],
-            Duration::from_secs(30),
-        );
+    }
+
+    /// Launches `request` with the further spawn arguments `rest`; returns the run id.
+    fn spawn_request(&self, request: Value, rest: &[&str]) -> String {
+        let name = request["name"].as_str().unwrap().replace(' ', "_");
+        let path = self.dir.path().join(format!("req-{name}.json"));
+        std::fs::write(&path, request.to_string()).unwrap();
+        let mut args = vec![
+            "spawn",
+            "--request",
+            path.to_str().unwrap(),
+            "--surface",
+            self.surface,
+            "--json",
+        ];
+        args.extend_from_slice(rest);
+        let out = self.run(&launch_bin(), &args, &[], Duration::from_secs(30));
         let ack: Value = serde_json::from_slice(&out.stdout.bytes)
             .unwrap_or_else(|_| panic!("spawn: {}\n{}", out.stdout.text(), out.stderr.text()));
         assert_eq!(ack["status"], "launched", "{ack}");
@@ -522,4 +515,140 @@ fn on_tmux_a_child_completes_is_interrupted_and_cancelled() {
     assert_eq!(doc["status"], "confirmed", "{doc}");
     let (code, doc, _) = env.watch(&["wait", "--run", &id, "--json"]);
     assert_eq!((code, doc["outcome"].as_str()), (5, Some("cancelled")));
+}
+
+/// A stand-in for the Pi CLI that follows the child's on-disk protocol: a provider error on the
+/// model `prov/a`, a report and `done` on any other. (The real Pi CLI plays this part in the
+/// end-to-end scenarios.)
+const FAKE_PI: &str = r#"#!/bin/sh
+model=""
+while [ $# -gt 0 ]; do case "$1" in --model) model="$2"; shift;; esac; shift; done
+case "$model" in
+  prov/a) printf '{"type":"error","errorMessage":"500 scripted failure","stopReason":"error"}' > "$PI_SUBAGENT_SESSION.exit"; exit 1;;
+  *) printf '{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"done with %s"}],"stopReason":"stop","provider":"prov","model":"%s"}}\n' "$model" "${model#prov/}" > "$PI_SUBAGENT_SESSION"
+     printf '{"type":"done"}' > "$PI_SUBAGENT_SESSION.exit";;
+esac
+"#;
+
+fn with_fake_pi(env: &mut Env) {
+    let pi = env.dir.path().join("fake-pi");
+    std::fs::write(&pi, FAKE_PI).unwrap();
+    let mut perms = std::fs::metadata(&pi).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&pi, perms).unwrap();
+    env.extra
+        .push(("HERD_PI".into(), pi.to_str().unwrap().into()));
+    env.extra.push((
+        "PI_CODING_AGENT_DIR".into(),
+        env.dir.path().join("agent").to_str().unwrap().into(),
+    ));
+}
+
+#[test]
+fn a_provider_error_launches_the_next_model_and_one_result_names_both() {
+    let mut env = Env::new();
+    with_fake_pi(&mut env);
+    let first = env.spawn_request(
+        serde_json::json!({"name": "Fallback", "task": "t", "model": "prov/a,prov/b"}),
+        &["--runner", "pi"],
+    );
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr.text());
+    let events: Vec<Value> = out
+        .stdout
+        .text()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let results: Vec<&Value> = events.iter().filter(|e| e["event"] == "result").collect();
+    assert_eq!(
+        results.len(),
+        1,
+        "one result for the logical run: {events:?}"
+    );
+    assert_ne!(
+        results[0]["run_id"],
+        first.as_str(),
+        "the successor delivers it"
+    );
+    let message = results[0]["message"].as_str().unwrap();
+    assert!(message.contains("done with prov/b"), "{message}");
+    assert!(
+        message.contains("Models attempted: prov/a, prov/b"),
+        "{message}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "notice" && e["run_id"] == first.as_str())
+    );
+    let ledger = std::fs::read_to_string(env.art().join("outcomes.jsonl")).unwrap();
+    let lines: Vec<Value> = ledger
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{ledger}");
+    assert_eq!(
+        (lines[0]["model"].as_str(), lines[0]["outcome"].as_str()),
+        (Some("prov/a"), Some("provider-error"))
+    );
+    assert_eq!(
+        (lines[1]["model"].as_str(), lines[1]["outcome"].as_str()),
+        (Some("prov/b"), Some("completed"))
+    );
+    // `wait` on the first run answers with its successor's result.
+    let (code, doc, _) = env.watch(&["wait", "--run", &first, "--json"]);
+    assert_eq!((code, &doc["run_id"]), (0, &results[0]["run_id"]));
+}
+
+#[test]
+fn a_cancel_wins_over_a_pending_fallback() {
+    let mut env = Env::new();
+    with_fake_pi(&mut env);
+    let first = env.spawn_request(
+        serde_json::json!({"name": "NoFallback", "task": "t", "model": "prov/a,prov/b"}),
+        &["--runner", "pi"],
+    );
+    // The child fails at once; a cancel arrives before any watcher has looked.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !env
+        .art()
+        .join(format!("runs/{first}.runner-exit.json"))
+        .exists()
+    {
+        assert!(Instant::now() < deadline, "the child did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (code, doc, text) = env.watch(&["cancel", "--run", &first, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(doc["status"], "confirmed");
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(60),
+    );
+    let text = out.stdout.text();
+    assert_eq!(result_events(&text, &first), 1, "{text}");
+    assert!(
+        !text.contains("next model"),
+        "no fallback after a cancel: {text}"
+    );
+    let records = std::fs::read_dir(env.art().join("runs"))
+        .unwrap()
+        .filter_map(|e| {
+            e.unwrap()
+                .file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".json"))
+                .map(str::to_owned)
+        })
+        .filter(|stem| !stem.contains('.'))
+        .count();
+    assert_eq!(records, 1, "no second run was launched");
 }

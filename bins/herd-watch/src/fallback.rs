@@ -1,0 +1,152 @@
+//! Model fallback: after a provider error, the next model of the run's list is launched through
+//! `herd-launch spawn --fallback-of`, and the failed attempt is superseded instead of delivered.
+//!
+//! Seed 003's rules: a fallback follows only a definite provider error, never a cancel (the intent
+//! wins) and never an uncertain launch. The decision is claimed on disk before the launch
+//! (`runs/<id>.superseded.json`, written once), so a restarted watcher never launches twice;
+//! a claim left without a successor by a crash is reported as uncertain, never retried.
+
+use std::time::Duration;
+
+use herd_core::layout::Artifacts;
+use herd_core::run::RunRecord;
+use herd_core::subprocess::{self, Command};
+use herd_core::{sidecar, time::now_ms};
+use serde::{Deserialize, Serialize};
+
+/// The budget of the fallback launch (placement and worktree acquisition included).
+const LAUNCH_BUDGET: Duration = Duration::from_secs(180);
+
+/// `runs/<id>.superseded.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Superseded {
+    pub format_version: u64,
+    pub at_ms: u64,
+    /// The run of the next model, once it is launched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub successor: Option<String>,
+    /// Why no successor exists, when the launch failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+/// `runs/<successor>.predecessor.json`: the attempts before this one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Predecessor {
+    pub format_version: u64,
+    pub run_id: String,
+    /// Every model attempted before the successor, in order.
+    pub models: Vec<String>,
+    pub error: String,
+}
+
+pub fn read_superseded(artifacts: &Artifacts, run_id: &str) -> Option<Superseded> {
+    sidecar::read_json(&artifacts.run_file(run_id, "superseded.json"), 16 * 1024)
+        .ok()
+        .flatten()
+}
+
+pub fn read_predecessor(artifacts: &Artifacts, run_id: &str) -> Option<Predecessor> {
+    sidecar::read_json(&artifacts.run_file(run_id, "predecessor.json"), 64 * 1024)
+        .ok()
+        .flatten()
+}
+
+/// What a fallback attempt came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fallback {
+    /// The next model runs as `successor`; the failed attempt is not delivered.
+    Launched { successor: String },
+    /// No fallback happened; the failure is delivered with this note.
+    NotLaunched(String),
+}
+
+/// Launches the next model of `record` after its provider error `error`.
+pub fn launch_next(artifacts: &Artifacts, record: &RunRecord, error: &str) -> Fallback {
+    let path = artifacts.run_file(&record.run_id, "superseded.json");
+    let claim = Superseded {
+        format_version: 1,
+        at_ms: now_ms(),
+        successor: None,
+        failure: None,
+    };
+    let Ok(bytes) = serde_json::to_vec(&claim) else {
+        return Fallback::NotLaunched("cannot encode the fallback claim".into());
+    };
+    match sidecar::create_once(&path, &bytes) {
+        Ok(true) => {}
+        Ok(false) => {
+            // Claimed before, by a watcher that may have died mid-launch.
+            return match read_superseded(artifacts, &record.run_id) {
+                Some(Superseded { successor: Some(successor), .. }) => Fallback::Launched { successor },
+                Some(Superseded { failure: Some(failure), .. }) => Fallback::NotLaunched(failure),
+                _ => Fallback::NotLaunched(
+                    "a model fallback launch may have started before a watcher stopped; it is uncertain and was not retried (see herd-watch status)".into(),
+                ),
+            };
+        }
+        Err(err) => return Fallback::NotLaunched(format!("cannot claim the fallback: {err}")),
+    }
+    crate::crash_point("fallback-claimed");
+    let cmd = Command::new(subprocess::sibling_binary("herd-launch"), LAUNCH_BUDGET)
+        .arg("--artifacts")
+        .arg(artifacts.root())
+        .args(["spawn", "--fallback-of", &record.run_id, "--json"])
+        .cwd(&record.cwd)
+        .stdout_cap(256 * 1024, subprocess::Keep::Head)
+        .stderr_cap(64 * 1024, subprocess::Keep::Tail);
+    let outcome = match subprocess::run(&cmd) {
+        Ok(out) => {
+            let ack: serde_json::Value =
+                serde_json::from_slice(&out.stdout.bytes).unwrap_or_default();
+            match (
+                ack.get("status").and_then(|s| s.as_str()),
+                ack.get("run_id").and_then(|s| s.as_str()),
+            ) {
+                (Some("launched" | "uncertain"), Some(id)) => Ok(id.to_owned()),
+                _ => Err(format!(
+                    "the fallback launch failed: {}",
+                    ack.pointer("/error/message")
+                        .and_then(|m| m.as_str())
+                        .map_or_else(|| out.stderr.text().trim().to_owned(), str::to_owned)
+                )),
+            }
+        }
+        Err(err) => Err(format!("the fallback launch could not run: {err}")),
+    };
+    let (record_claim, result) = match outcome {
+        Ok(successor) => {
+            let mut models = record.attempted_models.clone();
+            models.extend(record.model.clone());
+            if let Some(earlier) = read_predecessor(artifacts, &record.run_id) {
+                models = earlier.models.into_iter().chain(models).collect();
+            }
+            let predecessor = Predecessor {
+                format_version: 1,
+                run_id: record.run_id.clone(),
+                models,
+                error: error.to_owned(),
+            };
+            let _ = sidecar::write_json(
+                &artifacts.run_file(&successor, "predecessor.json"),
+                &predecessor,
+            );
+            (
+                Superseded {
+                    successor: Some(successor.clone()),
+                    ..claim
+                },
+                Fallback::Launched { successor },
+            )
+        }
+        Err(failure) => (
+            Superseded {
+                failure: Some(failure.clone()),
+                ..claim
+            },
+            Fallback::NotLaunched(failure),
+        ),
+    };
+    let _ = sidecar::write_json(&path, &record_claim);
+    result
+}
