@@ -9,7 +9,7 @@ use herd_core::identity::{self, Judgement};
 use herd_core::layout::Artifacts;
 use herd_core::run::{LaunchStatus, RunRecord};
 use herd_core::{Error, ErrorCode, exit, sidecar, time::now_ms};
-use herd_surface::{Closed, Key, Target};
+use herd_surface::{Closed, Key, Surface, Target};
 use serde::{Deserialize, Serialize};
 
 use crate::delivery::{self, Outcome};
@@ -323,4 +323,36 @@ pub fn steer(
         deadline,
     )?;
     Ok(SteerReceipt::Delivered)
+}
+
+/// Sends the oldest queued steering message of `run_id` to its child, between turns. Returns
+/// whether one was delivered; a failed send keeps it queued.
+pub fn deliver_queued_steer(
+    artifacts: &Artifacts,
+    run_id: &str,
+    surface: &dyn Surface,
+    target: &Target,
+) -> Result<bool, Error> {
+    let path = artifacts.run_file(run_id, "steer.json");
+    let Some(mut queue) = sidecar::read_json::<SteerQueue>(&path, 1024 * 1024)? else {
+        return Ok(false);
+    };
+    if queue.messages.is_empty() {
+        return Ok(false);
+    }
+    let message = queue.messages[0].clone();
+    let deadline = Instant::now() + herd_surface::REQUEST_BUDGET;
+    surface.send_keys(target, &[Key::Text(message), Key::Enter], deadline)?;
+    queue.messages.remove(0);
+    sidecar::write_json(&path, &queue)?;
+    Ok(true)
+}
+
+/// The steering messages still queued when a run ended (its result's details report them).
+pub fn undelivered_steer(artifacts: &Artifacts, run_id: &str) -> Vec<String> {
+    sidecar::read_json::<SteerQueue>(&artifacts.run_file(run_id, "steer.json"), 1024 * 1024)
+        .ok()
+        .flatten()
+        .map(|q| q.messages)
+        .unwrap_or_default()
 }

@@ -259,6 +259,10 @@ pub fn build(
         details.insert("model".into(), model.clone().into());
     }
     details.insert("sessionFile".into(), record.session_file.clone().into());
+    let queued = control::undelivered_steer(artifacts, &record.run_id);
+    if !queued.is_empty() {
+        details.insert("undeliveredSteering".into(), queued.into());
+    }
     details.insert("elapsedMs".into(), elapsed_ms.into());
     let outcome = ending.outcome.unwrap_or(Outcome::Failed);
     RunResult {

@@ -98,7 +98,7 @@ pub enum Command {
         target: Target,
         #[arg(long)]
         message: String,
-        #[arg(long, value_enum, default_value_t = SteerMode::Auto)]
+        #[arg(long, value_enum, default_value_t = SteerMode::Steer)]
         mode: SteerMode,
         #[arg(long)]
         json: bool,
@@ -107,8 +107,11 @@ pub enum Command {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SteerMode {
+    /// Deliver now.
     Steer,
+    /// Queue for the next turn boundary.
     FollowUp,
+    /// Queue during an active turn, deliver now between turns.
     Auto,
 }
 
@@ -194,10 +197,12 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 SteerMode::FollowUp => control::SteerMode::FollowUp,
                 SteerMode::Auto => control::SteerMode::Auto,
             };
-            let active = status::project(&artifacts, &record)
-                .projection
-                .label
-                .is_active();
+            // Only a turn known to be in progress holds `auto` messages back.
+            let label = status::project(&artifacts, &record).projection.label;
+            let active = matches!(
+                label,
+                projection::Label::Active | projection::Label::Blocked
+            );
             let receipt = control::steer(&artifacts, &record, &message, mode, active)?;
             let json = serde_json::json!({"run_id": record.run_id, "receipt": receipt});
             Ok(Output::ok(

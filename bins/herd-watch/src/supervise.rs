@@ -390,8 +390,23 @@ impl Supervisor {
             run.finisher = Some(Finisher { handle, cancel: tx });
         }
 
-        // 5. Status transitions.
+        // 5. Status transitions; queued steering goes out between turns.
         let projection = run.lifecycle.project(now);
+        if projection.label == Label::Waiting && run.finisher.is_none() {
+            if let Some((surface, target)) = &run.surface {
+                if let Ok(true) =
+                    control::deliver_queued_steer(&artifacts, id, surface.as_ref(), target)
+                {
+                    events.push(Event::Notice {
+                        run_id: id.to_owned(),
+                        message: format!(
+                            "queued steering delivered to {}",
+                            quoted(&run.record.name)
+                        ),
+                    });
+                }
+            }
+        }
         if projection.label != run.label || projection.detail != run.detail {
             let previous = run.label;
             run.label = projection.label;

@@ -652,3 +652,84 @@ fn a_cancel_wins_over_a_pending_fallback() {
         .count();
     assert_eq!(records, 1, "no second run was launched");
 }
+
+#[test]
+fn steering_is_delivered_queued_and_bounded() {
+    let env = Env::tmux();
+    let id = env.spawn("Steered", "sleep 30");
+    let pid = env.identity_pid(&id);
+    let (code, doc, text) = env.watch(&[
+        "steer",
+        "--run",
+        &id,
+        "--message",
+        "check the parser first",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(doc["receipt"], "delivered");
+    let pane = env.record(&id)["pane"]["pane_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = subprocess::run(
+            &Command::new("tmux", Duration::from_secs(5))
+                .arg("-S")
+                .arg(env.tmux.as_ref().unwrap())
+                .args(["capture-pane", "-p", "-t", &pane]),
+        )
+        .unwrap();
+        if out.stdout.text().contains("check the parser first") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the message never reached the pane: {}",
+            out.stdout.text()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for i in 0..20 {
+        let (code, doc, text) = env.watch(&[
+            "steer",
+            "--run",
+            &id,
+            "--message",
+            &format!("later {i}"),
+            "--mode",
+            "follow-up",
+            "--json",
+        ]);
+        assert_eq!(
+            (code, doc["receipt"].as_str()),
+            (0, Some("queued")),
+            "{text}"
+        );
+    }
+    let (code, doc, _) = env.watch(&[
+        "steer",
+        "--run",
+        &id,
+        "--message",
+        "one too many",
+        "--mode",
+        "follow-up",
+        "--json",
+    ]);
+    assert_ne!(code, 0);
+    assert!(
+        doc["error"]["message"].as_str().unwrap().contains("full"),
+        "{doc}"
+    );
+    kill(pid);
+    let (_, result, _) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(
+        result["details"]["undeliveredSteering"]
+            .as_array()
+            .map(Vec::len),
+        Some(20),
+        "{result}"
+    );
+}
