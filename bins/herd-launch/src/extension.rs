@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use herd_core::layout::Artifacts;
-use herd_core::{Error, ErrorCode, sidecar};
+use herd_core::{Error, ErrorCode};
 use sha2::{Digest, Sha256};
 
 /// The extension's source.
@@ -38,7 +38,7 @@ pub fn install(
         .join("extension")
         .join(format!("herd-child-{}.ts", &digest[..16]));
     if !path.is_file() {
-        sidecar::create_once(&path, SOURCE.as_bytes())?;
+        crate::files::create_once(&path, SOURCE.as_bytes())?;
     }
     Ok(path)
 }

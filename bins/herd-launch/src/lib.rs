@@ -4,6 +4,7 @@
 pub mod artifact;
 pub mod exec;
 pub mod extension;
+pub mod files;
 pub mod names;
 pub mod persistent;
 pub mod plan;

@@ -161,7 +161,7 @@ impl Policy {
     pub fn write(&self, path: &Path) -> Result<(), Error> {
         validate_names(&self.tools.clone().unwrap_or_default(), path, "tools")?;
         validate_names(&self.denied_tools, path, "deniedTools")?;
-        if sidecar::create_once(path, &self.to_json())? {
+        if crate::files::create_once(path, &self.to_json())? {
             Ok(())
         } else {
             Err(Error::new(

@@ -122,11 +122,7 @@ impl Script {
 
     /// Writes the script (mode 0755) atomically.
     pub fn write(&self, path: &Path) -> Result<(), herd_core::Error> {
-        use std::os::unix::fs::PermissionsExt;
-        herd_core::sidecar::write_atomic(path, &self.render())?;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).map_err(|e| {
-            herd_core::Error::internal(format!("cannot make {} executable: {e}", path.display()))
-        })
+        crate::files::write_mode(path, &self.render(), 0o755)
     }
 }
 

@@ -11,7 +11,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use herd_core::{Error, ErrorCode, sidecar};
+use herd_core::{Error, ErrorCode};
 
 use crate::names::{Utc, random_bytes};
 use crate::plan::Plan;
@@ -37,7 +37,7 @@ pub fn seed_session(plan: &Plan, session: &Path, cwd: &Path, now_ms: u64) -> Res
     if plan.fork {
         bytes.extend(fork_entries(parent)?);
     }
-    if sidecar::create_once(session, &bytes)? {
+    if crate::files::create_once(session, &bytes)? {
         Ok(())
     } else {
         Err(Error::internal(format!(

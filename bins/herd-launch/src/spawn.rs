@@ -289,20 +289,123 @@ fn persistent_cap(plan: &Plan, artifacts: &Artifacts) -> Result<(), Error> {
     Ok(())
 }
 
-/// Claims a fresh run id by creating its record exclusively.
-fn claim(artifacts: &Artifacts, record: &mut RunRecord) -> Result<(), Error> {
-    for _ in 0..16 {
-        record.run_id = names::new_run_id()?;
-        record.format_version = herd_core::run::FORMAT_VERSION;
-        record.updated_at_ms = record.created_at_ms;
-        let mut bytes =
-            serde_json::to_vec_pretty(record).map_err(|e| Error::internal(e.to_string()))?;
-        bytes.push(b'\n');
-        if sidecar::create_once(&artifacts.run_record(&record.run_id), &bytes)? {
-            return Ok(());
-        }
+/// The files of one attempt, all named from its run id before anything is written.
+struct Files {
+    /// The child's session; for a worktree child known only once the worktree exists.
+    session: Option<PathBuf>,
+    activity: PathBuf,
+    script: PathBuf,
+    /// The task artifact, exec prompt or resume message.
+    artifact: Option<PathBuf>,
+    accept_spec: Option<PathBuf>,
+    /// The request kept for a model fallback launch (only when candidates remain).
+    request: Option<PathBuf>,
+}
+
+impl Files {
+    fn session(&self) -> Result<&Path, Error> {
+        self.session
+            .as_deref()
+            .ok_or_else(|| Error::internal("the session was not chosen"))
     }
-    Err(Error::internal("could not claim a free run id in 16 tries"))
+}
+
+/// The session file of a child in `cwd`.
+fn session_for(
+    plan: &Plan,
+    artifacts: &Artifacts,
+    run_id: &str,
+    now: u64,
+    agent_dir: &Path,
+    cwd: &Path,
+) -> Result<PathBuf, Error> {
+    Ok(match (&plan.resume, &plan.runner) {
+        (Some(resume), _) => resume.session.clone(),
+        (None, Runner::Pi { .. }) => names::session_file(agent_dir, cwd, now, run_id)?,
+        // An exec child has no Pi session; the name only anchors its sidecars, beside its record.
+        (None, Runner::Exec { .. }) => artifacts.run_file(run_id, "session.jsonl"),
+    })
+}
+
+fn files_for(
+    plan: &Plan,
+    artifacts: &Artifacts,
+    run_id: &str,
+    now: u64,
+    fallback: bool,
+) -> Result<Files, Error> {
+    let safe = safe_name(&plan.request.name, "subagent");
+    let stamp = Utc::from_ms(now).file_seconds();
+    let artifact = match (&plan.runner, &plan.resume) {
+        (Runner::Pi { .. }, Some(resume)) => resume.message.as_ref().map(|_| {
+            artifacts
+                .resume_dir()
+                .join(format!("{safe}-{stamp}-{run_id}.md"))
+        }),
+        (Runner::Pi { .. }, None) if plan.fork => None,
+        (Runner::Pi { .. }, None) => Some(
+            artifacts
+                .context_dir()
+                .join(format!("{safe}-{stamp}-{run_id}.md")),
+        ),
+        // The exec runner's prompt, fed to its stdin.
+        (Runner::Exec { .. }, _) => Some(artifacts.run_file(run_id, "prompt.md")),
+    };
+    let session = if plan.worktree.is_some() {
+        None
+    } else {
+        Some(session_for(
+            plan,
+            artifacts,
+            run_id,
+            now,
+            &plan.agent_dir,
+            &plan.cwd,
+        )?)
+    };
+    Ok(Files {
+        session,
+        activity: artifacts.activity(run_id),
+        script: artifacts.scripts_dir().join(format!("{safe}-{run_id}.sh")),
+        artifact,
+        accept_spec: plan.accept.as_ref().map(|_| artifacts.accept_spec(run_id)),
+        request: fallback.then(|| artifacts.run_file(run_id, "request.json")),
+    })
+}
+
+/// Writes what the record says about the attempt's files.
+fn describe(record: &mut RunRecord, files: &Files, ids: Option<&PersistentIds>) {
+    let text = |p: &Path| serde_json::Value::from(p.to_string_lossy().into_owned());
+    if let Some(session) = &files.session {
+        record.session_file = session.to_string_lossy().into_owned();
+    }
+    record.accept_spec = files
+        .accept_spec
+        .as_ref()
+        .map(|p| p.to_string_lossy().into_owned());
+    record
+        .extra
+        .insert("launch_script".into(), text(&files.script));
+    record
+        .extra
+        .insert("activity_file".into(), text(&files.activity));
+    if let Some(artifact) = &files.artifact {
+        record.extra.insert("task_artifact".into(), text(artifact));
+    }
+    if let Some(request) = &files.request {
+        record.extra.insert("request_file".into(), text(request));
+    }
+    if let Some(ids) = ids {
+        record
+            .extra
+            .insert("logical_id".into(), ids.logical_id.clone().into());
+        record
+            .extra
+            .insert("generation_id".into(), ids.generation_id.clone().into());
+        record
+            .extra
+            .insert("task_id".into(), ids.task_id.clone().into());
+    }
 }
 
 fn launch_once(
@@ -315,6 +418,7 @@ fn launch_once(
 ) -> Result<Ack, Error> {
     let now = herd_core::time::now_ms();
     let model = plan.model(attempt).map(str::to_owned);
+    let fallback_models: Vec<String> = plan.models.iter().skip(attempt + 1).cloned().collect();
     let mut record = RunRecord {
         format_version: herd_core::run::FORMAT_VERSION,
         run_id: String::new(),
@@ -330,9 +434,9 @@ fn launch_once(
         pane: None,
         worktree: None,
         accept_spec: None,
-        model: model.clone(),
-        fallback_models: plan.models.iter().skip(attempt + 1).cloned().collect(),
+        model,
         attempted_models: plan.models.iter().take(attempt).cloned().collect(),
+        fallback_models,
         thinking: plan.thinking.clone(),
         persistent: plan.persistent,
         interactive: plan.interactive,
@@ -343,14 +447,58 @@ fn launch_once(
         diagnostics: plan.diagnostics.clone(),
         extra: Default::default(),
     };
-    claim(artifacts, &mut record)?;
-    // From here on the record exists: every failure is written into it before it is returned.
-    match prepare_and_launch(artifacts, plan, &mut record, surface, tools, env, now) {
+    let ids = if plan.persistent {
+        Some(PersistentIds {
+            logical_id: String::new(),
+            generation_id: format!("gen-{}", names::random_hex(8)?),
+            task_id: format!("task-{}", names::random_hex(8)?),
+        })
+    } else {
+        None
+    };
+    // The record is claimed (created exclusively) before anything else exists, already naming
+    // every file the attempt will write, so a crash at any later point leaves an owner on disk.
+    let mut claimed = None;
+    for _ in 0..16 {
+        let run_id = names::new_run_id()?;
+        let files = files_for(
+            plan,
+            artifacts,
+            &run_id,
+            now,
+            !record.fallback_models.is_empty(),
+        )?;
+        let ids = ids.clone().map(|ids| PersistentIds {
+            logical_id: run_id.clone(),
+            ..ids
+        });
+        record.run_id = run_id;
+        record.extra.clear();
+        describe(&mut record, &files, ids.as_ref());
+        if crate::files::claim_record(artifacts, &mut record)? {
+            claimed = Some((files, ids));
+            break;
+        }
+    }
+    let Some((files, ids)) = claimed else {
+        return Err(Error::internal("could not claim a free run id in 16 tries"));
+    };
+    match prepare_and_launch(
+        artifacts,
+        plan,
+        &mut record,
+        files,
+        ids,
+        surface,
+        tools,
+        env,
+        now,
+    ) {
         Ok(outcome) => Ok(outcome),
         Err(err) => {
             record.status = LaunchStatus::Failed;
             record.launch_failure = Some(err.message.clone());
-            record.save(artifacts)?;
+            crate::files::save_record(artifacts, &mut record)?;
             if err.code == ErrorCode::InvalidRequest {
                 return Err(err);
             }
@@ -365,30 +513,26 @@ fn launch_once(
     }
 }
 
-/// The files of one attempt.
-struct Files {
-    session: PathBuf,
-    activity: PathBuf,
-    script: PathBuf,
-    artifact: Option<PathBuf>,
-    accept_spec: Option<PathBuf>,
-}
-
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one attempt's state, passed once"
+)]
 fn prepare_and_launch(
     artifacts: &Artifacts,
     plan: &Plan,
     record: &mut RunRecord,
+    mut files: Files,
+    persistent_ids: Option<PersistentIds>,
     surface: &dyn Surface,
     tools: &Tools,
     env: &dyn Fn(&str) -> Option<String>,
     now: u64,
 ) -> Result<Ack, Error> {
     let run_id = record.run_id.clone();
-    let safe = safe_name(&plan.request.name, "subagent");
-    let stamp = Utc::from_ms(now).file_seconds();
 
     // The worktree first: its manifest is written before anything is created for it.
     let mut child_cwd = plan.cwd.clone();
+    let mut agent_dir = plan.agent_dir.clone();
     let mut root_pane: Option<PaneRef> = None;
     let mut binding = None;
     if let Some(wt) = &plan.worktree {
@@ -423,36 +567,16 @@ fn prepare_and_launch(
             branch: created.branch.clone(),
             base_sha: created.base_sha.clone(),
         });
-        record.save(artifacts)?;
-    }
-
-    // The session: chosen by herd, so every sidecar's place is known before the child starts.
-    let agent_dir = if plan.worktree.is_some() {
-        crate::names::agent_dir(Some(&child_cwd), env)?
-    } else {
-        plan.agent_dir.clone()
-    };
-    let session = match (&plan.resume, &plan.runner) {
-        (Some(resume), _) => resume.session.clone(),
-        (None, Runner::Pi { .. }) => names::session_file(&agent_dir, &child_cwd, now, &run_id)?,
-        (None, Runner::Exec { .. }) => artifacts
-            .root()
-            .join("sessions")
-            .join(format!("{safe}-{run_id}.jsonl")),
-    };
-    record.session_file = session.to_string_lossy().into_owned();
-    if plan.worktree.is_some() {
+        // The child's session lives with the worktree's agent directory, when it has one.
+        agent_dir = crate::names::agent_dir(Some(&child_cwd), env)?;
+        let session = session_for(plan, artifacts, &run_id, now, &agent_dir, &child_cwd)?;
         crate::worktree::record_session(artifacts, &run_id, session.clone());
+        files.session = Some(session);
+        describe(record, &files, persistent_ids.as_ref());
+        crate::files::save_record(artifacts, record)?;
     }
-    let files = Files {
-        activity: artifacts.activity(&run_id),
-        script: artifacts.scripts_dir().join(format!("{safe}-{run_id}.sh")),
-        artifact: None,
-        accept_spec: plan.accept.as_ref().map(|_| artifacts.accept_spec(&run_id)),
-        session,
-    };
-    let mut files = files;
-    if let Some(parent) = files.session.parent() {
+    let session = files.session()?.to_path_buf();
+    if let Some(parent) = session.parent() {
         std::fs::create_dir_all(parent).map_err(|e| {
             Error::new(
                 ErrorCode::Unavailable,
@@ -461,9 +585,8 @@ fn prepare_and_launch(
         })?;
     }
     if let (Runner::Pi { .. }, None) = (&plan.runner, &plan.resume) {
-        crate::seed::seed_session(plan, &files.session, &child_cwd, now)?;
+        crate::seed::seed_session(plan, &session, &child_cwd, now)?;
     }
-    record.save(artifacts)?;
 
     // The first message.
     let mode = if plan.persistent {
@@ -473,49 +596,30 @@ fn prepare_and_launch(
     } else {
         Mode::Interactive
     };
-    let artifact_path = artifacts
-        .context_dir()
-        .join(format!("{safe}-{stamp}-{run_id}.md"));
-    match &plan.runner {
-        Runner::Pi { .. } if plan.resume.is_some() => {
-            // A resume's follow-up message, delivered as the first prompt.
-            if let Some(message) = plan.resume.as_ref().and_then(|r| r.message.as_deref()) {
-                let path = artifacts
-                    .resume_dir()
-                    .join(format!("{safe}-{stamp}-{run_id}.md"));
-                sidecar::write_atomic(&path, format!("{}\n", message.trim_end()).as_bytes())?;
-                files.artifact = Some(path);
+    if let Some(path) = &files.artifact {
+        let text = match (&plan.runner, &plan.resume) {
+            (Runner::Pi { .. }, Some(resume)) => {
+                format!(
+                    "{}\n",
+                    resume.message.as_deref().unwrap_or_default().trim_end()
+                )
             }
-        }
-        Runner::Pi { .. } if !plan.fork => {
-            let role = match &plan.role {
-                Some(role) => Some(role.body.as_str()),
-                None => plan.request.system_prompt.as_deref(),
-            };
-            let text =
-                artifact::task_artifact(role, mode, plan.accept.is_some(), &plan.request.task);
-            sidecar::write_atomic(&artifact_path, text.as_bytes())?;
-            files.artifact = Some(artifact_path);
-        }
-        Runner::Pi { .. } => {}
-        Runner::Exec { .. } => {
-            let text =
-                artifact::exec_prompt(plan.request.system_prompt.as_deref(), &plan.request.task);
-            sidecar::write_atomic(&artifact_path, text.as_bytes())?;
-            files.artifact = Some(artifact_path);
-        }
+            (Runner::Pi { .. }, None) => {
+                let role = match &plan.role {
+                    Some(role) => Some(role.body.as_str()),
+                    None => plan.request.system_prompt.as_deref(),
+                };
+                artifact::task_artifact(role, mode, plan.accept.is_some(), &plan.request.task)
+            }
+            (Runner::Exec { .. }, _) => {
+                artifact::exec_prompt(plan.request.system_prompt.as_deref(), &plan.request.task)
+            }
+        };
+        crate::files::write(path, text.as_bytes())?;
     }
 
-    // The launch policy, which resume restores.
-    let persistent_ids = if plan.persistent {
-        Some(PersistentIds {
-            logical_id: run_id.clone(),
-            generation_id: format!("gen-{}", names::random_hex(8)?),
-            task_id: format!("task-{}", names::random_hex(8)?),
-        })
-    } else {
-        None
-    };
+    // The launch policy, which resume restores (a resume keeps the one it restored; an exec
+    // child is no Pi session and cannot be resumed).
     let owner = if binding.is_some() {
         Owner::ManagedWorktree
     } else {
@@ -534,58 +638,45 @@ fn prepare_and_launch(
             .map_or_else(|| format!("gen-{run_id}"), |ids| ids.generation_id.clone()),
         binding,
     );
-    if plan.resume.is_none() {
-        policy.write(&SessionFiles::new(&files.session).policy())?;
+    let writes_policy = plan.resume.is_none()
+        && (matches!(plan.runner, Runner::Pi { .. }) || plan.persistent || plan.worktree.is_some());
+    if writes_policy {
+        policy.write(&SessionFiles::new(&session).policy())?;
     }
 
     // The accept spec: the command lives only in this file.
     if let (Some(spec), Some(path)) = (&plan.accept, &files.accept_spec) {
         spec.write(path)?;
-        record.accept_spec = Some(path.to_string_lossy().into_owned());
     }
 
     // A persistent specialist's first task is dispatched through the ledger.
     if let Some(ids) = &persistent_ids {
         crate::persistent::append_ledger(
-            &SessionFiles::new(&files.session).ledger(),
+            &SessionFiles::new(&session).ledger(),
             &ids.task_id,
             "dispatched",
             &ids.generation_id,
             &ids.logical_id,
             &policy.hash(),
         )?;
-        record
-            .extra
-            .insert("logical_id".into(), ids.logical_id.clone().into());
-        record
-            .extra
-            .insert("generation_id".into(), ids.generation_id.clone().into());
-        record
-            .extra
-            .insert("task_id".into(), ids.task_id.clone().into());
+    }
+    if let Some(request) = &files.request {
+        crate::files::write_json(request, &plan.request_json)?;
     }
 
-    // The launch script.
+    // The launch script, last.
     let (unset, child_env) = child_env(
         plan,
         record,
         &files,
+        &session,
         &agent_dir,
         surface,
         persistent_ids.as_ref(),
         env,
     );
     let (argv, stdin, stdout, stderr) =
-        runner_argv(plan, record, &files, surface, tools, artifacts)?;
-    if let Runner::Exec { argv } = &plan.runner {
-        record.extra.insert(
-            "exec_argv".into(),
-            argv.iter()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .into(),
-        );
-    }
+        runner_argv(plan, record, &files, &session, surface, tools, artifacts)?;
     let script = Script {
         run_id: run_id.clone(),
         name: plan.request.name.clone(),
@@ -594,8 +685,8 @@ fn prepare_and_launch(
         unset,
         env: child_env,
         herd_launch: tools.herd_launch.clone(),
-        identity_file: SessionFiles::new(&files.session).process(),
-        session_file: files.session.clone(),
+        identity_file: SessionFiles::new(&session).process(),
+        session_file: session.clone(),
         argv,
         stdin,
         stdout,
@@ -603,27 +694,16 @@ fn prepare_and_launch(
         exit_status_file: herd_surface::runner_exit_file(artifacts, &run_id),
     };
     script.write(&files.script)?;
-    record.extra.insert(
-        "launch_script".into(),
-        files.script.to_string_lossy().into_owned().into(),
-    );
-    if let Some(artifact) = &files.artifact {
+    if let Runner::Exec { argv } = &plan.runner {
+        // Kept for a fallback launch of the same command; written with the final state.
         record.extra.insert(
-            "task_artifact".into(),
-            artifact.to_string_lossy().into_owned().into(),
+            "exec_argv".into(),
+            argv.iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .into(),
         );
     }
-    record.extra.insert(
-        "activity_file".into(),
-        files.activity.to_string_lossy().into_owned().into(),
-    );
-    let request_file = artifacts.run_file(&run_id, "request.json");
-    sidecar::write_json(&request_file, &plan.request_json)?;
-    record.extra.insert(
-        "request_file".into(),
-        request_file.to_string_lossy().into_owned().into(),
-    );
-    record.save(artifacts)?;
 
     // Dispatch.
     let launch = Launch {
@@ -631,7 +711,7 @@ fn prepare_and_launch(
         name: &plan.request.name,
         cwd: &child_cwd,
         script: &files.script,
-        session_file: &files.session,
+        session_file: &session,
         into: root_pane.as_ref(),
     };
     let deadline = Instant::now() + launch_budget(env);
@@ -666,7 +746,7 @@ fn prepare_and_launch(
         }
     }
     record.status = status;
-    record.save(artifacts)?;
+    crate::files::save_record(artifacts, record)?;
     Ok(Ack {
         status,
         record: record.clone(),
@@ -677,10 +757,15 @@ fn prepare_and_launch(
 }
 
 /// The child's environment (protocol.md §1.1): what to unset, then what to export.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "everything the environment is made of"
+)]
 fn child_env(
     plan: &Plan,
     record: &RunRecord,
     files: &Files,
+    session: &Path,
     agent_dir: &Path,
     surface: &dyn Surface,
     persistent: Option<&PersistentIds>,
@@ -711,7 +796,8 @@ fn child_env(
             }
         }
     }
-    let session: OsString = files.session.clone().into_os_string();
+    let session_path = session;
+    let session: OsString = session_path.as_os_str().to_owned();
     vars.push(("PI_HERDR_AGENTS_SESSION".into(), session.clone()));
     vars.push((
         "PI_CODING_AGENT_DIR".into(),
@@ -748,7 +834,7 @@ fn child_env(
     ));
     vars.push((
         "PI_SUBAGENT_PROCESS_FILE".into(),
-        SessionFiles::new(&files.session).process().into_os_string(),
+        SessionFiles::new(session_path).process().into_os_string(),
     ));
     if let Some(spec) = &files.accept_spec {
         vars.push((
@@ -768,6 +854,7 @@ fn runner_argv(
     plan: &Plan,
     record: &RunRecord,
     files: &Files,
+    session: &Path,
     surface: &dyn Surface,
     tools: &Tools,
     artifacts: &Artifacts,
@@ -807,7 +894,7 @@ fn runner_argv(
                 argv.push("-p".into());
             }
             argv.push("--session".into());
-            argv.push(files.session.clone().into_os_string());
+            argv.push(session.as_os_str().to_owned());
             if let Some(model) = &record.model {
                 argv.push("--model".into());
                 argv.push(model.into());

@@ -84,12 +84,12 @@ impl Env {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        child
+        // A command that does not read its stdin (send, resume) may have closed it already.
+        let _ = child
             .stdin
             .take()
             .unwrap()
-            .write_all(request.to_string().as_bytes())
-            .unwrap();
+            .write_all(request.to_string().as_bytes());
         let out = child.wait_with_output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         Run {

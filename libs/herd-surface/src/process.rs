@@ -57,6 +57,25 @@ fn read_record(path: &Path) -> Result<Option<Record>, Error> {
         .map_err(|e| Error::Io(format!("cannot read the identity {}: {e}", path.display())))
 }
 
+/// Writes the leader's identity once (temporary file, then a hard link), without an fsync: the
+/// record only means something while the script can run, which no power loss leaves it doing,
+/// and an fsync would cost every launch milliseconds on a busy disk. A reader finds it whole or
+/// not at all.
+fn write_leader(path: &Path, record: &Record) -> std::io::Result<bool> {
+    let bytes = record
+        .to_json()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    let linked = match std::fs::hard_link(&tmp, path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e),
+    };
+    let _ = std::fs::remove_file(&tmp);
+    linked
+}
+
 /// Reads the last `lines` lines of `path`, reading at most [`TAIL_READ_LIMIT`] bytes of its end.
 pub fn tail_lines(path: &Path, lines: usize) -> Result<String, Error> {
     let mut file = match File::open(path) {
@@ -128,7 +147,7 @@ impl Surface for Process {
         // its runner's exit status tells the rest.
         if let Ok(record) = identity::capture(pid, launch.run_id, launch.session_file) {
             if identity::judge(&record) == Judgement::Alive {
-                let _ = record.write_once(&target.leader);
+                let _ = write_leader(&target.leader, &record);
             }
         }
         Ok(Target::Process(target))

@@ -1,0 +1,148 @@
+//! How herd-launch writes its files: whole or not at all, but without waiting for the disk.
+//!
+//! Every file is written to a temporary file beside it and renamed into place (or linked, for a
+//! file created once), so a reader never sees a torn file and a process killed at any instant
+//! leaves the old file or the new one. None of them is fsynced: a launch only matters while its
+//! child can run, and no child survives the power loss an fsync would guard against, while an
+//! fsync costs milliseconds on a busy disk for every launch. The files the child writes itself
+//! (its identity record, through `herd-launch exec`) and the accept spec (herd-accept's) keep
+//! their own, synced writers. Every reader of these files fails closed on a missing or malformed
+//! file, so a file lost in a crash of the machine is refused, never trusted.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use herd_core::layout::{Artifacts, validate_run_id};
+use herd_core::run::{FORMAT_VERSION, RunRecord};
+use herd_core::{Error, ErrorCode};
+
+fn io_error(path: &Path, err: io::Error) -> Error {
+    Error::new(
+        ErrorCode::Unavailable,
+        format!("cannot write {}: {err}", path.display()),
+    )
+}
+
+/// A temporary name beside `path`, unique to this process and call (the process id and a
+/// counter; the file is created exclusively, so a stale one of a dead process is never reused).
+fn temp_path(path: &Path) -> Result<PathBuf, Error> {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Ok(dir.join(format!(".{name}.{}.{n}.tmp", std::process::id())))
+}
+
+/// Writes `bytes` to a new temporary file with `mode`.
+fn write_temp(tmp: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(tmp)
+        .map_err(|e| io_error(tmp, e))?;
+    file.write_all(bytes).map_err(|e| io_error(tmp, e))
+}
+
+/// Replaces `path` with `bytes` atomically (mode 0644, or `mode`).
+pub fn write(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    write_mode(path, bytes, 0o644)
+}
+
+/// [`write`] with a file mode (e.g. 0755 for a launch script).
+pub fn write_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
+    let tmp = temp_path(path)?;
+    let result = write_temp(&tmp, bytes, mode)
+        .and_then(|()| fs::rename(&tmp, path).map_err(|e| io_error(path, e)));
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Creates `path` with `bytes` unless it exists; `false` when it already did (the first wins).
+pub fn create_once(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
+    let tmp = temp_path(path)?;
+    let result = write_temp(&tmp, bytes, 0o644).and_then(|()| match fs::hard_link(&tmp, path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(io_error(path, e)),
+    });
+    let _ = fs::remove_file(&tmp);
+    result
+}
+
+fn record_bytes(record: &RunRecord) -> Result<Vec<u8>, Error> {
+    let mut bytes =
+        serde_json::to_vec_pretty(record).map_err(|e| Error::internal(e.to_string()))?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// Claims `record.run_id` by creating its record; `false` when the id is taken.
+pub fn claim_record(artifacts: &Artifacts, record: &mut RunRecord) -> Result<bool, Error> {
+    validate_run_id(&record.run_id)?;
+    record.format_version = FORMAT_VERSION;
+    create_once(
+        &artifacts.run_record(&record.run_id),
+        &record_bytes(record)?,
+    )
+}
+
+/// Saves the record, stamping its version and update time.
+pub fn save_record(artifacts: &Artifacts, record: &mut RunRecord) -> Result<(), Error> {
+    validate_run_id(&record.run_id)?;
+    record.format_version = FORMAT_VERSION;
+    record.updated_at_ms = herd_core::time::now_ms();
+    write(
+        &artifacts.run_record(&record.run_id),
+        &record_bytes(record)?,
+    )
+}
+
+/// Saves JSON (pretty, newline-terminated).
+pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), Error> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| Error::internal(e.to_string()))?;
+    bytes.push(b'\n');
+    write(path, &bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_replace_creates_keep_the_first_and_no_temp_file_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a").join("x.json");
+        write(&path, b"one").unwrap();
+        write(&path, b"two").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        let once = dir.path().join("a").join("y.json");
+        assert!(create_once(&once, b"first").unwrap());
+        assert!(!create_once(&once, b"second").unwrap());
+        assert_eq!(fs::read(&once).unwrap(), b"first");
+        write_mode(&dir.path().join("a").join("s.sh"), b"#!/bin/sh\n", 0o755).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(dir.path().join("a").join("s.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o111, 0o111);
+        let mut names: Vec<_> = fs::read_dir(dir.path().join("a"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["s.sh", "x.json", "y.json"]);
+    }
+}
