@@ -314,7 +314,7 @@ fn spawn_command(
     };
     let mut plan = plan::plan(&bytes, runner, &argv, kind, &ctx)?;
     if skip > 0 {
-        plan.models.drain(..skip.min(plan.models.len()));
+        plan.attempted = plan.models.drain(..skip.min(plan.models.len())).collect();
         if plan.models.is_empty() {
             return Err(Error::invalid(
                 "fallback_of",

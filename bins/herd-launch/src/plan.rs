@@ -79,6 +79,8 @@ pub struct Plan {
     pub diagnostics: Vec<String>,
     /// Set for `herd-launch resume`: the saved session to continue, and the follow-up message.
     pub resume: Option<Resume>,
+    /// Models earlier runs of this request already tried (a `--fallback-of` launch).
+    pub attempted: Vec<String>,
 }
 
 /// What a resume continues.
@@ -344,6 +346,7 @@ pub fn plan(
         worktree: None,
         diagnostics,
         resume: None,
+        attempted: Vec::new(),
     }
     .with_worktree())
 }

@@ -235,6 +235,7 @@ pub fn resume(
             "resumed {} under its saved launch policy",
             session.display()
         )],
+        attempted: Vec::new(),
         resume: Some(Resume {
             session,
             message: request.message.clone(),

@@ -435,7 +435,12 @@ fn launch_once(
         worktree: None,
         accept_spec: None,
         model,
-        attempted_models: plan.models.iter().take(attempt).cloned().collect(),
+        attempted_models: plan
+            .attempted
+            .iter()
+            .chain(plan.models.iter().take(attempt))
+            .cloned()
+            .collect(),
         fallback_models,
         thinking: plan.thinking.clone(),
         persistent: plan.persistent,

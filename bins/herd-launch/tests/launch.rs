@@ -1169,3 +1169,38 @@ fn a_worktree_launch_runs_the_child_in_a_new_managed_checkout() {
     assert_eq!(policy["owner"], "managed-worktree");
     assert_eq!(policy["worktree"]["branch"], "ticket/1");
 }
+
+#[test]
+fn a_fallback_launch_takes_the_next_model_of_an_earlier_run() {
+    let mut env = Env::new();
+    let agent_dir = env.dir.path().join("agent");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    env.set("PI_CODING_AGENT_DIR", agent_dir.to_string_lossy());
+    env.set("HERD_PI", support("fake-pi.sh"));
+    let request = serde_json::json!({"name": "w", "task": "t", "model": "p/one,p/two"});
+    let first = env.run(
+        &["spawn", "--request", "-", "--json", "--surface", "process"],
+        &request,
+    );
+    assert_eq!(first.code, 0, "{} {}", first.json, first.stderr);
+    assert_eq!(first.json["model"], "p/one");
+    let first_id = first.json["run_id"].as_str().unwrap().to_owned();
+    let second = env.run(
+        &["spawn", "--fallback-of", &first_id, "--json"],
+        &Value::Null,
+    );
+    assert_eq!(second.code, 0, "{} {}", second.json, second.stderr);
+    assert_eq!(second.json["model"], "p/two");
+    assert_eq!(second.json["surface"], "process");
+    let record = env.record(second.json["run_id"].as_str().unwrap());
+    assert!(record.get("fallback_models").is_none(), "{record}");
+    assert_eq!(record["attempted_models"], serde_json::json!(["p/one"]));
+    // No candidate is left after the last one.
+    let second_id = second.json["run_id"].as_str().unwrap().to_owned();
+    let third = env.run(
+        &["spawn", "--fallback-of", &second_id, "--json"],
+        &Value::Null,
+    );
+    assert_eq!(third.code, 2, "{}", third.json);
+    assert_eq!(third.json["error"]["field"], "fallback_of");
+}

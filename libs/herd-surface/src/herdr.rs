@@ -118,6 +118,39 @@ impl Herdr {
         }
     }
 
+    /// Waits until a Pi process in `pane` carries `PI_HERDR_AGENTS_SESSION=<session>` in its
+    /// launch-time environment (the readiness of a `/worktree` handoff), within the readiness budget.
+    pub fn wait_pi_ready(
+        &self,
+        pane: &str,
+        session: &std::path::Path,
+        deadline: Instant,
+    ) -> Result<(), Error> {
+        let deadline = deadline.min(Instant::now() + READINESS_BUDGET);
+        loop {
+            let mut last = String::from("no Pi process of this session in the pane");
+            match self
+                .client(REQUEST_BUDGET, deadline)?
+                .pane_process_info(pane)
+            {
+                Ok(info) => {
+                    let pids: Vec<u32> = info.foreground.iter().map(|p| p.pid).collect();
+                    if crate::pi_ready_among(&pids, session) {
+                        return Ok(());
+                    }
+                }
+                Err(err) => last = err.to_string(),
+            }
+            if Instant::now() + READINESS_STEP >= deadline {
+                return Err(Error::Failed {
+                    command: "herdr pane process-info".into(),
+                    message: format!("Pi did not start in pane {pane} in time: {last}"),
+                });
+            }
+            std::thread::sleep(READINESS_STEP);
+        }
+    }
+
     /// Runs the script in a pane that already exists and is retained (a worktree's root pane):
     /// nothing is rolled back, since herd never closes it.
     fn launch_into(

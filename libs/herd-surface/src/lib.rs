@@ -369,6 +369,39 @@ pub fn open(
     }
 }
 
+/// The first wait between retries of a probe of an uncertain owner (supervision, termination).
+pub const RETRY_FIRST: Duration = Duration::from_secs(1);
+/// The longest wait between retries (seed 003: "from 1 second to a 30-second cap").
+pub const RETRY_CAP: Duration = Duration::from_secs(30);
+
+/// The wait before retry number `attempt` (0-based) of a probe that keeps failing: 1 s, doubling,
+/// capped at 30 s. It never triggers a model fallback or gives up the owner; it only paces probes.
+pub fn retry_wait(attempt: u32) -> Duration {
+    RETRY_FIRST
+        .saturating_mul(1u32.checked_shl(attempt.min(31)).unwrap_or(u32::MAX))
+        .min(RETRY_CAP)
+}
+
+/// Whether one of `pids` is a Pi child launched for `session`: its launch-time environment
+/// (`/proc/<pid>/environ`, read with a bound) carries `PI_HERDR_AGENTS_SESSION=<session>`. Pi
+/// rewrites its process title, so the command line is never evidence; the environment is.
+pub fn pi_ready_among(pids: &[u32], session: &Path) -> bool {
+    use std::io::Read;
+    let mut wanted = b"PI_HERDR_AGENTS_SESSION=".to_vec();
+    wanted.extend_from_slice(session.as_os_str().as_encoded_bytes());
+    pids.iter().any(|pid| {
+        let Ok(file) = std::fs::File::open(format!("/proc/{pid}/environ")) else {
+            return false;
+        };
+        let mut buf = Vec::new();
+        if file.take(1024 * 1024).read_to_end(&mut buf).is_err() {
+            return false;
+        }
+        buf.split(|b| *b == 0)
+            .any(|entry| entry == wanted.as_slice())
+    })
+}
+
 /// The environment lookup of a process, as a function so tests can supply their own.
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
@@ -376,7 +409,15 @@ pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 /// only when already inside tmux (`$TMUX`), else process.
 pub fn auto_kind(env: Env<'_>) -> SurfaceKind {
     let path = env("PATH").unwrap_or_default();
-    if env("HERDR_ENV").as_deref() == Some("1") && find_on_path("herdr", &path).is_some() {
+    let herdr = env(herd_herdr::BIN_ENV)
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "herdr".into());
+    let found = if herdr.contains('/') {
+        Path::new(&herdr).is_file()
+    } else {
+        find_on_path(&herdr, &path).is_some()
+    };
+    if env("HERDR_ENV").as_deref() == Some("1") && found {
         SurfaceKind::Herdr
     } else if env("TMUX").is_some_and(|t| !t.is_empty()) {
         SurfaceKind::Tmux
@@ -442,6 +483,41 @@ mod tests {
         assert_eq!(read_runner_exit(&path), None);
         std::fs::write(&path, "{\"format_version\":1,\"exit").unwrap();
         assert_eq!(read_runner_exit(&path), None);
+    }
+
+    #[test]
+    fn retry_waits_double_up_to_the_cap() {
+        let waits: Vec<u64> = (0..8).map(|n| retry_wait(n).as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 30, 30, 30]);
+        assert_eq!(retry_wait(u32::MAX), RETRY_CAP);
+    }
+
+    #[test]
+    fn pi_readiness_is_read_from_the_launch_environment() {
+        let session = Path::new("/s/child.jsonl");
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a test starts a process with a known environment"
+        )]
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .env("PI_HERDR_AGENTS_SESSION", session)
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        // Readiness is polled, as the launcher does: the exec may still be settling.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !pi_ready_among(&[pid], session) {
+            assert!(
+                Instant::now() < deadline,
+                "the child never showed its session"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(!pi_ready_among(&[pid], Path::new("/s/other.jsonl")));
+        assert!(!pi_ready_among(&[std::process::id()], session));
+        child.kill().unwrap();
+        child.wait().unwrap();
     }
 
     #[test]
