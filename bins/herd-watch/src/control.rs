@@ -20,7 +20,7 @@ pub const CANCEL_DEADLINE: Duration = Duration::from_secs(5);
 pub const STEER_QUEUE_MAX: usize = 20;
 
 /// How a termination attempt ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Termination {
     Confirmed,
@@ -28,7 +28,7 @@ pub enum Termination {
 }
 
 /// `runs/<id>.cancel.json`: the intent, written once, then the termination's outcome.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CancelIntent {
     pub format_version: u64,
     pub requested_at_ms: u64,
@@ -273,7 +273,7 @@ pub enum SteerReceipt {
 }
 
 /// `runs/<id>.steer.json`: the bounded FIFO of messages not yet delivered.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SteerQueue {
     pub format_version: u64,
     pub messages: Vec<String>,

@@ -27,7 +27,7 @@ pub const FORMAT_VERSION: u64 = 1;
 const READ_LIMIT: u64 = 1024 * 1024;
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Completed,
@@ -49,7 +49,7 @@ impl Outcome {
 }
 
 /// `runs/<id>.result.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunResult {
     pub format_version: u64,
     pub run_id: String,
@@ -60,12 +60,33 @@ pub struct RunResult {
     /// Raw values for structured consumers (error message, accept, worktree, cancellation…).
     pub details: serde_json::Value,
     pub settled_at_ms: u64,
+    /// The persistent specialist's task this result answers; absent for a run's own result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+}
+
+impl RunResult {
+    /// The file-name stem of this result's files: `<run-id>` or `<run-id>.task-<task>`.
+    fn stem(&self) -> String {
+        stem(&self.run_id, self.task.as_deref())
+    }
+}
+
+fn stem(run_id: &str, task: Option<&str>) -> String {
+    match task {
+        Some(task) => format!("{run_id}.task-{task}"),
+        None => run_id.to_owned(),
+    }
+}
+
+fn file(artifacts: &Artifacts, stem: &str, suffix: &str) -> std::path::PathBuf {
+    artifacts.runs_dir().join(format!("{stem}.{suffix}"))
 }
 
 /// Writes `result` unless the run already has one; returns the result that stands.
 pub fn settle(artifacts: &Artifacts, result: &RunResult) -> Result<RunResult, Error> {
     crate::crash_point("before-settle");
-    let path = artifacts.run_result(&result.run_id);
+    let path = file(artifacts, &result.stem(), "result.json");
     let mut bytes = serde_json::to_vec_pretty(result)
         .map_err(|e| Error::internal(format!("cannot encode result: {e}")))?;
     bytes.push(b'\n');
@@ -79,8 +100,17 @@ pub fn settle(artifacts: &Artifacts, result: &RunResult) -> Result<RunResult, Er
 
 /// Reads the settled result of `run_id`, if any.
 pub fn load(artifacts: &Artifacts, run_id: &str) -> Result<Option<RunResult>, Error> {
+    load_task(artifacts, run_id, None)
+}
+
+/// Reads the settled result of a persistent specialist's `task` (or of the run, without one).
+pub fn load_task(
+    artifacts: &Artifacts,
+    run_id: &str,
+    task: Option<&str>,
+) -> Result<Option<RunResult>, Error> {
     Ok(sidecar::read_versioned(
-        &artifacts.run_result(run_id),
+        &file(artifacts, &stem(run_id, task), "result.json"),
         READ_LIMIT,
         "format_version",
         FORMAT_VERSION,
@@ -101,8 +131,8 @@ pub fn deliver_once(
     result: &RunResult,
     emit: impl FnOnce(&RunResult) -> std::io::Result<()>,
 ) -> Result<bool, Error> {
-    let _lock = Lock::exclusive(&artifacts.run_file(&result.run_id, "deliver.lock"))?;
-    let marker = artifacts.run_file(&result.run_id, "delivered");
+    let _lock = Lock::exclusive(&file(artifacts, &result.stem(), "deliver.lock"))?;
+    let marker = file(artifacts, &result.stem(), "delivered");
     if marker.exists() {
         return Ok(false);
     }
@@ -173,6 +203,7 @@ mod tests {
             message: message.into(),
             details: serde_json::json!({}),
             settled_at_ms: 1,
+            task: None,
         }
     }
 

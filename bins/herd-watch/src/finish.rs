@@ -273,6 +273,7 @@ pub fn build(
         message: ending.message().render(),
         details: serde_json::Value::Object(details),
         settled_at_ms: now_ms(),
+        task: None,
     }
 }
 

@@ -10,6 +10,7 @@ pub mod message;
 pub mod projection;
 pub mod status;
 pub mod supervise;
+pub mod tasks;
 mod wake;
 
 use std::ffi::OsString;

@@ -38,6 +38,8 @@ pub struct Ending {
     pub session_file: Option<String>,
     /// Whether the session can be resumed with `pi --session` (the pi runner).
     pub resumable: bool,
+    /// The persistent specialist's task this message answers.
+    pub task: Option<String>,
     /// Host notes (already encoded), such as a model fallback that could not launch.
     pub notes: Vec<String>,
 }
@@ -47,6 +49,15 @@ impl Ending {
     pub fn status_line(&self) -> String {
         let name = escape::json_string(&escape::abbreviate_name(&self.name));
         let elapsed = clock(self.elapsed_ms);
+        if let Some(task) = &self.task {
+            let task = escape::encode_host_value(task, 80);
+            return match self.outcome {
+                Some(Outcome::Help) => {
+                    format!("Sub-agent {name} needs help with task {task} ({elapsed}).")
+                }
+                _ => format!("Sub-agent {name} finished task {task} ({elapsed})."),
+            };
+        }
         match self.outcome {
             Some(Outcome::Completed) => format!("Sub-agent {name} completed ({elapsed})."),
             Some(Outcome::Help) => format!("Sub-agent {name} needs help ({elapsed})."),
@@ -69,6 +80,7 @@ impl Ending {
     fn report_kind(&self) -> ReportKind {
         match self.outcome {
             Some(Outcome::Help) => ReportKind::HelpRequest,
+            _ if self.task.is_some() => ReportKind::TaskResult,
             Some(Outcome::Failed) => ReportKind::Failure,
             _ => ReportKind::Result,
         }

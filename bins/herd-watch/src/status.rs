@@ -237,13 +237,21 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
         ));
     }
     let files = record.session_files();
-    let seq = now_ms();
-    let entry =
-        serde_json::json!({"version": 1, "type": "stop", "task": null, "message": "", "at": seq});
-    sidecar::write_json(&files.inbox(seq), &entry)?;
+    // The same inbox herd-launch sends tasks through, so the child sees one ordered queue.
+    herd_launch::persistent::write_inbox(&files, "stop", "", "")?;
+    let dispatched = last_dispatched(&files);
     let ledger = |outcome: &str| {
-        let line = serde_json::json!({"task": null, "outcome": outcome, "generation": record.extra.get("generation_id"),
-            "logicalId": record.extra.get("logical_id"), "at": now_ms()});
+        let field = |key: &str| {
+            dispatched
+                .as_ref()
+                .and_then(|d| d.get(key))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let line = serde_json::json!({
+            "task": field("task"), "outcome": outcome, "generation": field("generation"),
+            "logicalId": field("logicalId"), "policyHash": field("policyHash"), "at": now_ms(),
+        });
         sidecar::append_line(&files.ledger(), &line.to_string())
     };
     ledger("stop-pending")?;
@@ -267,4 +275,13 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
         format!("stop {}: {state}", escape::json_string(&record.name)),
     )
     .with_exit(code))
+}
+
+/// The specialist's last `dispatched` ledger line, whose ids the stop lines repeat.
+fn last_dispatched(files: &herd_core::layout::SessionFiles) -> Option<serde_json::Value> {
+    let tail = evidence::read_tail_lines(&files.ledger(), 4 * 1024 * 1024).ok()??;
+    tail.lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|l| l.get("outcome").and_then(|o| o.as_str()) == Some("dispatched"))
 }

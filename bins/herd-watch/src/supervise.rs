@@ -29,6 +29,7 @@ use crate::finish::{self, Observed};
 use crate::projection::{
     AgentStatus, CancelState, Label, Lifecycle, Notice, PaneObservation, Projection, notice,
 };
+use crate::tasks;
 
 /// How long completion evidence other than the sidecar waits for a late sidecar.
 pub const SIDECAR_GRACE: Duration = Duration::from_millis(500);
@@ -40,6 +41,9 @@ pub struct Options {
     pub reconcile_interval: Duration,
     /// The longest the loop sleeps between ticks when no file event arrives.
     pub max_sleep: Duration,
+    /// Whether persistent specialists' task results are delivered (by `follow`, not by `wait`,
+    /// which answers with the run's own result).
+    pub task_results: bool,
 }
 
 impl Default for Options {
@@ -47,6 +51,7 @@ impl Default for Options {
         Options {
             reconcile_interval: Duration::from_secs(1),
             max_sleep: Duration::from_millis(250),
+            task_results: true,
         }
     }
 }
@@ -155,6 +160,7 @@ struct Tracked {
     finisher: Option<Finisher>,
     last_reconcile: Option<Instant>,
     interrupt_seen: Option<u64>,
+    foreign_noticed: bool,
 }
 
 /// Supervises the runs of one artifacts directory (or one run of it).
@@ -221,6 +227,7 @@ impl Supervisor {
                     finisher: None,
                     last_reconcile: None,
                     interrupt_seen: None,
+                    foreign_noticed: false,
                 },
             );
         }
@@ -256,6 +263,7 @@ impl Supervisor {
     ) -> Result<bool, Error> {
         let artifacts = self.artifacts.clone();
         let reconcile_interval = self.options.reconcile_interval;
+        let task_results = self.options.task_results;
         let Some(run) = self.tracked.get_mut(id) else {
             return Ok(true);
         };
@@ -335,6 +343,33 @@ impl Supervisor {
             ExitRead::Found(completion) => Some(completion),
             _ => None,
         };
+
+        // A persistent specialist's task results, each delivered once.
+        if run.record.persistent && task_results {
+            let pass = tasks::pass(&artifacts, &run.record)?;
+            if pass.foreign && !run.foreign_noticed {
+                run.foreign_noticed = true;
+                events.push(Event::Notice {
+                    run_id: id.to_owned(),
+                    message: format!(
+                        "{} reported a task this parent did not issue; it was ignored.",
+                        quoted(&run.record.name)
+                    ),
+                });
+            }
+            for result in pass.results {
+                let mut delivered = None;
+                delivery::deliver_once(&artifacts, &result, |r| {
+                    deliver(r)?;
+                    delivered = Some(r.clone());
+                    Ok(())
+                })?;
+                if let Some(result) = delivered {
+                    let _ = tasks::record_delivery(&run.record, &result);
+                    events.push(Event::Result(Box::new(result)));
+                }
+            }
+        }
 
         // 3. Reconcile the surface once per interval.
         let due = run
@@ -530,8 +565,11 @@ pub fn wait_for(
             run_id = successor;
             continue;
         }
-        let mut supervisor =
-            Supervisor::new(artifacts.clone(), Some(run_id.clone()), options.clone());
+        let options = Options {
+            task_results: false,
+            ..options.clone()
+        };
+        let mut supervisor = Supervisor::new(artifacts.clone(), Some(run_id.clone()), options);
         supervisor.scan()?;
         loop {
             let mut delivered = None;

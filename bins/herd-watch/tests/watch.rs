@@ -733,3 +733,97 @@ fn steering_is_delivered_queued_and_bounded() {
         "{result}"
     );
 }
+
+/// A persistent specialist that follows protocol.md §1.11: it reports its first task, then
+/// claims inbox files — a task is answered with a `task-done` event, a stop ends it.
+const SPECIALIST: &str = r#"
+s="$PI_SUBAGENT_SESSION"
+event() { printf '{"version":1,"type":"task-done","task":"%s","generation":"%s","at":"t","message":"%s"}\n' "$1" "$PI_SUBAGENT_GENERATION_ID" "$2" >> "$s.tasks"; }
+event "$PI_SUBAGENT_TASK_ID" "first task done"
+event "task-not-issued" "forged"
+while :; do
+  for f in "$s".task-inbox.*.json; do
+    [ -e "$f" ] || continue
+    body=$(cat "$f"); rm -f "$f"
+    case "$body" in
+      *'"type":"stop"'*) printf '{"type":"done"}' > "$s.exit"; exit 0;;
+      *) task=$(printf '%s' "$body" | sed 's/.*"task":"\([^"]*\)".*/\1/'); event "$task" "answered $task";;
+    esac
+  done
+  sleep 0.05
+done
+"#;
+
+#[test]
+fn a_persistent_specialist_delivers_each_task_once_and_stops() {
+    let env = Env::new();
+    let id = env.spawn_request(
+        serde_json::json!({"name": "Specialist", "task": "first", "persistent": true}),
+        &["--runner", "exec", "--", "sh", "-c", SPECIALIST],
+    );
+    let task_results = |stdout: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["event"] == "result" && v["details"]["task"].is_string())
+            .map(|v| v["details"]["task"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // A follow that runs a while: the first task's result, and one notice for the forged event.
+    let first = env.run(
+        &watch_bin(),
+        &["follow", "--json", "--forever"],
+        &[],
+        Duration::from_secs(3),
+    );
+    let text = first.stdout.text();
+    assert_eq!(task_results(&text).len(), 1, "{text}");
+    assert_eq!(text.matches("did not issue").count(), 1, "{text}");
+    let send = env.run(
+        &launch_bin(),
+        &["send", "--run", &id, "--message", "second", "--json"],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert_eq!(
+        send.code,
+        Some(0),
+        "{}{}",
+        send.stdout.text(),
+        send.stderr.text()
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(format!(
+        "{}.tasks",
+        env.record(&id)["session_file"].as_str().unwrap()
+    ))
+    .unwrap()
+    .contains("answered")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the second task was never answered"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(doc["status"], "stopped");
+    let last = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert_eq!(last.code, Some(0), "{}", last.stderr.text());
+    let text = last.stdout.text();
+    let tasks = task_results(&text);
+    assert_eq!(tasks.len(), 1, "only the second task is new: {text}");
+    assert!(text.contains("answered"), "{text}");
+    assert!(text.contains("kind=\\\"task-result\\\""), "{text}");
+    assert_eq!(
+        result_events(&text, &id),
+        2,
+        "the second task and the run's own end: {text}"
+    );
+}
