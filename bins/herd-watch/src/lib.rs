@@ -279,7 +279,11 @@ fn follow(artifacts: &Artifacts, forever: bool, json: bool) -> Result<Output, Er
             }
         }
         if supervisor.is_idle() && !forever {
-            break;
+            // A run may have appeared since the scan (a model fallback's successor).
+            supervisor.scan()?;
+            if supervisor.is_idle() {
+                break;
+            }
         }
         supervisor.sleep();
     }
