@@ -1204,3 +1204,58 @@ fn a_fallback_launch_takes_the_next_model_of_an_earlier_run() {
     assert_eq!(third.code, 2, "{}", third.json);
     assert_eq!(third.json["error"]["field"], "fallback_of");
 }
+
+#[test]
+fn a_launched_child_that_ignores_sigterm_is_reached_through_its_record_and_identity() {
+    let env = Env::new();
+    let run = env.spawn_exec(
+        "process",
+        &serde_json::json!({"name": "stubborn", "task": "t"}),
+        &["--ignore-term", "--grandchild", "--hang"],
+    );
+    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
+    let run_id = run.json["run_id"].as_str().unwrap();
+    let child: u32 = eventually("the child's pid", || {
+        read(env.work().join("child.pid"))?.trim().parse().ok()
+    });
+    let grandchild: i32 = eventually("the grandchild's pid", || {
+        read(env.work().join("grandchild.pid"))?.trim().parse().ok()
+    });
+    // What herd-watch does: open the surface from the record alone and close the child.
+    let artifacts = herd_core::layout::Artifacts::new(env.art());
+    let record = herd_core::run::RunRecord::load(&artifacts, run_id).unwrap();
+    let (surface, target) = herd_surface::open(&record, &artifacts).unwrap();
+    assert_eq!(
+        surface
+            .presence(&target, Instant::now() + Duration::from_secs(5))
+            .unwrap(),
+        herd_surface::Presence::Running
+    );
+    let closed = herd_surface::close_confirmed(
+        surface.as_ref(),
+        &target,
+        Instant::now() + Duration::from_millis(800),
+    );
+    assert!(
+        matches!(closed, herd_surface::Closed::Unconfirmed(_)),
+        "{closed:?}"
+    );
+    let identity = herd_core::identity::Record::read(&record.session_files().process())
+        .unwrap()
+        .unwrap();
+    assert_eq!(identity.pid, child);
+    assert_eq!(
+        herd_core::identity::judge(&identity),
+        herd_core::identity::Judgement::Alive
+    );
+    // SIGKILL through the verified identity ends it; its grandchild is its own to clean up.
+    assert_eq!(
+        herd_core::identity::terminate(&identity, libc::SIGKILL),
+        herd_core::identity::Termination::Signalled
+    );
+    assert_eq!(exit_code(&env, run_id), 137);
+    // SAFETY: kill has no memory-safety preconditions; the PID is the test child's grandchild.
+    unsafe {
+        libc::kill(grandchild, libc::SIGKILL);
+    }
+}
