@@ -74,6 +74,17 @@ pub fn finish(
     let _ = delivery::settle(artifacts, &result);
 }
 
+/// The models tried before this attempt: the record's own list, which herd-launch fills for a
+/// fallback, else what the predecessor's watcher recorded.
+fn earlier_models(artifacts: &Artifacts, record: &RunRecord) -> Vec<String> {
+    if !record.attempted_models.is_empty() {
+        return record.attempted_models.clone();
+    }
+    fallback::read_predecessor(artifacts, &record.run_id)
+        .map(|p| p.models)
+        .unwrap_or_default()
+}
+
 /// Builds the result of a finished run.
 pub fn build(
     artifacts: &Artifacts,
@@ -110,11 +121,7 @@ pub fn build(
             .and_then(|s| s.model.clone())
             .or_else(|| record.model.clone()),
         models_attempted: {
-            // The models of earlier attempts (a fallback's predecessors), then this run's.
-            let mut models = fallback::read_predecessor(artifacts, &record.run_id)
-                .map(|p| p.models)
-                .unwrap_or_default();
-            models.extend(record.attempted_models.iter().cloned());
+            let mut models = earlier_models(artifacts, record);
             models.extend(record.model.iter().cloned());
             models
         },
@@ -343,13 +350,7 @@ fn append_ledger(
     result: &RunResult,
 ) -> Result<(), herd_core::Error> {
     let accept = result.details.get("accept");
-    // The models tried before this attempt: a fallback's predecessors, then the record's own.
-    let earlier: Vec<String> = fallback::read_predecessor(artifacts, &record.run_id)
-        .map(|p| p.models)
-        .unwrap_or_default()
-        .into_iter()
-        .chain(record.attempted_models.iter().cloned())
-        .collect();
+    let earlier = earlier_models(artifacts, record);
     let line = serde_json::json!({
         "version": 1,
         "at": now_ms(),
