@@ -41,6 +41,8 @@ pub struct Options {
     pub reconcile_interval: Duration,
     /// The longest the loop sleeps between ticks when no file event arrives.
     pub max_sleep: Duration,
+    /// How long an active run may show no progress before a no-progress notice (`None`: never).
+    pub hang_warning: Option<Duration>,
     /// Whether persistent specialists' task results are delivered (by `follow`, not by `wait`,
     /// which answers with the run's own result).
     pub task_results: bool,
@@ -52,7 +54,24 @@ impl Default for Options {
             reconcile_interval: Duration::from_secs(1),
             max_sleep: Duration::from_millis(250),
             task_results: true,
+            hang_warning: hang_warning_from_env(),
         }
+    }
+}
+
+/// The environment variable overriding the no-progress budget, in seconds (0 turns it off).
+pub const HANG_WARNING_ENV: &str = "HERD_HANG_WARNING_SECS";
+/// The default no-progress budget of seed 003's supervision (15 minutes).
+pub const DEFAULT_HANG_WARNING: Duration = Duration::from_secs(15 * 60);
+
+fn hang_warning_from_env() -> Option<Duration> {
+    match std::env::var(HANG_WARNING_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        Some(0) => None,
+        Some(secs) => Some(Duration::from_secs(secs)),
+        None => Some(DEFAULT_HANG_WARNING),
     }
 }
 
@@ -161,6 +180,8 @@ struct Tracked {
     last_reconcile: Option<Instant>,
     interrupt_seen: Option<u64>,
     foreign_noticed: bool,
+    /// Whether the current no-progress episode was announced.
+    hang_warned: bool,
 }
 
 /// Supervises the runs of one artifacts directory (or one run of it).
@@ -228,6 +249,7 @@ impl Supervisor {
                     last_reconcile: None,
                     interrupt_seen: None,
                     foreign_noticed: false,
+                    hang_warned: false,
                 },
             );
         }
@@ -264,6 +286,7 @@ impl Supervisor {
         let artifacts = self.artifacts.clone();
         let reconcile_interval = self.options.reconcile_interval;
         let task_results = self.options.task_results;
+        let hang_warning = self.options.hang_warning;
         let Some(run) = self.tracked.get_mut(id) else {
             return Ok(true);
         };
@@ -427,6 +450,9 @@ impl Supervisor {
 
         // 5. Status transitions; queued steering goes out between turns.
         let projection = run.lifecycle.project(now);
+        if let Some(budget) = hang_warning {
+            no_progress(run, &artifacts, &projection, budget, now, events);
+        }
         if projection.label == Label::Waiting && run.finisher.is_none() {
             if let Some((surface, target)) = &run.surface {
                 if let Ok(true) =
@@ -475,6 +501,62 @@ impl Supervisor {
             });
         }
         Ok(false)
+    }
+}
+
+/// The no-progress advisory: a notice when an active or blocked run shows no progress (session
+/// and activity untouched) for `budget`, and another when progress resumes. Never a kill.
+fn no_progress(
+    run: &mut Tracked,
+    artifacts: &Artifacts,
+    projection: &Projection,
+    budget: Duration,
+    now: u64,
+    events: &mut Vec<Event>,
+) {
+    let busy = matches!(projection.label, Label::Active | Label::Blocked);
+    let session = Path::new(&run.record.session_file);
+    let modified = |path: &Path| {
+        std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_millis() as u64)
+    };
+    let last = [
+        modified(session),
+        modified(&artifacts.activity(&run.record.run_id)),
+        Some(run.record.created_at_ms),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(now);
+    let stale = busy && now.saturating_sub(last) >= budget.as_millis() as u64;
+    let id = run.record.run_id.clone();
+    if stale && !run.hang_warned {
+        run.hang_warned = true;
+        let class = evidence::read_tail_lines(session, evidence::NO_PROGRESS_TAIL)
+            .ok()
+            .flatten()
+            .map_or(evidence::NoProgress::Generic, |tail| {
+                evidence::classify_no_progress(&tail)
+            });
+        events.push(Event::Notice {
+            run_id: id,
+            message: format!(
+                "{} has made no progress for {} ({}); it is still running and was not stopped.",
+                quoted(&run.record.name),
+                crate::projection::short_duration(now.saturating_sub(last)),
+                class.as_str()
+            ),
+        });
+    } else if !stale && run.hang_warned && now.saturating_sub(last) < budget.as_millis() as u64 {
+        run.hang_warned = false;
+        events.push(Event::Notice {
+            run_id: id,
+            message: format!("{} is making progress again.", quoted(&run.record.name)),
+        });
     }
 }
 

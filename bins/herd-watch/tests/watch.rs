@@ -827,3 +827,36 @@ fn a_persistent_specialist_delivers_each_task_once_and_stops() {
         "the second task and the run's own end: {text}"
     );
 }
+
+#[test]
+fn no_progress_is_a_notice_never_a_kill() {
+    let env = Env::new();
+    let id = env.spawn(
+        "Quiet",
+        r#"mkdir -p "$(dirname "$PI_SUBAGENT_ACTIVITY_FILE")"; now=$(date +%s%3N); printf '{"version":1,"runningChildId":"%s","createdAt":%s,"updatedAt":%s,"sequence":1,"latestEvent":"tool_execution_start","phase":"active","agentActive":true,"turnActive":true,"providerActive":false,"toolActive":true,"activeScope":"tool","toolName":"bash"}' "$PI_SUBAGENT_ID" "$now" "$now" > "$PI_SUBAGENT_ACTIVITY_FILE"; sleep 30"#,
+    );
+    let pid = env.identity_pid(&id);
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json", "--forever"],
+        &[("HERD_HANG_WARNING_SECS", "1")],
+        Duration::from_secs(4),
+    );
+    let notices: Vec<Value> = out
+        .stdout
+        .text()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["event"] == "notice" && v["run_id"] == id.as_str())
+        .collect();
+    assert_eq!(notices.len(), 1, "one notice per episode: {notices:?}");
+    assert!(
+        notices[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no progress"),
+        "{notices:?}"
+    );
+    assert!(alive(pid), "the advisory never stops a child");
+    kill(pid);
+}
