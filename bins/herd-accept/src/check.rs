@@ -30,7 +30,7 @@ const SHELL: &str = "/bin/sh";
 const JOIN_STREAMS: &str = "exec 2>&1; ";
 
 /// How one run of the check ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CheckOutcome {
     /// Exit 0.
@@ -66,7 +66,7 @@ impl CheckOutcome {
 }
 
 /// The result of one run of the check.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckRun {
     pub outcome: CheckOutcome,
     pub exit_code: Option<i32>,

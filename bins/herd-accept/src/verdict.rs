@@ -34,7 +34,9 @@ pub const DETAILS_VERSION: u64 = 1;
 pub const CHECK_OUTPUT_PREFIX: &str = "Check output (last 1,500 characters, encoded): ";
 
 /// How a child's run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum RunOutcome {
     /// It finished normally with exit 0.
@@ -49,7 +51,9 @@ pub enum RunOutcome {
 }
 
 /// What the child said of its own last check run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ChildReport {
     Pass,
@@ -57,7 +61,7 @@ pub enum ChildReport {
 }
 
 /// The verdicts of seed 003's table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     Accepted,
@@ -96,7 +100,7 @@ impl fmt::Display for Verdict {
 }
 
 /// Why a verdict is `error` or `skipped`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Reason {
     TimedOut,
@@ -127,7 +131,7 @@ pub struct VerdictRequest<'a> {
 }
 
 /// The structured details of a verdict: what `--json` prints and `--out` writes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VerdictDetails {
     pub format_version: u64,
     pub verdict: Verdict,

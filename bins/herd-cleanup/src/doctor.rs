@@ -28,7 +28,7 @@ const PROBE_BUDGET: Duration = Duration::from_secs(15);
 pub const PI_BIN_ENV: &str = "HERD_PI_BIN";
 
 /// One check.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Check {
     pub name: &'static str,
     pub ok: bool,
@@ -39,7 +39,7 @@ pub struct Check {
 }
 
 /// A run that needs a hand.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct RunFinding {
     pub run_id: String,
     pub name: Option<String>,
@@ -49,7 +49,7 @@ pub struct RunFinding {
 }
 
 /// The doctor's report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Report {
     /// Whether every needed check passed.
     pub ok: bool,

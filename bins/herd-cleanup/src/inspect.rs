@@ -24,7 +24,7 @@ use crate::paths::{self, Found};
 pub use herd_worktree::create::managed_root;
 
 /// What a listing concludes about an entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub enum Classification {
     /// Nothing blocks its removal.
     #[serde(rename = "eligible")]
@@ -52,7 +52,7 @@ impl Classification {
 }
 
 /// The kind of a blocker: a stable code in `--json` output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockerCode {
     /// The source repository is not inside the session cwd.
@@ -124,7 +124,7 @@ impl BlockerCode {
 }
 
 /// One reason the checkout cannot be removed now.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Blocker {
     pub code: BlockerCode,
     /// Human text; child-influenced values in it are already encoded for one line.
@@ -132,7 +132,7 @@ pub struct Blocker {
 }
 
 /// An ownership manifest that names the checkout.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ManifestRef {
     pub run_id: String,
     pub state: String,
@@ -142,7 +142,7 @@ pub struct ManifestRef {
 }
 
 /// A process whose cwd is inside the checkout.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct HolderRef {
     pub pid: u32,
     pub name: Option<String>,
@@ -150,7 +150,7 @@ pub struct HolderRef {
 }
 
 /// Everything an inspection established about one entry of the managed root.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Entry {
     /// The path under the managed root.
     pub path: String,

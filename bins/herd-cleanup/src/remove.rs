@@ -29,7 +29,7 @@ use crate::paths::{self, Discovery};
 pub const WIP_MESSAGE: &str = "WIP: preserve worktree before explicit cleanup";
 
 /// How a removal ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The checkout is gone (exit 0).
@@ -57,7 +57,7 @@ impl Outcome {
 }
 
 /// What `--preserve` did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Preservation {
     /// The WIP commit, reported even when the removal is later refused or fails.
     pub sha: Option<String>,
@@ -68,7 +68,7 @@ pub struct Preservation {
 }
 
 /// Which tool removed the checkout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Via {
     Herdr,
@@ -76,7 +76,7 @@ pub enum Via {
 }
 
 /// The report of one removal.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Removal {
     pub target: String,
     pub outcome: Outcome,

@@ -7,6 +7,7 @@
 //! - `docs/exit-codes.md`: the blocks `exit-codes` and `error-codes`, from `herd_core::exit` and
 //!   `herd_core::ErrorCode`;
 //! - `docs/cli.md`: the block `cli`, from the clap definitions of the six binaries;
+//! - `docs/sidecars.md`: the block `schemas`, the list of schema files ([`json_schemas::FILES`]);
 //! - `docs/schemas/`: the JSON Schemas of sidecars and `--json` outputs ([`json_schemas::FILES`])
 //!   and the tool registry itself (`tools.json`).
 //!
@@ -295,6 +296,14 @@ fn pages(registry: &Registry) -> Result<Vec<Page>, Error> {
                     &exit_codes::error_codes(),
                 ),
             ],
+        },
+        Page {
+            path: "docs/sidecars.md",
+            blocks: vec![block(
+                "schemas",
+                "bins/herd-docs/src/json_schemas.rs",
+                &json_schemas::table(),
+            )],
         },
         Page {
             path: "docs/cli.md",

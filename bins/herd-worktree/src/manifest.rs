@@ -36,7 +36,7 @@ pub const OWNER: &str = "pi-herdr-subagents";
 pub const READ_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// Where a managed worktree is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     /// The intent is recorded; nothing has been created yet (or creation is in flight).
@@ -117,7 +117,7 @@ impl fmt::Display for State {
 /// written by another implementation may lack any of them. The Git handoff fields are
 /// `Option<Option<_>>`: absent (`None`) before a handoff was captured, `Some(None)` when the
 /// capture could not tell (written as JSON `null`, with `gitError` saying why).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Manifest {
     pub state: State,

@@ -17,7 +17,7 @@ pub const FORMAT_VERSION: u64 = 1;
 pub const READ_LIMIT: u64 = 256 * 1024;
 
 /// What the child is (DESIGN §4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Runner {
     Pi,
@@ -25,7 +25,7 @@ pub enum Runner {
 }
 
 /// Where the child runs (DESIGN §3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SurfaceKind {
     Herdr,
@@ -44,7 +44,7 @@ impl SurfaceKind {
 }
 
 /// How the launch ended, as the acknowledgement reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LaunchStatus {
     /// The record exists; nothing has been dispatched yet.
@@ -56,7 +56,7 @@ pub enum LaunchStatus {
 }
 
 /// The terminal pane that holds the child, on the herdr and tmux surfaces.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PaneRef {
     pub pane_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -77,7 +77,7 @@ pub struct PaneRef {
 }
 
 /// The managed worktree a child runs in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WorktreeRef {
     pub path: String,
     pub branch: String,
@@ -87,7 +87,7 @@ pub struct WorktreeRef {
 }
 
 /// `runs/<run-id>.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunRecord {
     pub format_version: u64,
     pub run_id: String,

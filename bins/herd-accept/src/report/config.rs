@@ -14,7 +14,19 @@ use super::{Diagnostics, normalized_token, render_value};
 use crate::spec::kind;
 
 /// An acceptance level, in increasing strictness.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Level {
     None,
@@ -76,7 +88,19 @@ impl fmt::Display for Level {
 }
 
 /// The closed set of evidence kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum EvidenceKind {
     ChangedFiles,
@@ -125,7 +149,7 @@ impl EvidenceKind {
 }
 
 /// Whether a criterion must be satisfied for the gate to hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Severity {
     Required,
@@ -133,7 +157,7 @@ pub enum Severity {
 }
 
 /// One acceptance criterion.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Criterion {
     /// The normalised id (`criterion-N` for a criterion given as a bare string).
     pub id: String,
@@ -144,7 +168,7 @@ pub struct Criterion {
 }
 
 /// One host-run verification command.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VerifyCommand {
     pub id: String,
     pub command: String,
@@ -162,7 +186,7 @@ pub const VERIFY_TIMEOUT_MS_DEFAULT: u64 = 120_000;
 pub const VERIFY_TIMEOUT_MS_LIMIT: u64 = 86_400_000;
 
 /// The review gate; herd records it and never runs a reviewer itself.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Review {
     pub agent: Option<String>,
     pub focus: Option<String>,
@@ -201,7 +225,7 @@ pub enum AcceptanceInput {
 }
 
 /// The effective gate of a run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Gate {
     pub level: Level,
     /// The caller asked for acceptance explicitly; an explicit gate failure fails the run.

@@ -120,7 +120,7 @@ pub(crate) fn render_value(value: &Value) -> String {
 }
 
 /// Where a run stands on its acceptance gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     NotRequired,
@@ -152,7 +152,7 @@ impl Status {
 }
 
 /// The outcome of one runtime check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CheckStatus {
     Passed,
@@ -161,7 +161,7 @@ pub enum CheckStatus {
 }
 
 /// One structural check the host made.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RuntimeCheck {
     /// `acceptance-report`, `criterion:<id>`, `evidence:<kind>` or `no-staged-files`.
     pub id: String,
@@ -170,7 +170,7 @@ pub struct RuntimeCheck {
 }
 
 /// How a verify command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum VerifyStatus {
     Passed,
@@ -183,7 +183,7 @@ pub enum VerifyStatus {
 }
 
 /// One verify command as the host ran it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VerifyRun {
     pub id: String,
     pub command: String,
@@ -218,7 +218,7 @@ pub trait Host {
 }
 
 /// Everything the host decided about a run's acceptance.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Ledger {
     pub format_version: u64,
     pub status: Status,

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use super::{Diagnostics, normalized_token, render_value};
 
 /// A child's acceptance report after normalisation.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AcceptanceReport {
     pub criteria_satisfied: Option<Vec<CriterionReport>>,
     pub changed_files: Option<Vec<String>>,
@@ -37,14 +37,14 @@ pub struct AcceptanceReport {
 }
 
 /// A criterion as the child reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CriterionReport {
     pub id: String,
     pub status: CriterionStatus,
     pub evidence: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CriterionStatus {
     Satisfied,
@@ -53,14 +53,14 @@ pub enum CriterionStatus {
 }
 
 /// A command the child says it ran; evidence only, never verification.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CommandReport {
     pub command: String,
     pub result: CommandResult,
     pub summary: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CommandResult {
     Passed,
@@ -69,7 +69,7 @@ pub enum CommandResult {
 }
 
 /// Where the report was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReportSource {
     AcceptanceFence,

@@ -1,0 +1,526 @@
+//! Schemas of `--json` outputs built with `json!`: each function names the code it mirrors, and
+//! the tests run that code and validate what it prints against the schema.
+
+use schemars::Schema;
+use schemars::generate::SchemaSettings;
+use serde_json::{Value, json};
+
+use super::sidecars::{ms, run_id};
+use super::{amend, hand, printed_schema};
+
+fn string_or_null() -> Value {
+    json!({"type": ["string", "null"]})
+}
+
+fn strings() -> Value {
+    json!({"type": "array", "items": {"type": "string"}})
+}
+
+/// The projected labels (`herd_watch::projection::Label::as_str`).
+pub(crate) fn label() -> Value {
+    json!({
+        "enum": [
+            "starting", "active", "blocked", "waiting", "interrupted", "stalled", "running",
+            "finalizing", "completed", "failed", "cancelling…", "cancel unconfirmed"
+        ],
+        "description": "The projected status label."
+    })
+}
+
+/// How a run ended (`herd_watch::delivery::Outcome`).
+fn outcome() -> Value {
+    json!({"enum": ["completed", "failed", "cancelled", "help"]})
+}
+
+/// `herd_launch::spawn::Ack::to_json` (spawn and resume).
+pub fn launch_ack() -> Schema {
+    hand(
+        "LaunchAck",
+        "The acknowledgement of `herd-launch spawn` and `resume`. Exit 0 `launched`, 3 `uncertain` (an effect may have happened: the run stays supervised, do not retry blindly), 4 `failed`.",
+        json!({
+            "type": "object",
+            "properties": {
+                "status": {"enum": ["pending", "launched", "uncertain", "failed"]},
+                "run_id": run_id(),
+                "name": {"type": "string"},
+                "surface": {"enum": ["herdr", "tmux", "process"]},
+                "runner": {"enum": ["pi", "exec"]},
+                "session_file": {"type": "string"},
+                "artifacts": {"type": "string", "description": "The artifacts directory of the run."},
+                "cwd": {"type": "string"},
+                "persistent": {"type": "boolean"},
+                "auto_exit": {"type": "boolean"},
+                "interactive": {"type": "boolean"},
+                "diagnostics": strings(),
+                "pane_id": {"type": "string"},
+                "tab_id": {"type": "string"},
+                "workspace_id": {"type": "string"},
+                "model": {"type": "string"},
+                "fallback_models": strings(),
+                "thinking": {"type": "string"},
+                "worktree": {
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string"},
+                        "branch": {"type": "string"},
+                        "base_sha": {"type": "string"},
+                        "manifest": {"type": "string"}
+                    },
+                    "required": ["path", "branch", "base_sha", "manifest"]
+                },
+                "accept_spec": {"type": "string"},
+                "persistent_ids": {
+                    "type": "object",
+                    "properties": {
+                        "logical_id": {"type": "string"},
+                        "generation_id": {"type": "string"},
+                        "task_id": {"type": "string"}
+                    },
+                    "required": ["logical_id", "generation_id", "task_id"]
+                },
+                "launch_failure": {"type": "string"},
+                "failed_attempts": {
+                    "type": "array",
+                    "description": "Earlier model attempts that failed definitely.",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "run_id": run_id(),
+                            "model": string_or_null(),
+                            "launch_failure": {"type": "string"}
+                        },
+                        "required": ["run_id", "model", "launch_failure"]
+                    }
+                }
+            },
+            "required": [
+                "status", "run_id", "name", "surface", "runner", "session_file", "artifacts", "cwd",
+                "persistent", "auto_exit", "interactive", "diagnostics"
+            ]
+        }),
+    )
+}
+
+/// `herd_launch::run`, `Command::Send`.
+pub fn launch_send() -> Schema {
+    hand(
+        "LaunchSend",
+        "What `herd-launch send` prints when it dispatched a task to an idle persistent specialist.",
+        json!({
+            "type": "object",
+            "properties": {
+                "status": {"const": "dispatched"},
+                "run_id": run_id(),
+                "name": {"type": "string"},
+                "task_id": {"type": "string"},
+                "inbox": {"type": "string", "description": "The inbox file the task was written to."}
+            },
+            "required": ["status", "run_id", "name", "task_id", "inbox"]
+        }),
+    )
+}
+
+/// The keys a result carries in `wait` and in a `result` event.
+fn result_properties() -> Value {
+    json!({
+        "run_id": run_id(),
+        "name": {"type": "string"},
+        "outcome": outcome(),
+        "message": {"type": "string", "description": "The message the parent receives: host lines, the report block, evidence, continuation."},
+        "details": {"type": "object", "description": "Raw values for structured consumers, as in `run-result.schema.json`."}
+    })
+}
+
+/// `herd_watch::wait`.
+pub fn watch_wait() -> Schema {
+    hand(
+        "WatchWait",
+        "The settled result `herd-watch wait` prints. Exit 0 completed, 1 failed, 5 cancelled, 6 help.",
+        json!({
+            "type": "object",
+            "properties": result_properties(),
+            "required": ["run_id", "name", "outcome", "message", "details"]
+        }),
+    )
+}
+
+/// `herd_watch::supervise::Event::to_json`.
+pub fn watch_event() -> Schema {
+    let mut result = result_properties();
+    if let Some(map) = result.as_object_mut() {
+        map.insert("event".into(), json!({"const": "result"}));
+    }
+    let line = |event: &str| {
+        json!({
+            "type": "object",
+            "properties": {
+                "event": {"const": event},
+                "run_id": run_id(),
+                "name": {"type": "string"},
+                "message": {"type": "string", "description": "The one-line notice the parent hears."}
+            },
+            "required": ["event", "run_id", "name", "message"]
+        })
+    };
+    hand(
+        "WatchEvent",
+        "One line of `herd-watch follow --json`, selected by `event`. A `result` is delivered exactly once across restarts of any watcher; it carries the run id so a consumer can recognise the one repeat a crash between emitting and marking can cause.",
+        json!({
+            "oneOf": [
+                {
+                    "type": "object",
+                    "properties": {
+                        "event": {"const": "status"},
+                        "run_id": run_id(),
+                        "name": {"type": "string"},
+                        "label": label(),
+                        "detail": string_or_null(),
+                        "since_ms": {"type": ["integer", "null"], "minimum": 0}
+                    },
+                    "required": ["event", "run_id", "name", "label", "detail", "since_ms"]
+                },
+                line("stalled"),
+                line("recovered"),
+                {
+                    "type": "object",
+                    "properties": {
+                        "event": {"const": "notice"},
+                        "run_id": run_id(),
+                        "message": {"type": "string"}
+                    },
+                    "required": ["event", "run_id", "message"]
+                },
+                {
+                    "type": "object",
+                    "properties": result,
+                    "required": ["event", "run_id", "name", "outcome", "message", "details"]
+                }
+            ]
+        }),
+    )
+}
+
+/// `herd_watch::status::status` and `transcript_of`.
+pub fn watch_status() -> Schema {
+    let row = json!({
+        "type": "object",
+        "properties": {
+            "run_id": run_id(),
+            "name": {"type": "string"},
+            "agent": string_or_null(),
+            "surface": {"enum": ["herdr", "tmux", "process"]},
+            "label": label(),
+            "detail": string_or_null(),
+            "since_ms": {"type": ["integer", "null"], "minimum": 0},
+            "elapsed_ms": ms(),
+            "outcome": {"enum": ["completed", "failed", "cancelled", "help", null]},
+            "delivered": {"type": "boolean"}
+        },
+        "required": [
+            "run_id", "name", "agent", "surface", "label", "detail", "since_ms", "elapsed_ms",
+            "outcome", "delivered"
+        ]
+    });
+    hand(
+        "WatchStatus",
+        "What `herd-watch status --json` prints: the runs, computed from their files alone; with `--widget` also the widget; with `--transcript` the last lines of one run's transcript instead.",
+        json!({
+            "oneOf": [
+                {
+                    "type": "object",
+                    "properties": {"runs": {"type": "array", "items": row.clone()}},
+                    "required": ["runs"],
+                    "not": {"required": ["widget"]}
+                },
+                {
+                    "type": "object",
+                    "properties": {
+                        "widget": {"type": "string", "description": "The widget as text."},
+                        "accent": {"enum": ["blue", "amber"]},
+                        "active": {"type": "integer", "minimum": 0},
+                        "open": {"type": "integer", "minimum": 0},
+                        "runs": {"type": "array", "items": row}
+                    },
+                    "required": ["widget", "accent", "active", "open", "runs"]
+                },
+                {
+                    "type": "object",
+                    "properties": {
+                        "run_id": run_id(),
+                        "lines": {"type": "array", "items": {"type": "string"}, "maxItems": 500, "description": "Transcript lines, each encoded for one line."}
+                    },
+                    "required": ["run_id", "lines"]
+                }
+            ]
+        }),
+    )
+}
+
+/// `herd_watch::run`, `Command::Cancel`.
+pub fn watch_cancel() -> Schema {
+    hand(
+        "WatchCancel",
+        "What `herd-watch cancel` prints. Exit 0 `confirmed` or `already-terminal`; exit 3 `requested` (the launch is still acquiring its owner) or `unconfirmed` (termination was not confirmed within 5 s: state is kept, do not retry blindly).",
+        json!({
+            "type": "object",
+            "properties": {
+                "run_id": run_id(),
+                "name": {"type": "string"},
+                "status": {"enum": ["confirmed", "requested", "unconfirmed", "already-terminal"]},
+                "requested_at_ms": {"type": ["integer", "null"], "minimum": 0},
+                "error": {"type": ["string", "null"], "description": "Why termination was not confirmed."}
+            },
+            "required": ["run_id", "name", "status", "requested_at_ms", "error"]
+        }),
+    )
+}
+
+/// `herd_watch::run`, `Command::Interrupt`.
+pub fn watch_interrupt() -> Schema {
+    hand(
+        "WatchInterrupt",
+        "What `herd-watch interrupt` prints after it sent Escape to the child's pane.",
+        json!({
+            "type": "object",
+            "properties": {
+                "run_id": run_id(),
+                "name": {"type": "string"},
+                "status": {"const": "interrupted"},
+                "at_ms": ms()
+            },
+            "required": ["run_id", "name", "status", "at_ms"]
+        }),
+    )
+}
+
+/// `herd_watch::status::stop`.
+pub fn watch_stop() -> Schema {
+    hand(
+        "WatchStop",
+        "What `herd-watch stop` prints for a persistent specialist. Exit 0 `stopped`; exit 3 `stop-pending` (still alive at the deadline) or `stop-unconfirmed` (its exit cannot be told).",
+        json!({
+            "type": "object",
+            "properties": {
+                "run_id": run_id(),
+                "name": {"type": "string"},
+                "status": {"enum": ["stopped", "stop-pending", "stop-unconfirmed"]}
+            },
+            "required": ["run_id", "name", "status"]
+        }),
+    )
+}
+
+/// `herd_watch::run`, `Command::Steer`.
+pub fn watch_steer() -> Schema {
+    hand(
+        "WatchSteer",
+        "What `herd-watch steer` prints: the message was typed into the child now, or queued (at most 20) for the next turn boundary.",
+        json!({
+            "type": "object",
+            "properties": {
+                "run_id": run_id(),
+                "receipt": {"enum": ["delivered", "queued"]}
+            },
+            "required": ["run_id", "receipt"]
+        }),
+    )
+}
+
+/// `herd_accept::check::CheckRun` plus the keys `herd_accept::run_check_command` adds.
+pub fn accept_check() -> Schema {
+    let mut schema = printed_schema::<herd_accept::CheckRun>();
+    amend(
+        &mut schema,
+        Some(
+            "What `herd-accept check` prints: one run of the check. Exit 0 passed, 1 failed, 4 no answer.",
+        ),
+        json!({
+            "format_version": {"type": "integer", "minimum": 1},
+            "passed": {"type": "boolean"},
+            "command_sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "The SHA-256 of the command, which names it without repeating it."},
+            "cwd": {"type": "string"},
+            "timeout_sec": {"type": "integer", "minimum": 1}
+        }),
+        &[
+            "format_version",
+            "passed",
+            "command_sha256",
+            "cwd",
+            "timeout_sec",
+        ],
+    );
+    schema
+}
+
+/// `herd_worktree::create::Created::to_json`.
+pub fn worktree_create() -> Schema {
+    hand(
+        "WorktreeCreate",
+        "What `herd-worktree create` prints: the managed worktree created on a new branch, its manifest written first.",
+        json!({
+            "type": "object",
+            "properties": {
+                "run_id": run_id(),
+                "state": {"enum": herd_worktree::manifest::State::ALL.map(|s| s.as_str())},
+                "path": {"type": "string"},
+                "branch": {"type": "string"},
+                "base_sha": {"type": "string", "pattern": "^[0-9a-f]{40,64}$"},
+                "base_ref": {"type": "string", "description": "The revision as requested (`HEAD` when none was)."},
+                "principal": {"type": "string", "description": "The principal checkout the worktree was provisioned from."},
+                "surface": {"enum": ["herdr", "git"]},
+                "workspace_id": string_or_null(),
+                "pane_id": string_or_null(),
+                "tab_id": string_or_null(),
+                "manifest": {"type": "string", "description": "The ownership manifest file."},
+                "diagnostics": strings()
+            },
+            "required": [
+                "run_id", "state", "path", "branch", "base_sha", "base_ref", "principal", "surface",
+                "workspace_id", "pane_id", "tab_id", "manifest", "diagnostics"
+            ]
+        }),
+    )
+}
+
+/// `herd_worktree::handoff::Handoff::to_json`.
+pub fn worktree_inspect() -> Schema {
+    let files_or_null = json!({"type": ["array", "null"], "items": {"type": "string"}});
+    hand(
+        "WorktreeInspect",
+        "The handoff `herd-worktree inspect` prints (and a worktree child's result carries): every Git field is `null` exactly when `warning` says why. Exit 0 known, 4 unknown.",
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "branch": {"type": ["string", "null"], "description": "The checked-out branch; `null` when detached or unknown."},
+                "detached": {"type": "boolean"},
+                "base_sha": {"type": "string"},
+                "head_sha": string_or_null(),
+                "commits_ahead": {"type": ["integer", "null"], "minimum": 0},
+                "state": {"enum": ["clean", "dirty", "conflicted", "unknown"], "description": "`clean` means no uncommitted files; the branch may still hold commits."},
+                "clean": {"type": ["boolean", "null"]},
+                "conflicted": {"type": ["boolean", "null"]},
+                "changed_files": files_or_null.clone(),
+                "untracked_files": files_or_null,
+                "warning": string_or_null()
+            },
+            "required": [
+                "path", "branch", "detached", "base_sha", "head_sha", "commits_ahead", "state",
+                "clean", "conflicted", "changed_files", "untracked_files", "warning"
+            ]
+        }),
+    )
+}
+
+/// `herd_worktree::list::Listing::to_json`.
+pub fn worktree_list() -> Schema {
+    hand(
+        "WorktreeList",
+        "What `herd-worktree list` prints: every registered checkout of the repository, the principal one first.",
+        json!({
+            "type": "object",
+            "properties": {
+                "repository": {"type": "string", "description": "The principal checkout."},
+                "worktrees": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "path": {"type": "string"},
+                            "branch": {"type": ["string", "null"], "description": "`null` when detached or bare."},
+                            "label": {"type": "string", "description": "The branch, `(detached HEAD)` or `(bare)`."},
+                            "head": string_or_null(),
+                            "detached": {"type": "boolean"},
+                            "bare": {"type": "boolean"},
+                            "principal": {"type": "boolean"},
+                            "locked": {"type": "boolean"},
+                            "prunable": {"type": "boolean"}
+                        },
+                        "required": ["path", "branch", "label", "head", "detached", "bare", "principal", "locked", "prunable"]
+                    }
+                }
+            },
+            "required": ["repository", "worktrees"]
+        }),
+    )
+}
+
+/// `herd_cleanup::report::list_json`: its entries are `herd_cleanup::inspect::Entry`.
+pub fn cleanup_list() -> Schema {
+    let mut generator = SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator();
+    let entry = generator.subschema_for::<herd_cleanup::inspect::Entry>();
+    let count = json!({"type": "integer", "minimum": 0});
+    let mut schema = hand(
+        "CleanupList",
+        "What `herd-cleanup list` prints: every entry of the managed root with its classification, blockers and warnings; only sources inside the session cwd are in scope.",
+        json!({
+            "type": "object",
+            "properties": {
+                "managed_root": {"type": "string"},
+                "session_cwd": {"type": "string"},
+                "worktrees": {
+                    "type": "array",
+                    "items": {
+                        "allOf": [
+                            entry,
+                            {
+                                "properties": {
+                                    "remove_command": {"type": ["string", "null"], "description": "The `worktree_remove` call that removes an eligible entry."}
+                                },
+                                "required": ["remove_command"]
+                            }
+                        ]
+                    }
+                },
+                "counts": {
+                    "type": "object",
+                    "properties": {
+                        "total": count.clone(),
+                        "eligible": count.clone(),
+                        "blocked": count.clone(),
+                        "unknown": count.clone(),
+                        "out_of_scope": count
+                    },
+                    "required": ["total", "eligible", "blocked", "unknown", "out_of_scope"]
+                },
+                "warnings": {"type": "array", "items": {"type": "string"}, "description": "Warnings that concern every entry, said once."}
+            },
+            "required": ["managed_root", "session_cwd", "worktrees", "counts", "warnings"]
+        }),
+    );
+    schema.insert(
+        "$defs".into(),
+        Value::Object(generator.take_definitions(true)),
+    );
+    schema
+}
+
+/// `herd_docs::report_output`.
+pub fn docs_report() -> Schema {
+    hand(
+        "DocsReport",
+        "What `herd-docs --json` (and `cargo xtask docs --json`) prints: in check mode what is stale (exit 1 when anything is), in write mode what was rewritten.",
+        json!({
+            "type": "object",
+            "properties": {
+                "mode": {"enum": ["write", "check"]},
+                "fresh": {"type": "boolean"},
+                "findings": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "file": {"type": "string"},
+                            "block": string_or_null(),
+                            "problem": {"enum": ["stale", "missing", "orphan"]}
+                        },
+                        "required": ["file", "block", "problem"]
+                    }
+                }
+            },
+            "required": ["mode", "fresh", "findings"]
+        }),
+    )
+}

@@ -1,0 +1,307 @@
+//! Schemas of sidecar files whose format has no derived Rust type: lines built with `json!`,
+//! formats whose serde is written by hand, and the child-written formats of pi-herdr-agents
+//! (protocol.md §1). Each function names the code it mirrors.
+
+use schemars::Schema;
+use serde_json::{Value, json};
+
+use super::{amend, hand, read_schema};
+
+/// A run id (`herd_core::layout::validate_run_id`).
+pub(crate) fn run_id() -> Value {
+    json!({"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"})
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn ms() -> Value {
+    json!({"type": "integer", "minimum": 0})
+}
+
+/// A `format_version` this build writes: 1 (readers refuse a newer one).
+fn format_version() -> Value {
+    json!({"type": "integer", "minimum": 1, "description": "The format version; a reader refuses a newer major version than it knows."})
+}
+
+/// `herd_watch::supervise::append_event`: one status transition per line.
+pub fn run_event() -> Schema {
+    hand(
+        "RunEvent",
+        "One line of `runs/<run-id>.events.jsonl`: a status transition of the run, appended by herd-watch.",
+        json!({
+            "type": "object",
+            "properties": {
+                "format_version": format_version(),
+                "at_ms": ms(),
+                "event": {"const": "status"},
+                "label": super::outputs::label(),
+                "detail": {"type": ["string", "null"], "description": "What the run is doing (a tool name, `provider`, `streaming`), when active."}
+            },
+            "required": ["format_version", "at_ms", "event", "label"]
+        }),
+    )
+}
+
+/// `herd_watch::delivery::RunResult`, with the keys `herd_watch::finish` puts in `details`.
+pub fn run_result() -> Schema {
+    let mut schema = read_schema::<herd_watch::delivery::RunResult>();
+    amend(
+        &mut schema,
+        None,
+        json!({
+            "details": {
+                "description": "Raw values for structured consumers; keys are camelCase and each is present only when it applies.",
+                "type": "object",
+                "properties": {
+                    "errorMessage": {"type": "string", "description": "The provider error, or why completion evidence is missing."},
+                    "exitCode": {"type": "integer", "description": "The runner's exit code, when it exited without a completion sidecar."},
+                    "accept": {
+                        "type": "object",
+                        "description": "The parent re-check: the document of `accept-verdict.schema.json`, or `{verdict: \"error\", error}` when the accept spec cannot be read.",
+                        "properties": {"verdict": {"enum": ["accepted", "rejected", "error", "skipped", "none"]}},
+                        "required": ["verdict"]
+                    },
+                    "error": {"const": "cancelled"},
+                    "cancellation": {
+                        "type": "object",
+                        "properties": {
+                            "requestedAt": ms(),
+                            "termination": {"enum": ["requested", "confirmed", "unconfirmed"]},
+                            "confirmedAt": {"type": ["integer", "null"], "minimum": 0}
+                        },
+                        "required": ["requestedAt", "termination"]
+                    },
+                    "worktree": {"type": "object", "description": "The handoff, as `worktree-inspect.schema.json` describes it."},
+                    "model": {"type": "string"},
+                    "sessionFile": {"type": "string"},
+                    "elapsedMs": ms()
+                }
+            }
+        }),
+        &[],
+    );
+    schema
+}
+
+/// `herd_watch::control::interrupt`: when the run was last interrupted.
+pub fn interrupt() -> Schema {
+    hand(
+        "Interrupt",
+        "`runs/<run-id>.interrupt.json`: when `herd-watch interrupt` last sent Escape to the child.",
+        json!({
+            "type": "object",
+            "properties": {"format_version": format_version(), "at_ms": ms()},
+            "required": ["format_version", "at_ms"]
+        }),
+    )
+}
+
+/// `herd_watch::delivery::deliver_once`: the marker created after the result was emitted.
+pub fn delivered() -> Schema {
+    hand(
+        "Delivered",
+        "`runs/<run-id>.delivered`: created once, after the result was emitted; its existence means the result was delivered.",
+        json!({
+            "type": "object",
+            "properties": {"format_version": format_version(), "delivered_at_ms": ms()},
+            "required": ["format_version", "delivered_at_ms"]
+        }),
+    )
+}
+
+/// `herd_watch::finish::record_outcome`: the marker created after the outcome line was appended.
+pub fn ledgered() -> Schema {
+    hand(
+        "Ledgered",
+        "`runs/<run-id>.ledgered`: created once, after the run's line was appended to `outcomes.jsonl`.",
+        json!({
+            "type": "object",
+            "properties": {"format_version": format_version()},
+            "required": ["format_version"]
+        }),
+    )
+}
+
+/// `herd_surface::read_runner_exit` and the launch script that writes the file.
+pub fn runner_exit() -> Schema {
+    hand(
+        "RunnerExit",
+        "`runs/<run-id>.runner-exit.json`: the runner's exit code, written by the launch script when the runner has exited, on every surface.",
+        json!({
+            "type": "object",
+            "properties": {
+                "format_version": {"const": 1},
+                "exit_code": {"type": "integer", "minimum": -2147483648_i64, "maximum": 2147483647}
+            },
+            "required": ["format_version", "exit_code"]
+        }),
+    )
+}
+
+/// `herd_watch::finish::append_ledger`: one line per model attempt.
+pub fn outcome() -> Schema {
+    hand(
+        "Outcome",
+        "One line of `outcomes.jsonl`, the outcome ledger at the root of the artifacts directory: one line per model attempt, appended once when the result is delivered.",
+        json!({
+            "type": "object",
+            "properties": {
+                "version": {"const": 1},
+                "at": ms(),
+                "runId": run_id(),
+                "name": {"type": "string"},
+                "agent": {"type": ["string", "null"]},
+                "model": {"type": ["string", "null"]},
+                "thinking": {"type": ["string", "null"]},
+                "attempt": {"type": "integer", "minimum": 1},
+                "candidates": {"type": "array", "items": {"type": "string"}, "description": "The models tried before this one, this one, and the fallbacks left."},
+                "outcome": {"enum": ["completed", "failed", "provider-error", "cancelled", "help"]},
+                "exitCode": {"type": ["integer", "null"]},
+                "check": {"enum": ["accepted", "rejected", "error", "skipped", "none"]},
+                "tries": {"type": ["integer", "null"], "minimum": 0},
+                "elapsedMs": {"type": ["integer", "null"], "minimum": 0},
+                "worktree": {"type": "boolean"},
+                "persistent": {"type": "boolean"}
+            },
+            "required": ["version", "at", "runId", "name", "attempt", "candidates", "outcome", "check", "worktree", "persistent"]
+        }),
+    )
+}
+
+/// `herd_worktree::manifest::Manifest` plus the constants its writer stamps on every write.
+pub fn worktree_manifest() -> Schema {
+    let mut schema = read_schema::<herd_worktree::manifest::Manifest>();
+    amend(
+        &mut schema,
+        Some(
+            "The worktree ownership manifest `worktree-runs/<run-id>.json` (pi-herdr-agents format, camelCase keys). A file whose constants `version`, `kind` and `owner` differ is not a manifest, and no evidence of anything.",
+        ),
+        json!({
+            "version": {"const": herd_worktree::manifest::VERSION},
+            "kind": {"const": herd_worktree::manifest::KIND},
+            "owner": {"const": herd_worktree::manifest::OWNER}
+        }),
+        &["version", "kind", "owner"],
+    );
+    schema
+}
+
+/// `herd_watch::evidence::read_activity` and protocol.md §1.3: written by the child.
+pub fn activity() -> Schema {
+    let short = json!({"type": "string", "maxLength": 200, "pattern": "^[^\\r\\n]*$"});
+    let short_or_null =
+        json!({"type": ["string", "null"], "maxLength": 200, "pattern": "^[^\\r\\n]*$"});
+    hand(
+        "Activity",
+        "`subagent-activity/<run-id>.json`: the child's activity snapshot (pi-herdr-agents format), written atomically by the child extension. A snapshot that breaks these rules is read as invalid and ignored.",
+        json!({
+            "type": "object",
+            "properties": {
+                "version": {"const": 1},
+                "runningChildId": {"allOf": [short.clone()], "description": "Must equal the run id."},
+                "createdAt": ms(),
+                "updatedAt": ms(),
+                "sequence": {"type": "integer", "minimum": 0, "description": "+1 per event; a snapshot with a lower sequence than one already seen is ignored."},
+                "latestEvent": short.clone(),
+                "phase": {"enum": ["starting", "active", "waiting", "done"]},
+                "agentActive": {"type": "boolean"},
+                "turnActive": {"type": "boolean"},
+                "providerActive": {"type": "boolean"},
+                "toolActive": {"type": "boolean"},
+                "activeScope": {"enum": ["agent", "turn", "provider", "streaming", "tool", null]},
+                "activeSince": {"type": ["integer", "null"], "minimum": 0},
+                "waitingSince": {"type": ["integer", "null"], "minimum": 0},
+                "turnIndex": {"type": ["integer", "null"], "minimum": 0},
+                "messageEventType": short_or_null.clone(),
+                "toolCallId": short_or_null.clone(),
+                "toolName": short_or_null,
+                "toolStartedAt": {"type": ["integer", "null"], "minimum": 0},
+                "toolEndedAt": {"type": ["integer", "null"], "minimum": 0}
+            },
+            "required": ["version", "runningChildId", "sequence", "updatedAt", "phase", "latestEvent"]
+        }),
+    )
+}
+
+/// `herd_accept::spec::AcceptSpec::to_file_value` and `from_value`: the file form.
+pub fn accept_spec() -> Schema {
+    use herd_accept::spec::{MAX_RETRIES_LIMIT, PATH_MAX_BYTES, PATHS_MAX, TIMEOUT_SEC_LIMIT};
+    hand(
+        "AcceptSpec",
+        "`accept/<run-id>.json` (mode 0600), the file a child finds through `PI_SUBAGENT_ACCEPT_FILE`: the caller's check command and its limits. No other key is allowed, and `sha256` must be the SHA-256 of `run`, so a spec edited after launch is refused.",
+        json!({
+            "type": "object",
+            "properties": {
+                "version": {"type": "integer", "minimum": 1, "maximum": herd_accept::spec::SPEC_VERSION},
+                "run": {"type": "string", "pattern": "\\S", "description": "The command, run as `sh -c <run>`; exit 0 passes."},
+                "maxRetries": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_RETRIES_LIMIT, "description": "Extra child turns after a failed check; `null` means the default, 1."},
+                "timeoutSec": {"type": ["integer", "null"], "minimum": 1, "maximum": TIMEOUT_SEC_LIMIT, "description": "The per-run timeout; `null` means the default, 600."},
+                "paths": {
+                    "type": ["array", "null"],
+                    "maxItems": PATHS_MAX,
+                    "items": {"type": "string", "minLength": 1, "maxLength": PATH_MAX_BYTES, "pattern": "^[^/]"},
+                    "description": "Check files such as tests, relative to the checkout."
+                },
+                "sha256": {"type": "string", "pattern": "^[0-9a-fA-F]{64}$"}
+            },
+            "required": ["version", "run", "sha256"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+/// `herd_core::identity::Record::to_json` and `from_slice` (serde written by hand).
+pub fn process_identity() -> Schema {
+    let text = json!({"type": "string", "minLength": 1});
+    hand(
+        "ProcessIdentity",
+        "A process identity (pi-herdr-agents format): `<session>.process.json`, written once by the runner (`herd-launch exec`) or a child, and `runs/<run-id>.leader.json`, the launch script's shell on the process surface. The first record wins and is never replaced. A record that breaks these rules is refused: herd never signals a process it cannot identify.",
+        json!({
+            "type": "object",
+            "properties": {
+                "version": {"const": herd_core::identity::RECORD_VERSION},
+                "id": text.clone(),
+                "sessionFile": text.clone(),
+                "pid": {"type": "integer", "minimum": 1, "maximum": 2147483647_i64, "description": "The PID, as seen in `pidNamespace`."},
+                "startTime": {"type": "string", "pattern": "^[0-9]+$", "description": "Field 22 of /proc/<pid>/stat: clock ticks after boot, as a decimal string."},
+                "bootId": text.clone(),
+                "pidNamespace": {"allOf": [text], "description": "The link text of /proc/self/ns/pid of the capturing process, e.g. `pid:[4026531836]`."}
+            },
+            "required": ["version", "id", "sessionFile", "pid", "startTime", "bootId", "pidNamespace"]
+        }),
+    )
+}
+
+/// `herd_watch::evidence::read_exit` and protocol.md §1.2: written by the child.
+pub fn completion() -> Schema {
+    hand(
+        "Completion",
+        "`<session>.exit`, the completion sidecar the child writes just before it shuts down (pi-herdr-agents format). Any other `type` is read as an error with an unsupported payload; unparseable content is read as not written yet.",
+        json!({
+            "oneOf": [
+                {
+                    "type": "object",
+                    "properties": {"type": {"const": "done"}},
+                    "required": ["type"]
+                },
+                {
+                    "type": "object",
+                    "properties": {
+                        "type": {"const": "error"},
+                        "errorMessage": {"type": "string"},
+                        "stopReason": {"const": "error"}
+                    },
+                    "required": ["type"]
+                },
+                {
+                    "type": "object",
+                    "properties": {
+                        "type": {"const": "ping"},
+                        "name": {"type": "string"},
+                        "message": {"type": "string"}
+                    },
+                    "required": ["type"]
+                }
+            ]
+        }),
+    )
+}
