@@ -4,6 +4,9 @@
 //! - `cargo xtask demo` runs one full lifecycle on the process surface.
 //! - `cargo xtask bench` measures herd against its baselines and prints ratios.
 
+mod demo;
+mod demo_child;
+
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -14,12 +17,20 @@ fn main() -> ExitCode {
             docs_args.extend(args[1..].iter().map(Into::into));
             herd_docs::main_impl(docs_args)
         }
-        Some("demo") | Some("bench") => {
-            eprintln!("error: `cargo xtask {}` is not yet implemented", args[0]);
+        Some("demo") => {
+            let mut demo_args = vec!["cargo xtask demo".into()];
+            demo_args.extend(std::env::args_os().skip(2));
+            demo::main_impl(demo_args)
+        }
+        Some("bench") => {
+            herd_cli::diagnostic(&format!(
+                "error: `cargo xtask {}` is not yet implemented",
+                args[0]
+            ));
             ExitCode::from(70)
         }
         _ => {
-            eprintln!("usage: cargo xtask <docs [--check] | demo | bench>");
+            herd_cli::diagnostic("usage: cargo xtask <docs [--check] | demo | bench>");
             ExitCode::from(2)
         }
     }
