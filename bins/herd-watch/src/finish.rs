@@ -216,7 +216,7 @@ pub fn build(
                     .as_ref()
                     .map_or(record.cwd.as_str(), |w| w.path.as_str())
                     .to_owned();
-                let tries = read_child_tries(artifacts, &record.run_id);
+                let tries = read_child_tries(record);
                 let req = VerdictRequest {
                     spec: Some(&spec),
                     cwd: Path::new(&cwd),
@@ -284,11 +284,11 @@ pub fn build(
     }
 }
 
-/// The child's own accept tries and last verdict, from `runs/<id>.accept-tries.json` when the
-/// child extension recorded them.
-fn read_child_tries(artifacts: &Artifacts, run_id: &str) -> Option<(u32, Option<ChildReport>)> {
-    let value: serde_json::Value =
-        sidecar::read_json(&artifacts.run_file(run_id, "accept-tries.json"), 4096).ok()??;
+/// The child's own accept tries and its last check's verdict, from
+/// `<session>.accept-tries.json` (`{"version":1,"tries":N,"last":"pass"|"fail"}`), which the
+/// child extension writes after each check it runs.
+fn read_child_tries(record: &RunRecord) -> Option<(u32, Option<ChildReport>)> {
+    let value: serde_json::Value = sidecar::read_json(&child_tries_file(record), 4096).ok()??;
     let tries = u32::try_from(value.get("tries")?.as_u64()?).ok()?;
     let reported = match value.get("last").and_then(serde_json::Value::as_str) {
         Some("pass") => Some(ChildReport::Pass),
@@ -296,6 +296,13 @@ fn read_child_tries(artifacts: &Artifacts, run_id: &str) -> Option<(u32, Option<
         _ => None,
     };
     Some((tries, reported))
+}
+
+/// `<session>.accept-tries.json`.
+pub fn child_tries_file(record: &RunRecord) -> std::path::PathBuf {
+    let mut name = std::ffi::OsString::from(&record.session_file);
+    name.push(".accept-tries.json");
+    std::path::PathBuf::from(name)
 }
 
 fn strip_sentinel(text: &str) -> String {
