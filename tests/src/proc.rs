@@ -218,12 +218,15 @@ pub fn signal_pid(pid: u32, signal: i32) {
     }
 }
 
-/// Returns whether a process with this pid exists (zombies included).
-pub fn pid_exists(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
+/// Returns whether the process `pid` is alive: it exists and is not a zombie (a zombie has
+/// exited; whether anyone reaps it is up to its parent, or to an init that may not reap).
+pub fn process_alive(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return false;
     };
-    // SAFETY: signal 0 only checks for existence and permission.
-    let res = unsafe { libc::kill(pid, 0) };
-    res == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    // The state follows the command name, which is in parentheses and may contain anything.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    !matches!(state, None | Some("Z" | "X"))
 }

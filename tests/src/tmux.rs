@@ -195,7 +195,12 @@ impl Tmux {
     }
 
     /// Returns the exit status of the process of pane `target` once it has exited (the pane
-    /// must be kept with `remain-on-exit on`), `None` while it runs.
+    /// must be kept with `remain-on-exit on`), `None` while it runs. Poll it with a deadline.
+    ///
+    /// tmux before 3.5, built with libutempter, can lose the SIGCHLD of a pane whose process
+    /// exits while the pane's utmp record is being removed: the pane is dead (its pty closed)
+    /// but the status never arrives and the process stays a zombie. Sending the server a
+    /// SIGCHLD makes it reap its children again, so this does that when it sees such a pane.
     pub fn pane_exit_status(&self, target: &str) -> Option<i32> {
         let out = self.cmd([
             "display-message",
@@ -208,7 +213,11 @@ impl Tmux {
         if dead != "1" {
             return None;
         }
-        status.trim().parse().ok()
+        let status = status.trim().parse().ok();
+        if status.is_none() {
+            proc::signal_pid(self.pid, libc::SIGCHLD);
+        }
+        status
     }
 
     /// Returns the pid of the process of pane `target`.
@@ -225,7 +234,7 @@ impl Drop for Tmux {
         let _ = self.try_cmd(["kill-server"]);
         if self.pid != 0
             && crate::wait::try_wait_for(Duration::from_secs(5), || {
-                (!proc::pid_exists(self.pid)).then_some(())
+                (!proc::process_alive(self.pid)).then_some(())
             })
             .is_none()
         {

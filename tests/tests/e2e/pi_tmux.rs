@@ -7,7 +7,7 @@ use herd_e2e::model::{ModelServer, Script, Text, ToolCall};
 use herd_e2e::pi::PiEnv;
 use herd_e2e::session;
 use herd_e2e::tmux::Tmux;
-use herd_e2e::wait::wait_for;
+use herd_e2e::wait::{try_wait_for, wait_for};
 
 const BUDGET: Duration = Duration::from_secs(60);
 
@@ -44,7 +44,14 @@ fn interactive_pi_in_a_tmux_pane_answers_a_typed_prompt() {
 
     tmux.send_text(&pane, "/quit");
     tmux.send_keys(&pane, &["Enter"]);
-    let status = wait_for("pi to quit", BUDGET, || tmux.pane_exit_status(&pane));
+    let status = try_wait_for(BUDGET, || tmux.pane_exit_status(&pane)).unwrap_or_else(|| {
+        panic!(
+            "pi did not quit; the pane shows:\n{}\nsession: {:#?}\nrequests: {}",
+            tmux.capture(&pane),
+            session::messages(&session_path),
+            model.requests().len()
+        )
+    });
     assert_eq!(status, 0, "pane:\n{}", tmux.capture(&pane));
     assert_eq!(model.requests().len(), 2);
 }
@@ -56,13 +63,13 @@ fn dropping_the_tmux_handle_kills_its_server_and_panes() {
     let tmux = Tmux::start(env.vars());
     let pane = tmux.new_session("idle", &env.work_dir(), &["sleep".into(), "300".into()]);
     let (server, sleeper) = (tmux.pid(), tmux.pane_pid(&pane));
-    assert!(herd_e2e::proc::pid_exists(sleeper));
+    assert!(herd_e2e::proc::process_alive(sleeper));
     drop(tmux);
     wait_for(
         "the tmux server and its pane to be gone",
         Duration::from_secs(20),
         || {
-            (!herd_e2e::proc::pid_exists(server) && !herd_e2e::proc::pid_exists(sleeper))
+            (!herd_e2e::proc::process_alive(server) && !herd_e2e::proc::process_alive(sleeper))
                 .then_some(())
         },
     );
