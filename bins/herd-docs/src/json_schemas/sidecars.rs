@@ -73,6 +73,7 @@ pub fn run_result() -> Schema {
                     "worktree": {"type": "object", "description": "The handoff, as `worktree-inspect.schema.json` describes it."},
                     "model": {"type": "string"},
                     "sessionFile": {"type": "string"},
+                    "undeliveredSteering": {"type": "array", "items": {"type": "string"}, "description": "Steering messages still queued when the run ended."},
                     "elapsedMs": ms()
                 }
             }
