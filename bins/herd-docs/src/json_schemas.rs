@@ -151,6 +151,21 @@ pub const FILES: &[SchemaFile] = &[
         "`<session>.exit`",
         sidecars::completion
     ),
+    by_hand!(
+        "task-ledger.schema.json",
+        "a line of `<session>.ledger`",
+        sidecars::task_ledger
+    ),
+    by_hand!(
+        "task-inbox.schema.json",
+        "`<session>.task-inbox.<seq>.json`",
+        sidecars::task_inbox
+    ),
+    by_hand!(
+        "task-event.schema.json",
+        "a line of `<session>.tasks`",
+        sidecars::task_event
+    ),
     // `--json` outputs.
     read!(
         "error.schema.json",

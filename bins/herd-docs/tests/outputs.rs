@@ -492,3 +492,39 @@ fn launch_acknowledgements_validate() {
         assert_valid("launch-ack.schema.json", &ack.to_json());
     }
 }
+
+#[test]
+fn persistent_specialist_files_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let art = Artifacts::new(dir.path().join("art"));
+    let session = dir.path().join("spec.jsonl");
+    record(&art, "pers1", "reviewer", "launched", &session);
+    let mut specialist = herd_core::run::RunRecord::load(&art, "pers1").unwrap();
+    specialist.persistent = true;
+    let files = specialist.session_files();
+    let hash = "3f".repeat(32);
+    herd_launch::persistent::append_ledger(
+        &files.ledger(),
+        "t1",
+        "dispatched",
+        "g1",
+        "reviewer",
+        &hash,
+    )
+    .unwrap();
+    for (kind, task, message) in [("task", "t1", "review the change"), ("stop", "", "")] {
+        let inbox = herd_launch::persistent::write_inbox(&files, kind, task, message).unwrap();
+        assert_valid("task-inbox.schema.json", &read_json(&inbox));
+    }
+    let result: herd_watch::delivery::RunResult = serde_json::from_value(json!({
+        "format_version": 1, "run_id": "pers1", "name": "reviewer", "outcome": "completed",
+        "message": "done", "details": {}, "settled_at_ms": 1, "task": "t1",
+    }))
+    .unwrap();
+    herd_watch::tasks::record_delivery(&specialist, &result).unwrap();
+    let ledger = lines(&files.ledger());
+    assert_eq!(ledger.len(), 2);
+    for line in &ledger {
+        assert_valid("task-ledger.schema.json", line);
+    }
+}

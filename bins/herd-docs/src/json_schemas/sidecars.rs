@@ -306,3 +306,71 @@ pub fn completion() -> Schema {
         }),
     )
 }
+
+/// An ISO 8601 UTC time as `herd_launch::names::iso` writes it.
+fn iso_time() -> Value {
+    json!({"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?Z$"})
+}
+
+/// `herd_launch::persistent::append_ledger`, `herd_watch::tasks::record_delivery` and
+/// `herd_watch::status::stop`: the persistent specialist's delivery ledger, protocol.md §1.11.
+pub fn task_ledger() -> Schema {
+    hand(
+        "TaskLedger",
+        "One line of `<session>.ledger`, a persistent specialist's delivery ledger (pi-herdr-agents format, appended by the host). The child derives its current task as the last `dispatched` entry of its generation without a matching task event.",
+        json!({
+            "type": "object",
+            "properties": {
+                "task": {"type": "string"},
+                "outcome": {"enum": ["dispatched", "delivered", "rejected-busy", "help-requested", "stop-pending", "stopped"]},
+                "generation": {"type": "string"},
+                "logicalId": {"type": "string"},
+                "policyHash": {"type": "string", "pattern": "^([0-9a-f]{64})?$"},
+                "at": {
+                    "anyOf": [iso_time(), ms()],
+                    "description": "When: ISO 8601 UTC in the lines herd-launch appends; milliseconds since the epoch in the lines herd-watch appends."
+                }
+            },
+            "required": ["task", "outcome", "generation", "logicalId", "policyHash", "at"]
+        }),
+    )
+}
+
+/// `herd_launch::persistent::write_inbox`: protocol.md §1.11.
+pub fn task_inbox() -> Schema {
+    hand(
+        "TaskInbox",
+        "`<session>.task-inbox.<seq>.json` (12-digit sequence), one entry of a persistent specialist's inbox, written atomically by the host. The child claims the lowest one by renaming it, then deletes it; an invalid one is renamed `….invalid`, never silently deleted.",
+        json!({
+            "type": "object",
+            "properties": {
+                "version": {"const": 1},
+                "type": {"enum": ["task", "stop"]},
+                "task": {"type": "string"},
+                "message": {"type": "string"},
+                "at": iso_time()
+            },
+            "required": ["version", "type", "task", "message", "at"]
+        }),
+    )
+}
+
+/// `herd_watch::tasks::pass` and protocol.md §1.11: written by a persistent child.
+pub fn task_event() -> Schema {
+    hand(
+        "TaskEvent",
+        "One line of `<session>.tasks`, appended by a persistent child when a task ends or needs help. Lines of another version or type are skipped; a task the host did not issue is ignored with one notice.",
+        json!({
+            "type": "object",
+            "properties": {
+                "version": {"const": 1},
+                "type": {"enum": ["task-done", "help-request"]},
+                "task": run_id(),
+                "generation": {"type": "string"},
+                "at": {"type": "string"},
+                "message": {"type": "string", "description": "The task's report, or the question."}
+            },
+            "required": ["version", "type", "task"]
+        }),
+    )
+}
