@@ -152,6 +152,11 @@ pub const FILES: &[SchemaFile] = &[
         sidecars::completion
     ),
     by_hand!(
+        "launch-policy.schema.json",
+        "`<session>.pi-herdr-subagent-policy.json`",
+        sidecars::launch_policy
+    ),
+    by_hand!(
         "task-ledger.schema.json",
         "a line of `<session>.ledger`",
         sidecars::task_ledger

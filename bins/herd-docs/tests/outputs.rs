@@ -522,6 +522,18 @@ fn persistent_specialist_files_validate() {
     }))
     .unwrap();
     herd_watch::tasks::record_delivery(&specialist, &result).unwrap();
+    let policy = herd_launch::policy::Policy {
+        version: 2,
+        owner: herd_launch::policy::Owner::Public,
+        tools: Some(vec!["read".into(), "bash".into()]),
+        denied_tools: vec!["subagent".into()],
+        persistent: true,
+        logical_id: "reviewer".into(),
+        generation_id: "g1".into(),
+        worktree: None,
+    };
+    policy.write(&files.policy()).unwrap();
+    assert_valid("launch-policy.schema.json", &read_json(&files.policy()));
     let ledger = lines(&files.ledger());
     assert_eq!(ledger.len(), 2);
     for line in &ledger {

@@ -153,6 +153,18 @@ fn valid_sidecar_fixtures_parse_as_their_rust_types() {
             path.display()
         );
     }
+    for (kind, accepted) in [("valid", true), ("invalid", false)] {
+        for (path, _) in fixtures(kind, "launch-policy") {
+            let bytes = fs::read(&path).unwrap_or_default();
+            let read = herd_launch::policy::Policy::from_slice(&bytes, &path);
+            assert_eq!(
+                read.is_ok(),
+                accepted,
+                "{}: Policy::from_slice says {read:?}",
+                path.display()
+            );
+        }
+    }
     for (path, value) in fixtures("valid", "worktree-manifest") {
         let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
         let art = herd_core::layout::Artifacts::new(dir.path());
