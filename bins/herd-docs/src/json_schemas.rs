@@ -152,6 +152,11 @@ pub const FILES: &[SchemaFile] = &[
         sidecars::completion
     ),
     by_hand!(
+        "accept-tries.schema.json",
+        "`<session>.accept-tries.json`",
+        sidecars::accept_tries
+    ),
+    by_hand!(
         "launch-policy.schema.json",
         "`<session>.pi-herdr-subagent-policy.json`",
         sidecars::launch_policy

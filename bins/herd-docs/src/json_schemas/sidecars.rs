@@ -434,3 +434,20 @@ pub fn launch_policy() -> Schema {
         }),
     )
 }
+
+/// `herd_watch::finish::read_child_tries`: written by the child extension after each check.
+pub fn accept_tries() -> Schema {
+    hand(
+        "AcceptTries",
+        "`<session>.accept-tries.json`: how many times the child ran its accept check and what the last run said, written by the child extension after each check. herd-watch reports it with the parent re-check; a file it cannot read counts as unknown.",
+        json!({
+            "type": "object",
+            "properties": {
+                "version": {"const": 1},
+                "tries": {"type": "integer", "minimum": 0, "maximum": 4294967295_u64},
+                "last": {"enum": ["pass", "fail"]}
+            },
+            "required": ["tries"]
+        }),
+    )
+}
