@@ -720,18 +720,24 @@ fn prepare_and_launch(
         into: root_pane.as_ref(),
     };
     let deadline = Instant::now() + launch_budget(env);
+    let mut owner = None;
     let status = match surface.launch(&launch, deadline) {
         Ok(target) => {
             record.pane = target.to_pane_ref();
+            owner = Some(target);
             LaunchStatus::Launched
         }
         Err(LaunchError::Definite(err)) => {
             record.launch_failure = Some(err.to_string());
             LaunchStatus::Failed
         }
-        Err(LaunchError::Uncertain { error, owner }) => {
-            record.pane = owner.to_pane_ref();
+        Err(LaunchError::Uncertain {
+            error,
+            owner: uncertain,
+        }) => {
+            record.pane = uncertain.to_pane_ref();
             record.launch_failure = Some(error.to_string());
+            owner = Some(*uncertain);
             LaunchStatus::Uncertain
         }
         Err(LaunchError::Unowned(err)) => {
@@ -752,6 +758,15 @@ fn prepare_and_launch(
     }
     record.status = status;
     crate::files::save_record(artifacts, record)?;
+    // A cancel recorded while this launch was acquiring its owner ends the owner as soon as it
+    // is acquired (seed 003, cancel status `requested`); the watcher then delivers the cancelled
+    // result. A pane herd was given (a retained worktree root) is never closed here.
+    if let Some(target) = &owner {
+        if artifacts.run_file(&run_id, "cancel.json").exists() {
+            let deadline = Instant::now() + herd_surface::ABSENCE_CONFIRMATION;
+            let _ = herd_surface::close_confirmed(surface, target, deadline);
+        }
+    }
     Ok(Ack {
         status,
         record: record.clone(),
