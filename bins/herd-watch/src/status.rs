@@ -250,7 +250,8 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
         };
         let line = serde_json::json!({
             "task": field("task"), "outcome": outcome, "generation": field("generation"),
-            "logicalId": field("logicalId"), "policyHash": field("policyHash"), "at": now_ms(),
+            "logicalId": field("logicalId"), "policyHash": field("policyHash"),
+        "at": herd_launch::names::iso(now_ms()),
         });
         sidecar::append_line(&files.ledger(), &line.to_string())
     };

@@ -121,7 +121,8 @@ pub fn record_delivery(record: &RunRecord, result: &RunResult) -> Result<(), Err
     };
     let line = serde_json::json!({
         "task": task, "outcome": outcome, "generation": field("generation"),
-        "logicalId": field("logicalId"), "policyHash": field("policyHash"), "at": now_ms(),
+        "logicalId": field("logicalId"), "policyHash": field("policyHash"),
+        "at": herd_launch::names::iso(now_ms()),
     });
     Ok(sidecar::append_line(&files.ledger(), &line.to_string())?)
 }

@@ -860,3 +860,70 @@ fn no_progress_is_a_notice_never_a_kill() {
     assert!(alive(pid), "the advisory never stops a child");
     kill(pid);
 }
+
+#[test]
+fn a_cancel_during_acquisition_ends_the_owner_once_acquired() {
+    let mut env = Env::tmux();
+    // A tmux that takes a second to place a pane, so the cancel lands while the launch is
+    // still acquiring its owner.
+    let slow = env.dir.path().join("slow-tmux");
+    std::fs::write(
+        &slow,
+        "#!/bin/sh\ncase \"$*\" in *split-window*|*new-window*) sleep 1;; esac\nexec tmux \"$@\"\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&slow).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&slow, perms).unwrap();
+    env.extra
+        .push(("HERD_TMUX".into(), slow.to_str().unwrap().into()));
+    let env = env;
+    let id = std::thread::scope(|scope| {
+        let spawner = scope.spawn(|| env.spawn("Late", "sleep 30"));
+        let runs = env.art().join("runs");
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let pending = loop {
+            let found = std::fs::read_dir(&runs).ok().and_then(|entries| {
+                entries.filter_map(Result::ok).find_map(|e| {
+                    let name = e.file_name().to_str()?.to_owned();
+                    let stem = name.strip_suffix(".json")?;
+                    (!stem.contains('.')).then(|| stem.to_owned())
+                })
+            });
+            if let Some(id) = found {
+                break id;
+            }
+            assert!(Instant::now() < deadline, "no run record appeared");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let (code, doc, text) = env.watch(&["cancel", "--run", &pending, "--json"]);
+        assert_eq!(
+            (code, doc["status"].as_str()),
+            (3, Some("requested")),
+            "{text}"
+        );
+        let launched = spawner.join().unwrap();
+        assert_eq!(launched, pending);
+        launched
+    });
+    // The launch closed its pane once acquired: tmux no longer knows it.
+    let pane = env.record(&id)["pane"]["pane_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let out = subprocess::run(
+        &Command::new("tmux", Duration::from_secs(5))
+            .arg("-S")
+            .arg(env.tmux.as_ref().unwrap())
+            .args(["list-panes", "-t", &pane]),
+    )
+    .unwrap();
+    assert!(
+        !out.success(),
+        "the pane {pane} is still there: {}",
+        out.stdout.text()
+    );
+    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(code, 5, "{text}");
+    assert_eq!(doc["outcome"], "cancelled");
+}
