@@ -212,8 +212,13 @@ impl Tmux {
             Ok(pane) => return Ok(pane),
             Err(failure) => failure,
         };
+        // tmux 3.3 answers "no current target" for a server without sessions, earlier
+        // versions "no current session".
         let no_session = matches!(&failure, Error::Failed { message, .. }
-            if server_gone(message) || message.contains("no current session") || message.contains("no sessions"));
+            if server_gone(message)
+                || message.contains("no current session")
+                || message.contains("no current target")
+                || message.contains("no sessions"));
         if !no_session {
             return Err(LaunchError::Definite(failure));
         }
@@ -282,7 +287,9 @@ fn server_gone(message: &str) -> bool {
 }
 
 fn pane_missing(message: &str) -> bool {
+    // A server left without sessions (exit-empty off) resolves no target at all.
     message.contains("can't find pane")
+        || message.contains("no current target")
         || message.contains("can't find window")
         || message.contains("can't find session")
 }

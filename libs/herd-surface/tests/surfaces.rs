@@ -220,6 +220,66 @@ fn tmux_pane_lives_reads_takes_keys_keeps_its_screen_and_closes() {
 }
 
 #[test]
+fn tmux_server_without_sessions_gets_a_herd_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("sock");
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test starts its own tmux server"
+    )]
+    let out = std::process::Command::new("tmux")
+        .arg("-S")
+        .arg(&socket)
+        .args([
+            "-f",
+            "/dev/null",
+            "start-server",
+            ";",
+            "set",
+            "-g",
+            "exit-empty",
+            "off",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test asks its own tmux server for its pid"
+    )]
+    let pid = std::process::Command::new("tmux")
+        .arg("-S")
+        .arg(&socket)
+        .args(["display-message", "-p", "#{pid}"])
+        .output()
+        .unwrap();
+    let server = Server {
+        socket: socket.clone(),
+        pid: String::from_utf8(pid.stdout)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap(),
+        _dir: dir,
+    };
+    let tmux = Tmux::with_socket(herd_surface::tmux::find_program().unwrap(), socket, None);
+    let work = tempfile::tempdir().unwrap();
+    let path = script(work.path(), "first", &tmux, "exec sleep 30");
+    let session = work.path().join("s.jsonl");
+    let target = tmux
+        .launch(&launch("r1", "first", work.path(), &path, &session), soon())
+        .unwrap();
+    let pane = target.pane().unwrap().clone();
+    assert_eq!(pane.server_pid, Some(server.pid as u32));
+    assert_eq!(tmux.presence(&target, soon()).unwrap(), Presence::Running);
+    assert_eq!(close_confirmed(&tmux, &target, soon()), Closed::Confirmed);
+}
+
+#[test]
 fn tmux_pane_of_another_server_is_absent_and_never_closed() {
     let server = Server::start();
     let tmux = server.surface();
