@@ -4,6 +4,12 @@
 //! - `cargo xtask demo` runs one full lifecycle on the process surface.
 //! - `cargo xtask bench` measures herd against its baselines and prints ratios.
 
+mod bench;
+mod bench_accept;
+mod bench_cleanup;
+mod bench_launch;
+mod bench_watch;
+mod bench_worktree;
 mod demo;
 mod demo_child;
 
@@ -17,17 +23,15 @@ fn main() -> ExitCode {
             docs_args.extend(args[1..].iter().map(Into::into));
             herd_docs::main_impl(docs_args)
         }
+        Some("bench") => {
+            let mut bench_args = vec!["cargo xtask bench".into()];
+            bench_args.extend(std::env::args_os().skip(2));
+            bench::main_impl(bench_args)
+        }
         Some("demo") => {
             let mut demo_args = vec!["cargo xtask demo".into()];
             demo_args.extend(std::env::args_os().skip(2));
             demo::main_impl(demo_args)
-        }
-        Some("bench") => {
-            herd_cli::diagnostic(&format!(
-                "error: `cargo xtask {}` is not yet implemented",
-                args[0]
-            ));
-            ExitCode::from(70)
         }
         _ => {
             herd_cli::diagnostic("usage: cargo xtask <docs [--check] | demo | bench>");
