@@ -43,6 +43,22 @@ pub enum ExitRead {
 /// The fallback sentence for an error sidecar without a message.
 pub const ERROR_FALLBACK: &str = "the child ended with a provider error and wrote no message";
 
+/// Reads the `.exit` sidecar of `record`'s session, ignoring one written before the run was
+/// created: a resumed session keeps the sidecar of the run it continues (its help request, its
+/// result), which is that earlier run's evidence, not this one's.
+pub fn read_run_exit(record: &herd_core::run::RunRecord) -> ExitRead {
+    let path = record.session_files().exit();
+    let written_ms = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    if written_ms.is_some_and(|at| at < record.created_at_ms) {
+        return ExitRead::Missing;
+    }
+    read_exit(&path)
+}
+
 /// Reads the `.exit` sidecar at `path`.
 pub fn read_exit(path: &Path) -> ExitRead {
     let bytes = match sidecar::read_bounded(path, EXIT_READ_LIMIT) {
@@ -453,6 +469,31 @@ mod tests {
             read_exit(Path::new("/nonexistent/x.exit")),
             ExitRead::Missing
         );
+    }
+
+    #[test]
+    fn a_sidecar_older_than_the_run_belongs_to_an_earlier_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("s.jsonl");
+        std::fs::write(
+            dir.path().join("s.jsonl.exit"),
+            r#"{"type":"ping","message":"?"}"#,
+        )
+        .unwrap();
+        let record = |created_at_ms| {
+            serde_json::from_value::<herd_core::run::RunRecord>(serde_json::json!({
+                "format_version": 1, "run_id": "r1", "name": "n", "created_at_ms": created_at_ms,
+                "updated_at_ms": created_at_ms, "runner": "pi", "surface": "process",
+                "status": "launched", "cwd": "/", "session_file": session,
+            }))
+            .unwrap()
+        };
+        assert!(matches!(
+            read_run_exit(&record(0)),
+            ExitRead::Found(Completion::Ping { .. })
+        ));
+        let resumed_later = herd_core::time::now_ms() + 60_000;
+        assert_eq!(read_run_exit(&record(resumed_later)), ExitRead::Missing);
     }
 
     #[test]

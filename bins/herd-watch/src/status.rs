@@ -62,10 +62,7 @@ pub fn project(artifacts: &Artifacts, record: &RunRecord) -> RunStatus {
     {
         life.observe_activity(&activity);
     }
-    if matches!(
-        evidence::read_exit(&record.session_files().exit()),
-        ExitRead::Found(_)
-    ) {
+    if matches!(evidence::read_run_exit(record), ExitRead::Found(_)) {
         life.finalize(now);
     } else if record.status != LaunchStatus::Pending {
         let observation = match herd_surface::open(record, artifacts) {

@@ -362,7 +362,7 @@ impl Supervisor {
         {
             run.lifecycle.observe_activity(&activity);
         }
-        let sidecar = match evidence::read_exit(&run.record.session_files().exit()) {
+        let sidecar = match evidence::read_run_exit(&run.record) {
             ExitRead::Found(completion) => Some(completion),
             _ => None,
         };
