@@ -24,6 +24,9 @@ use crate::spawn::{Ack, Tools};
 /// The bound of the session header read.
 const HEADER_LIMIT: u64 = 64 * 1024;
 
+/// How long a resume waits for a child that wrote its completion sidecar to exit.
+const FINISHING_CHILD_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// What `herd-launch resume` was asked.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -91,7 +94,27 @@ fn check_not_running(session: &Path) -> Result<(), Error> {
     };
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
     let stale_boot = !boot.trim().is_empty() && boot.trim() != record.boot_id;
-    match identity::judge(&record) {
+    // A child that wrote its completion sidecar is on its way out: its result (a help request,
+    // typically) reaches the parent while Pi is still shutting down, and the parent's resume
+    // follows at once. Give it a bounded moment to exit rather than refusing.
+    let mut judgement = identity::judge(&record);
+    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let finishing = match (
+        modified(&SessionFiles::new(session).exit()),
+        modified(&file),
+    ) {
+        // Written by this process: after its identity record, which it wrote as it started.
+        (Some(exit), Some(started)) => exit >= started,
+        _ => false,
+    };
+    if judgement == Judgement::Alive && finishing {
+        let deadline = std::time::Instant::now() + FINISHING_CHILD_BUDGET;
+        while judgement == Judgement::Alive && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            judgement = identity::judge(&record);
+        }
+    }
+    match judgement {
         Judgement::Exited => Ok(()),
         // A record of an earlier boot names a process that cannot be running now.
         Judgement::Unknown(_) if stale_boot => {
