@@ -9,8 +9,10 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use herd_core::identity::{self, Record};
+use herd_core::layout::Artifacts;
 use herd_core::subprocess::{self, Command};
 use serde_json::Value;
 
@@ -96,6 +98,26 @@ impl Scratch {
             cmd = cmd.arg(a);
         }
         cmd
+    }
+}
+
+impl Drop for Scratch {
+    /// Waits (10 s at most) for the launch scripts of every child started here to exit: each
+    /// writes its runner's exit record after its child ends, and would otherwise write into the
+    /// directory while it is removed.
+    fn drop(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let Ok(dirs) = std::fs::read_dir(self.root.join("artifacts")) else {
+            return;
+        };
+        for dir in dirs.filter_map(Result::ok) {
+            let art = Artifacts::new(dir.path());
+            for id in art.run_ids().unwrap_or_default() {
+                if let Ok(Some(leader)) = Record::read(&art.run_file(&id, "leader.json")) {
+                    identity::wait_exited(&leader, deadline);
+                }
+            }
+        }
     }
 }
 
