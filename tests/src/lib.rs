@@ -9,6 +9,7 @@
 //! child runs through [`proc::run`] with a deadline and every wait through [`wait::wait_for`].
 
 pub mod git;
+pub mod herd;
 pub mod model;
 pub mod pi;
 pub mod proc;

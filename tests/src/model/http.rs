@@ -309,6 +309,25 @@ impl<'a> EventStream<'a> {
     /// `tool_calls`. Call ids are `call_<step>_<n>`, unique within a conversation.
     pub fn tool_calls(&mut self, step: usize, calls: &[ToolCall]) -> io::Result<()> {
         self.chunk(json!({ "role": "assistant", "content": null }), None)?;
+        self.calls(step, calls)
+    }
+
+    /// Sends a text in a few pieces and then tool calls, in one message, then the finish
+    /// reason `tool_calls`.
+    pub fn text_then_tool_calls(
+        &mut self,
+        step: usize,
+        text: &str,
+        calls: &[ToolCall],
+    ) -> io::Result<()> {
+        self.chunk(json!({ "role": "assistant", "content": "" }), None)?;
+        for piece in split3(text) {
+            self.chunk(json!({ "content": piece }), None)?;
+        }
+        self.calls(step, calls)
+    }
+
+    fn calls(&mut self, step: usize, calls: &[ToolCall]) -> io::Result<()> {
         for (idx, call) in calls.iter().enumerate() {
             let arguments = call.arguments.to_string();
             let (head, tail) = arguments.split_at(char_boundary(&arguments, arguments.len() / 2));

@@ -17,6 +17,9 @@ pub const DEFAULT_MODEL: &str = "fake-model";
 pub enum Step {
     /// Calls these tools (finish reason `tool_calls`); Pi runs them and asks again.
     ToolCalls(Vec<ToolCall>),
+    /// Says this text and calls these tools in the same message: a child's report followed by
+    /// `subagent_done`, whose session then ends on the tool call, not on a text answer.
+    TextAndCalls(String, Vec<ToolCall>),
     /// Answers with this text (finish reason `stop`); the agent's turn ends.
     Text(String),
     /// Fails the request with this HTTP status and an OpenAI-style error body.
@@ -84,6 +87,17 @@ impl<S: Into<String>> From<Fail<S>> for Step {
     }
 }
 
+/// A text answer that also calls a tool, for [`Script::step`]:
+/// `Said("report", ToolCall::new("subagent_done", json!({})))`.
+#[derive(Clone, Debug)]
+pub struct Said<S>(pub S, pub ToolCall);
+
+impl<S: Into<String>> From<Said<S>> for Step {
+    fn from(Said(text, call): Said<S>) -> Step {
+        Step::TextAndCalls(text.into(), vec![call])
+    }
+}
+
 /// A stalled answer, for [`Script::step`]: `Stall(Duration::from_secs(60))`.
 #[derive(Clone, Copy, Debug)]
 pub struct Stall(pub Duration);
@@ -120,7 +134,7 @@ impl Script {
     }
 
     /// Parses a script from its JSON form, an array of steps:
-    /// `{"tool_calls":[{"name":..,"arguments":{..}}]}`, `{"text":..}`,
+    /// `{"tool_calls":[{"name":..,"arguments":{..}}]}`, `{"text":..}`, both together,
     /// `{"error":500,"message":..}` or `{"stall_ms":N}`.
     ///
     /// # Errors
@@ -279,14 +293,19 @@ fn parse_step(idx: usize, item: &Value) -> Result<Step, ScriptError> {
         .ok_or_else(|| fail("", "expected an object"))?;
     let kinds = ["tool_calls", "text", "error", "stall_ms"];
     let present: Vec<&str> = kinds.into_iter().filter(|k| obj.contains_key(*k)).collect();
-    let [kind] = present.as_slice() else {
-        return Err(fail(
-            "",
-            "expected exactly one of tool_calls, text, error, stall_ms",
-        ));
+    let kind = match present.as_slice() {
+        [kind] => *kind,
+        // Text that also calls tools: one message with both.
+        ["tool_calls", "text"] => "text+tool_calls",
+        _ => {
+            return Err(fail(
+                "",
+                "expected exactly one of tool_calls, text, error, stall_ms (or text with tool_calls)",
+            ));
+        }
     };
-    match *kind {
-        "tool_calls" => {
+    match kind {
+        "tool_calls" | "text+tool_calls" => {
             let calls = obj["tool_calls"]
                 .as_array()
                 .ok_or_else(|| fail("tool_calls", "expected an array"))?;
@@ -320,7 +339,13 @@ fn parse_step(idx: usize, item: &Value) -> Result<Step, ScriptError> {
                     Ok(ToolCall::new(name, arguments))
                 })
                 .collect::<Result<_, _>>()?;
-            Ok(Step::ToolCalls(calls))
+            if kind == "tool_calls" {
+                return Ok(Step::ToolCalls(calls));
+            }
+            let text = obj["text"]
+                .as_str()
+                .ok_or_else(|| fail("text", "expected a string"))?;
+            Ok(Step::TextAndCalls(text.to_owned(), calls))
         }
         "text" => {
             let text = obj["text"]
@@ -357,6 +382,10 @@ fn step_to_json(step: &Step) -> Value {
         Step::ToolCalls(calls) => json!({
             "tool_calls": calls.iter().map(|c| json!({"name": c.name, "arguments": c.arguments})).collect::<Vec<_>>()
         }),
+        Step::TextAndCalls(text, calls) => json!({
+            "text": text,
+            "tool_calls": calls.iter().map(|c| json!({"name": c.name, "arguments": c.arguments})).collect::<Vec<_>>()
+        }),
         Step::Text(text) => json!({ "text": text }),
         Step::Error { status, message } => json!({ "error": status, "message": message }),
         Step::Stall(duration) => {
@@ -377,7 +406,8 @@ mod tests {
                 Script::new()
                     .step(ToolCall::bash("echo hi > out.txt"))
                     .step(Fail(500, "down"))
-                    .step(Stall(Duration::from_millis(1500))),
+                    .step(Stall(Duration::from_millis(1500)))
+                    .step(Said("report", ToolCall::new("subagent_done", json!({})))),
             )
             .model("b", Script::new().step(Text("DONE")));
         assert_eq!(Models::from_json(&models.to_json()), Ok(models));

@@ -1,6 +1,8 @@
 //! End-to-end scenarios across the herd binaries.
 
 mod cli;
+mod herd_fallback;
+mod herd_report;
 mod model_server;
 mod pi_print;
 mod pi_tmux;

@@ -1,0 +1,302 @@
+//! The herd binaries driving real Pi children: one artifacts directory, one surface (a private
+//! tmux server or detached processes), and every command bounded.
+//!
+//! ```no_run
+//! use herd_e2e::herd::{Herd, Where};
+//! use herd_e2e::model::{ModelServer, Script, Text};
+//! use herd_e2e::pi::PiEnv;
+//! let model = ModelServer::start(Script::new().step(Text("DONE")));
+//! let env = PiEnv::new(&model);
+//! let herd = Herd::new(&env, Where::Process);
+//! let run = herd.spawn(&serde_json::json!({"name": "Scout", "task": "look", "model": Herd::model("fake-model")}));
+//! let (code, result) = herd.wait(&run);
+//! assert_eq!(code, 0, "{result}");
+//! ```
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::pi::{PiEnv, pi_bin};
+use crate::proc::{self, Finished};
+use crate::tmux::Tmux;
+
+/// The time one herd command may take; `wait` and `follow` include a Pi child's whole life.
+pub const HERD_BUDGET: Duration = Duration::from_secs(90);
+
+/// Where the children run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Where {
+    /// Detached processes, Pi in print mode.
+    Process,
+    /// Panes of a private tmux server, Pi interactive.
+    Tmux,
+}
+
+impl Where {
+    /// The `--surface` value.
+    pub fn surface(self) -> &'static str {
+        match self {
+            Where::Process => "process",
+            Where::Tmux => "tmux",
+        }
+    }
+}
+
+/// One artifacts directory of a [`PiEnv`], and the surface its children run on.
+pub struct Herd<'env> {
+    env: &'env PiEnv,
+    place: Where,
+    tmux: Option<Tmux>,
+    artifacts: PathBuf,
+    vars: Vec<(OsString, OsString)>,
+    serial: std::cell::Cell<usize>,
+}
+
+impl<'env> Herd<'env> {
+    /// Creates the artifacts directory `<env root>/artifacts` and, for [`Where::Tmux`], starts a
+    /// private tmux server with the environment's variables.
+    ///
+    /// # Panics
+    ///
+    /// When Pi is not installed (a scenario that needs it fails without it), or the directory or
+    /// the tmux server cannot be made.
+    pub fn new(env: &'env PiEnv, place: Where) -> Herd<'env> {
+        let artifacts = env.root().join("artifacts");
+        std::fs::create_dir_all(&artifacts).expect("the artifacts directory can be created");
+        let mut vars: Vec<(OsString, OsString)> = vec![
+            ("HERD_PI".into(), pi_bin().into_os_string()),
+            ("HERD_ARTIFACTS".into(), artifacts.clone().into_os_string()),
+            // No no-progress notices in the middle of a scenario's events.
+            ("HERD_HANG_WARNING_SECS".into(), "0".into()),
+        ];
+        let tmux = match place {
+            Where::Process => None,
+            Where::Tmux => {
+                let tmux = Tmux::start(env.vars());
+                vars.push(("HERD_TMUX_SOCKET".into(), tmux.socket_path().into()));
+                Some(tmux)
+            }
+        };
+        Herd {
+            env,
+            place,
+            tmux,
+            artifacts,
+            vars,
+            serial: std::cell::Cell::new(0),
+        }
+    }
+
+    /// Returns the `model` value of a request for model `id` of the scripted server.
+    pub fn model(id: &str) -> String {
+        PiEnv::model_arg(id)
+    }
+
+    /// Returns where the children run.
+    pub fn place(&self) -> Where {
+        self.place
+    }
+
+    /// Returns the Pi environment.
+    pub fn env(&self) -> &PiEnv {
+        self.env
+    }
+
+    /// Returns the artifacts directory.
+    pub fn artifacts(&self) -> &Path {
+        &self.artifacts
+    }
+
+    /// Returns the private tmux server, for [`Where::Tmux`].
+    pub fn tmux(&self) -> Option<&Tmux> {
+        self.tmux.as_ref()
+    }
+
+    /// Sets one more variable for every herd command (and so for the children they start).
+    pub fn set_var(&mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) {
+        self.vars
+            .push((key.as_ref().to_owned(), value.as_ref().to_owned()));
+    }
+
+    /// Runs the herd binary `name` with `args` in `cwd`, within [`HERD_BUDGET`].
+    pub fn run_in<I, S>(&self, cwd: &Path, name: &str, args: I) -> Finished
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = self.env.command(crate::bin(name));
+        cmd.envs(self.vars.iter().map(|(k, v)| (k, v)))
+            .args(args)
+            .current_dir(cwd);
+        proc::run(cmd, HERD_BUDGET)
+    }
+
+    /// Runs the herd binary `name` with `args` in the environment's work directory.
+    pub fn run<I, S>(&self, name: &str, args: I) -> Finished
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.run_in(&self.env.work_dir(), name, args)
+    }
+
+    /// Launches `request` (the `subagent` tool's parameters) as a Pi child on this surface, from
+    /// the work directory; returns the acknowledgement.
+    ///
+    /// # Panics
+    ///
+    /// When the launch is not `launched`.
+    pub fn spawn(&self, request: &Value) -> Value {
+        self.spawn_in(&self.env.work_dir(), request)
+    }
+
+    /// Like [`Herd::spawn`], from `cwd`.
+    ///
+    /// # Panics
+    ///
+    /// When the launch is not `launched`.
+    pub fn spawn_in(&self, cwd: &Path, request: &Value) -> Value {
+        let serial = self.serial.get();
+        self.serial.set(serial + 1);
+        let path = self.env.root().join(format!("request-{serial}.json"));
+        std::fs::write(&path, request.to_string()).expect("the request can be written");
+        let mut args: Vec<OsString> = vec!["spawn".into(), "--request".into(), path.into()];
+        args.extend(["--surface", self.place.surface(), "--json"].map(OsString::from));
+        let out = self.run_in(cwd, "herd-launch", &args);
+        let ack = json_doc(&out);
+        assert!(
+            out.success() && ack["status"] == "launched",
+            "herd-launch spawn:\n{out}"
+        );
+        ack
+    }
+
+    /// Runs `herd-watch wait --run <id> --json`; returns its exit code and document.
+    pub fn wait(&self, run_id: &str) -> (i32, Value) {
+        let out = self.run("herd-watch", ["wait", "--run", run_id, "--json"]);
+        assert!(!out.timed_out, "herd-watch wait timed out:\n{out}");
+        (out.code().unwrap_or(-1), json_doc(&out))
+    }
+
+    /// Runs `herd-watch follow --json` until no run is left; returns its events.
+    ///
+    /// # Panics
+    ///
+    /// When it does not end within [`HERD_BUDGET`] or fails.
+    pub fn follow(&self) -> Vec<Value> {
+        let out = self.run("herd-watch", ["follow", "--json"]);
+        assert!(out.success(), "herd-watch follow:\n{out}");
+        json_lines(&out.stdout)
+    }
+
+    /// Runs `herd-watch follow --json --forever` for `budget`, then stops it; returns its
+    /// events so far.
+    pub fn follow_for(&self, budget: Duration) -> Vec<Value> {
+        let mut cmd = self.env.command(crate::bin("herd-watch"));
+        cmd.envs(self.vars.iter().map(|(k, v)| (k, v)))
+            .args(["follow", "--json", "--forever"]);
+        let out = proc::run(cmd, budget);
+        json_lines(&out.stdout)
+    }
+
+    /// Returns the run record `runs/<id>.json`.
+    ///
+    /// # Panics
+    ///
+    /// When it cannot be read.
+    pub fn record(&self, run_id: &str) -> Value {
+        read_json(&self.artifacts.join("runs").join(format!("{run_id}.json")))
+            .unwrap_or_else(|| panic!("no record of run {run_id}"))
+    }
+
+    /// Returns the ids of every run record, sorted.
+    pub fn run_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = std::fs::read_dir(self.artifacts.join("runs"))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.ok()?.file_name().into_string().ok()?;
+                let stem = name.strip_suffix(".json")?;
+                (!stem.contains('.')).then(|| stem.to_owned())
+            })
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    /// Returns the lines of the outcome ledger `outcomes.jsonl`.
+    pub fn ledger(&self) -> Vec<Value> {
+        read_text(&self.artifacts.join("outcomes.jsonl"))
+            .map(|text| json_lines(&text))
+            .unwrap_or_default()
+    }
+
+    /// Returns the pid recorded in the child's identity `<session>.process.json`, waiting for it
+    /// (it is written as the child starts).
+    pub fn child_pid(&self, run_id: &str) -> u32 {
+        let session = self.record(run_id)["session_file"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let path = PathBuf::from(format!("{session}.process.json"));
+        crate::wait::wait_for(
+            &format!("the identity record {}", path.display()),
+            Duration::from_secs(30),
+            || {
+                read_json(&path)?["pid"]
+                    .as_u64()
+                    .and_then(|p| u32::try_from(p).ok())
+            },
+        )
+    }
+}
+
+/// Parses the one JSON document a `--json` command printed (`null` when there is none).
+pub fn json_doc(out: &Finished) -> Value {
+    serde_json::from_str(out.stdout.trim()).unwrap_or(Value::Null)
+}
+
+/// Parses JSON Lines, skipping lines that are not JSON.
+pub fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// Reads a small JSON file; `None` when it is missing or not JSON.
+pub fn read_json(path: &Path) -> Option<Value> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(READ_CAP)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Reads a small text file; `None` when it is missing.
+pub fn read_text(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(READ_CAP)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The most read of one file.
+const READ_CAP: u64 = 16 * 1024 * 1024;
+
+/// Returns the `result` events of `events` for run `run_id`.
+pub fn results_of<'a>(events: &'a [Value], run_id: &str) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|e| e["event"] == "result" && e["run_id"] == run_id)
+        .collect()
+}

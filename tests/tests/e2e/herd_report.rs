@@ -1,0 +1,228 @@
+//! A real Pi child launched by herd-launch and supervised by herd-watch: it runs a tool and
+//! reports; a child that asks for help is resumed with the answer.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "scenario steps shared by the tmux and process tests fail loudly on a broken fixture"
+)]
+
+use herd_e2e::herd::{Herd, Where, read_json};
+use herd_e2e::model::{ModelServer, Said, Script, Text, ToolCall, request};
+use herd_e2e::pi::PiEnv;
+use herd_e2e::proc::process_alive;
+use herd_e2e::session;
+use herd_e2e::wait::wait_for;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// Writes the role `worker`, which does not exit by itself: it ends with `subagent_done`.
+fn worker_role(env: &PiEnv) {
+    let dir = env.agent_dir().join("agents");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("worker.md"), "You do what the task says.\n").unwrap();
+}
+
+/// The one `<subagent_report …>` block of a result message, and what precedes it.
+fn report_block(message: &str) -> &str {
+    assert_eq!(
+        message.matches("<subagent_report ").count(),
+        1,
+        "one opening tag: {message}"
+    );
+    assert_eq!(
+        message.matches("</subagent_report>").count(),
+        1,
+        "one closing tag: {message}"
+    );
+    let start = message.find("<subagent_report ").unwrap();
+    let end = message.find("</subagent_report>").unwrap() + "</subagent_report>".len();
+    &message[start..end]
+}
+
+fn the_child_runs_a_tool_and_its_report_reaches_the_parent(place: Where) {
+    // The process surface runs Pi in print mode, which needs a child that ends by itself: a
+    // child that ends with `subagent_done` (one that does not exit by itself) needs a terminal,
+    // and herd-launch refuses it there. So on process the report is the auto-exit child's
+    // last text; on tmux it is the text that comes with the `subagent_done` call.
+    let report = "REPORT: wrote out.txt";
+    let script = match place {
+        Where::Process => Script::new()
+            .step(ToolCall::bash("echo hello > out.txt"))
+            .step(Text(report)),
+        Where::Tmux => Script::new()
+            .step(ToolCall::bash("echo hello > out.txt"))
+            .step(Said(report, ToolCall::new("subagent_done", json!({}))))
+            .step(Text("never asked: subagent_done ends the session")),
+    };
+    let model = ModelServer::start(script);
+    let env = PiEnv::new(&model);
+    let herd = Herd::new(&env, place);
+    let mut request = json!({
+        "name": "Writer",
+        "task": "Write hello into out.txt",
+        "model": Herd::model("fake-model"),
+    });
+    if place == Where::Tmux {
+        worker_role(&env);
+        request["agent"] = "worker".into();
+    }
+
+    let ack = herd.spawn(&request);
+    let run = ack["run_id"].as_str().unwrap();
+    assert_eq!(ack["auto_exit"], place == Where::Process, "{ack}");
+    let pid = herd.child_pid(run);
+    let (code, result) = herd.wait(run);
+
+    assert_eq!(code, 0, "{result:#}");
+    assert_eq!(result["outcome"], "completed", "{result:#}");
+    let message = result["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Sub-agent \"Writer\" completed"),
+        "{message}"
+    );
+    assert_eq!(message.lines().nth(1), Some("Check: none"), "{message}");
+    assert_eq!(
+        report_block(message),
+        format!("<subagent_report from=\"Writer\" kind=\"result\">\n{report}\n</subagent_report>")
+    );
+    assert!(
+        message.contains("\nModel used: fake/fake-model\n"),
+        "{message}"
+    );
+    // The tool really ran, in the child's directory.
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("out.txt")).unwrap(),
+        "hello\n"
+    );
+    let session_file = ack["session_file"].as_str().unwrap();
+    assert_eq!(
+        read_json(format!("{session_file}.exit").as_ref()),
+        Some(json!({"type": "done"}))
+    );
+    let messages = session::messages(session_file.as_ref());
+    let calls: Vec<String> = messages
+        .iter()
+        .flat_map(session::tool_calls)
+        .map(|c| c["name"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    let requests = model.requests();
+    let offered = request::tool_names(&requests[0]);
+    assert!(offered.contains(&"caller_ping".to_owned()), "{offered:?}");
+    match place {
+        Where::Process => {
+            assert_eq!(calls, ["bash"]);
+            assert!(
+                !offered.contains(&"subagent_done".to_owned()),
+                "{offered:?}"
+            );
+        }
+        Where::Tmux => {
+            assert_eq!(calls, ["bash", "subagent_done"]);
+            assert!(offered.contains(&"subagent_done".to_owned()), "{offered:?}");
+        }
+    }
+    assert_eq!(
+        requests.len(),
+        2,
+        "subagent_done asks the model nothing more"
+    );
+    // The result can arrive while Pi is still shutting down; the child exits by itself.
+    wait_for("the child to exit", Duration::from_secs(30), || {
+        (!process_alive(pid)).then_some(())
+    });
+}
+
+#[test]
+fn on_process_the_child_runs_a_tool_and_its_report_reaches_the_parent() {
+    the_child_runs_a_tool_and_its_report_reaches_the_parent(Where::Process);
+}
+
+#[test]
+fn on_tmux_the_child_runs_a_tool_calls_subagent_done_and_its_report_reaches_the_parent() {
+    the_child_runs_a_tool_and_its_report_reaches_the_parent(Where::Tmux);
+}
+
+fn a_help_request_is_answered_by_a_resume(place: Where) {
+    let question = "Which schema should the migration use?";
+    let model = ModelServer::start(
+        Script::new()
+            .step(ToolCall::bash("echo draft > draft.txt"))
+            .step(ToolCall::new("caller_ping", json!({ "message": question })))
+            .step(Text("REPORT: migrated with schema v2")),
+    );
+    let env = PiEnv::new(&model);
+    let herd = Herd::new(&env, place);
+    let ack = herd.spawn(&json!({
+        "name": "Migrator",
+        "task": "Write the migration",
+        "model": Herd::model("fake-model"),
+    }));
+    let run = ack["run_id"].as_str().unwrap();
+    let session_file = ack["session_file"].as_str().unwrap().to_owned();
+
+    let (code, help) = herd.wait(run);
+    assert_eq!(code, 6, "{help:#}");
+    assert_eq!(help["outcome"], "help", "{help:#}");
+    let message = help["message"].as_str().unwrap();
+    assert_eq!(
+        report_block(message),
+        format!(
+            "<subagent_report from=\"Migrator\" kind=\"help-request\">\n{question}\n</subagent_report>"
+        )
+    );
+    assert!(message.contains(&session_file), "{message}");
+    assert_eq!(model.requests().len(), 2, "caller_ping ends the turn");
+
+    let out = herd.run(
+        "herd-launch",
+        [
+            "resume",
+            "--session",
+            &session_file,
+            "--message",
+            "Use schema v2.",
+            "--surface",
+            place.surface(),
+            "--json",
+        ],
+    );
+    let resumed: Value = herd_e2e::herd::json_doc(&out);
+    assert!(
+        out.success() && resumed["status"] == "launched",
+        "resume:\n{out}"
+    );
+    let second = resumed["run_id"].as_str().unwrap();
+    assert_ne!(second, run, "a resume is a run of its own");
+    assert_eq!(resumed["session_file"], session_file.as_str());
+
+    let (code, result) = herd.wait(second);
+    assert_eq!(code, 0, "{result:#}");
+    assert_eq!(result["outcome"], "completed");
+    assert_eq!(
+        report_block(result["message"].as_str().unwrap()),
+        "<subagent_report from=\"Resume\" kind=\"result\">\nREPORT: migrated with schema v2\n</subagent_report>"
+    );
+    // The answer reached the model as the next user message of the same conversation.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    let users = request::user_texts(&requests[2]);
+    assert!(
+        users.last().is_some_and(|t| t.contains("Use schema v2.")),
+        "{users:?}"
+    );
+    assert_eq!(request::assistant_count(&requests[2]), 2);
+    // The first run's result is unchanged: it was delivered once, as a help request.
+    let (code, again) = herd.wait(run);
+    assert_eq!((code, &again["message"]), (6, &help["message"]));
+}
+
+#[test]
+fn on_process_a_help_request_is_answered_by_a_resume() {
+    a_help_request_is_answered_by_a_resume(Where::Process);
+}
+
+#[test]
+fn on_tmux_a_help_request_is_answered_by_a_resume() {
+    a_help_request_is_answered_by_a_resume(Where::Tmux);
+}
