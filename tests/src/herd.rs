@@ -8,8 +8,8 @@
 //! let model = ModelServer::start(Script::new().step(Text("DONE")));
 //! let env = PiEnv::new(&model);
 //! let herd = Herd::new(&env, Where::Process);
-//! let run = herd.spawn(&serde_json::json!({"name": "Scout", "task": "look", "model": Herd::model("fake-model")}));
-//! let (code, result) = herd.wait(&run);
+//! let ack = herd.spawn(&serde_json::json!({"name": "Scout", "task": "look", "model": Herd::model("fake-model")}));
+//! let (code, result) = herd.wait(ack["run_id"].as_str().unwrap_or_default());
 //! assert_eq!(code, 0, "{result}");
 //! ```
 
