@@ -299,15 +299,7 @@ impl Supervisor {
                 let _ = finisher.cancel.send(());
                 let _ = finisher.handle.join();
             }
-            let mut delivered = None;
-            delivery::deliver_once(&artifacts, &result, |r| {
-                deliver(r)?;
-                delivered = Some(r.clone());
-                Ok(())
-            })?;
-            if let Some(result) = delivered {
-                events.push(Event::Result(Box::new(result)));
-            }
+            deliver_result(&artifacts, &result, deliver, events)?;
             return Ok(true);
         }
         if run
@@ -381,20 +373,19 @@ impl Supervisor {
                 });
             }
             for result in pass.results {
-                let mut delivered = None;
-                delivery::deliver_once(&artifacts, &result, |r| {
-                    deliver(r)?;
-                    delivered = Some(r.clone());
-                    Ok(())
-                })?;
-                if let Some(result) = delivered {
+                if deliver_result(&artifacts, &result, deliver, events)? {
                     let _ = tasks::record_delivery(&run.record, &result);
-                    events.push(Event::Result(Box::new(result)));
                 }
             }
         }
 
-        // 3. Reconcile the surface once per interval.
+        // 3. Reconcile the surface once per interval. A record still pending is read again: the
+        //    launch fills in its pane and status when it has them.
+        if run.record.status == LaunchStatus::Pending {
+            if let Ok(record) = RunRecord::load(&artifacts, id) {
+                run.record = record;
+            }
+        }
         let due = run
             .last_reconcile
             .is_none_or(|at| at.elapsed() >= reconcile_interval);
@@ -558,6 +549,20 @@ fn no_progress(
             message: format!("{} is making progress again.", quoted(&run.record.name)),
         });
     }
+}
+
+/// Delivers `result` once through `deliver`; records the event when this call delivered it.
+fn deliver_result(
+    artifacts: &Artifacts,
+    result: &RunResult,
+    deliver: &mut impl FnMut(&RunResult) -> std::io::Result<()>,
+    events: &mut Vec<Event>,
+) -> Result<bool, Error> {
+    let delivered = delivery::deliver_once(artifacts, result, |r| deliver(r))?;
+    if delivered {
+        events.push(Event::Result(Box::new(result.clone())));
+    }
+    Ok(delivered)
 }
 
 fn quoted(name: &str) -> String {

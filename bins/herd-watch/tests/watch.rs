@@ -863,39 +863,12 @@ fn no_progress_is_a_notice_never_a_kill() {
 
 #[test]
 fn a_cancel_during_acquisition_ends_the_owner_once_acquired() {
-    let mut env = Env::tmux();
     // A tmux that takes a second to place a pane, so the cancel lands while the launch is
     // still acquiring its owner.
-    let slow = env.dir.path().join("slow-tmux");
-    std::fs::write(
-        &slow,
-        "#!/bin/sh\ncase \"$*\" in *split-window*|*new-window*) sleep 1;; esac\nexec tmux \"$@\"\n",
-    )
-    .unwrap();
-    let mut perms = std::fs::metadata(&slow).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&slow, perms).unwrap();
-    env.extra
-        .push(("HERD_TMUX".into(), slow.to_str().unwrap().into()));
-    let env = env;
+    let env = slow_tmux();
     let id = std::thread::scope(|scope| {
         let spawner = scope.spawn(|| env.spawn("Late", "sleep 30"));
-        let runs = env.art().join("runs");
-        let deadline = Instant::now() + Duration::from_secs(15);
-        let pending = loop {
-            let found = std::fs::read_dir(&runs).ok().and_then(|entries| {
-                entries.filter_map(Result::ok).find_map(|e| {
-                    let name = e.file_name().to_str()?.to_owned();
-                    let stem = name.strip_suffix(".json")?;
-                    (!stem.contains('.')).then(|| stem.to_owned())
-                })
-            });
-            if let Some(id) = found {
-                break id;
-            }
-            assert!(Instant::now() < deadline, "no run record appeared");
-            std::thread::sleep(Duration::from_millis(10));
-        };
+        let pending = first_record(&env);
         let (code, doc, text) = env.watch(&["cancel", "--run", &pending, "--json"]);
         assert_eq!(
             (code, doc["status"].as_str()),
@@ -926,4 +899,71 @@ fn a_cancel_during_acquisition_ends_the_owner_once_acquired() {
     let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
     assert_eq!(code, 5, "{text}");
     assert_eq!(doc["outcome"], "cancelled");
+}
+
+/// An environment whose tmux takes a second to place a pane.
+fn slow_tmux() -> Env {
+    let mut env = Env::tmux();
+    let slow = env.dir.path().join("slow-tmux");
+    std::fs::write(
+        &slow,
+        "#!/bin/sh\ncase \"$*\" in *split-window*|*new-window*) sleep 1;; esac\nexec tmux \"$@\"\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&slow).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&slow, perms).unwrap();
+    env.extra
+        .push(("HERD_TMUX".into(), slow.to_str().unwrap().into()));
+    env
+}
+
+/// Waits for the first run record of `env` to appear; returns its id.
+fn first_record(env: &Env) -> String {
+    let runs = env.art().join("runs");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let found = std::fs::read_dir(&runs).ok().and_then(|entries| {
+            entries.filter_map(Result::ok).find_map(|e| {
+                let name = e.file_name().to_str()?.to_owned();
+                let stem = name.strip_suffix(".json")?;
+                (!stem.contains('.')).then(|| stem.to_owned())
+            })
+        });
+        if let Some(id) = found {
+            return id;
+        }
+        assert!(Instant::now() < deadline, "no run record appeared");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_watcher_started_during_the_launch_follows_the_record_as_it_fills_in() {
+    let env = slow_tmux();
+    let out = std::thread::scope(|scope| {
+        let spawner = scope.spawn(|| env.spawn("Early", "sleep 2; echo late report"));
+        let id = first_record(&env);
+        let out = env.run(
+            &watch_bin(),
+            &["follow", "--json"],
+            &[],
+            Duration::from_secs(60),
+        );
+        assert_eq!(spawner.join().unwrap(), id);
+        out
+    });
+    let labels: Vec<String> = out
+        .stdout
+        .text()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["event"] == "status")
+        .map(|v| v["label"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        labels.iter().any(|l| l == "running"),
+        "the pane was reconciled once the launch named it: {labels:?}"
+    );
+    assert!(out.stdout.text().contains("late report"));
 }
