@@ -10,7 +10,7 @@
 //!
 //! [`tick`]: Supervisor::tick
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -191,6 +191,9 @@ pub struct Supervisor {
     options: Options,
     tracked: BTreeMap<String, Tracked>,
     waker: crate::wake::Waker,
+    /// This interval's listing of each surface: pane id → presence.
+    listings: HashMap<String, HashMap<String, Presence>>,
+    last_listing: Option<Instant>,
 }
 
 impl Supervisor {
@@ -201,6 +204,8 @@ impl Supervisor {
             options,
             tracked: BTreeMap::new(),
             waker: crate::wake::Waker::new(),
+            listings: HashMap::new(),
+            last_listing: None,
         }
     }
 
@@ -261,12 +266,44 @@ impl Supervisor {
         self.waker.wait(self.options.max_sleep);
     }
 
+    /// Lists every surface that holds tracked panes once per interval (one `tmux list-panes`, one
+    /// Herdr `pane list`), so runs in panes need no query of their own while they are there.
+    fn refresh_listings(&mut self) {
+        if self
+            .last_listing
+            .is_some_and(|at| at.elapsed() < self.options.reconcile_interval)
+        {
+            return;
+        }
+        self.last_listing = Some(Instant::now());
+        self.listings.clear();
+        let deadline = Instant::now() + herd_surface::REQUEST_BUDGET;
+        for run in self.tracked.values() {
+            let Some((surface, Target::Pane(_))) = &run.surface else {
+                continue;
+            };
+            let key = group_key(&run.record);
+            if self.listings.contains_key(&key) {
+                continue;
+            }
+            if let Ok(rows) = surface.list(deadline) {
+                self.listings.insert(
+                    key,
+                    rows.into_iter()
+                        .map(|row| (row.pane_id, row.presence))
+                        .collect(),
+                );
+            }
+        }
+    }
+
     /// One pass over every tracked run. Delivered results are handed to `deliver` exactly once.
     pub fn tick(
         &mut self,
         mut deliver: impl FnMut(&RunResult) -> std::io::Result<()>,
     ) -> Result<Vec<Event>, Error> {
         let mut events = Vec::new();
+        self.refresh_listings();
         let ids: Vec<String> = self.tracked.keys().cloned().collect();
         for id in ids {
             let done = self.tick_run(&id, &mut events, &mut deliver)?;
@@ -287,6 +324,13 @@ impl Supervisor {
         let reconcile_interval = self.options.reconcile_interval;
         let task_results = self.options.task_results;
         let hang_warning = self.options.hang_warning;
+        let listed = self.tracked.get(id).and_then(|run| {
+            let pane = run.record.pane.as_ref()?;
+            self.listings
+                .get(&group_key(&run.record))?
+                .get(&pane.pane_id)
+                .cloned()
+        });
         let Some(run) = self.tracked.get_mut(id) else {
             return Ok(true);
         };
@@ -392,7 +436,7 @@ impl Supervisor {
         let mut other_evidence = None;
         if due && run.record.status != LaunchStatus::Pending {
             run.last_reconcile = Some(Instant::now());
-            other_evidence = reconcile(run, &artifacts, now);
+            other_evidence = reconcile(run, &artifacts, now, listed);
         }
         if let Some(code) =
             herd_surface::read_runner_exit(&herd_surface::runner_exit_file(&artifacts, id))
@@ -565,13 +609,31 @@ fn deliver_result(
     Ok(delivered)
 }
 
+/// Runs whose panes one listing covers: the same surface and the same server.
+fn group_key(record: &RunRecord) -> String {
+    let socket = record
+        .pane
+        .as_ref()
+        .and_then(|p| p.socket.as_deref())
+        .unwrap_or_default();
+    format!("{}:{socket}", record.surface.as_str())
+}
+
 fn quoted(name: &str) -> String {
     herd_core::escape::json_string(&herd_core::escape::abbreviate_name(name))
 }
 
 /// Queries the run's surface: presence proves the child is there; only a per-target query
 /// proves it gone.
-fn reconcile(run: &mut Tracked, artifacts: &Artifacts, now: u64) -> Option<Observed> {
+///
+/// `listed` is what this interval's listing of the run's surface said of its pane: a running
+/// pane there needs no query of its own.
+fn reconcile(
+    run: &mut Tracked,
+    artifacts: &Artifacts,
+    now: u64,
+    listed: Option<Presence>,
+) -> Option<Observed> {
     if run.surface.is_none() {
         match herd_surface::open(&run.record, artifacts) {
             Ok(pair) => run.surface = Some(pair),
@@ -584,7 +646,12 @@ fn reconcile(run: &mut Tracked, artifacts: &Artifacts, now: u64) -> Option<Obser
     }
     let (surface, target) = run.surface.as_ref()?;
     let deadline = Instant::now() + herd_surface::REQUEST_BUDGET;
-    match surface.presence(target, deadline) {
+    let presence = match listed {
+        Some(presence @ (Presence::Running | Presence::Exited { status: Some(_) })) => Ok(presence),
+        // Not listed, or listed without an answer: only a query of this pane can tell.
+        _ => surface.presence(target, deadline),
+    };
+    match presence {
         Ok(Presence::Running) => {
             run.lifecycle
                 .observe_pane(PaneObservation::Present(AgentStatus::Unknown), now);

@@ -967,3 +967,59 @@ fn a_watcher_started_during_the_launch_follows_the_record_as_it_fills_in() {
     );
     assert!(out.stdout.text().contains("late report"));
 }
+
+#[test]
+fn tmux_panes_are_reconciled_by_one_listing_per_interval() {
+    let mut env = Env::tmux();
+    let log = env.dir.path().join("tmux-calls.log");
+    let wrapper = env.dir.path().join("logging-tmux");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec tmux \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&wrapper).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&wrapper, perms).unwrap();
+    env.extra
+        .push(("HERD_TMUX".into(), wrapper.to_str().unwrap().into()));
+    let ids: Vec<String> = (0..3)
+        .map(|i| env.spawn(&format!("idle {i}"), "sleep 30"))
+        .collect();
+    let pids: Vec<u32> = ids.iter().map(|id| env.identity_pid(id)).collect();
+    let _ = std::fs::remove_file(&log);
+    // Four seconds of supervision: four or five reconciliation intervals.
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json", "--forever"],
+        &[],
+        Duration::from_secs(4),
+    );
+    let calls = std::fs::read_to_string(&log).unwrap_or_default();
+    let listings = calls
+        .lines()
+        .filter(|l| l.contains("list-panes -a"))
+        .count();
+    let per_pane = calls
+        .lines()
+        .filter(|l| l.contains("list-panes -t"))
+        .count();
+    assert!(listings >= 3, "one listing per interval: {calls}");
+    assert!(
+        per_pane <= ids.len(),
+        "only the first interval queries panes one by one: {calls}"
+    );
+    let running = out
+        .stdout
+        .text()
+        .lines()
+        .filter(|l| l.contains("\"label\":\"running\""))
+        .count();
+    assert_eq!(running, ids.len(), "every child is seen running");
+    for pid in pids {
+        kill(pid);
+    }
+}
