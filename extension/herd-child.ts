@@ -13,7 +13,7 @@
  * - auto-exit: a child with `PI_SUBAGENT_AUTO_EXIT=1` ends when its turn settles normally;
  * - the child side of an accept check (`PI_SUBAGENT_ACCEPT_FILE`): `sh -c <run>` in the child's
  *   directory after its turn, the last 4,000 characters of a failure fed back for another turn, at
- *   most `maxRetries` times;
+ *   most `maxRetries` times, and the count of checks run in `<session>.accept-tries.json`;
  * - the persistent inbox (§1.11): tasks and stop directives from `<session>.task-inbox.*.json`,
  *   task events in `<session>.tasks`;
  * - `PI_DENY_TOOLS`: denied tools are removed from the session.
@@ -53,6 +53,12 @@ const THROTTLE_MS = 500;
 const INBOX_POLL_MS = 1000;
 /** SIGTERM to SIGKILL of a check that ran out of time. */
 const CHECK_KILL_GRACE_MS = 5000;
+/** What a quit in print mode allows each retry turn of an auto-exit child's settlement. */
+const SETTLE_TURN_MS = 30 * 60 * 1000;
+/** How often a quit in print mode looks whether the settlement is done. */
+const SETTLE_POLL_MS = 50;
+/** Pi runs in print mode (no terminal): it quits when its first prompt returns. */
+const printMode = process.argv.includes("-p") || process.argv.includes("--print");
 
 type Phase = "starting" | "active" | "waiting" | "done";
 
@@ -254,6 +260,24 @@ function writeExit(payload: Record<string, unknown>): void {
 	}
 }
 
+/**
+ * Records the child's own accept checks in `<session>.accept-tries.json`, after each one:
+ * `{"version":1,"tries":N,"last":"pass"|"fail"}`. The parent's verdict reads it for the
+ * `Check: accepted (N tries)` line; a failed write only loses that count.
+ */
+function writeAcceptTries(tries: number, passed: boolean): void {
+	if (!sessionFile) return;
+	try {
+		writeAtomic(
+			`${sessionFile}.accept-tries.json`,
+			`${JSON.stringify({ version: 1, tries, last: passed ? "pass" : "fail" })}\n`,
+			`tries${tries}`,
+		);
+	} catch {
+		// The verdict then names no count.
+	}
+}
+
 /** Appends a persistent task event to `<session>.tasks`. */
 function taskEvent(type: "task-done" | "help-request", task: string, message?: string): void {
 	if (!sessionFile || !task) return;
@@ -404,6 +428,13 @@ export default function herdChild(pi: ExtensionAPI): void {
 	let checking = false;
 	let shuttingDown = false;
 	let idleCtx: any;
+	/** Runs started and ended (their `agent_end` handled), for the settlement of a quit. */
+	let agentStarts = 0;
+	let agentEndsHandled = 0;
+	/** A retry turn was asked for and its `agent_end` has not been handled yet. */
+	let awaitingTurn = false;
+	/** A signal is quitting Pi: nothing waits. */
+	let terminating = false;
 
 	const endChild = (ctx: any, payload: Record<string, unknown>, event: string) => {
 		writeExit(payload);
@@ -488,6 +519,7 @@ export default function herdChild(pi: ExtensionAPI): void {
 		activity.record("before_agent_start");
 	});
 	pi.on("agent_start", async () => {
+		agentStarts += 1;
 		activity.record("agent_start", (a) => a.setAgent(true));
 	});
 	pi.on("turn_start", async (event: any) => {
@@ -527,8 +559,31 @@ export default function herdChild(pi: ExtensionAPI): void {
 		activity.record("tool_execution_end", (a) => a.endTool());
 	});
 
+	// Settlement of an auto-exit child. Its turn ending is not yet its end: a failed accept check
+	// sends it back to work, and it ends only when its turn settles with nothing left to do. In
+	// print mode Pi quits as soon as the first turn's prompt returns, so `session_shutdown` holds
+	// the quit until the child has settled (see `settleBudgetMs`); a signal never waits.
+	if (printMode) {
+		// Print mode has its own handlers for these (they quit Pi); this one only says that the
+		// quit is a signal's, which must not wait for a settlement.
+		for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) {
+			process.on(signal, () => {
+				terminating = true;
+			});
+		}
+	}
+
 	pi.on("agent_end", async (event: any, ctx: any) => {
 		idleCtx = ctx;
+		awaitingTurn = false;
+		try {
+			await settle(event, ctx);
+		} finally {
+			agentEndsHandled += 1;
+		}
+	});
+
+	async function settle(event: any, ctx: any): Promise<void> {
 		activity.record("agent_end", (a) => a.setAgent(false));
 		const last = lastAssistant(event?.messages) ?? sessionLastAssistant(ctx);
 		const stopReason = last?.stopReason;
@@ -558,8 +613,12 @@ export default function herdChild(pi: ExtensionAPI): void {
 		if (spec && !checking) {
 			checking = true;
 			checkTries += 1;
-			const result = await runCheck(spec, ctx.cwd ?? process.cwd());
-			checking = false;
+			let result: { code: number | null; output: string; timedOut: boolean };
+			try {
+				result = await runCheck(spec, ctx.cwd ?? process.cwd());
+			} finally {
+				checking = false;
+			}
 			try {
 				pi.appendEntry("herd-accept-check", {
 					tries: checkTries,
@@ -570,8 +629,10 @@ export default function herdChild(pi: ExtensionAPI): void {
 				// Evidence only.
 			}
 			const passed = result.code === 0 && !result.timedOut;
-			if (!passed && checkTries <= spec.maxRetries) {
+			writeAcceptTries(checkTries, passed);
+			if (!passed && checkTries <= spec.maxRetries && !terminating) {
 				const why = result.timedOut ? `timed out after ${spec.timeoutSec}s` : `exited with ${result.code}`;
+				awaitingTurn = true;
 				pi.sendUserMessage(
 					`The acceptance check failed (${why}, try ${checkTries} of ${spec.maxRetries + 1}). ` +
 						`Its output, last ${CHECK_FEEDBACK_CHARS.toLocaleString("en-US")} characters:\n\n\`\`\`\n${result.output}\n\`\`\`\n\n` +
@@ -582,15 +643,35 @@ export default function herdChild(pi: ExtensionAPI): void {
 			}
 		}
 		endChild(ctx, { type: "done" }, "agent_end");
-	});
+	}
+
+	/** Whether an auto-exit child still has settling to do: a check, a retry turn, an unhandled end. */
+	function unsettled(): boolean {
+		return !exitWritten && (checking || awaitingTurn || agentStarts > agentEndsHandled);
+	}
+
+	/** The longest a quit waits for the settlement: every check and its retry turns. */
+	function settleBudgetMs(): number {
+		const spec = readAcceptSpec();
+		const tries = spec ? spec.maxRetries + 1 : 1;
+		const checkMs = spec ? spec.timeoutSec * 1000 + CHECK_KILL_GRACE_MS : 0;
+		return tries * (checkMs + SETTLE_TURN_MS);
+	}
 
 	pi.on("session_shutdown", async (event: any, ctx: any) => {
+		if (autoExit && !persistent && event?.reason === "quit" && !terminating && unsettled()) {
+			const deadline = Date.now() + settleBudgetMs();
+			while (unsettled() && !terminating && Date.now() < deadline) {
+				await new Promise((resolve) => setTimeout(resolve, SETTLE_POLL_MS));
+			}
+		}
 		for (const pid of runningChecks) {
 			killGroup(pid, "SIGTERM");
 			setTimeout(() => killGroup(pid, "SIGKILL"), 1000).unref?.();
 		}
 		stopInbox();
-		// Print mode can end before the agent_end handler ran: settle an auto-exit child here.
+		// A quit that came before the settlement (a signal, or a settlement that ran out of time):
+		// the last assistant message still says how the child ended.
 		if (autoExit && !persistent && !exitWritten && event?.reason === "quit") {
 			const last = sessionLastAssistant(ctx);
 			if (last?.stopReason === "error") {

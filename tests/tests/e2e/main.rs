@@ -1,6 +1,7 @@
 //! End-to-end scenarios across the herd binaries.
 
 mod cli;
+mod herd_accept;
 mod herd_fallback;
 mod herd_report;
 mod model_server;
