@@ -401,7 +401,8 @@ impl Surface for Tmux {
         )?;
         if !reply.success() {
             let message = reply.message();
-            if server_gone(&message) {
+            // A server without sessions has no panes (tmux 3.3 says "no current target").
+            if server_gone(&message) || message.contains("no current target") {
                 return Ok(Vec::new());
             }
             return Err(Error::Failed {

@@ -277,6 +277,7 @@ fn tmux_server_without_sessions_gets_a_herd_session() {
     assert_eq!(pane.server_pid, Some(server.pid as u32));
     assert_eq!(tmux.presence(&target, soon()).unwrap(), Presence::Running);
     assert_eq!(close_confirmed(&tmux, &target, soon()), Closed::Confirmed);
+    assert!(tmux.list(soon()).unwrap().is_empty());
 }
 
 #[test]
