@@ -2,8 +2,10 @@
 
 mod cli;
 mod herd_accept;
+mod herd_cancel;
 mod herd_fallback;
 mod herd_report;
+mod herd_worktree;
 mod model_server;
 mod pi_print;
 mod pi_tmux;

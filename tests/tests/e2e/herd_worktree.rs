@@ -1,0 +1,115 @@
+//! A worktree child commits on its own branch: the result's handoff shows the commit ahead of
+//! the base, and `herd-cleanup remove` removes the checkout afterwards and keeps the branch.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "scenario steps shared by the tmux and process tests fail loudly on a broken fixture"
+)]
+
+use herd_e2e::git::GitRepo;
+use herd_e2e::herd::{Herd, Where, json_doc, read_json};
+use herd_e2e::model::{ModelServer, Script, Text, ToolCall};
+use herd_e2e::pi::PiEnv;
+use serde_json::json;
+
+fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where) {
+    let model = ModelServer::start(
+        Script::new()
+            .step(ToolCall::bash(
+                "echo hi > greeting.txt && git add greeting.txt && git commit -q -m 'add greeting'",
+            ))
+            .step(Text("REPORT: committed greeting.txt")),
+    );
+    let env = PiEnv::new(&model);
+    let repo = GitRepo::init();
+    let base = repo.head();
+    let root = env.root().join("worktrees");
+    let mut herd = Herd::new(&env, place);
+    herd.set_var("HERD_WORKTREE_ROOT", &root);
+
+    let ack = herd.spawn_in(
+        repo.path(),
+        &json!({
+            "name": "Greeter",
+            "task": "Add a greeting and commit it",
+            "model": Herd::model("fake-model"),
+            "worktree": {"branch": "feature/greeting"},
+        }),
+    );
+    let run = ack["run_id"].as_str().unwrap();
+    let checkout = ack["worktree"]["path"].as_str().unwrap().to_owned();
+    assert!(
+        checkout.starts_with(root.to_str().unwrap()),
+        "{checkout} is under the managed root"
+    );
+    assert_eq!(ack["worktree"]["base_sha"], base.as_str());
+
+    let (code, result) = herd.wait(run);
+
+    assert_eq!(code, 0, "{result:#}");
+    assert_eq!(result["outcome"], "completed");
+    let message = result["message"].as_str().unwrap();
+    assert!(
+        message.contains("<subagent_report from=\"Greeter\" kind=\"result\">\nREPORT: committed greeting.txt\n</subagent_report>"),
+        "{message}"
+    );
+    assert!(
+        message.contains("Worktree result retained for review:"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("Worktree: {checkout}")),
+        "{message}"
+    );
+    assert!(message.contains("Branch: feature/greeting"), "{message}");
+    assert!(
+        message.contains("State: clean · 1 commit ahead"),
+        "{message}"
+    );
+    let handoff = &result["details"]["worktree"];
+    assert_eq!(handoff["commits_ahead"], 1, "{handoff:#}");
+    assert_eq!(handoff["base_sha"], base.as_str(), "{handoff:#}");
+    // The commit is the child's, on the branch, and the source checkout is untouched.
+    let head = herd_e2e::git::git(checkout.as_ref(), ["rev-parse", "HEAD"]);
+    assert_eq!(handoff["head_sha"], head.as_str(), "{handoff:#}");
+    assert_eq!(
+        repo.git(["log", "-1", "--format=%s", "feature/greeting"]),
+        "add greeting"
+    );
+    assert_eq!(repo.head(), base);
+    assert!(!repo.path().join("greeting.txt").exists());
+    let manifest = read_json(&herd.artifacts().join(format!("worktree-runs/{run}.json")))
+        .expect("the ownership manifest");
+    assert_eq!(manifest["state"], "ready_for_review", "{manifest:#}");
+
+    let out = herd.run_in(
+        repo.path(),
+        "herd-cleanup",
+        ["remove", "feature/greeting", "--json"],
+    );
+    let removal = json_doc(&out);
+    assert!(out.success(), "herd-cleanup remove:\n{out}");
+    assert!(
+        !std::path::Path::new(&checkout).exists(),
+        "the checkout is gone: {removal:#}"
+    );
+    assert!(
+        !repo.git(["worktree", "list"]).contains(&checkout),
+        "git forgot the worktree"
+    );
+    assert_eq!(
+        repo.git(["rev-parse", "feature/greeting"]),
+        head,
+        "the branch and its commit are kept"
+    );
+}
+
+#[test]
+fn on_process_a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it() {
+    a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(Where::Process);
+}
+
+#[test]
+fn on_tmux_a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it() {
+    a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(Where::Tmux);
+}
