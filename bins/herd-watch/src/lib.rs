@@ -258,8 +258,17 @@ fn wait(artifacts: &Artifacts, target: &Target, json: bool) -> Result<Output, Er
 fn follow(artifacts: &Artifacts, forever: bool, json: bool) -> Result<Output, Error> {
     let mut supervisor =
         supervise::Supervisor::new(artifacts.clone(), None, supervise::Options::default());
+    let mut last_scan: Option<std::time::Instant> = None;
+    let mut woke = true;
     loop {
-        supervisor.scan()?;
+        // New runs are looked for when a file event arrived, else once per interval.
+        if woke
+            || last_scan
+                .is_none_or(|at| at.elapsed() >= supervise::Options::default().reconcile_interval)
+        {
+            supervisor.scan()?;
+            last_scan = Some(std::time::Instant::now());
+        }
         let events = supervisor.tick(|result| {
             let event = supervise::Event::Result(Box::new(result.clone()));
             herd_cli::emit_line(json, &event.to_json(), &event.human())
@@ -285,7 +294,7 @@ fn follow(artifacts: &Artifacts, forever: bool, json: bool) -> Result<Output, Er
                 break;
             }
         }
-        supervisor.sleep();
+        woke = supervisor.sleep();
     }
     Ok(Output::streamed(exit::SUCCESS))
 }

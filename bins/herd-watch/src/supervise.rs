@@ -39,7 +39,8 @@ pub const SIDECAR_GRACE: Duration = Duration::from_millis(500);
 pub struct Options {
     /// How often every surface is reconciled (presence, pane state).
     pub reconcile_interval: Duration,
-    /// The longest the loop sleeps between ticks when no file event arrives.
+    /// The longest the loop sleeps between ticks when no file event arrives. Without inotify the
+    /// loop polls at [`POLL_WITHOUT_EVENTS`] instead.
     pub max_sleep: Duration,
     /// How long an active run may show no progress before a no-progress notice (`None`: never).
     pub hang_warning: Option<Duration>,
@@ -52,7 +53,7 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             reconcile_interval: Duration::from_secs(1),
-            max_sleep: Duration::from_millis(250),
+            max_sleep: Duration::from_secs(1),
             task_results: true,
             hang_warning: hang_warning_from_env(),
         }
@@ -74,6 +75,9 @@ fn hang_warning_from_env() -> Option<Duration> {
         None => Some(DEFAULT_HANG_WARNING),
     }
 }
+
+/// How often the loop looks at the files when inotify is unavailable.
+pub const POLL_WITHOUT_EVENTS: Duration = Duration::from_millis(250);
 
 /// What supervision reports.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,6 +227,12 @@ impl Supervisor {
         self.waker.watch(&self.artifacts.runs_dir());
         self.waker.watch(&self.artifacts.activity_dir());
         crate::crash_point("scan");
+        // A session directory may appear after its run was first seen (Pi creates it lazily).
+        for run in self.tracked.values() {
+            if let Some(dir) = Path::new(&run.record.session_file).parent() {
+                self.waker.watch(dir);
+            }
+        }
         for id in ids {
             if self.tracked.contains_key(&id)
                 || delivery::is_delivered(&self.artifacts, &id)
@@ -262,8 +272,14 @@ impl Supervisor {
     }
 
     /// Sleeps until a file event or the loop's interval.
-    pub fn sleep(&mut self) {
-        self.waker.wait(self.options.max_sleep);
+    /// Sleeps until a file event or the loop's interval; returns whether a file event woke it.
+    pub fn sleep(&mut self) -> bool {
+        let timeout = if self.waker.is_active() {
+            self.options.max_sleep
+        } else {
+            POLL_WITHOUT_EVENTS
+        };
+        self.waker.wait(timeout)
     }
 
     /// Lists every surface that holds tracked panes once per interval (one `tmux list-panes`, one

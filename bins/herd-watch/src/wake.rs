@@ -23,6 +23,11 @@ impl Waker {
         }
     }
 
+    /// Whether file events wake the loop (inotify is available).
+    pub fn is_active(&self) -> bool {
+        self.fd.is_some()
+    }
+
     /// Watches `dir` for files written, moved in or created; directories that do not exist yet
     /// are skipped and tried again on the next call.
     pub fn watch(&mut self, dir: &Path) {
