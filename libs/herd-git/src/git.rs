@@ -474,6 +474,8 @@ impl Git {
             "--no-renames".into(),
             "--no-ext-diff".into(),
             "--no-textconv".into(),
+            // A base is a revision, never an option (`--output=<file>` would write a file).
+            "--end-of-options".into(),
             format!("{base}...HEAD").into(),
             "--".into(),
         ];

@@ -255,6 +255,28 @@ fn ahead_counts_and_committed_changes() {
 }
 
 #[test]
+fn a_base_is_never_read_as_an_option() {
+    // A base that looks like an option must name a revision (and fail), never steer git: as an
+    // option, `--output=<file>` would make `git diff` write that file.
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    let git = sb.git_handle();
+    let planted = sb.path().join("planted");
+    let base = format!("--output={}", planted.display());
+    assert!(
+        git.changed_since_merge_base(&repo, &base, &deadline())
+            .is_err()
+    );
+    assert!(git.commits_ahead(&repo, &base, &deadline()).is_err());
+    let written: Vec<_> = std::fs::read_dir(sb.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|name| name.to_string_lossy().starts_with("planted"))
+        .collect();
+    assert!(written.is_empty(), "git wrote {written:?}");
+}
+
+#[test]
 fn ignored_files_are_counted_without_holding_the_listing() {
     let sb = Sandbox::new();
     let repo = sb.repo("repo");
