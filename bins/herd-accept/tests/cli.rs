@@ -758,6 +758,17 @@ fn report(
     level: Option<&str>,
     output: &str,
 ) -> (i32, Value) {
+    report_in(dir, acceptance, level, output, &[])
+}
+
+/// [`report`] with more environment variables.
+fn report_in(
+    dir: &Path,
+    acceptance: Option<Value>,
+    level: Option<&str>,
+    output: &str,
+    env: &[(&str, &str)],
+) -> (i32, Value) {
     let mut args: Vec<OsString> =
         vec!["report".into(), "--cwd".into(), dir.into(), "--json".into()];
     if let Some(acceptance) = acceptance {
@@ -770,7 +781,7 @@ fn report(
         args.push("--level".into());
         args.push(level.into());
     }
-    let run = herd_accept(&args, output.as_bytes(), &[]);
+    let run = herd_accept(&args, output.as_bytes(), env);
     let json = run.json();
     (run.code, json)
 }
@@ -815,6 +826,37 @@ fn report_checked_reads_the_real_git_index() {
         .unwrap()
         .clone();
     assert_eq!(check["status"], "not-applicable");
+}
+
+#[test]
+fn report_reads_the_index_of_its_own_directory_whatever_git_dir_says() {
+    // An inherited GIT_DIR (as inside a git hook) names another repository; the staged-files
+    // check must still answer for the run's directory, which is clean.
+    let dir = repo();
+    let other = repo();
+    fs::write(other.path().join("a.txt"), "staged elsewhere\n").unwrap();
+    git(other.path(), &["add", "a.txt"]);
+    let other_git_dir = other.path().join(".git");
+    let acceptance = json!({"level": "checked", "criteria": [{"id": "fix", "must": "fix it"}]});
+    let (code, json) = report_in(
+        dir.path(),
+        Some(acceptance),
+        None,
+        CHECKED_REPORT,
+        &[
+            ("GIT_DIR", other_git_dir.to_str().unwrap()),
+            ("GIT_WORK_TREE", other.path().to_str().unwrap()),
+        ],
+    );
+    let check = json["runtime_checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "no-staged-files")
+        .unwrap()
+        .clone();
+    assert_eq!(check["status"], "passed", "{json:#}");
+    assert_eq!(code, 0, "{json:#}");
 }
 
 #[test]

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use crossbeam_channel::Receiver;
 use herd_core::subprocess::{self, Command, Keep};
+use herd_git::{Deadline, Git};
 
 use super::{Host, Staged, VerifyCommand, VerifyRun, VerifyStatus};
 use crate::check::SCRUBBED_PREFIX;
@@ -64,30 +65,21 @@ impl<T> Host for RealHost<'_, T> {
 }
 
 /// Reads which paths the git index of `cwd`'s repository has staged.
+///
+/// The call goes through herd-git, which bounds it, honours `HERD_GIT_BIN` and drops inherited
+/// repository variables: a `GIT_DIR` inherited from a git hook would otherwise make git answer
+/// for another repository's index.
 pub fn staged_in(cwd: &Path) -> Staged {
-    let cmd = Command::new("git", GIT_BUDGET)
-        .args(["status", "--porcelain=v1", "-z", "--untracked-files=no"])
-        .cwd(cwd)
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .stdout_cap(subprocess::DEFAULT_CAP, Keep::Head)
-        .stderr_cap(4096, Keep::Head);
-    let out = match subprocess::run(&cmd) {
+    let args = ["status", "--porcelain=v1", "-z", "--untracked-files=no"].map(OsString::from);
+    let git = Git::from_env().env("GIT_OPTIONAL_LOCKS", "0");
+    let out = match git.output(cwd, &args, &Deadline::after(GIT_BUDGET)) {
         Ok(out) => out,
         Err(err) => return Staged::Unavailable(err.to_string()),
     };
-    if out.timed_out {
-        return Staged::Unavailable(format!(
-            "git status timed out after {}s",
-            GIT_BUDGET.as_secs()
-        ));
-    }
     if out.code != Some(0) {
         let stderr = out.stderr.text();
         let first = stderr.lines().next().unwrap_or("git status failed").trim();
         return Staged::Unavailable(first.to_owned());
-    }
-    if out.stdout.truncated {
-        return Staged::Unavailable("git status printed more than herd reads".to_owned());
     }
     Staged::Paths(parse_porcelain_z(&out.stdout.bytes))
 }
