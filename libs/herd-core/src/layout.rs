@@ -292,7 +292,7 @@ pub fn safe_name(name: &str, fallback: &str) -> String {
 }
 
 fn session_id_from_header(session: &Path) -> Option<String> {
-    let file = std::fs::File::open(session).ok()?;
+    let file = crate::sidecar::open_file(session).ok()??;
     let mut line = Vec::new();
     std::io::BufReader::new(std::io::Read::take(file, 64 * 1024))
         .read_until(b'\n', &mut line)

@@ -7,6 +7,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -27,6 +28,8 @@ pub enum Error {
     },
     #[error("{path} is larger than {limit} bytes")]
     TooLarge { path: PathBuf, limit: u64 },
+    #[error("{path} is not a regular file")]
+    NotAFile { path: PathBuf },
     #[error("{path} is not valid JSON of the expected shape")]
     Malformed {
         path: PathBuf,
@@ -52,9 +55,10 @@ impl Error {
     pub fn code(&self) -> ErrorCode {
         match self {
             Error::Io { .. } => ErrorCode::Unavailable,
-            Error::TooLarge { .. } | Error::Malformed { .. } | Error::Invalid { .. } => {
-                ErrorCode::InvalidRequest
-            }
+            Error::TooLarge { .. }
+            | Error::NotAFile { .. }
+            | Error::Malformed { .. }
+            | Error::Invalid { .. } => ErrorCode::InvalidRequest,
             Error::NewerVersion { .. } => ErrorCode::Conflict,
         }
     }
@@ -172,12 +176,35 @@ pub fn append_line(path: &Path, line: &str) -> Result<(), Error> {
     file.sync_data().map_err(|e| Error::io(path, e))
 }
 
-/// Reads at most `limit` bytes of `path`; `Ok(None)` when it does not exist.
-pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, Error> {
-    let file = match File::open(path) {
+/// Opens `path` for reading without ever waiting; `Ok(None)` when it does not exist.
+///
+/// A plain open of a FIFO waits for a writer, forever if none comes, and a child can leave one
+/// where a sidecar belongs. So the open does not wait, and anything but a regular file (or a
+/// directory, whose read then fails) is refused. The descriptor stays non-blocking, which
+/// changes nothing for a regular file.
+pub fn open_file(path: &Path) -> Result<Option<File>, Error> {
+    let file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(path, e)),
+    };
+    let kind = file.metadata().map_err(|e| Error::io(path, e))?.file_type();
+    if !kind.is_file() && !kind.is_dir() {
+        return Err(Error::NotAFile {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(Some(file))
+}
+
+/// Reads at most `limit` bytes of `path`; `Ok(None)` when it does not exist.
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, Error> {
+    let Some(file) = open_file(path)? else {
+        return Ok(None);
     };
     let mut buf = Vec::new();
     file.take(limit + 1)
@@ -307,6 +334,28 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.exit");
+        let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path and a mode.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let reader_path = path.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(read_bounded(&reader_path, 1024));
+        });
+        let answer = rx.recv_timeout(std::time::Duration::from_secs(60));
+        // A reader stuck in `open` is released by a writer, so the test process can end.
+        let _ = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&path);
+        let answer = answer.expect("the read waited for a writer");
+        assert!(matches!(answer, Err(Error::NotAFile { .. })), "{answer:?}");
     }
 
     #[test]
