@@ -14,6 +14,9 @@
  * - the child side of an accept check (`PI_SUBAGENT_ACCEPT_FILE`): `sh -c <run>` in the child's
  *   directory after its turn, the last 4,000 characters of a failure fed back for another turn, at
  *   most `maxRetries` times, and the count of checks run in `<session>.accept-tries.json`;
+ * - an auto-exit child that launched children of its own stays open until each has delivered:
+ *   it waits for them with `herd-watch wait`, each result starts a turn, and it ends when none is
+ *   outstanding;
  * - the persistent inbox (§1.11): tasks and stop directives from `<session>.task-inbox.*.json`,
  *   task events in `<session>.tasks`;
  * - `PI_DENY_TOOLS`: denied tools are removed from the session.
@@ -57,16 +60,22 @@ const CHECK_KILL_GRACE_MS = 5000;
 const SETTLE_TURN_MS = 30 * 60 * 1000;
 /** How often a quit in print mode looks whether the settlement is done. */
 const SETTLE_POLL_MS = 50;
+/** The longest an auto-exit child is held open for one child of its own to deliver. */
+const HOLD_CHILD_MS = 2 * 60 * 60 * 1000;
+/** The bound of a run record read while looking for a child's own children. */
+const RECORD_LIMIT = 256 * 1024;
+/** The bound of what `herd-watch wait` prints: one result document. */
+const RESULT_LIMIT = 2 * 1024 * 1024;
 /** Pi runs in print mode (no terminal): it quits when its first prompt returns. */
 const printMode = process.argv.includes("-p") || process.argv.includes("--print");
 
 type Phase = "starting" | "active" | "waiting" | "done";
 
 /** Reads a small file, or undefined when it is missing or too large. */
-function readSmall(file: string): string | undefined {
+function readSmall(file: string, limit = READ_LIMIT): string | undefined {
 	try {
 		const stat = fs.statSync(file);
-		if (!stat.isFile() || stat.size > READ_LIMIT) return undefined;
+		if (!stat.isFile() || stat.size > limit) return undefined;
 		return fs.readFileSync(file, "utf8");
 	} catch {
 		return undefined;
@@ -350,6 +359,63 @@ function readAcceptSpec(): AcceptSpec | undefined {
 	}
 }
 
+/**
+ * The artifacts directories a child's own children are recorded in: its own (the parent of its
+ * activity snapshot's directory) and `$HERD_ARTIFACTS`, where herd-launch puts runs by default.
+ */
+function artifactsDirs(): string[] {
+	const dirs = new Set<string>();
+	if (activityFile) dirs.add(path.resolve(path.dirname(path.dirname(activityFile))));
+	if (env.HERD_ARTIFACTS) dirs.add(path.resolve(env.HERD_ARTIFACTS));
+	return [...dirs];
+}
+
+/** A run this child launched (its record's `parent_run_id` is this run). */
+interface OwnChild {
+	dir: string;
+	id: string;
+	name: string;
+}
+
+/**
+ * This child's own children that have not ended: a record naming this run as its parent, not a
+ * definite launch failure, and neither settled (`<id>.result.json`) nor superseded by a model
+ * fallback (`<id>.superseded.json`, whose successor is another such record).
+ */
+function outstandingChildren(): OwnChild[] {
+	const found: OwnChild[] = [];
+	for (const dir of artifactsDirs()) {
+		const runs = path.join(dir, "runs");
+		let names: string[];
+		try {
+			names = fs.readdirSync(runs);
+		} catch {
+			continue;
+		}
+		for (const name of names) {
+			const id = name.endsWith(".json") ? name.slice(0, -".json".length) : "";
+			if (!/^[0-9a-f]{1,32}$/.test(id) || id === runId) continue;
+			const text = readSmall(path.join(runs, name), RECORD_LIMIT);
+			let record: any;
+			try {
+				record = JSON.parse(text ?? "");
+			} catch {
+				continue;
+			}
+			if (record?.parent_run_id !== runId || record?.status === "failed") continue;
+			if (fs.existsSync(path.join(runs, `${id}.result.json`))) continue;
+			if (fs.existsSync(path.join(runs, `${id}.superseded.json`))) continue;
+			found.push({ dir, id, name: typeof record.name === "string" ? record.name : id });
+		}
+	}
+	return found;
+}
+
+/** `herd-watch`: beside the other herd programs (`$HERD_BIN_DIR`), else on `PATH`. */
+function herdWatchProgram(): string {
+	return env.HERD_BIN_DIR ? path.join(env.HERD_BIN_DIR, "herd-watch") : "herd-watch";
+}
+
 /** Running checks, killed with the session. */
 const runningChecks = new Set<number>();
 
@@ -609,6 +675,19 @@ export default function herdChild(pi: ExtensionAPI): void {
 			);
 			return;
 		}
+		// Children this child launched deliver first: each result is a turn of its own, and the
+		// child ends only when none is outstanding (seed 003, children that launch children).
+		if (!terminating) {
+			for (const own of outstandingChildren()) watchOwnChild(own);
+			if (deliveries.length > 0) {
+				steer(deliveries.shift() as string);
+				return;
+			}
+			if (ownWatchers.size > 0) {
+				holding = true;
+				return;
+			}
+		}
 		const spec = readAcceptSpec();
 		if (spec && !checking) {
 			checking = true;
@@ -645,17 +724,99 @@ export default function herdChild(pi: ExtensionAPI): void {
 		endChild(ctx, { type: "done" }, "agent_end");
 	}
 
-	/** Whether an auto-exit child still has settling to do: a check, a retry turn, an unhandled end. */
-	function unsettled(): boolean {
-		return !exitWritten && (checking || awaitingTurn || agentStarts > agentEndsHandled);
+	/** Results of this child's own children not yet given to it, oldest first. */
+	const deliveries: string[] = [];
+	/** `herd-watch wait` of each own child still outstanding, by `<dir>/<run id>`. */
+	const ownWatchers = new Map<string, number | undefined>();
+	/** Own children already waited for, so each result is given once. */
+	const ownSeen = new Set<string>();
+	/** The child's turn settled and it waits for its own children. */
+	let holding = false;
+
+	/** Starts a turn with `text`: a delivered result of one of the child's own children. */
+	function steer(text: string): void {
+		holding = false;
+		awaitingTurn = true;
+		activity.record("input", (a) => a.setAgent(true));
+		pi.sendUserMessage(text, { deliverAs: "followUp" });
 	}
 
-	/** The longest a quit waits for the settlement: every check and its retry turns. */
+	/** A result arrived: given now if the child is held open waiting, else at its next settlement. */
+	function deliver(text: string): void {
+		deliveries.push(text);
+		if (holding && !terminating && idleCtx?.isIdle?.() !== false) steer(deliveries.shift() as string);
+	}
+
+	/**
+	 * Waits for `own` with `herd-watch wait --json` (which supervises it, settles and delivers
+	 * its result exactly once), bounded by `HOLD_CHILD_MS`; its result, or why there is none,
+	 * becomes a delivery.
+	 */
+	function watchOwnChild(own: OwnChild): void {
+		const key = `${own.dir}/${own.id}`;
+		if (ownSeen.has(key)) return;
+		ownSeen.add(key);
+		let out = "";
+		let child;
+		try {
+			child = spawn(herdWatchProgram(), ["--artifacts", own.dir, "wait", "--run", own.id, "--json"], {
+				detached: true,
+				stdio: ["ignore", "pipe", "ignore"],
+			});
+		} catch (err) {
+			deliver(`Subagent ${JSON.stringify(own.name)} (${own.id}): its result cannot be waited for: ${String(err)}`);
+			return;
+		}
+		const pid = child.pid;
+		ownWatchers.set(key, pid);
+		let timedOut = false;
+		const timer = setTimeout(() => {
+			timedOut = true;
+			if (pid !== undefined) killGroup(pid, "SIGKILL");
+		}, HOLD_CHILD_MS);
+		child.stdout?.on("data", (chunk: Buffer) => {
+			if (out.length < RESULT_LIMIT) out += chunk.toString("utf8");
+		});
+		let settled = false;
+		const done = (why?: string) => {
+			if (settled) return;
+			settled = true;
+			clearTimeout(timer);
+			ownWatchers.delete(key);
+			let message: string | undefined;
+			try {
+				const doc = JSON.parse(out);
+				if (typeof doc?.message === "string") message = doc.message;
+			} catch {
+				// No result document: said below.
+			}
+			if (message === undefined) {
+				const reason = timedOut ? `no result within ${HOLD_CHILD_MS / 60000} minutes` : (why ?? "no result");
+				message = `Subagent ${JSON.stringify(own.name)} (${own.id}) gave ${reason}; see \`herd-watch status --run ${own.id}\`.`;
+			}
+			deliver(message);
+		};
+		child.on("error", (err) => done(String(err)));
+		child.on("close", (code) => done(`no result (herd-watch exited with ${code})`));
+	}
+
+	/**
+	 * Whether an auto-exit child still has settling to do: a check, a retry turn, an unhandled end,
+	 * or its own children to hear from.
+	 */
+	function unsettled(): boolean {
+		return (
+			!exitWritten &&
+			(checking || awaitingTurn || agentStarts > agentEndsHandled || holding || ownWatchers.size > 0 || deliveries.length > 0)
+		);
+	}
+
+	/** The longest a quit waits for the settlement: every check and its retry turns, and the child's own children. */
 	function settleBudgetMs(): number {
 		const spec = readAcceptSpec();
 		const tries = spec ? spec.maxRetries + 1 : 1;
 		const checkMs = spec ? spec.timeoutSec * 1000 + CHECK_KILL_GRACE_MS : 0;
-		return tries * (checkMs + SETTLE_TURN_MS);
+		return tries * (checkMs + SETTLE_TURN_MS) + HOLD_CHILD_MS + SETTLE_TURN_MS;
 	}
 
 	pi.on("session_shutdown", async (event: any, ctx: any) => {
@@ -669,6 +830,9 @@ export default function herdChild(pi: ExtensionAPI): void {
 			killGroup(pid, "SIGTERM");
 			setTimeout(() => killGroup(pid, "SIGKILL"), 1000).unref?.();
 		}
+		// A watcher of an own child only watches: the child's children run on, and any later
+		// `herd-watch` delivers their results.
+		for (const pid of ownWatchers.values()) if (pid !== undefined) killGroup(pid, "SIGTERM");
 		stopInbox();
 		// A quit that came before the settlement (a signal, or a settlement that ran out of time):
 		// the last assistant message still says how the child ended.

@@ -71,6 +71,8 @@ impl<'env> Herd<'env> {
             ("HERD_ARTIFACTS".into(), artifacts.clone().into_os_string()),
             // No no-progress notices in the middle of a scenario's events.
             ("HERD_HANG_WARNING_SECS".into(), "0".into()),
+            // Where a child finds the herd programs (to launch children of its own).
+            ("HERD_BIN_DIR".into(), bin_dir().into_os_string()),
         ];
         let tmux = match place {
             Where::Process => None,
@@ -252,6 +254,14 @@ impl<'env> Herd<'env> {
             },
         )
     }
+}
+
+/// Returns the directory of the herd binaries of this build.
+pub fn bin_dir() -> PathBuf {
+    crate::bin("herd-launch")
+        .parent()
+        .map(Path::to_path_buf)
+        .expect("a binary lives in a directory")
 }
 
 /// Parses the one JSON document a `--json` command printed (`null` when there is none).
