@@ -11,6 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crossbeam_channel::Receiver;
+use herd_core::error::chain;
 use herd_core::exit;
 use herd_core::subprocess::{self, Command, Keep};
 use serde::{Deserialize, Serialize};
@@ -150,10 +151,10 @@ pub fn run_check<T>(spec: &AcceptSpec, cwd: &Path, cancel: &Receiver<T>) -> Chec
     let out = match subprocess::run_with_cancel(&cmd, cancel, CANCEL_GRACE) {
         Ok(out) => out,
         Err(err @ subprocess::Error::Cwd { .. }) => {
-            return CheckRun::failed_to_start(CheckOutcome::DirectoryMissing, error_chain(&err));
+            return CheckRun::failed_to_start(CheckOutcome::DirectoryMissing, chain(&err));
         }
         Err(err) => {
-            return CheckRun::failed_to_start(CheckOutcome::CouldNotStart, error_chain(&err));
+            return CheckRun::failed_to_start(CheckOutcome::CouldNotStart, chain(&err));
         }
     };
     // stderr holds anything only when the outer shell failed before joining the streams.
@@ -189,15 +190,4 @@ pub fn run_check<T>(spec: &AcceptSpec, cwd: &Path, cancel: &Receiver<T>) -> Chec
         output_bytes: out.stdout.total + out.stderr.total,
         error: None,
     }
-}
-
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut message = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    message
 }

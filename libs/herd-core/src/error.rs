@@ -183,6 +183,11 @@ impl std::error::Error for Error {}
 
 /// Converts a module error into the reported form, keeping its source chain in the message.
 pub fn report(code: ErrorCode, err: &dyn std::error::Error) -> Error {
+    Error::new(code, chain(err))
+}
+
+/// Returns the message of `err` followed by those of its sources, each after `: `.
+pub fn chain(err: &dyn std::error::Error) -> String {
     let mut message = err.to_string();
     let mut source = err.source();
     while let Some(cause) = source {
@@ -190,7 +195,7 @@ pub fn report(code: ErrorCode, err: &dyn std::error::Error) -> Error {
         message.push_str(&cause.to_string());
         source = cause.source();
     }
-    Error::new(code, message)
+    message
 }
 
 #[cfg(test)]

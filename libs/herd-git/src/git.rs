@@ -147,7 +147,7 @@ impl Git {
         cmd = self.filter_env(cmd);
         let out = subprocess::run(&cmd).map_err(|e| Error::Spawn {
             bin: self.bin.clone(),
-            reason: herd_core::error::report(e.code(), &e).message,
+            reason: herd_core::error::chain(&e),
         })?;
         if out.timed_out {
             return Err(Error::Timeout {
@@ -516,7 +516,7 @@ impl Git {
         cmd = self.filter_env(cmd);
         let out = subprocess::run(&cmd).map_err(|e| Error::Spawn {
             bin: PathBuf::from("sh"),
-            reason: herd_core::error::report(e.code(), &e).message,
+            reason: herd_core::error::chain(&e),
         })?;
         if out.timed_out {
             return Err(Error::Timeout {

@@ -87,7 +87,7 @@ pub fn load(dir: &Path) -> Result<Vec<Recording>, String> {
         Ok(Some(bytes)) => String::from_utf8(bytes)
             .map_err(|_| format!("{} is not UTF-8", readme_path.display()))?,
         Ok(None) => return Err(format!("{} does not exist", readme_path.display())),
-        Err(err) => return Err(herd_core::error::report(err.code(), &err).message),
+        Err(err) => return Err(herd_core::error::chain(&err)),
     };
     let mut out = Vec::new();
     for row in readme.lines().filter_map(table_row) {
@@ -97,7 +97,7 @@ pub fn load(dir: &Path) -> Result<Vec<Recording>, String> {
         let bytes = match read_bounded(&path, READ_LIMIT) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => continue,
-            Err(err) => return Err(herd_core::error::report(err.code(), &err).message),
+            Err(err) => return Err(herd_core::error::chain(&err)),
         };
         out.push(parse(file, exit, stream, &bytes)?);
     }

@@ -45,7 +45,7 @@ pub(crate) fn run(
         Err(err) => {
             return Err(Error::Unavailable {
                 command: req.command,
-                reason: herd_core::error::report(err.code(), &err).message,
+                reason: herd_core::error::chain(&err),
             });
         }
     };
