@@ -128,33 +128,12 @@ impl Git {
         deadline: &Deadline,
     ) -> Result<subprocess::Output, Error> {
         let what = describe(args);
-        let timeout = deadline.remaining().saturating_sub(GRACE);
-        if timeout.is_zero() {
-            return Err(Error::Timeout {
-                what,
-                budget: deadline.budget(),
-            });
-        }
-        let mut cmd = Command::new(self.bin.as_os_str(), timeout)
-            .cwd(cwd)
+        let cmd = self
+            .command(self.bin.as_os_str(), cwd, &what, deadline)?
             .args(args.iter().cloned())
-            .grace(GRACE)
             .stdout_cap(OUTPUT_CAP, Keep::Head)
-            .stderr_cap(OUTPUT_CAP, Keep::Tail)
-            // Never ask a question on a terminal nobody is watching.
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("LC_ALL", "C");
-        cmd = self.filter_env(cmd);
-        let out = subprocess::run(&cmd).map_err(|e| Error::Spawn {
-            bin: self.bin.clone(),
-            reason: herd_core::error::chain(&e),
-        })?;
-        if out.timed_out {
-            return Err(Error::Timeout {
-                what,
-                budget: deadline.budget(),
-            });
-        }
+            .stderr_cap(OUTPUT_CAP, Keep::Tail);
+        let out = execute(&cmd, &what, deadline)?;
         if out.stdout.truncated {
             return Err(Error::TooLarge {
                 what,
@@ -164,14 +143,59 @@ impl Git {
         Ok(out)
     }
 
-    fn filter_env(&self, mut cmd: Command) -> Command {
+    /// A command running `program` in `cwd` for what is left of `deadline`, with git's
+    /// environment: the repository variables removed, then this handle's variables set.
+    fn command(
+        &self,
+        program: &OsStr,
+        cwd: &Path,
+        what: &str,
+        deadline: &Deadline,
+    ) -> Result<Command, Error> {
+        let timeout = deadline.remaining().saturating_sub(GRACE);
+        if timeout.is_zero() {
+            return Err(Error::Timeout {
+                what: what.to_owned(),
+                budget: deadline.budget(),
+            });
+        }
+        let mut cmd = Command::new(program, timeout)
+            .cwd(cwd)
+            .grace(GRACE)
+            // Never ask a question on a terminal nobody is watching.
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("LC_ALL", "C");
         for name in REPOSITORY_ENV {
             cmd = cmd.env_remove(*name);
         }
         for (name, value) in &self.env {
             cmd = cmd.env(name.clone(), value.clone());
         }
-        cmd
+        Ok(cmd)
+    }
+
+    /// `git rev-parse --verify --quiet --end-of-options <rev>`: its output when `rev` resolves,
+    /// `None` when it does not.
+    fn verify(
+        &self,
+        cwd: &Path,
+        rev: String,
+        deadline: &Deadline,
+    ) -> Result<Option<Vec<u8>>, Error> {
+        let args: Vec<OsString> = vec![
+            "rev-parse".into(),
+            "--verify".into(),
+            "--quiet".into(),
+            "--end-of-options".into(),
+            rev.into(),
+        ];
+        let out = self.output(cwd, &args, deadline)?;
+        match out.code {
+            Some(0) => Ok(Some(out.stdout.bytes)),
+            // `--verify --quiet` exits 1 without a message when the revision does not resolve.
+            Some(1) => Ok(None),
+            _ => Err(failed(describe(&args), &out)),
+        }
     }
 
     /// The top, git dir and common dir of the checkout `cwd` is in.
@@ -240,28 +264,15 @@ impl Git {
         rev: &str,
         deadline: &Deadline,
     ) -> Result<Option<String>, Error> {
-        let args: Vec<OsString> = vec![
-            "rev-parse".into(),
-            "--verify".into(),
-            "--quiet".into(),
-            "--end-of-options".into(),
-            format!("{rev}^{{commit}}").into(),
-        ];
-        let out = self.output(cwd, &args, deadline)?;
-        let what = describe(&args);
-        match out.code {
-            Some(0) => {
-                let lines = lines(&out.stdout.bytes);
-                match lines.as_slice() {
-                    [sha] => object_id(sha, &what).map(Some),
-                    _ => Err(Error::Malformed {
-                        what,
-                        detail: "expected one line".into(),
-                    }),
-                }
-            }
-            Some(1) => Ok(None),
-            _ => Err(failed(what, &out)),
+        let Some(out) = self.verify(cwd, format!("{rev}^{{commit}}"), deadline)? else {
+            return Ok(None);
+        };
+        match lines(&out).as_slice() {
+            [sha] => object_id(sha, "git rev-parse").map(Some),
+            _ => Err(Error::Malformed {
+                what: "git rev-parse".into(),
+                detail: "expected one line".into(),
+            }),
         }
     }
 
@@ -297,19 +308,8 @@ impl Git {
         branch: &str,
         deadline: &Deadline,
     ) -> Result<bool, Error> {
-        let args: Vec<OsString> = vec![
-            "rev-parse".into(),
-            "--verify".into(),
-            "--quiet".into(),
-            "--end-of-options".into(),
-            format!("refs/heads/{branch}").into(),
-        ];
-        let out = self.output(cwd, &args, deadline)?;
-        match out.code {
-            Some(0) => Ok(true),
-            Some(1) => Ok(false),
-            _ => Err(failed(describe(&args), &out)),
-        }
+        let found = self.verify(cwd, format!("refs/heads/{branch}"), deadline)?;
+        Ok(found.is_some())
     }
 
     /// The branch `HEAD` of the checkout at `cwd` is on (short name); `None` when detached.
@@ -492,38 +492,18 @@ impl Git {
     pub fn count_ignored(&self, cwd: &Path, deadline: &Deadline) -> Result<u64, Error> {
         const MARK: &str = "herd-git-exit ";
         let what = "git ls-files --others --ignored".to_owned();
-        let timeout = deadline.remaining().saturating_sub(GRACE);
-        if timeout.is_zero() {
-            return Err(Error::Timeout {
-                what,
-                budget: deadline.budget(),
-            });
-        }
         let script = format!(
             "{{ \"$0\" ls-files --others --ignored --exclude-standard -z; echo \"{MARK}$?\" >&2; }} \
              | tr -dc '\\000' | wc -c"
         );
-        let mut cmd = Command::new("sh", timeout)
-            .cwd(cwd)
+        let cmd = self
+            .command(OsStr::new("sh"), cwd, &what, deadline)?
             .arg("-c")
             .arg(script)
             .arg(self.bin.as_os_str())
-            .grace(GRACE)
             .stdout_cap(4096, Keep::Head)
-            .stderr_cap(64 * 1024, Keep::Tail)
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("LC_ALL", "C");
-        cmd = self.filter_env(cmd);
-        let out = subprocess::run(&cmd).map_err(|e| Error::Spawn {
-            bin: PathBuf::from("sh"),
-            reason: herd_core::error::chain(&e),
-        })?;
-        if out.timed_out {
-            return Err(Error::Timeout {
-                what,
-                budget: deadline.budget(),
-            });
-        }
+            .stderr_cap(64 * 1024, Keep::Tail);
+        let out = execute(&cmd, &what, deadline)?;
         let stderr = out.stderr.text();
         let git_exit = stderr
             .lines()
@@ -554,6 +534,21 @@ impl Git {
                 detail: "the count is not a number".into(),
             })
     }
+}
+
+/// Runs `cmd`; a failure to start it and a timeout are errors.
+fn execute(cmd: &Command, what: &str, deadline: &Deadline) -> Result<subprocess::Output, Error> {
+    let out = subprocess::run(cmd).map_err(|e| Error::Spawn {
+        bin: PathBuf::from(cmd.program()),
+        reason: herd_core::error::chain(&e),
+    })?;
+    if out.timed_out {
+        return Err(Error::Timeout {
+            what: what.to_owned(),
+            budget: deadline.budget(),
+        });
+    }
+    Ok(out)
 }
 
 /// Parses the three path lines of `rev-parse --show-toplevel --git-dir --git-common-dir`.
