@@ -340,16 +340,12 @@ pub fn preserve_work(git: &Git, checkout: &Path, branch: Option<&str>) -> Preser
         p.error = Some("the checkout is on no branch".into());
         return p;
     };
-    match git.run(
-        checkout,
-        ["symbolic-ref", "--quiet", "--short", "HEAD"],
-        &deadline(),
-    ) {
-        Ok(out) if String::from_utf8_lossy(&out).trim_end() == branch => {}
-        Ok(out) => {
+    match git.head_branch(checkout, &deadline()) {
+        Ok(Some(head)) if head == branch => {}
+        Ok(head) => {
             p.error = Some(format!(
                 "HEAD is {}, not branch {}",
-                shown(String::from_utf8_lossy(&out).trim_end()),
+                head.as_deref().map_or_else(|| "detached".to_owned(), shown),
                 shown(branch)
             ));
             return p;
@@ -393,17 +389,15 @@ pub fn preserve_work(git: &Git, checkout: &Path, branch: Option<&str>) -> Preser
                 &deadline(),
             )
         })
-        .and_then(|_| {
-            git.run(
-                checkout,
-                ["rev-parse", "--verify", "HEAD^{commit}"],
-                &deadline(),
-            )
-        });
+        .and_then(|_| git.resolve_commit(checkout, "HEAD", &deadline()));
     match committed {
-        Ok(out) => {
+        Ok(Some(sha)) => {
             saved.discard();
-            p.sha = Some(String::from_utf8_lossy(&out).trim().to_owned());
+            p.sha = Some(sha);
+        }
+        Ok(None) => {
+            p.error = Some("the WIP commit failed: HEAD names no commit".to_owned());
+            p.index_restored = Some(saved.restore().is_ok());
         }
         Err(e) => {
             p.error = Some(format!("the WIP commit failed: {}", shown(&e.to_string())));
@@ -562,10 +556,7 @@ fn carry_out(ctx: &mut Context, entry: &Entry, report: &mut Removal) {
     }
     let now = herd_core::time::now_ms();
     for run_id in entry.owner_run_ids() {
-        match Manifest::update(&ctx.artifacts, run_id, |m| {
-            m.state = State::Removed;
-            m.workspace_removed_at = Some(now);
-        }) {
+        match Manifest::mark_removed(&ctx.artifacts, run_id, now) {
             Ok(_) => report.manifests_marked.push(run_id.clone()),
             Err(e) => report.warnings.push(format!(
                 "the manifest of run {run_id} could not be marked removed: {}",
