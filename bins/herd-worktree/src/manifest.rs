@@ -481,33 +481,39 @@ impl Manifest {
 
     /// The JSON object as written: known fields, then the unknown ones, then the constants.
     pub fn to_json(&self) -> Value {
-        let mut map = match serde_json::to_value(self) {
-            Ok(Value::Object(map)) => map,
-            // A struct of strings, numbers and paths always serializes to an object; a
-            // non-UTF-8 path is the one exception and is refused in `to_bytes`.
-            _ => Map::new(),
-        };
-        for (key, value) in &self.extra {
-            map.entry(key.clone()).or_insert_with(|| value.clone());
+        // A struct of strings, numbers and paths always serializes; a non-UTF-8 path is the one
+        // exception and is refused in `to_bytes`.
+        self.to_json_with(self.known_fields().unwrap_or_default())
+    }
+
+    /// The known fields as a JSON object.
+    fn known_fields(&self) -> Result<Map<String, Value>, serde_json::Error> {
+        match serde_json::to_value(self)? {
+            Value::Object(map) => Ok(map),
+            _ => Ok(Map::new()),
         }
-        map.insert("version".into(), VERSION.into());
-        map.insert("kind".into(), KIND.into());
-        map.insert("owner".into(), OWNER.into());
-        Value::Object(map)
+    }
+
+    /// `known` completed with the unknown fields and the constants.
+    fn to_json_with(&self, mut known: Map<String, Value>) -> Value {
+        for (key, value) in &self.extra {
+            known.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+        known.insert("version".into(), VERSION.into());
+        known.insert("kind".into(), KIND.into());
+        known.insert("owner".into(), OWNER.into());
+        Value::Object(known)
     }
 
     fn to_bytes(&self, path: &Path) -> Result<Vec<u8>, Error> {
-        // Serializing to a Value first would turn a non-UTF-8 path into an empty object; this
-        // surfaces it as an error instead.
-        serde_json::to_value(self).map_err(|e| Error::Malformed {
+        let malformed = |e| Error::Malformed {
             path: path.to_path_buf(),
             source: e,
-        })?;
-        let mut bytes =
-            serde_json::to_vec_pretty(&self.to_json()).map_err(|e| Error::Malformed {
-                path: path.to_path_buf(),
-                source: e,
-            })?;
+        };
+        // Unlike `to_json`, a field that cannot be serialized (a non-UTF-8 path) is an error
+        // here, never a manifest written without it.
+        let known = self.known_fields().map_err(malformed)?;
+        let mut bytes = serde_json::to_vec_pretty(&self.to_json_with(known)).map_err(malformed)?;
         bytes.push(b'\n');
         Ok(bytes)
     }
@@ -527,17 +533,7 @@ impl Manifest {
         let mut next = current.clone();
         change(&mut next);
         next.id = current.id.clone();
-        if !current.state.can_become(next.state) {
-            return Err(Error::Transition {
-                path,
-                from: current.state,
-                to: next.state,
-            });
-        }
-        next.updated_at = Some(herd_core::time::now_ms());
-        let bytes = next.to_bytes(&path)?;
-        sidecar::write_atomic(&path, &bytes)?;
-        Ok(next)
+        Manifest::replace(&current, next, path)
     }
 
     /// Overlays the keys of `patch` (camelCase JSON, as pi-herdr-agents merges) onto the
@@ -565,7 +561,13 @@ impl Manifest {
             }
             map.insert(key, value);
         }
-        let mut next = Manifest::from_map(&path, map)?;
+        let next = Manifest::from_map(&path, map)?;
+        Manifest::replace(&current, next, path)
+    }
+
+    /// Writes `next` over `current` at `path`: the state change checked, `updatedAt` stamped,
+    /// the file replaced atomically.
+    fn replace(current: &Manifest, mut next: Manifest, path: PathBuf) -> Result<Manifest, Error> {
         if !current.state.can_become(next.state) {
             return Err(Error::Transition {
                 path,

@@ -58,6 +58,28 @@ fn create_writes_the_compatible_format_once() {
 }
 
 #[test]
+fn a_path_json_cannot_hold_is_refused_not_dropped() {
+    use std::os::unix::ffi::OsStringExt;
+    let w = World::new();
+    let art = w.artifacts();
+    let mut bad = new("r1", None);
+    bad.source_cwd = PathBuf::from(std::ffi::OsString::from_vec(b"/src/\xff".to_vec()));
+    let err = Manifest::create(&art, bad).unwrap_err();
+    assert!(matches!(err, Error::Malformed { .. }), "{err}");
+    assert!(!art.worktree_manifest("r1").exists());
+
+    Manifest::create(&art, new("r1", None)).unwrap();
+    let err = Manifest::update(&art, "r1", |m| {
+        m.path = Some(PathBuf::from(std::ffi::OsString::from_vec(
+            b"/wt/\xff".to_vec(),
+        )));
+    })
+    .unwrap_err();
+    assert!(matches!(err, Error::Malformed { .. }), "{err}");
+    assert_eq!(Manifest::load(&art, "r1").unwrap().path, None);
+}
+
+#[test]
 fn updates_merge_and_keep_unknown_fields() {
     let w = World::new();
     let art = w.artifacts();
