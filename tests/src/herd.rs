@@ -161,9 +161,10 @@ impl<'env> Herd<'env> {
     ///
     /// When the launch is not `launched`.
     pub fn spawn_in(&self, cwd: &Path, request: &Value) -> Value {
-        let serial = self.serial.get();
-        self.serial.set(serial + 1);
-        let path = self.env.root().join(format!("request-{serial}.json"));
+        let path = self
+            .env
+            .root()
+            .join(format!("request-{}.json", self.next_serial()));
         std::fs::write(&path, request.to_string()).expect("the request can be written");
         let mut args: Vec<OsString> = vec!["spawn".into(), "--request".into(), path.into()];
         args.extend(["--surface", self.place.surface(), "--json"].map(OsString::from));
@@ -194,14 +195,58 @@ impl<'env> Herd<'env> {
         json_lines(&out.stdout)
     }
 
-    /// Runs `herd-watch follow --json --forever` for `budget`, then stops it; returns its
-    /// events so far.
-    pub fn follow_for(&self, budget: Duration) -> Vec<Value> {
+    /// Runs `herd-watch follow --json --forever` until `done` holds (it looks at the disk, e.g.
+    /// for a delivered marker) or `budget` is spent, then stops it; returns its events.
+    ///
+    /// # Panics
+    ///
+    /// When herd-watch cannot be started, or `done` does not hold within `budget`.
+    pub fn follow_until(
+        &self,
+        what: &str,
+        budget: Duration,
+        mut done: impl FnMut() -> bool,
+    ) -> Vec<Value> {
+        use std::os::unix::process::CommandExt;
+        let out_path = self
+            .env
+            .root()
+            .join(format!("follow-{}.jsonl", self.next_serial()));
+        let out = std::fs::File::create(&out_path).expect("the follow output can be created");
         let mut cmd = self.env.command(crate::bin("herd-watch"));
         cmd.envs(self.vars.iter().map(|(k, v)| (k, v)))
-            .args(["follow", "--json", "--forever"]);
-        let out = proc::run(cmd, budget);
-        json_lines(&out.stdout)
+            .args(["follow", "--json", "--forever"])
+            .stdin(std::process::Stdio::null())
+            .stdout(out)
+            .stderr(std::process::Stdio::null())
+            .process_group(0);
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a follow stopped by the test once what it waits for is on disk"
+        )]
+        let mut child = cmd.spawn().expect("herd-watch starts");
+        let reached = crate::wait::try_wait_for(budget, || done().then_some(()));
+        proc::signal_group(child.id(), libc::SIGTERM);
+        let exited = crate::wait::try_wait_for(Duration::from_secs(5), || {
+            child.try_wait().ok().flatten().map(|_| ())
+        });
+        if exited.is_none() {
+            proc::signal_group(child.id(), libc::SIGKILL);
+            let _ = child.wait();
+        }
+        assert!(
+            reached.is_some(),
+            "timed out after {budget:?} following until {what}"
+        );
+        read_text(&out_path)
+            .map(|t| json_lines(&t))
+            .unwrap_or_default()
+    }
+
+    fn next_serial(&self) -> usize {
+        let serial = self.serial.get();
+        self.serial.set(serial + 1);
+        serial
     }
 
     /// Returns the run record `runs/<id>.json`.
@@ -253,6 +298,42 @@ impl<'env> Herd<'env> {
                     .and_then(|p| u32::try_from(p).ok())
             },
         )
+    }
+}
+
+impl Herd<'_> {
+    /// Waits until the child of `run_id` is gone: its runner (the identity it recorded) and what
+    /// held it, the launch script's shell (the process surface's leader, the tmux pane's
+    /// process). A result can arrive before that: it is delivered on the child's completion
+    /// sidecar, which the child writes just before it exits.
+    ///
+    /// # Panics
+    ///
+    /// When the child is still there after 30 s.
+    pub fn wait_for_child_gone(&self, run_id: &str) {
+        let budget = Duration::from_secs(30);
+        let pid = self.child_pid(run_id);
+        crate::wait::wait_for(&format!("the runner {pid} to exit"), budget, || {
+            (!proc::process_alive(pid)).then_some(())
+        });
+        match (&self.tmux, self.record(run_id)["pane"]["pane_id"].as_str()) {
+            (Some(tmux), Some(pane)) => {
+                crate::wait::wait_for(&format!("pane {pane} to be dead"), budget, || {
+                    tmux.pane_exit_status(pane).map(|_| ())
+                });
+            }
+            _ => {
+                let leader = self.artifacts.join(format!("runs/{run_id}.leader.json"));
+                let leader_pid = read_json(&leader).and_then(|l| l["pid"].as_u64());
+                if let Some(leader_pid) = leader_pid.and_then(|p| u32::try_from(p).ok()) {
+                    crate::wait::wait_for(
+                        &format!("the launch script {leader_pid} to exit"),
+                        budget,
+                        || (!proc::process_alive(leader_pid)).then_some(()),
+                    );
+                }
+            }
+        }
     }
 }
 

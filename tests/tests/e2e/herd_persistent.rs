@@ -72,7 +72,14 @@ fn on_tmux_a_persistent_specialist_answers_two_sent_tasks_and_stops() {
     done(1);
 
     // A follow while the specialist idles: the first task's result, delivered once.
-    let early = herd.follow_for(Duration::from_secs(4));
+    let delivered = herd
+        .artifacts()
+        .join(format!("runs/{run}.task-{first_task}.delivered"));
+    let early = herd.follow_until(
+        "the first task's result is delivered",
+        Duration::from_secs(60),
+        || delivered.exists(),
+    );
     let early_results = task_results(&early);
     assert_eq!(early_results.len(), 1, "{early:#?}");
     assert_eq!(early_results[0].0, first_task);

@@ -9,10 +9,7 @@
 use herd_e2e::herd::{Herd, Where, read_json};
 use herd_e2e::model::{ModelServer, Said, Script, Text, ToolCall, request};
 use herd_e2e::pi::PiEnv;
-use herd_e2e::proc::process_alive;
 use herd_e2e::session;
-use herd_e2e::wait::wait_for;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -128,9 +125,8 @@ fn the_child_runs_a_tool_and_its_report_reaches_the_parent(place: Where) {
         "subagent_done asks the model nothing more"
     );
     // The result can arrive while Pi is still shutting down; the child exits by itself.
-    wait_for("the child to exit", Duration::from_secs(30), || {
-        (!process_alive(pid)).then_some(())
-    });
+    assert_eq!(herd.child_pid(run), pid);
+    herd.wait_for_child_gone(run);
 }
 
 #[test]

@@ -82,6 +82,9 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where)
         .expect("the ownership manifest");
     assert_eq!(manifest["state"], "ready_for_review", "{manifest:#}");
 
+    // Cleanup refuses a checkout that a process still has as its directory (a child shutting
+    // down after its result, its launch script): the parent removes it once the child is gone.
+    herd.wait_for_child_gone(run);
     let out = herd.run_in(
         repo.path(),
         "herd-cleanup",
