@@ -98,6 +98,14 @@ impl From<Error> for crate::Error {
 
 /// Writes `bytes` to `path` atomically: temp file beside it, fsync, rename, fsync of the directory.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let tmp = written_beside(path, bytes)?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    sync_dir(parent_dir(path))
+}
+
+/// A temporary file of a name no other writer uses, in the directory of `path` (created if
+/// missing), holding `bytes` synced to disk. Dropping it removes it.
+fn written_beside(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, Error> {
     let dir = parent_dir(path);
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut tmp = tempfile::Builder::new()
@@ -109,8 +117,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     tmp.as_file()
         .sync_all()
         .map_err(|e| Error::io(tmp.path(), e))?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    sync_dir(dir)
+    Ok(tmp)
 }
 
 /// Writes `value` as pretty JSON plus a newline, atomically.
@@ -125,36 +132,20 @@ pub fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), E
 
 /// Creates `path` with `bytes` once: if the file already exists it is kept and `false` returned.
 ///
-/// The content is written to an exclusively created temporary file first and then hard-linked to
-/// its name, so the final file appears complete or not at all, and the first writer wins.
+/// The content is written to a temporary file of its own first and then hard-linked to its name,
+/// so the final file appears complete or not at all, and the first writer wins. The temporary
+/// name is unique per call: creators in one process (or one millisecond) never share it, so
+/// none can fail on, or delete, another's.
 pub fn create_once(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
-    let dir = parent_dir(path);
-    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let tmp_path = dir.join(format!(
-        ".{}.{}.{}.tmp",
-        file_name(path),
-        std::process::id(),
-        crate::time::now_ms()
-    ));
-    let result = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp_path)
-            .map_err(|e| Error::io(&tmp_path, e))?;
-        file.write_all(bytes).map_err(|e| Error::io(&tmp_path, e))?;
-        file.sync_all().map_err(|e| Error::io(&tmp_path, e))?;
-        match fs::hard_link(&tmp_path, path) {
-            Ok(()) => {
-                sync_dir(dir)?;
-                Ok(true)
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-            Err(e) => Err(Error::io(path, e)),
+    let tmp = written_beside(path, bytes)?;
+    match fs::hard_link(tmp.path(), path) {
+        Ok(()) => {
+            sync_dir(parent_dir(path))?;
+            Ok(true)
         }
-    })();
-    let _ = fs::remove_file(&tmp_path);
-    result
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(Error::io(path, e)),
+    }
 }
 
 /// Appends one line (a newline is added) with a single `write` on an `O_APPEND` descriptor.
@@ -316,6 +307,31 @@ mod tests {
         assert!(create_once(&path, b"first").unwrap());
         assert!(!create_once(&path, b"second").unwrap());
         assert_eq!(fs::read(&path).unwrap(), b"first");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn concurrent_creators_of_one_process_get_one_winner() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.process.json");
+        let n = 16;
+        let barrier = std::sync::Barrier::new(n);
+        let results: Vec<Result<bool, Error>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..n)
+                .map(|i| {
+                    let (path, barrier) = (&path, &barrier);
+                    scope.spawn(move || {
+                        barrier.wait();
+                        create_once(path, format!("writer {i}").as_bytes())
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let won = results.iter().filter(|r| matches!(r, Ok(true))).count();
+        assert_eq!(won, 1, "{results:?}");
+        assert!(results.iter().all(Result::is_ok), "{results:?}");
+        assert!(fs::read(&path).unwrap().starts_with(b"writer "));
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
