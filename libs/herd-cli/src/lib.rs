@@ -24,12 +24,20 @@ pub struct Output {
 impl Output {
     /// A successful output (exit 0).
     pub fn ok(json: serde_json::Value, human: impl Into<String>) -> Output {
-        Output { json, human: human.into(), exit: exit::SUCCESS }
+        Output {
+            json,
+            human: human.into(),
+            exit: exit::SUCCESS,
+        }
     }
 
     /// An output that prints nothing more (a stream that wrote its lines as it went).
     pub fn streamed(exit: i32) -> Output {
-        Output { json: serde_json::Value::Null, human: String::new(), exit }
+        Output {
+            json: serde_json::Value::Null,
+            human: String::new(),
+            exit,
+        }
     }
 
     pub fn with_exit(mut self, code: i32) -> Output {
@@ -57,14 +65,22 @@ pub fn diagnostic(line: &str) {
 
 /// The error of a subcommand a later change fills in: exit 70, never a fake success.
 pub fn not_yet_implemented(command: &str) -> Error {
-    Error::new(ErrorCode::Internal, format!("`{command}` is not yet implemented"))
+    Error::new(
+        ErrorCode::Internal,
+        format!("`{command}` is not yet implemented"),
+    )
 }
 
 /// Where to find the runs: `--artifacts DIR` or `--parent-session FILE`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ArtifactsArgs {
     /// The artifacts directory [default: $HERD_ARTIFACTS, else the per-user state directory].
-    #[arg(long, value_name = "DIR", global = true, conflicts_with = "parent_session")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        global = true,
+        conflicts_with = "parent_session"
+    )]
     pub artifacts: Option<PathBuf>,
     /// The parent's Pi session file; artifacts live in `<its dir>/artifacts/<its id>/`.
     #[arg(long, value_name = "FILE", global = true)]
@@ -82,29 +98,44 @@ impl ArtifactsArgs {
 /// `json` tells from the parsed arguments whether `--json` was given. Usage errors print as
 /// clap formats them (or as a JSON error document when `--json` is among the arguments) and exit
 /// 2; `--help` and `--version` exit 0.
-pub fn main<P, I>(args: I, json: impl FnOnce(&P) -> bool, run: impl FnOnce(P) -> Result<Output, Error>) -> ExitCode
+pub fn main<P, I>(
+    args: I,
+    json: impl FnOnce(&P) -> bool,
+    run: impl FnOnce(P) -> Result<Output, Error>,
+) -> ExitCode
 where
     P: Parser,
     I: IntoIterator<Item = OsString>,
 {
     let args: Vec<OsString> = args.into_iter().collect();
-    let wants_json = args.iter().skip(1).any(|a| a == "--json");
+    let wants_json = wants_json(&args);
     let parsed = match P::try_parse_from(&args) {
         Ok(parsed) => parsed,
         Err(err) => {
             let code = err.exit_code();
             if wants_json && code != 0 {
                 let message = err.render().to_string();
-                let first = message.lines().next().unwrap_or("usage error").trim_start_matches("error: ").to_owned();
+                let first = message
+                    .lines()
+                    .next()
+                    .unwrap_or("usage error")
+                    .trim_start_matches("error: ")
+                    .to_owned();
                 let mut doc = Error::new(ErrorCode::InvalidRequest, first);
-                if let Some(clap::error::ContextValue::String(arg)) = err.get(clap::error::ContextKind::InvalidArg) {
+                if let Some(clap::error::ContextValue::String(arg)) =
+                    err.get(clap::error::ContextKind::InvalidArg)
+                {
                     doc = doc.with_field(arg.clone());
                 }
                 print_json(&doc.to_json());
             } else {
                 let _ = err.print();
             }
-            return exit_code(if code == 0 { exit::SUCCESS } else { exit::USAGE });
+            return exit_code(if code == 0 {
+                exit::SUCCESS
+            } else {
+                exit::USAGE
+            });
         }
     };
     let json = json(&parsed);
@@ -134,6 +165,15 @@ where
     }
 }
 
+/// Whether `--json` is among the options of `args` (a command line with the program name):
+/// what follows `--` is a child's argv, whose `--json` is not ours.
+fn wants_json(args: &[OsString]) -> bool {
+    args.iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--json")
+}
+
 fn print_json(value: &serde_json::Value) {
     let mut out = io::stdout().lock();
     // A closed pipe on stdout is not an error worth reporting (as ripgrep does).
@@ -153,5 +193,24 @@ fn print_text(text: &str) {
 }
 
 fn exit_code(code: i32) -> ExitCode {
-    ExitCode::from(u8::try_from(code).unwrap_or(70))
+    ExitCode::from(u8::try_from(code).unwrap_or(exit::INTERNAL as u8))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(args: &[&str], expect: bool) {
+        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        assert_eq!(wants_json(&args), expect, "{args:?}");
+    }
+
+    #[test]
+    fn json_is_asked_for_before_the_child_argv_only() {
+        check(&["herd-launch", "spawn", "--json"], true);
+        check(&["herd-launch", "--json", "spawn", "--", "sh"], true);
+        check(&["herd-launch", "spawn", "--", "sh", "--json"], false);
+        check(&["--json"], false);
+        check(&["herd-watch", "status"], false);
+    }
 }
