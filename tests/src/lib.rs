@@ -5,7 +5,8 @@
 //!
 //! The real Pi CLI is the child: [`model`] is a scripted model server on 127.0.0.1, [`pi`]
 //! finds the pinned Pi and builds its isolated environment, [`session`] reads its session
-//! files, [`tmux`] is a private tmux server, [`git`] makes hermetic repositories, and every
+//! files, [`tmux`] is a private tmux server, [`git`] makes hermetic repositories, [`herd`] runs
+//! the herd binaries over one artifacts directory on the process or tmux surface, and every
 //! child runs through [`proc::run`] with a deadline and every wait through [`wait::wait_for`].
 
 pub mod git;
