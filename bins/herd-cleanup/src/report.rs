@@ -10,7 +10,7 @@ use std::path::Path;
 use herd_core::escape::json_string;
 use serde_json::{Value, json};
 
-use crate::inspect::{Classification, Entry, shown, shown_path};
+use crate::inspect::{Blocker, Classification, Entry, shown, shown_path};
 use crate::remove::{Outcome, Removal, Via};
 
 /// The longest path the `worktree_remove({ target: … })` suggestion carries; a longer one is
@@ -159,14 +159,7 @@ fn entry_lines(out: &mut Vec<String>, e: &Entry, shared: &[String]) {
             ));
         }
     }
-    for b in &e.blockers {
-        let hint = if b.code.preservable() {
-            " (--preserve commits it as a WIP commit first)"
-        } else {
-            ""
-        };
-        out.push(format!("  blocker: {}{hint}", b.message));
-    }
+    out.extend(e.blockers.iter().map(blocker_line));
     for w in e.warnings.iter().filter(|w| !shared.contains(w)) {
         out.push(format!("  warning: {w}"));
     }
@@ -175,6 +168,16 @@ fn entry_lines(out: &mut Vec<String>, e: &Entry, shared: &[String]) {
             out.push(format!("  remove with: {cmd}"));
         }
     }
+}
+
+/// The human line of one blocker, with the hint for those `--preserve` lifts.
+fn blocker_line(b: &Blocker) -> String {
+    let hint = if b.code.preservable() {
+        " (--preserve commits it as a WIP commit first)"
+    } else {
+        ""
+    };
+    format!("  blocker: {}{hint}", b.message)
 }
 
 /// The `--json` document of `remove`.
@@ -234,14 +237,7 @@ pub fn removal_human(r: &Removal) -> String {
             "  ignored files: {n} {what} (they never block and are never preserved)"
         ));
     }
-    for b in &r.blockers {
-        let hint = if b.code.preservable() {
-            " (--preserve commits it as a WIP commit first)"
-        } else {
-            ""
-        };
-        out.push(format!("  blocker: {}{hint}", b.message));
-    }
+    out.extend(r.blockers.iter().map(blocker_line));
     for id in &r.manifests_marked {
         out.push(format!("  manifest of run {id} marked removed"));
     }
