@@ -96,9 +96,10 @@ pub fn doctor(setup: &Setup) -> Report {
             match artifacts.run_ids() {
                 Ok(ids) => {
                     runs_inspected = ids.len();
+                    let boot = identity::boot_id().ok();
                     runs = ids
                         .iter()
-                        .filter_map(|id| run_finding(artifacts, id))
+                        .filter_map(|id| run_finding(artifacts, id, boot.as_deref()))
                         .collect();
                     checks.push(Check {
                         name: "runs",
@@ -422,8 +423,8 @@ fn managed_root(root: &Result<PathBuf, herd_core::Error>) -> Check {
 }
 
 /// A run whose child is gone without a delivered result, or whose record or identity cannot be
-/// read; `None` for a run that needs nothing.
-fn run_finding(artifacts: &Artifacts, id: &str) -> Option<RunFinding> {
+/// read; `None` for a run that needs nothing. `boot` is the running boot's ID, when known.
+fn run_finding(artifacts: &Artifacts, id: &str, boot: Option<&str>) -> Option<RunFinding> {
     let record = match RunRecord::load(artifacts, id) {
         Ok(record) => record,
         Err(e) => {
@@ -449,12 +450,7 @@ fn run_finding(artifacts: &Artifacts, id: &str) -> Option<RunFinding> {
     let process = SessionFiles::new(&record.session_file).process();
     match identity::Record::read(&process) {
         Ok(Some(identity)) => {
-            let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok();
-            if boot
-                .as_deref()
-                .map(str::trim)
-                .is_some_and(|b| b != identity.boot_id)
-            {
+            if boot.is_some_and(|b| b != identity.boot_id) {
                 return finding(
                     "owner_gone",
                     format!(

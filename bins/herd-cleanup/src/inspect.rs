@@ -863,9 +863,7 @@ fn children(ctx: &mut Context, entry: &mut Entry, canonical: &Path) {
             return;
         }
     };
-    let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .ok()
-        .map(|s| s.trim().to_owned());
+    let boot_id = identity::boot_id().ok();
     for id in ids {
         let record = match RunRecord::load(&ctx.artifacts, &id) {
             Ok(record) => record,

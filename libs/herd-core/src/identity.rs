@@ -602,6 +602,29 @@ fn check_context(record: &Record) -> Result<(), String> {
     Ok(())
 }
 
+/// Returns the ID of the running boot, as [`capture`] records it: a record with another one
+/// names a process of an earlier boot, which cannot be running now.
+pub fn boot_id() -> Result<String, Error> {
+    let boot_path = Path::new(BOOT_ID_PATH);
+    let boot = read_proc(boot_path)
+        .map_err(|source| Error::Proc {
+            path: boot_path.to_path_buf(),
+            source,
+        })?
+        .ok_or_else(|| Error::ProcFormat {
+            path: boot_path.to_path_buf(),
+            reason: "does not exist".into(),
+        })?;
+    String::from_utf8(boot)
+        .ok()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| Error::ProcFormat {
+            path: boot_path.to_path_buf(),
+            reason: "is empty or not text".into(),
+        })
+}
+
 /// The boot and PID namespace of the calling process, read from a `/proc` it has verified.
 struct Host {
     boot_id: String,
@@ -633,24 +656,7 @@ impl Host {
                 reason: format!("{SELF_STAT_PATH} names pid {shown} but this process is {own}"),
             });
         }
-        let boot_path = Path::new(BOOT_ID_PATH);
-        let boot = read_proc(boot_path)
-            .map_err(|source| Error::Proc {
-                path: boot_path.to_path_buf(),
-                source,
-            })?
-            .ok_or_else(|| Error::ProcFormat {
-                path: boot_path.to_path_buf(),
-                reason: "does not exist".into(),
-            })?;
-        let boot_id = String::from_utf8(boot)
-            .ok()
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty())
-            .ok_or_else(|| Error::ProcFormat {
-                path: boot_path.to_path_buf(),
-                reason: "is empty or not text".into(),
-            })?;
+        let boot_id = boot_id()?;
         let ns_path = Path::new(SELF_PID_NS_PATH);
         let link = std::fs::read_link(ns_path).map_err(|source| Error::Proc {
             path: ns_path.to_path_buf(),
@@ -901,6 +907,12 @@ mod tests {
         let stat = parse_stat(&bytes).unwrap();
         assert_eq!(stat.pid, std::process::id());
         assert!(stat.start_time > 0);
+    }
+
+    #[test]
+    fn the_boot_id_is_the_one_records_carry() {
+        let me = capture(std::process::id(), "r", Path::new("/s.jsonl")).unwrap();
+        assert_eq!(boot_id().unwrap(), me.boot_id);
     }
 
     #[test]
