@@ -475,6 +475,15 @@ impl Manifest {
                 path: path.to_path_buf(),
                 source: e,
             })?;
+        // The id names the file and is printed as it is in listings and host lines: anything
+        // but a run id (a line break, a path) makes the file no manifest at all.
+        if validate_run_id(&manifest.id).is_err() {
+            return Err(Error::NotAManifest {
+                path: path.to_path_buf(),
+                field: "id",
+                reason: "its id is not a run id".into(),
+            });
+        }
         manifest.extra = extra;
         Ok(manifest)
     }
