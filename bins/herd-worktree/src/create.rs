@@ -385,7 +385,7 @@ pub(crate) fn plan(
 
 /// A git error about the source: "not a repository" is the caller's mistake, anything else
 /// means git gave no answer.
-fn source_error(err: herd_git::Error, source: &Path) -> Error {
+pub(crate) fn source_error(err: herd_git::Error, source: &Path) -> Error {
     match &err {
         herd_git::Error::Failed { stderr, .. } if stderr.contains("not a git repository") => {
             Error::invalid(

@@ -30,15 +30,7 @@ pub fn list(git: &Git, cwd: &Path) -> Result<Listing, Error> {
     }
     let worktrees = git
         .worktree_list(cwd, &Deadline::after(budget::PRINCIPAL))
-        .map_err(|e| match &e {
-            herd_git::Error::Failed { stderr, .. } if stderr.contains("not a git repository") => {
-                Error::invalid(
-                    "cwd",
-                    format!("{} is not inside a git repository", cwd.display()),
-                )
-            }
-            _ => Error::from(e),
-        })?;
+        .map_err(|e| crate::create::source_error(e, cwd))?;
     let repository = worktrees.first().map(|w| w.path.clone()).ok_or_else(|| {
         Error::from(herd_git::Error::Malformed {
             what: "git worktree list".into(),
