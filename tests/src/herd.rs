@@ -337,6 +337,40 @@ impl Herd<'_> {
     }
 }
 
+/// Waits (briefly) for every child's processes to end, and kills what is left, so nothing
+/// writes into the environment's directory after it is removed: a launch script still
+/// recording its runner's exit, a child that outlived its scenario.
+impl Drop for Herd<'_> {
+    fn drop(&mut self) {
+        let mut pids = Vec::new();
+        for id in self.run_ids() {
+            let record = read_json(&self.artifacts.join("runs").join(format!("{id}.json")));
+            let session = record
+                .as_ref()
+                .and_then(|r| r["session_file"].as_str().map(str::to_owned));
+            let mut files = vec![self.artifacts.join(format!("runs/{id}.leader.json"))];
+            if let Some(session) = session {
+                files.push(PathBuf::from(format!("{session}.process.json")));
+            }
+            pids.extend(files.iter().filter_map(|f| {
+                read_json(f)?["pid"]
+                    .as_u64()
+                    .and_then(|p| u32::try_from(p).ok())
+            }));
+        }
+        let gone = crate::wait::try_wait_for(Duration::from_secs(15), || {
+            pids.iter()
+                .all(|pid| !proc::process_alive(*pid))
+                .then_some(())
+        });
+        if gone.is_none() {
+            for pid in pids.iter().filter(|pid| proc::process_alive(**pid)) {
+                proc::signal_pid(*pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
 /// Returns the directory of the herd binaries of this build.
 pub fn bin_dir() -> PathBuf {
     crate::bin("herd-launch")
