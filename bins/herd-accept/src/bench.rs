@@ -29,6 +29,20 @@ pub struct Overhead {
     pub ratio: f64,
 }
 
+impl Overhead {
+    /// The medians and their ratio of two equally long series of times.
+    fn of(mut herd_times: Vec<Duration>, mut sh_times: Vec<Duration>) -> Overhead {
+        let herd_median = median(&mut herd_times);
+        let sh_median = median(&mut sh_times);
+        Overhead {
+            runs: herd_times.len(),
+            herd_median,
+            sh_median,
+            ratio: herd_median.as_secs_f64() / sh_median.as_secs_f64().max(1e-9),
+        }
+    }
+}
+
 /// What reaping a SIGTERM-ignoring tree cost beyond its timeout and grace.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Reap {
@@ -66,14 +80,7 @@ pub fn check_overhead(bin: &Path, runs: usize) -> Result<Overhead, String> {
         herd_times.push(time(&herd)?);
         sh_times.push(time(&sh)?);
     }
-    let herd_median = median(&mut herd_times);
-    let sh_median = median(&mut sh_times);
-    Ok(Overhead {
-        runs,
-        herd_median,
-        sh_median,
-        ratio: herd_median.as_secs_f64() / sh_median.as_secs_f64().max(1e-9),
-    })
+    Ok(Overhead::of(herd_times, sh_times))
 }
 
 /// Times [`crate::check::run_check`] of `true` (what herd-watch pays when it calls the library)
@@ -98,14 +105,7 @@ pub fn run_check_overhead(runs: usize) -> Result<Overhead, String> {
         }
         sh_times.push(time(&sh)?);
     }
-    let herd_median = median(&mut herd_times);
-    let sh_median = median(&mut sh_times);
-    Ok(Overhead {
-        runs,
-        herd_median,
-        sh_median,
-        ratio: herd_median.as_secs_f64() / sh_median.as_secs_f64().max(1e-9),
-    })
+    Ok(Overhead::of(herd_times, sh_times))
 }
 
 /// Runs a check (in-process) that starts `processes` sleepers ignoring SIGTERM and times out
