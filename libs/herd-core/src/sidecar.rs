@@ -6,7 +6,7 @@
 //! a reader allocate without bound.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -210,6 +210,36 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, Error> {
     Ok(Some(buf))
 }
 
+/// Reads the whole lines among the last `limit` bytes of `path` (a log, a transcript, JSON
+/// Lines), invalid UTF-8 replaced; `Ok(None)` when it does not exist.
+///
+/// A read that starts inside the file starts inside a line: that torn first line is dropped.
+/// The last line is returned as it is, ended or not. Opened like [`read_bounded`], so a FIFO
+/// is refused rather than waited on.
+pub fn read_tail_lines(path: &Path, limit: u64) -> Result<Option<String>, Error> {
+    let Some(mut file) = open_file(path)? else {
+        return Ok(None);
+    };
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    let start = len.saturating_sub(limit);
+    // One byte more, before the start: when it is a newline, the first line is whole.
+    let from = start.saturating_sub(1);
+    file.seek(SeekFrom::Start(from))
+        .map_err(|e| Error::io(path, e))?;
+    let mut buf = Vec::new();
+    file.take(len - from)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::io(path, e))?;
+    let text = String::from_utf8_lossy(&buf);
+    if start == 0 {
+        return Ok(Some(text.into_owned()));
+    }
+    Ok(Some(
+        text.split_once('\n')
+            .map_or_else(String::new, |(_, rest)| rest.to_owned()),
+    ))
+}
+
 /// Reads and parses a JSON file of at most `limit` bytes; `Ok(None)` when it does not exist.
 pub fn read_json<T: DeserializeOwned>(path: &Path, limit: u64) -> Result<Option<T>, Error> {
     let Some(bytes) = read_bounded(path, limit)? else {
@@ -372,6 +402,25 @@ mod tests {
             .open(&path);
         let answer = answer.expect("the read waited for a writer");
         assert!(matches!(answer, Err(Error::NotAFile { .. })), "{answer:?}");
+    }
+
+    #[test]
+    fn tails_are_whole_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        assert_eq!(read_tail_lines(&path, 10).unwrap(), None);
+        fs::write(&path, "first\nsecond\nthird\n").unwrap();
+        let tail = |limit| read_tail_lines(&path, limit).unwrap().unwrap();
+        assert_eq!(tail(100), "first\nsecond\nthird\n");
+        assert_eq!(tail(19), "first\nsecond\nthird\n");
+        // A start inside a line drops that line; one at a line's start keeps it.
+        assert_eq!(tail(18), "second\nthird\n");
+        assert_eq!(tail(13), "second\nthird\n");
+        assert_eq!(tail(12), "third\n");
+        assert_eq!(tail(6), "third\n");
+        assert_eq!(tail(5), "");
+        fs::write(&path, "a\nunended").unwrap();
+        assert_eq!(tail(8), "unended");
     }
 
     #[test]
