@@ -901,7 +901,10 @@ fn children(ctx: &mut Context, entry: &mut Entry, canonical: &Path) {
                     Judgement::Exited => {}
                     Judgement::Alive if record.persistent => entry.block(
                         BlockerCode::PersistentLease,
-                        format!("{what} holds a lease on the checkout and is alive (PID {})", identity.pid),
+                        format!(
+                            "{what} holds a lease on the checkout and is alive (PID {})",
+                            identity.pid
+                        ),
                     ),
                     Judgement::Alive => entry.block(
                         BlockerCode::LiveChild,
@@ -914,11 +917,15 @@ fn children(ctx: &mut Context, entry: &mut Entry, canonical: &Path) {
                 }
             }
             Ok(None) => entry.warn(format!(
-                "{what} works in the checkout and has no identity record; only the process scan speaks for it"
+                "{what} works in the checkout and has no identity record; \
+                 only the process scan speaks for it"
             )),
             Err(e) => entry.block(
                 BlockerCode::ChildUnknown,
-                format!("cannot tell whether {what} is alive: {}", shown(&e.to_string())),
+                format!(
+                    "cannot tell whether {what} is alive: {}",
+                    shown(&e.to_string())
+                ),
             ),
         }
     }

@@ -168,7 +168,9 @@ fn context(artifacts: &ArtifactsArgs, session_cwd: Option<PathBuf>) -> Result<Co
             Some(Herdr::from_env().with_budget(herd_herdr::budget::CLEANUP))
         } else {
             notes.push(
-                "HERDR_ENV=1 but herdr was not found: open Herdr workspaces cannot be seen or closed".to_owned(),
+                "HERDR_ENV=1 but herdr was not found: \
+                 open Herdr workspaces cannot be seen or closed"
+                    .to_owned(),
             );
             None
         }

@@ -296,7 +296,10 @@ fn already_removed(ctx: &Context, target: &str) -> Result<Removal, Error> {
         let names = path.as_os_str() == target
             || m.branch.as_deref() == Some(target)
             || m.workspace_id.as_deref() == Some(target);
-        let absent = matches!(std::fs::symlink_metadata(&path), Err(e) if e.kind() == io::ErrorKind::NotFound);
+        let absent = matches!(
+            std::fs::symlink_metadata(&path),
+            Err(e) if e.kind() == io::ErrorKind::NotFound
+        );
         if names && absent && !hits.iter().any(|h| h.path == m.path) {
             hits.push(m);
         }

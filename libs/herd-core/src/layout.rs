@@ -59,15 +59,19 @@ impl Artifacts {
         if let Some(session) = parent_session {
             return absolute(Artifacts::for_parent_session(session)?.root());
         }
-        if let Some(dir) = std::env::var_os(ARTIFACTS_ENV).filter(|v| !v.is_empty()) {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        if let Some(dir) = var(ARTIFACTS_ENV) {
             return absolute(Path::new(&dir));
         }
-        let state = std::env::var_os("XDG_STATE_HOME")
-            .filter(|v| !v.is_empty())
+        let state = var("XDG_STATE_HOME")
             .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".local/state")))
+            .or_else(|| var("HOME").map(|home| PathBuf::from(home).join(".local/state")))
             .ok_or_else(|| {
-                Error::invalid("--artifacts", "no artifacts directory: pass --artifacts or --parent-session, or set HERD_ARTIFACTS or HOME")
+                Error::invalid(
+                    "--artifacts",
+                    "no artifacts directory: pass --artifacts or --parent-session, \
+                     or set HERD_ARTIFACTS or HOME",
+                )
             })?;
         Ok(Artifacts::new(state.join("herd").join("artifacts")))
     }
