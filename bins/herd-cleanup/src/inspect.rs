@@ -296,6 +296,16 @@ pub struct Context {
     /// A warning every entry carries (e.g. Herdr announced but not found).
     pub notes: Vec<String>,
     herdr_lists: HashMap<PathBuf, Result<WorktreeList, String>>,
+    /// The run records, read once for all the entries of a listing.
+    runs: Option<Result<Vec<Run>, String>>,
+}
+
+/// A run of the artifacts directory, as the inspection of every entry needs it.
+struct Run {
+    id: String,
+    /// The record and the places its child works in (its worktree and cwd, those that
+    /// resolve), or why the record cannot be read.
+    found: Result<(RunRecord, Vec<PathBuf>), String>,
 }
 
 impl Context {
@@ -314,12 +324,44 @@ impl Context {
             root,
             notes: Vec::new(),
             herdr_lists: HashMap::new(),
+            runs: None,
         }
     }
 
-    /// Forgets what Herdr said, so the next inspection asks again.
+    /// Forgets what Herdr and the run records said, so the next inspection asks again.
     pub fn forget(&mut self) {
         self.herdr_lists.clear();
+        self.runs = None;
+    }
+
+    /// The run records of the artifacts directory, each with its error when it cannot be read.
+    fn runs(&mut self) -> Result<&[Run], &str> {
+        let artifacts = &self.artifacts;
+        let runs = self.runs.get_or_insert_with(|| {
+            let ids = artifacts.run_ids().map_err(|e| e.message)?;
+            Ok(ids
+                .into_iter()
+                .map(|id| {
+                    let found = RunRecord::load(artifacts, &id)
+                        .map(|record| {
+                            let places = record
+                                .worktree
+                                .iter()
+                                .map(|w| w.path.as_str())
+                                .chain([record.cwd.as_str()])
+                                .filter_map(|p| paths::resolve(Path::new(p)).ok())
+                                .collect();
+                            (record, places)
+                        })
+                        .map_err(|e| e.message);
+                    Run { id, found }
+                })
+                .collect())
+        });
+        match runs {
+            Ok(runs) => Ok(runs),
+            Err(message) => Err(message),
+        }
     }
 
     fn deadline() -> Deadline {
@@ -853,36 +895,29 @@ fn disagreement(ctx: &Context, entry: &Entry, m: &Manifest) -> Option<String> {
 /// Known live children and persistent leases: runs of the artifacts directory whose worktree
 /// or cwd is the checkout, judged by their recorded process identity.
 fn children(ctx: &mut Context, entry: &mut Entry, canonical: &Path) {
-    let ids = match ctx.artifacts.run_ids() {
-        Ok(ids) => ids,
-        Err(e) => {
+    let runs = match ctx.runs() {
+        Ok(runs) => runs,
+        Err(message) => {
             entry.block(
                 BlockerCode::ChildUnknown,
-                format!("cannot list the run records: {}", shown(&e.message)),
+                format!("cannot list the run records: {}", shown(message)),
             );
             return;
         }
     };
     let boot_id = identity::boot_id().ok();
-    for id in ids {
-        let record = match RunRecord::load(&ctx.artifacts, &id) {
-            Ok(record) => record,
-            Err(e) => {
+    for Run { id, found } in runs {
+        let (record, places) = match found {
+            Ok(found) => found,
+            Err(message) => {
                 entry.warn(format!(
                     "run record {id} cannot be read ({}); it is not proven unrelated",
-                    shown(&e.message)
+                    shown(message)
                 ));
                 continue;
             }
         };
-        let in_checkout =
-            |p: &str| paths::resolve(Path::new(p)).is_ok_and(|p| paths::is_within(&p, canonical));
-        let here = record
-            .worktree
-            .as_ref()
-            .is_some_and(|w| in_checkout(&w.path))
-            || in_checkout(&record.cwd);
-        if !here {
+        if !places.iter().any(|p| paths::is_within(p, canonical)) {
             continue;
         }
         let what = if record.persistent {
