@@ -298,6 +298,8 @@ pub struct Context {
     herdr_lists: HashMap<PathBuf, Result<WorktreeList, String>>,
     /// The run records, read once for all the entries of a listing.
     runs: Option<Result<Vec<Run>, String>>,
+    /// The ownership manifests, likewise.
+    manifests: Option<Result<Vec<manifest::ManifestFile>, String>>,
 }
 
 /// A run of the artifacts directory, as the inspection of every entry needs it.
@@ -325,13 +327,28 @@ impl Context {
             notes: Vec::new(),
             herdr_lists: HashMap::new(),
             runs: None,
+            manifests: None,
         }
     }
 
-    /// Forgets what Herdr and the run records said, so the next inspection asks again.
+    /// Forgets what Herdr, the run records and the manifests said, so the next inspection asks
+    /// again.
     pub fn forget(&mut self) {
         self.herdr_lists.clear();
         self.runs = None;
+        self.manifests = None;
+    }
+
+    /// The ownership manifests of the artifacts directory.
+    fn manifest_files(&mut self) -> Result<&[manifest::ManifestFile], &str> {
+        let artifacts = &self.artifacts;
+        let files = self
+            .manifests
+            .get_or_insert_with(|| manifest::read_all(artifacts).map_err(|e| e.message));
+        match files {
+            Ok(files) => Ok(files),
+            Err(message) => Err(message),
+        }
     }
 
     /// The run records of the artifacts directory, each with its error when it cannot be read.
@@ -792,12 +809,12 @@ fn git_state(git: &Git, entry: &mut Entry, canonical: &Path) {
 /// The ownership manifests of this artifacts directory that name the checkout, and whether they
 /// agree with git and Herdr.
 fn manifests(ctx: &mut Context, entry: &mut Entry, canonical: &Path) {
-    let ownership = match manifest::ownership_of(&ctx.artifacts, canonical) {
-        Ok(o) => o,
-        Err(e) => {
+    let ownership = match ctx.manifest_files() {
+        Ok(files) => manifest::ownership_among(files, canonical),
+        Err(message) => {
             entry.block(
                 BlockerCode::ManifestUndecidable,
-                format!("cannot read the ownership manifests: {}", shown(&e.message)),
+                format!("cannot read the ownership manifests: {}", shown(message)),
             );
             return;
         }

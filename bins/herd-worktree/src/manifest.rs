@@ -759,40 +759,47 @@ pub struct Ownership {
 /// (it cannot name a checkout that exists), except that `removed` manifests are also matched
 /// by their recorded path so a repeated removal can answer "already removed".
 pub fn ownership_of(artifacts: &Artifacts, checkout: &Path) -> Result<Ownership, herd_core::Error> {
+    Ok(ownership_among(&read_all(artifacts)?, checkout))
+}
+
+/// [`ownership_of`] among manifest files already read with [`read_all`], for a caller that asks
+/// about many checkouts.
+pub fn ownership_among(files: &[ManifestFile], checkout: &Path) -> Ownership {
     let canonical = std::fs::canonicalize(checkout).ok();
     let mut out = Ownership::default();
-    for ManifestFile { file, manifest } in read_all(artifacts)? {
+    for ManifestFile { file, manifest } in files {
         let manifest = match manifest {
             Ok(m) => m,
             Err(e) => {
-                out.ignored.push((file, e.to_string()));
+                out.ignored.push((file.clone(), e.to_string()));
                 continue;
             }
         };
-        let Some(path) = manifest.path.clone() else {
+        let Some(path) = &manifest.path else {
             continue;
         };
         if manifest.state == State::Removed {
             let same = path == checkout
                 || canonical
                     .as_deref()
-                    .is_some_and(|c| std::fs::canonicalize(&path).ok().as_deref() == Some(c));
+                    .is_some_and(|c| std::fs::canonicalize(path).ok().as_deref() == Some(c));
             if same {
-                out.removed.push(manifest);
+                out.removed.push(manifest.clone());
             }
             continue;
         }
-        match std::fs::canonicalize(&path) {
+        match std::fs::canonicalize(path) {
             Ok(real) => {
                 if canonical.as_deref() == Some(real.as_path()) {
-                    out.owners.push(manifest);
+                    out.owners.push(manifest.clone());
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => out
-                .undecidable
-                .push((file, format!("cannot resolve {}: {e}", path.display()))),
+            Err(e) => out.undecidable.push((
+                file.clone(),
+                format!("cannot resolve {}: {e}", path.display()),
+            )),
         }
     }
-    Ok(out)
+    out
 }
