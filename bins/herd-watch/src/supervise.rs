@@ -39,8 +39,8 @@ pub const SIDECAR_GRACE: Duration = Duration::from_millis(500);
 pub struct Options {
     /// How often every surface is reconciled (presence, pane state).
     pub reconcile_interval: Duration,
-    /// The longest the loop sleeps between ticks when no file event arrives. Without inotify the
-    /// loop polls at [`POLL_WITHOUT_EVENTS`] instead.
+    /// The longest the loop sleeps between ticks when no file event arrives. A tick without an
+    /// event looks only at the runs whose reconciliation is due, so runs spread over ticks.
     pub max_sleep: Duration,
     /// How long an active run may show no progress before a no-progress notice (`None`: never).
     pub hang_warning: Option<Duration>,
@@ -53,7 +53,7 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             reconcile_interval: Duration::from_secs(1),
-            max_sleep: Duration::from_secs(1),
+            max_sleep: Duration::from_millis(250),
             task_results: true,
             hang_warning: hang_warning_from_env(),
         }
@@ -75,9 +75,6 @@ fn hang_warning_from_env() -> Option<Duration> {
         None => Some(DEFAULT_HANG_WARNING),
     }
 }
-
-/// How often the loop looks at the files when inotify is unavailable.
-pub const POLL_WITHOUT_EVENTS: Duration = Duration::from_millis(250);
 
 /// What supervision reports.
 #[derive(Debug, Clone, PartialEq)]
@@ -198,6 +195,8 @@ pub struct Supervisor {
     /// This interval's listing of each surface: pane id → presence.
     listings: HashMap<String, HashMap<String, Presence>>,
     last_listing: Option<Instant>,
+    /// Whether the last sleep ended on a file event: then every run's files are read.
+    woke: bool,
 }
 
 impl Supervisor {
@@ -210,6 +209,7 @@ impl Supervisor {
             waker: crate::wake::Waker::new(),
             listings: HashMap::new(),
             last_listing: None,
+            woke: true,
         }
     }
 
@@ -274,12 +274,9 @@ impl Supervisor {
     /// Sleeps until a file event or the loop's interval.
     /// Sleeps until a file event or the loop's interval; returns whether a file event woke it.
     pub fn sleep(&mut self) -> bool {
-        let timeout = if self.waker.is_active() {
-            self.options.max_sleep
-        } else {
-            POLL_WITHOUT_EVENTS
-        };
-        self.waker.wait(timeout)
+        // Without inotify nothing says which files changed: every tick looks at every run.
+        self.woke = self.waker.wait(self.options.max_sleep) || !self.waker.is_active();
+        self.woke
     }
 
     /// Lists every surface that holds tracked panes once per interval (one `tmux list-panes`, one
@@ -340,6 +337,7 @@ impl Supervisor {
         let reconcile_interval = self.options.reconcile_interval;
         let task_results = self.options.task_results;
         let hang_warning = self.options.hang_warning;
+        let woke = self.woke;
         let listed = self.tracked.get(id).and_then(|run| {
             let pane = run.record.pane.as_ref()?;
             self.listings
@@ -394,6 +392,14 @@ impl Supervisor {
             }
             return Ok(false);
         }
+        // Without a file event, a run is looked at when its reconciliation is due or while it
+        // waits out the grace for a late sidecar.
+        let due = run
+            .last_reconcile
+            .is_none_or(|at| at.elapsed() >= reconcile_interval);
+        if !woke && !due && run.pending.is_none() {
+            return Ok(false);
+        }
         let now = now_ms();
 
         // 2. Cheap evidence: cancel intent, interrupt, activity, the completion sidecar.
@@ -446,9 +452,6 @@ impl Supervisor {
                 run.record = record;
             }
         }
-        let due = run
-            .last_reconcile
-            .is_none_or(|at| at.elapsed() >= reconcile_interval);
         let mut other_evidence = None;
         if due && run.record.status != LaunchStatus::Pending {
             run.last_reconcile = Some(Instant::now());
