@@ -786,6 +786,17 @@ fn report_in(
     (run.code, json)
 }
 
+/// The runtime check `id` of a report's JSON document.
+fn runtime_check(json: &Value, id: &str) -> Value {
+    json["runtime_checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no runtime check {id}: {json:#}"))
+        .clone()
+}
+
 #[test]
 fn report_checked_reads_the_real_git_index() {
     let dir = repo();
@@ -804,13 +815,7 @@ fn report_checked_reads_the_real_git_index() {
     let (code, json) = report(dir.path(), Some(acceptance.clone()), None, CHECKED_REPORT);
     assert_eq!(code, 1);
     assert_eq!(json["status"], "rejected");
-    let check = json["runtime_checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "no-staged-files")
-        .unwrap()
-        .clone();
+    let check = runtime_check(&json, "no-staged-files");
     assert_eq!(check["status"], "failed");
     assert!(check["message"].as_str().unwrap().contains("a.txt"));
 
@@ -818,13 +823,7 @@ fn report_checked_reads_the_real_git_index() {
     let plain = tempfile::tempdir().unwrap();
     let (code, json) = report(plain.path(), Some(acceptance), None, CHECKED_REPORT);
     assert_eq!(code, 0, "{json:#}");
-    let check = json["runtime_checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "no-staged-files")
-        .unwrap()
-        .clone();
+    let check = runtime_check(&json, "no-staged-files");
     assert_eq!(check["status"], "not-applicable");
 }
 
@@ -848,13 +847,7 @@ fn report_reads_the_index_of_its_own_directory_whatever_git_dir_says() {
             ("GIT_WORK_TREE", other.path().to_str().unwrap()),
         ],
     );
-    let check = json["runtime_checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "no-staged-files")
-        .unwrap()
-        .clone();
+    let check = runtime_check(&json, "no-staged-files");
     assert_eq!(check["status"], "passed", "{json:#}");
     assert_eq!(code, 0, "{json:#}");
 }
