@@ -700,8 +700,23 @@ fn run_inner<T>(
     reason = "this module is the one place allowed to spawn"
 )]
 fn spawn(cmd: &mut std::process::Command) -> io::Result<Child> {
-    cmd.spawn()
+    // A script written a moment ago can still be open for writing in a child that another thread
+    // forked before its exec closed the descriptor; exec then fails with ETXTBSY until that
+    // exec happens. It is transient, so a few short retries settle it.
+    let mut retries = 0;
+    loop {
+        match cmd.spawn() {
+            Err(err) if err.raw_os_error() == Some(libc::ETXTBSY) && retries < ETXTBSY_RETRIES => {
+                retries += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
 }
+
+/// How often a spawn that fails with ETXTBSY is tried again (10 ms apart).
+const ETXTBSY_RETRIES: u32 = 20;
 
 /// The child's process group; dropping it unreaped kills the group, so an early return or a
 /// panic in [`run`] leaves nothing running.

@@ -549,3 +549,28 @@ fn a_detached_child_that_cannot_start_is_a_typed_error() {
     );
     assert_eq!(err.code(), ErrorCode::Unavailable);
 }
+
+#[test]
+fn a_script_still_open_for_writing_runs_once_it_is_closed() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("fresh.sh");
+    let mut file = std::fs::File::create(&script).unwrap();
+    file.write_all(b"#!/bin/sh\necho ran\n").unwrap();
+    let mut perms = file.metadata().unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&script, perms).unwrap();
+    // While the writer is open, exec fails with ETXTBSY; it closes a moment later, as a
+    // descriptor inherited by another thread's fork does at that child's exec.
+    let closer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        drop(file);
+    });
+    let out = herd_core::subprocess::run(&herd_core::subprocess::Command::new(
+        &script,
+        std::time::Duration::from_secs(10),
+    ))
+    .unwrap();
+    closer.join().unwrap();
+    assert_eq!(out.stdout.text(), "ran\n");
+}
