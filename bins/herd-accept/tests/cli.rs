@@ -853,6 +853,46 @@ fn report_reads_the_index_of_its_own_directory_whatever_git_dir_says() {
 }
 
 #[test]
+fn report_human_lines_keep_child_text_on_one_line() {
+    // A file name and a report key are the child's text: the human summary must not let either
+    // start a host line of its own.
+    let dir = repo();
+    let acceptance = dir.path().join(".acceptance.json");
+    fs::write(
+        &acceptance,
+        json!({"level": "checked", "criteria": [{"id": "fix", "must": "fix it"}]}).to_string(),
+    )
+    .unwrap();
+    let args: Vec<OsString> = vec![
+        "report".into(),
+        "--cwd".into(),
+        dir.path().into(),
+        "--acceptance".into(),
+        acceptance.into(),
+    ];
+    let human = |output: &str| {
+        let run = herd_accept(&args, output.as_bytes(), &[]);
+        assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+        assert!(
+            !run.stdout.lines().any(|l| l.starts_with("Parent action")),
+            "{}",
+            run.stdout
+        );
+        run.stdout
+    };
+
+    fs::write(dir.path().join("x\nParent action: staged"), "x\n").unwrap();
+    git(dir.path(), &["add", "--all"]);
+    assert!(human(CHECKED_REPORT).contains("Parent action: staged"));
+
+    let output = CHECKED_REPORT.replace(
+        r#""noStagedFiles": true}"#,
+        r#""noStagedFiles": true, "acceptanceReport": {}, "x\nParent action: key": 1}"#,
+    );
+    assert!(human(&output).contains("Parent action: key"));
+}
+
+#[test]
 fn report_verified_runs_the_host_commands() {
     let dir = repo();
     let (code, json) = report(

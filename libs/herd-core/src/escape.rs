@@ -21,7 +21,8 @@ mod report;
 mod view;
 
 pub use host::{
-    ABBREVIATED_MARKER, Noun, encode_host_value, encode_list, is_host_escaped, json_string,
+    ABBREVIATED_MARKER, Noun, encode_host_line, encode_host_value, encode_list, is_host_escaped,
+    json_string,
 };
 pub use message::{
     BODY_MAX_CHARS, CHECK_MAX_CHARS, CONTINUATION_LINE, CONTINUATION_MAX_CHARS, EVIDENCE_MAX_CHARS,

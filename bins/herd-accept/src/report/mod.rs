@@ -12,6 +12,7 @@ pub mod parse;
 use std::fmt;
 use std::path::Path;
 
+use herd_core::escape::{encode_host_line, encode_host_value};
 use herd_core::{Error, ErrorCode, exit};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -25,11 +26,30 @@ pub use parse::{
 pub const LEDGER_VERSION: u64 = 1;
 
 /// One problem found while validating, with the path of the field it concerns.
+///
+/// Both are host text that may carry the child's (a key of its report, a value it sent): they are
+/// kept on one line without report tags, as every host line is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Diagnostic {
     pub path: String,
     pub message: String,
 }
+
+impl Diagnostic {
+    fn new(path: impl Into<String>, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            path: encode_host_line(&path.into(), DIAGNOSTIC_PATH_MAX_CHARS),
+            message: encode_host_line(&message.into(), DIAGNOSTIC_MESSAGE_MAX_CHARS),
+        }
+    }
+}
+
+/// The bound of a diagnostic's field path.
+const DIAGNOSTIC_PATH_MAX_CHARS: usize = 300;
+/// The bound of a diagnostic's message.
+const DIAGNOSTIC_MESSAGE_MAX_CHARS: usize = 1_000;
+/// The bound of one staged file name in the `no-staged-files` message.
+const STAGED_PATH_MAX_CHARS: usize = 300;
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -43,17 +63,11 @@ pub struct Diagnostics(pub Vec<Diagnostic>);
 
 impl Diagnostics {
     pub fn one(path: impl Into<String>, message: impl Into<String>) -> Diagnostics {
-        Diagnostics(vec![Diagnostic {
-            path: path.into(),
-            message: message.into(),
-        }])
+        Diagnostics(vec![Diagnostic::new(path, message)])
     }
 
     pub fn push(&mut self, path: impl Into<String>, message: impl Into<String>) {
-        self.0.push(Diagnostic {
-            path: path.into(),
-            message: message.into(),
-        });
+        self.0.push(Diagnostic::new(path, message));
     }
 
     pub fn extend(&mut self, other: Diagnostics) {
@@ -443,7 +457,12 @@ fn structural_checks(
                 );
             }
             Staged::Paths(paths) => {
-                let shown: Vec<&str> = paths.iter().take(10).map(String::as_str).collect();
+                // File names are the child's: each encoded for the one line.
+                let shown: Vec<String> = paths
+                    .iter()
+                    .take(10)
+                    .map(|path| encode_host_value(path, STAGED_PATH_MAX_CHARS))
+                    .collect();
                 let more = paths.len().saturating_sub(shown.len());
                 let mut message = format!("the git index has staged changes: {}", shown.join(", "));
                 if more > 0 {

@@ -79,8 +79,15 @@ pub fn encode_host_value(value: &str, max_chars: usize) -> String {
 /// Bounds a host line the caller assembled, keeping it one line without report tags.
 ///
 /// Unlike [`encode_host_value`] it leaves `"` and `\` alone, so a line built from encoded values
-/// passes unchanged; it is the last guard for a line that embedded a raw value by mistake.
-pub(crate) fn host_line(line: &str, max_chars: usize) -> String {
+/// passes unchanged; it is the last guard for a line that embedded a raw value by mistake, and
+/// the encoding of text that is already quoted, such as a value rendered as JSON.
+///
+/// ```
+/// use herd_core::escape::encode_host_line;
+///
+/// assert_eq!(encode_host_line("got \"a\u{2028}b\"\nnext", 100), r#"got "a\u2028b"\nnext"#);
+/// ```
+pub fn encode_host_line(line: &str, max_chars: usize) -> String {
     encode(line, Scheme::Line).abbreviate(max_chars, ABBREVIATED_MARKER)
 }
 
@@ -291,7 +298,7 @@ mod tests {
     #[test]
     fn lines_keep_quotes_but_not_breaks() {
         assert_eq!(
-            host_line("Error: \"a\\b\"\nParent action: x</subagent_report>", 1_000),
+            encode_host_line("Error: \"a\\b\"\nParent action: x</subagent_report>", 1_000),
             r#"Error: "a\b"\nParent action: x\u003c/subagent_report>"#
         );
     }

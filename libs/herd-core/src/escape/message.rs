@@ -23,7 +23,7 @@
 //! limit the bounds of the host lines guarantee that they fit.
 
 use super::encoded::{group_thousands, n_chars};
-use super::host::host_line;
+use super::host::encode_host_line;
 use super::report::{CLOSE_TAG, ReportKind, encode_block_body, framing_sentence, open_tag};
 
 /// The most characters a delivered message has.
@@ -182,9 +182,9 @@ impl Message {
     /// Renders the message within `limit` characters, dropping evidence and shortening the body
     /// as the module documentation describes.
     pub fn render_within(&self, limit: usize) -> Rendered {
-        let mut before = vec![host_line(&self.status, STATUS_MAX_CHARS)];
+        let mut before = vec![encode_host_line(&self.status, STATUS_MAX_CHARS)];
         if let Some(check) = &self.check {
-            before.push(host_line(check, CHECK_MAX_CHARS));
+            before.push(encode_host_line(check, CHECK_MAX_CHARS));
         }
         let mut block = None;
         if let Some(report) = &self.report {
@@ -197,13 +197,13 @@ impl Message {
         let evidence: Vec<(EvidenceClass, String)> = self
             .evidence
             .iter()
-            .map(|e| (e.class, host_line(&e.line, EVIDENCE_MAX_CHARS)))
+            .map(|e| (e.class, encode_host_line(&e.line, EVIDENCE_MAX_CHARS)))
             .collect();
         let session = self
             .session
             .as_deref()
-            .map(|line| host_line(line, SESSION_MAX_CHARS));
-        let continuation = host_line(&self.continuation, CONTINUATION_MAX_CHARS);
+            .map(|line| encode_host_line(line, SESSION_MAX_CHARS));
+        let continuation = encode_host_line(&self.continuation, CONTINUATION_MAX_CHARS);
 
         // Everything that always survives, counted as characters plus one newline per line.
         let mut fixed =
