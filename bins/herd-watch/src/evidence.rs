@@ -5,8 +5,6 @@
 //! defensive: a torn or malformed file is "not yet" or "invalid", never a crash and never a
 //! claim the child did not make.
 
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use herd_core::sidecar;
@@ -260,27 +258,10 @@ fn qualified(provider: &str, model: &str) -> String {
     }
 }
 
-/// Reads the last `limit` bytes of `path` as whole lines: a torn first line is dropped.
+/// Reads the last `limit` bytes of `path` as whole lines: a torn first line is dropped. A FIFO
+/// or other special file a child left in place is refused, never waited on.
 pub fn read_tail_lines(path: &Path, limit: u64) -> std::io::Result<Option<String>> {
-    let mut file = match File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let len = file.metadata()?.len();
-    let start = len.saturating_sub(limit);
-    file.seek(SeekFrom::Start(start))?;
-    let mut buf = Vec::with_capacity((len - start) as usize);
-    file.take(limit).read_to_end(&mut buf)?;
-    let text = String::from_utf8_lossy(&buf).into_owned();
-    if start > 0 {
-        return Ok(Some(
-            text.split_once('\n')
-                .map(|(_, rest)| rest.to_owned())
-                .unwrap_or_default(),
-        ));
-    }
-    Ok(Some(text))
+    sidecar::read_tail_lines(path, limit).map_err(|e| std::io::Error::other(e.to_string()))
 }
 
 /// Summarises the end of a Pi session file (bounded to its last [`SESSION_TAIL`] bytes).

@@ -193,10 +193,7 @@ pub fn build(
             None => None,
         };
         if let Some(state) = state {
-            let _ = Manifest::update(artifacts, &record.run_id, |m| {
-                m.state = state;
-                m.set_handoff(&handoff);
-            });
+            let _ = Manifest::record_result(artifacts, &record.run_id, state, &handoff);
         }
     }
 
