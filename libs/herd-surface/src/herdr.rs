@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use herd_herdr::{Direction, PaneState, ReadSource};
 
 use crate::{
-    ABSENCE_CONFIRMATION, Env, Error, Key, Launch, LaunchError, Listed, PLACEMENT_BUDGET, PaneRef,
-    Presence, READINESS_BUDGET, RENAME_BUDGET, REQUEST_BUDGET, Surface, SurfaceKind, Target,
-    shell_quote,
+    ABSENCE_CONFIRMATION, Env, Error, Inspection, Key, Launch, LaunchError, Listed,
+    PLACEMENT_BUDGET, PaneRef, Presence, READINESS_BUDGET, RENAME_BUDGET, REQUEST_BUDGET, Surface,
+    SurfaceKind, Target, shell_quote,
 };
 
 const SURFACE: &str = "herdr";
@@ -306,10 +306,20 @@ impl Surface for Herdr {
     }
 
     fn presence(&self, target: &Target, deadline: Instant) -> Result<Presence, Error> {
+        self.inspect(target, deadline).map(|seen| seen.presence)
+    }
+
+    fn inspect(&self, target: &Target, deadline: Instant) -> Result<Inspection, Error> {
         let pane = self.pane_id(target)?;
         match self.client(REQUEST_BUDGET, deadline)?.pane_get(pane) {
-            PaneState::Present(_) => Ok(Presence::Running),
-            PaneState::Missing => Ok(Presence::Absent),
+            PaneState::Present(info) => Ok(Inspection {
+                presence: Presence::Running,
+                agent: Some(info.agent_status),
+            }),
+            PaneState::Missing => Ok(Inspection {
+                presence: Presence::Absent,
+                agent: None,
+            }),
             PaneState::Unavailable(err) => Err(herdr_error(err)),
         }
     }
@@ -325,6 +335,7 @@ impl Surface for Herdr {
             .map(|p| Listed {
                 pane_id: p.pane_id,
                 presence: Presence::Running,
+                agent: Some(p.agent_status),
             })
             .collect())
     }

@@ -26,6 +26,8 @@ use std::time::{Duration, Instant};
 
 pub use herd_core::run::{PaneRef, SurfaceKind};
 use herd_core::{ErrorCode, layout::Artifacts, run::RunRecord};
+/// The agent status Herdr reports for a pane: idle, working, blocked, done or unknown.
+pub use herd_herdr::AgentStatus;
 
 /// The seed's budget for confirming that a closed pane is gone.
 pub const ABSENCE_CONFIRMATION: Duration = Duration::from_secs(5);
@@ -145,11 +147,34 @@ pub enum Presence {
     Absent,
 }
 
+/// What one look at a child's place says: whether it is there, and what the surface says the
+/// agent in it is doing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inspection {
+    pub presence: Presence,
+    /// Herdr's coarse status of the pane's agent (seed 003: pane inspection is the authority for
+    /// idle, working, blocked or done); `None` on a surface that has no such notion (tmux,
+    /// process).
+    pub agent: Option<AgentStatus>,
+}
+
 /// One row of a surface listing: proves presence only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listed {
     pub pane_id: String,
     pub presence: Presence,
+    /// The agent status the listing gave for the pane, as in [`Inspection::agent`].
+    pub agent: Option<AgentStatus>,
+}
+
+impl Listed {
+    /// The row as an inspection of its pane.
+    pub fn inspection(&self) -> Inspection {
+        Inspection {
+            presence: self.presence.clone(),
+            agent: self.agent,
+        }
+    }
 }
 
 /// A key sent to a child.
@@ -273,6 +298,15 @@ pub trait Surface {
 
     /// Queries one target. This is the only proof of absence.
     fn presence(&self, target: &Target, deadline: Instant) -> Result<Presence, Error>;
+
+    /// Queries one target like [`Surface::presence`], in the same single query, with the agent
+    /// status the surface reports of it (Herdr's `pane get`); without one, the agent is `None`.
+    fn inspect(&self, target: &Target, deadline: Instant) -> Result<Inspection, Error> {
+        Ok(Inspection {
+            presence: self.presence(target, deadline)?,
+            agent: None,
+        })
+    }
 
     /// Lists every pane of the surface in one call; proves presence only.
     fn list(&self, deadline: Instant) -> Result<Vec<Listed>, Error>;

@@ -207,6 +207,7 @@ impl Surface for Process {
                 rows.push(Listed {
                     pane_id: id,
                     presence,
+                    agent: None,
                 });
             }
         }

@@ -417,12 +417,14 @@ impl Surface for Tmux {
                 [id, "0", _] if id.starts_with('%') => Listed {
                     pane_id: (*id).to_owned(),
                     presence: Presence::Running,
+                    agent: None,
                 },
                 [id, "1", status] if id.starts_with('%') => Listed {
                     pane_id: (*id).to_owned(),
                     presence: Presence::Exited {
                         status: status.parse().ok(),
                     },
+                    agent: None,
                 },
                 _ => {
                     return Err(Error::Malformed {

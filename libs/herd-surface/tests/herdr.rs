@@ -269,3 +269,60 @@ fn a_worktree_root_pane_is_used_as_is_and_never_owned() {
         Err(herd_surface::Error::Unsupported { .. })
     ));
 }
+
+#[test]
+fn inspection_carries_the_agent_status_herdr_reports() {
+    use herd_surface::{AgentStatus, Inspection};
+    let double = Double::new();
+    let pane = Target::Pane(herd_surface::PaneRef {
+        pane_id: "w1:p7".into(),
+        owned: true,
+        ..Default::default()
+    });
+    // 073: the pane after `pane report-agent … --state working`.
+    let working = double.surface("working", "073", None);
+    assert_eq!(
+        working.inspect(&pane, within(10)).unwrap(),
+        Inspection {
+            presence: Presence::Running,
+            agent: Some(AgentStatus::Working),
+        }
+    );
+    assert_eq!(
+        working.presence(&pane, within(10)).unwrap(),
+        Presence::Running
+    );
+    // 082: the same pane after `pane release-agent`.
+    let released = double.surface("released", "082", None);
+    assert_eq!(
+        released.inspect(&pane, within(10)).unwrap().agent,
+        Some(AgentStatus::Unknown)
+    );
+    let gone = double.surface("gone", "047", None);
+    let closed = Target::Pane(herd_surface::PaneRef {
+        pane_id: "w1:p2".into(),
+        owned: true,
+        ..Default::default()
+    });
+    assert_eq!(
+        gone.inspect(&closed, within(10)).unwrap(),
+        Inspection {
+            presence: Presence::Absent,
+            agent: None,
+        }
+    );
+}
+
+#[test]
+fn a_listing_row_carries_the_agent_status_of_its_pane() {
+    use herd_surface::AgentStatus;
+    let double = Double::new();
+    // 104: five panes after a restart, every agent status `unknown`.
+    let herdr = double.surface("herdr", "104", None);
+    let rows = herdr.list(within(10)).unwrap();
+    assert_eq!(rows.len(), 5);
+    for row in &rows {
+        assert_eq!(row.agent, Some(AgentStatus::Unknown), "{row:?}");
+        assert_eq!(row.inspection().presence, Presence::Running);
+    }
+}

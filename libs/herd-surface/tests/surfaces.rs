@@ -164,6 +164,14 @@ fn tmux_pane_lives_reads_takes_keys_keeps_its_screen_and_closes() {
     assert!(pane.owned);
 
     assert_eq!(tmux.presence(&target, soon()).unwrap(), Presence::Running);
+    // tmux knows nothing of agents: its inspection and listing carry no agent status.
+    assert_eq!(tmux.inspect(&target, soon()).unwrap().agent, None);
+    assert!(
+        tmux.list(soon())
+            .unwrap()
+            .iter()
+            .any(|row| row.pane_id == pane.pane_id && row.agent.is_none())
+    );
     let screen = eventually("the greeting", || {
         let text = tmux.read_tail(&target, 50, soon()).unwrap();
         text.contains("hello-from-child").then_some(text)
