@@ -14,7 +14,6 @@
 //! advisory lock on `<session>.ledger.lock`, so two senders never both find it idle.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -53,35 +52,10 @@ pub fn append_ledger(
     Ok(sidecar::append_line(ledger, &line.to_string())?)
 }
 
-/// Reads the complete JSON lines of the last [`TAIL_LIMIT`] bytes of `path`.
+/// Reads the complete JSON lines of the last [`TAIL_LIMIT`] bytes of `path` (a line still being
+/// written, without its newline, is left out).
 fn read_lines(path: &Path) -> Result<Vec<serde_json::Value>, Error> {
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(Error::new(
-                ErrorCode::Unavailable,
-                format!("cannot read {}: {e}", path.display()),
-            ));
-        }
-    };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let start = len.saturating_sub(TAIL_LIMIT);
-    let io = |e: std::io::Error| {
-        Error::new(
-            ErrorCode::Unavailable,
-            format!("cannot read {}: {e}", path.display()),
-        )
-    };
-    file.seek(SeekFrom::Start(start)).map_err(io)?;
-    let mut buf = Vec::new();
-    file.take(TAIL_LIMIT).read_to_end(&mut buf).map_err(io)?;
-    let mut text = String::from_utf8_lossy(&buf).into_owned();
-    if start > 0 {
-        text = text
-            .split_once('\n')
-            .map_or_else(String::new, |(_, rest)| rest.to_owned());
-    }
+    let text = sidecar::read_tail_lines(path, TAIL_LIMIT)?.unwrap_or_default();
     Ok(text
         .split_inclusive('\n')
         .filter(|l| l.ends_with('\n'))

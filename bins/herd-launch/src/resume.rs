@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use herd_core::identity::{self, Judgement, Record};
 use herd_core::layout::{Artifacts, SessionFiles};
-use herd_core::{Error, ErrorCode};
+use herd_core::{Error, ErrorCode, sidecar};
 use herd_surface::Surface;
 use herd_tools::SubagentRequest;
 
@@ -92,8 +92,7 @@ fn check_not_running(session: &Path) -> Result<(), Error> {
             ));
         }
     };
-    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
-    let stale_boot = !boot.trim().is_empty() && boot.trim() != record.boot_id;
+    let stale_boot = identity::boot_id().is_ok_and(|boot| boot != record.boot_id);
     // A child that wrote its completion sidecar is on its way out: its result (a help request,
     // typically) reaches the parent while Pi is still shutting down, and the parent's resume
     // follows at once. Give it a bounded moment to exit rather than refusing.
@@ -147,12 +146,14 @@ fn check_not_running(session: &Path) -> Result<(), Error> {
 
 /// The `cwd` of a session's header line.
 fn session_cwd(session: &Path) -> Result<PathBuf, Error> {
-    let file = std::fs::File::open(session).map_err(|e| {
-        Error::invalid(
-            "session",
-            format!("cannot read the session {}: {e}", session.display()),
-        )
-    })?;
+    let file = sidecar::open_file(session)
+        .map_err(|e| Error::invalid("session", format!("cannot read the session: {e}")))?
+        .ok_or_else(|| {
+            Error::invalid(
+                "session",
+                format!("the session {} does not exist", session.display()),
+            )
+        })?;
     let mut line = Vec::new();
     BufReader::new(file.take(HEADER_LIMIT))
         .read_until(b'\n', &mut line)

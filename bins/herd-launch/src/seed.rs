@@ -49,12 +49,14 @@ pub fn seed_session(plan: &Plan, session: &Path, cwd: &Path, now_ms: u64) -> Res
 
 /// The parent's entries up to its last user message, without its header.
 fn fork_entries(parent: &Path) -> Result<Vec<u8>, Error> {
-    let file = std::fs::File::open(parent).map_err(|e| {
-        Error::invalid(
-            "fork",
-            format!("cannot read the parent session {}: {e}", parent.display()),
-        )
-    })?;
+    let file = herd_core::sidecar::open_file(parent)
+        .map_err(|e| Error::invalid("fork", format!("cannot read the parent session: {e}")))?
+        .ok_or_else(|| {
+            Error::invalid(
+                "fork",
+                format!("the parent session {} does not exist", parent.display()),
+            )
+        })?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     if len > FORK_LIMIT {
         return Err(Error::new(

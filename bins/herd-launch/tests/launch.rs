@@ -280,10 +280,12 @@ fn process_launch_records_everything_and_the_identity_is_the_runners_own() {
     assert!(!String::from_utf8_lossy(&cmdline).contains("SECRET-CHECK-COMMAND"));
 
     // The prompt arrived on stdin: the system prompt and the task.
-    assert_eq!(
-        read(env.work().join("child.stdin")).unwrap(),
-        "<System instructions>\nbe brief\n\n<Task>\nsay hi\n"
-    );
+    // The child may still be copying its stdin when its environment is there.
+    let expected = "<System instructions>\nbe brief\n\n<Task>\nsay hi\n";
+    let stdin = eventually("the child's stdin", || {
+        read(env.work().join("child.stdin")).filter(|text| text == expected)
+    });
+    assert_eq!(stdin, expected);
 
     // The child finishes: its sidecar, its status, its logs with the sentinel.
     std::fs::write(env.work().join("release"), "").unwrap();
