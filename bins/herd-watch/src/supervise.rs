@@ -19,7 +19,7 @@ use crossbeam_channel::Sender;
 use herd_core::layout::Artifacts;
 use herd_core::run::{LaunchStatus, RunRecord};
 use herd_core::{Error, time::now_ms};
-use herd_surface::{Presence, Surface, Target};
+use herd_surface::{Inspection, Presence, Surface, Target};
 
 use crate::control::{self, Termination};
 use crate::delivery::{self, RunResult};
@@ -192,8 +192,8 @@ pub struct Supervisor {
     options: Options,
     tracked: BTreeMap<String, Tracked>,
     waker: crate::wake::Waker,
-    /// This interval's listing of each surface: pane id → presence.
-    listings: HashMap<String, HashMap<String, Presence>>,
+    /// This interval's listing of each surface: pane id → presence and agent status.
+    listings: HashMap<String, HashMap<String, Inspection>>,
     last_listing: Option<Instant>,
     /// Whether the last sleep ended on a file event: then every run's files are read.
     woke: bool,
@@ -303,7 +303,10 @@ impl Supervisor {
                 self.listings.insert(
                     key,
                     rows.into_iter()
-                        .map(|row| (row.pane_id, row.presence))
+                        .map(|row| {
+                            let seen = row.inspection();
+                            (row.pane_id, seen)
+                        })
                         .collect(),
                 );
             }
@@ -646,12 +649,13 @@ fn quoted(name: &str) -> String {
 /// proves it gone.
 ///
 /// `listed` is what this interval's listing of the run's surface said of its pane: a running
-/// pane there needs no query of its own.
+/// pane there needs no query of its own. Herdr's agent status of the pane, from the listing or
+/// the query, feeds the turn (protocol.md §3.1).
 fn reconcile(
     run: &mut Tracked,
     artifacts: &Artifacts,
     now: u64,
-    listed: Option<Presence>,
+    listed: Option<Inspection>,
 ) -> Option<Observed> {
     if run.surface.is_none() {
         match herd_surface::open(&run.record, artifacts) {
@@ -665,18 +669,31 @@ fn reconcile(
     }
     let (surface, target) = run.surface.as_ref()?;
     let deadline = Instant::now() + herd_surface::REQUEST_BUDGET;
-    let presence = match listed {
-        Some(presence @ (Presence::Running | Presence::Exited { status: Some(_) })) => Ok(presence),
+    let seen = match listed {
+        Some(
+            seen @ Inspection {
+                presence: Presence::Running | Presence::Exited { status: Some(_) },
+                ..
+            },
+        ) => Ok(seen),
         // Not listed, or listed without an answer: only a query of this pane can tell.
-        _ => surface.presence(target, deadline),
+        _ => surface.inspect(target, deadline),
     };
-    match presence {
-        Ok(Presence::Running) => {
+    match seen.map(|seen| (seen.presence, seen.agent)) {
+        Ok((Presence::Running, agent)) => {
+            let status = match agent {
+                Some(herd_surface::AgentStatus::Idle) => AgentStatus::Idle,
+                Some(herd_surface::AgentStatus::Working) => AgentStatus::Working,
+                Some(herd_surface::AgentStatus::Blocked) => AgentStatus::Blocked,
+                Some(herd_surface::AgentStatus::Done) => AgentStatus::Done,
+                // A surface without agent statuses says as little as Herdr's `unknown`.
+                Some(herd_surface::AgentStatus::Unknown) | None => AgentStatus::Unknown,
+            };
             run.lifecycle
-                .observe_pane(PaneObservation::Present(AgentStatus::Unknown), now);
+                .observe_pane(PaneObservation::Present(status), now);
             None
         }
-        Ok(Presence::Exited { status }) => {
+        Ok((Presence::Exited { status }, _)) => {
             run.lifecycle
                 .observe_pane(PaneObservation::Present(AgentStatus::Unknown), now);
             Some(match status {
@@ -684,7 +701,7 @@ fn reconcile(
                 None => sentinel(surface.as_ref(), target).map_or(Observed::Lost, Observed::Exited),
             })
         }
-        Ok(Presence::Absent) => {
+        Ok((Presence::Absent, _)) => {
             run.lifecycle.observe_pane(PaneObservation::Missing, now);
             Some(Observed::Lost)
         }
@@ -761,5 +778,90 @@ pub fn wait_for(
             }
             supervisor.sleep();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use herd_surface::AgentStatus as HerdrStatus;
+
+    /// A run in a Herdr pane, seen by nothing yet: its surface is opened from the record alone,
+    /// which asks Herdr nothing.
+    fn tracked_in_herdr() -> Tracked {
+        let record: RunRecord = serde_json::from_value(serde_json::json!({
+            "format_version": 1, "run_id": "ab12cd34", "name": "worker", "created_at_ms": 1000,
+            "runner": "pi", "surface": "herdr", "status": "launched", "cwd": "/",
+            "session_file": "/nonexistent/s.jsonl",
+            "pane": {"pane_id": "w1:p7", "workspace_id": "w1", "owned": true},
+        }))
+        .unwrap();
+        Tracked {
+            lifecycle: Lifecycle::new(record.created_at_ms),
+            record,
+            surface: None,
+            surface_error: None,
+            label: Label::Starting,
+            detail: None,
+            pending: None,
+            finisher: None,
+            last_reconcile: None,
+            interrupt_seen: None,
+            foreign_noticed: false,
+            hang_warned: false,
+        }
+    }
+
+    fn listed(agent: Option<HerdrStatus>) -> Option<Inspection> {
+        Some(Inspection {
+            presence: Presence::Running,
+            agent,
+        })
+    }
+
+    #[test]
+    fn the_listed_agent_status_drives_the_turn() {
+        let artifacts = Artifacts::new("/nonexistent/artifacts");
+        let mut run = tracked_in_herdr();
+        let label = |run: &Tracked, now| run.lifecycle.project(now).label;
+
+        // Present but not yet working: the process is confirmed, the turn not begun.
+        assert!(reconcile(&mut run, &artifacts, 2000, listed(Some(HerdrStatus::Idle))).is_none());
+        assert_eq!(label(&run, 2000), Label::Running);
+        assert!(
+            reconcile(
+                &mut run,
+                &artifacts,
+                3000,
+                listed(Some(HerdrStatus::Working))
+            )
+            .is_none()
+        );
+        assert_eq!(label(&run, 3000), Label::Active);
+        // `unknown` (and a surface without statuses) keeps the turn.
+        reconcile(
+            &mut run,
+            &artifacts,
+            4000,
+            listed(Some(HerdrStatus::Unknown)),
+        );
+        assert_eq!(label(&run, 4000), Label::Active);
+        reconcile(&mut run, &artifacts, 4500, listed(None));
+        assert_eq!(label(&run, 4500), Label::Active);
+        reconcile(
+            &mut run,
+            &artifacts,
+            5000,
+            listed(Some(HerdrStatus::Blocked)),
+        );
+        assert_eq!(label(&run, 5000), Label::Blocked);
+        reconcile(&mut run, &artifacts, 6000, listed(Some(HerdrStatus::Done)));
+        assert_eq!(label(&run, 6000), Label::Waiting);
+        reconcile(&mut run, &artifacts, 7000, listed(Some(HerdrStatus::Idle)));
+        assert_eq!(label(&run, 7000), Label::Waiting);
+        assert!(
+            run.surface.is_some(),
+            "the surface was opened from the record"
+        );
     }
 }
