@@ -1,20 +1,26 @@
 //! The Herdr surface: a pane of the Herdr terminal multiplexer per child, over `herd-herdr`.
 //!
 //! A launch asks Herdr for the caller's pane (`pane current`, since panes move and inherited ids
-//! go stale), splits it (`pane split --no-focus`), names the new pane (cosmetic, 1 s), waits until
-//! the pane's shell is ready (its foreground process group is the shell itself), and types
-//! `sh <script>` into it (`pane run`). Herdr's replies are parsed strictly by `herd-herdr`: an
-//! unexpected shape is an error naming the command, never a success.
+//! go stale) and places the child's pane ([`Placement`]): a split of the caller's pane
+//! (`pane split --no-focus`), or a pane of the parent's owned `Agents` tab ([`grouping`]). It
+//! names the new pane (cosmetic, 1 s), waits until the pane's shell is ready (its foreground
+//! process group is the shell itself), and types `sh <script>` into it (`pane run`). Placement,
+//! waiting for its turn included, ends within the placement budget; each call within it has the
+//! ordinary one. Herdr's replies are parsed strictly by `herd-herdr`: an unexpected shape is an
+//! error naming the command, never a success.
 //!
 //! A failure before the script is typed rolls back: the new pane is closed and its absence
 //! confirmed with `pane get`; if that cannot be confirmed, or `pane run` itself did not answer,
 //! the pane is the owner of an uncertain launch. Herdr panes keep their shell after the script
 //! ends, so presence is the pane's; the runner's end is told by the sentinel and the sidecars.
 
-use std::path::PathBuf;
+pub mod grouping;
+
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use herd_herdr::{Direction, PaneState, ReadSource};
+use herd_core::layout::Artifacts;
+use herd_herdr::{Direction, PaneInfo, PaneState, ReadSource};
 
 use crate::{
     ABSENCE_CONFIRMATION, Env, Error, Inspection, Key, Launch, LaunchError, Listed,
@@ -30,11 +36,23 @@ pub const SOCKET_ENV: &str = "HERDR_SOCKET_PATH";
 /// The step between two readiness probes.
 const READINESS_STEP: Duration = Duration::from_millis(100);
 
+/// Where a launch puts the child's pane.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Placement {
+    /// A split to the right of the caller's pane.
+    #[default]
+    Split,
+    /// The parent's owned `Agents` tab of the workspace holding the child's directory, recorded
+    /// in this artifacts directory ([`grouping`]).
+    Grouped(Artifacts),
+}
+
 /// A Herdr server reached through its CLI.
 #[derive(Debug, Clone)]
 pub struct Herdr {
     client: herd_herdr::Herdr,
     socket: Option<PathBuf>,
+    placement: Placement,
 }
 
 impl Herdr {
@@ -48,12 +66,32 @@ impl Herdr {
         if let Some(socket) = &socket {
             client = client.with_env(SOCKET_ENV, socket);
         }
-        Herdr { client, socket }
+        Herdr::with_client(client, socket)
     }
 
     /// A surface over an existing client, talking to `socket`.
     pub fn with_client(client: herd_herdr::Herdr, socket: Option<PathBuf>) -> Herdr {
-        Herdr { client, socket }
+        Herdr {
+            client,
+            socket,
+            placement: Placement::default(),
+        }
+    }
+
+    /// The same surface, placing new children as `placement` says.
+    pub fn with_placement(self, placement: Placement) -> Herdr {
+        Herdr { placement, ..self }
+    }
+
+    /// The same surface, placing new children in the owned `Agents` tabs recorded in `artifacts`.
+    pub fn grouped(self, artifacts: &Artifacts) -> Herdr {
+        self.with_placement(Placement::Grouped(artifacts.clone()))
+    }
+
+    fn socket_text(&self) -> Option<String> {
+        self.socket
+            .as_ref()
+            .map(|s| s.to_string_lossy().into_owned())
     }
 
     /// The Herdr a recorded pane lives in.
@@ -161,11 +199,7 @@ impl Herdr {
     ) -> Result<Target, LaunchError> {
         let pane = PaneRef {
             owned: false,
-            socket: root.socket.clone().or_else(|| {
-                self.socket
-                    .as_ref()
-                    .map(|s| s.to_string_lossy().into_owned())
-            }),
+            socket: root.socket.clone().or_else(|| self.socket_text()),
             ..root.clone()
         };
         self.wait_shell_ready(&pane.pane_id, deadline)
@@ -181,6 +215,104 @@ impl Herdr {
                 owner: Box::new(Target::Pane(pane)),
             }),
             Err(err) => Err(LaunchError::Definite(herdr_error(err))),
+        }
+    }
+
+    /// Creates the child's pane as the placement says, by `deadline`.
+    fn place(&self, cwd: &Path, deadline: Instant) -> Result<PaneRef, LaunchError> {
+        let caller = self
+            .client(REQUEST_BUDGET, deadline)
+            .map_err(LaunchError::Definite)?
+            .pane_current(None)
+            .map_err(|e| LaunchError::Definite(herdr_error(e)))?;
+        match &self.placement {
+            Placement::Split => self.split(&caller.pane_id, deadline),
+            Placement::Grouped(artifacts) => self.place_grouped(artifacts, &caller, cwd, deadline),
+        }
+    }
+
+    /// A new pane to the right of `anchor`.
+    fn split(&self, anchor: &str, deadline: Instant) -> Result<PaneRef, LaunchError> {
+        let client = self
+            .client(REQUEST_BUDGET, deadline)
+            .map_err(LaunchError::Definite)?;
+        // The script enters the child's directory itself, so the split needs no --cwd.
+        match client.pane_split(anchor, Direction::Right, None, &[], true) {
+            Ok(new) => Ok(self.owned(&new, new.tab_id.clone())),
+            Err(err) if err.effect_possible() => Err(LaunchError::Unowned(herdr_error(err))),
+            Err(err) => Err(LaunchError::Definite(herdr_error(err))),
+        }
+    }
+
+    /// A new pane in the owned `Agents` tab of the workspace holding `cwd`: a split of one of its
+    /// panes, or the first pane of a new tab when there is none yet (or it is gone).
+    fn place_grouped(
+        &self,
+        artifacts: &Artifacts,
+        caller: &PaneInfo,
+        cwd: &Path,
+        deadline: Instant,
+    ) -> Result<PaneRef, LaunchError> {
+        let definite = |err| LaunchError::Definite(herdr_error(err));
+        let workspaces = self
+            .client(REQUEST_BUDGET, deadline)
+            .map_err(LaunchError::Definite)?
+            .workspace_list()
+            .map_err(definite)?;
+        let workspace = grouping::choose_workspace(&caller.workspace_id, cwd, &workspaces);
+        let _turn = grouping::Turn::take(artifacts, deadline).map_err(LaunchError::Definite)?;
+        let socket = self.socket_text();
+        let mut tabs = grouping::OwnedTabs::load(artifacts);
+        if let Some(tab) = tabs.find(socket.as_deref(), &workspace) {
+            let panes = self
+                .client(REQUEST_BUDGET, deadline)
+                .map_err(LaunchError::Definite)?
+                .pane_list(Some(&workspace))
+                .map_err(definite)?;
+            // A listing proves presence only: a tab none of whose panes is listed is taken for
+            // gone, and at worst the workspace gets a second `Agents` tab.
+            if let Some(pane) = panes
+                .panes
+                .iter()
+                .find(|pane| pane.tab_id.as_deref() == Some(tab))
+            {
+                return self.split(&pane.pane_id, deadline);
+            }
+        }
+        let client = self
+            .client(REQUEST_BUDGET, deadline)
+            .map_err(LaunchError::Definite)?;
+        let created = match client.tab_create(&workspace, grouping::AGENTS_TAB, Some(cwd), true) {
+            Ok(created) => created,
+            Err(err) if err.effect_possible() => {
+                return Err(LaunchError::Unowned(herdr_error(err)));
+            }
+            Err(err) => return Err(definite(err)),
+        };
+        let pane = self.owned(&created.pane, created.tab_id.clone());
+        let Some(tab) = created.tab_id else {
+            // Without its id the tab cannot be found again: its pane goes (protocol.md §2).
+            let error = Error::Failed {
+                command: "herdr tab create".into(),
+                message: "the reply names no tab (result.tab.tab_id)".into(),
+            };
+            return Err(self.roll_back(pane, error));
+        };
+        tabs.set(socket.as_deref(), &workspace, &tab);
+        // The record only spares later children a tab of their own; this child is placed.
+        let _ = tabs.save();
+        Ok(pane)
+    }
+
+    /// The reference of a pane herd created.
+    fn owned(&self, pane: &PaneInfo, tab_id: Option<String>) -> PaneRef {
+        PaneRef {
+            pane_id: pane.pane_id.clone(),
+            tab_id,
+            workspace_id: Some(pane.workspace_id.clone()),
+            owned: true,
+            socket: self.socket_text(),
+            server_pid: None,
         }
     }
 
@@ -255,34 +387,7 @@ impl Surface for Herdr {
             return self.launch_into(root, launch, deadline);
         }
         let placement = deadline.min(Instant::now() + PLACEMENT_BUDGET);
-        let client = self
-            .client(REQUEST_BUDGET, placement)
-            .map_err(LaunchError::Definite)?;
-        let anchor = client
-            .pane_current(None)
-            .map_err(|e| LaunchError::Definite(herdr_error(e)))?;
-        let client = self
-            .client(PLACEMENT_BUDGET, placement)
-            .map_err(LaunchError::Definite)?;
-        // The script enters the child's directory itself, so the split needs no --cwd.
-        let new = match client.pane_split(&anchor.pane_id, Direction::Right, None, &[], true) {
-            Ok(new) => new,
-            Err(err) if err.effect_possible() => {
-                return Err(LaunchError::Unowned(herdr_error(err)));
-            }
-            Err(err) => return Err(LaunchError::Definite(herdr_error(err))),
-        };
-        let pane = PaneRef {
-            pane_id: new.pane_id.clone(),
-            tab_id: new.tab_id.clone(),
-            workspace_id: Some(new.workspace_id.clone()),
-            owned: true,
-            socket: self
-                .socket
-                .as_ref()
-                .map(|s| s.to_string_lossy().into_owned()),
-            server_pid: None,
-        };
+        let pane = self.place(launch.cwd, placement)?;
         if let Ok(client) = self.client(RENAME_BUDGET, deadline) {
             // Cosmetic: a failed rename changes nothing about the launch.
             let _ = client.pane_rename(&pane.pane_id, launch.name);
