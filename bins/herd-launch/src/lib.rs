@@ -357,7 +357,10 @@ pub fn open_surface(
     Ok(match kind {
         SurfaceKind::Process => Box::new(herd_surface::process::Process::new(artifacts.clone())),
         SurfaceKind::Tmux => Box::new(herd_surface::tmux::Tmux::from_env(env)?),
-        SurfaceKind::Herdr => Box::new(herd_surface::herdr::Herdr::from_env(env)),
+        // Children of one parent share its owned "Agents" tab (seed 003's grouping).
+        SurfaceKind::Herdr => {
+            Box::new(herd_surface::herdr::Herdr::from_env(env).grouped(artifacts))
+        }
     })
 }
 
