@@ -23,6 +23,20 @@ pub enum AgentStatus {
     Unknown,
 }
 
+impl AgentStatus {
+    /// What a surface reported; a surface without agent statuses says as little as Herdr's
+    /// `unknown`.
+    pub fn from_surface(status: Option<herd_surface::AgentStatus>) -> AgentStatus {
+        match status {
+            Some(herd_surface::AgentStatus::Idle) => AgentStatus::Idle,
+            Some(herd_surface::AgentStatus::Working) => AgentStatus::Working,
+            Some(herd_surface::AgentStatus::Blocked) => AgentStatus::Blocked,
+            Some(herd_surface::AgentStatus::Done) => AgentStatus::Done,
+            Some(herd_surface::AgentStatus::Unknown) | None => AgentStatus::Unknown,
+        }
+    }
+}
+
 /// One inspection of the child's pane or process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PaneObservation {
@@ -189,6 +203,8 @@ impl Lifecycle {
             PaneObservation::Present(status) => {
                 self.pane = Pane::Present;
                 self.process_confirmed = true;
+                // The turn follows from what was known before this status; then it latches.
+                let had_worked = self.has_worked;
                 if matches!(
                     status,
                     AgentStatus::Working | AgentStatus::Blocked | AgentStatus::Done
@@ -207,12 +223,12 @@ impl Lifecycle {
                         };
                     }
                     AgentStatus::Blocked
-                        if self.has_worked && !matches!(self.turn, Turn::Blocked { .. }) =>
+                        if had_worked && !matches!(self.turn, Turn::Blocked { .. }) =>
                     {
                         self.turn = Turn::Blocked { since_ms: now_ms };
                     }
                     AgentStatus::Idle | AgentStatus::Done
-                        if self.has_worked && !matches!(self.turn, Turn::Waiting { .. }) =>
+                        if had_worked && !matches!(self.turn, Turn::Waiting { .. }) =>
                     {
                         self.turn = Turn::Waiting { since_ms: now_ms };
                     }
@@ -528,6 +544,19 @@ mod tests {
         assert_eq!(life.project(9).label, Label::Waiting);
         life.observe_pane(PaneObservation::Present(AgentStatus::Blocked), 10);
         assert_eq!(life.project(11).label, Label::Blocked);
+    }
+
+    #[test]
+    fn blocked_or_done_before_any_work_is_not_yet_a_turn() {
+        let mut life = Lifecycle::new(0);
+        life.observe_pane(PaneObservation::Present(AgentStatus::Blocked), 1);
+        assert_ne!(life.project(2).label, Label::Blocked);
+        let mut life = Lifecycle::new(0);
+        life.observe_pane(PaneObservation::Present(AgentStatus::Done), 1);
+        assert_ne!(life.project(2).label, Label::Waiting);
+        // Once it has worked, the same statuses count.
+        life.observe_pane(PaneObservation::Present(AgentStatus::Blocked), 3);
+        assert_eq!(life.project(4).label, Label::Blocked);
     }
 
     #[test]

@@ -67,13 +67,18 @@ pub fn project(artifacts: &Artifacts, record: &RunRecord) -> RunStatus {
     } else if record.status != LaunchStatus::Pending {
         let observation = match herd_surface::open(record, artifacts) {
             Ok((surface, target)) => {
-                match surface.presence(&target, Instant::now() + PRESENCE_BUDGET) {
-                    Ok(Presence::Running) => PaneObservation::Present(AgentStatus::Unknown),
-                    Ok(Presence::Exited { .. }) => {
+                match surface
+                    .inspect(&target, Instant::now() + PRESENCE_BUDGET)
+                    .map(|seen| (seen.presence, seen.agent))
+                {
+                    Ok((Presence::Running, agent)) => {
+                        PaneObservation::Present(AgentStatus::from_surface(agent))
+                    }
+                    Ok((Presence::Exited { .. }, _)) => {
                         life.finalize(now);
                         PaneObservation::Present(AgentStatus::Unknown)
                     }
-                    Ok(Presence::Absent) => PaneObservation::Missing,
+                    Ok((Presence::Absent, _)) => PaneObservation::Missing,
                     Err(_) => PaneObservation::ReadError,
                 }
             }

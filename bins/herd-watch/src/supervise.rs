@@ -681,16 +681,10 @@ fn reconcile(
     };
     match seen.map(|seen| (seen.presence, seen.agent)) {
         Ok((Presence::Running, agent)) => {
-            let status = match agent {
-                Some(herd_surface::AgentStatus::Idle) => AgentStatus::Idle,
-                Some(herd_surface::AgentStatus::Working) => AgentStatus::Working,
-                Some(herd_surface::AgentStatus::Blocked) => AgentStatus::Blocked,
-                Some(herd_surface::AgentStatus::Done) => AgentStatus::Done,
-                // A surface without agent statuses says as little as Herdr's `unknown`.
-                Some(herd_surface::AgentStatus::Unknown) | None => AgentStatus::Unknown,
-            };
-            run.lifecycle
-                .observe_pane(PaneObservation::Present(status), now);
+            run.lifecycle.observe_pane(
+                PaneObservation::Present(AgentStatus::from_surface(agent)),
+                now,
+            );
             None
         }
         Ok((Presence::Exited { status }, _)) => {
