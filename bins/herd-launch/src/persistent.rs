@@ -13,8 +13,6 @@
 //! to a busy specialist records `rejected-busy` and queues nothing. Sends are serialised by an
 //! advisory lock on `<session>.ledger.lock`, so two senders never both find it idle.
 
-use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -113,48 +111,6 @@ pub fn activity(files: &SessionFiles, generation: &str) -> Result<Activity, Erro
     } else {
         Activity::Busy(current)
     })
-}
-
-/// An exclusive advisory lock, released when dropped (or when the process dies).
-struct Lock(File);
-
-impl Lock {
-    fn acquire(path: &Path, wait: Duration) -> Result<Lock, Error> {
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| {
-                Error::new(
-                    ErrorCode::Unavailable,
-                    format!("cannot open {}: {e}", path.display()),
-                )
-            })?;
-        let deadline = Instant::now() + wait;
-        loop {
-            // SAFETY: flock on a descriptor this function owns has no memory-safety conditions.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-            if rc == 0 {
-                return Ok(Lock(file));
-            }
-            if Instant::now() >= deadline {
-                return Err(Error::new(
-                    ErrorCode::Conflict,
-                    format!("another send holds {}; try again", path.display()),
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        // SAFETY: as above; closing the file would release the lock too.
-        unsafe {
-            libc::flock(self.0.as_raw_fd(), libc::LOCK_UN);
-        }
-    }
 }
 
 /// The next inbox sequence number: one past every inbox file (claimed or not) beside the session.
@@ -284,7 +240,14 @@ pub fn send(artifacts: &Artifacts, selector: &Selector<'_>, message: &str) -> Re
     }
     let mut lock_path = files.ledger().into_os_string();
     lock_path.push(".lock");
-    let _lock = Lock::acquire(Path::new(&lock_path), LOCK_WAIT)?;
+    let _lock = herd_core::lock::exclusive(Path::new(&lock_path), Instant::now() + LOCK_WAIT)
+        .map_err(|e| match e {
+            herd_core::lock::Error::Held { path } => Error::new(
+                ErrorCode::Conflict,
+                format!("another send holds {}; try again", path.display()),
+            ),
+            other => other.into(),
+        })?;
     let task_id = format!("task-{}", crate::names::random_hex(8)?);
     match activity(&files, &policy.generation_id)? {
         Activity::Stopping => Err(refuse("is stopping or stopped")),

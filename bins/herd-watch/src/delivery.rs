@@ -14,10 +14,6 @@
 //! line reached stdout but before the marker is on disk — microseconds wide; the emitted event
 //! carries the run id so a consumer can recognise a repeat.
 
-use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
-use std::path::Path;
-
 use herd_core::layout::Artifacts;
 use herd_core::{Error, ErrorCode, sidecar};
 use serde::{Deserialize, Serialize};
@@ -25,6 +21,8 @@ use serde::{Deserialize, Serialize};
 /// The newest result version this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
 const READ_LIMIT: u64 = 1024 * 1024;
+/// How long a delivery waits for another watcher delivering the same result.
+const DELIVERY_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -131,7 +129,11 @@ pub fn deliver_once(
     result: &RunResult,
     emit: impl FnOnce(&RunResult) -> std::io::Result<()>,
 ) -> Result<bool, Error> {
-    let _lock = Lock::exclusive(&file(artifacts, &result.stem(), "deliver.lock"))?;
+    // The other holder's work under the lock is one write to its stdout; one that stays stuck
+    // (a consumer that stopped reading) gets this watcher an error, not a wait without end.
+    let deadline = std::time::Instant::now() + DELIVERY_LOCK_WAIT;
+    let _lock =
+        herd_core::lock::exclusive(&file(artifacts, &result.stem(), "deliver.lock"), deadline)?;
     let marker = file(artifacts, &result.stem(), "delivered");
     if marker.exists() {
         return Ok(false);
@@ -148,46 +150,6 @@ pub fn deliver_once(
     sidecar::create_once(&marker, stamp.to_string().as_bytes())?;
     crate::crash_point("after-mark");
     Ok(true)
-}
-
-/// An exclusive advisory lock, released when dropped or when the process dies.
-struct Lock {
-    _file: File,
-}
-
-impl Lock {
-    fn exclusive(path: &Path) -> Result<Lock, Error> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                Error::new(
-                    ErrorCode::Unavailable,
-                    format!("cannot create {}: {e}", dir.display()),
-                )
-            })?;
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .map_err(|e| {
-                Error::new(
-                    ErrorCode::Unavailable,
-                    format!("cannot open {}: {e}", path.display()),
-                )
-            })?;
-        // Blocking is bounded by the other holder's emit, which is one write to stdout.
-        // SAFETY: flock on a descriptor we own.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-        if rc != 0 {
-            let err = std::io::Error::last_os_error();
-            return Err(Error::new(
-                ErrorCode::Unavailable,
-                format!("cannot lock {}: {err}", path.display()),
-            ));
-        }
-        Ok(Lock { _file: file })
-    }
 }
 
 #[cfg(test)]

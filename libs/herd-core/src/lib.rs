@@ -17,6 +17,7 @@ pub mod escape;
 pub mod exit;
 pub mod identity;
 pub mod layout;
+pub mod lock;
 pub mod run;
 pub mod sidecar;
 pub mod subprocess;

@@ -16,10 +16,8 @@
 //! `herdr-agents-tabs.lock`), so children launched at the same time find the tab the first of
 //! them created instead of each creating one.
 
-use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use herd_core::layout::Artifacts;
 use herd_herdr::WorkspaceInfo;
@@ -35,9 +33,6 @@ const FORMAT_VERSION: u64 = 1;
 
 /// The bound of a record read: a few entries per workspace of one parent.
 const READ_LIMIT: u64 = 64 * 1024;
-
-/// The step between two attempts at the placement lock.
-const TURN_STEP: Duration = Duration::from_millis(10);
 
 /// `herdr-agents-tabs.json`: the owned `Agents` tabs of the parent of `artifacts`.
 pub fn owned_tabs_file(artifacts: &Artifacts) -> PathBuf {
@@ -154,41 +149,21 @@ impl OwnedTabs {
 /// when dropped (the file is closed) or when the process dies.
 #[derive(Debug)]
 pub struct Turn {
-    _lock: File,
+    _lock: herd_core::lock::FileLock,
 }
 
 impl Turn {
     /// Waits for the turn until `deadline`.
     pub fn take(artifacts: &Artifacts, deadline: Instant) -> Result<Turn, Error> {
         let path = placement_lock(artifacts);
-        let io = |what: &str, err: std::io::Error| {
-            Error::Io(format!("cannot {what} {}: {err}", path.display()))
-        };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| io("create the directory of", e))?;
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| io("open", e))?;
         let started = Instant::now();
-        loop {
-            // SAFETY: flock on a descriptor this function owns has no memory-safety conditions.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                return Ok(Turn { _lock: file });
-            }
-            let err = std::io::Error::last_os_error();
-            if err.kind() != std::io::ErrorKind::WouldBlock {
-                return Err(io("lock", err));
-            }
-            if Instant::now() + TURN_STEP >= deadline {
-                return Err(Error::Timeout {
-                    command: format!("wait for {}", path.display()),
-                    budget_ms: started.elapsed().as_millis() as u64,
-                });
-            }
-            std::thread::sleep(TURN_STEP);
+        match herd_core::lock::exclusive(&path, deadline) {
+            Ok(lock) => Ok(Turn { _lock: lock }),
+            Err(herd_core::lock::Error::Held { .. }) => Err(Error::Timeout {
+                command: format!("wait for {}", path.display()),
+                budget_ms: started.elapsed().as_millis() as u64,
+            }),
+            Err(err) => Err(Error::Io(err.to_string())),
         }
     }
 }
@@ -197,6 +172,7 @@ impl Turn {
 mod tests {
     use super::*;
     use herd_herdr::WorkspaceWorktree;
+    use std::time::Duration;
 
     fn workspace(id: &str, checkout: Option<&Path>) -> WorkspaceInfo {
         WorkspaceInfo {
