@@ -25,7 +25,7 @@ use crate::inspect::{shown, shown_path};
 const PROBE_BUDGET: Duration = Duration::from_secs(15);
 
 /// The environment variable naming the Pi CLI (default: `pi` on `PATH`).
-pub const PI_BIN_ENV: &str = "HERD_PI_BIN";
+pub const PI_BIN_ENV: &str = "HERD_PI";
 
 /// One check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
