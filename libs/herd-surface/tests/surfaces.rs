@@ -200,6 +200,12 @@ fn tmux_pane_lives_reads_takes_keys_keeps_its_screen_and_closes() {
             Presence::Exited {
                 status: Some(status),
             } => Some(status),
+            // tmux 3.3 can miss the SIGCHLD and never record the status; the shell's sentinel
+            // on the kept screen is then the evidence, as herd-watch reads it.
+            Presence::Exited { status: None } => {
+                let screen = tmux.read_tail(&target, 50, soon()).unwrap();
+                screen.contains("__SUBAGENT_DONE_3__").then_some(3)
+            }
             _ => None,
         }
     });
