@@ -296,6 +296,8 @@ pub enum Error {
     RunId(#[source] herd_core::Error),
     #[error(transparent)]
     Sidecar(#[from] sidecar::Error),
+    #[error(transparent)]
+    Lock(#[from] herd_core::lock::Error),
 }
 
 impl Error {
@@ -310,6 +312,7 @@ impl Error {
             Error::NewerVersion { .. } => ErrorCode::Conflict,
             Error::Transition { .. } => ErrorCode::Conflict,
             Error::Sidecar(err) => err.code(),
+            Error::Lock(err) => err.code(),
         }
     }
 
@@ -321,7 +324,7 @@ impl Error {
             Error::WrongRun { .. } => Some("id"),
             Error::Exists { .. } | Error::RunId(_) | Error::NotFound { .. } => Some("run_id"),
             Error::Sidecar(err) => err.field(),
-            Error::Malformed { .. } => None,
+            Error::Malformed { .. } | Error::Lock(_) => None,
         }
     }
 }
@@ -332,6 +335,21 @@ impl From<Error> for herd_core::Error {
         out.field = err.field().map(str::to_owned);
         out
     }
+}
+
+/// How long an update waits for another process updating the same manifest.
+const UPDATE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Serialises read-modify-write updates of one manifest across processes (herd-launch,
+/// herd-watch and herd-cleanup may update it at once), so no update is lost.
+fn update_lock(artifacts: &Artifacts, run_id: &str) -> Result<herd_core::lock::FileLock, Error> {
+    let mut path = artifacts.worktree_manifest(run_id).into_os_string();
+    path.push(".lock");
+    let deadline = std::time::Instant::now() + UPDATE_LOCK_WAIT;
+    Ok(herd_core::lock::exclusive(
+        std::path::Path::new(&path),
+        deadline,
+    )?)
 }
 
 /// What a new manifest records before anything is created.
@@ -537,6 +555,7 @@ impl Manifest {
         run_id: &str,
         change: impl FnOnce(&mut Manifest),
     ) -> Result<Manifest, Error> {
+        let _lock = update_lock(artifacts, run_id)?;
         let current = Manifest::load(artifacts, run_id)?;
         let path = artifacts.worktree_manifest(run_id);
         let mut next = current.clone();
@@ -555,6 +574,7 @@ impl Manifest {
         run_id: &str,
         patch: Map<String, Value>,
     ) -> Result<Manifest, Error> {
+        let _lock = update_lock(artifacts, run_id)?;
         let current = Manifest::load(artifacts, run_id)?;
         let path = artifacts.worktree_manifest(run_id);
         let Value::Object(mut map) = current.to_json() else {

@@ -327,3 +327,27 @@ fn removed_manifests_are_never_ownership_evidence() {
     let all = manifest::read_all(&art).unwrap();
     assert_eq!(all.len(), 4);
 }
+
+#[test]
+fn concurrent_updates_lose_nothing() {
+    let w = World::new();
+    let art = w.artifacts();
+    Manifest::create(&art, new("r1", None)).unwrap();
+    // Eight writers, each merging a field of its own: every one must survive.
+    std::thread::scope(|scope| {
+        for i in 0..8 {
+            let art = &art;
+            scope.spawn(move || {
+                let mut patch = serde_json::Map::new();
+                patch.insert(format!("writer{i}"), json!(i));
+                Manifest::merge(art, "r1", patch).unwrap();
+            });
+        }
+    });
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(art.worktree_manifest("r1")).unwrap())
+            .unwrap();
+    for i in 0..8 {
+        assert_eq!(value[format!("writer{i}")], json!(i), "{value}");
+    }
+}
