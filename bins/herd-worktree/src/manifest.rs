@@ -341,15 +341,16 @@ impl From<Error> for herd_core::Error {
 const UPDATE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Serialises read-modify-write updates of one manifest across processes (herd-launch,
-/// herd-watch and herd-cleanup may update it at once), so no update is lost.
+/// herd-watch and herd-cleanup may update it at once), so no update is lost. The lock is
+/// `locks/worktree-run-<run-id>.lock` in the artifacts directory.
 fn update_lock(artifacts: &Artifacts, run_id: &str) -> Result<herd_core::lock::FileLock, Error> {
-    let mut path = artifacts.worktree_manifest(run_id).into_os_string();
-    path.push(".lock");
+    // Kept out of `worktree-runs/`, whose every file other readers take for a manifest.
+    let path = artifacts
+        .root()
+        .join("locks")
+        .join(format!("worktree-run-{run_id}.lock"));
     let deadline = std::time::Instant::now() + UPDATE_LOCK_WAIT;
-    Ok(herd_core::lock::exclusive(
-        std::path::Path::new(&path),
-        deadline,
-    )?)
+    Ok(herd_core::lock::exclusive(&path, deadline)?)
 }
 
 /// What a new manifest records before anything is created.
