@@ -8,8 +8,6 @@
 //! identity through a pidfd, never a bare PID. There is no screen: reading is the tail of the
 //! stdout log, and keys other than Ctrl+C (SIGINT to the verified runner) have no meaning here.
 
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::time::Instant;
 
@@ -77,30 +75,13 @@ fn write_leader(path: &Path, record: &Record) -> std::io::Result<bool> {
 }
 
 /// Reads the last `lines` lines of `path`, reading at most [`TAIL_READ_LIMIT`] bytes of its end.
+///
+/// The log lies in a directory the child can write, so it is opened without waiting: a FIFO left
+/// in its place is refused, never waited on.
 pub fn tail_lines(path: &Path, lines: usize) -> Result<String, Error> {
-    let mut file = match File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(String::new()),
-        Err(e) => return Err(Error::Io(format!("cannot read {}: {e}", path.display()))),
-    };
-    let len = file
-        .metadata()
+    let text = herd_core::sidecar::read_tail_lines(path, TAIL_READ_LIMIT)
         .map_err(|e| Error::Io(format!("cannot read {}: {e}", path.display())))?
-        .len();
-    let start = len.saturating_sub(TAIL_READ_LIMIT);
-    file.seek(SeekFrom::Start(start))
-        .map_err(|e| Error::Io(format!("cannot read {}: {e}", path.display())))?;
-    let mut buf = Vec::new();
-    file.take(TAIL_READ_LIMIT)
-        .read_to_end(&mut buf)
-        .map_err(|e| Error::Io(format!("cannot read {}: {e}", path.display())))?;
-    let text = String::from_utf8_lossy(&buf);
-    // A read that starts inside the file may start inside a line: drop that torn line.
-    let text = if start > 0 {
-        text.split_once('\n').map_or("", |(_, rest)| rest)
-    } else {
-        &text
-    };
+        .unwrap_or_default();
     let all: Vec<&str> = text.trim_end_matches('\n').lines().collect();
     let from = all.len().saturating_sub(lines);
     Ok(all[from..].join("\n"))
@@ -291,5 +272,16 @@ mod tests {
         let many = tail_lines(&path, 1_000_000).unwrap();
         assert!(many.len() as u64 <= TAIL_READ_LIMIT);
         assert!(many.starts_with("line "), "the torn first line is dropped");
+    }
+
+    #[test]
+    fn tail_refuses_a_fifo_instead_of_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.out");
+        let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates the node.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let err = tail_lines(&path, 5).unwrap_err();
+        assert!(matches!(err, Error::Io(_)), "{err}");
     }
 }
