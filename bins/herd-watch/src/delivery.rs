@@ -92,7 +92,7 @@ pub fn settle(artifacts: &Artifacts, result: &RunResult) -> Result<RunResult, Er
         crate::crash_point("after-settle");
         return Ok(result.clone());
     }
-    load(artifacts, &result.run_id)?
+    load_task(artifacts, &result.run_id, result.task.as_deref())?
         .ok_or_else(|| Error::internal(format!("{} vanished", path.display())))
 }
 
@@ -182,6 +182,24 @@ mod tests {
             "first"
         );
         assert_eq!(load(&art, "r1").unwrap().unwrap().message, "first");
+    }
+
+    #[test]
+    fn a_task_result_settled_twice_reads_back_the_task_result() {
+        let dir = tempfile::tempdir().unwrap();
+        let art = Artifacts::new(dir.path());
+        let task = |message: &str| RunResult {
+            task: Some("t1".into()),
+            ..result("r1", message)
+        };
+        assert_eq!(settle(&art, &task("first")).unwrap().message, "first");
+        let again = settle(&art, &task("second")).unwrap();
+        assert_eq!(again.message, "first");
+        assert_eq!(again.task.as_deref(), Some("t1"));
+        assert!(
+            load(&art, "r1").unwrap().is_none(),
+            "the run has no own result"
+        );
     }
 
     #[test]
