@@ -107,11 +107,8 @@ fn check_not_running(session: &Path) -> Result<(), Error> {
         _ => false,
     };
     if judgement == Judgement::Alive && finishing {
-        let deadline = std::time::Instant::now() + FINISHING_CHILD_BUDGET;
-        while judgement == Judgement::Alive && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            judgement = identity::judge(&record);
-        }
+        judgement =
+            identity::wait_exited(&record, std::time::Instant::now() + FINISHING_CHILD_BUDGET);
     }
     match judgement {
         Judgement::Exited => Ok(()),
