@@ -9,6 +9,7 @@
 //! server's PID is recorded with the pane, and every query compares it, so a pane of a restarted
 //! server is never taken for the child's.
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -278,6 +279,16 @@ fn parse_new_pane(stdout: &str, socket: &Path) -> Result<PaneRef, String> {
     }
 }
 
+/// `text` as one argument of a tmux command line, where an argument ending in `;` ends the
+/// command (the `;` is dropped) and a final `\;` stands for a literal `;`: a final `;` gets its
+/// backslash, so text typed into a pane arrives whole.
+fn literal_argument(text: &str) -> Cow<'_, str> {
+    match text.strip_suffix(';') {
+        Some(head) => format!("{head}\\;").into(),
+        None => text.into(),
+    }
+}
+
 /// Whether a failed client call says the server (and so every pane of it) is gone.
 fn server_gone(message: &str) -> bool {
     message.contains("no server running")
@@ -485,22 +496,27 @@ impl Surface for Tmux {
                 target: format!("tmux pane {}", pane.pane_id),
             });
         }
-        let mut rest: Vec<&str> = Vec::new();
+        let mut rest: Vec<Cow<'_, str>> = Vec::new();
         for key in keys {
             if !rest.is_empty() {
-                rest.push(";");
+                rest.push(";".into());
             }
-            rest.extend(["send-keys", "-t", pane.pane_id.as_str()]);
+            rest.extend([
+                "send-keys".into(),
+                "-t".into(),
+                pane.pane_id.as_str().into(),
+            ]);
             match key {
-                Key::Escape => rest.push("Escape"),
-                Key::Enter => rest.push("Enter"),
-                Key::Interrupt => rest.push("C-c"),
-                Key::Text(text) => rest.extend(["-l", "--", text.as_str()]),
+                Key::Escape => rest.push("Escape".into()),
+                Key::Enter => rest.push("Enter".into()),
+                Key::Interrupt => rest.push("C-c".into()),
+                Key::Text(text) => rest.extend(["-l".into(), "--".into(), literal_argument(text)]),
             }
         }
         if rest.is_empty() {
             return Ok(());
         }
+        let rest: Vec<&str> = rest.iter().map(AsRef::as_ref).collect();
         let reply = self.run("tmux send-keys", &rest, deadline)?;
         if reply.success() {
             Ok(())

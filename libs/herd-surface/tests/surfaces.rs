@@ -234,6 +234,34 @@ fn tmux_pane_lives_reads_takes_keys_keeps_its_screen_and_closes() {
 }
 
 #[test]
+fn tmux_text_ending_in_a_semicolon_arrives_whole() {
+    let server = Server::start();
+    let tmux = server.surface();
+    let dir = tempfile::tempdir().unwrap();
+    let body = "read -r one; read -r two; printf '%s|%s\\n' \"$one\" \"$two\" > answer.tmp; \
+                mv answer.tmp answer.txt; echo __SUBAGENT_DONE_0__";
+    let path = script(dir.path(), "typist", &tmux, body);
+    let session = dir.path().join("s.jsonl");
+    let target = tmux
+        .launch(&launch("r1", "typist", dir.path(), &path, &session), soon())
+        .unwrap();
+    // tmux ends a command at an argument ending in `;` and reads a final `\;` as `;`.
+    tmux.send_keys(
+        &target,
+        &[Key::Text("make; make check;".into()), Key::Enter],
+        soon(),
+    )
+    .unwrap();
+    tmux.send_keys(&target, &[Key::Text("a\\;".into()), Key::Enter], soon())
+        .unwrap();
+    let answer = eventually("the answer", || {
+        std::fs::read_to_string(dir.path().join("answer.txt")).ok()
+    });
+    assert_eq!(answer, "make; make check;|a\\;\n");
+    assert_eq!(close_confirmed(&tmux, &target, soon()), Closed::Confirmed);
+}
+
+#[test]
 fn tmux_server_without_sessions_gets_a_herd_session() {
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("sock");
