@@ -117,7 +117,13 @@ pub fn load_task(
 
 /// Whether the result of `run_id` was delivered.
 pub fn is_delivered(artifacts: &Artifacts, run_id: &str) -> bool {
-    artifacts.run_file(run_id, "delivered").exists()
+    is_task_delivered(artifacts, run_id, None)
+}
+
+/// Whether the result of a persistent specialist's `task` (or of the run, without one) was
+/// delivered.
+pub fn is_task_delivered(artifacts: &Artifacts, run_id: &str, task: Option<&str>) -> bool {
+    file(artifacts, &stem(run_id, task), "delivered").exists()
 }
 
 /// Delivers the settled result of `run_id` at most once through `emit`, and records it.

@@ -33,7 +33,7 @@ pub struct TaskEvent {
 /// What one pass over a specialist's task events found.
 #[derive(Debug, Default)]
 pub struct Pass {
-    /// Results settled now or earlier and not yet delivered.
+    /// Results settled now or earlier and not yet delivered (a delivered task is skipped).
     pub results: Vec<RunResult>,
     /// Whether an event named a task the host never issued.
     pub foreign: bool,
@@ -73,6 +73,11 @@ pub fn pass(artifacts: &Artifacts, record: &RunRecord) -> Result<Pass, Error> {
         };
         if !issued.contains_key(task) || validate_run_id(task).is_err() {
             pass.foreign = true;
+            continue;
+        }
+        // A delivered task is done with: reading its result and taking its lock again on every
+        // tick would only cost.
+        if delivery::is_task_delivered(artifacts, &record.run_id, Some(task)) {
             continue;
         }
         if delivery::load_task(artifacts, &record.run_id, Some(task))?.is_none() {
