@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use herd_core::layout::Artifacts;
-use herd_herdr::{Direction, PaneInfo, PaneState, ReadSource};
+use herd_herdr::{Direction, PaneInfo, PaneState, ProcessInfo, ReadSource};
 
 use crate::{
     ABSENCE_CONFIRMATION, Env, Error, Inspection, Key, Launch, LaunchError, Listed,
@@ -126,34 +126,50 @@ impl Herdr {
         }
     }
 
-    /// Waits until the pane's foreground process group is its shell.
-    fn wait_shell_ready(&self, pane: &str, deadline: Instant) -> Result<(), Error> {
+    /// Asks for the processes of `pane` every [`READINESS_STEP`] until `ready` accepts them, within
+    /// the readiness budget; `ready` answers why not, and the last reason names the failure.
+    fn wait_ready(
+        &self,
+        pane: &str,
+        deadline: Instant,
+        failure: &str,
+        mut ready: impl FnMut(&ProcessInfo) -> Result<(), String>,
+    ) -> Result<(), Error> {
         let deadline = deadline.min(Instant::now() + READINESS_BUDGET);
-        let mut last;
         loop {
-            match self
+            let last = match self
                 .client(REQUEST_BUDGET, deadline)?
                 .pane_process_info(pane)
             {
-                Ok(info) if info.shell_pid.is_some() && info.foreground_pgid == info.shell_pid => {
-                    return Ok(());
-                }
-                Ok(info) => {
-                    last = format!(
-                        "foreground process group {:?} is not the shell {:?}",
-                        info.foreground_pgid, info.shell_pid
-                    );
-                }
-                Err(err) => last = err.to_string(),
-            }
+                Ok(info) => match ready(&info) {
+                    Ok(()) => return Ok(()),
+                    Err(why) => why,
+                },
+                Err(err) => err.to_string(),
+            };
             if Instant::now() + READINESS_STEP >= deadline {
                 return Err(Error::Failed {
                     command: "herdr pane process-info".into(),
-                    message: format!("the shell of pane {pane} was not ready in time: {last}"),
+                    message: format!("{failure}: {last}"),
                 });
             }
             std::thread::sleep(READINESS_STEP);
         }
+    }
+
+    /// Waits until the pane's foreground process group is its shell.
+    fn wait_shell_ready(&self, pane: &str, deadline: Instant) -> Result<(), Error> {
+        let failure = format!("the shell of pane {pane} was not ready in time");
+        self.wait_ready(pane, deadline, &failure, |info| {
+            if info.shell_pid.is_some() && info.foreground_pgid == info.shell_pid {
+                Ok(())
+            } else {
+                Err(format!(
+                    "foreground process group {:?} is not the shell {:?}",
+                    info.foreground_pgid, info.shell_pid
+                ))
+            }
+        })
     }
 
     /// Waits until a Pi process in `pane` carries `PI_HERDR_AGENTS_SESSION=<session>` in its
@@ -164,29 +180,15 @@ impl Herdr {
         session: &std::path::Path,
         deadline: Instant,
     ) -> Result<(), Error> {
-        let deadline = deadline.min(Instant::now() + READINESS_BUDGET);
-        loop {
-            let mut last = String::from("no Pi process of this session in the pane");
-            match self
-                .client(REQUEST_BUDGET, deadline)?
-                .pane_process_info(pane)
-            {
-                Ok(info) => {
-                    let pids: Vec<u32> = info.foreground.iter().map(|p| p.pid).collect();
-                    if crate::pi_ready_among(&pids, session) {
-                        return Ok(());
-                    }
-                }
-                Err(err) => last = err.to_string(),
+        let failure = format!("Pi did not start in pane {pane} in time");
+        self.wait_ready(pane, deadline, &failure, |info| {
+            let pids: Vec<u32> = info.foreground.iter().map(|p| p.pid).collect();
+            if crate::pi_ready_among(&pids, session) {
+                Ok(())
+            } else {
+                Err("no Pi process of this session in the pane".into())
             }
-            if Instant::now() + READINESS_STEP >= deadline {
-                return Err(Error::Failed {
-                    command: "herdr pane process-info".into(),
-                    message: format!("Pi did not start in pane {pane} in time: {last}"),
-                });
-            }
-            std::thread::sleep(READINESS_STEP);
-        }
+        })
     }
 
     /// Runs the script in a pane that already exists and is retained (a worktree's root pane):
@@ -333,18 +335,21 @@ impl Herdr {
     }
 }
 
+/// A failure of a call about `pane`: [`Error::NotFound`] when Herdr says the pane is not there.
+fn pane_error(pane: &str, err: herd_herdr::Error) -> Error {
+    if err.is_pane_missing() {
+        Error::NotFound {
+            target: format!("herdr pane {pane}"),
+        }
+    } else {
+        herdr_error(err)
+    }
+}
+
 fn herdr_error(err: herd_herdr::Error) -> Error {
     use herd_herdr::Error as H;
     let command = format!("herdr {}", err.command());
     match err {
-        H::Timeout {
-            budget,
-            mutating: true,
-            ..
-        } => Error::Timeout {
-            command,
-            budget_ms: budget.as_millis() as u64,
-        },
         H::Timeout { budget, .. } => Error::Timeout {
             command,
             budget_ms: budget.as_millis() as u64,
@@ -450,15 +455,7 @@ impl Surface for Herdr {
         let lines = u32::try_from(lines).unwrap_or(u32::MAX);
         self.client(REQUEST_BUDGET, deadline)?
             .pane_read(pane, ReadSource::Visible, Some(lines))
-            .map_err(|err| {
-                if err.is_pane_missing() {
-                    Error::NotFound {
-                        target: format!("herdr pane {pane}"),
-                    }
-                } else {
-                    herdr_error(err)
-                }
-            })
+            .map_err(|err| pane_error(pane, err))
     }
 
     fn send_keys(&self, target: &Target, keys: &[Key], deadline: Instant) -> Result<(), Error> {
@@ -482,15 +479,7 @@ impl Surface for Herdr {
         }
         self.client(REQUEST_BUDGET, deadline)?
             .pane_send_keys(pane, &names)
-            .map_err(|err| {
-                if err.is_pane_missing() {
-                    Error::NotFound {
-                        target: format!("herdr pane {pane}"),
-                    }
-                } else {
-                    herdr_error(err)
-                }
-            })
+            .map_err(|err| pane_error(pane, err))
     }
 
     fn close(&self, target: &Target, deadline: Instant) -> Result<(), Error> {
@@ -507,14 +496,6 @@ impl Surface for Herdr {
         }
         self.client(REQUEST_BUDGET, deadline)?
             .pane_close(&pane.pane_id)
-            .map_err(|err| {
-                if err.is_pane_missing() {
-                    Error::NotFound {
-                        target: format!("herdr pane {}", pane.pane_id),
-                    }
-                } else {
-                    herdr_error(err)
-                }
-            })
+            .map_err(|err| pane_error(&pane.pane_id, err))
     }
 }
