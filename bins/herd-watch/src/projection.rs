@@ -425,7 +425,7 @@ impl WidgetRow {
             .unwrap_or_default();
         match p.label {
             Label::Active => match &p.detail {
-                Some(detail) => format!(" active · {detail} {dur} "),
+                Some(detail) => format!(" active · {} {dur} ", encoded_detail(detail)),
                 None => format!(" active {dur} "),
             },
             Label::Running => " running… ".to_owned(),
@@ -435,6 +435,12 @@ impl WidgetRow {
             label => format!(" {} {dur} ", label.as_str()),
         }
     }
+}
+
+/// A projection's detail for a host line or the widget: the child wrote it (its tool name), so it
+/// is encoded (DESIGN §8.3) and bounded like the activity field it came from.
+pub fn encoded_detail(detail: &str) -> String {
+    herd_core::escape::encode_host_value(detail, 200)
 }
 
 /// The widget's accent: blue while anything is active, amber when every row is open.
@@ -638,6 +644,21 @@ mod tests {
                 since_ms: since,
             },
         }
+    }
+
+    #[test]
+    fn a_child_written_tool_name_is_encoded_in_the_widget() {
+        let rows = [row(
+            "Scout",
+            "scout",
+            5,
+            Label::Active,
+            Some("read\u{1b}[2J\u{2028}x"),
+            Some(0),
+        )];
+        let w = widget(&rows, 5_000, WIDGET_WIDTH);
+        assert!(!w.text.contains(['\u{1b}', '\u{2028}']), "{:?}", w.text);
+        assert!(w.text.contains(r"read\u001b[2J\u2028x"), "{:?}", w.text);
     }
 
     #[test]

@@ -144,18 +144,19 @@ impl Event {
         match self {
             Event::Status {
                 name, projection, ..
-            } => match &projection.detail {
-                Some(detail) => format!(
-                    "{}: {} · {detail}",
-                    herd_core::escape::encode_host_value(name, 80),
-                    projection.label.as_str()
-                ),
-                None => format!(
+            } => {
+                let head = format!(
                     "{}: {}",
                     herd_core::escape::encode_host_value(name, 80),
                     projection.label.as_str()
-                ),
-            },
+                );
+                match &projection.detail {
+                    Some(detail) => {
+                        format!("{head} · {}", crate::projection::encoded_detail(detail))
+                    }
+                    None => head,
+                }
+            }
             Event::Stalled { line, .. } | Event::Recovered { line, .. } => line.clone(),
             Event::Notice { message, .. } => message.clone(),
             Event::Result(result) => result.message.clone(),
@@ -811,6 +812,20 @@ mod tests {
             presence: Presence::Running,
             agent,
         })
+    }
+
+    #[test]
+    fn a_child_written_detail_is_encoded_on_the_status_line() {
+        let event = Event::Status {
+            run_id: "ab12cd34".into(),
+            name: "worker".into(),
+            projection: Projection {
+                label: Label::Active,
+                detail: Some("read\u{1b}[2J\u{2028}x".into()),
+                since_ms: Some(1),
+            },
+        };
+        assert_eq!(event.human(), r"worker: active · read\u001b[2J\u2028x");
     }
 
     #[test]
