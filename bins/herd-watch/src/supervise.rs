@@ -186,6 +186,26 @@ struct Tracked {
     hang_warned: bool,
 }
 
+impl Tracked {
+    /// A run seen for the first time: nothing observed yet.
+    fn new(record: RunRecord) -> Tracked {
+        Tracked {
+            lifecycle: Lifecycle::new(record.created_at_ms),
+            record,
+            surface: None,
+            surface_error: None,
+            label: Label::Starting,
+            detail: None,
+            pending: None,
+            finisher: None,
+            last_reconcile: None,
+            interrupt_seen: None,
+            foreign_noticed: false,
+            hang_warned: false,
+        }
+    }
+}
+
 /// Supervises the runs of one artifacts directory (or one run of it).
 pub struct Supervisor {
     artifacts: Artifacts,
@@ -250,24 +270,7 @@ impl Supervisor {
             if let Some(dir) = Path::new(&record.session_file).parent() {
                 self.waker.watch(dir);
             }
-            let lifecycle = Lifecycle::new(record.created_at_ms);
-            self.tracked.insert(
-                id,
-                Tracked {
-                    record,
-                    lifecycle,
-                    surface: None,
-                    surface_error: None,
-                    label: Label::Starting,
-                    detail: None,
-                    pending: None,
-                    finisher: None,
-                    last_reconcile: None,
-                    interrupt_seen: None,
-                    foreign_noticed: false,
-                    hang_warned: false,
-                },
-            );
+            self.tracked.insert(id, Tracked::new(record));
         }
         Ok(())
     }
@@ -791,20 +794,7 @@ mod tests {
             "pane": {"pane_id": "w1:p7", "workspace_id": "w1", "owned": true},
         }))
         .unwrap();
-        Tracked {
-            lifecycle: Lifecycle::new(record.created_at_ms),
-            record,
-            surface: None,
-            surface_error: None,
-            label: Label::Starting,
-            detail: None,
-            pending: None,
-            finisher: None,
-            last_reconcile: None,
-            interrupt_seen: None,
-            foreign_noticed: false,
-            hang_warned: false,
-        }
+        Tracked::new(record)
     }
 
     fn listed(agent: Option<HerdrStatus>) -> Option<Inspection> {
