@@ -299,19 +299,9 @@ fn summarize_session_text(text: &str) -> SessionSummary {
                 if message.get("role").and_then(serde_json::Value::as_str) != Some("assistant") {
                     continue;
                 }
-                let texts: Vec<&str> = message
-                    .get("content")
-                    .and_then(serde_json::Value::as_array)
-                    .map(|blocks| {
-                        blocks
-                            .iter()
-                            .filter(|b| {
-                                b.get("type").and_then(serde_json::Value::as_str) == Some("text")
-                            })
-                            .filter_map(|b| b.get("text").and_then(serde_json::Value::as_str))
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                let texts: Vec<&str> = blocks_of(message, "text")
+                    .filter_map(|b| b.get("text").and_then(serde_json::Value::as_str))
+                    .collect();
                 summary.last_text = Some(texts.join("\n"));
                 summary.stop_reason = str_of(message, "stopReason");
                 summary.error_message = str_of(message, "errorMessage");
@@ -325,6 +315,19 @@ fn summarize_session_text(text: &str) -> SessionSummary {
         }
     }
     summary
+}
+
+/// The content blocks of a session message whose `type` is `kind`.
+fn blocks_of<'a>(
+    message: &'a serde_json::Value,
+    kind: &'a str,
+) -> impl Iterator<Item = &'a serde_json::Value> {
+    message
+        .get("content")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(move |b| b.get("type").and_then(serde_json::Value::as_str) == Some(kind))
 }
 
 /// Why an active run made no progress, from the end of its session (protocol.md §1.7).
@@ -360,24 +363,10 @@ pub fn classify_no_progress(session_tail: &str) -> NoProgress {
         };
         match message.get("role").and_then(serde_json::Value::as_str) {
             Some("assistant") => {
-                let calls: Vec<String> = message
-                    .get("content")
-                    .and_then(serde_json::Value::as_array)
-                    .map(|blocks| {
-                        blocks
-                            .iter()
-                            .filter(|b| {
-                                b.get("type").and_then(serde_json::Value::as_str)
-                                    == Some("toolCall")
-                            })
-                            .filter_map(|b| {
-                                b.get("id")
-                                    .and_then(serde_json::Value::as_str)
-                                    .map(str::to_owned)
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                let calls: Vec<String> = blocks_of(message, "toolCall")
+                    .filter_map(|b| b.get("id").and_then(serde_json::Value::as_str))
+                    .map(str::to_owned)
+                    .collect();
                 last_tool_use_without_call = calls.is_empty()
                     && message
                         .get("stopReason")
