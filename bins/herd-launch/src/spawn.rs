@@ -501,14 +501,24 @@ fn launch_once(
     ) {
         Ok(outcome) => Ok(outcome),
         Err(err) => {
-            record.status = LaunchStatus::Failed;
+            // A failure after dispatch (the record's last save) leaves a child running: the
+            // launch is uncertain, and an uncertain launch never falls back to another model.
+            let dispatched = matches!(
+                record.status,
+                LaunchStatus::Launched | LaunchStatus::Uncertain
+            );
+            record.status = if dispatched {
+                LaunchStatus::Uncertain
+            } else {
+                LaunchStatus::Failed
+            };
             record.launch_failure = Some(err.message.clone());
             crate::files::save_record(artifacts, &mut record)?;
-            if err.code == ErrorCode::InvalidRequest {
+            if err.code == ErrorCode::InvalidRequest && !dispatched {
                 return Err(err);
             }
             Ok(Ack {
-                status: LaunchStatus::Failed,
+                status: record.status,
                 record,
                 artifacts: artifacts.root().to_path_buf(),
                 failed_attempts: Vec::new(),
