@@ -242,20 +242,14 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
     // The same inbox herd-launch sends tasks through, so the child sees one ordered queue.
     herd_launch::persistent::write_inbox(&files, "stop", "", "")?;
     let dispatched = last_dispatched(&files);
+    let task = dispatched
+        .as_ref()
+        .and_then(|d| d.get("task"))
+        .cloned()
+        .unwrap_or_default();
     let ledger = |outcome: &str| {
-        let field = |key: &str| {
-            dispatched
-                .as_ref()
-                .and_then(|d| d.get(key))
-                .cloned()
-                .unwrap_or_default()
-        };
-        let line = serde_json::json!({
-            "task": field("task"), "outcome": outcome, "generation": field("generation"),
-            "logicalId": field("logicalId"), "policyHash": field("policyHash"),
-        "at": herd_launch::names::iso(now_ms()),
-        });
-        sidecar::append_line(&files.ledger(), &line.to_string())
+        let line = crate::tasks::ledger_line(dispatched.as_ref(), task.clone(), outcome);
+        sidecar::append_line(&files.ledger(), &line)
     };
     ledger("stop-pending")?;
     let deadline = Instant::now() + STOP_DEADLINE;
@@ -282,9 +276,8 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
 
 /// The specialist's last `dispatched` ledger line, whose ids the stop lines repeat.
 fn last_dispatched(files: &herd_core::layout::SessionFiles) -> Option<serde_json::Value> {
-    let tail = evidence::read_tail_lines(&files.ledger(), 4 * 1024 * 1024).ok()??;
-    tail.lines()
+    crate::tasks::ledger(files)
+        .into_iter()
         .rev()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .find(|l| l.get("outcome").and_then(|o| o.as_str()) == Some("dispatched"))
 }

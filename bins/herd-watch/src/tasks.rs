@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use herd_core::layout::{Artifacts, validate_run_id};
+use herd_core::layout::{Artifacts, SessionFiles, validate_run_id};
 use herd_core::run::RunRecord;
 use herd_core::{Error, sidecar, time::now_ms};
 
@@ -52,8 +52,7 @@ fn lines(path: &Path) -> Vec<serde_json::Value> {
 /// Settles a result for every task event of `record` that has none yet.
 pub fn pass(artifacts: &Artifacts, record: &RunRecord) -> Result<Pass, Error> {
     let files = record.session_files();
-    let ledger = lines(&files.ledger());
-    let issued: HashMap<String, serde_json::Value> = ledger
+    let issued: HashMap<String, serde_json::Value> = ledger(&files)
         .iter()
         .filter(|l| l.get("outcome").and_then(|o| o.as_str()) == Some("dispatched"))
         .filter_map(|l| Some((l.get("task")?.as_str()?.to_owned(), l.clone())))
@@ -109,27 +108,41 @@ pub fn record_delivery(record: &RunRecord, result: &RunResult) -> Result<(), Err
         return Ok(());
     };
     let files = record.session_files();
-    let dispatched = lines(&files.ledger())
+    let dispatched = ledger(&files)
         .into_iter()
         .find(|l| l.get("task").and_then(|t| t.as_str()) == Some(task.as_str()));
-    let field = |key: &str| {
-        dispatched
-            .as_ref()
-            .and_then(|d| d.get(key))
-            .cloned()
-            .unwrap_or_default()
-    };
     let outcome = if result.outcome == Outcome::Help {
         "help-requested"
     } else {
         "delivered"
     };
-    let line = serde_json::json!({
+    let line = ledger_line(dispatched.as_ref(), task.as_str().into(), outcome);
+    Ok(sidecar::append_line(&files.ledger(), &line)?)
+}
+
+/// The specialist's ledger lines that parse, from the end of `<session>.ledger`.
+pub(crate) fn ledger(files: &SessionFiles) -> Vec<serde_json::Value> {
+    lines(&files.ledger())
+}
+
+/// A ledger line saying `task` reached `outcome`, repeating the ids of its `dispatched` line.
+pub(crate) fn ledger_line(
+    dispatched: Option<&serde_json::Value>,
+    task: serde_json::Value,
+    outcome: &str,
+) -> String {
+    let field = |key: &str| {
+        dispatched
+            .and_then(|d| d.get(key))
+            .cloned()
+            .unwrap_or_default()
+    };
+    serde_json::json!({
         "task": task, "outcome": outcome, "generation": field("generation"),
         "logicalId": field("logicalId"), "policyHash": field("policyHash"),
         "at": herd_launch::names::iso(now_ms()),
-    });
-    Ok(sidecar::append_line(&files.ledger(), &line.to_string())?)
+    })
+    .to_string()
 }
 
 fn build(record: &RunRecord, event: &TaskEvent) -> RunResult {
