@@ -393,18 +393,16 @@ pub fn json_lines(text: &str) -> Vec<Value> {
 
 /// Reads a small JSON file; `None` when it is missing or not JSON.
 pub fn read_json(path: &Path) -> Option<Value> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(READ_CAP)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    serde_json::from_slice(&bytes).ok()
+    serde_json::from_slice(&read_bytes(path)?).ok()
 }
 
 /// Reads a small text file; `None` when it is missing.
 pub fn read_text(path: &Path) -> Option<String> {
+    Some(String::from_utf8_lossy(&read_bytes(path)?).into_owned())
+}
+
+/// Reads at most [`READ_CAP`] bytes of a file; `None` when it is missing.
+fn read_bytes(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
     let mut bytes = Vec::new();
     std::fs::File::open(path)
@@ -412,7 +410,7 @@ pub fn read_text(path: &Path) -> Option<String> {
         .take(READ_CAP)
         .read_to_end(&mut bytes)
         .ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    Some(bytes)
 }
 
 /// The most read of one file.
