@@ -25,7 +25,9 @@ use herd_core::subprocess::{self, Command, Keep};
 use herd_core::{Error, ErrorCode};
 use serde_json::{Value, json};
 
-use crate::{bench_accept, bench_cleanup, bench_launch, bench_watch, bench_worktree};
+use crate::{
+    bench_accept, bench_cleanup, bench_launch, bench_watch, bench_worktree, cargo, workspace_root,
+};
 
 /// The version of the `--json` document.
 const FORMAT_VERSION: u64 = 1;
@@ -439,18 +441,6 @@ fn component_name(c: Component) -> &'static str {
 /// A line on stderr saying what the bench is doing; the table or JSON goes to stdout.
 pub fn progress(line: &str) {
     herd_cli::diagnostic(&format!("bench: {line}"));
-}
-
-/// The workspace root, where `cargo` is run.
-fn workspace_root() -> PathBuf {
-    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest_dir
-        .parent()
-        .map_or_else(|| manifest_dir.to_path_buf(), Path::to_path_buf)
-}
-
-fn cargo() -> OsString {
-    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
 }
 
 /// Replaces this debug build with a release build of itself, same arguments; returns only when

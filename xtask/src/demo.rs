@@ -23,21 +23,14 @@ use clap::Parser;
 use crossbeam_channel::Receiver;
 use herd_core::subprocess::{self, Command, Keep, Output};
 use herd_core::{Error, ErrorCode};
+// The demo builds all six binaries, so the README's first command leaves them ready.
+use herd_e2e::BINARIES;
 use herd_e2e::model::{DEFAULT_MODEL, ModelServer, Models, PROVIDER};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
 use crate::demo_child::{self as child, BRANCH, FILE, NAME};
-
-/// The binaries the demo builds: all six, so the README's first command leaves them ready.
-const BINARIES: [&str; 6] = [
-    "herd-launch",
-    "herd-watch",
-    "herd-accept",
-    "herd-worktree",
-    "herd-cleanup",
-    "herd-docs",
-];
+use crate::{cargo, workspace_root};
 
 /// How long the build may take: a first build of the workspace compiles every dependency.
 const BUILD_BUDGET: Duration = Duration::from_secs(30 * 60);
@@ -887,19 +880,6 @@ fn step(out: &mut dyn Write, text: &str) -> io::Result<()> {
 /// The heading of a section.
 fn heading(out: &mut dyn Write, text: &str) -> io::Result<()> {
     writeln!(out, "\n── {text} ──")
-}
-
-/// The workspace root, where cargo runs.
-fn workspace_root() -> PathBuf {
-    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest_dir
-        .parent()
-        .map_or_else(|| manifest_dir.to_path_buf(), Path::to_path_buf)
-}
-
-/// The cargo that runs this task.
-fn cargo() -> OsString {
-    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
 }
 
 #[cfg(test)]

@@ -13,7 +13,22 @@ mod bench_worktree;
 mod demo;
 mod demo_child;
 
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// The workspace root, where cargo runs.
+fn workspace_root() -> PathBuf {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir
+        .parent()
+        .map_or_else(|| manifest_dir.to_path_buf(), Path::to_path_buf)
+}
+
+/// The cargo that runs this task.
+fn cargo() -> OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
