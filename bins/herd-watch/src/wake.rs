@@ -7,6 +7,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// The most reads one wait spends draining queued events.
+const MAX_DRAIN_READS: usize = 64;
+
 /// Wakes the supervision loop when a watched directory changes, or when a timeout passes.
 pub struct Waker {
     fd: Option<i32>,
@@ -65,7 +68,9 @@ impl Waker {
             return false;
         }
         let mut buf = [0u8; 8192];
-        loop {
+        // A child writing without pause could keep the queue from ever running dry: the drain is
+        // bounded, and what is left only makes the next wait return at once.
+        for _ in 0..MAX_DRAIN_READS {
             // SAFETY: reading into a buffer we own; the descriptor is non-blocking.
             let read = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
             if read <= 0 {
