@@ -374,7 +374,6 @@ impl Lifecycle {
                 detail: None,
                 since_ms: Some(*since_ms),
             },
-            Turn::Unknown if self.process_confirmed && self.has_worked => plain(Label::Running),
             Turn::Unknown if self.process_confirmed => plain(Label::Running),
             Turn::Unknown => plain(Label::Starting),
         }
