@@ -246,12 +246,13 @@ impl Lifecycle {
         }
     }
 
-    /// Feeds an activity snapshot. Stale snapshots (a lower sequence than one already seen, or
-    /// older than an interrupt) are ignored.
+    /// Feeds an activity snapshot. Stale snapshots (a sequence no newer than one already seen, or
+    /// older than an interrupt) are ignored: the file is read again on every tick, and the same
+    /// snapshot must not undo what a later pane status said.
     pub fn observe_activity(&mut self, activity: &Activity) {
         if self
             .last_sequence
-            .is_some_and(|seen| activity.sequence < seen)
+            .is_some_and(|seen| activity.sequence <= seen)
         {
             return;
         }
@@ -549,6 +550,23 @@ mod tests {
         assert_eq!(life.project(9).label, Label::Waiting);
         life.observe_pane(PaneObservation::Present(AgentStatus::Blocked), 10);
         assert_eq!(life.project(11).label, Label::Blocked);
+    }
+
+    #[test]
+    fn a_snapshot_read_again_does_not_undo_a_later_pane_status() {
+        // Supervision reads the activity file on every tick; an unchanged snapshot is no news.
+        let mut life = Lifecycle::new(0);
+        life.observe_pane(PaneObservation::Present(AgentStatus::Working), 1);
+        let snapshot = activity(1, 2, Phase::Active, Some("read"));
+        life.observe_activity(&snapshot);
+        assert_eq!(life.project(3).label, Label::Active);
+        life.observe_pane(PaneObservation::Present(AgentStatus::Idle), 4);
+        assert_eq!(life.project(5).label, Label::Waiting);
+        life.observe_activity(&snapshot);
+        assert_eq!(life.project(6).label, Label::Waiting);
+        // A new snapshot is news again.
+        life.observe_activity(&activity(2, 7, Phase::Active, Some("edit")));
+        assert_eq!(life.project(8).label, Label::Active);
     }
 
     #[test]
