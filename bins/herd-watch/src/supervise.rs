@@ -340,7 +340,7 @@ impl Supervisor {
         events: &mut Vec<Event>,
         deliver: &mut impl FnMut(&RunResult) -> std::io::Result<()>,
     ) -> Result<bool, Error> {
-        let artifacts = self.artifacts.clone();
+        let artifacts = &self.artifacts;
         let reconcile_interval = self.options.reconcile_interval;
         let task_results = self.options.task_results;
         let hang_warning = self.options.hang_warning;
@@ -357,14 +357,14 @@ impl Supervisor {
         };
 
         // 1. A settled result is delivered, whoever settled it (a finisher, a cancel).
-        if let Some(result) = delivery::load(&artifacts, id)? {
+        if let Some(result) = delivery::load(artifacts, id)? {
             crate::crash_point("before-deliver");
-            finish::record_outcome(&artifacts, &run.record, &result)?;
+            finish::record_outcome(artifacts, &run.record, &result)?;
             if let Some(finisher) = run.finisher.take() {
                 let _ = finisher.cancel.send(());
                 let _ = finisher.handle.join();
             }
-            deliver_result(&artifacts, &result, deliver, events)?;
+            deliver_result(artifacts, &result, deliver, events)?;
             return Ok(true);
         }
         if run
@@ -376,7 +376,7 @@ impl Supervisor {
                 let _ = finisher.handle.join();
             }
             if let Some(successor) =
-                fallback::read_superseded(&artifacts, id).and_then(|s| s.successor)
+                fallback::read_superseded(artifacts, id).and_then(|s| s.successor)
             {
                 events.push(Event::Notice {
                     run_id: id.to_owned(),
@@ -392,7 +392,7 @@ impl Supervisor {
         }
         if run.finisher.is_some() {
             // The re-check runs; a cancel stops it.
-            if control::read_intent(&artifacts, id).is_some() {
+            if control::read_intent(artifacts, id).is_some() {
                 if let Some(finisher) = &run.finisher {
                     let _ = finisher.cancel.send(());
                 }
@@ -411,13 +411,13 @@ impl Supervisor {
 
         // 2. Cheap evidence: cancel intent, interrupt, activity, the completion sidecar.
         crate::crash_point("evidence");
-        let intent = control::read_intent(&artifacts, id);
+        let intent = control::read_intent(artifacts, id);
         run.lifecycle.cancel = match &intent {
             None => CancelState::None,
             Some(i) if i.termination == Some(Termination::Unconfirmed) => CancelState::Unconfirmed,
             Some(_) => CancelState::Requested,
         };
-        if let Some(at) = control::read_interrupt(&artifacts, id) {
+        if let Some(at) = control::read_interrupt(artifacts, id) {
             if run.interrupt_seen != Some(at) {
                 run.interrupt_seen = Some(at);
                 run.lifecycle.interrupt(at);
@@ -434,7 +434,7 @@ impl Supervisor {
 
         // A persistent specialist's task results, each delivered once.
         if run.record.persistent && task_results {
-            let pass = tasks::pass(&artifacts, &run.record)?;
+            let pass = tasks::pass(artifacts, &run.record)?;
             if pass.foreign && !run.foreign_noticed {
                 run.foreign_noticed = true;
                 events.push(Event::Notice {
@@ -446,7 +446,7 @@ impl Supervisor {
                 });
             }
             for result in pass.results {
-                if deliver_result(&artifacts, &result, deliver, events)? {
+                if deliver_result(artifacts, &result, deliver, events)? {
                     let _ = tasks::record_delivery(&run.record, &result);
                 }
             }
@@ -455,17 +455,17 @@ impl Supervisor {
         // 3. Reconcile the surface once per interval. A record still pending is read again: the
         //    launch fills in its pane and status when it has them.
         if run.record.status == LaunchStatus::Pending {
-            if let Ok(record) = RunRecord::load(&artifacts, id) {
+            if let Ok(record) = RunRecord::load(artifacts, id) {
                 run.record = record;
             }
         }
         let mut other_evidence = None;
         if due && run.record.status != LaunchStatus::Pending {
             run.last_reconcile = Some(Instant::now());
-            other_evidence = reconcile(run, &artifacts, now, listed);
+            other_evidence = reconcile(run, artifacts, now, listed);
         }
         if let Some(code) =
-            herd_surface::read_runner_exit(&herd_surface::runner_exit_file(&artifacts, id))
+            herd_surface::read_runner_exit(&herd_surface::runner_exit_file(artifacts, id))
         {
             other_evidence = Some(Observed::Exited(code));
         }
@@ -512,12 +512,12 @@ impl Supervisor {
         // 5. Status transitions; queued steering goes out between turns.
         let projection = run.lifecycle.project(now);
         if let Some(budget) = hang_warning {
-            no_progress(run, &artifacts, &projection, budget, now, events);
+            no_progress(run, artifacts, &projection, budget, now, events);
         }
         if projection.label == Label::Waiting && run.finisher.is_none() {
             if let Some((surface, target)) = &run.surface {
                 if let Ok(true) =
-                    control::deliver_queued_steer(&artifacts, id, surface.as_ref(), target)
+                    control::deliver_queued_steer(artifacts, id, surface.as_ref(), target)
                 {
                     events.push(Event::Notice {
                         run_id: id.to_owned(),
@@ -533,7 +533,7 @@ impl Supervisor {
             let previous = run.label;
             run.label = projection.label;
             run.detail = projection.detail.clone();
-            let _ = append_event(&artifacts, id, &projection);
+            let _ = append_event(artifacts, id, &projection);
             if !run.record.interactive {
                 let name = run.record.name.clone();
                 let running = crate::projection::clock(run.lifecycle.elapsed_ms(now));
