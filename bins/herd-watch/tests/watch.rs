@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use herd_core::subprocess::{self, Command, Keep, Output};
+use herd_e2e::proc::{process_alive, signal_pid};
+use herd_e2e::wait::wait_for;
 use serde_json::Value;
 
 fn watch_bin() -> PathBuf {
@@ -153,35 +155,18 @@ impl Env {
             .unwrap()
             .to_owned();
         let path = format!("{session}.process.json");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Ok(bytes) = std::fs::read(&path) {
-                let v: Value = serde_json::from_slice(&bytes).unwrap();
-                return v["pid"].as_u64().unwrap() as u32;
-            }
-            assert!(Instant::now() < deadline, "no identity record at {path}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rsplit_once(')')
-                .map(|(_, rest)| rest.trim_start().chars().next());
-            !matches!(state, Some(Some('Z' | 'X')))
-        }
-        Err(_) => false,
+        let bytes = wait_for(
+            &format!("an identity record at {path}"),
+            Duration::from_secs(10),
+            || std::fs::read(&path).ok(),
+        );
+        let v: Value = serde_json::from_slice(&bytes).unwrap();
+        v["pid"].as_u64().unwrap() as u32
     }
 }
 
 fn kill(pid: u32) {
-    // SAFETY: the test kills a process it started.
-    unsafe {
-        libc::kill(pid as i32, libc::SIGKILL);
-    }
+    signal_pid(pid, libc::SIGKILL);
 }
 
 /// Writes the completion sidecar the way the child extension does.
@@ -338,7 +323,7 @@ fn cancel_of_a_child_that_ignores_sigterm_stays_unconfirmed_until_it_exits() {
     let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
     assert_eq!(code, 3, "{text}");
     assert_eq!(doc["status"], "unconfirmed", "{doc}");
-    assert!(alive(pid), "the child ignored SIGTERM and lives");
+    assert!(process_alive(pid), "the child ignored SIGTERM and lives");
     assert!(
         !env.art()
             .join("runs")
@@ -367,7 +352,7 @@ fn cancel_confirms_and_delivers_one_cancelled_result() {
     let (code, doc, text) = env.watch(&["cancel", "--name", "Sleeper", "--json"]);
     assert_eq!(code, 0, "{text}");
     assert_eq!(doc["status"], "confirmed");
-    assert!(!alive(pid));
+    assert!(!process_alive(pid));
     let (code, doc, _) = env.watch(&["cancel", "--run", &id, "--json"]);
     assert_eq!(
         (code, doc["status"].as_str()),
@@ -423,7 +408,7 @@ fn a_recorded_start_time_that_differs_is_never_signalled() {
     assert_eq!(doc["status"], "unconfirmed");
     std::thread::sleep(Duration::from_millis(200));
     assert!(
-        alive(pid),
+        process_alive(pid),
         "a process whose start time differs from the record is never signalled"
     );
     kill(pid);
@@ -615,15 +600,10 @@ fn a_cancel_wins_over_a_pending_fallback() {
         &["--runner", "pi"],
     );
     // The child fails at once; a cancel arrives before any watcher has looked.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !env
-        .art()
-        .join(format!("runs/{first}.runner-exit.json"))
-        .exists()
-    {
-        assert!(Instant::now() < deadline, "the child did not finish");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let runner_exit = env.art().join(format!("runs/{first}.runner-exit.json"));
+    wait_for("the child to finish", Duration::from_secs(10), || {
+        runner_exit.exists().then_some(())
+    });
     let (code, doc, text) = env.watch(&["cancel", "--run", &first, "--json"]);
     assert_eq!(code, 0, "{text}");
     assert_eq!(doc["status"], "confirmed");
@@ -792,20 +772,15 @@ fn a_persistent_specialist_delivers_each_task_once_and_stops() {
         send.stdout.text(),
         send.stderr.text()
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !std::fs::read_to_string(format!(
-        "{}.tasks",
-        env.record(&id)["session_file"].as_str().unwrap()
-    ))
-    .unwrap()
-    .contains("answered")
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the second task was never answered"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for("the second task's answer", Duration::from_secs(10), || {
+        std::fs::read_to_string(format!(
+            "{}.tasks",
+            env.record(&id)["session_file"].as_str().unwrap()
+        ))
+        .unwrap()
+        .contains("answered")
+        .then_some(())
+    });
     let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
     assert_eq!(code, 0, "{text}");
     assert_eq!(doc["status"], "stopped");
@@ -857,7 +832,7 @@ fn no_progress_is_a_notice_never_a_kill() {
             .contains("no progress"),
         "{notices:?}"
     );
-    assert!(alive(pid), "the advisory never stops a child");
+    assert!(process_alive(pid), "the advisory never stops a child");
     kill(pid);
 }
 
@@ -921,21 +896,16 @@ fn slow_tmux() -> Env {
 /// Waits for the first run record of `env` to appear; returns its id.
 fn first_record(env: &Env) -> String {
     let runs = env.art().join("runs");
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let found = std::fs::read_dir(&runs).ok().and_then(|entries| {
-            entries.filter_map(Result::ok).find_map(|e| {
+    wait_for("a run record", Duration::from_secs(15), || {
+        std::fs::read_dir(&runs)
+            .ok()?
+            .filter_map(Result::ok)
+            .find_map(|e| {
                 let name = e.file_name().to_str()?.to_owned();
                 let stem = name.strip_suffix(".json")?;
                 (!stem.contains('.')).then(|| stem.to_owned())
             })
-        });
-        if let Some(id) = found {
-            return id;
-        }
-        assert!(Instant::now() < deadline, "no run record appeared");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    })
 }
 
 #[test]
