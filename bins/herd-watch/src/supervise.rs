@@ -173,7 +173,6 @@ struct Tracked {
     record: RunRecord,
     lifecycle: Lifecycle,
     surface: Option<(Box<dyn Surface>, Target)>,
-    surface_error: Option<String>,
     label: Label,
     detail: Option<String>,
     /// Completion evidence other than the sidecar, and when it was first seen.
@@ -193,7 +192,6 @@ impl Tracked {
             lifecycle: Lifecycle::new(record.created_at_ms),
             record,
             surface: None,
-            surface_error: None,
             label: Label::Starting,
             detail: None,
             pending: None,
@@ -664,8 +662,7 @@ fn reconcile(
     if run.surface.is_none() {
         match herd_surface::open(&run.record, artifacts) {
             Ok(pair) => run.surface = Some(pair),
-            Err(err) => {
-                run.surface_error = Some(err.message);
+            Err(_) => {
                 run.lifecycle.observe_pane(PaneObservation::ReadError, now);
                 return None;
             }
