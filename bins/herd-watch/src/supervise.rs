@@ -750,6 +750,16 @@ pub fn wait_for(
             run_id = successor;
             continue;
         }
+        if delivery::is_delivered(artifacts, &run_id) {
+            // Marked delivered, yet no result and no successor: the files were damaged or
+            // removed part-way. Say so rather than look again forever.
+            return Err(Error::new(
+                herd_core::ErrorCode::Conflict,
+                format!(
+                    "run {run_id} is marked delivered but its result file is missing; `herd-cleanup doctor` lists such runs"
+                ),
+            ));
+        }
         let options = Options {
             task_results: false,
             ..options.clone()

@@ -993,3 +993,22 @@ fn tmux_panes_are_reconciled_by_one_listing_per_interval() {
         kill(pid);
     }
 }
+
+#[test]
+fn a_delivered_marker_without_its_result_is_an_error_not_a_wait() {
+    let env = Env::new();
+    let id = env.spawn("Damaged", "echo done");
+    let (code, _, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    // Someone removed the result by hand after it was delivered.
+    std::fs::remove_file(env.art().join(format!("runs/{id}.result.json"))).unwrap();
+    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_ne!(code, 0, "{text}");
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("marked delivered"),
+        "{doc}"
+    );
+}
