@@ -274,12 +274,14 @@ impl Lifecycle {
                     since_ms,
                 };
             }
-            Phase::Waiting | Phase::Done
-                if self.has_worked && !matches!(self.turn, Turn::Waiting { .. }) =>
-            {
-                self.turn = Turn::Waiting {
-                    since_ms: activity.updated_at_ms,
-                };
+            // The child writes these when a turn has ended: it has worked.
+            Phase::Waiting | Phase::Done => {
+                self.has_worked = true;
+                if !matches!(self.turn, Turn::Waiting { .. }) {
+                    self.turn = Turn::Waiting {
+                        since_ms: activity.updated_at_ms,
+                    };
+                }
             }
             _ => {}
         }
@@ -567,6 +569,17 @@ mod tests {
         // A new snapshot is news again.
         life.observe_activity(&activity(2, 7, Phase::Active, Some("edit")));
         assert_eq!(life.project(8).label, Label::Active);
+    }
+
+    #[test]
+    fn a_waiting_snapshot_proves_work_for_a_status_taken_once() {
+        // `herd-watch status` starts without history: the child's last snapshot says its turn
+        // ended, and Herdr says blocked.
+        let mut life = Lifecycle::new(0);
+        life.observe_activity(&activity(9, 50, Phase::Waiting, None));
+        assert_eq!(life.project(60).label, Label::Waiting);
+        life.observe_pane(PaneObservation::Present(AgentStatus::Blocked), 70);
+        assert_eq!(life.project(80).label, Label::Blocked);
     }
 
     #[test]
