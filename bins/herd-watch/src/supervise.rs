@@ -28,6 +28,7 @@ use crate::fallback;
 use crate::finish::{self, Observed};
 use crate::projection::{
     AgentStatus, CancelState, Label, Lifecycle, Notice, PaneObservation, Projection, notice,
+    short_duration,
 };
 use crate::tasks;
 
@@ -534,20 +535,30 @@ impl Supervisor {
             let _ = append_event(artifacts, id, &projection);
             if !run.record.interactive {
                 let name = run.record.name.clone();
-                let running = crate::projection::clock(run.lifecycle.elapsed_ms(now));
+                // Protocol.md §3.2's shapes: "<name> running <rt>, stalled <d>." and
+                // "<name> running <rt>, recovered; active (<label> <d>)."
+                let running = short_duration(run.lifecycle.elapsed_ms(now));
+                let held = projection
+                    .since_ms
+                    .map(|since| short_duration(now.saturating_sub(since)));
+                let state = match (projection.label, projection.detail.as_deref(), &held) {
+                    (Label::Active, Some(detail), Some(d)) => format!(
+                        "active ({} {d})",
+                        herd_core::escape::encode_host_value(detail, 80)
+                    ),
+                    (Label::Active, _, Some(d)) => format!("active ({d})"),
+                    (label, _, Some(d)) => format!("{} {d}", label.as_str()),
+                    (label, _, None) => label.as_str().to_owned(),
+                };
                 match notice(previous, projection.label) {
                     Some(Notice::Stalled) => events.push(Event::Stalled {
                         run_id: id.to_owned(),
-                        line: format!("{} running {running}, stalled.", quoted(&name)),
+                        line: format!("{} running {running}, {state}.", quoted(&name)),
                         name,
                     }),
                     Some(Notice::Recovered) => events.push(Event::Recovered {
                         run_id: id.to_owned(),
-                        line: format!(
-                            "{} running {running}, recovered; {}.",
-                            quoted(&name),
-                            projection.label.as_str()
-                        ),
+                        line: format!("{} running {running}, recovered; {state}.", quoted(&name)),
                         name,
                     }),
                     None => {}

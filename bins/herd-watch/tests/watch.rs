@@ -1012,3 +1012,54 @@ fn a_delivered_marker_without_its_result_is_an_error_not_a_wait() {
         "{doc}"
     );
 }
+
+#[test]
+fn a_pane_gone_without_evidence_stalls_then_fails() {
+    let env = Env::tmux();
+    let id = env.spawn("Vanisher", "sleep 30");
+    let pid = env.identity_pid(&id);
+    let pane = env.record(&id)["pane"]["pane_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let out = subprocess::run(
+        &Command::new("tmux", Duration::from_secs(5))
+            .arg("-S")
+            .arg(env.tmux.as_ref().unwrap())
+            .args(["kill-pane", "-t", &pane]),
+    )
+    .unwrap();
+    assert!(out.success(), "{}", out.stderr.text());
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(60),
+    );
+    let events: Vec<Value> = out
+        .stdout
+        .text()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let stalled: Vec<&Value> = events.iter().filter(|e| e["event"] == "stalled").collect();
+    assert_eq!(stalled.len(), 1, "{events:?}");
+    let line = stalled[0]["message"].as_str().unwrap();
+    assert!(
+        line.starts_with("\"Vanisher\" running ") && line.ends_with(", stalled."),
+        "{line}"
+    );
+    let result = events
+        .iter()
+        .find(|e| e["event"] == "result")
+        .expect("a result");
+    assert_eq!(result["outcome"], "failed");
+    assert!(
+        result["message"]
+            .as_str()
+            .unwrap()
+            .contains("pane disappeared"),
+        "{result}"
+    );
+    kill(pid);
+}
