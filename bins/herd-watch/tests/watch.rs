@@ -46,6 +46,26 @@ impl Env {
         }
     }
 
+    /// Runs `tmux -S <this environment's socket> ARGS`.
+    fn tmux_cmd(&self, args: &[&str]) -> Output {
+        let socket = self.tmux.as_ref().expect("a tmux environment");
+        subprocess::run(
+            &Command::new("tmux", Duration::from_secs(5))
+                .arg("-S")
+                .arg(socket)
+                .args(args),
+        )
+        .unwrap()
+    }
+
+    /// The pane a run's record names.
+    fn pane(&self, run_id: &str) -> String {
+        self.record(run_id)["pane"]["pane_id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
     /// An environment whose children run in panes of a private tmux server.
     fn tmux() -> Env {
         let mut env = Env::new();
@@ -648,19 +668,10 @@ fn steering_is_delivered_queued_and_bounded() {
     ]);
     assert_eq!(code, 0, "{text}");
     assert_eq!(doc["receipt"], "delivered");
-    let pane = env.record(&id)["pane"]["pane_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let pane = env.pane(&id);
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let out = subprocess::run(
-            &Command::new("tmux", Duration::from_secs(5))
-                .arg("-S")
-                .arg(env.tmux.as_ref().unwrap())
-                .args(["capture-pane", "-p", "-t", &pane]),
-        )
-        .unwrap();
+        let out = env.tmux_cmd(&["capture-pane", "-p", "-t", &pane]);
         if out.stdout.text().contains("check the parser first") {
             break;
         }
@@ -855,17 +866,8 @@ fn a_cancel_during_acquisition_ends_the_owner_once_acquired() {
         launched
     });
     // The launch closed its pane once acquired: tmux no longer knows it.
-    let pane = env.record(&id)["pane"]["pane_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let out = subprocess::run(
-        &Command::new("tmux", Duration::from_secs(5))
-            .arg("-S")
-            .arg(env.tmux.as_ref().unwrap())
-            .args(["list-panes", "-t", &pane]),
-    )
-    .unwrap();
+    let pane = env.pane(&id);
+    let out = env.tmux_cmd(&["list-panes", "-t", &pane]);
     assert!(
         !out.success(),
         "the pane {pane} is still there: {}",
@@ -1018,17 +1020,8 @@ fn a_pane_gone_without_evidence_stalls_then_fails() {
     let env = Env::tmux();
     let id = env.spawn("Vanisher", "sleep 30");
     let pid = env.identity_pid(&id);
-    let pane = env.record(&id)["pane"]["pane_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let out = subprocess::run(
-        &Command::new("tmux", Duration::from_secs(5))
-            .arg("-S")
-            .arg(env.tmux.as_ref().unwrap())
-            .args(["kill-pane", "-t", &pane]),
-    )
-    .unwrap();
+    let pane = env.pane(&id);
+    let out = env.tmux_cmd(&["kill-pane", "-t", &pane]);
     assert!(out.success(), "{}", out.stderr.text());
     let out = env.run(
         &watch_bin(),
