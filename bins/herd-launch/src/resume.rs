@@ -199,7 +199,6 @@ pub fn resume(
     let session = std::path::absolute(&request.session).unwrap_or_else(|_| request.session.clone());
     let policy = restorable_policy(&session)?;
     let cwd = session_cwd(&session)?;
-    check_not_running(&session)?;
     if let Some(message) = &request.message {
         if message.trim().is_empty() {
             return Err(Error::invalid("message", "the message is empty"));
@@ -217,6 +216,9 @@ pub fn resume(
     }
     let program = crate::plan::find_pi(env)?;
     let agent_dir = crate::names::agent_dir(None, env)?;
+    // Last of the checks: it may remove an identity record of an earlier boot, and a refusal
+    // (exit 2) changes nothing.
+    check_not_running(&session)?;
     let plan = Plan {
         request: SubagentRequest {
             name: name.to_owned(),

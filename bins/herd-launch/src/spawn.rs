@@ -240,6 +240,9 @@ pub fn spawn(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Ack, Error> {
     persistent_cap(plan, artifacts)?;
+    if let Some(wt) = &plan.worktree {
+        crate::worktree::check(plan, wt, surface.kind())?;
+    }
     let mut failed_attempts = Vec::new();
     let attempts = plan.models.len().max(1);
     for attempt in 0..attempts {
@@ -252,12 +255,33 @@ pub fn spawn(
             ));
             continue;
         }
+        // Each earlier attempt failed definitely and is replaced by this one: it is never
+        // delivered. Written while this process still runs, so a watcher that sees a failed
+        // attempt waits for its launcher to end before it settles one.
+        for (run_id, _, _) in &failed_attempts {
+            mark_superseded(artifacts, run_id, &ack.record.run_id);
+        }
         return Ok(Ack {
             failed_attempts,
             ..ack
         });
     }
     Err(Error::internal("no launch attempt was made"))
+}
+
+/// Records that the failed attempt `run_id` was replaced by `successor`. A failure to write it
+/// leaves the attempt to be delivered as the failure it is, which misleads nobody.
+fn mark_superseded(artifacts: &Artifacts, run_id: &str, successor: &str) {
+    let superseded = herd_core::run::Superseded {
+        format_version: 1,
+        at_ms: herd_core::time::now_ms(),
+        successor: Some(successor.to_owned()),
+        failure: None,
+    };
+    if let Ok(bytes) = serde_json::to_vec(&superseded) {
+        let _ =
+            crate::files::create_once(&herd_core::run::Superseded::path(artifacts, run_id), &bytes);
+    }
 }
 
 /// Refuses a persistent specialist beyond `persistent.maxAgents` live ones (default 3).
@@ -480,6 +504,11 @@ fn launch_once(
         record.run_id = run_id;
         record.extra.clear();
         describe(&mut record, &files, ids.as_ref());
+        // This process's identity first: a record never exists without a launcher a watcher
+        // can judge, so a launch whose herd-launch died is settled rather than waited on.
+        if !record_launcher(artifacts, &record.run_id)? {
+            continue;
+        }
         if crate::files::claim_record(artifacts, &mut record)? {
             claimed = Some((files, ids));
             break;
@@ -512,11 +541,14 @@ fn launch_once(
             } else {
                 LaunchStatus::Failed
             };
-            record.launch_failure = Some(err.message.clone());
-            crate::files::save_record(artifacts, &mut record)?;
-            if err.code == ErrorCode::InvalidRequest && !dispatched {
+            // A refusal (exit 2) changes nothing: what the attempt wrote before it is removed,
+            // as long as nothing outside the artifacts directory (a worktree) was created.
+            if err.code == ErrorCode::InvalidRequest && !dispatched && record.worktree.is_none() {
+                withdraw(artifacts, &record);
                 return Err(err);
             }
+            record.launch_failure = Some(err.message.clone());
+            crate::files::save_record(artifacts, &mut record)?;
             Ok(Ack {
                 status: record.status,
                 record,
@@ -526,6 +558,37 @@ fn launch_once(
             })
         }
     }
+}
+
+/// Removes the files of an attempt refused before it created anything outside the artifacts
+/// directory: every file the record names, then the launcher identity, the record last (so a
+/// crash part-way leaves a record a watcher settles, never an orphaned file).
+fn withdraw(artifacts: &Artifacts, record: &RunRecord) {
+    let id = &record.run_id;
+    let mut files: Vec<PathBuf> = [
+        "launch_script",
+        "activity_file",
+        "task_artifact",
+        "request_file",
+    ]
+    .iter()
+    .filter_map(|key| record.extra.get(*key)?.as_str().map(PathBuf::from))
+    .collect();
+    files.extend(record.accept_spec.as_ref().map(PathBuf::from));
+    for path in files {
+        let _ = std::fs::remove_file(path);
+    }
+    let _ = std::fs::remove_file(artifacts.launcher(id));
+    let _ = std::fs::remove_file(artifacts.run_record(id));
+}
+
+/// Writes the identity of this herd-launch for `run_id` once; `false` when the id was taken.
+fn record_launcher(artifacts: &Artifacts, run_id: &str) -> Result<bool, Error> {
+    let path = artifacts.launcher(run_id);
+    let me =
+        herd_core::identity::capture(std::process::id(), run_id, &artifacts.run_record(run_id))?;
+    let bytes = me.to_json()?;
+    crate::files::create_once(&path, &bytes)
 }
 
 #[expect(
@@ -1006,7 +1069,9 @@ pub fn read_request(source: &str) -> Result<Vec<u8>, Error> {
         }
         return Ok(buf);
     }
+    // Every unreadable request is the caller's mistake (a directory, a FIFO, no permission):
+    // nothing was read, so nothing was changed.
     sidecar::read_bounded(Path::new(source), limit)
-        .map_err(|e| Error::from(e).with_field("request"))?
+        .map_err(|e| Error::invalid("request", format!("cannot read the request {source}: {e}")))?
         .ok_or_else(|| Error::invalid("request", format!("{source} does not exist")))
 }

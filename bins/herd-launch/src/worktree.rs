@@ -12,16 +12,27 @@ use herd_worktree::manifest::{Manifest, State};
 
 use crate::plan::Plan;
 
-/// Creates the managed worktree of run `run_id`: by Herdr (a workspace and its root pane) when
-/// the child runs on Herdr, else by `git worktree add` under the managed root.
-pub fn create(
-    artifacts: &Artifacts,
-    plan: &Plan,
-    run_id: &str,
-    wt: &WorktreeRequest,
-    surface: SurfaceKind,
-) -> Result<Created, Error> {
-    let request = CreateRequest {
+/// Refuses a worktree request that herd-worktree would refuse, before the run is claimed, so a
+/// refusal (exit 2) leaves nothing behind.
+pub fn check(plan: &Plan, wt: &WorktreeRequest, surface: SurfaceKind) -> Result<(), Error> {
+    let request = request(plan, "preflight", wt, surface);
+    herd_worktree::create::check(&request, &CreateEnv::from_env()?)
+        .map(drop)
+        .map_err(request_field)
+}
+
+/// Names a refused worktree field as the request does (`worktree.branch`, not `branch`).
+pub fn request_field(mut err: Error) -> Error {
+    if let Some(field) = err.field.as_deref() {
+        if matches!(field, "branch" | "base") {
+            err.field = Some(format!("worktree.{field}"));
+        }
+    }
+    err
+}
+
+fn request(plan: &Plan, run_id: &str, wt: &WorktreeRequest, surface: SurfaceKind) -> CreateRequest {
+    CreateRequest {
         source_cwd: plan.cwd.clone(),
         branch: wt.branch.clone(),
         base: wt.base.clone(),
@@ -32,8 +43,21 @@ pub fn create(
             Surface::Git
         },
         label: Some(plan.request.name.clone()),
-    };
+    }
+}
+
+/// Creates the managed worktree of run `run_id`: by Herdr (a workspace and its root pane) when
+/// the child runs on Herdr, else by `git worktree add` under the managed root.
+pub fn create(
+    artifacts: &Artifacts,
+    plan: &Plan,
+    run_id: &str,
+    wt: &WorktreeRequest,
+    surface: SurfaceKind,
+) -> Result<Created, Error> {
+    let request = request(plan, run_id, wt, surface);
     herd_worktree::create::create(artifacts, &request, &CreateEnv::from_env()?)
+        .map_err(request_field)
 }
 
 /// Records that the child was dispatched into its worktree. A manifest that cannot be updated

@@ -13,6 +13,7 @@ use herd_surface::{Closed, Key, Surface, Target};
 use serde::{Deserialize, Serialize};
 
 use crate::delivery::{self, Outcome};
+use crate::launch::LaunchState;
 
 /// The cancel deadline of seed 003.
 pub const CANCEL_DEADLINE: Duration = Duration::from_secs(5);
@@ -135,8 +136,11 @@ pub fn cancel(artifacts: &Artifacts, record: &RunRecord) -> Result<CancelReply, 
     // Repeated cancels join the first: its request time stands.
     sidecar::create_once(&path, &bytes)?;
     let mut intent = read_intent(artifacts, &record.run_id).unwrap_or(fresh);
-    if record.status == LaunchStatus::Pending {
+    if record.status == LaunchStatus::Pending
+        && crate::launch::judge(artifacts, record) == LaunchState::InProgress
+    {
         // The launch is still acquiring its owner; herd-launch terminates it once acquired.
+        // Once herd-launch is gone, whatever child it left is terminated here instead.
         return Ok(CancelReply {
             status: CancelStatus::Requested,
             requested_at_ms: Some(intent.requested_at_ms),
@@ -188,11 +192,41 @@ pub fn cancel(artifacts: &Artifacts, record: &RunRecord) -> Result<CancelReply, 
     }
 }
 
+/// Tries the termination of a cancelled run again (the watcher's retry, with seed 003's backoff
+/// between attempts) and records the outcome in its intent: confirmed, or still unconfirmed with
+/// the newest reason. The result itself is settled by the watcher once the child is gone.
+pub fn retry_termination(artifacts: &Artifacts, record: &RunRecord) -> Result<(), String> {
+    let path = artifacts.run_file(&record.run_id, "cancel.json");
+    let outcome = terminate(artifacts, record, Instant::now() + CANCEL_DEADLINE);
+    let Some(mut intent) = read_intent(artifacts, &record.run_id) else {
+        return outcome;
+    };
+    match &outcome {
+        Ok(()) => {
+            intent.termination = Some(Termination::Confirmed);
+            intent.confirmed_at_ms = Some(now_ms());
+            intent.error = None;
+        }
+        Err(reason) => {
+            intent.termination = Some(Termination::Unconfirmed);
+            intent.error = Some(reason.clone());
+        }
+    }
+    sidecar::write_json(&path, &intent).map_err(|e| e.to_string())?;
+    outcome
+}
+
 /// Ends the child within `deadline`: an ordinary owned pane is closed and its absence
-/// confirmed; a worktree child's (or a headless child's) verified identity gets SIGTERM.
-fn terminate(artifacts: &Artifacts, record: &RunRecord, deadline: Instant) -> Result<(), String> {
-    let (surface, target) = herd_surface::open(record, artifacts).map_err(|e| e.message)?;
-    let identity_file = record.session_files().process();
+/// confirmed; a headless child's whole session is ended; a worktree child's (or a child whose
+/// launcher died before it recorded a pane) verified identity gets SIGTERM.
+pub(crate) fn terminate(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    deadline: Instant,
+) -> Result<(), String> {
+    let Ok((surface, target)) = herd_surface::open(record, artifacts) else {
+        return terminate_identity(record, None, deadline);
+    };
     let retained_root = record.worktree.is_some() || !record.pane.as_ref().is_some_and(|p| p.owned);
     if let (Target::Pane(_), false) = (&target, retained_root) {
         return match herd_surface::close_confirmed(surface.as_ref(), &target, deadline) {
@@ -209,11 +243,28 @@ fn terminate(artifacts: &Artifacts, record: &RunRecord, deadline: Instant) -> Re
         };
     }
     // A retained worktree root: only the verified identity is signalled, never the pane.
-    let record_id = identity::Record::read(&identity_file).map_err(|e| e.to_string())?;
-    let Some(id) = record_id else {
-        return match surface.presence(&target, deadline) {
-            Ok(herd_surface::Presence::Absent) => Ok(()),
-            _ => Err("no process identity was captured and the pane is still there".into()),
+    terminate_identity(record, Some((surface.as_ref(), &target)), deadline)
+}
+
+/// SIGTERM to the child's recorded identity, verified first; without one, only the pane's
+/// absence (when there is a pane) confirms the child gone.
+fn terminate_identity(
+    record: &RunRecord,
+    pane: Option<(&dyn Surface, &Target)>,
+    deadline: Instant,
+) -> Result<(), String> {
+    let identity = if record.session_file.is_empty() {
+        None
+    } else {
+        identity::Record::read(&record.session_files().process()).map_err(|e| e.to_string())?
+    };
+    let Some(id) = identity else {
+        return match pane.map(|(surface, target)| surface.presence(target, deadline)) {
+            Some(Ok(herd_surface::Presence::Absent)) => Ok(()),
+            Some(_) => Err("no process identity was captured and the pane is still there".into()),
+            None => Err(
+                "no owner of a child was identified yet: no pane and no process identity".into(),
+            ),
         };
     };
     match identity::terminate(&id, libc::SIGTERM) {

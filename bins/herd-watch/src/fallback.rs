@@ -17,18 +17,7 @@ use serde::{Deserialize, Serialize};
 /// The budget of the fallback launch (placement and worktree acquisition included).
 const LAUNCH_BUDGET: Duration = Duration::from_secs(180);
 
-/// `runs/<id>.superseded.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Superseded {
-    pub format_version: u64,
-    pub at_ms: u64,
-    /// The run of the next model, once it is launched.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub successor: Option<String>,
-    /// Why no successor exists, when the launch failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failure: Option<String>,
-}
+pub use herd_core::run::Superseded;
 
 /// `runs/<successor>.predecessor.json`: the attempts before this one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,9 +30,7 @@ pub struct Predecessor {
 }
 
 pub fn read_superseded(artifacts: &Artifacts, run_id: &str) -> Option<Superseded> {
-    sidecar::read_json(&artifacts.run_file(run_id, "superseded.json"), 16 * 1024)
-        .ok()
-        .flatten()
+    Superseded::read(artifacts, run_id)
 }
 
 pub fn read_predecessor(artifacts: &Artifacts, run_id: &str) -> Option<Predecessor> {
@@ -63,7 +50,7 @@ pub enum Fallback {
 
 /// Launches the next model of `record` after its provider error `error`.
 pub fn launch_next(artifacts: &Artifacts, record: &RunRecord, error: &str) -> Fallback {
-    let path = artifacts.run_file(&record.run_id, "superseded.json");
+    let path = Superseded::path(artifacts, &record.run_id);
     let claim = Superseded {
         format_version: 1,
         at_ms: now_ms(),

@@ -31,6 +31,9 @@ pub enum Observed {
     Exited(i32),
     /// The pane or process vanished without completion evidence.
     Lost,
+    /// No child was ever started: the launch failed, or its herd-launch was lost before it
+    /// placed one (the reason, host text).
+    LaunchFailed(String),
     /// A cancel intent was recorded and the child is gone.
     Cancelled(CancelIntent),
 }
@@ -159,6 +162,12 @@ pub fn build(
                 "errorMessage".into(),
                 "pane disappeared before completion evidence was recorded".into(),
             );
+        }
+        Observed::LaunchFailed(why) => {
+            ending.outcome = Some(Outcome::Failed);
+            ending.failure = Some(why.clone());
+            details.insert("errorMessage".into(), why.clone().into());
+            details.insert("launchFailure".into(), why.clone().into());
         }
         Observed::Cancelled(intent) => {
             ending.outcome = Some(Outcome::Cancelled);

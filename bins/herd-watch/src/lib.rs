@@ -6,6 +6,7 @@ pub mod delivery;
 pub mod evidence;
 pub mod fallback;
 pub mod finish;
+pub mod launch;
 pub mod message;
 pub mod projection;
 pub mod status;

@@ -26,6 +26,7 @@ use crate::delivery::{self, RunResult};
 use crate::evidence::{self, ActivityRead, ExitRead};
 use crate::fallback;
 use crate::finish::{self, Observed};
+use crate::launch::LaunchState;
 use crate::projection::{
     AgentStatus, CancelState, Label, Lifecycle, Notice, PaneObservation, Projection, notice,
     short_duration,
@@ -48,6 +49,9 @@ pub struct Options {
     /// Whether persistent specialists' task results are delivered (by `follow`, not by `wait`,
     /// which answers with the run's own result).
     pub task_results: bool,
+    /// How long a launch whose herd-launch is gone waits for evidence of a child before it
+    /// settles as lost.
+    pub lost_grace: Duration,
 }
 
 impl Default for Options {
@@ -57,6 +61,7 @@ impl Default for Options {
             max_sleep: Duration::from_millis(250),
             task_results: true,
             hang_warning: hang_warning_from_env(),
+            lost_grace: crate::launch::lost_grace_from_env(),
         }
     }
 }
@@ -184,6 +189,19 @@ struct Tracked {
     foreign_noticed: bool,
     /// Whether the current no-progress episode was announced.
     hang_warned: bool,
+    /// Since when the run's launch is known orphaned (herd-launch gone, no child seen).
+    orphaned_since: Option<Instant>,
+    /// The retries of an unconfirmed cancel's termination.
+    termination: Retries,
+}
+
+/// The watcher's retries of a termination that a cancel left unconfirmed: one attempt at a time,
+/// in a thread of its own (an attempt may take the cancel deadline), paced by seed 003's backoff.
+#[derive(Default)]
+struct Retries {
+    attempt: Option<JoinHandle<Result<(), String>>>,
+    failures: u32,
+    next_at: Option<Instant>,
 }
 
 impl Tracked {
@@ -201,6 +219,8 @@ impl Tracked {
             interrupt_seen: None,
             foreign_noticed: false,
             hang_warned: false,
+            orphaned_since: None,
+            termination: Retries::default(),
         }
     }
 }
@@ -343,6 +363,7 @@ impl Supervisor {
         let reconcile_interval = self.options.reconcile_interval;
         let task_results = self.options.task_results;
         let hang_warning = self.options.hang_warning;
+        let lost_grace = self.options.lost_grace;
         let woke = self.woke;
         let listed = self.tracked.get(id).and_then(|run| {
             let pane = run.record.pane.as_ref()?;
@@ -416,6 +437,9 @@ impl Supervisor {
             Some(i) if i.termination == Some(Termination::Unconfirmed) => CancelState::Unconfirmed,
             Some(_) => CancelState::Requested,
         };
+        if let Some(intent) = &intent {
+            retry_termination(run, artifacts, intent);
+        }
         if let Some(at) = control::read_interrupt(artifacts, id) {
             if run.interrupt_seen != Some(at) {
                 run.interrupt_seen = Some(at);
@@ -451,17 +475,37 @@ impl Supervisor {
             }
         }
 
-        // 3. Reconcile the surface once per interval. A record still pending is read again: the
-        //    launch fills in its pane and status when it has them.
-        if run.record.status == LaunchStatus::Pending {
+        // 3. Reconcile the surface once per interval. A record whose launch has not finished is
+        //    read again (the launch fills in its pane and status when it has them) and judged:
+        //    a launch that failed or lost its launcher settles without a child.
+        if run.record.status != LaunchStatus::Launched {
             if let Ok(record) = RunRecord::load(artifacts, id) {
                 run.record = record;
             }
         }
         let mut other_evidence = None;
-        if due && run.record.status != LaunchStatus::Pending {
-            run.last_reconcile = Some(Instant::now());
-            other_evidence = reconcile(run, artifacts, now, listed);
+        match crate::launch::judge(artifacts, &run.record) {
+            LaunchState::Supervise => {
+                run.orphaned_since = None;
+                if due {
+                    run.last_reconcile = Some(Instant::now());
+                    other_evidence = reconcile(run, artifacts, now, listed);
+                }
+            }
+            LaunchState::InProgress => run.orphaned_since = None,
+            LaunchState::Superseded => return Ok(true),
+            LaunchState::Failed(why) => {
+                other_evidence = Some(Observed::LaunchFailed(format!("the launch failed: {why}")));
+            }
+            LaunchState::Orphaned(why) => {
+                let since = *run.orphaned_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= lost_grace {
+                    other_evidence = Some(Observed::LaunchFailed(format!(
+                        "lost: {why} before a child was seen, and none appeared within {} s",
+                        lost_grace.as_secs()
+                    )));
+                }
+            }
         }
         if let Some(code) =
             herd_surface::read_runner_exit(&herd_surface::runner_exit_file(artifacts, id))
@@ -574,6 +618,39 @@ impl Supervisor {
     }
 }
 
+/// Drives the termination of a cancelled run that its cancel could not confirm: another attempt
+/// once the backoff has passed (1 s, doubling to a 30 s cap), until one confirms. A cancel still
+/// within its own deadline, and a launch herd-launch is still acquiring, are left to their owners.
+fn retry_termination(run: &mut Tracked, artifacts: &Artifacts, intent: &control::CancelIntent) {
+    let retries = &mut run.termination;
+    if let Some(attempt) = retries.attempt.take_if(|a| a.is_finished()) {
+        if !matches!(attempt.join(), Ok(Ok(()))) {
+            retries.failures = retries.failures.saturating_add(1);
+            retries.next_at = Some(Instant::now() + herd_surface::retry_wait(retries.failures));
+        }
+    }
+    if retries.attempt.is_some() || intent.termination == Some(Termination::Confirmed) {
+        return;
+    }
+    let in_flight = intent.termination.is_none()
+        && now_ms().saturating_sub(intent.requested_at_ms)
+            < u64::try_from(control::CANCEL_DEADLINE.as_millis()).unwrap_or(u64::MAX) + 1_000;
+    if in_flight || crate::launch::judge(artifacts, &run.record) == LaunchState::InProgress {
+        return;
+    }
+    let next_at = *retries
+        .next_at
+        .get_or_insert_with(|| Instant::now() + herd_surface::retry_wait(0));
+    if Instant::now() < next_at {
+        return;
+    }
+    let artifacts = artifacts.clone();
+    let record = run.record.clone();
+    retries.attempt = Some(std::thread::spawn(move || {
+        control::retry_termination(&artifacts, &record)
+    }));
+}
+
 /// The no-progress advisory: a notice when an active or blocked run shows no progress (session
 /// and activity untouched) for `budget`, and another when progress resumes. Never a kill.
 fn no_progress(
@@ -673,10 +750,9 @@ fn reconcile(
     if run.surface.is_none() {
         match herd_surface::open(&run.record, artifacts) {
             Ok(pair) => run.surface = Some(pair),
-            Err(_) => {
-                run.lifecycle.observe_pane(PaneObservation::ReadError, now);
-                return None;
-            }
+            // No pane was recorded (its launcher died before it could say): the child's own
+            // identity is the only owner to ask.
+            Err(_) => return reconcile_identity(run, artifacts, now),
         }
     }
     let (surface, target) = run.surface.as_ref()?;
@@ -716,6 +792,35 @@ fn reconcile(
             None
         }
     }
+}
+
+/// Supervises a child that has no surface target through its recorded identity alone.
+fn reconcile_identity(run: &mut Tracked, artifacts: &Artifacts, now: u64) -> Option<Observed> {
+    let identity = (!run.record.session_file.is_empty())
+        .then(|| herd_core::identity::Record::read(&run.record.session_files().process()))
+        .and_then(Result::ok)
+        .flatten();
+    let Some(identity) = identity else {
+        run.lifecycle.observe_pane(PaneObservation::ReadError, now);
+        return None;
+    };
+    if herd_core::identity::judge(&identity) == herd_core::identity::Judgement::Alive {
+        run.lifecycle
+            .observe_pane(PaneObservation::Present(AgentStatus::Unknown), now);
+        return None;
+    }
+    if herd_core::identity::proven_gone(&identity).is_none() {
+        run.lifecycle.observe_pane(PaneObservation::ReadError, now);
+        return None;
+    }
+    run.lifecycle.observe_pane(PaneObservation::Missing, now);
+    Some(
+        herd_surface::read_runner_exit(&herd_surface::runner_exit_file(
+            artifacts,
+            &run.record.run_id,
+        ))
+        .map_or(Observed::Lost, Observed::Exited),
+    )
 }
 
 /// Reads the shell sentinel from the child's screen or log.

@@ -181,7 +181,7 @@ pub fn default_surface() -> Surface {
 
 /// What was decided before anything is created.
 #[derive(Debug, Clone)]
-pub(crate) struct Plan {
+pub struct Plan {
     pub source_cwd: PathBuf,
     pub principal: PathBuf,
     pub branch: String,
@@ -284,6 +284,24 @@ pub(crate) fn plan(
     env: &CreateEnv,
 ) -> Result<Plan, Error> {
     validate_run_id(&req.run_id)?;
+    let manifest_file = artifacts.worktree_manifest(&req.run_id);
+    if manifest_file.exists() {
+        return Err(Error::invalid(
+            "run_id",
+            format!(
+                "a worktree manifest for run {} already exists at {}",
+                req.run_id,
+                manifest_file.display()
+            ),
+        ));
+    }
+    check(req, env)
+}
+
+/// Checks everything about a request that does not depend on its run: the names, the source
+/// repository, the base, that the branch and the checkout directory are free. Creates nothing;
+/// herd-launch runs it before it claims a run, so a refused worktree leaves no trace.
+pub fn check(req: &CreateRequest, env: &CreateEnv) -> Result<Plan, Error> {
     check_branch_name(&req.branch).map_err(|why| Error::invalid("branch", why))?;
     if let Some(base) = &req.base {
         if base.is_empty() || base.len() > 1024 || base.contains(['\0', '\n']) {
@@ -300,17 +318,6 @@ pub(crate) fn plan(
                 "a label is 1 to 200 characters without control characters",
             ));
         }
-    }
-    let manifest_file = artifacts.worktree_manifest(&req.run_id);
-    if manifest_file.exists() {
-        return Err(Error::invalid(
-            "run_id",
-            format!(
-                "a worktree manifest for run {} already exists at {}",
-                req.run_id,
-                manifest_file.display()
-            ),
-        ));
     }
     let source_cwd = std::path::absolute(&req.source_cwd).map_err(|e| {
         Error::invalid(

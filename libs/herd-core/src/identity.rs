@@ -28,6 +28,9 @@ use serde::Serialize;
 
 use crate::{ErrorCode, sidecar};
 
+mod session;
+pub use session::{session_count, signal_session, terminate_session, wait_empty};
+
 /// The version of the record format; any other version is refused.
 pub const RECORD_VERSION: u64 = 1;
 
@@ -395,6 +398,30 @@ pub fn judge(record: &Record) -> Judgement {
     }
 }
 
+/// Whether the recorded process is proven gone, with the reason: no `/proc` entry or a zombie,
+/// a record of another boot (nothing of an earlier boot runs now), or, in this boot and PID
+/// namespace, its PID naming a process with another start time. `None` while it may still run,
+/// including a record of another PID namespace, which this process cannot see into.
+pub fn proven_gone(record: &Record) -> Option<String> {
+    match judge(record) {
+        Judgement::Alive => None,
+        Judgement::Exited => Some(format!("process {} has exited", record.pid)),
+        Judgement::Unknown(reason) => {
+            let host = Host::read().ok()?;
+            if host.boot_id != record.boot_id {
+                return Some(reason);
+            }
+            if host.pid_namespace != record.pid_namespace {
+                return None;
+            }
+            match read_current_stat(record) {
+                Ok(Some(stat)) if stat.start_time != record.start_time => Some(reason),
+                _ => None,
+            }
+        }
+    }
+}
+
 /// Verifies that the recorded process is `ancestor_pid` or a descendant of it.
 ///
 /// The identity must be alive with its recorded start time; then its parents are walked, at most
@@ -684,6 +711,8 @@ struct Stat {
     pid: u32,
     state: u8,
     ppid: i64,
+    /// The session id (field 6).
+    session: i64,
     start_time: u64,
 }
 
@@ -719,6 +748,10 @@ fn parse_stat(bytes: &[u8]) -> Result<Stat, String> {
         .get(1)
         .and_then(|s| s.parse::<i64>().ok())
         .ok_or("has no parent pid")?;
+    let session = fields
+        .get(3)
+        .and_then(|s| s.parse::<i64>().ok())
+        .ok_or("has no session id")?;
     let start_time = fields
         .get(19)
         .and_then(|s| parse_digits(s))
@@ -727,6 +760,7 @@ fn parse_stat(bytes: &[u8]) -> Result<Stat, String> {
         pid,
         state,
         ppid,
+        session,
         start_time,
     })
 }

@@ -116,6 +116,13 @@ impl Artifacts {
         self.runs_dir().join(format!("{run_id}.result.json"))
     }
 
+    /// The identity of the herd-launch process that claimed the run (`runs/<id>.launcher.json`,
+    /// in the `.process.json` format), so a watcher can prove a launch that never finished has
+    /// lost its launcher.
+    pub fn launcher(&self, run_id: &str) -> PathBuf {
+        self.run_file(run_id, "launcher.json")
+    }
+
     /// Any other per-run file of `runs/`, e.g. `run_file(id, "cancel.json")`.
     pub fn run_file(&self, run_id: &str, suffix: &str) -> PathBuf {
         self.runs_dir().join(format!("{run_id}.{suffix}"))

@@ -178,6 +178,34 @@ impl RunRecord {
     }
 }
 
+/// `runs/<id>.superseded.json`: the run was replaced by another attempt (a model fallback after
+/// a provider error, or the next candidate after a definite launch failure) and is not delivered.
+/// Written once, as a claim first (no successor yet) when the decision precedes the launch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Superseded {
+    pub format_version: u64,
+    pub at_ms: u64,
+    /// The run of the next attempt, once it is launched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub successor: Option<String>,
+    /// Why no successor exists, when the launch failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+impl Superseded {
+    pub fn path(artifacts: &Artifacts, run_id: &str) -> std::path::PathBuf {
+        artifacts.run_file(run_id, "superseded.json")
+    }
+
+    /// Reads the file of `run_id`; `None` when there is none or it cannot be read.
+    pub fn read(artifacts: &Artifacts, run_id: &str) -> Option<Superseded> {
+        sidecar::read_json(&Superseded::path(artifacts, run_id), 16 * 1024)
+            .ok()
+            .flatten()
+    }
+}
+
 /// How a command names a run: `--run ID` or `--name NAME`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Selector<'a> {

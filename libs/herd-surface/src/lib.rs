@@ -336,8 +336,9 @@ pub enum Closed {
 pub fn close_confirmed(surface: &dyn Surface, target: &Target, deadline: Instant) -> Closed {
     if let Err(err) = surface.close(target, deadline) {
         if !matches!(err, Error::NotFound { .. }) {
-            // The close may still have happened (a timeout); only a presence query can tell.
-            if Instant::now() >= deadline {
+            // The close may still have happened (a timeout); only a presence query can tell. A
+            // process target's close waits for the whole tree itself: its error is the answer.
+            if Instant::now() >= deadline || matches!(target, Target::Process(_)) {
                 return Closed::Unconfirmed(err.to_string());
             }
         }

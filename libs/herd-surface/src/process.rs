@@ -25,6 +25,9 @@ const SURFACE: &str = "process";
 /// The most of a log [`Surface::read_tail`] reads from its end.
 pub const TAIL_READ_LIMIT: u64 = 256 * 1024;
 
+/// How long the processes of a closed child get after SIGTERM before SIGKILL.
+pub const TERM_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// The shell that runs launch scripts.
 const SHELL: &str = "/bin/sh";
 
@@ -140,7 +143,7 @@ impl Surface for Process {
             status: read_runner_exit(&target.exit_status),
         };
         if let Some(leader) = read_record(&target.leader)? {
-            return match identity::judge(&leader) {
+            return match judged(&leader) {
                 Judgement::Alive => Ok(Presence::Running),
                 Judgement::Exited => Ok(exited()),
                 Judgement::Unknown(reason) => Err(Error::Io(format!(
@@ -152,7 +155,7 @@ impl Surface for Process {
             return Ok(exited());
         }
         match read_record(&target.identity)? {
-            Some(runner) => match identity::judge(&runner) {
+            Some(runner) => match judged(&runner) {
                 Judgement::Alive => Ok(Presence::Running),
                 Judgement::Exited => Ok(exited()),
                 Judgement::Unknown(reason) => {
@@ -235,25 +238,73 @@ impl Surface for Process {
         Ok(())
     }
 
-    fn close(&self, target: &Target, _deadline: Instant) -> Result<(), Error> {
+    /// Ends the child's whole tree: SIGTERM to the runner and to every process of the script's
+    /// session, [`TERM_GRACE`] to exit, then SIGKILL to what is left. Every process is re-verified
+    /// through a pidfd before its signal. `Ok` only once no process of the session is left.
+    fn close(&self, target: &Target, deadline: Instant) -> Result<(), Error> {
         let target = self.target(target)?;
-        // The runner is the child; without its record (exec not reached yet), the script's shell.
-        let record = match read_record(&target.identity)? {
-            Some(runner) => runner,
-            None => read_record(&target.leader)?.ok_or_else(|| {
-                Error::Io(format!(
+        let leader = read_record(&target.leader)?;
+        let runner = read_record(&target.identity)?;
+        let mut runner_exited = false;
+        if let Some(runner) = &runner {
+            match identity::terminate(runner, libc::SIGTERM) {
+                Termination::Signalled => {}
+                Termination::Exited => runner_exited = true,
+                Termination::Unknown(reason) => {
+                    return Err(Error::Io(format!("SIGTERM not sent: {reason}")));
+                }
+            }
+        }
+        let Some(leader) = leader else {
+            // No session to end: the runner alone (a script that left no leader record).
+            let Some(runner) = runner else {
+                return Err(Error::Io(format!(
                     "run {} has no recorded identity to terminate",
                     target.run_id
-                ))
-            })?,
+                )));
+            };
+            if runner_exited {
+                return Err(Error::NotFound {
+                    target: format!("process {} of run {}", runner.pid, target.run_id),
+                });
+            }
+            if identity::wait_exited(&runner, (Instant::now() + TERM_GRACE).min(deadline))
+                == Judgement::Alive
+            {
+                let _ = identity::terminate(&runner, libc::SIGKILL);
+            }
+            return match identity::wait_exited(&runner, deadline) {
+                Judgement::Exited => Ok(()),
+                other => Err(Error::Io(format!(
+                    "the runner is not confirmed gone after SIGKILL: {other}"
+                ))),
+            };
         };
-        match identity::terminate(&record, libc::SIGTERM) {
-            Termination::Signalled => Ok(()),
-            Termination::Exited => Err(Error::NotFound {
-                target: format!("process {} of run {}", record.pid, target.run_id),
-            }),
-            Termination::Unknown(reason) => Err(Error::Io(format!("SIGTERM not sent: {reason}"))),
+        let before = identity::session_count(&leader).map_err(Error::Io)?;
+        if runner_exited && before == 0 {
+            return Err(Error::NotFound {
+                target: format!("the processes of run {}", target.run_id),
+            });
         }
+        match identity::terminate_session(&leader, TERM_GRACE, deadline) {
+            Ok(0) => Ok(()),
+            Ok(left) => Err(Error::Io(format!(
+                "{left} process(es) of the child's session still run after SIGKILL"
+            ))),
+            Err(reason) => Err(Error::Io(format!(
+                "cannot tell what is left of the child's session: {reason}"
+            ))),
+        }
+    }
+}
+
+/// Judges a recorded process, taking an identity that no longer matches (another boot, or
+/// another start time at its PID in this boot and namespace) as proof that it is gone. Such a
+/// process is never signalled: only [`identity::terminate`] signals, and it verifies again.
+fn judged(record: &Record) -> Judgement {
+    match identity::judge(record) {
+        Judgement::Unknown(_) if identity::proven_gone(record).is_some() => Judgement::Exited,
+        other => other,
     }
 }
 
