@@ -1056,3 +1056,256 @@ fn a_pane_gone_without_evidence_stalls_then_fails() {
     );
     kill(pid);
 }
+
+/// Writes an executable script at `path`.
+fn write_script(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    let mut perms = std::fs::metadata(path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(path, perms).unwrap();
+}
+
+/// A tmux environment whose `split-window` first writes its PID to `tmux-hold.pid` and waits
+/// until `tmux-release` exists (or for good, when `release` is false), so a launch can be caught
+/// while it is acquiring its pane.
+fn held_tmux(release: bool) -> Env {
+    let mut env = Env::tmux();
+    let dir = env.dir.path().to_str().unwrap().to_owned();
+    let then = if release {
+        "exec tmux \"$@\""
+    } else {
+        "exit 1"
+    };
+    let script = format!(
+        "#!/bin/sh\ncase \"$*\" in *split-window*|*new-window*)\n  echo $$ > '{dir}/tmux-hold.pid'\n  i=0; while [ ! -e '{dir}/tmux-release' ] && [ $i -lt 6000 ]; do sleep 0.05; i=$((i+1)); done\n  {then};;\nesac\nexec tmux \"$@\"\n"
+    );
+    let held = env.dir.path().join("held-tmux");
+    write_script(&held, &script);
+    env.extra
+        .push(("HERD_TMUX".into(), held.to_str().unwrap().into()));
+    env
+}
+
+/// The PID of the herd-launch that claimed `run_id`, from the identity it recorded.
+fn launcher_pid(env: &Env, run_id: &str) -> u32 {
+    let path = env.art().join(format!("runs/{run_id}.launcher.json"));
+    let bytes = wait_for("the launcher's identity", Duration::from_secs(15), || {
+        std::fs::read(&path).ok()
+    });
+    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    v["pid"].as_u64().unwrap() as u32
+}
+
+/// Spawns `script` on `env` in a thread, kills its herd-launch with `signal` while the pane is
+/// being acquired, and returns the run id and what herd-launch printed.
+fn launch_killed_during_acquisition(env: &Env, signal: i32, script: &str) -> (String, Output) {
+    std::thread::scope(|scope| {
+        let spawner = scope.spawn(|| {
+            let path = env.dir.path().join("req.json");
+            std::fs::write(&path, r#"{"name":"Orphan","task":"t"}"#).unwrap();
+            env.run(
+                &launch_bin(),
+                &[
+                    "spawn",
+                    "--request",
+                    path.to_str().unwrap(),
+                    "--surface",
+                    env.surface,
+                    "--json",
+                    "--runner",
+                    "exec",
+                    "--",
+                    "sh",
+                    "-c",
+                    script,
+                ],
+                &[],
+                Duration::from_secs(60),
+            )
+        });
+        let id = first_record(env);
+        wait_for("the held tmux", Duration::from_secs(15), || {
+            std::fs::metadata(env.dir.path().join("tmux-hold.pid")).ok()
+        });
+        signal_pid(launcher_pid(env, &id), signal);
+        (id, spawner.join().unwrap())
+    })
+}
+
+#[test]
+fn a_definite_launch_failure_settles_at_once_as_failed() {
+    let env = Env::new();
+    // `logs` is a file, so the process surface cannot place the child: nothing starts.
+    std::fs::create_dir_all(env.art()).unwrap();
+    std::fs::write(env.art().join("logs"), "").unwrap();
+    std::fs::write(
+        env.dir.path().join("req.json"),
+        r#"{"name":"Doomed","task":"t"}"#,
+    )
+    .unwrap();
+    let out = env.run(
+        &launch_bin(),
+        &[
+            "spawn",
+            "--request",
+            "req.json",
+            "--surface",
+            "process",
+            "--json",
+            "--runner",
+            "exec",
+            "--",
+            "true",
+        ],
+        &[],
+        Duration::from_secs(30),
+    );
+    let ack: Value = serde_json::from_slice(&out.stdout.bytes).unwrap();
+    assert_eq!(
+        (out.code, ack["status"].as_str()),
+        (Some(4), Some("failed")),
+        "{ack}"
+    );
+    let id = ack["run_id"].as_str().unwrap();
+    let (code, doc, text) = env.watch(&["wait", "--run", id, "--json"]);
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(doc["outcome"], "failed");
+    assert!(
+        doc["details"]["launchFailure"]
+            .as_str()
+            .unwrap()
+            .contains("cannot create"),
+        "{doc}"
+    );
+    // follow emits it (already delivered: no second result) and ends.
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert!(out.success(), "{}", out.stderr.text());
+    assert_eq!(result_events(&out.stdout.text(), id), 0);
+    let (_, status, _) = env.watch(&["status", "--run", id, "--json"]);
+    assert_eq!(status["runs"][0]["label"], "failed", "{status}");
+}
+
+#[test]
+fn a_launch_whose_herd_launch_dies_settles_as_lost() {
+    for signal in [libc::SIGKILL, libc::SIGTERM, libc::SIGABRT] {
+        let env = held_tmux(false);
+        let (id, launch) = launch_killed_during_acquisition(&env, signal, "echo never");
+        assert_ne!(
+            launch.code,
+            Some(0),
+            "signal {signal}: {}",
+            launch.stdout.text()
+        );
+        assert_eq!(env.record(&id)["status"], "pending", "signal {signal}");
+        let (code, doc, text) = env.watch_env(
+            &["wait", "--run", &id, "--json"],
+            &[("HERD_LOST_GRACE_MS", "300")],
+        );
+        assert_eq!(code, 1, "signal {signal}: {text}");
+        assert_eq!(doc["outcome"], "failed");
+        let failure = doc["details"]["launchFailure"].as_str().unwrap();
+        assert!(failure.starts_with("lost: herd-launch ended"), "{failure}");
+        let hold: u32 = std::fs::read_to_string(env.dir.path().join("tmux-hold.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        kill(hold);
+    }
+}
+
+#[test]
+fn a_child_started_after_its_launcher_died_is_cancelled_through_its_identity() {
+    let env = held_tmux(true);
+    let (id, _) = launch_killed_during_acquisition(&env, libc::SIGKILL, "echo started; sleep 60");
+    std::fs::write(env.dir.path().join("tmux-release"), "").unwrap();
+    let pid = env.identity_pid(&id);
+    assert_eq!(env.record(&id)["status"], "pending");
+    let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
+    assert_eq!(
+        (code, doc["status"].as_str()),
+        (0, Some("confirmed")),
+        "{text}"
+    );
+    assert!(
+        !process_alive(pid),
+        "the child was signalled through its identity"
+    );
+    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(code, 5, "{text}");
+    assert_eq!(doc["outcome"], "cancelled");
+}
+
+#[test]
+fn a_confirmed_cancel_leaves_no_process_of_the_childs_tree() {
+    let env = Env::new();
+    let id = env.spawn(
+        "Builder",
+        "trap '' TERM; (trap '' TERM; sleep 300) & echo $! > \"$PWD/grandchild.pid\"; while :; do sleep 0.05; done",
+    );
+    let pid = env.identity_pid(&id);
+    let grandchild: u32 = wait_for("the grandchild", Duration::from_secs(10), || {
+        std::fs::read_to_string(env.dir.path().join("grandchild.pid"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    });
+    let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
+    assert_eq!(
+        (code, doc["status"].as_str()),
+        (0, Some("confirmed")),
+        "{text}"
+    );
+    assert!(!process_alive(pid), "the child is gone");
+    assert!(!process_alive(grandchild), "its build went with it");
+    let (code, doc, _) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!((code, doc["outcome"].as_str()), (5, Some("cancelled")));
+}
+
+#[test]
+fn an_unconfirmed_cancel_is_retried_by_the_watcher_until_it_confirms() {
+    let env = Env::new();
+    let id = env.spawn("Retry", "sleep 60");
+    let pid = env.identity_pid(&id);
+    let session = env.record(&id)["session_file"].as_str().unwrap().to_owned();
+    // While the identities read wrong, nothing is signalled and the cancel stays unconfirmed.
+    let files = [
+        PathBuf::from(format!("{session}.process.json")),
+        env.art().join(format!("runs/{id}.leader.json")),
+    ];
+    let saved: Vec<Option<Vec<u8>>> = files.iter().map(|f| std::fs::read(f).ok()).collect();
+    for file in &files {
+        if let Ok(bytes) = std::fs::read(file) {
+            let mut record: Value = serde_json::from_slice(&bytes).unwrap();
+            let start: u64 = record["startTime"].as_str().unwrap().parse().unwrap();
+            record["startTime"] = Value::String((start + 1).to_string());
+            std::fs::write(file, record.to_string()).unwrap();
+        }
+    }
+    let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
+    assert_eq!(
+        (code, doc["status"].as_str()),
+        (3, Some("unconfirmed")),
+        "{text}"
+    );
+    assert!(process_alive(pid));
+    // The probe reads true again: the watcher's next attempt confirms without another cancel.
+    for (file, bytes) in files.iter().zip(&saved) {
+        if let Some(bytes) = bytes {
+            std::fs::write(file, bytes).unwrap();
+        }
+    }
+    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(code, 5, "{text}");
+    assert_eq!(
+        doc["details"]["cancellation"]["termination"], "confirmed",
+        "{doc}"
+    );
+    assert!(!process_alive(pid));
+}

@@ -901,6 +901,7 @@ mod tests {
                 pid: 42,
                 state: b'S',
                 ppid: 7,
+                session: 6,
                 start_time: 123456
             },
             "comm {comm:?}"
