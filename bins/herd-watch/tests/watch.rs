@@ -333,38 +333,6 @@ fn fifty_children_under_one_follow_give_fifty_results() {
 }
 
 #[test]
-fn cancel_of_a_child_that_ignores_sigterm_stays_unconfirmed_until_it_exits() {
-    let env = Env::new();
-    let id = env.spawn(
-        "Stubborn",
-        "trap '' TERM; echo started; while :; do sleep 0.05; done",
-    );
-    let pid = env.identity_pid(&id);
-    let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
-    assert_eq!(code, 3, "{text}");
-    assert_eq!(doc["status"], "unconfirmed", "{doc}");
-    assert!(process_alive(pid), "the child ignored SIGTERM and lives");
-    assert!(
-        !env.art()
-            .join("runs")
-            .join(format!("{id}.result.json"))
-            .exists(),
-        "nothing is delivered while unconfirmed"
-    );
-    let (_, status, _) = env.watch(&["status", "--run", &id, "--json"]);
-    assert_eq!(status["runs"][0]["label"], "cancel unconfirmed", "{status}");
-    kill(pid);
-    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
-    assert_eq!(code, 5, "{text}");
-    assert_eq!(doc["outcome"], "cancelled");
-    assert_eq!(doc["details"]["error"], "cancelled");
-    assert!(
-        doc["details"]["cancellation"]["requestedAt"].is_u64(),
-        "{doc}"
-    );
-}
-
-#[test]
 fn cancel_confirms_and_delivers_one_cancelled_result() {
     let env = Env::new();
     let id = env.spawn("Sleeper", "sleep 30");
@@ -1295,6 +1263,15 @@ fn an_unconfirmed_cancel_is_retried_by_the_watcher_until_it_confirms() {
         "{text}"
     );
     assert!(process_alive(pid));
+    assert!(
+        !env.art()
+            .join("runs")
+            .join(format!("{id}.result.json"))
+            .exists(),
+        "nothing is delivered while unconfirmed"
+    );
+    let (_, status, _) = env.watch(&["status", "--run", &id, "--json"]);
+    assert_eq!(status["runs"][0]["label"], "cancel unconfirmed", "{status}");
     // The probe reads true again: the watcher's next attempt confirms without another cancel.
     for (file, bytes) in files.iter().zip(&saved) {
         if let Some(bytes) = bytes {
