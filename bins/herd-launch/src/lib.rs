@@ -323,6 +323,11 @@ fn spawn_command(
         }
     }
     let surface = open_surface(kind, artifacts, env)?;
+    // Refused before anything is written, the shared child extension included: exit 2 changes
+    // nothing.
+    if let Some(wt) = &plan.worktree {
+        worktree::check(&plan, wt, surface.kind())?;
+    }
     let tools = spawn::Tools {
         herd_launch: herd_launch_path(env)?,
         extension: match plan.runner {

@@ -240,9 +240,6 @@ pub fn spawn(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Ack, Error> {
     persistent_cap(plan, artifacts)?;
-    if let Some(wt) = &plan.worktree {
-        crate::worktree::check(plan, wt, surface.kind())?;
-    }
     let mut failed_attempts = Vec::new();
     let attempts = plan.models.len().max(1);
     for attempt in 0..attempts {

@@ -1104,8 +1104,9 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
     );
 }
 
-#[test]
-fn a_worktree_launch_runs_the_child_in_a_new_managed_checkout() {
+/// An environment with a repository `repo` (one commit) in its work directory and a managed
+/// root of its own; returns it with the commit.
+fn repo_env() -> (Env, String) {
     let mut env = Env::new();
     let repo = env.work().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
@@ -1136,11 +1137,124 @@ fn a_worktree_launch_runs_the_child_in_a_new_managed_checkout() {
     std::fs::write(repo.join("README"), "hi\n").unwrap();
     git(&["add", "README"]);
     git(&["commit", "-q", "-m", "first"]);
+    git(&["branch", "taken"]);
     let head = git(&["rev-parse", "HEAD"]).trim().to_owned();
     let root = env.dir.path().join("managed");
     env.set("HERD_WORKTREE_ROOT", root.to_string_lossy());
     env.set("GIT_CONFIG_GLOBAL", "/dev/null");
     env.set("GIT_CONFIG_NOSYSTEM", "1");
+    (env, head)
+}
+
+/// Every file under `dir`, relative to it.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.map(Result::unwrap) {
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(path);
+            } else {
+                found.push(path.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_late_refusal_exits_2_and_changes_nothing() {
+    let (mut env, _) = repo_env();
+    let outside = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "a branch that exists",
+            serde_json::json!({"branch": "taken"}),
+            "repo",
+            "worktree.branch",
+        ),
+        (
+            "a branch with ..",
+            serde_json::json!({"branch": "../x"}),
+            "repo",
+            "worktree.branch",
+        ),
+        (
+            "a branch ending .lock",
+            serde_json::json!({"branch": "x.lock"}),
+            "repo",
+            "worktree.branch",
+        ),
+        (
+            "a base naming no commit",
+            serde_json::json!({"branch": "b1", "base": "no-such-rev"}),
+            "repo",
+            "worktree.base",
+        ),
+        (
+            "a cwd outside any repository",
+            serde_json::json!({"branch": "b2"}),
+            outside.path().to_str().unwrap(),
+            "cwd",
+        ),
+    ];
+    // A Pi child too, so the shared child extension would be installed if anything were.
+    let pi = env.work().join("fake-pi");
+    std::fs::write(&pi, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&pi, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    env.set("HERD_PI", pi.to_string_lossy());
+    for (rule, worktree, cwd, field) in cases {
+        let request =
+            serde_json::json!({"name": "w", "task": "t", "cwd": cwd, "worktree": worktree});
+        for args in [
+            &["spawn", "--request", "-", "--json", "--surface", "process"][..],
+            &[
+                "spawn",
+                "--request",
+                "-",
+                "--json",
+                "--surface",
+                "process",
+                "--runner",
+                "exec",
+                "--",
+                "true",
+            ][..],
+        ] {
+            let run = env.run(args, &request);
+            assert_eq!(run.code, 2, "{rule}: {} {}", run.json, run.stderr);
+            assert_eq!(run.json["error"]["code"], "invalid_request", "{rule}");
+            assert_eq!(run.json["error"]["field"], field, "{rule}: {}", run.json);
+            assert_eq!(
+                files_under(&env.art()),
+                Vec::<PathBuf>::new(),
+                "{rule}: files were left"
+            );
+            assert!(
+                !env.dir.path().join("managed").exists(),
+                "{rule}: a checkout was made"
+            );
+        }
+    }
+    // A directory as the request is as unreadable as a missing file.
+    let run = env.run(
+        &["spawn", "--request", ".", "--json", "--surface", "process"],
+        &Value::Null,
+    );
+    assert_eq!(run.code, 2, "{} {}", run.json, run.stderr);
+    assert_eq!(run.json["error"]["code"], "invalid_request");
+    assert_eq!(run.json["error"]["field"], "request");
+    assert_eq!(files_under(&env.art()), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn a_worktree_launch_runs_the_child_in_a_new_managed_checkout() {
+    let (env, head) = repo_env();
+    let root = env.dir.path().join("managed");
     let request = serde_json::json!({"name": "Ticket 1", "task": "t", "cwd": "repo", "worktree": {"branch": "ticket/1"}});
     let run = env.spawn_exec("process", &request, &["--done"]);
     assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
