@@ -1051,6 +1051,27 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
     );
     let message = argv.last().unwrap().strip_prefix('@').unwrap();
     assert_eq!(read(message).unwrap(), "carry on\n");
+    let resumed = run.json["run_id"].as_str().unwrap().to_owned();
+    assert_eq!(exit_code(&env, &resumed), 0);
+
+    // A refused resume changes nothing, not even a stale identity record it would replace.
+    let identity_file = format!("{session}.process.json");
+    let mut stale: Value = serde_json::from_str(&read(&identity_file).unwrap()).unwrap();
+    stale["bootId"] = "00000000-0000-0000-0000-000000000000".into();
+    std::fs::write(&identity_file, stale.to_string()).unwrap();
+    let empty = [
+        "resume",
+        "--session",
+        &session,
+        "--message",
+        "  ",
+        "--surface",
+        "process",
+        "--json",
+    ];
+    let run = env.run(&empty, &Value::Null);
+    assert_eq!(run.code, 2, "{}", run.json);
+    assert_eq!(read(&identity_file).unwrap(), stale.to_string());
 
     // Fails closed: a changed policy, a managed-worktree owner, no policy at all.
     let policy_file = format!("{session}.pi-herdr-subagent-policy.json");

@@ -1286,3 +1286,43 @@ fn an_unconfirmed_cancel_is_retried_by_the_watcher_until_it_confirms() {
     );
     assert!(!process_alive(pid));
 }
+
+#[test]
+fn a_headless_child_whose_identity_no_longer_matches_settles_failed_and_is_never_signalled() {
+    for (field, forged) in [
+        (
+            "bootId",
+            Value::from("00000000-0000-0000-0000-000000000000"),
+        ),
+        ("startTime", Value::Null),
+    ] {
+        let env = Env::new();
+        let id = env.spawn("Ghost", "sleep 60");
+        let pid = env.identity_pid(&id);
+        let session = env.record(&id)["session_file"].as_str().unwrap().to_owned();
+        for file in [
+            PathBuf::from(format!("{session}.process.json")),
+            env.art().join(format!("runs/{id}.leader.json")),
+        ] {
+            let Ok(bytes) = std::fs::read(&file) else {
+                continue;
+            };
+            let mut record: Value = serde_json::from_slice(&bytes).unwrap();
+            record[field] = if forged.is_null() {
+                let start: u64 = record["startTime"].as_str().unwrap().parse().unwrap();
+                Value::String((start + 1).to_string())
+            } else {
+                forged.clone()
+            };
+            std::fs::write(&file, record.to_string()).unwrap();
+        }
+        let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+        assert_eq!(code, 1, "{field}: {text}");
+        assert_eq!(doc["outcome"], "failed", "{field}");
+        assert!(
+            process_alive(pid),
+            "{field}: a process that no longer matches is never signalled"
+        );
+        kill(pid);
+    }
+}
