@@ -136,11 +136,18 @@ impl Herdr {
         mut ready: impl FnMut(&ProcessInfo) -> Result<(), String>,
     ) -> Result<(), Error> {
         let deadline = deadline.min(Instant::now() + READINESS_BUDGET);
+        let not_ready = |last: &str| Error::Failed {
+            command: "herdr pane process-info".into(),
+            message: format!("{failure}: {last}"),
+        };
+        let mut last = "no answer before the deadline".to_owned();
         loop {
-            let last = match self
-                .client(REQUEST_BUDGET, deadline)?
-                .pane_process_info(pane)
-            {
+            // A deadline that passed while the last answer was awaited (a busy machine) ends the
+            // wait with the last reason, never with a bare timeout of a call never made.
+            let Ok(client) = self.client(REQUEST_BUDGET, deadline) else {
+                return Err(not_ready(&last));
+            };
+            last = match client.pane_process_info(pane) {
                 Ok(info) => match ready(&info) {
                     Ok(()) => return Ok(()),
                     Err(why) => why,
@@ -148,10 +155,7 @@ impl Herdr {
                 Err(err) => err.to_string(),
             };
             if Instant::now() + READINESS_STEP >= deadline {
-                return Err(Error::Failed {
-                    command: "herdr pane process-info".into(),
-                    message: format!("{failure}: {last}"),
-                });
+                return Err(not_ready(&last));
             }
             std::thread::sleep(READINESS_STEP);
         }
