@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use herd_core::identity::{self, Judgement};
 use herd_core::layout::{Artifacts, SessionFiles};
-use herd_core::run::RunRecord;
+use herd_core::run::{LaunchStatus, RunRecord};
 use herd_core::subprocess::{self, Command, Keep};
 use herd_git::{Deadline, Git, budget};
 use herd_herdr::Herdr;
@@ -43,7 +43,7 @@ pub struct Check {
 pub struct RunFinding {
     pub run_id: String,
     pub name: Option<String>,
-    /// `owner_gone`, `owner_unknown` or `unreadable`.
+    /// `owner_gone`, `owner_unknown`, `launch_failed`, `launch_lost` or `unreadable`.
     pub state: &'static str,
     pub detail: String,
 }
@@ -448,13 +448,22 @@ fn run_finding(artifacts: &Artifacts, id: &str, boot: Option<&str>) -> Option<Ru
         })
     };
     let process = SessionFiles::new(&record.session_file).process();
-    match identity::Record::read(&process) {
+    let identity = if record.session_file.is_empty() {
+        Ok(None)
+    } else {
+        identity::Record::read(&process)
+    };
+    if record.status != LaunchStatus::Launched && matches!(identity, Ok(None)) {
+        return launch_finding(artifacts, &record)
+            .and_then(|(state, detail)| finding(state, detail));
+    }
+    match identity {
         Ok(Some(identity)) => {
             if boot.is_some_and(|b| b != identity.boot_id) {
                 return finding(
                     "owner_gone",
                     format!(
-                        "the child (PID {}) belonged to an earlier boot and no result was delivered",
+                        "the child (PID {}) belonged to an earlier boot and no result was delivered; `herd-watch wait --run {id}` settles it as failed (exit 1), signalling nothing",
                         identity.pid
                     ),
                 );
@@ -465,6 +474,13 @@ fn run_finding(artifacts: &Artifacts, id: &str, boot: Option<&str>) -> Option<Ru
                     "owner_gone",
                     format!(
                         "the child (PID {}) exited and no result was delivered; `herd-watch wait --run {id}` delivers it",
+                        identity.pid
+                    ),
+                ),
+                Judgement::Unknown(_) if identity::proven_gone(&identity).is_some() => finding(
+                    "owner_gone",
+                    format!(
+                        "PID {} now names another process, so the child is gone; `herd-watch wait --run {id}` settles it as failed (exit 1), signalling nothing",
                         identity.pid
                     ),
                 ),
@@ -489,6 +505,43 @@ fn run_finding(artifacts: &Artifacts, id: &str, boot: Option<&str>) -> Option<Ru
             ),
         ),
     }
+}
+
+/// A run whose launch never placed a child that recorded itself: what `herd-watch wait` will do
+/// with it. `None` while its herd-launch still works on it.
+fn launch_finding(artifacts: &Artifacts, record: &RunRecord) -> Option<(&'static str, String)> {
+    let id = &record.run_id;
+    let launcher = identity::Record::read(&artifacts.launcher(id))
+        .ok()
+        .flatten();
+    let gone = launcher.as_ref().and_then(identity::proven_gone);
+    if launcher.is_some() && gone.is_none() {
+        return None;
+    }
+    let ended = gone.map_or_else(
+        || "no herd-launch identity is recorded".to_owned(),
+        |why| format!("herd-launch ended ({})", shown(&why)),
+    );
+    Some(match record.status {
+        LaunchStatus::Failed => (
+            "launch_failed",
+            format!(
+                "the launch failed ({}); `herd-watch wait --run {id}` delivers it as failed (exit 1)",
+                shown(
+                    record
+                        .launch_failure
+                        .as_deref()
+                        .unwrap_or("no reason recorded")
+                )
+            ),
+        ),
+        _ => (
+            "launch_lost",
+            format!(
+                "{ended} before the launch placed a child; `herd-watch wait --run {id}` settles it as failed (`lost`, exit 1) unless a child appears within 30 s"
+            ),
+        ),
+    })
 }
 
 /// The human form: one line per check (a failed one with its reason), then the runs.

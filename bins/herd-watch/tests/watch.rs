@@ -1170,6 +1170,29 @@ fn a_launch_whose_herd_launch_dies_settles_as_lost() {
             launch.stdout.text()
         );
         assert_eq!(env.record(&id)["status"], "pending", "signal {signal}");
+        // The doctor names the run and says what `wait` does with it, which the wait then does.
+        let doctor = env.run(
+            &subprocess::sibling_binary("herd-cleanup"),
+            &["doctor", "--json"],
+            &[],
+            Duration::from_secs(60),
+        );
+        let doc: Value = serde_json::from_slice(&doctor.stdout.bytes).unwrap();
+        let finding = doc["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["run_id"] == id.as_str())
+            .unwrap_or_else(|| panic!("signal {signal}: {doc:#}"))
+            .clone();
+        assert_eq!(finding["state"], "launch_lost", "{finding}");
+        assert!(
+            finding["detail"]
+                .as_str()
+                .unwrap()
+                .contains("settles it as failed (`lost`, exit 1)"),
+            "{finding}"
+        );
         let (code, doc, text) = env.watch_env(
             &["wait", "--run", &id, "--json"],
             &[("HERD_LOST_GRACE_MS", "300")],
