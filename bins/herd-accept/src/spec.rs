@@ -197,11 +197,14 @@ impl AcceptSpec {
     /// A file is under a path when it equals it or lies below it as a directory (`test` covers
     /// `test` and `test/a.js`, not `tests/a.js`); `.` covers every file.
     pub fn check_files_changed(&self, changed: &[String]) -> Vec<String> {
+        // A file can be both committed and changed again in the worktree, or listed as changed
+        // and untracked: it is named once, where it first appears.
+        let mut seen = std::collections::HashSet::new();
         changed
             .iter()
             .filter(|file| {
                 let file = normalise_relative(file);
-                self.paths.iter().any(|path| is_under(&file, path))
+                self.paths.iter().any(|path| is_under(&file, path)) && seen.insert(file)
             })
             .cloned()
             .collect()
@@ -661,5 +664,20 @@ mod tests {
             ..spec
         };
         assert_eq!(all.check_files_changed(&changed).len(), changed.len());
+    }
+
+    #[test]
+    fn a_check_file_changed_twice_is_named_once() {
+        let spec = AcceptSpec {
+            run: "x".into(),
+            max_retries: 1,
+            timeout_sec: 1,
+            paths: vec!["test".into()],
+        };
+        // Committed, then changed again in the worktree: the handoff lists it twice.
+        let changed: Vec<String> = ["test/t.sh", "src/a.rs", "test/t.sh", "./test/t.sh"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(spec.check_files_changed(&changed), ["test/t.sh"]);
     }
 }
