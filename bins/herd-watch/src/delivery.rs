@@ -64,6 +64,21 @@ pub struct RunResult {
 }
 
 impl RunResult {
+    /// The exit code of `herd-watch wait` for this result: the outcome's, except that a completed
+    /// run whose parent re-check rejected it is a valid negative answer (1), and one whose check
+    /// gave no answer (it timed out or could not start) is 4, as DESIGN §6 gives them.
+    pub fn exit_code(&self) -> i32 {
+        let verdict = self
+            .details
+            .pointer("/accept/verdict")
+            .and_then(serde_json::Value::as_str);
+        match (self.outcome, verdict) {
+            (Outcome::Completed, Some("rejected")) => herd_core::exit::NEGATIVE,
+            (Outcome::Completed, Some("error")) => herd_core::exit::NO_ANSWER,
+            (outcome, _) => outcome.exit_code(),
+        }
+    }
+
     /// The file-name stem of this result's files: `<run-id>` or `<run-id>.task-<task>`.
     fn stem(&self) -> String {
         stem(&self.run_id, self.task.as_deref())

@@ -56,6 +56,9 @@ pub struct Control {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Supervise one run until it is terminal, deliver its result and print it.
+    ///
+    /// Exits 0 completed, 1 failed or completed with its check rejected, 4 completed with a check
+    /// that gave no answer, 5 cancelled, 6 the child asked for help.
     Wait {
         #[command(flatten)]
         target: Target,
@@ -253,7 +256,7 @@ fn wait(artifacts: &Artifacts, target: &Target, json: bool) -> Result<Output, Er
         "run_id": result.run_id, "name": result.name, "outcome": result.outcome,
         "message": result.message, "details": result.details,
     });
-    Ok(Output::ok(doc, result.message.clone()).with_exit(result.outcome.exit_code()))
+    Ok(Output::ok(doc, result.message.clone()).with_exit(result.exit_code()))
 }
 
 fn follow(artifacts: &Artifacts, forever: bool, json: bool) -> Result<Output, Error> {

@@ -1349,3 +1349,28 @@ fn a_headless_child_whose_identity_no_longer_matches_settles_failed_and_is_never
         kill(pid);
     }
 }
+
+#[test]
+fn wait_exits_with_the_code_of_the_parent_recheck() {
+    let env = Env::new();
+    for (name, check, code, verdict) in [
+        ("Accepted", "true", 0, "accepted"),
+        ("Rejected", "false", 1, "rejected"),
+        ("Hung", "sleep 30", 4, "error"),
+    ] {
+        let id = env.spawn_request(
+            serde_json::json!({"name": name, "task": "t", "accept": {"run": check, "timeoutSec": 1, "maxRetries": 0}}),
+            &["--runner", "exec", "--", "sh", "-c", "echo done"],
+        );
+        let (exit, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+        assert_eq!(exit, code, "{name}: {text}");
+        assert_eq!(
+            doc["outcome"], "completed",
+            "{name}: a check never changes the outcome"
+        );
+        assert_eq!(
+            doc["details"]["accept"]["verdict"], verdict,
+            "{name}: {doc}"
+        );
+    }
+}
