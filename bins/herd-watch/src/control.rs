@@ -323,6 +323,15 @@ pub enum SteerReceipt {
     Queued,
 }
 
+impl SteerReceipt {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SteerReceipt::Delivered => "delivered",
+            SteerReceipt::Queued => "queued",
+        }
+    }
+}
+
 /// `runs/<id>.steer.json`: the bounded FIFO of messages not yet delivered.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SteerQueue {

@@ -212,7 +212,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let json = serde_json::json!({"run_id": record.run_id, "receipt": receipt});
             Ok(Output::ok(
                 json,
-                format!("steer {}: {:?}", quoted(&record.name), receipt).to_lowercase(),
+                format!("steer {}: {}", quoted(&record.name), receipt.as_str()),
             ))
         }
     }

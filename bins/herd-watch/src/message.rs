@@ -36,7 +36,7 @@ pub struct Ending {
     /// Worktree handoff lines, from herd-worktree.
     pub handoff: Vec<Evidence>,
     pub session_file: Option<String>,
-    /// Whether the session can be resumed with `pi --session` (the pi runner).
+    /// Whether the session can be resumed with `herd-launch resume` (the pi runner).
     pub resumable: bool,
     /// The persistent specialist's task this message answers.
     pub task: Option<String>,
@@ -145,7 +145,11 @@ impl Ending {
         if let Some(session) = &self.session_file {
             let session = escape::encode_host_value(session, escape::SESSION_MAX_CHARS);
             let line = if self.resumable && self.outcome == Some(Outcome::Help) {
-                format!("Session: {session} · Resume: pi --session {session}")
+                // Under supervision: the tool, or the command a script runs (a bare `pi --session`
+                // would run the child outside herd).
+                format!(
+                    "Session: {session} · Resume: subagent_resume, or herd-launch resume --session {session} --message TEXT"
+                )
             } else {
                 format!("Session: {session}")
             };
@@ -210,7 +214,10 @@ mod tests {
         let text = ending(Outcome::Help, "which schema?").message().render();
         assert!(text.starts_with("Sub-agent \"Scout\" needs help"));
         assert!(text.contains("kind=\"help-request\""));
-        assert!(text.contains("Resume: pi --session /s/child.jsonl"));
+        assert!(text.contains(
+            "Resume: subagent_resume, or herd-launch resume --session /s/child.jsonl --message TEXT"
+        ));
+        assert!(!text.contains("pi --session"));
         let mut failed = ending(Outcome::Failed, "");
         failed.exit_code = Some(2);
         let text = failed.message().render();

@@ -650,6 +650,9 @@ fn steering_is_delivered_queued_and_bounded() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    // The human reply keeps the name the parent gave.
+    let (code, _, text) = env.watch(&["steer", "--run", &id, "--message", "and the lexer"]);
+    assert_eq!((code, text.trim()), (0, "steer \"Steered\": delivered"));
     for i in 0..20 {
         let (code, doc, text) = env.watch(&[
             "steer",

@@ -168,9 +168,12 @@ impl Herdr {
             if info.shell_pid.is_some() && info.foreground_pgid == info.shell_pid {
                 Ok(())
             } else {
+                let shown =
+                    |pid: Option<u32>| pid.map_or_else(|| "unknown".to_owned(), |p| p.to_string());
                 Err(format!(
-                    "foreground process group {:?} is not the shell {:?}",
-                    info.foreground_pgid, info.shell_pid
+                    "foreground process group {} is not the shell {}",
+                    shown(info.foreground_pgid),
+                    shown(info.shell_pid)
                 ))
             }
         })

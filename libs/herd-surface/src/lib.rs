@@ -147,6 +147,17 @@ pub enum Presence {
     Absent,
 }
 
+impl std::fmt::Display for Presence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Presence::Running => f.write_str("running"),
+            Presence::Exited { status: Some(code) } => write!(f, "exited with status {code}"),
+            Presence::Exited { status: None } => f.write_str("exited"),
+            Presence::Absent => f.write_str("absent"),
+        }
+    }
+}
+
 /// What one look at a child's place says: whether it is there, and what the surface says the
 /// agent in it is doing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,6 +198,18 @@ pub enum Key {
     Interrupt,
     /// Literal text, typed as is.
     Text(String),
+}
+
+impl std::fmt::Display for Key {
+    /// How a key is named in messages: never the text typed, which is the caller's.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Key::Escape => "Escape",
+            Key::Enter => "Enter",
+            Key::Interrupt => "Ctrl+C",
+            Key::Text(_) => "text",
+        })
+    }
 }
 
 /// The errors of surface operations.
@@ -350,7 +373,7 @@ pub fn close_confirmed(surface: &dyn Surface, target: &Target, deadline: Instant
             Ok(Presence::Exited { .. }) if matches!(target, Target::Process(_)) => {
                 return Closed::Confirmed;
             }
-            Ok(other) => last = format!("still present ({other:?})"),
+            Ok(other) => last = format!("still present ({other})"),
             Err(err) => last = err.to_string(),
         }
         if Instant::now() + Duration::from_millis(25) >= deadline {

@@ -230,7 +230,7 @@ impl Surface for Process {
                 other => {
                     return Err(Error::Unsupported {
                         surface: SURFACE,
-                        operation: format!("send {other:?}: the child has no terminal"),
+                        operation: format!("send {other}: the child has no terminal"),
                     });
                 }
             }

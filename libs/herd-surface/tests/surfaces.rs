@@ -494,6 +494,16 @@ fn process_child_is_detached_logged_and_closed_through_its_identity() {
         process.send_keys(&target, &[Key::Escape], soon()),
         Err(Error::Unsupported { .. })
     ));
+    // Messages name the key, never a Rust form of it or the caller's text.
+    let err = process
+        .send_keys(&target, &[Key::Text("secret words".into())], soon())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("send text: the child has no terminal"),
+        "{err}"
+    );
+    assert!(!err.contains("Text(") && !err.contains("secret"), "{err}");
 
     assert_eq!(
         close_confirmed(&process, &target, soon()),
