@@ -162,7 +162,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             )
         }
         Command::Cancel(c) => {
-            let record = find(&artifacts, &c.target)?;
+            let record = find_or_ended(&artifacts, &c.target)?;
             let reply = control::cancel(&artifacts, &record)?;
             let json = serde_json::json!({
                 "run_id": record.run_id, "name": record.name, "status": reply.status.as_str(),
@@ -220,6 +220,26 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
 
 fn quoted(name: &str) -> String {
     herd_core::escape::json_string(&herd_core::escape::abbreviate_name(name))
+}
+
+/// [`find`], and for a name no run in flight has, the newest ended run of that name: a cancel
+/// that comes after the end answers `already-terminal` rather than "no run named".
+fn find_or_ended(artifacts: &Artifacts, target: &Target) -> Result<RunRecord, Error> {
+    match find(artifacts, target) {
+        Err(err) if err.code == herd_core::ErrorCode::NotFound && target.run.is_none() => {
+            let Some(name) = target.name.as_deref() else {
+                return Err(err);
+            };
+            let newest = artifacts
+                .run_ids()?
+                .into_iter()
+                .filter_map(|id| RunRecord::load(artifacts, &id).ok())
+                .filter(|r| r.name == name)
+                .max_by_key(|r| r.created_at_ms);
+            newest.ok_or(err)
+        }
+        other => other,
+    }
 }
 
 fn find(artifacts: &Artifacts, target: &Target) -> Result<RunRecord, Error> {

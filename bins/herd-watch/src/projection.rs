@@ -97,6 +97,7 @@ pub enum Label {
     Finalizing,
     Completed,
     Failed,
+    Cancelled,
     Cancelling,
     CancelUnconfirmed,
 }
@@ -114,6 +115,7 @@ impl Label {
             Label::Finalizing => "finalizing",
             Label::Completed => "completed",
             Label::Failed => "failed",
+            Label::Cancelled => "cancelled",
             Label::Cancelling => "cancelling…",
             Label::CancelUnconfirmed => "cancel unconfirmed",
         }
@@ -313,7 +315,10 @@ impl Lifecycle {
     /// The projection at `now_ms`, with precedence finalizing → terminal → stalled → turn.
     pub fn project(&self, now_ms: u64) -> Projection {
         let mut projection = self.project_state(now_ms);
-        if !matches!(projection.label, Label::Completed | Label::Failed) {
+        if !matches!(
+            projection.label,
+            Label::Completed | Label::Failed | Label::Cancelled
+        ) {
             match self.cancel {
                 CancelState::None => {}
                 CancelState::Requested => projection.label = Label::Cancelling,

@@ -38,7 +38,8 @@ pub fn project(artifacts: &Artifacts, record: &RunRecord) -> RunStatus {
     let mut life = Lifecycle::new(record.created_at_ms);
     if let Ok(Some(result)) = delivery::load(artifacts, &record.run_id) {
         let label = match result.outcome {
-            Outcome::Completed | Outcome::Help | Outcome::Cancelled => Label::Completed,
+            Outcome::Completed | Outcome::Help => Label::Completed,
+            Outcome::Cancelled => Label::Cancelled,
             Outcome::Failed => Label::Failed,
         };
         life.finish(label, result.settled_at_ms);

@@ -346,6 +346,15 @@ fn cancel_confirms_and_delivers_one_cancelled_result() {
         (code, doc["status"].as_str()),
         (0, Some("already-terminal"))
     );
+    // By name too, once nothing in flight has the name; and it reads as cancelled everywhere.
+    let (code, doc, text) = env.watch(&["cancel", "--name", "Sleeper", "--json"]);
+    assert_eq!(
+        (code, doc["status"].as_str()),
+        (0, Some("already-terminal")),
+        "{text}"
+    );
+    let (_, status, _) = env.watch(&["status", "--run", &id, "--json"]);
+    assert_eq!(status["runs"][0]["label"], "cancelled", "{status}");
     let out = env.run(
         &watch_bin(),
         &["follow", "--json"],
