@@ -260,7 +260,12 @@ impl Lifecycle {
         }
         self.last_sequence = Some(activity.sequence);
         if let Turn::Interrupted { at_ms } = self.turn {
-            if activity.updated_at_ms <= at_ms {
+            // The aborted turn ends after the Escape and says so (`waiting`): that is the
+            // interrupt, not news. Only new work after it leaves the interrupted state.
+            if activity.updated_at_ms <= at_ms || activity.phase != Phase::Active {
+                if activity.phase != Phase::Starting {
+                    self.has_worked = true;
+                }
                 return;
             }
         }
@@ -617,6 +622,21 @@ mod tests {
             (p.label, p.detail.as_deref()),
             (Label::Active, Some("edit"))
         );
+    }
+
+    #[test]
+    fn interrupted_holds_through_the_aborted_turns_own_end() {
+        let mut life = Lifecycle::new(0);
+        life.observe_activity(&activity(1, 100, Phase::Active, Some("bash")));
+        life.interrupt(200);
+        // The aborted turn's final snapshot, written just after the Escape.
+        life.observe_activity(&activity(2, 250, Phase::Waiting, None));
+        let p = life.project(2_000);
+        assert_eq!((p.label, p.since_ms), (Label::Interrupted, Some(200)));
+        // The process clock keeps running while the interrupted duration is shown.
+        assert_eq!(life.elapsed_ms(2_000), 2_000);
+        life.observe_activity(&activity(3, 3_000, Phase::Active, Some("read")));
+        assert_eq!(life.project(3_100).label, Label::Active);
     }
 
     #[test]
