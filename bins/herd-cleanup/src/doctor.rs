@@ -439,6 +439,10 @@ fn run_finding(artifacts: &Artifacts, id: &str, boot: Option<&str>) -> Option<Ru
     if std::fs::symlink_metadata(artifacts.run_result(id)).is_ok() {
         return None;
     }
+    // Replaced by the next model or candidate: the successor carries the run.
+    if herd_core::run::Superseded::read(artifacts, id).is_some_and(|s| s.successor.is_some()) {
+        return None;
+    }
     let finding = |state: &'static str, detail: String| {
         Some(RunFinding {
             run_id: id.to_owned(),

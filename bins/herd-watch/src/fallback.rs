@@ -39,6 +39,37 @@ pub fn read_predecessor(artifacts: &Artifacts, run_id: &str) -> Option<Predecess
         .flatten()
 }
 
+/// One model that failed before `run_id`'s attempt, with its raw provider error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FallbackFailure {
+    pub run_id: String,
+    pub model: Option<String>,
+    pub error: String,
+}
+
+/// Every attempt that failed before `run_id`, oldest first, walked back through the
+/// `predecessor.json` chain (bounded: a chain can be no longer than a model list).
+pub fn failures(artifacts: &Artifacts, run_id: &str) -> Vec<FallbackFailure> {
+    let mut failures = Vec::new();
+    let mut current = run_id.to_owned();
+    for _ in 0..32 {
+        let Some(predecessor) = read_predecessor(artifacts, &current) else {
+            break;
+        };
+        let model = RunRecord::load(artifacts, &predecessor.run_id)
+            .ok()
+            .and_then(|r| r.model);
+        current.clone_from(&predecessor.run_id);
+        failures.push(FallbackFailure {
+            run_id: predecessor.run_id,
+            model,
+            error: predecessor.error,
+        });
+    }
+    failures.reverse();
+    failures
+}
+
 /// What a fallback attempt came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fallback {

@@ -132,6 +132,25 @@ pub fn build(
         ..Ending::default()
     };
     let mut details = serde_json::Map::new();
+    // The models that failed before this attempt: each one's raw error in the details, and a
+    // host line saying which model failed and why.
+    let failures = fallback::failures(artifacts, &record.run_id);
+    if !failures.is_empty() {
+        for failure in &failures {
+            ending.notes.push(format!(
+                "Model {} failed: {}",
+                herd_core::escape::encode_host_value(
+                    failure.model.as_deref().unwrap_or("(default)"),
+                    200
+                ),
+                herd_core::escape::encode_host_value(&failure.error, 500)
+            ));
+        }
+        details.insert(
+            "fallbackFailures".into(),
+            serde_json::to_value(&failures).unwrap_or_default(),
+        );
+    }
     let mut cancellation = None;
     match &observed {
         Observed::Sidecar(Completion::Done) | Observed::Exited(0) => {

@@ -106,6 +106,12 @@ pub fn status(
         None => {
             let mut records = Vec::new();
             for id in artifacts.run_ids()? {
+                // An attempt replaced by the next model is not a run of its own any more.
+                if herd_core::run::Superseded::read(artifacts, &id)
+                    .is_some_and(|s| s.successor.is_some())
+                {
+                    continue;
+                }
                 if let Ok(record) = RunRecord::load(artifacts, &id) {
                     records.push(record);
                 }

@@ -586,6 +586,31 @@ fn a_provider_error_launches_the_next_model_and_one_result_names_both() {
     // `wait` on the first run answers with its successor's result.
     let (code, doc, _) = env.watch(&["wait", "--run", &first, "--json"]);
     assert_eq!((code, &doc["run_id"]), (0, &results[0]["run_id"]));
+    // The failed model and its raw error, in the details and on a host line.
+    let failures = doc["details"]["fallbackFailures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{doc}");
+    assert_eq!(failures[0]["model"], "prov/a");
+    assert_eq!(failures[0]["run_id"], first.as_str());
+    let error = failures[0]["error"].as_str().unwrap();
+    assert!(!error.is_empty());
+    assert!(message.contains("Model prov/a failed: "), "{message}");
+    // The superseded attempt is no run of its own: not in status, not a doctor's finding.
+    let (_, status, _) = env.watch(&["status", "--json"]);
+    let ids: Vec<&str> = status["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap())
+        .collect();
+    assert!(!ids.contains(&first.as_str()), "{status}");
+    let doctor = env.run(
+        &subprocess::sibling_binary("herd-cleanup"),
+        &["doctor", "--json"],
+        &[],
+        Duration::from_secs(60),
+    );
+    let doctor: Value = serde_json::from_slice(&doctor.stdout.bytes).unwrap();
+    assert_eq!(doctor["runs"], serde_json::json!([]), "{doctor}");
 }
 
 #[test]
