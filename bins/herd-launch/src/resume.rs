@@ -217,6 +217,13 @@ pub fn resume(
     }
     let program = crate::plan::find_pi(env)?;
     let agent_dir = crate::names::agent_dir(None, env)?;
+    // The parent decided about the folder it resumes from.
+    let launch_dir = std::env::current_dir().map_err(|e| {
+        Error::new(
+            herd_core::ErrorCode::Unavailable,
+            format!("cannot read the current directory: {e}"),
+        )
+    })?;
     let plan = Plan {
         request: SubagentRequest {
             name: name.to_owned(),
@@ -257,6 +264,7 @@ pub fn resume(
             session.display()
         )],
         attempted: Vec::new(),
+        trust: crate::trust::Parent::from_env(env, &launch_dir)?,
         resume: Some(Resume {
             session,
             message: request.message.clone(),
