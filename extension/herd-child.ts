@@ -486,6 +486,11 @@ export default function herdChild(pi: ExtensionAPI): void {
 		return;
 	}
 
+	// Pi 1.6 asks whether to trust a folder with `.pi` resources before it starts; a child never
+	// asks. It takes the decision herd-launch handed it (its parent's, never wider), and a child
+	// without one is not trusted. Pi 0.73 has no such question and never fires this event.
+	pi.on("project_trust", () => ({ trusted: env.HERD_PROJECT_TRUST === "trusted" ? "yes" : "no" }));
+
 	const activity = new Activity();
 	let currentTask = persistent ? (env.PI_SUBAGENT_TASK_ID ?? "") : "";
 	let taskEnded = false;

@@ -35,6 +35,9 @@ pub fn pi_dir() -> PathBuf {
 
 /// Returns the path of the pinned Pi CLI, or of `$HERD_E2E_PI` when set.
 ///
+/// The pinned CLI is `tests/pi/pi`, a small wrapper that runs the installed Pi with the Node.js
+/// pinned beside it (Pi 1.6 needs Node 22.19 or newer), whatever `node` the caller's `PATH` has.
+///
 /// # Panics
 ///
 /// When it is not installed, with the command that installs it: a scenario that needs Pi fails
@@ -49,23 +52,34 @@ pub fn pi_bin() -> PathBuf {
         );
         return path;
     }
-    let path = pi_dir().join("node_modules/.bin/pi");
     assert!(
-        path.exists(),
+        pi_installed(),
         "the pinned Pi CLI is missing at {}: run `bash .ci/run`, or `npm ci --ignore-scripts` in {}",
-        path.display(),
+        pi_cli().display(),
         pi_dir().display()
     );
-    path
+    pi_path()
+}
+
+/// Returns where the Pi CLI is, installed or not: `$HERD_E2E_PI`, else the pinned wrapper
+/// `tests/pi/pi`.
+pub fn pi_path() -> PathBuf {
+    std::env::var_os(PI_OVERRIDE).map_or_else(|| pi_dir().join("pi"), PathBuf::from)
 }
 
 /// Returns whether the pinned Pi CLI is installed (for callers that can do without it, like a
 /// demo; scenarios call [`pi_bin`] and fail instead).
 pub fn pi_available() -> bool {
-    std::env::var_os(PI_OVERRIDE).map_or_else(
-        || pi_dir().join("node_modules/.bin/pi").exists(),
-        |p| Path::new(&p).is_file(),
-    )
+    std::env::var_os(PI_OVERRIDE).map_or_else(pi_installed, |p| Path::new(&p).is_file())
+}
+
+/// The installed CLI the wrapper runs.
+fn pi_cli() -> PathBuf {
+    pi_dir().join("node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js")
+}
+
+fn pi_installed() -> bool {
+    pi_cli().is_file()
 }
 
 /// An isolated home for Pi children talking to one scripted model server, removed on drop.

@@ -168,8 +168,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write, cancel: &Receiver<i32>) -> Result<(),
     };
     writeln!(out)?;
     check_git(cancel)?;
-    if let Child::Pi(_) = child {
-        check_node(cancel)?;
+    if let Child::Pi(pi) = &child {
+        check_pi(pi, cancel)?;
     }
 
     step(out, "building the binaries (cargo build)")?;
@@ -825,18 +825,32 @@ fn check_git(cancel: &Receiver<i32>) -> Result<(), Stop> {
     }
 }
 
-fn check_node(cancel: &Receiver<i32>) -> Result<(), Stop> {
+/// Pi starts at all (`pi --version`): the pinned wrapper brings its own Node.js, another Pi
+/// needs one on `PATH` that is new enough.
+fn check_pi(pi: &Path, cancel: &Receiver<i32>) -> Result<(), Stop> {
     let out = subprocess::run_with_cancel(
-        &Command::new("node", GIT_BUDGET).arg("--version"),
+        &Command::new(pi, GIT_BUDGET).arg("--version"),
         cancel,
         STOP_GRACE,
     );
     match out {
         Ok(out) if out.cancelled => Err(Stop::Interrupted),
         Ok(out) if out.success() => Ok(()),
-        _ => Err(Error::new(
+        Ok(out) => Err(Error::new(
             ErrorCode::Unavailable,
-            "Pi needs Node.js: node is not on PATH; run the demo without --pi",
+            format!(
+                "Pi ({}) does not start: {}; run the demo without --pi",
+                pi.display(),
+                out.stderr.text().trim()
+            ),
+        )
+        .into()),
+        Err(err) => Err(Error::new(
+            ErrorCode::Unavailable,
+            format!(
+                "Pi ({}) does not start: {err}; run the demo without --pi",
+                pi.display()
+            ),
         )
         .into()),
     }
@@ -848,10 +862,7 @@ fn find_pi() -> Option<PathBuf> {
 }
 
 fn pinned_pi() -> PathBuf {
-    std::env::var_os(herd_e2e::pi::PI_OVERRIDE).map_or_else(
-        || herd_e2e::pi::pi_dir().join("node_modules/.bin/pi"),
-        PathBuf::from,
-    )
+    herd_e2e::pi::pi_path()
 }
 
 fn create_dir(dir: &Path) -> Result<(), Stop> {

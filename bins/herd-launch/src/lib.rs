@@ -14,6 +14,7 @@ pub mod roles;
 pub mod script;
 pub mod seed;
 pub mod spawn;
+pub mod trust;
 pub mod worktree;
 
 use std::ffi::OsString;
@@ -239,7 +240,7 @@ fn spawn_command(
     parent_session: Option<&Path>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Output, Error> {
-    let (bytes, kind, runner, argv, skip) = match &args.fallback_of {
+    let (bytes, kind, runner, argv, skip, trust) = match &args.fallback_of {
         Some(run_id) => {
             let previous = herd_core::run::RunRecord::load(artifacts, run_id)?;
             let request_file = previous
@@ -271,7 +272,9 @@ fn spawn_command(
                     format!("run {run_id} has no model left to try"),
                 ));
             }
-            (bytes, previous.surface, runner, argv, tried)
+            // The same child in the same place: the decision its first attempt was launched with.
+            let trust = trust::Parent::from_record(&previous);
+            (bytes, previous.surface, runner, argv, tried, Some(trust))
         }
         None => {
             let source = args
@@ -288,6 +291,7 @@ fn spawn_command(
                 runner,
                 args.argv.clone(),
                 0,
+                None,
             )
         }
     };
@@ -313,6 +317,9 @@ fn spawn_command(
             .filter(|t| !t.is_empty()),
     };
     let mut plan = plan::plan(&bytes, runner, &argv, kind, &ctx)?;
+    if let Some(trust) = trust {
+        plan.trust = trust;
+    }
     if skip > 0 {
         plan.attempted = plan.models.drain(..skip.min(plan.models.len())).collect();
         if plan.models.is_empty() {

@@ -81,6 +81,8 @@ pub struct Plan {
     pub resume: Option<Resume>,
     /// Models earlier runs of this request already tried (a `--fallback-of` launch).
     pub attempted: Vec<String>,
+    /// The parent's project-trust decision, which the child inherits (`crate::trust`).
+    pub trust: crate::trust::Parent,
 }
 
 /// What a resume continues.
@@ -347,6 +349,7 @@ pub fn plan(
         diagnostics,
         resume: None,
         attempted: Vec::new(),
+        trust: crate::trust::Parent::from_env(ctx.env, &ctx.cwd)?,
     }
     .with_worktree())
 }

@@ -216,6 +216,13 @@ pub fn resume(
     }
     let program = crate::plan::find_pi(env)?;
     let agent_dir = crate::names::agent_dir(None, env)?;
+    // The parent decided about the folder it resumes from.
+    let launch_dir = std::env::current_dir().map_err(|e| {
+        Error::new(
+            herd_core::ErrorCode::Unavailable,
+            format!("cannot read the current directory: {e}"),
+        )
+    })?;
     // Last of the checks: it may remove an identity record of an earlier boot, and a refusal
     // (exit 2) changes nothing.
     check_not_running(&session)?;
@@ -259,6 +266,7 @@ pub fn resume(
             session.display()
         )],
         attempted: Vec::new(),
+        trust: crate::trust::Parent::from_env(env, &launch_dir)?,
         resume: Some(Resume {
             session,
             message: request.message.clone(),

@@ -650,6 +650,10 @@ fn prepare_and_launch(
         describe(record, &files, persistent_ids.as_ref());
         crate::files::save_record(artifacts, record)?;
     }
+    let trust = plan.trust.for_child(&child_cwd);
+    record
+        .extra
+        .insert(crate::trust::RECORD_KEY.into(), trust.as_str().into());
     let session = files.session()?.to_path_buf();
     if let Some(parent) = session.parent() {
         std::fs::create_dir_all(parent).map_err(|e| {
@@ -748,6 +752,7 @@ fn prepare_and_launch(
         &agent_dir,
         surface,
         persistent_ids.as_ref(),
+        trust,
         env,
     );
     let (argv, stdin, stdout, stderr) =
@@ -859,6 +864,7 @@ fn child_env(
     agent_dir: &Path,
     surface: &dyn Surface,
     persistent: Option<&PersistentIds>,
+    trust: crate::trust::Trust,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> (Vec<String>, Vec<(String, OsString)>) {
     let mut unset: Vec<String> = PROTOCOL_VARS.iter().map(|v| (*v).to_owned()).collect();
@@ -877,7 +883,7 @@ fn child_env(
             }
         }
         let mut herd: Vec<(String, String)> = std::env::vars()
-            .filter(|(k, _)| k.starts_with("HERD_"))
+            .filter(|(k, _)| k.starts_with("HERD_") && k != crate::trust::ENV)
             .collect();
         herd.sort();
         for (key, _) in herd {
@@ -896,6 +902,9 @@ fn child_env(
     if !plan.denied_tools.is_empty() {
         vars.push(("PI_DENY_TOOLS".into(), plan.denied_tools.join(",").into()));
     }
+    // The child's own decision: its extension answers Pi's trust question with it, and its own
+    // launches inherit it.
+    vars.push((crate::trust::ENV.into(), trust.as_str().into()));
     vars.push(("PI_SUBAGENT_ID".into(), record.run_id.clone().into()));
     vars.push(("PI_SUBAGENT_NAME".into(), record.name.clone().into()));
     if let Some(agent) = &record.agent {

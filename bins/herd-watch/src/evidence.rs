@@ -94,6 +94,43 @@ pub fn read_exit(path: &Path) -> ExitRead {
     ExitRead::Found(completion)
 }
 
+/// A provider error as a host line shows it (`Error:`, `Subagent error:`).
+///
+/// Pi 1.6 writes an HTTP error as `<status>: <body>` (or `<prefix> (<status>): <body>`), the
+/// body being the provider's JSON error object, where Pi 0.73 wrote `<status> <message>`: for
+/// `500: {"code":null,"message":"scripted outage","type":"server_error"}` this returns
+/// `500 scripted outage`, as 0.73 said it. Any other text (0.73's own, a connection error, a body
+/// without a message) is returned as it is. The raw text stays in the result's details
+/// (`errorMessage`).
+pub fn provider_error_text(raw: &str) -> std::borrow::Cow<'_, str> {
+    let Some((head, body)) = raw.split_once(": ") else {
+        return raw.into();
+    };
+    let is_status = |s: &str| s.len() == 3 && s.bytes().all(|b| b.is_ascii_digit());
+    let prefix = if is_status(head) {
+        None
+    } else {
+        match head.strip_suffix(')').and_then(|h| h.rsplit_once(" (")) {
+            Some((prefix, status)) if is_status(status) => Some((prefix, status)),
+            _ => return raw.into(),
+        }
+    };
+    let Ok(serde_json::Value::Object(body)) = serde_json::from_str(body.trim()) else {
+        return raw.into();
+    };
+    let message = body
+        .get("message")
+        .or_else(|| body.get("error").and_then(|e| e.get("message")))
+        .and_then(serde_json::Value::as_str)
+        .map(str::trim)
+        .filter(|m| !m.is_empty());
+    match (message, prefix) {
+        (Some(message), None) => format!("{head} {message}").into(),
+        (Some(message), Some((prefix, status))) => format!("{prefix} ({status}): {message}").into(),
+        (None, _) => raw.into(),
+    }
+}
+
 /// Finds the last shell sentinel `__SUBAGENT_DONE_<code>__` in `text` and returns its code.
 pub fn find_sentinel(text: &str) -> Option<i32> {
     const PREFIX: &str = "__SUBAGENT_DONE_";
@@ -242,7 +279,9 @@ impl SessionSummary {
             (Some(text), _) if !text.trim().is_empty() => Some(text.clone()),
             (_, Some("error")) => Some(format!(
                 "Subagent error: {}",
-                self.error_message.as_deref().unwrap_or("unknown error")
+                self.error_message
+                    .as_deref()
+                    .map_or("unknown error".into(), provider_error_text)
             )),
             _ => None,
         }
@@ -403,6 +442,70 @@ mod tests {
         let path = dir.path().join("s.jsonl.exit");
         std::fs::write(&path, text).unwrap();
         read_exit(&path)
+    }
+
+    #[test]
+    fn provider_errors_read_as_pi_073_wrote_them() {
+        for (raw, shown) in [
+            // Pi 1.6 (`formatProviderError`): the status and the provider's JSON body.
+            (
+                r#"500: {"code":null,"message":"scripted outage","type":"server_error"}"#,
+                "500 scripted outage",
+            ),
+            (
+                r#"429: {"error":{"message":"rate limited","type":"rate_limit"}}"#,
+                "429 rate limited",
+            ),
+            (
+                r#"OpenRouter (503): {"message":"no capacity"}"#,
+                "OpenRouter (503): no capacity",
+            ),
+            // Pi 0.73, and text that is no such body, stay as they are.
+            ("500 scripted outage", "500 scripted outage"),
+            (
+                "Connection error.: connect ECONNREFUSED 127.0.0.1:80",
+                "Connection error.: connect ECONNREFUSED 127.0.0.1:80",
+            ),
+            (
+                r#"500: {"type":"server_error"}"#,
+                r#"500: {"type":"server_error"}"#,
+            ),
+            (r#"500: {"message":""}"#, r#"500: {"message":""}"#),
+            ("500: not json", "500: not json"),
+            (r#"5000: {"message":"x"}"#, r#"5000: {"message":"x"}"#),
+        ] {
+            assert_eq!(provider_error_text(raw), shown, "{raw}");
+        }
+    }
+
+    #[test]
+    fn a_pi_16_session_ending_in_a_provider_error_reports_the_message() {
+        // The last two lines of a real Pi 1.6.0 session against the scripted model.
+        let text = r#"{"type":"message","id":"9517073d","parentId":"e48c8983","timestamp":"2026-12-01T21:06:40.806Z","message":{"role":"system","content":"","sections":{"preamble":"You are a coding assistant.","tools":"<tools>"},"toolsAdded":[{"name":"bash","description":"Run a command","parameters":{"type":"object"}}],"timestamp":1796159200800}}
+{"type":"message","id":"881b2b94","parentId":"e9d3909e","timestamp":"2026-12-01T21:06:43.403Z","message":{"role":"assistant","content":[],"api":"openai-completions","provider":"fake","model":"fake-model","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"error","timestamp":1796159203041,"errorMessage":"500: {\"code\":null,\"message\":\"scripted outage\",\"type\":\"server_error\"}","durationMs":345,"thinkingLevel":"off"}}"#;
+        let summary = summarize_session_text(text);
+        assert_eq!(
+            summary.error_message.as_deref(),
+            Some(r#"500: {"code":null,"message":"scripted outage","type":"server_error"}"#)
+        );
+        assert_eq!(
+            summary.report().as_deref(),
+            Some("Subagent error: 500 scripted outage")
+        );
+    }
+
+    #[test]
+    fn pi_16_system_messages_are_not_the_conversation() {
+        // Pi 1.6 records the prompt and the declared tools as `role: "system"` messages: one
+        // before the first user message, another when the loadout changes (here after a tool
+        // result). They are neither the report nor a tool call.
+        let text = r#"{"type":"message","id":"57d1e9f5","parentId":"abcad389","timestamp":"2026-12-01T21:06:41.292Z","message":{"role":"assistant","content":[{"type":"text","text":"DONE: searched"},{"type":"toolCall","id":"call_0_0","name":"tool_search","arguments":{"query":"subagent"}}],"stopReason":"toolUse","provider":"fake","model":"fake-model"}}
+{"type":"message","id":"57d1e9f6","parentId":"57d1e9f5","timestamp":"2026-12-01T21:06:41.292Z","message":{"role":"toolResult","toolCallId":"call_0_0","toolName":"tool_search","content":[{"type":"text","text":"Loaded 1 tools."}],"isError":false,"durationMs":45,"timestamp":1796159201292}}
+{"type":"message","id":"5a1e9f57","parentId":"57d1e9f6","timestamp":"2026-12-01T21:06:41.300Z","message":{"role":"system","content":"","sections":{"tools":"<tools>"},"toolsAdded":[{"name":"subagent","description":"Launch a subagent","parameters":{"type":"object"}}],"timestamp":1796159201300}}"#;
+        let summary = summarize_session_text(text);
+        assert_eq!(summary.last_text.as_deref(), Some("DONE: searched"));
+        assert_eq!(summary.stop_reason.as_deref(), Some("toolUse"));
+        assert_eq!(classify_no_progress(text), NoProgress::Generic);
     }
 
     #[test]

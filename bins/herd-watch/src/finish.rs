@@ -160,7 +160,7 @@ pub fn build(
         Observed::Sidecar(Completion::Error { message }) => {
             ending.outcome = Some(Outcome::Failed);
             ending.provider_error = true;
-            ending.failure = Some(message.clone());
+            ending.failure = Some(evidence::provider_error_text(message).into_owned());
             details.insert("errorMessage".into(), message.clone().into());
         }
         Observed::Sidecar(Completion::Ping { message }) => {

@@ -215,6 +215,10 @@ fn transcript_line(line: &str) -> Option<String> {
     let entry: serde_json::Value = serde_json::from_str(line).ok()?;
     let message = entry.get("message")?;
     let role = message.get("role")?.as_str()?;
+    if role == "system" {
+        // Pi 1.6's record of the prompt and the declared tools, not the conversation.
+        return None;
+    }
     let text: Vec<String> = message
         .get("content")?
         .as_array()?
@@ -287,4 +291,31 @@ fn last_dispatched(files: &herd_core::layout::SessionFiles) -> Option<serde_json
         .into_iter()
         .rev()
         .find(|l| l.get("outcome").and_then(|o| o.as_str()) == Some("dispatched"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_transcript_is_the_conversation() {
+        // Lines of a real Pi 1.6.0 session (shortened).
+        let system = r#"{"type":"message","id":"9517073d","parentId":"e48c8983","timestamp":"2026-12-01T21:06:40.806Z","message":{"role":"system","content":[{"type":"text","text":"You are a coding assistant."}],"sections":{"preamble":"You are a coding assistant."},"toolsAdded":[{"name":"bash","description":"Run a command","parameters":{"type":"object"}}],"timestamp":1796159200800}}"#;
+        let user = r#"{"type":"message","id":"cdf50a66","parentId":"9517073d","timestamp":"2026-12-01T21:06:40.806Z","message":{"role":"user","content":[{"type":"text","text":"say"}],"timestamp":1796159200800}}"#;
+        let call = r#"{"type":"message","id":"abcad389","parentId":"cdf50a66","timestamp":"2026-12-01T21:06:41.211Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"call_0_0","name":"bash","arguments":{"command":"echo hi"}}],"stopReason":"toolUse"}}"#;
+        // A system message's content is `""` today; one with blocks is still not shown.
+        assert_eq!(transcript_line(system), None);
+        assert_eq!(
+            transcript_line(&system.replace(
+                r#"[{"type":"text","text":"You are a coding assistant."}]"#,
+                r#""""#
+            )),
+            None
+        );
+        assert_eq!(transcript_line(user).as_deref(), Some("user: say"));
+        assert_eq!(
+            transcript_line(call).as_deref(),
+            Some("assistant: [tool bash]")
+        );
+    }
 }

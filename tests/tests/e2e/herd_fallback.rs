@@ -114,3 +114,31 @@ fn on_process_a_provider_error_falls_back_to_the_next_model() {
 fn on_tmux_a_provider_error_falls_back_to_the_next_model() {
     a_provider_error_falls_back_to_the_next_model(Where::Tmux);
 }
+
+/// Pi 1.6 words a provider's HTTP error as `<status>: <JSON body>`; the parent's `Error:` line
+/// reads as Pi 0.73 wrote it, and the raw text stays in the details.
+#[test]
+fn a_provider_error_with_no_model_left_reaches_the_parent_readable() {
+    let model = ModelServer::start(Script::new().step(Fail(500, "scripted outage")));
+    let env = PiEnv::new(&model);
+    let herd = Herd::new(&env, Where::Process);
+    let ack = herd.spawn(&json!({
+        "name": "Unlucky",
+        "task": "Answer the question",
+        "model": Herd::model("fake-model"),
+    }));
+    let (code, result) = herd.wait(ack["run_id"].as_str().unwrap());
+    assert_eq!(code, 1, "{result:#}");
+    assert_eq!(result["outcome"], "failed", "{result:#}");
+    let message = result["message"].as_str().unwrap();
+    assert!(message.contains("provider/agent error"), "{message}");
+    assert!(
+        message.lines().any(|l| l == "Error: 500 scripted outage"),
+        "{message}"
+    );
+    let raw = result["details"]["errorMessage"].as_str().unwrap();
+    assert!(
+        raw.starts_with("500: {") && raw.contains(r#""message":"scripted outage""#),
+        "the raw error stays in the details: {raw}"
+    );
+}

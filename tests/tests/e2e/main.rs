@@ -7,6 +7,7 @@ mod herd_fallback;
 mod herd_nested;
 mod herd_persistent;
 mod herd_report;
+mod herd_trust;
 mod herd_worktree;
 mod model_server;
 mod pi_print;

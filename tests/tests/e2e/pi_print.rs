@@ -35,12 +35,24 @@ fn print_mode_runs_a_bash_tool_and_records_the_session() {
     assert_eq!(entries[0]["cwd"], env.work_dir().to_str().unwrap());
     let messages = session::messages(&session_path);
     let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
-    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
-    let calls = session::tool_calls(&messages[1]);
+    // Pi 1.6 records the prompt and the declared tools as a `system` message before the first
+    // user message; readers of the conversation skip it.
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "toolResult", "assistant"]
+    );
+    let declared: Vec<&str> = messages[0]["toolsAdded"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(declared.contains(&"bash"), "{}", messages[0]);
+    let calls = session::tool_calls(&messages[2]);
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0]["name"], "bash");
     assert_eq!(calls[0]["arguments"]["command"], "echo hello > out.txt");
-    assert_eq!(messages[1]["stopReason"], "toolUse");
+    assert_eq!(messages[2]["stopReason"], "toolUse");
     let last = session::last_assistant(&session_path).unwrap();
     assert!(session::is_final(&last));
     assert_eq!(last["stopReason"], "stop");
