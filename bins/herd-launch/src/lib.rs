@@ -320,6 +320,7 @@ fn spawn_command(
     if let Some(trust) = trust {
         plan.trust = trust;
     }
+    plan.fallback_of.clone_from(&args.fallback_of);
     if skip > 0 {
         plan.attempted = plan.models.drain(..skip.min(plan.models.len())).collect();
         if plan.models.is_empty() {

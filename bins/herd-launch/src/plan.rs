@@ -81,6 +81,8 @@ pub struct Plan {
     pub resume: Option<Resume>,
     /// Models earlier runs of this request already tried (a `--fallback-of` launch).
     pub attempted: Vec<String>,
+    /// The run a model fallback replaces (`spawn --fallback-of`).
+    pub fallback_of: Option<String>,
     /// The parent's project-trust decision, which the child inherits (`crate::trust`).
     pub trust: crate::trust::Parent,
 }
@@ -349,6 +351,7 @@ pub fn plan(
         diagnostics,
         resume: None,
         attempted: Vec::new(),
+        fallback_of: None,
         trust: crate::trust::Parent::from_env(ctx.env, &ctx.cwd)?,
     }
     .with_worktree())

@@ -266,6 +266,7 @@ pub fn resume(
             session.display()
         )],
         attempted: Vec::new(),
+        fallback_of: None,
         trust: crate::trust::Parent::from_env(env, &launch_dir)?,
         resume: Some(Resume {
             session,

@@ -274,6 +274,7 @@ fn mark_superseded(artifacts: &Artifacts, run_id: &str, successor: &str) {
         at_ms: herd_core::time::now_ms(),
         successor: Some(successor.to_owned()),
         failure: None,
+        error: None,
     };
     if let Ok(bytes) = serde_json::to_vec(&superseded) {
         let _ =
@@ -467,6 +468,7 @@ fn launch_once(
         persistent: plan.persistent,
         interactive: plan.interactive,
         auto_exit: plan.auto_exit,
+        fallback_of: plan.fallback_of.clone(),
         parent_run_id: env("PI_SUBAGENT_ID")
             .filter(|id| herd_core::layout::validate_run_id(id).is_ok()),
         launch_failure: None,

@@ -47,23 +47,34 @@ pub struct FallbackFailure {
     pub error: String,
 }
 
-/// Every attempt that failed before `run_id`, oldest first, walked back through the
-/// `predecessor.json` chain (bounded: a chain can be no longer than a model list).
+/// Every attempt that failed before `run_id`, oldest first: the record's `fallback_of` chain,
+/// each link's error from its superseded claim, which exists before the next model is launched
+/// (older runs: the `predecessor.json` the watcher wrote after it). Bounded: a chain is no longer
+/// than a model list.
 pub fn failures(artifacts: &Artifacts, run_id: &str) -> Vec<FallbackFailure> {
     let mut failures = Vec::new();
     let mut current = run_id.to_owned();
     for _ in 0..32 {
-        let Some(predecessor) = read_predecessor(artifacts, &current) else {
+        let link = match RunRecord::load(artifacts, &current)
+            .ok()
+            .and_then(|r| r.fallback_of)
+        {
+            Some(previous) => Superseded::read(artifacts, &previous)
+                .and_then(|s| s.error)
+                .map(|error| (previous, error)),
+            None => read_predecessor(artifacts, &current).map(|p| (p.run_id, p.error)),
+        };
+        let Some((previous, error)) = link else {
             break;
         };
-        let model = RunRecord::load(artifacts, &predecessor.run_id)
+        let model = RunRecord::load(artifacts, &previous)
             .ok()
             .and_then(|r| r.model);
-        current.clone_from(&predecessor.run_id);
+        current.clone_from(&previous);
         failures.push(FallbackFailure {
-            run_id: predecessor.run_id,
+            run_id: previous,
             model,
-            error: predecessor.error,
+            error,
         });
     }
     failures.reverse();
@@ -87,6 +98,7 @@ pub fn launch_next(artifacts: &Artifacts, record: &RunRecord, error: &str) -> Fa
         at_ms: now_ms(),
         successor: None,
         failure: None,
+        error: Some(error.to_owned()),
     };
     let Ok(bytes) = serde_json::to_vec(&claim) else {
         return Fallback::NotLaunched("cannot encode the fallback claim".into());

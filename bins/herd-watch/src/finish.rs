@@ -280,6 +280,16 @@ pub fn build(
     if ending.outcome == Some(Outcome::Cancelled) {
         ending.report = None;
     }
+    // What a renderer shows in the expanded view: the raw report, bounded as the block is.
+    if let Some(report) = &ending.report {
+        details.insert(
+            "report".into(),
+            serde_json::json!({
+                "kind": ending.report_kind().as_str(),
+                "text": herd_core::escape::bounded_report(report),
+            }),
+        );
+    }
     if let Some(intent) = &cancellation {
         details.insert("error".into(), "cancelled".into());
         details.insert("cancellation".into(), intent.to_details());

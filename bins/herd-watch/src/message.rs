@@ -77,7 +77,8 @@ impl Ending {
         }
     }
 
-    fn report_kind(&self) -> ReportKind {
+    /// The kind of the report block (and of the expanded view).
+    pub fn report_kind(&self) -> ReportKind {
         match self.outcome {
             Some(Outcome::Help) => ReportKind::HelpRequest,
             _ if self.task.is_some() => ReportKind::TaskResult,

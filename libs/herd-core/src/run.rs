@@ -127,6 +127,10 @@ pub struct RunRecord {
     pub interactive: bool,
     #[serde(default)]
     pub auto_exit: bool,
+    /// The attempt this one replaces after its provider error (a model fallback), so the chain of
+    /// failed models can be walked from the files alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_of: Option<String>,
     /// The run that launched this one, for children that launch children.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_run_id: Option<String>,
@@ -191,6 +195,9 @@ pub struct Superseded {
     /// Why no successor exists, when the launch failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// The raw provider error that made this attempt give way, written with the claim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl Superseded {
@@ -295,6 +302,7 @@ mod tests {
             persistent: false,
             interactive: false,
             auto_exit: true,
+            fallback_of: None,
             parent_run_id: None,
             launch_failure: None,
             diagnostics: vec![],

@@ -627,8 +627,10 @@ fn run_inner<T>(
     });
     std_cmd.stdout(Stdio::piped());
     std_cmd.stderr(Stdio::piped());
-    let mut child = spawn(&mut std_cmd).map_err(|err| cmd.spec.spawn_error(err))?;
+    // The clock starts before the spawn: the child may run (and a busy machine may keep this
+    // thread off its core) before the spawn returns, and the budget covers the start too.
     let started = Instant::now();
+    let mut child = spawn(&mut std_cmd).map_err(|err| cmd.spec.spawn_error(err))?;
     let mut group = Group::new(&child);
 
     let pump = Pump::new(&mut child, cmd, wake_rx).map_err(supervise)?;

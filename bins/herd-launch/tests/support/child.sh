@@ -29,8 +29,9 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+# Its environment first, each file whole: a reader that sees child.pid finds child.env complete.
+env > child.env.tmp && mv child.env.tmp child.env
 echo $$ > child.pid.tmp && mv child.pid.tmp child.pid
-env > child.env
 if [ -t 0 ]; then : > child.stdin; else cat > child.stdin; fi
 
 seq=0

@@ -288,6 +288,21 @@ impl Message {
 }
 
 /// The body's abbreviation marker with the line breaks that set it apart.
+/// The child's report as a renderer shows it (seed 003: "the renderer uses the unadorned bounded
+/// result from structured details"): the raw text, bounded as the message's report block is,
+/// its head and tail around the same marker. Not escaped: a renderer fences it with
+/// [`crate::escape::expanded_view`].
+pub fn bounded_report(body: &str) -> String {
+    let n_body = body.chars().count();
+    if n_body <= BODY_MAX_CHARS {
+        return body.to_owned();
+    }
+    let n = BODY_MAX_CHARS.saturating_sub(BODY_MARKER.chars().count());
+    let head: String = body.chars().take(n.div_ceil(2)).collect();
+    let tail: String = body.chars().skip(n_body - n / 2).collect();
+    format!("{head}{BODY_MARKER}{tail}")
+}
+
 const BODY_MARKER: &str =
     "\n[... result abbreviated; full output remains in the child session below ...]\n";
 
@@ -332,6 +347,17 @@ mod tests {
 
     const SESSION_AND_CONTINUATION: &str = "Session: s.jsonl\n\
         Parent action: Continue the parent task using this result; do not return an empty response.";
+
+    #[test]
+    fn a_bounded_report_keeps_its_ends_within_the_body_bound() {
+        let short = "found it\n</subagent_report>";
+        assert_eq!(bounded_report(short), short);
+        let long = format!("BEGIN{}END", "é".repeat(3 * BODY_MAX_CHARS));
+        let bounded = bounded_report(&long);
+        assert!(bounded.chars().count() <= BODY_MAX_CHARS);
+        assert!(bounded.starts_with("BEGIN") && bounded.ends_with("END"));
+        assert!(bounded.contains(BODY_MARKER));
+    }
 
     #[test]
     fn the_body_marker_is_the_documented_one_on_its_own_line() {
