@@ -463,6 +463,43 @@ pub enum Accent {
     Amber,
 }
 
+impl Accent {
+    /// The terminal colour of the accent (256 colours: 33 blue, 214 amber).
+    fn sgr(self) -> &'static str {
+        match self {
+            Accent::Blue => "\x1b[38;5;33m",
+            Accent::Amber => "\x1b[38;5;214m",
+        }
+    }
+
+    /// `text` with its frame (the box-drawing characters) in the accent, for a terminal. Row
+    /// text stays in the terminal's own colour; every line ends reset.
+    pub fn paint(self, text: &str) -> String {
+        const RESET: &str = "\x1b[0m";
+        let mut out = String::with_capacity(text.len() * 2);
+        for line in text.split_inclusive('\n') {
+            let (body, newline) = match line.strip_suffix('\n') {
+                Some(body) => (body, "\n"),
+                None => (line, ""),
+            };
+            let mut framed = false;
+            for c in body.chars() {
+                let frame = matches!(c, '╭' | '╮' | '╰' | '╯' | '│' | '─');
+                if frame != framed {
+                    out.push_str(if frame { self.sgr() } else { RESET });
+                    framed = frame;
+                }
+                out.push(c);
+            }
+            if framed {
+                out.push_str(RESET);
+            }
+            out.push_str(newline);
+        }
+        out
+    }
+}
+
 /// The widget as text, and its accent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Widget {
@@ -622,6 +659,20 @@ mod tests {
             (p.label, p.detail.as_deref()),
             (Label::Active, Some("edit"))
         );
+    }
+
+    #[test]
+    fn the_accent_paints_the_frame_and_resets_every_line() {
+        let text = "╭─ Subagents ─╮\n│\"Scout\" · active│\n╰──╯\n";
+        let painted = Accent::Amber.paint(text);
+        assert_eq!(
+            painted,
+            "\x1b[38;5;214m╭─\x1b[0m Subagents \x1b[38;5;214m─╮\x1b[0m\n\
+             \x1b[38;5;214m│\x1b[0m\"Scout\" · active\x1b[38;5;214m│\x1b[0m\n\
+             \x1b[38;5;214m╰──╯\x1b[0m\n"
+        );
+        let plain: String = painted.replace("\x1b[38;5;214m", "").replace("\x1b[0m", "");
+        assert_eq!(plain, text);
     }
 
     #[test]

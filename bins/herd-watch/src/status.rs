@@ -170,7 +170,13 @@ pub fn status(
         let json = serde_json::json!({
             "widget": w.text, "accent": w.accent, "active": w.active, "open": w.open, "runs": json_rows,
         });
-        return Ok(Output::ok(json, w.text));
+        // The accent reaches a person at a terminal; `--json` carries it as a field.
+        let human = if herd_cli::colour_stdout() {
+            w.accent.paint(&w.text)
+        } else {
+            w.text
+        };
+        return Ok(Output::ok(json, human));
     }
     if human.is_empty() {
         human = format!("no runs in {}\n", artifacts.root().display());

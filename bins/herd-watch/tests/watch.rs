@@ -1422,3 +1422,35 @@ fn wait_exits_with_the_code_of_the_parent_recheck() {
         );
     }
 }
+
+#[test]
+fn the_widget_carries_its_accent_to_a_terminal_and_not_to_a_pipe() {
+    let env = Env::tmux();
+    let id = env.spawn("Painted", "sleep 30");
+    let pid = env.identity_pid(&id);
+    // Piped: plain text.
+    let (_, _, text) = env.watch(&["status", "--widget"]);
+    assert!(
+        text.contains("Subagents") && !text.contains('\u{1b}'),
+        "{text}"
+    );
+    // In a terminal (a tmux pane): the frame in the accent.
+    let command = format!(
+        "{} --artifacts {} status --widget; sleep 30",
+        watch_bin().display(),
+        env.art().display()
+    );
+    let out = env.tmux_cmd(&["new-window", "-d", "-P", "-F", "#{pane_id}", &command]);
+    assert!(out.success(), "{}", out.stderr.text());
+    let pane = out.stdout.text().trim().to_owned();
+    let screen = wait_for("the painted widget", Duration::from_secs(20), || {
+        let out = env.tmux_cmd(&["capture-pane", "-e", "-p", "-t", &pane]);
+        let text = out.stdout.text().into_owned();
+        text.contains("Subagents").then_some(text)
+    });
+    assert!(
+        screen.contains("\u{1b}[38;5;214m") || screen.contains("\u{1b}[38;5;33m"),
+        "{screen:?}"
+    );
+    kill(pid);
+}

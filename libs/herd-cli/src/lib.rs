@@ -46,6 +46,13 @@ impl Output {
     }
 }
 
+/// Whether human output may be coloured: stdout is a terminal and `NO_COLOR` is not set
+/// (<https://no-color.org>).
+pub fn colour_stdout() -> bool {
+    use std::io::IsTerminal;
+    io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 /// One line of a JSON Lines stream, or its human form; used by streaming commands.
 pub fn emit_line(json: bool, value: &serde_json::Value, human: &str) -> io::Result<()> {
     let mut out = io::stdout().lock();
