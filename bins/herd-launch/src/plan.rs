@@ -295,15 +295,21 @@ pub fn plan(
             .and_then(|r| r.skills.clone())
             .unwrap_or_default(),
     };
-    let fork = !exec
-        && request.fork.unwrap_or_else(|| {
-            role.as_ref().and_then(|r| r.session_mode) == Some(SessionMode::Fork)
-        });
+    let role_forks = role.as_ref().and_then(|r| r.session_mode) == Some(SessionMode::Fork);
+    let mut fork = !exec && request.fork.unwrap_or(role_forks);
     if fork && ctx.parent_session.is_none() {
-        return Err(Error::invalid(
-            "fork",
-            "forking copies the parent's conversation: pass --parent-session",
-        ));
+        // An explicit `fork: true` cannot be honoured and says why; a role's default
+        // session-mode gives way to a fresh child, and the acknowledgement says so.
+        if request.fork == Some(true) {
+            return Err(Error::invalid(
+                "fork",
+                "forking copies the parent's conversation, and this launch has no parent session: pass --parent-session, or fork: false for a fresh child",
+            ));
+        }
+        fork = false;
+        diagnostics.push(
+            "the role's session-mode is fork, but there is no parent session to copy: the child starts fresh".to_owned(),
+        );
     }
     if fork && request.worktree.is_some() {
         diagnostics.push(

@@ -879,6 +879,54 @@ fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
 }
 
 #[test]
+fn a_roles_fork_without_a_parent_session_starts_fresh_and_an_explicit_one_explains() {
+    let mut env = Env::new();
+    let agent_dir = env.dir.path().join("agent");
+    std::fs::create_dir_all(agent_dir.join("agents")).unwrap();
+    std::fs::write(
+        agent_dir.join("agents/forker.md"),
+        "---\nname: forker\ndescription: d\nsession-mode: fork\nauto-exit: true\n---\nRole text.\n",
+    )
+    .unwrap();
+    env.set("PI_CODING_AGENT_DIR", agent_dir.to_string_lossy());
+    env.set("HERD_PI", support("fake-pi.sh"));
+    let args = ["spawn", "--request", "-", "--json", "--surface", "process"];
+    let run = env.run(
+        &args,
+        &serde_json::json!({"name": "F", "task": "t", "agent": "forker"}),
+    );
+    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
+    assert!(
+        run.json["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d.as_str().unwrap().contains("the child starts fresh")),
+        "{}",
+        run.json
+    );
+    let argv = eventually("pi's argv", || read(env.work().join("pi.argv")));
+    assert!(
+        argv.lines().last().unwrap().starts_with('@'),
+        "a fresh child gets its artifact: {argv}"
+    );
+    let run = env.run(
+        &args,
+        &serde_json::json!({"name": "G", "task": "t", "agent": "forker", "fork": true}),
+    );
+    assert_eq!(run.code, 2, "{}", run.json);
+    assert_eq!(run.json["error"]["field"], "fork");
+    assert!(
+        run.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no parent session"),
+        "{}",
+        run.json
+    );
+}
+
+#[test]
 fn a_fork_gets_the_raw_task_and_the_parents_conversation() {
     let mut env = Env::new();
     let agent_dir = env.dir.path().join("agent");
