@@ -280,6 +280,16 @@ pub fn build(
     if ending.outcome == Some(Outcome::Cancelled) {
         ending.report = None;
     }
+    // A specialist that ended on its stop directive stopped: its tasks' reports were delivered
+    // each on its own, and the last one is not repeated as the run's.
+    if record.persistent
+        && ending.outcome == Some(Outcome::Completed)
+        && crate::tasks::stop_requested(&record.session_files())
+    {
+        ending.stopped = true;
+        ending.report = None;
+        details.insert("stopped".into(), true.into());
+    }
     // What a renderer shows in the expanded view: the raw report, bounded as the block is.
     if let Some(report) = &ending.report {
         details.insert(

@@ -42,6 +42,8 @@ pub struct Ending {
     pub task: Option<String>,
     /// Host notes (already encoded), such as a model fallback that could not launch.
     pub notes: Vec<String>,
+    /// A persistent specialist that ended on its parent's stop directive.
+    pub stopped: bool,
 }
 
 impl Ending {
@@ -59,6 +61,9 @@ impl Ending {
             };
         }
         match self.outcome {
+            Some(Outcome::Completed) if self.stopped => {
+                format!("Persistent specialist {name} stopped ({elapsed}).")
+            }
             Some(Outcome::Completed) => format!("Sub-agent {name} completed ({elapsed})."),
             Some(Outcome::Help) => format!("Sub-agent {name} needs help ({elapsed})."),
             Some(Outcome::Cancelled) => format!("Sub-agent {name} was cancelled ({elapsed})."),

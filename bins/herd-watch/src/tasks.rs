@@ -125,6 +125,16 @@ pub(crate) fn ledger(files: &SessionFiles) -> Vec<serde_json::Value> {
     lines(&files.ledger())
 }
 
+/// Whether the parent published a stop directive to this specialist (its ledger says so).
+pub(crate) fn stop_requested(files: &SessionFiles) -> bool {
+    ledger(files).iter().any(|line| {
+        matches!(
+            line.get("outcome").and_then(serde_json::Value::as_str),
+            Some("stop-pending" | "stopped")
+        )
+    })
+}
+
 /// A ledger line saying `task` reached `outcome`, repeating the ids of its `dispatched` line.
 pub(crate) fn ledger_line(
     dispatched: Option<&serde_json::Value>,

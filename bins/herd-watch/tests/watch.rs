@@ -828,6 +828,19 @@ fn a_persistent_specialist_delivers_each_task_once_and_stops() {
         2,
         "the second task and the run's own end: {text}"
     );
+    // The run's own end says it stopped, and repeats no task's report.
+    let end: Value = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["event"] == "result" && v["details"]["task"].is_null())
+        .unwrap();
+    let message = end["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Persistent specialist \"Specialist\" stopped ("),
+        "{message}"
+    );
+    assert!(!message.contains("<subagent_report"), "{message}");
+    assert_eq!(end["details"]["stopped"], true);
 }
 
 #[test]
