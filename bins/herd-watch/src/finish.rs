@@ -280,6 +280,14 @@ pub fn build(
     if ending.outcome == Some(Outcome::Cancelled) {
         ending.report = None;
     }
+    // A specialist gone without its stop directive: one facts-only crash notice.
+    if record.persistent
+        && ending.outcome == Some(Outcome::Failed)
+        && matches!(observed, Observed::Lost | Observed::Exited(_))
+        && !crate::tasks::stop_requested(&record.session_files())
+    {
+        ending.vanished = true;
+    }
     // A specialist that ended on its stop directive stopped: its tasks' reports were delivered
     // each on its own, and the last one is not repeated as the run's.
     if record.persistent

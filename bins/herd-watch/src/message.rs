@@ -44,6 +44,8 @@ pub struct Ending {
     pub notes: Vec<String>,
     /// A persistent specialist that ended on its parent's stop directive.
     pub stopped: bool,
+    /// A persistent specialist whose pane or process vanished without a stop directive.
+    pub vanished: bool,
 }
 
 impl Ending {
@@ -61,6 +63,9 @@ impl Ending {
             };
         }
         match self.outcome {
+            Some(Outcome::Failed) if self.vanished => format!(
+                "Persistent specialist {name} vanished after {elapsed} without a stop directive; it cannot be resumed: spawn a new specialist."
+            ),
             Some(Outcome::Completed) if self.stopped => {
                 format!("Persistent specialist {name} stopped ({elapsed}).")
             }

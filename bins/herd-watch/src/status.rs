@@ -256,9 +256,28 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
         ));
     }
     let files = record.session_files();
-    // The same inbox herd-launch sends tasks through, so the child sees one ordered queue.
-    herd_launch::persistent::write_inbox(&files, "stop", "", "")?;
     let dispatched = last_dispatched(&files);
+    // The same inbox herd-launch sends tasks through, so the child sees one ordered queue. A
+    // directive that could not be published changed nothing: the stop is failed and may be
+    // asked again.
+    if let Err(err) = herd_launch::persistent::write_inbox(&files, "stop", "", "") {
+        let task = dispatched.as_ref().and_then(|d| d.get("task")).cloned();
+        let line =
+            crate::tasks::ledger_line(dispatched.as_ref(), task.unwrap_or_default(), "stop-failed");
+        let _ = sidecar::append_line(&files.ledger(), &line);
+        let json = serde_json::json!({
+            "run_id": record.run_id, "name": record.name, "status": "stop-failed", "error": err.message,
+        });
+        return Ok(Output::ok(
+            json,
+            format!(
+                "stop {}: stop-failed ({}); ask again",
+                escape::json_string(&record.name),
+                escape::encode_host_value(&err.message, 300)
+            ),
+        )
+        .with_exit(exit::NO_ANSWER));
+    }
     let task = dispatched
         .as_ref()
         .and_then(|d| d.get("task"))

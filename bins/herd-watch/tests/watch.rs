@@ -1467,3 +1467,34 @@ fn the_widget_carries_its_accent_to_a_terminal_and_not_to_a_pipe() {
     );
     kill(pid);
 }
+
+#[test]
+fn a_specialist_that_vanishes_without_a_stop_gives_one_crash_notice() {
+    let env = Env::new();
+    let id = env.spawn_request(
+        serde_json::json!({"name": "Fragile", "task": "first", "persistent": true}),
+        &["--runner", "exec", "--", "sh", "-c", "sleep 60"],
+    );
+    kill(env.identity_pid(&id));
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(60),
+    );
+    let text = out.stdout.text();
+    assert_eq!(result_events(&text, &id), 1, "{text}");
+    let end: Value = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["event"] == "result")
+        .unwrap();
+    let message = end["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Persistent specialist \"Fragile\" vanished after ")
+            && message.contains(
+                "without a stop directive; it cannot be resumed: spawn a new specialist."
+            ),
+        "{message}"
+    );
+}
