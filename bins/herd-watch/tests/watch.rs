@@ -391,26 +391,48 @@ fn cancel_confirms_and_delivers_one_cancelled_result() {
     );
 }
 
+/// The identity records of a headless run: the runner's and the launch script's.
+fn identity_files(env: &Env, id: &str) -> Vec<PathBuf> {
+    let session = env.record(id)["session_file"].as_str().unwrap().to_owned();
+    vec![
+        PathBuf::from(format!("{session}.process.json")),
+        env.art().join(format!("runs/{id}.leader.json")),
+    ]
+}
+
+/// Rewrites `field` of every identity record of run `id` with `forge` of its value, so nothing of
+/// the child is a verified identity; returns each file's bytes before, to put back.
+fn forge_identities(
+    env: &Env,
+    id: &str,
+    field: &str,
+    forge: impl Fn(&Value) -> Value,
+) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut saved = Vec::new();
+    for file in identity_files(env, id) {
+        let Ok(bytes) = std::fs::read(&file) else {
+            continue;
+        };
+        let mut record: Value = serde_json::from_slice(&bytes).unwrap();
+        record[field] = forge(&record[field]);
+        std::fs::write(&file, record.to_string()).unwrap();
+        saved.push((file, bytes));
+    }
+    saved
+}
+
+/// A start time one tick later than `start`: the PID now names another process.
+fn later_start(start: &Value) -> Value {
+    let start: u64 = start.as_str().unwrap().parse().unwrap();
+    Value::String((start + 1).to_string())
+}
+
 #[test]
 fn a_recorded_start_time_that_differs_is_never_signalled() {
     let env = Env::new();
     let id = env.spawn("Impostor", "sleep 30");
     let pid = env.identity_pid(&id);
-    let session = env.record(&id)["session_file"].as_str().unwrap().to_owned();
-    let identity = format!("{session}.process.json");
-    let mut record: Value = serde_json::from_slice(&std::fs::read(&identity).unwrap()).unwrap();
-    let start: u64 = record["startTime"].as_str().unwrap().parse().unwrap();
-    record["startTime"] = Value::String((start + 1).to_string());
-    std::fs::write(&identity, record.to_string()).unwrap();
-    // The leader (the launch script's shell) is verified too; forge it the same way so nothing
-    // of the child is a verified identity.
-    let leader = env.art().join(format!("runs/{id}.leader.json"));
-    if let Ok(bytes) = std::fs::read(&leader) {
-        let mut record: Value = serde_json::from_slice(&bytes).unwrap();
-        let start: u64 = record["startTime"].as_str().unwrap().parse().unwrap();
-        record["startTime"] = Value::String((start + 1).to_string());
-        std::fs::write(&leader, record.to_string()).unwrap();
-    }
+    forge_identities(&env, &id, "startTime", later_start);
     let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
     assert_eq!(code, 3, "{text}");
     assert_eq!(doc["status"], "unconfirmed");
@@ -1325,21 +1347,8 @@ fn an_unconfirmed_cancel_is_retried_by_the_watcher_until_it_confirms() {
     let env = Env::new();
     let id = env.spawn("Retry", "sleep 60");
     let pid = env.identity_pid(&id);
-    let session = env.record(&id)["session_file"].as_str().unwrap().to_owned();
     // While the identities read wrong, nothing is signalled and the cancel stays unconfirmed.
-    let files = [
-        PathBuf::from(format!("{session}.process.json")),
-        env.art().join(format!("runs/{id}.leader.json")),
-    ];
-    let saved: Vec<Option<Vec<u8>>> = files.iter().map(|f| std::fs::read(f).ok()).collect();
-    for file in &files {
-        if let Ok(bytes) = std::fs::read(file) {
-            let mut record: Value = serde_json::from_slice(&bytes).unwrap();
-            let start: u64 = record["startTime"].as_str().unwrap().parse().unwrap();
-            record["startTime"] = Value::String((start + 1).to_string());
-            std::fs::write(file, record.to_string()).unwrap();
-        }
-    }
+    let saved = forge_identities(&env, &id, "startTime", later_start);
     let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
     assert_eq!(
         (code, doc["status"].as_str()),
@@ -1357,10 +1366,8 @@ fn an_unconfirmed_cancel_is_retried_by_the_watcher_until_it_confirms() {
     let (_, status, _) = env.watch(&["status", "--run", &id, "--json"]);
     assert_eq!(status["runs"][0]["label"], "cancel unconfirmed", "{status}");
     // The probe reads true again: the watcher's next attempt confirms without another cancel.
-    for (file, bytes) in files.iter().zip(&saved) {
-        if let Some(bytes) = bytes {
-            std::fs::write(file, bytes).unwrap();
-        }
+    for (file, bytes) in &saved {
+        std::fs::write(file, bytes).unwrap();
     }
     let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
     assert_eq!(code, 5, "{text}");
@@ -1383,23 +1390,13 @@ fn a_headless_child_whose_identity_no_longer_matches_settles_failed_and_is_never
         let env = Env::new();
         let id = env.spawn("Ghost", "sleep 60");
         let pid = env.identity_pid(&id);
-        let session = env.record(&id)["session_file"].as_str().unwrap().to_owned();
-        for file in [
-            PathBuf::from(format!("{session}.process.json")),
-            env.art().join(format!("runs/{id}.leader.json")),
-        ] {
-            let Ok(bytes) = std::fs::read(&file) else {
-                continue;
-            };
-            let mut record: Value = serde_json::from_slice(&bytes).unwrap();
-            record[field] = if forged.is_null() {
-                let start: u64 = record["startTime"].as_str().unwrap().parse().unwrap();
-                Value::String((start + 1).to_string())
+        forge_identities(&env, &id, field, |old| {
+            if forged.is_null() {
+                later_start(old)
             } else {
                 forged.clone()
-            };
-            std::fs::write(&file, record.to_string()).unwrap();
-        }
+            }
+        });
         let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
         assert_eq!(code, 1, "{field}: {text}");
         assert_eq!(doc["outcome"], "failed", "{field}");
