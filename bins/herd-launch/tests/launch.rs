@@ -55,6 +55,18 @@ impl Env {
         Env { dir, vars }
     }
 
+    /// An environment whose agent directory holds the role `name` (`text`, frontmatter and
+    /// body) and whose Pi is the stand-in.
+    fn with_role(name: &str, text: &str) -> Env {
+        let mut env = Env::new();
+        let agent_dir = env.dir.path().join("agent");
+        std::fs::create_dir_all(agent_dir.join("agents")).unwrap();
+        std::fs::write(agent_dir.join(format!("agents/{name}.md")), text).unwrap();
+        env.set("PI_CODING_AGENT_DIR", agent_dir.to_string_lossy());
+        env.set("HERD_PI", support("fake-pi.sh"));
+        env
+    }
+
     fn set(&mut self, key: &str, value: impl Into<String>) {
         self.vars.retain(|(k, _)| k != key);
         self.vars.push((key.to_owned(), value.into()));
@@ -490,16 +502,7 @@ fn every_request_rule_is_refused_before_anything_is_created() {
 
 #[test]
 fn accept_is_refused_for_a_role_that_does_not_exit_by_itself() {
-    let mut env = Env::new();
-    let agent_dir = env.dir.path().join("agent");
-    std::fs::create_dir_all(agent_dir.join("agents")).unwrap();
-    std::fs::write(
-        agent_dir.join("agents/planner.md"),
-        "---\ninteractive: true\n---\nYou plan.\n",
-    )
-    .unwrap();
-    env.set("PI_CODING_AGENT_DIR", agent_dir.to_string_lossy());
-    env.set("HERD_PI", support("fake-pi.sh"));
+    let env = Env::with_role("planner", "---\ninteractive: true\n---\nYou plan.\n");
     let request = serde_json::json!({"name": "p", "task": "t", "agent": "planner", "accept": {"run": "true"}});
     let run = env.run(
         &["spawn", "--request", "-", "--json", "--surface", "tmux"],
@@ -880,16 +883,10 @@ fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
 
 #[test]
 fn a_roles_fork_without_a_parent_session_starts_fresh_and_an_explicit_one_explains() {
-    let mut env = Env::new();
-    let agent_dir = env.dir.path().join("agent");
-    std::fs::create_dir_all(agent_dir.join("agents")).unwrap();
-    std::fs::write(
-        agent_dir.join("agents/forker.md"),
+    let env = Env::with_role(
+        "forker",
         "---\nname: forker\ndescription: d\nsession-mode: fork\nauto-exit: true\n---\nRole text.\n",
-    )
-    .unwrap();
-    env.set("PI_CODING_AGENT_DIR", agent_dir.to_string_lossy());
-    env.set("HERD_PI", support("fake-pi.sh"));
+    );
     let args = ["spawn", "--request", "-", "--json", "--surface", "process"];
     let run = env.run(
         &args,
