@@ -101,6 +101,7 @@ pub enum Command {
     Steer {
         #[command(flatten)]
         target: Target,
+        /// The message: one or more lines, not empty; any other control character is refused.
         #[arg(long)]
         message: String,
         #[arg(long, value_enum, default_value_t = SteerMode::Steer)]

@@ -730,6 +730,60 @@ fn steering_is_delivered_queued_and_bounded() {
     );
 }
 
+#[test]
+fn a_steering_message_with_control_characters_or_nothing_in_it_is_refused() {
+    let env = Env::new();
+    let id = env.spawn("Unsteered", "sleep 30");
+    let pid = env.identity_pid(&id);
+    for message in [
+        "half\rthe other half",
+        "\u{1b}[A up",
+        "tab\there",
+        "",
+        " \n\t ",
+    ] {
+        for mode in ["steer", "follow-up"] {
+            let (code, doc, text) = env.watch(&[
+                "steer",
+                "--run",
+                &id,
+                "--message",
+                message,
+                "--mode",
+                mode,
+                "--json",
+            ]);
+            assert_eq!(
+                (code, doc["error"]["code"].as_str()),
+                (2, Some("invalid_request")),
+                "{message:?} {mode}: {text}"
+            );
+            assert_eq!(doc["error"]["field"], "--message", "{doc}");
+        }
+    }
+    assert!(
+        !env.art().join(format!("runs/{id}.steer.json")).exists(),
+        "nothing was queued"
+    );
+    // Lines of one message are one message.
+    let (code, doc, text) = env.watch(&[
+        "steer",
+        "--run",
+        &id,
+        "--message",
+        "first line\nsecond line",
+        "--mode",
+        "follow-up",
+        "--json",
+    ]);
+    assert_eq!(
+        (code, doc["receipt"].as_str()),
+        (0, Some("queued")),
+        "{text}"
+    );
+    kill(pid);
+}
+
 /// A persistent specialist that follows protocol.md §1.11: it reports its first task, then
 /// claims inbox files — a task is answered with a `task-done` event, a stop ends it.
 const SPECIALIST: &str = r#"
