@@ -36,6 +36,10 @@ pub struct Ending {
     /// Worktree handoff lines, from herd-worktree.
     pub handoff: Vec<Evidence>,
     pub session_file: Option<String>,
+    /// The stdout and stderr logs of a run that has no session (the exec runner).
+    pub output_files: Option<(String, String)>,
+    /// The size of the output the report is the end of, when it shows only that end.
+    pub report_abbreviated_from: Option<u64>,
     /// Whether the session can be resumed with `herd-launch resume` (the pi runner).
     pub resumable: bool,
     /// The persistent specialist's task this message answers.
@@ -108,6 +112,11 @@ impl Ending {
             }
             None => {}
         }
+        if let Some(size) = self.report_abbreviated_from {
+            message = message.with_evidence(Evidence::detail(format!(
+                "Report: the end of the output only ({size} bytes in all)"
+            )));
+        }
         if let Some(line) = &self.check_output_line {
             message = message.with_evidence(Evidence::detail(line.clone()));
         }
@@ -142,7 +151,11 @@ impl Ending {
         for line in &self.handoff {
             message = message.with_evidence(line.clone());
         }
-        if let Some(session) = &self.session_file {
+        if let Some((stdout, stderr)) = &self.output_files {
+            let stdout = escape::encode_host_value(stdout, escape::SESSION_MAX_CHARS);
+            let stderr = escape::encode_host_value(stderr, escape::SESSION_MAX_CHARS);
+            message = message.with_session(format!("Output: {stdout} · Errors: {stderr}"));
+        } else if let Some(session) = &self.session_file {
             let session = escape::encode_host_value(session, escape::SESSION_MAX_CHARS);
             let line = if self.resumable && self.outcome == Some(Outcome::Help) {
                 // Under supervision: the tool, or the command a script runs (a bare `pi --session`

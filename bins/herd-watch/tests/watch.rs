@@ -234,6 +234,68 @@ fn a_completed_child_delivers_its_report_inside_one_block() {
 }
 
 #[test]
+fn an_exec_child_whose_last_line_outgrows_the_tail_still_reports_it() {
+    let env = Env::new();
+    // One line of 100,000 bytes, longer than the 64 KiB the report reads, and no newline after.
+    let id = env.spawn("LongLine", "head -c 100000 /dev/zero | tr '\\0' 'y'");
+    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    let message = doc["message"].as_str().unwrap();
+    let open = message.find("<subagent_report").expect("a report block");
+    let close = message.find("</subagent_report>").unwrap();
+    assert!(
+        message[open..close].contains("yyyyyyyyyy"),
+        "the end of the line is the report: {message}"
+    );
+    let size = std::fs::metadata(env.art().join(format!("logs/{id}.out")))
+        .unwrap()
+        .len();
+    assert!(size > 100_000);
+    assert!(
+        message.contains(&format!(
+            "Report: the end of the output only ({size} bytes in all)"
+        )),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_exec_result_names_its_logs_and_its_stderr_is_the_error() {
+    let env = Env::new();
+    let id = env.spawn(
+        "Failing",
+        "echo 'some output'; echo 'warming up' >&2; echo 'fatal: no such table' >&2; exit 3",
+    );
+    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(code, 1, "{text}");
+    let stdout = env.art().join(format!("logs/{id}.out"));
+    let stderr = env.art().join(format!("logs/{id}.err"));
+    assert!(stdout.exists() && stderr.exists());
+    let details = &doc["details"];
+    assert_eq!(details["stdoutFile"], stdout.to_str().unwrap(), "{doc}");
+    assert_eq!(details["stderrFile"], stderr.to_str().unwrap(), "{doc}");
+    assert!(details.get("sessionFile").is_none(), "{doc}");
+    assert_eq!(details["stderrTail"], "warming up\nfatal: no such table");
+    let message = doc["message"].as_str().unwrap();
+    assert!(!message.contains("Session:"), "{message}");
+    assert!(
+        message.contains(&format!(
+            "Output: {} · Errors: {}",
+            stdout.display(),
+            stderr.display()
+        )),
+        "{message}"
+    );
+    let error = message
+        .lines()
+        .find(|l| l.starts_with("Error: "))
+        .unwrap_or_else(|| panic!("an error line: {message}"));
+    assert!(error.ends_with("fatal: no such table"), "{error}");
+    let close = message.find("</subagent_report>").unwrap();
+    assert!(message.find("some output").unwrap() < close, "{message}");
+}
+
+#[test]
 fn sidecars_decide_the_outcome_and_exit_codes() {
     let env = Env::new();
     let help = env.spawn("Asker", &format!("set -- '{{\"type\":\"ping\",\"name\":\"Asker\",\"message\":\"which schema?\"}}'; {WRITE_EXIT}"));
