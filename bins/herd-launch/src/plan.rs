@@ -83,6 +83,8 @@ pub struct Plan {
     pub attempted: Vec<String>,
     /// The parent's project-trust decision, which the child inherits (`crate::trust`).
     pub trust: crate::trust::Parent,
+    /// The longest the child may run before herd-watch terminates it (`--timeout-ms`).
+    pub time_limit_ms: Option<u64>,
 }
 
 /// What a resume continues.
@@ -350,6 +352,7 @@ pub fn plan(
         resume: None,
         attempted: Vec::new(),
         trust: crate::trust::Parent::from_env(ctx.env, &ctx.cwd)?,
+        time_limit_ms: None,
     }
     .with_worktree())
 }

@@ -267,6 +267,7 @@ pub fn resume(
         )],
         attempted: Vec::new(),
         trust: crate::trust::Parent::from_env(env, &launch_dir)?,
+        time_limit_ms: None,
         resume: Some(Resume {
             session,
             message: request.message.clone(),

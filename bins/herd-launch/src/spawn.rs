@@ -470,6 +470,7 @@ fn launch_once(
         parent_run_id: env("PI_SUBAGENT_ID")
             .filter(|id| herd_core::layout::validate_run_id(id).is_ok()),
         launch_failure: None,
+        time_limit_ms: plan.time_limit_ms,
         diagnostics: plan.diagnostics.clone(),
         extra: Default::default(),
     };

@@ -215,6 +215,23 @@ pub fn build(
             cancellation = Some(intent.clone());
         }
     }
+    // A cancel that a passed time limit made: the run failed, and says why.
+    let expiry = match observed {
+        Observed::Cancelled(_) => crate::timeout::read(artifacts, &record.run_id),
+        _ => None,
+    };
+    if let Some(expiry) = &expiry {
+        ending.outcome = Some(Outcome::Failed);
+        ending.timed_out = true;
+        ending.report = natural_report();
+        ending.report_abbreviated_from = report_abbreviated_from(&ending, &exec_output);
+        ending.failure = Some(format!(
+            "timed out: still running after its time limit of {} ms; its process was terminated",
+            expiry.limit_ms
+        ));
+        details.insert("timedOut".into(), true.into());
+        details.insert("timeLimitMs".into(), expiry.limit_ms.into());
+    }
 
     // The worktree handoff, before the check so its changed files can be reported.
     let mut handoff_json = None;
@@ -303,7 +320,12 @@ pub fn build(
         ending.report = None;
     }
     if let Some(intent) = &cancellation {
-        details.insert("error".into(), "cancelled".into());
+        let error = if expiry.is_some() {
+            "timed out"
+        } else {
+            "cancelled"
+        };
+        details.insert("error".into(), error.into());
         details.insert("cancellation".into(), intent.to_details());
     }
     if let Some(handoff) = handoff_json {

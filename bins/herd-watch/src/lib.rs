@@ -12,6 +12,7 @@ pub mod projection;
 pub mod status;
 pub mod supervise;
 pub mod tasks;
+pub mod timeout;
 mod wake;
 
 use std::ffi::OsString;

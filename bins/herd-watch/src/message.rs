@@ -27,6 +27,8 @@ pub struct Ending {
     pub failure: Option<String>,
     /// Whether the failure is a provider error (eligible for model fallback).
     pub provider_error: bool,
+    /// Whether the run was ended because it outlived its time limit.
+    pub timed_out: bool,
     pub exit_code: Option<i32>,
     pub model_used: Option<String>,
     pub models_attempted: Vec<String>,
@@ -66,6 +68,9 @@ impl Ending {
             Some(Outcome::Completed) => format!("Sub-agent {name} completed ({elapsed})."),
             Some(Outcome::Help) => format!("Sub-agent {name} needs help ({elapsed})."),
             Some(Outcome::Cancelled) => format!("Sub-agent {name} was cancelled ({elapsed})."),
+            Some(Outcome::Failed) if self.timed_out => {
+                format!("Sub-agent {name} timed out after {elapsed}.")
+            }
             Some(Outcome::Failed) if self.provider_error => {
                 format!(
                     "Sub-agent {name} failed after {elapsed} (provider/agent error — auto-retry exhausted)."
