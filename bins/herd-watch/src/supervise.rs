@@ -435,10 +435,11 @@ impl Supervisor {
         // 2. Cheap evidence: cancel intent, interrupt, activity, the completion sidecar.
         crate::crash_point("evidence");
         let intent = control::read_intent(artifacts, id);
-        if intent.is_none() && crate::timeout::expired(&run.record, now) {
-            if run.timing_out.as_ref().is_none_or(|t| t.is_finished()) {
-                run.timing_out = Some(crate::timeout::enforce(artifacts, &run.record, now));
-            }
+        if intent.is_none()
+            && crate::timeout::expired(&run.record, now)
+            && run.timing_out.as_ref().is_none_or(|t| t.is_finished())
+        {
+            run.timing_out = Some(crate::timeout::enforce(artifacts, &run.record, now));
         }
         run.lifecycle.cancel = match &intent {
             None => CancelState::None,
