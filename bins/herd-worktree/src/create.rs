@@ -85,8 +85,17 @@ impl CreateEnv {
 /// Worktree acquisition, including Herdr's workspace and pane (seed 003).
 pub const ACQUISITION_BUDGET: std::time::Duration = budget::ACQUISITION;
 
-/// The managed root: `$HERD_WORKTREE_ROOT`, else `$HOME/.herdr/worktrees`.
+/// The managed root: `$HERD_WORKTREE_ROOT`, else `$HOME/.herdr/worktrees`; refused when another
+/// user owns it or its group or others may write to it (whoever can write there can swap a
+/// checkout, or plant a symlink out of the root).
 pub fn managed_root() -> Result<PathBuf, Error> {
+    let root = configured_root()?;
+    herd_core::sidecar::check_private_root(&root)
+        .map_err(|e| Error::from(e).with_field(ROOT_ENV))?;
+    Ok(root)
+}
+
+fn configured_root() -> Result<PathBuf, Error> {
     if let Some(root) = std::env::var_os(ROOT_ENV).filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(root));
     }
@@ -436,14 +445,8 @@ impl Acquisition {
 
 fn acquire_with_git(plan: &Plan, env: &CreateEnv) -> Acquisition {
     if let Some(parent) = plan.path.parent() {
-        if let Err(e) = std::fs::create_dir_all(parent) {
-            return Acquisition::failed(
-                Error::new(
-                    ErrorCode::Unavailable,
-                    format!("cannot create {}: {e}", parent.display()),
-                ),
-                Acquired::default(),
-            );
+        if let Err(e) = herd_core::sidecar::ensure_private_dir(parent) {
+            return Acquisition::failed(e.into(), Acquired::default());
         }
     }
     let deadline = Deadline::after(budget::ACQUISITION);
@@ -454,10 +457,23 @@ fn acquire_with_git(plan: &Plan, env: &CreateEnv) -> Acquisition {
         &plan.base_sha,
         &deadline,
     ) {
-        Ok(()) => Acquisition::ok(Acquired {
-            path: Some(plan.path.clone()),
-            ..Acquired::default()
-        }),
+        Ok(()) => {
+            // git made the checkout with the umask's mode; like every directory herd creates
+            // under the managed root it is private.
+            use std::os::unix::fs::PermissionsExt;
+            let mut diagnostics = Vec::new();
+            if let Err(e) = std::fs::set_permissions(
+                &plan.path,
+                std::fs::Permissions::from_mode(herd_core::sidecar::PRIVATE_DIR_MODE),
+            ) {
+                diagnostics.push(format!("cannot make {} private: {e}", plan.path.display()));
+            }
+            Acquisition::ok(Acquired {
+                path: Some(plan.path.clone()),
+                diagnostics,
+                ..Acquired::default()
+            })
+        }
         Err(err) => {
             // A killed `git worktree add` may have left a checkout or a branch behind.
             let timed_out = matches!(err, herd_git::Error::Timeout { .. });
