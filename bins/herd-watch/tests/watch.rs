@@ -918,8 +918,11 @@ fn a_steering_message_with_control_characters_or_nothing_in_it_is_refused() {
     kill(pid);
 }
 
+/// Paths with their permission bits.
+type Modes = Vec<(PathBuf, u32)>;
+
 /// Every directory under `root` with its mode, then every file with its mode (symlinks too).
-fn modes_under(root: &Path) -> (Vec<(PathBuf, u32)>, Vec<(PathBuf, u32)>) {
+fn modes_under(root: &Path) -> (Modes, Modes) {
     use std::os::unix::fs::MetadataExt;
     let (mut dirs, mut files) = (Vec::new(), Vec::new());
     let mut pending = vec![root.to_path_buf()];
