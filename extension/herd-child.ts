@@ -82,11 +82,16 @@ function readSmall(file: string, limit = READ_LIMIT): string | undefined {
 	}
 }
 
-/** Writes a file by writing a temporary file beside it and renaming it into place. */
+/**
+ * Writes a file by writing a temporary file beside it and renaming it into place. Like every file
+ * herd writes, it is private (0600, its directories 0700), and the temporary file is created
+ * exclusively, so nothing left at its name (a symlink) is written through.
+ */
 function writeAtomic(file: string, text: string, tmpSuffix: string): void {
-	fs.mkdirSync(path.dirname(file), { recursive: true });
+	fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
 	const tmp = `${file}.${process.pid}.${tmpSuffix}.tmp`;
-	fs.writeFileSync(tmp, text);
+	fs.rmSync(tmp, { force: true });
+	fs.writeFileSync(tmp, text, { mode: 0o600, flag: "wx" });
 	fs.renameSync(tmp, file);
 }
 
@@ -263,7 +268,7 @@ function writeExit(payload: Record<string, unknown>): void {
 	if (exitWritten || !sessionFile) return;
 	exitWritten = true;
 	try {
-		fs.writeFileSync(`${sessionFile}.exit`, `${JSON.stringify(payload)}\n`);
+		writeAtomic(`${sessionFile}.exit`, `${JSON.stringify(payload)}\n`, "exit");
 	} catch {
 		// The host still sees the process exit and the shell sentinel.
 	}
@@ -299,7 +304,10 @@ function taskEvent(type: "task-done" | "help-request", task: string, message?: s
 	};
 	if (message !== undefined) event.message = message.slice(0, TASK_MESSAGE_CHARS);
 	try {
-		fs.appendFileSync(`${sessionFile}.tasks`, `${JSON.stringify(event)}\n`);
+		fs.appendFileSync(`${sessionFile}.tasks`, `${JSON.stringify(event)}\n`, {
+			mode: 0o600,
+			flag: fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW,
+		});
 	} catch {
 		// The host reads the session transcript too.
 	}

@@ -212,7 +212,7 @@ fn run_check_command(spec_path: &Path, cwd: &Path) -> Result<Output, Error> {
 
 /// Reads the handoff's file list: one name per line, empty lines skipped.
 pub fn read_changed_files(path: &Path) -> Result<Vec<String>, Error> {
-    let bytes = sidecar::read_bounded(path, CHANGED_FILES_LIMIT)
+    let bytes = sidecar::read_given(path, CHANGED_FILES_LIMIT)
         .map_err(|err| Error::from(err).with_field("changed-files"))?
         .ok_or_else(|| {
             Error::not_found(format!("{} does not exist", path.display()))
@@ -235,7 +235,7 @@ fn run_report(level: Option<&str>, acceptance: Option<&Path>, cwd: &Path) -> Res
     };
     let input = match acceptance {
         Some(path) => {
-            let bytes = sidecar::read_bounded(path, ACCEPTANCE_FILE_LIMIT)
+            let bytes = sidecar::read_given(path, ACCEPTANCE_FILE_LIMIT)
                 .map_err(|err| Error::from(err).with_field("acceptance"))?
                 .ok_or_else(|| {
                     Error::not_found(format!("{} does not exist", path.display()))

@@ -95,6 +95,11 @@ pub const FILES: &[SchemaFile] = &[
         "`runs/<run-id>.cancel.json`",
         herd_watch::control::CancelIntent
     ),
+    read!(
+        "timeout.schema.json",
+        "`runs/<run-id>.timeout.json`",
+        herd_watch::timeout::Expiry
+    ),
     by_hand!(
         "interrupt.schema.json",
         "`runs/<run-id>.interrupt.json`",

@@ -418,7 +418,7 @@ pub fn generate(root: &Path, mode: Mode) -> Result<Report, Error> {
 }
 
 fn read(path: &Path) -> Result<Option<String>, Error> {
-    let Some(bytes) = sidecar::read_bounded(path, MAX_PAGE_BYTES)? else {
+    let Some(bytes) = sidecar::read_given(path, MAX_PAGE_BYTES)? else {
         return Ok(None);
     };
     String::from_utf8(bytes).map(Some).map_err(|_| {

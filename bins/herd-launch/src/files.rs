@@ -8,14 +8,19 @@
 //! (its identity record, through `herd-launch exec`) and the accept spec (herd-accept's) keep
 //! their own, synced writers. Every reader of these files fails closed on a missing or malformed
 //! file, so a file lost in a crash of the machine is refused, never trusted.
+//!
+//! Every file is private: 0600 (a launch script 0700), its directories 0700, whatever the umask.
+//! The temporary file is created exclusively, and the rename or link into place replaces or
+//! refuses a symlink planted at the final name, never following it.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use herd_core::layout::{Artifacts, validate_run_id};
 use herd_core::run::{FORMAT_VERSION, RunRecord};
+use herd_core::sidecar::PRIVATE_FILE_MODE;
 use herd_core::{Error, ErrorCode};
 
 fn io_error(path: &Path, err: io::Error) -> Error {
@@ -37,14 +42,14 @@ fn temp_path(path: &Path) -> Result<PathBuf, Error> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    herd_core::sidecar::ensure_private_dir(dir)?;
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Ok(dir.join(format!(".{name}.{}.{n}.tmp", std::process::id())))
 }
 
 /// Writes `bytes` to a new temporary file with `mode`.
 fn write_temp(tmp: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
-    let mut file = OpenOptions::new()
+    let mut file = herd_core::sidecar::private()
         .write(true)
         .create_new(true)
         .mode(mode)
@@ -53,12 +58,12 @@ fn write_temp(tmp: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
     file.write_all(bytes).map_err(|e| io_error(tmp, e))
 }
 
-/// Replaces `path` with `bytes` atomically (mode 0644, or `mode`).
+/// Replaces `path` with `bytes` atomically (mode 0600, or `mode`).
 pub fn write(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    write_mode(path, bytes, 0o644)
+    write_mode(path, bytes, PRIVATE_FILE_MODE)
 }
 
-/// [`write`] with a file mode (e.g. 0755 for a launch script).
+/// [`write`] with a file mode (e.g. 0700 for a launch script).
 pub fn write_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
     let tmp = temp_path(path)?;
     let result = write_temp(&tmp, bytes, mode)
@@ -72,11 +77,12 @@ pub fn write_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
 /// Creates `path` with `bytes` unless it exists; `false` when it already did (the first wins).
 pub fn create_once(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
     let tmp = temp_path(path)?;
-    let result = write_temp(&tmp, bytes, 0o644).and_then(|()| match fs::hard_link(&tmp, path) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(io_error(path, e)),
-    });
+    let result =
+        write_temp(&tmp, bytes, PRIVATE_FILE_MODE).and_then(|()| match fs::hard_link(&tmp, path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(io_error(path, e)),
+        });
     let _ = fs::remove_file(&tmp);
     result
 }
@@ -131,13 +137,17 @@ mod tests {
         assert!(create_once(&once, b"first").unwrap());
         assert!(!create_once(&once, b"second").unwrap());
         assert_eq!(fs::read(&once).unwrap(), b"first");
-        write_mode(&dir.path().join("a").join("s.sh"), b"#!/bin/sh\n", 0o755).unwrap();
+        write_mode(&dir.path().join("a").join("s.sh"), b"#!/bin/sh\n", 0o700).unwrap();
         use std::os::unix::fs::PermissionsExt;
-        let mode = fs::metadata(dir.path().join("a").join("s.sh"))
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o111, 0o111);
+        let mode = |name: &str| {
+            fs::metadata(dir.path().join("a").join(name))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(mode("s.sh"), 0o700);
+        assert_eq!((mode("x.json"), mode("y.json")), (0o600, 0o600));
         let mut names: Vec<_> = fs::read_dir(dir.path().join("a"))
             .unwrap()
             .map(|e| e.unwrap().file_name())

@@ -96,6 +96,10 @@ pub struct SpawnArgs {
     /// The parent's thinking level [default: $HERD_PARENT_THINKING].
     #[arg(long, value_name = "LEVEL")]
     pub parent_thinking: Option<String>,
+    /// The longest the exec runner's command may run, in milliseconds: past it a watcher
+    /// terminates its process tree and the run fails as timed out.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout_ms: Option<u64>,
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
@@ -240,7 +244,7 @@ fn spawn_command(
     parent_session: Option<&Path>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Output, Error> {
-    let (bytes, kind, runner, argv, skip, trust) = match &args.fallback_of {
+    let (bytes, kind, runner, argv, skip, trust, time_limit_ms) = match &args.fallback_of {
         Some(run_id) => {
             let previous = herd_core::run::RunRecord::load(artifacts, run_id)?;
             let request_file = previous
@@ -274,7 +278,15 @@ fn spawn_command(
             }
             // The same child in the same place: the decision its first attempt was launched with.
             let trust = trust::Parent::from_record(&previous);
-            (bytes, previous.surface, runner, argv, tried, Some(trust))
+            (
+                bytes,
+                previous.surface,
+                runner,
+                argv,
+                tried,
+                Some(trust),
+                previous.time_limit_ms,
+            )
         }
         None => {
             let source = args
@@ -292,6 +304,7 @@ fn spawn_command(
                 args.argv.clone(),
                 0,
                 None,
+                args.timeout_ms,
             )
         }
     };
@@ -316,11 +329,18 @@ fn spawn_command(
             .or_else(|| env(PARENT_THINKING_ENV))
             .filter(|t| !t.is_empty()),
     };
+    if time_limit_ms.is_some() && runner != plan::RunnerChoice::Exec {
+        return Err(Error::invalid(
+            "--timeout-ms",
+            "a time limit is for the exec runner (--runner exec)",
+        ));
+    }
     let mut plan = plan::plan(&bytes, runner, &argv, kind, &ctx)?;
     if let Some(trust) = trust {
         plan.trust = trust;
     }
     plan.fallback_of.clone_from(&args.fallback_of);
+    plan.time_limit_ms = time_limit_ms;
     if skip > 0 {
         plan.attempted = plan.models.drain(..skip.min(plan.models.len())).collect();
         if plan.models.is_empty() {

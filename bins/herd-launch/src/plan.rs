@@ -85,6 +85,8 @@ pub struct Plan {
     pub fallback_of: Option<String>,
     /// The parent's project-trust decision, which the child inherits (`crate::trust`).
     pub trust: crate::trust::Parent,
+    /// The longest the child may run before herd-watch terminates it (`--timeout-ms`).
+    pub time_limit_ms: Option<u64>,
 }
 
 /// What a resume continues.
@@ -359,6 +361,7 @@ pub fn plan(
         attempted: Vec::new(),
         fallback_of: None,
         trust: crate::trust::Parent::from_env(ctx.env, &ctx.cwd)?,
+        time_limit_ms: None,
     }
     .with_worktree())
 }

@@ -143,7 +143,7 @@ fn check_not_running(session: &Path) -> Result<(), Error> {
 
 /// The `cwd` of a session's header line.
 fn session_cwd(session: &Path) -> Result<PathBuf, Error> {
-    let file = sidecar::open_file(session)
+    let file = sidecar::open_given(session)
         .map_err(|e| Error::invalid("session", format!("cannot read the session: {e}")))?
         .ok_or_else(|| {
             Error::invalid(
@@ -268,6 +268,7 @@ pub fn resume(
         attempted: Vec::new(),
         fallback_of: None,
         trust: crate::trust::Parent::from_env(env, &launch_dir)?,
+        time_limit_ms: None,
         resume: Some(Resume {
             session,
             message: request.message.clone(),

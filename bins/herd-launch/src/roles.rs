@@ -73,7 +73,7 @@ pub fn load(name: &str, cwd: &Path, agent_dir: &Path) -> Result<Role, Error> {
     let candidates = [cwd.join(".pi").join("agents"), agent_dir.join("agents")];
     for dir in &candidates {
         let file = dir.join(format!("{name}.md"));
-        let Some(bytes) = sidecar::read_bounded(&file, READ_LIMIT)
+        let Some(bytes) = sidecar::read_given(&file, READ_LIMIT)
             .map_err(|e| Error::from(e).with_field("agent"))?
         else {
             continue;
@@ -196,7 +196,7 @@ impl Config {
             file: file.clone(),
             ..Config::default()
         };
-        let Some(bytes) = sidecar::read_bounded(&file, READ_LIMIT)
+        let Some(bytes) = sidecar::read_given(&file, READ_LIMIT)
             .map_err(|e| Error::from(e).with_field("model"))?
         else {
             return Ok(config);
@@ -251,7 +251,7 @@ impl Config {
     /// specialists may be live at once (default 3).
     pub fn max_persistent(agent_dir: &Path) -> Result<usize, Error> {
         let file = agent_dir.join("herdr-agents").join("config.json");
-        let Some(bytes) = sidecar::read_bounded(&file, READ_LIMIT)
+        let Some(bytes) = sidecar::read_given(&file, READ_LIMIT)
             .map_err(|e| Error::from(e).with_field("persistent"))?
         else {
             return Ok(DEFAULT_MAX_PERSISTENT);

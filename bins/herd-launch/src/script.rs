@@ -107,10 +107,16 @@ impl Script {
         let mut tmp = self.exit_status_file.clone().into_os_string();
         tmp.push(".tmp");
         let tmp = quote(&tmp);
+        // The status file is private (umask 077) and its temporary name is never written
+        // through a symlink left there: it is removed first and created with noclobber, which
+        // refuses any file already in its place. Both only hold inside the subshell, so the
+        // runner above kept the umask it was given.
         line(&[
-            b"printf '{\"format_version\":1,\"exit_code\":%d}\\n' \"$rc\" > ",
+            b"rm -f ",
             &tmp,
-            b" && mv -f ",
+            b"; (umask 077; set -C; printf '{\"format_version\":1,\"exit_code\":%d}\\n' \"$rc\" > ",
+            &tmp,
+            b") && mv -f ",
             &tmp,
             b" ",
             &status,
@@ -120,9 +126,9 @@ impl Script {
         out
     }
 
-    /// Writes the script (mode 0755) atomically.
+    /// Writes the script (mode 0600: the surface runs it with `sh`) atomically.
     pub fn write(&self, path: &Path) -> Result<(), herd_core::Error> {
-        crate::files::write_mode(path, &self.render(), 0o755)
+        crate::files::write(path, &self.render())
     }
 }
 

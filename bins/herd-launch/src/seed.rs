@@ -49,7 +49,7 @@ pub fn seed_session(plan: &Plan, session: &Path, cwd: &Path, now_ms: u64) -> Res
 
 /// The parent's entries up to its last user message, without its header.
 fn fork_entries(parent: &Path) -> Result<Vec<u8>, Error> {
-    let file = herd_core::sidecar::open_file(parent)
+    let file = herd_core::sidecar::open_given(parent)
         .map_err(|e| Error::invalid("fork", format!("cannot read the parent session: {e}")))?
         .ok_or_else(|| {
             Error::invalid(

@@ -472,6 +472,7 @@ fn launch_once(
         parent_run_id: env("PI_SUBAGENT_ID")
             .filter(|id| herd_core::layout::validate_run_id(id).is_ok()),
         launch_failure: None,
+        time_limit_ms: plan.time_limit_ms,
         diagnostics: plan.diagnostics.clone(),
         extra: Default::default(),
     };
@@ -658,12 +659,7 @@ fn prepare_and_launch(
         .insert(crate::trust::RECORD_KEY.into(), trust.as_str().into());
     let session = files.session()?.to_path_buf();
     if let Some(parent) = session.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| {
-            Error::new(
-                ErrorCode::Unavailable,
-                format!("cannot create {}: {e}", parent.display()),
-            )
-        })?;
+        herd_core::sidecar::ensure_private_dir(parent)?;
     }
     if let (Runner::Pi { .. }, None) = (&plan.runner, &plan.resume) {
         crate::seed::seed_session(plan, &session, &child_cwd, now)?;
@@ -973,16 +969,27 @@ fn runner_argv(
             // Output goes to the logs on every surface; on the process surface the script's own
             // output already does.
             let (stdout, stderr) = if surface.has_terminal() {
-                std::fs::create_dir_all(artifacts.logs_dir()).map_err(|e| {
-                    Error::new(
-                        ErrorCode::Unavailable,
-                        format!("cannot create {}: {e}", artifacts.logs_dir().display()),
-                    )
-                })?;
-                (
-                    Some(artifacts.stdout_log(&record.run_id)),
-                    Some(artifacts.stderr_log(&record.run_id)),
-                )
+                herd_core::sidecar::ensure_private_dir(&artifacts.logs_dir())?;
+                let logs = [
+                    artifacts.stdout_log(&record.run_id),
+                    artifacts.stderr_log(&record.run_id),
+                ];
+                // Created here, 0600, so the script's redirections only truncate private files.
+                for log in &logs {
+                    herd_core::sidecar::private()
+                        .write(true)
+                        .create(true)
+                        .truncate(true)
+                        .open(log)
+                        .map_err(|e| {
+                            Error::new(
+                                ErrorCode::Unavailable,
+                                format!("cannot create {}: {e}", log.display()),
+                            )
+                        })?;
+                }
+                let [stdout, stderr] = logs;
+                (Some(stdout), Some(stderr))
             } else {
                 (None, None)
             };
@@ -1079,7 +1086,7 @@ pub fn read_request(source: &str) -> Result<Vec<u8>, Error> {
     }
     // Every unreadable request is the caller's mistake (a directory, a FIFO, no permission):
     // nothing was read, so nothing was changed.
-    sidecar::read_bounded(Path::new(source), limit)
+    sidecar::read_given(Path::new(source), limit)
         .map_err(|e| Error::invalid("request", format!("cannot read the request {source}: {e}")))?
         .ok_or_else(|| Error::invalid("request", format!("{source} does not exist")))
 }

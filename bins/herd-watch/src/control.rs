@@ -340,6 +340,11 @@ pub struct SteerQueue {
 }
 
 /// Steers a running child with `message`.
+///
+/// A message reaches the child as typed keys, so a control character in it would be a key of
+/// its own (a carriage return submits half the message, an escape interrupts the turn): it is
+/// refused, as is a message with nothing to say, before anything is queued or sent. Newlines are
+/// kept: they are lines of the one message.
 pub fn steer(
     artifacts: &Artifacts,
     record: &RunRecord,
@@ -347,6 +352,21 @@ pub fn steer(
     mode: SteerMode,
     turn_active: bool,
 ) -> Result<SteerReceipt, Error> {
+    if message.trim().is_empty() {
+        return Err(Error::invalid(
+            "--message",
+            "a steering message cannot be empty",
+        ));
+    }
+    if let Some(c) = message.chars().find(|&c| c.is_control() && c != '\n') {
+        return Err(Error::invalid(
+            "--message",
+            format!(
+                "a steering message cannot hold the control character U+{:04X}; only newlines",
+                u32::from(c)
+            ),
+        ));
+    }
     if delivery::load(artifacts, &record.run_id)?.is_some() {
         return Err(Error::new(
             ErrorCode::Conflict,

@@ -303,6 +303,62 @@ pub fn read_tail_lines(path: &Path, limit: u64) -> std::io::Result<Option<String
     sidecar::read_tail_lines(path, limit).map_err(|e| std::io::Error::other(e.to_string()))
 }
 
+/// The end of an output log, as a report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputTail {
+    pub text: String,
+    /// The log's size, when more of it was written than `text` shows.
+    pub abbreviated_from: Option<u64>,
+}
+
+/// Reads the last `limit` bytes of the output log `path` as a report: whole lines, unless the
+/// last line alone is longer than `limit`, whose end is kept rather than nothing. A log larger
+/// than `limit` is marked abbreviated. The launch script's shell sentinel is not part of it.
+/// `Ok(None)` when it does not exist.
+pub fn read_output_tail(path: &Path, limit: u64) -> std::io::Result<Option<OutputTail>> {
+    let Some(mut file) = sidecar::open_file(path).map_err(std::io::Error::other)? else {
+        return Ok(None);
+    };
+    let len = file.metadata()?.len();
+    let start = len.saturating_sub(limit);
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(start))?;
+    let mut buf = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit), &mut buf)?;
+    let text = String::from_utf8_lossy(&buf);
+    let text = without_sentinel(&text);
+    if start == 0 {
+        return Ok(Some(OutputTail {
+            text,
+            abbreviated_from: None,
+        }));
+    }
+    // A start inside the log is inside a line: that torn line is dropped, unless nothing else
+    // would be left.
+    let text = match text.split_once('\n') {
+        Some((_, rest)) if !rest.trim().is_empty() => rest.to_owned(),
+        _ => text,
+    };
+    Ok(Some(OutputTail {
+        text,
+        abbreviated_from: Some(len),
+    }))
+}
+
+/// `text` without the shell sentinel `__SUBAGENT_DONE_<code>__`, which ends a line of its own,
+/// or the child's last line when the child ended without a newline.
+fn without_sentinel(text: &str) -> String {
+    const PREFIX: &str = "__SUBAGENT_DONE_";
+    text.lines()
+        .filter_map(|line| match line.rfind(PREFIX) {
+            Some(at) if find_sentinel(&line[at..]).is_some() => {
+                Some(&line[..at]).filter(|kept| !kept.is_empty())
+            }
+            _ => Some(line),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Summarises the end of a Pi session file (bounded to its last [`SESSION_TAIL`] bytes).
 pub fn summarize_session(path: &Path) -> std::io::Result<Option<SessionSummary>> {
     let Some(text) = read_tail_lines(path, SESSION_TAIL)? else {

@@ -21,6 +21,10 @@ use crate::message::Ending;
 
 /// How much of an exec runner's output becomes its report.
 const EXEC_REPORT_TAIL: u64 = 64 * 1024;
+/// How much of a failed exec runner's stderr is read for its error.
+const EXEC_ERROR_TAIL: u64 = 16 * 1024;
+/// How many of its last stderr lines become the error.
+const EXEC_ERROR_LINES: usize = 10;
 
 /// The completion evidence a run finished on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,21 +107,31 @@ pub fn build(
             .flatten(),
         Runner::Exec => None,
     };
-    let exec_output = || {
-        evidence::read_tail_lines(&artifacts.stdout_log(&record.run_id), EXEC_REPORT_TAIL)
+    let exec_output =
+        evidence::read_output_tail(&artifacts.stdout_log(&record.run_id), EXEC_REPORT_TAIL)
             .ok()
             .flatten()
-            .filter(|t| !t.trim().is_empty())
-            .map(|t| strip_sentinel(&t))
-    };
+            .filter(|tail| !tail.text.trim().is_empty());
     let natural_report = || match record.runner {
         Runner::Pi => session.as_ref().and_then(evidence::SessionSummary::report),
-        Runner::Exec => exec_output(),
+        Runner::Exec => exec_output.as_ref().map(|tail| tail.text.clone()),
+    };
+    // An exec run has no session: its files are its output logs.
+    let (session_file, output_files) = match record.runner {
+        Runner::Pi => (Some(record.session_file.clone()), None),
+        Runner::Exec => (
+            None,
+            Some((
+                artifacts.stdout_log(&record.run_id).display().to_string(),
+                artifacts.stderr_log(&record.run_id).display().to_string(),
+            )),
+        ),
     };
     let mut ending = Ending {
         name: record.name.clone(),
         elapsed_ms,
-        session_file: Some(record.session_file.clone()),
+        session_file,
+        output_files: output_files.clone(),
         resumable: record.runner == Runner::Pi,
         model_used: session
             .as_ref()
@@ -156,6 +170,7 @@ pub fn build(
         Observed::Sidecar(Completion::Done) | Observed::Exited(0) => {
             ending.outcome = Some(Outcome::Completed);
             ending.report = natural_report();
+            ending.report_abbreviated_from = report_abbreviated_from(&ending, &exec_output);
         }
         Observed::Sidecar(Completion::Error { message }) => {
             ending.outcome = Some(Outcome::Failed);
@@ -171,7 +186,14 @@ pub fn build(
             ending.outcome = Some(Outcome::Failed);
             ending.exit_code = Some(*code);
             ending.report = natural_report();
+            ending.report_abbreviated_from = report_abbreviated_from(&ending, &exec_output);
             details.insert("exitCode".into(), (*code).into());
+            if record.runner == Runner::Exec {
+                if let Some(error) = exec_error(&artifacts.stderr_log(&record.run_id)) {
+                    ending.failure = Some(error.clone());
+                    details.insert("stderrTail".into(), error.into());
+                }
+            }
         }
         Observed::Lost => {
             ending.outcome = Some(Outcome::Failed);
@@ -192,6 +214,23 @@ pub fn build(
             ending.outcome = Some(Outcome::Cancelled);
             cancellation = Some(intent.clone());
         }
+    }
+    // A cancel that a passed time limit made: the run failed, and says why.
+    let expiry = match observed {
+        Observed::Cancelled(_) => crate::timeout::read(artifacts, &record.run_id),
+        _ => None,
+    };
+    if let Some(expiry) = &expiry {
+        ending.outcome = Some(Outcome::Failed);
+        ending.timed_out = true;
+        ending.report = natural_report();
+        ending.report_abbreviated_from = report_abbreviated_from(&ending, &exec_output);
+        ending.failure = Some(format!(
+            "timed out: still running after its time limit of {} ms; its process was terminated",
+            expiry.limit_ms
+        ));
+        details.insert("timedOut".into(), true.into());
+        details.insert("timeLimitMs".into(), expiry.limit_ms.into());
     }
 
     // The worktree handoff, before the check so its changed files can be reported.
@@ -309,7 +348,12 @@ pub fn build(
         );
     }
     if let Some(intent) = &cancellation {
-        details.insert("error".into(), "cancelled".into());
+        let error = if expiry.is_some() {
+            "timed out"
+        } else {
+            "cancelled"
+        };
+        details.insert("error".into(), error.into());
         details.insert("cancellation".into(), intent.to_details());
     }
     if let Some(handoff) = handoff_json {
@@ -318,7 +362,15 @@ pub fn build(
     if let Some(model) = &ending.model_used {
         details.insert("model".into(), model.clone().into());
     }
-    details.insert("sessionFile".into(), record.session_file.clone().into());
+    match &output_files {
+        None => {
+            details.insert("sessionFile".into(), record.session_file.clone().into());
+        }
+        Some((stdout, stderr)) => {
+            details.insert("stdoutFile".into(), stdout.clone().into());
+            details.insert("stderrFile".into(), stderr.clone().into());
+        }
+    }
     let queued = control::undelivered_steer(artifacts, &record.run_id);
     if !queued.is_empty() {
         details.insert("undeliveredSteering".into(), queued.into());
@@ -358,11 +410,22 @@ pub fn child_tries_file(record: &RunRecord) -> std::path::PathBuf {
     std::path::PathBuf::from(name)
 }
 
-fn strip_sentinel(text: &str) -> String {
-    text.lines()
-        .filter(|l| !l.contains("__SUBAGENT_DONE_"))
-        .collect::<Vec<_>>()
-        .join("\n")
+/// The log size to name in the report's note, when the report is the exec output and was
+/// abbreviated.
+fn report_abbreviated_from(ending: &Ending, output: &Option<evidence::OutputTail>) -> Option<u64> {
+    match (output, &ending.report) {
+        (Some(tail), Some(report)) if *report == tail.text => tail.abbreviated_from,
+        _ => None,
+    }
+}
+
+/// The end of a failed exec runner's stderr: its last lines, at most [`EXEC_ERROR_LINES`].
+fn exec_error(path: &Path) -> Option<String> {
+    let tail = evidence::read_output_tail(path, EXEC_ERROR_TAIL).ok()??;
+    let lines: Vec<&str> = tail.text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let from = lines.len().saturating_sub(EXEC_ERROR_LINES);
+    let text = lines[from..].join("\n");
+    (!text.is_empty()).then_some(text)
 }
 
 /// Appends the run's line to the outcome ledger once: `outcomes.jsonl` at the root of the

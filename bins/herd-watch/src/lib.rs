@@ -12,6 +12,7 @@ pub mod projection;
 pub mod status;
 pub mod supervise;
 pub mod tasks;
+pub mod timeout;
 mod wake;
 
 use std::ffi::OsString;
@@ -101,6 +102,7 @@ pub enum Command {
     Steer {
         #[command(flatten)]
         target: Target,
+        /// The message: one or more lines, not empty; any other control character is refused.
         #[arg(long)]
         message: String,
         #[arg(long, value_enum, default_value_t = SteerMode::Steer)]

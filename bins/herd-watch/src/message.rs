@@ -27,6 +27,8 @@ pub struct Ending {
     pub failure: Option<String>,
     /// Whether the failure is a provider error (eligible for model fallback).
     pub provider_error: bool,
+    /// Whether the run was ended because it outlived its time limit.
+    pub timed_out: bool,
     pub exit_code: Option<i32>,
     pub model_used: Option<String>,
     pub models_attempted: Vec<String>,
@@ -36,6 +38,10 @@ pub struct Ending {
     /// Worktree handoff lines, from herd-worktree.
     pub handoff: Vec<Evidence>,
     pub session_file: Option<String>,
+    /// The stdout and stderr logs of a run that has no session (the exec runner).
+    pub output_files: Option<(String, String)>,
+    /// The size of the output the report is the end of, when it shows only that end.
+    pub report_abbreviated_from: Option<u64>,
     /// Whether the session can be resumed with `herd-launch resume` (the pi runner).
     pub resumable: bool,
     /// The persistent specialist's task this message answers.
@@ -72,6 +78,9 @@ impl Ending {
             Some(Outcome::Completed) => format!("Sub-agent {name} completed ({elapsed})."),
             Some(Outcome::Help) => format!("Sub-agent {name} needs help ({elapsed})."),
             Some(Outcome::Cancelled) => format!("Sub-agent {name} was cancelled ({elapsed})."),
+            Some(Outcome::Failed) if self.timed_out => {
+                format!("Sub-agent {name} timed out after {elapsed}.")
+            }
             Some(Outcome::Failed) if self.provider_error => {
                 format!(
                     "Sub-agent {name} failed after {elapsed} (provider/agent error — auto-retry exhausted)."
@@ -119,6 +128,11 @@ impl Ending {
             }
             None => {}
         }
+        if let Some(size) = self.report_abbreviated_from {
+            message = message.with_evidence(Evidence::detail(format!(
+                "Report: the end of the output only ({size} bytes in all)"
+            )));
+        }
         if let Some(line) = &self.check_output_line {
             message = message.with_evidence(Evidence::detail(line.clone()));
         }
@@ -153,7 +167,11 @@ impl Ending {
         for line in &self.handoff {
             message = message.with_evidence(line.clone());
         }
-        if let Some(session) = &self.session_file {
+        if let Some((stdout, stderr)) = &self.output_files {
+            let stdout = escape::encode_host_value(stdout, escape::SESSION_MAX_CHARS);
+            let stderr = escape::encode_host_value(stderr, escape::SESSION_MAX_CHARS);
+            message = message.with_session(format!("Output: {stdout} · Errors: {stderr}"));
+        } else if let Some(session) = &self.session_file {
             let session = escape::encode_host_value(session, escape::SESSION_MAX_CHARS);
             let line = if self.resumable && self.outcome == Some(Outcome::Help) {
                 // Under supervision: the tool, or the command a script runs (a bare `pi --session`

@@ -193,6 +193,8 @@ struct Tracked {
     orphaned_since: Option<Instant>,
     /// The retries of an unconfirmed cancel's termination.
     termination: Retries,
+    /// The termination of a run past its time limit, while it runs.
+    timing_out: Option<JoinHandle<()>>,
 }
 
 /// The watcher's retries of a termination that a cancel left unconfirmed: one attempt at a time,
@@ -221,6 +223,7 @@ impl Tracked {
             hang_warned: false,
             orphaned_since: None,
             termination: Retries::default(),
+            timing_out: None,
         }
     }
 }
@@ -432,6 +435,12 @@ impl Supervisor {
         // 2. Cheap evidence: cancel intent, interrupt, activity, the completion sidecar.
         crate::crash_point("evidence");
         let intent = control::read_intent(artifacts, id);
+        if intent.is_none()
+            && crate::timeout::expired(&run.record, now)
+            && run.timing_out.as_ref().is_none_or(|t| t.is_finished())
+        {
+            run.timing_out = Some(crate::timeout::enforce(artifacts, &run.record, now));
+        }
         run.lifecycle.cancel = match &intent {
             None => CancelState::None,
             Some(i) if i.termination == Some(Termination::Unconfirmed) => CancelState::Unconfirmed,

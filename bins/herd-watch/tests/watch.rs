@@ -34,6 +34,8 @@ struct Env {
     surface: &'static str,
     extra: Vec<(String, String)>,
     tmux: Option<PathBuf>,
+    /// The umask every herd program of this environment runs with, when not the test's own.
+    umask: Option<&'static str>,
 }
 
 impl Env {
@@ -43,6 +45,7 @@ impl Env {
             surface: "process",
             extra: Vec::new(),
             tmux: None,
+            umask: None,
         }
     }
 
@@ -105,7 +108,14 @@ impl Env {
         extra_env: &[(&str, &str)],
         budget: Duration,
     ) -> Output {
-        let mut cmd = Command::new(program, budget)
+        let mut cmd = match self.umask {
+            None => Command::new(program, budget),
+            Some(umask) => Command::new("sh", budget)
+                .args(["-c", "umask \"$0\" && exec \"$@\""])
+                .arg(umask)
+                .arg(program),
+        };
+        cmd = cmd
             .arg("--artifacts")
             .arg(self.art())
             .args(args)
@@ -242,6 +252,130 @@ fn a_completed_child_delivers_its_report_inside_one_block() {
     // A second wait answers the same result.
     let (code, again, _) = env.watch(&["wait", "--run", &id, "--json"]);
     assert_eq!((code, &again["message"]), (0, &doc["message"]));
+}
+
+#[test]
+fn an_exec_child_whose_last_line_outgrows_the_tail_still_reports_it() {
+    let env = Env::new();
+    // One line of 100,000 bytes, longer than the 64 KiB the report reads, and no newline after.
+    let id = env.spawn("LongLine", "head -c 100000 /dev/zero | tr '\\0' 'y'");
+    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    let message = doc["message"].as_str().unwrap();
+    let open = message.find("<subagent_report").expect("a report block");
+    let close = message.find("</subagent_report>").unwrap();
+    assert!(
+        message[open..close].contains("yyyyyyyyyy"),
+        "the end of the line is the report: {message}"
+    );
+    let size = std::fs::metadata(env.art().join(format!("logs/{id}.out")))
+        .unwrap()
+        .len();
+    assert!(size > 100_000);
+    assert!(
+        message.contains(&format!(
+            "Report: the end of the output only ({size} bytes in all)"
+        )),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_exec_result_names_its_logs_and_its_stderr_is_the_error() {
+    let env = Env::new();
+    let id = env.spawn(
+        "Failing",
+        "echo 'some output'; echo 'warming up' >&2; echo 'fatal: no such table' >&2; exit 3",
+    );
+    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(code, 1, "{text}");
+    let stdout = env.art().join(format!("logs/{id}.out"));
+    let stderr = env.art().join(format!("logs/{id}.err"));
+    assert!(stdout.exists() && stderr.exists());
+    let details = &doc["details"];
+    assert_eq!(details["stdoutFile"], stdout.to_str().unwrap(), "{doc}");
+    assert_eq!(details["stderrFile"], stderr.to_str().unwrap(), "{doc}");
+    assert!(details.get("sessionFile").is_none(), "{doc}");
+    assert_eq!(details["stderrTail"], "warming up\nfatal: no such table");
+    let message = doc["message"].as_str().unwrap();
+    assert!(!message.contains("Session:"), "{message}");
+    assert!(
+        message.contains(&format!(
+            "Output: {} · Errors: {}",
+            stdout.display(),
+            stderr.display()
+        )),
+        "{message}"
+    );
+    let error = message
+        .lines()
+        .find(|l| l.starts_with("Error: "))
+        .unwrap_or_else(|| panic!("an error line: {message}"));
+    assert!(error.ends_with("fatal: no such table"), "{error}");
+    let close = message.find("</subagent_report>").unwrap();
+    assert!(message.find("some output").unwrap() < close, "{message}");
+}
+
+#[test]
+fn an_exec_child_past_its_time_limit_is_terminated_and_fails_as_timed_out() {
+    let env = Env::new();
+    let id = env.spawn_request(
+        serde_json::json!({"name": "Slow", "task": "t"}),
+        &[
+            "--runner",
+            "exec",
+            "--timeout-ms",
+            "1500",
+            "--",
+            "sh",
+            "-c",
+            "echo 'started the slow part'; exec sleep 120",
+        ],
+    );
+    assert_eq!(env.record(&id)["time_limit_ms"], 1500);
+    let pid = env.identity_pid(&id);
+    let started = Instant::now();
+    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(started.elapsed() < Duration::from_secs(60), "{text}");
+    assert_eq!(doc["outcome"], "failed", "{doc}");
+    assert_eq!(doc["details"]["timedOut"], true, "{doc}");
+    assert_eq!(doc["details"]["timeLimitMs"], 1500, "{doc}");
+    assert_eq!(doc["details"]["error"], "timed out", "{doc}");
+    let message = doc["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Sub-agent \"Slow\" timed out after"),
+        "{message}"
+    );
+    assert!(message.contains("time limit of 1500 ms"), "{message}");
+    assert!(message.contains("started the slow part"), "{message}");
+    wait_for("the runner to be gone", Duration::from_secs(10), || {
+        (!process_alive(pid)).then_some(())
+    });
+}
+
+#[test]
+fn a_time_limit_is_only_for_the_exec_runner() {
+    let env = Env::new();
+    let path = env.dir.path().join("req.json");
+    std::fs::write(&path, r#"{"name": "P", "task": "t"}"#).unwrap();
+    let out = env.run(
+        &launch_bin(),
+        &[
+            "spawn",
+            "--request",
+            path.to_str().unwrap(),
+            "--surface",
+            "process",
+            "--timeout-ms",
+            "100",
+            "--json",
+        ],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.code, Some(2), "{}", out.stdout.text());
+    assert!(!env.art().join("runs").exists(), "nothing was written");
 }
 
 #[test]
@@ -761,6 +895,189 @@ fn steering_is_delivered_queued_and_bounded() {
         Some(20),
         "{result}"
     );
+}
+
+#[test]
+fn a_steering_message_with_control_characters_or_nothing_in_it_is_refused() {
+    let env = Env::new();
+    let id = env.spawn("Unsteered", "sleep 30");
+    let pid = env.identity_pid(&id);
+    for message in [
+        "half\rthe other half",
+        "\u{1b}[A up",
+        "tab\there",
+        "",
+        " \n\t ",
+    ] {
+        for mode in ["steer", "follow-up"] {
+            let (code, doc, text) = env.watch(&[
+                "steer",
+                "--run",
+                &id,
+                "--message",
+                message,
+                "--mode",
+                mode,
+                "--json",
+            ]);
+            assert_eq!(
+                (code, doc["error"]["code"].as_str()),
+                (2, Some("invalid_request")),
+                "{message:?} {mode}: {text}"
+            );
+            assert_eq!(doc["error"]["field"], "--message", "{doc}");
+        }
+    }
+    assert!(
+        !env.art().join(format!("runs/{id}.steer.json")).exists(),
+        "nothing was queued"
+    );
+    // Lines of one message are one message.
+    let (code, doc, text) = env.watch(&[
+        "steer",
+        "--run",
+        &id,
+        "--message",
+        "first line\nsecond line",
+        "--mode",
+        "follow-up",
+        "--json",
+    ]);
+    assert_eq!(
+        (code, doc["receipt"].as_str()),
+        (0, Some("queued")),
+        "{text}"
+    );
+    kill(pid);
+}
+
+/// Paths with their permission bits.
+type Modes = Vec<(PathBuf, u32)>;
+
+/// Every directory under `root` with its mode, then every file with its mode (symlinks too).
+fn modes_under(root: &Path) -> (Modes, Modes) {
+    use std::os::unix::fs::MetadataExt;
+    let (mut dirs, mut files) = (Vec::new(), Vec::new());
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let meta = std::fs::symlink_metadata(&dir).unwrap();
+        dirs.push((dir.clone(), meta.mode() & 0o7777));
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                pending.push(path);
+            } else {
+                files.push((path, meta.mode() & 0o7777));
+            }
+        }
+    }
+    (dirs, files)
+}
+
+#[test]
+fn every_file_herd_writes_is_private_whatever_the_umask() {
+    let mut env = Env::new();
+    env.umask = Some("000");
+    let id = env.spawn(
+        "Private",
+        "echo 'a secret result'; echo 'a secret error' >&2",
+    );
+    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(doc["message"].as_str().unwrap().contains("a secret result"));
+    let (_, _, text) = env.watch(&["status", "--json"]);
+    assert!(text.contains(&id), "{text}");
+    let (dirs, files) = modes_under(&env.art());
+    for name in [
+        format!("runs/{id}.json"),
+        format!("runs/{id}.result.json"),
+        format!("runs/{id}.events.jsonl"),
+        format!("runs/{id}.delivered"),
+        format!("runs/{id}.leader.json"),
+        format!("runs/{id}.runner-exit.json"),
+        format!("runs/{id}.session.jsonl.process.json"),
+        format!("logs/{id}.out"),
+        format!("logs/{id}.err"),
+        "outcomes.jsonl".to_owned(),
+    ] {
+        assert!(
+            files.iter().any(|(p, _)| *p == env.art().join(&name)),
+            "{name} was written: {files:?}"
+        );
+    }
+    let open: Vec<_> = dirs.iter().filter(|(_, mode)| *mode != 0o700).collect();
+    assert!(open.is_empty(), "directories not 0700: {open:?}");
+    let open: Vec<_> = files.iter().filter(|(_, mode)| *mode != 0o600).collect();
+    assert!(open.is_empty(), "files not 0600: {open:?}");
+}
+
+#[test]
+fn an_artifacts_directory_others_may_write_or_own_is_refused_with_nothing_written() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    std::fs::create_dir(env.art()).unwrap();
+    let refused = |why: &str| {
+        let path = env.dir.path().join("req.json");
+        std::fs::write(&path, r#"{"name": "Refused", "task": "t"}"#).unwrap();
+        let args = [
+            "spawn",
+            "--request",
+            path.to_str().unwrap(),
+            "--surface",
+            "process",
+            "--runner",
+            "exec",
+            "--json",
+            "--",
+            "true",
+        ];
+        let out = env.run(&launch_bin(), &args, &[], Duration::from_secs(30));
+        let doc: Value = serde_json::from_slice(&out.stdout.bytes).unwrap_or(Value::Null);
+        assert_eq!(out.code, Some(2), "{why}: {doc}");
+        assert_eq!(doc["error"]["code"], "invalid_request", "{why}: {doc}");
+        assert_eq!(doc["error"]["field"], "--artifacts", "{why}: {doc}");
+        let (code, doc, _) = env.watch(&["status", "--json"]);
+        assert_eq!(
+            (code, doc["error"]["field"].as_str()),
+            (2, Some("--artifacts")),
+            "{why}: {doc}"
+        );
+        assert_eq!(
+            std::fs::read_dir(env.art()).unwrap().count(),
+            0,
+            "{why}: nothing was written"
+        );
+        doc["error"]["message"].as_str().unwrap().to_owned()
+    };
+    std::fs::set_permissions(env.art(), std::fs::Permissions::from_mode(0o770)).unwrap();
+    assert!(refused("group-writable").contains("writable"));
+    std::fs::set_permissions(env.art(), std::fs::Permissions::from_mode(0o757)).unwrap();
+    assert!(refused("writable by others").contains("writable"));
+    std::fs::set_permissions(env.art(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    // Giving a directory to another user takes root; otherwise only the mode rule is tested.
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        std::os::unix::fs::chown(env.art(), Some(65534), Some(65534)).unwrap();
+        assert!(refused("foreign-owned").contains("owned by uid 65534"));
+    }
+}
+
+#[test]
+fn a_symlink_planted_at_a_run_file_is_not_followed() {
+    let env = Env::new();
+    let id = env.spawn("Planted", "echo done");
+    let victim = env.dir.path().join("victim.txt");
+    std::fs::write(&victim, "untouched\n").unwrap();
+    for name in [format!("{id}.events.jsonl"), format!("{id}.steer.json")] {
+        let path = env.art().join("runs").join(name);
+        let _ = std::fs::remove_file(&path);
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+    }
+    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(doc["message"].as_str().unwrap().contains("done"), "{doc}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched\n");
 }
 
 /// A persistent specialist that follows protocol.md §1.11: it reports its first task, then

@@ -4,8 +4,14 @@
 //!
 //! 1. Everything that can be checked without creating anything is checked: the source is a
 //!    repository, the base resolves to an exact commit, the branch name is valid and the branch
-//!    does not exist, the checkout directory is free. A refusal here changes nothing (exit 2).
-//! 2. The manifest is written in state `provisioning`, naming the planned checkout path.
+//!    does not exist, the checkout directory is free and lies in the canonical managed root. A
+//!    refusal here changes nothing (exit 2); a checkout directory that is already there is held
+//!    by another creation (`conflict`, exit 7).
+//! 2. The creation takes the lock of its checkout path (`<root>/<repo>/.<branch dir>.lock`) and
+//!    checks again under it that neither the checkout nor the branch appeared meanwhile: of
+//!    concurrent creations of one branch exactly one goes on, every other answers `conflict`
+//!    (exit 7) before it has written anything, so nothing a loser leaves names the winner's
+//!    checkout. Then the manifest is written in state `provisioning`, naming the planned path.
 //! 3. The checkout is created, by Herdr (which also opens a workspace and a root pane) or by
 //!    `git worktree add` under the managed root, which has the layout Herdr uses, so every
 //!    surface gets the same cleanup.
@@ -13,6 +19,10 @@
 //!
 //! A linked checkout as source provisions from the repository's principal checkout (where
 //! Herdr and the managed layout expect a source) and takes the base from the linked checkout.
+//!
+//! The checkout path is `<canonical root>/<repo>/<branch dir>`: the root may itself be a
+//! symlink (it is resolved once), but `<root>/<repo>` must be a real directory, so no checkout is
+//! ever created outside the root, and the path `create` prints is the one `herd-cleanup` lists.
 
 use std::path::{Path, PathBuf};
 
@@ -85,8 +95,17 @@ impl CreateEnv {
 /// Worktree acquisition, including Herdr's workspace and pane (seed 003).
 pub const ACQUISITION_BUDGET: std::time::Duration = budget::ACQUISITION;
 
-/// The managed root: `$HERD_WORKTREE_ROOT`, else `$HOME/.herdr/worktrees`.
+/// The managed root: `$HERD_WORKTREE_ROOT`, else `$HOME/.herdr/worktrees`; refused when another
+/// user owns it or its group or others may write to it (whoever can write there can swap a
+/// checkout, or plant a symlink out of the root).
 pub fn managed_root() -> Result<PathBuf, Error> {
+    let root = configured_root()?;
+    herd_core::sidecar::check_private_root(&root)
+        .map_err(|e| Error::from(e).with_field(ROOT_ENV))?;
+    Ok(root)
+}
+
+fn configured_root() -> Result<PathBuf, Error> {
     if let Some(root) = std::env::var_os(ROOT_ENV).filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(root));
     }
@@ -199,7 +218,8 @@ pub fn create(
     req: &CreateRequest,
     env: &CreateEnv,
 ) -> Result<Created, Error> {
-    let plan = plan(artifacts, req, env)?;
+    let mut plan = plan(artifacts, req, env)?;
+    let _held = hold_checkout_path(&mut plan, env)?;
     Manifest::create(
         artifacts,
         NewManifest {
@@ -347,6 +367,20 @@ pub fn check(req: &CreateRequest, env: &CreateEnv) -> Result<Plan, Error> {
         .git
         .principal_checkout(&source_cwd, &facts, &Deadline::after(budget::PRINCIPAL))
         .map_err(Error::from)?;
+    let repo_name = principal
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| {
+            Error::invalid(
+                "cwd",
+                format!("{} has no directory name", principal.display()),
+            )
+        })?;
+    let path = checkout_path(&env.managed_root, &repo_name, &req.branch)?;
+    if path.symlink_metadata().is_ok() {
+        return Err(held_checkout(&path));
+    }
     let exists = env
         .git
         .branch_exists(&principal, &req.branch, &Deadline::after(budget::BASE))
@@ -360,26 +394,6 @@ pub fn check(req: &CreateRequest, env: &CreateEnv) -> Result<Plan, Error> {
             ),
         ));
     }
-    let repo_name = principal
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .filter(|n| !n.is_empty())
-        .ok_or_else(|| {
-            Error::invalid(
-                "cwd",
-                format!("{} has no directory name", principal.display()),
-            )
-        })?;
-    let path = env
-        .managed_root
-        .join(repo_name)
-        .join(branch_dir_name(&req.branch));
-    if path.symlink_metadata().is_ok() {
-        return Err(Error::invalid(
-            "branch",
-            format!("the checkout directory {} already exists", path.display()),
-        ));
-    }
     Ok(Plan {
         source_cwd,
         principal,
@@ -388,6 +402,144 @@ pub fn check(req: &CreateRequest, env: &CreateEnv) -> Result<Plan, Error> {
         base_sha,
         path,
     })
+}
+
+/// Where the checkout of `branch` of the repository `repo` goes: `<canonical root>/<repo>/<branch
+/// dir>`. The root may be a symlink; `<root>/<repo>`, when it exists, must be a directory of its
+/// own, never a symlink (one could lead the checkout out of the root). Nothing is created.
+fn checkout_path(root: &Path, repo: &str, branch: &str) -> Result<PathBuf, Error> {
+    let unavailable = |path: &Path, e: std::io::Error| {
+        Error::new(
+            ErrorCode::Unavailable,
+            format!("cannot resolve {}: {e}", path.display()),
+        )
+    };
+    let canonical_root = match std::fs::canonicalize(root) {
+        Ok(canonical) => canonical,
+        // Created, as a real directory, with the checkout.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::path::absolute(root).map_err(|e| unavailable(root, e))?
+        }
+        Err(e) => return Err(unavailable(root, e)),
+    };
+    let repo_dir = canonical_root.join(repo);
+    match repo_dir.symlink_metadata() {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(meta) => {
+            let what = if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&repo_dir)
+                    .map(|t| format!(" (to {})", t.display()))
+                    .unwrap_or_default();
+                format!("a symlink{target}")
+            } else {
+                "not a directory".to_owned()
+            };
+            return Err(Error::invalid(
+                ROOT_ENV,
+                format!(
+                    "{} is {what}; herd creates checkouts only in directories of their own under the managed root {}",
+                    repo_dir.display(),
+                    canonical_root.display()
+                ),
+            ));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(unavailable(&repo_dir, e)),
+    }
+    Ok(repo_dir.join(branch_dir_name(branch)))
+}
+
+/// The refusal of a checkout path another creation already holds.
+fn held_checkout(path: &Path) -> Error {
+    Error::new(
+        ErrorCode::Conflict,
+        format!(
+            "the checkout directory {} already exists: another creation holds it",
+            path.display()
+        ),
+    )
+    .with_field("branch")
+}
+
+/// Takes the lock of the plan's checkout path (creating `<root>/<repo>` 0700 for it) and checks
+/// under it that the checkout directory and the branch are still free. A lock another creation
+/// holds, or a checkout or branch that appeared since [`plan`] looked, is a `conflict`.
+fn hold_checkout_path(
+    plan: &mut Plan,
+    env: &CreateEnv,
+) -> Result<herd_core::lock::FileLock, Error> {
+    let repo_dir = plan
+        .path
+        .parent()
+        .ok_or_else(|| Error::internal("a checkout path has a parent"))?;
+    herd_core::sidecar::ensure_private_dir(repo_dir)?;
+    // A root created just now is resolved now, so the path is canonical all the same.
+    let repo = repo_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    plan.path = checkout_path(&env.managed_root, &repo, &plan.branch)?;
+    let repo_dir = plan
+        .path
+        .parent()
+        .ok_or_else(|| Error::internal("a checkout path has a parent"))?;
+    // Created just now or there before: a directory of its own, never a symlink.
+    let meta = repo_dir.symlink_metadata().map_err(|e| {
+        Error::new(
+            ErrorCode::Unavailable,
+            format!("cannot read {}: {e}", repo_dir.display()),
+        )
+    })?;
+    if !meta.is_dir() {
+        return Err(Error::invalid(
+            ROOT_ENV,
+            format!(
+                "{} is not a directory of its own under the managed root",
+                repo_dir.display()
+            ),
+        ));
+    }
+    let name = plan
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lock_path = repo_dir.join(format!(".{name}.lock"));
+    let lock =
+        herd_core::lock::exclusive(&lock_path, std::time::Instant::now()).map_err(|e| match e {
+            herd_core::lock::Error::Held { .. } => Error::new(
+                ErrorCode::Conflict,
+                format!(
+                    "another creation of branch {} at {} is in progress",
+                    plan.branch,
+                    plan.path.display()
+                ),
+            )
+            .with_field("branch"),
+            other => Error::from(other),
+        })?;
+    if plan.path.symlink_metadata().is_ok() {
+        return Err(held_checkout(&plan.path));
+    }
+    let exists = env
+        .git
+        .branch_exists(
+            &plan.principal,
+            &plan.branch,
+            &Deadline::after(budget::BASE),
+        )
+        .map_err(Error::from)?;
+    if exists {
+        return Err(Error::new(
+            ErrorCode::Conflict,
+            format!(
+                "branch {} was created by another creation meanwhile",
+                plan.branch
+            ),
+        )
+        .with_field("branch"));
+    }
+    Ok(lock)
 }
 
 /// A git error about the source: "not a repository" is the caller's mistake, anything else
@@ -436,14 +588,8 @@ impl Acquisition {
 
 fn acquire_with_git(plan: &Plan, env: &CreateEnv) -> Acquisition {
     if let Some(parent) = plan.path.parent() {
-        if let Err(e) = std::fs::create_dir_all(parent) {
-            return Acquisition::failed(
-                Error::new(
-                    ErrorCode::Unavailable,
-                    format!("cannot create {}: {e}", parent.display()),
-                ),
-                Acquired::default(),
-            );
+        if let Err(e) = herd_core::sidecar::ensure_private_dir(parent) {
+            return Acquisition::failed(e.into(), Acquired::default());
         }
     }
     let deadline = Deadline::after(budget::ACQUISITION);
@@ -454,10 +600,23 @@ fn acquire_with_git(plan: &Plan, env: &CreateEnv) -> Acquisition {
         &plan.base_sha,
         &deadline,
     ) {
-        Ok(()) => Acquisition::ok(Acquired {
-            path: Some(plan.path.clone()),
-            ..Acquired::default()
-        }),
+        Ok(()) => {
+            // git made the checkout with the umask's mode; like every directory herd creates
+            // under the managed root it is private.
+            use std::os::unix::fs::PermissionsExt;
+            let mut diagnostics = Vec::new();
+            if let Err(e) = std::fs::set_permissions(
+                &plan.path,
+                std::fs::Permissions::from_mode(herd_core::sidecar::PRIVATE_DIR_MODE),
+            ) {
+                diagnostics.push(format!("cannot make {} private: {e}", plan.path.display()));
+            }
+            Acquisition::ok(Acquired {
+                path: Some(plan.path.clone()),
+                diagnostics,
+                ..Acquired::default()
+            })
+        }
         Err(err) => {
             // A killed `git worktree add` may have left a checkout or a branch behind.
             let timed_out = matches!(err, herd_git::Error::Timeout { .. });

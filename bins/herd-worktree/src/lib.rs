@@ -46,6 +46,11 @@ pub enum WorktreeSurface {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create a managed worktree on a new branch, manifest first.
+    ///
+    /// The checkout goes to `<canonical managed root>/<repo>/<branch dir>`, never through a
+    /// symlink below the root. Of concurrent creations of one branch exactly one succeeds; every
+    /// other answers `conflict` (exit 7) and leaves no manifest. A branch that already exists
+    /// without a managed checkout is an invalid request (exit 2).
     Create {
         /// The source repository.
         #[arg(long, value_name = "SRC")]

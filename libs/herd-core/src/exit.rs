@@ -17,7 +17,8 @@ pub const NO_ANSWER: i32 = 4;
 pub const CANCELLED: i32 = 5;
 /// The child asked for help (`caller_ping`).
 pub const HELP: i32 = 6;
-/// Refused because busy or held (persistent specialist busy, lock held).
+/// Refused because busy or held (persistent specialist busy, lock held, a worktree branch another
+/// creation holds).
 pub const BUSY: i32 = 7;
 /// Internal error, including "not yet implemented".
 pub const INTERNAL: i32 = 70;
@@ -61,7 +62,7 @@ pub const TABLE: &[ExitRow] = &[
     },
     ExitRow {
         code: BUSY,
-        meaning: "refused because busy or held (persistent specialist busy, lock held)",
+        meaning: "refused because busy or held (persistent specialist busy, lock held, a worktree branch another creation holds)",
     },
     ExitRow {
         code: INTERNAL,

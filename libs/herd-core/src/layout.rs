@@ -39,11 +39,19 @@ impl Artifacts {
     }
 
     /// Resolves the directory from `--artifacts`, else `--parent-session`, else
-    /// `$HERD_ARTIFACTS`, else the per-user state directory.
+    /// `$HERD_ARTIFACTS`, else the per-user state directory, and refuses one that another user
+    /// owns or that its group or others may write to ([`crate::sidecar::check_private_root`]).
     pub fn resolve(
         artifacts: Option<&Path>,
         parent_session: Option<&Path>,
     ) -> Result<Artifacts, Error> {
+        let art = Artifacts::locate(artifacts, parent_session)?;
+        crate::sidecar::check_private_root(art.root())
+            .map_err(|e| Error::from(e).with_field("--artifacts"))?;
+        Ok(art)
+    }
+
+    fn locate(artifacts: Option<&Path>, parent_session: Option<&Path>) -> Result<Artifacts, Error> {
         // Children and launch scripts use these paths from other working directories.
         let absolute = |dir: &Path| {
             std::path::absolute(dir).map(Artifacts::new).map_err(|e| {
@@ -303,7 +311,7 @@ pub fn safe_name(name: &str, fallback: &str) -> String {
 }
 
 fn session_id_from_header(session: &Path) -> Option<String> {
-    let file = crate::sidecar::open_file(session).ok()??;
+    let file = crate::sidecar::open_given(session).ok()??;
     let mut line = Vec::new();
     std::io::BufReader::new(std::io::Read::take(file, 64 * 1024))
         .read_until(b'\n', &mut line)

@@ -4,7 +4,7 @@
 //! dies, so a crashed holder never leaves a lock behind. Waiting polls a non-blocking `flock`
 //! until the deadline, because nothing in herd waits without one.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -55,9 +55,12 @@ pub fn exclusive(path: &Path, deadline: Instant) -> Result<FileLock, Error> {
         source,
     };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(io)?;
+        crate::sidecar::ensure_private_dir(dir).map_err(|e| match e {
+            crate::sidecar::Error::Io { source, .. } => io(source),
+            other => io(io::Error::other(other.to_string())),
+        })?;
     }
-    let file = OpenOptions::new()
+    let file = crate::sidecar::private()
         .create(true)
         .append(true)
         .open(path)

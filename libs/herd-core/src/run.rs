@@ -136,6 +136,10 @@ pub struct RunRecord {
     pub parent_run_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_failure: Option<String>,
+    /// The longest the child may run, from the record's creation: past it the watcher terminates
+    /// the child through its verified identity and the run fails as timed out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_limit_ms: Option<u64>,
     /// Free-form launch diagnostics (host text, never child text).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub diagnostics: Vec<String>,
@@ -305,6 +309,7 @@ mod tests {
             fallback_of: None,
             parent_run_id: None,
             launch_failure: None,
+            time_limit_ms: None,
             diagnostics: vec![],
             extra: Default::default(),
         }

@@ -4,10 +4,17 @@
 //! fsync, rename, fsync of the directory, so a reader sees the old file or the new one and never
 //! a torn one. Every read goes through [`read_bounded`], so a hostile or runaway file cannot make
 //! a reader allocate without bound.
+//!
+//! herd's files are private (tasks, prompts, results and child output can hold secrets): every
+//! directory herd creates is 0700 ([`ensure_private_dir`]) and every file 0600 ([`private`]),
+//! whatever the umask. A symlink planted where one of herd's files belongs is never followed:
+//! files are opened with `O_NOFOLLOW`, and a rename or a hard link replaces or refuses a
+//! symlink rather than following it. Only the paths a person gives (a request, a role, a
+//! parent session) are read through symlinks, with [`read_given`].
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -30,6 +37,10 @@ pub enum Error {
     TooLarge { path: PathBuf, limit: u64 },
     #[error("{path} is not a regular file")]
     NotAFile { path: PathBuf },
+    #[error("{path} is a symbolic link; herd does not follow one where its own file belongs")]
+    Symlink { path: PathBuf },
+    #[error("refusing {path}: it {reason}")]
+    Unsafe { path: PathBuf, reason: String },
     #[error("{path} is not valid JSON of the expected shape")]
     Malformed {
         path: PathBuf,
@@ -57,6 +68,8 @@ impl Error {
             Error::Io { .. } => ErrorCode::Unavailable,
             Error::TooLarge { .. }
             | Error::NotAFile { .. }
+            | Error::Symlink { .. }
+            | Error::Unsafe { .. }
             | Error::Malformed { .. }
             | Error::Invalid { .. } => ErrorCode::InvalidRequest,
             Error::NewerVersion { .. } => ErrorCode::Conflict,
@@ -96,6 +109,98 @@ impl From<Error> for crate::Error {
     }
 }
 
+/// The mode of every directory herd creates.
+pub const PRIVATE_DIR_MODE: u32 = 0o700;
+/// The mode of every file herd writes.
+pub const PRIVATE_FILE_MODE: u32 = 0o600;
+
+/// Options that create a file 0600 and never follow a symlink in its place (`O_NOFOLLOW`).
+pub fn private() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options
+        .mode(PRIVATE_FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    options
+}
+
+/// Creates `dir` and every missing parent with mode 0700, whatever the umask; a directory
+/// already there is left as it is.
+pub fn ensure_private_dir(dir: &Path) -> Result<(), Error> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    // Each missing component, outermost first, so each is made 0700 as it is created.
+    let mut missing = Vec::new();
+    let mut at = Some(dir);
+    while let Some(path) = at.filter(|p| !p.as_os_str().is_empty()) {
+        match fs::symlink_metadata(path) {
+            Ok(_) => break,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => missing.push(path),
+            Err(e) => return Err(Error::io(path, e)),
+        }
+        at = path.parent();
+    }
+    for path in missing.into_iter().rev() {
+        match fs::DirBuilder::new().mode(PRIVATE_DIR_MODE).create(path) {
+            Ok(()) => {
+                // The umask can only take bits away; this puts back any it took from 0700.
+                fs::set_permissions(path, fs::Permissions::from_mode(PRIVATE_DIR_MODE))
+                    .map_err(|e| Error::io(path, e))?;
+            }
+            // Another process created it first.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::io(path, e)),
+        }
+    }
+    if dir.is_dir() {
+        Ok(())
+    } else {
+        Err(Error::io(
+            dir,
+            io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
+        ))
+    }
+}
+
+/// Refuses `dir` as the root of herd's private files when another user owns it or its group or
+/// others may write to it (as ssh's `StrictModes` refuses such a home): whoever can write there
+/// can replace herd's records, scripts and results. A directory that does not exist yet is
+/// fine: herd creates it 0700. A symlink to a directory is judged by the directory.
+pub fn check_private_root(dir: &Path) -> Result<(), Error> {
+    let meta = match fs::metadata(dir) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    if !meta.is_dir() {
+        return Err(Error::Unsafe {
+            path: dir.to_path_buf(),
+            reason: "is not a directory".into(),
+        });
+    }
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(Error::Unsafe {
+            path: dir.to_path_buf(),
+            reason: format!(
+                "is owned by uid {}, not by this user (uid {me})",
+                meta.uid()
+            ),
+        });
+    }
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(Error::Unsafe {
+            path: dir.to_path_buf(),
+            reason: format!(
+                "is writable by its group or by others (mode {mode:04o}); `chmod go-w` it first"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path` atomically: temp file beside it, fsync, rename, fsync of the directory.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let tmp = written_beside(path, bytes)?;
@@ -107,7 +212,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 /// missing), holding `bytes` synced to disk. Dropping it removes it.
 fn written_beside(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, Error> {
     let dir = parent_dir(path);
-    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    ensure_private_dir(dir)?;
+    // tempfile creates the file 0600 with O_EXCL, which never follows a symlink.
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{}.", file_name(path)))
         .suffix(".tmp")
@@ -154,34 +260,65 @@ pub fn create_once(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
 /// pipe-buffer size, which the callers ensure by bounding what they write.
 pub fn append_line(path: &Path, line: &str) -> Result<(), Error> {
     let dir = parent_dir(path);
-    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    ensure_private_dir(dir)?;
     let mut buf = Vec::with_capacity(line.len() + 1);
     buf.extend_from_slice(line.as_bytes());
     buf.push(b'\n');
-    let mut file = OpenOptions::new()
+    let mut file = private()
         .append(true)
         .create(true)
         .open(path)
-        .map_err(|e| Error::io(path, e))?;
+        .map_err(|e| open_error(path, e))?;
     file.write_all(&buf).map_err(|e| Error::io(path, e))?;
     file.sync_data().map_err(|e| Error::io(path, e))
 }
 
-/// Opens `path` for reading without ever waiting; `Ok(None)` when it does not exist.
+/// Opens one of herd's own files for reading without ever waiting and without following a
+/// symlink in its place; `Ok(None)` when it does not exist.
 ///
 /// A plain open of a FIFO waits for a writer, forever if none comes, and a child can leave one
 /// where a sidecar belongs. So the open does not wait, and anything but a regular file (or a
 /// directory, whose read then fails) is refused. The descriptor stays non-blocking, which
 /// changes nothing for a regular file.
 pub fn open_file(path: &Path) -> Result<Option<File>, Error> {
+    open_read(path, libc::O_NOFOLLOW)
+}
+
+/// [`open_file`] for a path a person gave (a request, a role file, a parent session), which may
+/// be a symlink.
+pub fn open_given(path: &Path) -> Result<Option<File>, Error> {
+    open_read(path, 0)
+}
+
+/// Reads at most `limit` bytes of a path a person gave, following a symlink; `Ok(None)` when it
+/// does not exist.
+pub fn read_given(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, Error> {
+    let Some(file) = open_given(path)? else {
+        return Ok(None);
+    };
+    read_limited(path, file, limit)
+}
+
+/// The error of an open of herd's own file: `ELOOP` under `O_NOFOLLOW` is a planted symlink.
+fn open_error(path: &Path, err: io::Error) -> Error {
+    if err.raw_os_error() == Some(libc::ELOOP) {
+        Error::Symlink {
+            path: path.to_path_buf(),
+        }
+    } else {
+        Error::io(path, err)
+    }
+}
+
+fn open_read(path: &Path, flags: i32) -> Result<Option<File>, Error> {
     let file = match OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(libc::O_NONBLOCK | flags)
         .open(path)
     {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(path, e)),
+        Err(e) => return Err(open_error(path, e)),
     };
     let kind = file.metadata().map_err(|e| Error::io(path, e))?.file_type();
     if !kind.is_file() && !kind.is_dir() {
@@ -197,6 +334,10 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, Error> {
     let Some(file) = open_file(path)? else {
         return Ok(None);
     };
+    read_limited(path, file, limit)
+}
+
+fn read_limited(path: &Path, file: File, limit: u64) -> Result<Option<Vec<u8>>, Error> {
     let mut buf = Vec::new();
     file.take(limit + 1)
         .read_to_end(&mut buf)
@@ -444,6 +585,100 @@ mod tests {
             read_versioned::<serde_json::Value>(&path, 1024, "format_version", 1).unwrap_err();
         assert_eq!(err.field(), Some("format_version"));
         assert!(err.to_string().contains("v.json"), "{err}");
+    }
+
+    fn mode(path: &Path) -> u32 {
+        fs::symlink_metadata(path).unwrap().mode() & 0o7777
+    }
+
+    #[test]
+    fn directories_and_files_are_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let nested = dir.path().join("a/b/c");
+        ensure_private_dir(&nested).unwrap();
+        for d in ["a", "a/b", "a/b/c"] {
+            assert_eq!(mode(&dir.path().join(d)), 0o700, "{d}");
+        }
+        // A directory already there is not changed.
+        let shared = dir.path().join("shared");
+        fs::create_dir(&shared).unwrap();
+        fs::set_permissions(&shared, fs::Permissions::from_mode(0o755)).unwrap();
+        ensure_private_dir(&shared).unwrap();
+        assert_eq!(mode(&shared), 0o755);
+        let atomic = dir.path().join("w/x.json");
+        write_atomic(&atomic, b"{}").unwrap();
+        let once = dir.path().join("o/y.json");
+        assert!(create_once(&once, b"{}").unwrap());
+        let appended = dir.path().join("l/z.jsonl");
+        append_line(&appended, "{}").unwrap();
+        for file in [&atomic, &once, &appended] {
+            assert_eq!(mode(file), 0o600, "{}", file.display());
+            assert_eq!(mode(file.parent().unwrap()), 0o700, "{}", file.display());
+        }
+    }
+
+    #[test]
+    fn a_root_others_may_write_or_another_user_owns_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("art");
+        // Missing: herd creates it private.
+        check_private_root(&root).unwrap();
+        fs::create_dir(&root).unwrap();
+        for ok in [0o700, 0o755, 0o750] {
+            fs::set_permissions(&root, fs::Permissions::from_mode(ok)).unwrap();
+            check_private_root(&root).unwrap();
+        }
+        for bad in [0o770, 0o757, 0o777, 0o1777] {
+            fs::set_permissions(&root, fs::Permissions::from_mode(bad)).unwrap();
+            let err = check_private_root(&root).unwrap_err();
+            assert!(matches!(err, Error::Unsafe { .. }), "{bad:o}: {err}");
+            assert!(err.to_string().contains("writable"), "{err}");
+        }
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o700)).unwrap();
+        // A symlink to a private directory is judged by the directory.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&root, &link).unwrap();
+        check_private_root(&link).unwrap();
+        // Only root can give a directory away, so the ownership rule is tested when run as root.
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            std::os::unix::fs::chown(&root, Some(65534), None).unwrap();
+            let err = check_private_root(&root).unwrap_err();
+            assert!(err.to_string().contains("owned by uid 65534"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_planted_symlink_is_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("victim");
+        fs::write(&target, "precious\n").unwrap();
+        fs::set_permissions(&target, fs::Permissions::from_mode(0o644)).unwrap();
+        let plant = |name: &str| {
+            let path = dir.path().join(name);
+            std::os::unix::fs::symlink(&target, &path).unwrap();
+            path
+        };
+        let err = append_line(&plant("e.jsonl"), "appended").unwrap_err();
+        assert!(matches!(err, Error::Symlink { .. }), "{err}");
+        let err = read_bounded(&plant("r.json"), 1024).unwrap_err();
+        assert!(matches!(err, Error::Symlink { .. }), "{err}");
+        assert!(read_tail_lines(&plant("t.log"), 1024).is_err());
+        // A path a person gave is followed.
+        assert_eq!(
+            read_given(&plant("given.json"), 1024).unwrap().unwrap(),
+            b"precious\n"
+        );
+        // A link in place of a created-once file is there already: nothing is written.
+        assert!(!create_once(&plant("c.json"), b"new").unwrap());
+        // An atomic write replaces the link itself.
+        let replaced = plant("w.json");
+        write_atomic(&replaced, b"new").unwrap();
+        assert!(!fs::symlink_metadata(&replaced).unwrap().is_symlink());
+        let lock = crate::lock::exclusive(&plant("x.lock"), std::time::Instant::now());
+        assert!(lock.is_err());
+        assert_eq!(fs::read(&target).unwrap(), b"precious\n");
+        assert_eq!(mode(&target), 0o644);
     }
 
     #[test]

@@ -43,11 +43,10 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
 use std::ffi::{OsStr, OsString};
 use std::fmt;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -1297,11 +1296,11 @@ pub fn spawn_detached(cmd: &Detached) -> Result<u32, Error> {
     u32::try_from(pid).map_err(|_| supervise(io::Error::other("negative pid reported")))
 }
 
+/// Opens a log for appending: created 0600 if missing, never through a symlink in its place.
 fn open_log(path: &Path) -> Result<Stdio, Error> {
-    OpenOptions::new()
+    crate::sidecar::private()
         .append(true)
         .create(true)
-        .mode(0o600)
         .open(path)
         .map(Stdio::from)
         .map_err(|source| Error::File {

@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use herd_core::sidecar::read_bounded;
+use herd_core::sidecar::read_given as read_bounded;
 
 /// The bound of one recording or README read; the largest recording is a few KiB.
 const READ_LIMIT: u64 = 1024 * 1024;

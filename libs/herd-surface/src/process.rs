@@ -61,13 +61,20 @@ fn read_record(path: &Path) -> Result<Option<Record>, Error> {
 /// Writes the leader's identity once (temporary file, then a hard link), without an fsync: the
 /// record only means something while the script can run, which no power loss leaves it doing,
 /// and an fsync would cost every launch milliseconds on a busy disk. A reader finds it whole or
-/// not at all.
+/// not at all. The temporary file is created exclusively (0600), so nothing left at its name is
+/// written through, and the link refuses a symlink at the final name.
 fn write_leader(path: &Path, record: &Record) -> std::io::Result<bool> {
+    use std::io::Write;
     let bytes = record
         .to_json()
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
+    let _ = std::fs::remove_file(&tmp);
+    herd_core::sidecar::private()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)?
+        .write_all(&bytes)?;
     let linked = match std::fs::hard_link(&tmp, path) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
@@ -112,7 +119,7 @@ impl Surface for Process {
         }
         let target = ProcessTarget::new(&self.artifacts, launch.run_id, launch.session_file);
         for dir in [self.artifacts.logs_dir(), self.artifacts.runs_dir()] {
-            std::fs::create_dir_all(&dir).map_err(|e| {
+            herd_core::sidecar::ensure_private_dir(&dir).map_err(|e| {
                 LaunchError::Definite(Error::Io(format!("cannot create {}: {e}", dir.display())))
             })?;
         }

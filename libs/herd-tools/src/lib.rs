@@ -263,7 +263,7 @@ impl Registry {
         let registry = Registry::load_with(
             &mut |name: &str| {
                 let path = dir.join(name);
-                let bytes = herd_core::sidecar::read_bounded(&path, MAX_FILE_BYTES)
+                let bytes = herd_core::sidecar::read_given(&path, MAX_FILE_BYTES)
                     .map_err(|source| LoadError::Read {
                         file: display(name),
                         source,

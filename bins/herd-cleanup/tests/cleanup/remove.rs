@@ -347,3 +347,76 @@ fn a_submodule_source_is_found_through_core_worktree() {
             .contains("feature")
     );
 }
+
+#[test]
+fn with_a_symlinked_managed_root_what_create_printed_is_listed_and_removed() {
+    let w = World::new();
+    let repo = w.repo("repo");
+    // The managed root is a symlink to the real directory (seed 003: this keeps working).
+    let real = w.sb.path().join("real-root");
+    std::fs::create_dir_all(&real).unwrap();
+    std::os::unix::fs::symlink(&real, w.root()).unwrap();
+    let printed = w.worktree(&repo, "feat/linked", "r1");
+    assert!(printed.starts_with(&real), "{}", printed.display());
+
+    let list = w.list();
+    let row = list["worktrees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == printed.to_str().unwrap())
+        .unwrap_or_else(|| panic!("{} is listed: {list:#}", printed.display()));
+    assert_eq!(row["classification"], "eligible", "{row:#}");
+    let run = w.remove(&printed, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.json()["outcome"], "removed");
+    assert!(printed.symlink_metadata().is_err(), "the checkout is gone");
+}
+
+#[test]
+fn what_the_losers_of_concurrent_creates_leave_never_blocks_the_winners_removal() {
+    const N: usize = 6;
+    let w = World::new();
+    let repo = w.repo("repo");
+    let barrier = std::sync::Barrier::new(N);
+    let results: Vec<Result<std::path::PathBuf, herd_core::Error>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..N)
+            .map(|i| {
+                let (w, repo, barrier) = (&w, &repo, &barrier);
+                scope.spawn(move || {
+                    barrier.wait();
+                    herd_worktree::create::create(
+                        &w.artifacts(),
+                        &herd_worktree::create::CreateRequest {
+                            source_cwd: repo.clone(),
+                            branch: "feat/race".into(),
+                            base: None,
+                            run_id: format!("r{i}"),
+                            surface: herd_worktree::create::Surface::Git,
+                            label: None,
+                        },
+                        &herd_worktree::create::CreateEnv {
+                            git: w.sb.git_handle(),
+                            herdr: herd_herdr::Herdr::new("herdr"),
+                            managed_root: w.root(),
+                        },
+                    )
+                    .map(|created| created.path)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let winners: Vec<&std::path::PathBuf> =
+        results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(winners.len(), 1, "{results:#?}");
+    for err in results.iter().filter_map(|r| r.as_ref().err()) {
+        assert_eq!(err.code, herd_core::ErrorCode::Conflict, "{err}");
+        assert_eq!(err.exit_code(), 7);
+    }
+    let winner = winners[0].clone();
+    let run = w.remove(&winner, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.json()["outcome"], "removed");
+    assert!(winner.symlink_metadata().is_err(), "the checkout is gone");
+}

@@ -60,7 +60,10 @@ pub fn run_result() -> Schema {
                         "properties": {"verdict": {"enum": ["accepted", "rejected", "error", "skipped", "none"]}},
                         "required": ["verdict"]
                     },
-                    "error": {"const": "cancelled"},
+                    "error": {"enum": ["cancelled", "timed out"], "description": "`timed out` when the cancel was the watcher's, at the run's time limit."},
+                    "timedOut": {"const": true, "description": "The run outlived its time limit (`herd-launch spawn --timeout-ms`) and was terminated."},
+                    "timeLimitMs": ms(),
+                    "stderrTail": {"type": "string", "description": "An exec runner that failed: the last lines of its stderr."},
                     "cancellation": {
                         "type": "object",
                         "properties": {
@@ -72,7 +75,9 @@ pub fn run_result() -> Schema {
                     },
                     "worktree": {"type": "object", "description": "The handoff, as `worktree-inspect.schema.json` describes it."},
                     "model": {"type": "string"},
-                    "sessionFile": {"type": "string"},
+                    "sessionFile": {"type": "string", "description": "The child's Pi session (the pi runner)."},
+                    "stdoutFile": {"type": "string", "description": "The exec runner's stdout log, `logs/<run-id>.out`."},
+                    "stderrFile": {"type": "string", "description": "The exec runner's stderr log, `logs/<run-id>.err`."},
                     "undeliveredSteering": {"type": "array", "items": {"type": "string"}, "description": "Steering messages still queued when the run ended."},
                     "elapsedMs": ms()
                 }

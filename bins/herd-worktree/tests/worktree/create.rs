@@ -224,17 +224,44 @@ fn invalid_requests_change_nothing() {
 fn a_failed_acquisition_marks_the_manifest_failed() {
     let w = World::new();
     let repo = w.sb.repo("repo");
-    // A file where the repository's directory of the managed root should be.
-    std::fs::create_dir_all(w.managed_root()).unwrap();
-    std::fs::write(w.managed_root().join("repo"), "in the way").unwrap();
-    let err = create(
-        &w.artifacts(),
-        &request(&w, &repo, "feat/y", None, "r1"),
-        &w.create_env(),
-    )
-    .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Unavailable);
-    assert!(err.message.contains("manifest"), "{err}");
+    // A git whose `worktree add` fails after everything before it went well.
+    let real_git = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|dir| dir.join("git"))
+        .find(|git| git.is_file())
+        .expect("git is on PATH");
+    let bin = w.sb.path().join("fake-bin");
+    crate::fake_git(
+        &bin,
+        &format!(
+            "for a in \"$@\"; do [ \"$a\" = add ] && {{ echo 'fatal: no space left' >&2; exit 128; }}; done\nexec '{}' \"$@\"",
+            real_git.display()
+        ),
+    );
+    let run = w.run(
+        &[
+            "create",
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--branch",
+            "feat/y",
+            "--run-id",
+            "r1",
+            "--surface",
+            "git",
+            "--json",
+        ],
+        Some(&crate::path_with(&bin)),
+    );
+    assert_eq!(run.code, 4, "{run:?}");
+    let doc = run.json();
+    assert_eq!(doc["error"]["code"], "unavailable", "{doc}");
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("manifest"),
+        "{doc}"
+    );
     let m = Manifest::load(&w.artifacts(), "r1").unwrap();
     assert_eq!(m.state, State::Failed);
     assert!(m.error.is_some());

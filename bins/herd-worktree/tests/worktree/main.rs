@@ -5,6 +5,7 @@ mod create;
 mod handoff;
 mod herdr;
 mod manifest;
+mod safety;
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;

@@ -1,0 +1,61 @@
+//! The time limit of a run (`herd-launch spawn --timeout-ms`): past it the watcher ends the run.
+//!
+//! The limit counts from the record's creation. When it has passed, the watcher records the
+//! expiry once (`runs/<id>.timeout.json`) and then cancels the run the way `herd-watch cancel`
+//! does — its cancel intent, then termination of the child through its verified identity — on a
+//! thread of its own, so a slow termination holds up no other run. The finished run is `failed`
+//! and says it timed out (see `finish::build`); a watcher that starts later finds the expiry
+//! and the cancel intent on disk and finishes the same way.
+
+use std::thread::JoinHandle;
+
+use herd_core::layout::Artifacts;
+use herd_core::run::RunRecord;
+use herd_core::sidecar;
+use serde::{Deserialize, Serialize};
+
+/// `runs/<id>.timeout.json`: the limit that passed and when the watcher saw it pass.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Expiry {
+    pub format_version: u64,
+    pub limit_ms: u64,
+    pub expired_at_ms: u64,
+}
+
+/// Whether `record` has a time limit and it has passed at `now_ms`.
+pub fn expired(record: &RunRecord, now_ms: u64) -> bool {
+    record
+        .time_limit_ms
+        .is_some_and(|limit| now_ms >= record.created_at_ms.saturating_add(limit))
+}
+
+/// Reads the expiry of `run_id`, if its limit passed.
+pub fn read(artifacts: &Artifacts, run_id: &str) -> Option<Expiry> {
+    sidecar::read_json(&artifacts.run_file(run_id, "timeout.json"), 4096)
+        .ok()
+        .flatten()
+}
+
+/// Records the expiry of `record` (the first record stands) and cancels the run on a thread.
+pub fn enforce(artifacts: &Artifacts, record: &RunRecord, now_ms: u64) -> JoinHandle<()> {
+    let artifacts = artifacts.clone();
+    let record = record.clone();
+    std::thread::spawn(move || {
+        let expiry = Expiry {
+            format_version: 1,
+            limit_ms: record.time_limit_ms.unwrap_or_default(),
+            expired_at_ms: now_ms,
+        };
+        let Ok(bytes) = serde_json::to_vec(&expiry) else {
+            return;
+        };
+        // The expiry comes first: a cancel intent without it would read as the parent's.
+        if sidecar::create_once(&artifacts.run_file(&record.run_id, "timeout.json"), &bytes)
+            .is_err()
+        {
+            return;
+        }
+        // An unconfirmed termination keeps its intent; supervision goes on as after a cancel.
+        let _ = crate::control::cancel(&artifacts, &record);
+    })
+}
