@@ -344,6 +344,8 @@ impl Demo {
         self.show_handoff(out, cancel)?;
 
         heading(out, &format!("the cleanup: herd-cleanup remove {BRANCH}"))?;
+        // Pi reports its result and then shuts down; the checkout is free once the child exited.
+        wait_child_exit(&result);
         self.remove_worktree(out, &worktree, cancel)?;
         Ok(())
     }
@@ -891,6 +893,21 @@ fn step(out: &mut dyn Write, text: &str) -> io::Result<()> {
 /// The heading of a section.
 fn heading(out: &mut dyn Write, text: &str) -> io::Result<()> {
     writeln!(out, "\n── {text} ──")
+}
+
+/// Waits (at most 30 s) until the child of `result` has exited, judged by its recorded identity;
+/// a child without one has nothing to wait for.
+fn wait_child_exit(result: &serde_json::Value) {
+    let Some(session) = result["details"]["sessionFile"].as_str() else {
+        return;
+    };
+    let identity = herd_core::layout::SessionFiles::new(session).process();
+    if let Ok(Some(child)) = herd_core::identity::Record::read(&identity) {
+        let _ = herd_core::identity::wait_exited(
+            &child,
+            std::time::Instant::now() + std::time::Duration::from_secs(30),
+        );
+    }
 }
 
 #[cfg(test)]
