@@ -49,6 +49,15 @@ pub fn project(artifacts: &Artifacts, record: &RunRecord) -> RunStatus {
             outcome: Some(result.outcome),
         };
     }
+    // A launch that failed definitely is failed before any watcher has settled it.
+    if let crate::launch::LaunchState::Failed(_) = crate::launch::judge(artifacts, record) {
+        life.finish(Label::Failed, record.updated_at_ms);
+        return RunStatus {
+            projection: life.project(now),
+            elapsed_ms: 0,
+            outcome: Some(Outcome::Failed),
+        };
+    }
     if let Some(intent) = control::read_intent(artifacts, &record.run_id) {
         life.cancel = match intent.termination {
             Some(Termination::Unconfirmed) => CancelState::Unconfirmed,

@@ -1535,6 +1535,9 @@ fn a_definite_launch_failure_settles_at_once_as_failed() {
         "{ack}"
     );
     let id = ack["run_id"].as_str().unwrap();
+    // Before any watcher settled it, status already says failed.
+    let (_, status, _) = env.watch(&["status", "--run", id, "--json"]);
+    assert_eq!(status["runs"][0]["label"], "failed", "{status}");
     let (code, doc, text) = env.watch(&["wait", "--run", id, "--json"]);
     assert_eq!(code, 1, "{text}");
     assert_eq!(doc["outcome"], "failed");
