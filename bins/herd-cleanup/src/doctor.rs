@@ -381,7 +381,7 @@ fn artifacts_writable(artifacts: &Artifacts) -> Check {
 /// Creates and removes a probe file in `dir`.
 fn probe_write(dir: &Path) -> io::Result<()> {
     let probe = dir.join(format!(".herd-doctor-probe.{}", std::process::id()));
-    std::fs::OpenOptions::new()
+    herd_core::sidecar::private()
         .write(true)
         .create_new(true)
         .open(&probe)?;
