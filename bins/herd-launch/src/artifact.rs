@@ -18,10 +18,23 @@ pub enum Mode {
 }
 
 /// The text of a task artifact.
-pub fn task_artifact(role: Option<&str>, mode: Mode, accept: bool, task: &str) -> String {
+pub fn task_artifact(
+    role: Option<&str>,
+    mode: Mode,
+    accept: bool,
+    skills: &[String],
+    task: &str,
+) -> String {
     let mut parts: Vec<String> = Vec::new();
     if let Some(role) = role.map(str::trim).filter(|r| !r.is_empty()) {
         parts.push(role.to_owned());
+    }
+    if !skills.is_empty() {
+        let names: Vec<String> = skills.iter().map(|s| format!("`{s}`")).collect();
+        parts.push(format!(
+            "Skills for this task: {}. Load each one (read its SKILL.md) before you start.",
+            names.join(", ")
+        ));
     }
     let mut hint = match mode {
         Mode::AutoExit => "Complete this task autonomously. Your session ends by itself when your final response \
@@ -73,6 +86,7 @@ mod tests {
             Some("You review code."),
             Mode::AutoExit,
             true,
+            &[],
             "Review src/.",
         );
         let parts: Vec<&str> = text.trim_end().split("\n\n").collect();
@@ -83,9 +97,14 @@ mod tests {
         );
         assert_eq!(parts[2], "Review src/.");
         assert!(parts[3].starts_with("Your final assistant message"));
-        let bare = task_artifact(None, Mode::Interactive, false, "x");
+        let bare = task_artifact(None, Mode::Interactive, false, &[], "x");
         assert!(bare.starts_with("The user may interact"), "{bare}");
         assert!(bare.contains("`subagent_done`"));
+        let skilled = task_artifact(None, Mode::AutoExit, false, &["search".into()], "x");
+        assert!(
+            skilled.starts_with("Skills for this task: `search`. Load each one"),
+            "{skilled}"
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod resume;
 pub mod roles;
 pub mod script;
 pub mod seed;
+pub mod skills;
 pub mod spawn;
 pub mod trust;
 pub mod worktree;

@@ -322,6 +322,8 @@ struct Files {
     accept_spec: Option<PathBuf>,
     /// The request kept for a model fallback launch (only when candidates remain).
     request: Option<PathBuf>,
+    /// The skills Pi loads with `--skill`, found once the child's directory is known.
+    skills: Vec<PathBuf>,
 }
 
 impl Files {
@@ -392,6 +394,7 @@ fn files_for(
         artifact,
         accept_spec: plan.accept.as_ref().map(|_| artifacts.accept_spec(run_id)),
         request: fallback.then(|| artifacts.run_file(run_id, "request.json")),
+        skills: Vec::new(),
     })
 }
 
@@ -657,6 +660,16 @@ fn prepare_and_launch(
     record
         .extra
         .insert(crate::trust::RECORD_KEY.into(), trust.as_str().into());
+    if matches!(plan.runner, Runner::Pi { .. }) && !plan.skills.is_empty() {
+        let skills = crate::skills::resolve(&plan.skills, &child_cwd, &agent_dir);
+        if !skills.missing.is_empty() {
+            record.diagnostics.push(format!(
+                "skills not found in the child's .pi/skills, .agents/skills or the agent directory, left to Pi's own discovery: {}",
+                skills.missing.join(", ")
+            ));
+        }
+        files.skills = skills.paths;
+    }
     let session = files.session()?.to_path_buf();
     if let Some(parent) = session.parent() {
         herd_core::sidecar::ensure_private_dir(parent)?;
@@ -686,7 +699,13 @@ fn prepare_and_launch(
                     Some(role) => Some(role.body.as_str()),
                     None => plan.request.system_prompt.as_deref(),
                 };
-                artifact::task_artifact(role, mode, plan.accept.is_some(), &plan.request.task)
+                artifact::task_artifact(
+                    role,
+                    mode,
+                    plan.accept.is_some(),
+                    &plan.skills,
+                    &plan.request.task,
+                )
             }
             (Runner::Exec { .. }, _) => {
                 artifact::exec_prompt(plan.request.system_prompt.as_deref(), &plan.request.task)
@@ -1025,21 +1044,18 @@ fn runner_argv(
                 argv.push("-e".into());
                 argv.push(extension.clone().into_os_string());
             }
+            for skill in &files.skills {
+                argv.push("--skill".into());
+                argv.push(skill.clone().into_os_string());
+            }
             match &files.artifact {
                 Some(artifact) => {
                     let mut at = OsString::from("@");
                     at.push(artifact);
                     argv.push(at);
-                    if !plan.skills.is_empty() {
-                        // An empty first message takes the artifact, so each skill is its own prompt.
-                        argv.push("".into());
-                    }
                 }
                 None if plan.resume.is_some() => {}
                 None => argv.push(plan.request.task.clone().into()),
-            }
-            for skill in &plan.skills {
-                argv.push(format!("/skill:{skill}").into());
             }
             Ok((argv, None, None, None))
         }

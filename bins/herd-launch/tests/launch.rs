@@ -793,7 +793,13 @@ fn a_definite_failure_tries_the_next_model_and_reports_every_attempt() {
 fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
     let mut env = Env::new();
     let agent_dir = env.dir.path().join("agent");
-    std::fs::create_dir_all(&agent_dir).unwrap();
+    let skill = agent_dir.join("skills/search");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: search\n---\nSearch well.\n",
+    )
+    .unwrap();
     env.set("PI_CODING_AGENT_DIR", agent_dir.to_string_lossy());
     env.set("HERD_PI", support("fake-pi.sh"));
     let request = serde_json::json!({
@@ -852,9 +858,9 @@ fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
             "read,bash,caller_ping",
             "-e",
             extension,
+            "--skill",
+            skill.to_str().unwrap(),
             &format!("@{artifact}"),
-            "",
-            "/skill:search",
         ]
     );
     assert!(
@@ -863,6 +869,11 @@ fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
     );
     let text = read(artifact).unwrap();
     assert!(text.starts_with("You are a careful scout.\n\n"), "{text}");
+    // The skill arrives with the task, not as a prompt typed after it.
+    assert!(
+        text.contains("\n\nSkills for this task: `search`."),
+        "{text}"
+    );
     assert!(text.contains("\n\nFind the parser.\n\n"), "{text}");
     // The launch policy restores exactly these tools.
     let policy: Value =
