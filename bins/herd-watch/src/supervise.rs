@@ -787,7 +787,11 @@ fn reconcile(
                 PaneObservation::Present(AgentStatus::from_surface(agent)),
                 now,
             );
-            None
+            // A Herdr pane keeps its shell after the launch script: once the runner is gone,
+            // the shell sentinel on the screen tells its status (the sidecars win, after grace).
+            (run.record.surface == herd_core::run::SurfaceKind::Herdr
+                && crate::status::runner_gone(&run.record))
+            .then(|| sentinel(surface.as_ref(), target).map_or(Observed::Lost, Observed::Exited))
         }
         Ok((Presence::Exited { status }, _)) => {
             run.lifecycle

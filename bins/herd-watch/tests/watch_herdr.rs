@@ -297,16 +297,27 @@ fn on_herdr_a_child_completes_by_its_sidecar_and_by_its_shell_sentinel() {
         (0, Some("completed")),
         "{text}"
     );
-    // Without a sidecar, the runner's exit status decides: the launch script's record, and
-    // the sentinel it prints on the pane.
+    // Without a sidecar, the runner's exit status decides: the launch script's record.
     let failing = env.spawn("Failer", "echo failing; exit 4");
-    let pane = env.pane(&failing);
-    env.herdr
-        .wait_for_text(&pane, "__SUBAGENT_DONE_4__", Duration::from_secs(30));
     let (code, doc, text, _) = env.watch(&["wait", "--run", &failing, "--json"]);
     assert_ne!(code, 0, "{text}");
     assert_eq!(doc["outcome"], "failed", "{doc}");
-    assert!(doc["message"].as_str().unwrap().contains("4"), "{doc}");
+    assert!(doc["message"].as_str().unwrap().contains("code 4"), "{doc}");
+    // Without that record either, the sentinel the script printed on the pane, whose shell
+    // Herdr keeps: the runner is gone, its status is on the screen.
+    let unrecorded = env.spawn("Unrecorded", "echo unrecorded; exit 5");
+    let pane = env.pane(&unrecorded);
+    env.herdr
+        .wait_for_text(&pane, "__SUBAGENT_DONE_5__", Duration::from_secs(30));
+    std::fs::remove_file(
+        env.art()
+            .join(format!("runs/{unrecorded}.runner-exit.json")),
+    )
+    .unwrap();
+    let (code, doc, text, _) = env.watch(&["wait", "--run", &unrecorded, "--json"]);
+    assert_ne!(code, 0, "{text}");
+    assert_eq!(doc["outcome"], "failed", "{doc}");
+    assert!(doc["message"].as_str().unwrap().contains("code 5"), "{doc}");
 }
 
 #[test]
