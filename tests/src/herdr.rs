@@ -53,13 +53,12 @@ pub fn herdr_bin() -> Result<PathBuf, String> {
     Err(why)
 }
 
-/// Says on stderr, where `cargo test` shows it, that `test` did not run and why.
-#[expect(
-    clippy::print_stderr,
-    reason = "a test that cannot run says so where cargo test shows it"
-)]
+/// Says on stderr that `test` did not run and why: written to the stream itself, not through
+/// `eprintln!`, which the test harness captures and shows only for a failing test.
 fn did_not_run(test: &str, why: &str) {
-    eprintln!(
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
         "\n*** {test} DID NOT RUN: it needs a real Herdr and {why}.\n\
          *** Build one with `../shared/herdr/build.sh OUTDIR` and set \
          {HERDR_ENV}=OUTDIR/herdr (see the README, \"Testing against Herdr\").\n"
