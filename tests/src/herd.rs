@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::herdr::HerdrServer;
 use crate::pi::{PiEnv, pi_bin};
 use crate::proc::{self, Finished};
 use crate::tmux::Tmux;
@@ -33,6 +34,9 @@ pub enum Where {
     Process,
     /// Panes of a private tmux server, Pi interactive.
     Tmux,
+    /// Panes of a private headless Herdr server, Pi interactive; the herd programs run as if
+    /// in the parent's pane (its `HERDR_*` environment).
+    Herdr,
 }
 
 impl Where {
@@ -41,6 +45,7 @@ impl Where {
         match self {
             Where::Process => "process",
             Where::Tmux => "tmux",
+            Where::Herdr => "herdr",
         }
     }
 }
@@ -50,6 +55,7 @@ pub struct Herd<'env> {
     env: &'env PiEnv,
     place: Where,
     tmux: Option<Tmux>,
+    herdr: Option<HerdrServer>,
     artifacts: PathBuf,
     vars: Vec<(OsString, OsString)>,
     serial: std::cell::Cell<usize>,
@@ -64,6 +70,17 @@ impl<'env> Herd<'env> {
     /// When Pi is not installed (a scenario that needs it fails without it), or the directory or
     /// the tmux server cannot be made.
     pub fn new(env: &'env PiEnv, place: Where) -> Herd<'env> {
+        Herd::try_new(env, place, "this scenario")
+            .unwrap_or_else(|| panic!("{} needs a real Herdr", place.surface()))
+    }
+
+    /// Like [`Herd::new`]; `None` for [`Where::Herdr`] without a Herdr, after saying on stderr
+    /// that `test` did not run (with `CI` set it panics instead).
+    ///
+    /// # Panics
+    ///
+    /// As [`Herd::new`].
+    pub fn try_new(env: &'env PiEnv, place: Where, test: &str) -> Option<Herd<'env>> {
         let artifacts = env.root().join("artifacts");
         std::fs::create_dir_all(&artifacts).expect("the artifacts directory can be created");
         let mut vars: Vec<(OsString, OsString)> = vec![
@@ -81,15 +98,44 @@ impl<'env> Herd<'env> {
                 vars.push(("HERD_TMUX_SOCKET".into(), tmux.socket_path().into()));
                 Some(tmux)
             }
+            Where::Herdr => None,
         };
-        Herd {
+        let herdr = match place {
+            Where::Herdr => {
+                let herdr = HerdrServer::start(test, env.vars())?;
+                let (_, pane) = herdr.workspace(&env.work_dir());
+                vars.extend(herdr.pane_vars(&pane));
+                Some(herdr)
+            }
+            _ => None,
+        };
+        Some(Herd {
             env,
             place,
             tmux,
+            herdr,
             artifacts,
             vars,
             serial: std::cell::Cell::new(0),
-        }
+        })
+    }
+
+    /// Returns the private Herdr server, for [`Where::Herdr`].
+    pub fn herdr(&self) -> Option<&HerdrServer> {
+        self.herdr.as_ref()
+    }
+
+    /// Returns the parent's pane the herd programs run in, for [`Where::Herdr`].
+    pub fn parent_pane(&self) -> Option<&str> {
+        self.vars
+            .iter()
+            .find(|(k, _)| k == "HERDR_PANE_ID")
+            .and_then(|(_, v)| v.to_str())
+    }
+
+    /// Returns the private Herdr server, for [`Where::Herdr`], to stop or restart it.
+    pub fn herdr_mut(&mut self) -> Option<&mut HerdrServer> {
+        self.herdr.as_mut()
     }
 
     /// Returns the `model` value of a request for model `id` of the scripted server.
@@ -316,6 +362,18 @@ impl Herd<'_> {
         crate::wait::wait_for(&format!("the runner {pid} to exit"), budget, || {
             (!proc::process_alive(pid)).then_some(())
         });
+        let record = self.record(run_id);
+        if record["worktree"].is_object() && self.herdr.is_some() {
+            // A worktree child's root pane is retained for review, its shell in the checkout.
+            return;
+        }
+        if let (Some(herdr), Some(pane)) = (&self.herdr, record["pane"]["pane_id"].as_str()) {
+            // A finished child's pane is closed: Herdr would keep it as an idle shell.
+            crate::wait::wait_for(&format!("pane {pane} to be closed"), budget, || {
+                (!herdr.pane_exists(pane)).then_some(())
+            });
+            return;
+        }
         match (&self.tmux, self.record(run_id)["pane"]["pane_id"].as_str()) {
             (Some(tmux), Some(pane)) => {
                 crate::wait::wait_for(&format!("pane {pane} to be dead"), budget, || {

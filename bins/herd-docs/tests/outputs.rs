@@ -448,6 +448,7 @@ fn launch_acknowledgements_validate() {
         owned: true,
         socket: None,
         server_pid: None,
+        terminal_id: None,
     });
     full.model = Some("anthropic/claude-sonnet-4".into());
     full.fallback_models = vec!["openai/gpt-5".into()];

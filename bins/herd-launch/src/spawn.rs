@@ -637,6 +637,7 @@ fn prepare_and_launch(
                 owned: false,
                 socket: surface.socket().map(|s| s.to_string_lossy().into_owned()),
                 server_pid: None,
+                terminal_id: None,
             });
         }
         binding = Some(WorktreeBinding {

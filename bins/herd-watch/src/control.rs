@@ -281,6 +281,41 @@ fn terminate_identity(
     }
 }
 
+/// How long a settled run's pane waits for its runner's exit record before it is left open.
+const RUNNER_EXIT_WAIT: Duration = Duration::from_secs(5);
+
+/// Closes the Herdr pane of a settled run once its runner has exited, unless the user is in
+/// it: herd created it for this child, and Herdr would keep it open as an idle shell. A worktree
+/// root and a pane herd did not create are never closed; a runner still running keeps its pane
+/// (its end is not herd's to force after a result).
+pub fn close_finished_pane(artifacts: &Artifacts, record: &RunRecord) {
+    let Some(pane) = record.pane.as_ref() else {
+        return;
+    };
+    if record.surface != herd_core::run::SurfaceKind::Herdr
+        || !pane.owned
+        || record.worktree.is_some()
+    {
+        return;
+    }
+    let exit = herd_surface::runner_exit_file(artifacts, &record.run_id);
+    let deadline = Instant::now() + RUNNER_EXIT_WAIT;
+    while herd_surface::read_runner_exit(&exit).is_none() {
+        if Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let Ok(surface) = herd_surface::herdr::Herdr::for_pane(pane) else {
+        return;
+    };
+    // Cosmetic: a pane left open is only an idle shell.
+    let _ = surface.close_finished(
+        &Target::Pane(pane.clone()),
+        Instant::now() + herd_surface::REQUEST_BUDGET,
+    );
+}
+
 /// Sends Escape to the child's pane and records the interrupt time.
 pub fn interrupt(artifacts: &Artifacts, record: &RunRecord) -> Result<u64, Error> {
     if delivery::load(artifacts, &record.run_id)?.is_some() {

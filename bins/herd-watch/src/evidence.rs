@@ -57,6 +57,27 @@ pub fn read_run_exit(record: &herd_core::run::RunRecord) -> ExitRead {
     read_exit(&path)
 }
 
+/// When the child itself ended, as its completion evidence was written: the earlier of its
+/// `.exit` sidecar and its runner's exit record (`runs/<id>.runner-exit.json`), never before
+/// the launch; `None` without either. The run time is the child's own, not the time until a
+/// watcher came to look.
+pub fn ended_at_ms(
+    artifacts: &herd_core::layout::Artifacts,
+    record: &herd_core::run::RunRecord,
+) -> Option<u64> {
+    let written_ms = |path: &Path| {
+        std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+            .filter(|at| *at >= record.created_at_ms)
+    };
+    let sidecar = written_ms(&record.session_files().exit());
+    let runner = written_ms(&herd_surface::runner_exit_file(artifacts, &record.run_id));
+    sidecar.into_iter().chain(runner).min()
+}
+
 /// Reads the `.exit` sidecar at `path`.
 pub fn read_exit(path: &Path) -> ExitRead {
     let bytes = match sidecar::read_bounded(path, EXIT_READ_LIMIT) {

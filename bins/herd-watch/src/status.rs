@@ -1,5 +1,6 @@
 //! `herd-watch status` and `stop`: the projection of runs computed from their files alone.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -8,7 +9,7 @@ use herd_core::identity::{self, Judgement};
 use herd_core::layout::Artifacts;
 use herd_core::run::{LaunchStatus, RunRecord, Runner, Selector};
 use herd_core::{Error, ErrorCode, escape, exit, sidecar, time::now_ms};
-use herd_surface::Presence;
+use herd_surface::{Inspection, Presence, Surface, Target};
 
 use crate::control::{self, Termination};
 use crate::delivery::{self, Outcome};
@@ -32,8 +33,88 @@ pub struct RunStatus {
     pub outcome: Option<Outcome>,
 }
 
+/// The surface queries of one status, within one budget however many runs it shows: one
+/// listing per Herdr server (a listing proves presence), a query of its own only for a pane the
+/// listing did not show, and none at all of a server that did not answer.
+pub struct Looks {
+    deadline: Instant,
+    listings: HashMap<String, Option<Listing>>,
+}
+
+/// The panes one listing showed: pane id -> (Herdr terminal id, what the row said).
+type Listing = HashMap<String, (Option<String>, Inspection)>;
+
+impl Looks {
+    pub fn new() -> Looks {
+        Looks {
+            deadline: Instant::now() + PRESENCE_BUDGET,
+            listings: HashMap::new(),
+        }
+    }
+
+    /// What the surface says of `target`, the child of `record`.
+    fn inspect(
+        &mut self,
+        record: &RunRecord,
+        surface: &dyn Surface,
+        target: &Target,
+    ) -> Result<Inspection, herd_surface::Error> {
+        // Herdr rows carry the terminal id that tells a restarted server's panes apart; a tmux
+        // pane is asked on its own, where its server's pid is checked.
+        let (Target::Pane(pane), herd_core::run::SurfaceKind::Herdr) = (target, record.surface)
+        else {
+            return surface.inspect(target, self.deadline);
+        };
+        let key = crate::supervise::group_key(record);
+        let deadline = self.deadline;
+        let listing = self.listings.entry(key).or_insert_with(|| {
+            surface.list(deadline).ok().map(|rows| {
+                rows.into_iter()
+                    .map(|row| {
+                        let seen = row.inspection();
+                        (row.pane_id, (row.terminal_id, seen))
+                    })
+                    .collect()
+            })
+        });
+        let Some(listing) = listing else {
+            return Err(herd_surface::Error::Unavailable {
+                surface: record.surface.as_str(),
+                reason: "the listing of its server did not answer".into(),
+            });
+        };
+        match listing.get(&pane.pane_id) {
+            Some((terminal, seen))
+                if terminal.is_none() || terminal.as_deref() == pane.terminal_id.as_deref() =>
+            {
+                Ok(seen.clone())
+            }
+            _ => surface.inspect(target, self.deadline),
+        }
+    }
+}
+
+impl Default for Looks {
+    fn default() -> Looks {
+        Looks::new()
+    }
+}
+
+/// Whether the child's runner is known to be gone: its recorded identity has exited.
+pub(crate) fn runner_gone(record: &RunRecord) -> bool {
+    matches!(
+        identity::Record::read(&record.session_files().process()),
+        Ok(Some(id)) if matches!(identity::judge(&id), Judgement::Exited)
+    )
+}
+
 /// Projects `record` from its files and one query of its surface.
 pub fn project(artifacts: &Artifacts, record: &RunRecord) -> RunStatus {
+    project_with(artifacts, record, &mut Looks::new())
+}
+
+/// Projects `record` from its files and the surface queries of `looks`.
+pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks) -> RunStatus {
     let now = now_ms();
     let mut life = Lifecycle::new(record.created_at_ms);
     if let Ok(Some(result)) = delivery::load(artifacts, &record.run_id) {
@@ -42,7 +123,15 @@ pub fn project(artifacts: &Artifacts, record: &RunRecord) -> RunStatus {
             Outcome::Cancelled => Label::Cancelled,
             Outcome::Failed => Label::Failed,
         };
-        life.finish(label, result.settled_at_ms);
+        // The run time is the child's own, as its result recorded it, not until settlement.
+        let ended = result
+            .details
+            .get("elapsedMs")
+            .and_then(serde_json::Value::as_u64)
+            .map_or(result.settled_at_ms, |ms| {
+                record.created_at_ms.saturating_add(ms)
+            });
+        life.finish(label, ended.min(result.settled_at_ms));
         return RunStatus {
             projection: life.project(now),
             elapsed_ms: life.elapsed_ms(now),
@@ -73,12 +162,12 @@ pub fn project(artifacts: &Artifacts, record: &RunRecord) -> RunStatus {
         life.observe_activity(&activity);
     }
     if matches!(evidence::read_run_exit(record), ExitRead::Found(_)) {
-        life.finalize(now);
+        life.finalize(evidence::ended_at_ms(artifacts, record).map_or(now, |at| at.min(now)));
     } else if record.status != LaunchStatus::Pending {
         let observation = match herd_surface::open(record, artifacts) {
             Ok((surface, target)) => {
-                match surface
-                    .inspect(&target, Instant::now() + PRESENCE_BUDGET)
+                match looks
+                    .inspect(record, surface.as_ref(), &target)
                     .map(|seen| (seen.presence, seen.agent))
                 {
                     Ok((Presence::Running, agent)) => {
@@ -89,12 +178,20 @@ pub fn project(artifacts: &Artifacts, record: &RunRecord) -> RunStatus {
                         PaneObservation::Present(AgentStatus::Unknown)
                     }
                     Ok((Presence::Absent, _)) => PaneObservation::Missing,
+                    // Unanswered, and the runner is gone without a completion: nothing of
+                    // the child is left to trust (a stopped Herdr takes its panes' processes).
+                    Err(_) if runner_gone(record) => PaneObservation::Missing,
                     Err(_) => PaneObservation::ReadError,
                 }
             }
             Err(_) => PaneObservation::ReadError,
         };
-        life.observe_pane(observation, now);
+        // Unanswered since the last evidence of the run: a status cannot have watched longer.
+        let at = match observation {
+            PaneObservation::ReadError => last_evidence_ms(artifacts, record),
+            _ => now,
+        };
+        life.observe_pane(observation, at);
     }
     RunStatus {
         projection: life.project(now),
@@ -141,8 +238,9 @@ pub fn status(
     let mut rows = Vec::new();
     let mut json_rows = Vec::new();
     let mut human = String::new();
+    let mut looks = Looks::new();
     for record in &records {
-        let status = project(artifacts, record);
+        let status = project_with(artifacts, record, &mut looks);
         let name = escape::encode_host_value(&record.name, 80);
         json_rows.push(serde_json::json!({
             "run_id": record.run_id, "name": record.name, "agent": record.agent,
@@ -191,6 +289,15 @@ pub fn status(
         human = format!("no runs in {}\n", artifacts.root().display());
     }
     Ok(Output::ok(serde_json::json!({ "runs": json_rows }), human))
+}
+
+/// When the run last showed a sign of life in its files: its latest activity snapshot, else
+/// its launch.
+fn last_evidence_ms(artifacts: &Artifacts, record: &RunRecord) -> u64 {
+    match evidence::read_activity(&artifacts.activity(&record.run_id), &record.run_id) {
+        ActivityRead::Found(activity) => activity.updated_at_ms.max(record.created_at_ms),
+        _ => record.created_at_ms,
+    }
 }
 
 fn transcript_of(record: &RunRecord, artifacts: &Artifacts, lines: usize) -> Result<Output, Error> {

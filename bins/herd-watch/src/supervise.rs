@@ -236,7 +236,8 @@ pub struct Supervisor {
     tracked: BTreeMap<String, Tracked>,
     waker: crate::wake::Waker,
     /// This interval's listing of each surface: pane id → presence and agent status.
-    listings: HashMap<String, HashMap<String, Inspection>>,
+    /// Per listing group, each listed pane's terminal id (Herdr) and what the row said.
+    listings: HashMap<String, HashMap<String, (Option<String>, Inspection)>>,
     last_listing: Option<Instant>,
     /// Whether the last sleep ended on a file event: then every run's files are read.
     woke: bool,
@@ -331,7 +332,7 @@ impl Supervisor {
                     rows.into_iter()
                         .map(|row| {
                             let seen = row.inspection();
-                            (row.pane_id, seen)
+                            (row.pane_id, (row.terminal_id, seen))
                         })
                         .collect(),
                 );
@@ -370,10 +371,15 @@ impl Supervisor {
         let woke = self.woke;
         let listed = self.tracked.get(id).and_then(|run| {
             let pane = run.record.pane.as_ref()?;
-            self.listings
+            let (terminal, seen) = self
+                .listings
                 .get(&group_key(&run.record))?
-                .get(&pane.pane_id)
-                .cloned()
+                .get(&pane.pane_id)?;
+            // A pane id listed with another terminal is a restarted Herdr's fresh shell.
+            match (&pane.terminal_id, terminal) {
+                (Some(recorded), Some(now)) if recorded != now => None,
+                _ => Some(seen.clone()),
+            }
         });
         let Some(run) = self.tracked.get_mut(id) else {
             return Ok(true);
@@ -388,6 +394,7 @@ impl Supervisor {
                 let _ = finisher.handle.join();
             }
             deliver_result(artifacts, &result, deliver, events)?;
+            control::close_finished_pane(artifacts, &run.record);
             return Ok(true);
         }
         if run
@@ -550,7 +557,14 @@ impl Supervisor {
         };
         if let Some(observed) = observed {
             crate::crash_point("completion-observed");
-            run.lifecycle.finalize(now);
+            // The process clock stops when the child ended, when its files say so.
+            let ended = match &observed {
+                Observed::Sidecar(_) | Observed::Exited(_) => {
+                    evidence::ended_at_ms(artifacts, &run.record).map_or(now, |at| at.min(now))
+                }
+                _ => now,
+            };
+            run.lifecycle.finalize(ended);
             let (tx, rx) = crossbeam_channel::bounded(1);
             let record = run.record.clone();
             let elapsed = run.lifecycle.elapsed_ms(now);
@@ -731,7 +745,7 @@ fn deliver_result(
 }
 
 /// Runs whose panes one listing covers: the same surface and the same server.
-fn group_key(record: &RunRecord) -> String {
+pub(crate) fn group_key(record: &RunRecord) -> String {
     let socket = record
         .pane
         .as_ref()
@@ -782,7 +796,11 @@ fn reconcile(
                 PaneObservation::Present(AgentStatus::from_surface(agent)),
                 now,
             );
-            None
+            // A Herdr pane keeps its shell after the launch script: once the runner is gone,
+            // the shell sentinel on the screen tells its status (the sidecars win, after grace).
+            (run.record.surface == herd_core::run::SurfaceKind::Herdr
+                && crate::status::runner_gone(&run.record))
+            .then(|| sentinel(surface.as_ref(), target).map_or(Observed::Lost, Observed::Exited))
         }
         Ok((Presence::Exited { status }, _)) => {
             run.lifecycle
@@ -793,6 +811,12 @@ fn reconcile(
             })
         }
         Ok((Presence::Absent, _)) => {
+            run.lifecycle.observe_pane(PaneObservation::Missing, now);
+            Some(Observed::Lost)
+        }
+        // The surface does not answer and the runner is gone without a completion (a stopped
+        // Herdr ends its panes' processes): the run is lost, as if its pane had gone.
+        Err(_) if crate::status::runner_gone(&run.record) => {
             run.lifecycle.observe_pane(PaneObservation::Missing, now);
             Some(Observed::Lost)
         }

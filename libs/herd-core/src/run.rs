@@ -74,6 +74,11 @@ pub struct PaneRef {
     /// pane id means this pane only while the same server runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_pid: Option<u32>,
+    /// Herdr's terminal id of the pane when herd recorded it: a restarted Herdr brings its
+    /// panes back under the same pane ids with fresh shells and new terminal ids, so a pane id
+    /// means this pane only while its terminal id is the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal_id: Option<String>,
 }
 
 /// The managed worktree a child runs in.

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use crate::error::Error;
 use crate::reply::{self, Reply, Request};
 use crate::types::{
-    PaneInfo, PaneList, PaneState, ProcessInfo, Recovery, TabCreated, WorkspaceInfo, Worktree,
-    WorktreeCreated, WorktreeList, WorktreeRemoved,
+    PaneInfo, PaneLayout, PaneList, PaneState, ProcessInfo, Recovery, TabCreated, WorkspaceInfo,
+    Worktree, WorktreeCreated, WorktreeList, WorktreeRemoved,
 };
 use crate::{budget, transport};
 
@@ -405,6 +405,22 @@ impl Herdr {
             req = req.arg(key);
         }
         reply::silent(&req, &self.call(&req)?)
+    }
+
+    /// `pane send-text P TEXT`: types `text` into the pane as one input, without Enter (in
+    /// bracketed paste when the pane's program asked for it).
+    pub fn pane_send_text(&self, pane: &str, text: &str) -> Result<(), Error> {
+        let req = Request::change("pane send-text").arg(pane).arg(text);
+        reply::silent(&req, &self.call(&req)?)
+    }
+
+    /// `pane layout --pane P`: the size of every pane of P's tab.
+    pub fn pane_layout(&self, pane: &str) -> Result<PaneLayout, Error> {
+        let req = Request::read("pane layout").flag("--pane", pane);
+        let result = self.json(&req, &["pane_layout"])?;
+        reply::parse(&req, &result, |root| {
+            PaneLayout::from_node(&root.req("layout")?)
+        })
     }
 
     /// `pane close P`: kills the pane's processes; closing its last pane closes the tab.

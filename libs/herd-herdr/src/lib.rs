@@ -26,7 +26,7 @@ pub use client::{
 };
 pub use error::{Error, PANE_MISSING_CODES};
 pub use types::{
-    AgentStatus, ForegroundProcess, PaneInfo, PaneList, PaneState, ProcessInfo, Recovery,
-    TabCreated, WorkspaceInfo, WorkspaceWorktree, Worktree, WorktreeCreated, WorktreeInfo,
-    WorktreeList, WorktreeRemoved, WorktreeRepo,
+    AgentStatus, ForegroundProcess, PaneInfo, PaneLayout, PaneList, PaneRect, PaneState,
+    ProcessInfo, Recovery, TabCreated, WorkspaceInfo, WorkspaceWorktree, Worktree, WorktreeCreated,
+    WorktreeInfo, WorktreeList, WorktreeRemoved, WorktreeRepo,
 };

@@ -64,6 +64,8 @@ pub struct PaneInfo {
     pub agent: Option<String>,
     /// `Unknown` when absent or of a value herd does not know.
     pub agent_status: AgentStatus,
+    /// Whether the pane is the focused one (of its tab, in the UI); `None` when not said.
+    pub focused: Option<bool>,
 }
 
 impl PaneInfo {
@@ -84,6 +86,7 @@ impl PaneInfo {
             // An empty agent name says as little as none.
             agent: node.opt_str("agent")?.filter(|agent| !agent.is_empty()),
             agent_status,
+            focused: node.opt_bool("focused")?,
         })
     }
 }
@@ -438,4 +441,41 @@ pub struct WorktreeRemoved {
     pub workspace_id: String,
     pub path: PathBuf,
     pub forced: bool,
+}
+
+/// One pane of a tab as `pane layout` places it, in terminal cells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneRect {
+    pub pane_id: String,
+    pub width: u64,
+    pub height: u64,
+}
+
+/// The panes of one tab as `pane layout` places them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneLayout {
+    pub tab_id: Option<String>,
+    pub panes: Vec<PaneRect>,
+}
+
+impl PaneLayout {
+    pub(crate) fn from_node(layout: &Node<'_>) -> Result<PaneLayout, Problem> {
+        let mut panes = Vec::new();
+        for row in layout.req("panes")?.items()? {
+            let rect = row.req("rect")?;
+            let count = |key: &str| {
+                rect.opt_count(key)?
+                    .ok_or_else(|| format!("{} has no {key}", rect.path()))
+            };
+            panes.push(PaneRect {
+                pane_id: row.req_id("pane_id")?,
+                width: count("width")?,
+                height: count("height")?,
+            });
+        }
+        Ok(PaneLayout {
+            tab_id: layout.opt_id("tab_id")?,
+            panes,
+        })
+    }
 }

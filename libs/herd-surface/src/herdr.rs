@@ -2,7 +2,8 @@
 //!
 //! A launch asks Herdr for the caller's pane (`pane current`, since panes move and inherited ids
 //! go stale) and places the child's pane ([`Placement`]): a split of the caller's pane
-//! (`pane split --no-focus`), or a pane of the parent's owned `Agents` tab ([`grouping`]). It
+//! (`pane split --no-focus`), or a pane of the parent's owned `Agents` tab ([`grouping`]), its
+//! largest pane halved while both halves stay usable, else a new `Agents` tab. It
 //! names the new pane (cosmetic, 1 s), waits until the pane's shell is ready (its foreground
 //! process group is the shell itself), and types `sh <script>` into it (`pane run`). Placement,
 //! waiting for its turn included, ends within the placement budget; each call within it has the
@@ -13,6 +14,8 @@
 //! confirmed with `pane get`; if that cannot be confirmed, or `pane run` itself did not answer,
 //! the pane is the owner of an uncertain launch. Herdr panes keep their shell after the script
 //! ends, so presence is the pane's; the runner's end is told by the sentinel and the sidecars.
+//! A restarted Herdr brings its panes back under the same ids with fresh shells: a pane is the
+//! child's only while its terminal id is the one recorded at launch.
 
 pub mod grouping;
 
@@ -20,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use herd_core::layout::Artifacts;
-use herd_herdr::{Direction, PaneInfo, PaneState, ProcessInfo, ReadSource};
+use herd_herdr::{Direction, PaneInfo, PaneLayout, PaneState, ProcessInfo, ReadSource};
 
 use crate::{
     ABSENCE_CONFIRMATION, Env, Error, Inspection, Key, Launch, LaunchError, Listed,
@@ -206,13 +209,30 @@ impl Herdr {
         launch: &Launch<'_>,
         deadline: Instant,
     ) -> Result<Target, LaunchError> {
-        let pane = PaneRef {
+        let mut pane = PaneRef {
             owned: false,
             socket: root.socket.clone().or_else(|| self.socket_text()),
             ..root.clone()
         };
         self.wait_shell_ready(&pane.pane_id, deadline)
             .map_err(LaunchError::Definite)?;
+        if pane.terminal_id.is_none() {
+            // The root pane's terminal, so a restarted Herdr's fresh shell there is not the run.
+            let client = self
+                .client(REQUEST_BUDGET, deadline)
+                .map_err(LaunchError::Definite)?;
+            match client.pane_get(&pane.pane_id) {
+                PaneState::Present(info) => pane.terminal_id = info.terminal_id,
+                PaneState::Missing => {
+                    return Err(LaunchError::Definite(Error::NotFound {
+                        target: format!("herdr pane {}", pane.pane_id),
+                    }));
+                }
+                PaneState::Unavailable(err) => {
+                    return Err(LaunchError::Definite(herdr_error(err)));
+                }
+            }
+        }
         let command = format!("sh {}", shell_quote(&launch.script.to_string_lossy()));
         let client = self
             .client(REQUEST_BUDGET, deadline)
@@ -242,19 +262,30 @@ impl Herdr {
 
     /// A new pane to the right of `anchor`.
     fn split(&self, anchor: &str, deadline: Instant) -> Result<PaneRef, LaunchError> {
+        self.split_towards(anchor, Direction::Right, deadline)
+    }
+
+    /// A new pane beside `anchor`, in `direction`.
+    fn split_towards(
+        &self,
+        anchor: &str,
+        direction: Direction,
+        deadline: Instant,
+    ) -> Result<PaneRef, LaunchError> {
         let client = self
             .client(REQUEST_BUDGET, deadline)
             .map_err(LaunchError::Definite)?;
         // The script enters the child's directory itself, so the split needs no --cwd.
-        match client.pane_split(anchor, Direction::Right, None, &[], true) {
+        match client.pane_split(anchor, direction, None, &[], true) {
             Ok(new) => Ok(self.owned(&new, new.tab_id.clone())),
             Err(err) if err.effect_possible() => Err(LaunchError::Unowned(herdr_error(err))),
             Err(err) => Err(LaunchError::Definite(herdr_error(err))),
         }
     }
 
-    /// A new pane in the owned `Agents` tab of the workspace holding `cwd`: a split of one of its
-    /// panes, or the first pane of a new tab when there is none yet (or it is gone).
+    /// A new pane in the owned `Agents` tab of the workspace holding `cwd`: a split of its
+    /// largest pane ([`balanced_split`]), or the first pane of a new tab when there is none yet,
+    /// it is gone, or it is full.
     fn place_grouped(
         &self,
         artifacts: &Artifacts,
@@ -285,7 +316,16 @@ impl Herdr {
                 .iter()
                 .find(|pane| pane.tab_id.as_deref() == Some(tab))
             {
-                return self.split(&pane.pane_id, deadline);
+                let layout = self
+                    .client(REQUEST_BUDGET, deadline)
+                    .map_err(LaunchError::Definite)?
+                    .pane_layout(&pane.pane_id)
+                    .map_err(definite)?;
+                // The tab's largest pane is halved along its longer side; when even that
+                // would leave a pane too small to use, the child gets a new `Agents` tab.
+                if let Some((anchor, direction)) = balanced_split(&layout) {
+                    return self.split_towards(anchor, direction, deadline);
+                }
             }
         }
         let client = self
@@ -322,7 +362,44 @@ impl Herdr {
             owned: true,
             socket: self.socket_text(),
             server_pid: None,
+            terminal_id: pane.terminal_id.clone(),
         }
+    }
+
+    /// Closes the pane of a child that has finished, unless the user is in it (Herdr says it is
+    /// the focused pane) or herd did not create it; a Herdr pane otherwise stays open as an idle
+    /// shell. Returns whether the pane was closed.
+    pub fn close_finished(&self, target: &Target, deadline: Instant) -> Result<bool, Error> {
+        let Target::Pane(pane) = target else {
+            return Ok(false);
+        };
+        if !pane.owned {
+            return Ok(false);
+        }
+        match self
+            .client(REQUEST_BUDGET, deadline)?
+            .pane_get(&pane.pane_id)
+        {
+            PaneState::Present(info) if same_terminal(target, info.terminal_id.as_deref()) => {
+                if info.focused == Some(true) {
+                    return Ok(false);
+                }
+            }
+            PaneState::Present(_) | PaneState::Missing => return Ok(false),
+            PaneState::Unavailable(err) => return Err(herdr_error(err)),
+        }
+        self.close(target, deadline)?;
+        Ok(true)
+    }
+
+    /// Sends key names to `pane` in one `pane send-keys`; none is nothing to send.
+    fn send_key_names(&self, pane: &str, names: &[&str], deadline: Instant) -> Result<(), Error> {
+        if names.is_empty() {
+            return Ok(());
+        }
+        self.client(REQUEST_BUDGET, deadline)?
+            .pane_send_keys(pane, names)
+            .map_err(|err| pane_error(pane, err))
     }
 
     /// Closes a pane herd just created and confirms its absence.
@@ -339,6 +416,43 @@ impl Herdr {
                 owner: Box::new(target),
             },
         }
+    }
+}
+
+/// The narrowest pane a child is given, in columns.
+pub const MIN_PANE_WIDTH: u64 = 20;
+/// The lowest pane a child is given, in rows.
+pub const MIN_PANE_HEIGHT: u64 = 8;
+
+/// Where the next child of a tab goes: its largest pane, split along its longer side (a cell
+/// is about twice as high as wide), when both halves are still at least the minimum size.
+pub fn balanced_split(layout: &PaneLayout) -> Option<(&str, Direction)> {
+    // The first of equally large panes (`max_by_key` keeps the last it sees).
+    let largest = layout
+        .panes
+        .iter()
+        .rev()
+        .max_by_key(|pane| (pane.width * pane.height, pane.width))?;
+    let direction = if largest.width >= 2 * largest.height {
+        Direction::Right
+    } else {
+        Direction::Down
+    };
+    // A split gives each side half (Herdr draws no border between panes).
+    let (width, height) = match direction {
+        Direction::Right => (largest.width / 2, largest.height),
+        Direction::Down => (largest.width, largest.height / 2),
+    };
+    (width >= MIN_PANE_WIDTH && height >= MIN_PANE_HEIGHT)
+        .then_some((largest.pane_id.as_str(), direction))
+}
+
+/// Whether the pane Herdr describes now, with terminal `now`, is the recorded target's: a
+/// target recorded without a terminal id (an older record) takes the pane id alone.
+fn same_terminal(target: &Target, now: Option<&str>) -> bool {
+    match (target.pane().and_then(|p| p.terminal_id.as_deref()), now) {
+        (Some(recorded), Some(now)) => recorded == now,
+        _ => true,
     }
 }
 
@@ -429,6 +543,13 @@ impl Surface for Herdr {
     fn inspect(&self, target: &Target, deadline: Instant) -> Result<Inspection, Error> {
         let pane = self.pane_id(target)?;
         match self.client(REQUEST_BUDGET, deadline)?.pane_get(pane) {
+            PaneState::Present(info) if !same_terminal(target, info.terminal_id.as_deref()) => {
+                // The same pane id in a restarted Herdr: a fresh shell, not the child's.
+                Ok(Inspection {
+                    presence: Presence::Absent,
+                    agent: None,
+                })
+            }
             PaneState::Present(info) => Ok(Inspection {
                 presence: Presence::Running,
                 agent: Some(info.agent_status),
@@ -451,6 +572,7 @@ impl Surface for Herdr {
             .into_iter()
             .map(|p| Listed {
                 pane_id: p.pane_id,
+                terminal_id: p.terminal_id,
                 presence: Presence::Running,
                 agent: Some(p.agent_status),
             })
@@ -467,26 +589,25 @@ impl Surface for Herdr {
 
     fn send_keys(&self, target: &Target, keys: &[Key], deadline: Instant) -> Result<(), Error> {
         let pane = self.pane_id(target)?;
+        // Text goes in as one input (`pane send-text`, a paste to a program that asked for
+        // bracketed paste), keys between texts as one `pane send-keys`, in their order.
         let mut names: Vec<&str> = Vec::new();
         for key in keys {
-            names.push(match key {
+            let name = match key {
                 Key::Escape => "Escape",
                 Key::Enter => "enter",
                 Key::Interrupt => "ctrl+c",
-                Key::Text(_) => {
-                    return Err(Error::Unsupported {
-                        surface: SURFACE,
-                        operation: "type literal text with send-keys".into(),
-                    });
+                Key::Text(text) => {
+                    self.send_key_names(pane, &std::mem::take(&mut names), deadline)?;
+                    self.client(REQUEST_BUDGET, deadline)?
+                        .pane_send_text(pane, text)
+                        .map_err(|err| pane_error(pane, err))?;
+                    continue;
                 }
-            });
+            };
+            names.push(name);
         }
-        if names.is_empty() {
-            return Ok(());
-        }
-        self.client(REQUEST_BUDGET, deadline)?
-            .pane_send_keys(pane, &names)
-            .map_err(|err| pane_error(pane, err))
+        self.send_key_names(pane, &names, deadline)
     }
 
     fn close(&self, target: &Target, deadline: Instant) -> Result<(), Error> {
@@ -504,5 +625,57 @@ impl Surface for Herdr {
         self.client(REQUEST_BUDGET, deadline)?
             .pane_close(&pane.pane_id)
             .map_err(|err| pane_error(&pane.pane_id, err))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use herd_herdr::PaneRect;
+
+    fn layout(panes: &[(&str, u64, u64)]) -> PaneLayout {
+        PaneLayout {
+            tab_id: Some("w1:t2".into()),
+            panes: panes
+                .iter()
+                .map(|(id, width, height)| PaneRect {
+                    pane_id: (*id).into(),
+                    width: *width,
+                    height: *height,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_largest_pane_is_halved_along_its_longer_side_while_usable() {
+        // Herdr's headless workspace area is 54 x 23.
+        assert_eq!(
+            balanced_split(&layout(&[("w1:p1", 54, 23)])),
+            Some(("w1:p1", Direction::Right))
+        );
+        assert_eq!(
+            balanced_split(&layout(&[("w1:p1", 27, 23), ("w1:p2", 27, 23)])),
+            Some(("w1:p1", Direction::Down))
+        );
+        assert_eq!(
+            balanced_split(&layout(&[
+                ("w1:p1", 27, 11),
+                ("w1:p2", 27, 23),
+                ("w1:p3", 27, 12)
+            ])),
+            Some(("w1:p2", Direction::Down))
+        );
+        // Four quarters: a fifth child would get 13 columns, so it gets a tab of its own.
+        assert_eq!(
+            balanced_split(&layout(&[
+                ("w1:p1", 27, 11),
+                ("w1:p2", 27, 11),
+                ("w1:p3", 27, 12),
+                ("w1:p4", 27, 12)
+            ])),
+            None
+        );
+        assert_eq!(balanced_split(&layout(&[])), None);
     }
 }

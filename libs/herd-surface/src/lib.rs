@@ -173,6 +173,9 @@ pub struct Inspection {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listed {
     pub pane_id: String,
+    /// Herdr's terminal id of the pane (a restarted Herdr reuses pane ids, never terminal ids);
+    /// `None` on the other surfaces.
+    pub terminal_id: Option<String>,
     pub presence: Presence,
     /// The agent status the listing gave for the pane, as in [`Inspection::agent`].
     pub agent: Option<AgentStatus>,

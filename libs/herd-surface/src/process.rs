@@ -197,6 +197,7 @@ impl Surface for Process {
             {
                 rows.push(Listed {
                     pane_id: id,
+                    terminal_id: None,
                     presence,
                     agent: None,
                 });

@@ -271,6 +271,7 @@ fn parse_new_pane(stdout: &str, socket: &Path) -> Result<PaneRef, String> {
                 owned: true,
                 socket: Some(socket.to_string_lossy().into_owned()),
                 server_pid: Some(server_pid),
+                terminal_id: None,
             })
         }
         _ => Err(format!(
@@ -427,11 +428,13 @@ impl Surface for Tmux {
             let row = match fields.as_slice() {
                 [id, "0", _] if id.starts_with('%') => Listed {
                     pane_id: (*id).to_owned(),
+                    terminal_id: None,
                     presence: Presence::Running,
                     agent: None,
                 },
                 [id, "1", status] if id.starts_with('%') => Listed {
                     pane_id: (*id).to_owned(),
+                    terminal_id: None,
                     presence: Presence::Exited {
                         status: status.parse().ok(),
                     },

@@ -10,7 +10,9 @@
 //!   recording 040 (`--label logs`, made in that same directory), its tab labelled `Agents`;
 //! - `903`, `904`: 900 and 901 for `w1:p4`, the root pane of 040's tab;
 //! - `905`, `906`: `pane close w1:p4` and the `pane get w1:p4` after it: recordings 046 and 047
-//!   (which closed `w1:p2`), naming `w1:p4`.
+//!   (which closed `w1:p2`), naming `w1:p4`;
+//! - `907`: `pane layout --pane w1:p1` of the tab while `w1:p1` was its only pane: recording 100
+//!   with that one pane filling the area.
 //!
 //! Each test reaches the double through a wrapper script that sets the double's environment (which
 //! recording wins among equal command lines, which command hangs or gets a fault), so tests
@@ -132,6 +134,19 @@ impl Double {
             1,
             "+stderr",
         );
+        let (_, layout) = recorded("100-pane-layout.txt");
+        let mut layout: serde_json::Value = serde_json::from_str(layout.trim()).unwrap();
+        let tab = &mut layout["result"]["layout"];
+        let area = tab["area"].clone();
+        tab["panes"] = serde_json::json!([{"focused": true, "pane_id": "w1:p1", "rect": area}]);
+        tab["splits"] = serde_json::json!([]);
+        derive(
+            "907-derived-pane-layout-one-pane",
+            "herdr pane layout --pane w1:p1",
+            &format!("{layout}\n"),
+            0,
+            "stdout",
+        );
         let mut readme = std::fs::read_to_string(recordings.join("README.md")).unwrap();
         readme.push_str(&table);
         std::fs::write(recordings.join("README.md"), readme).unwrap();
@@ -250,10 +265,14 @@ fn launch_splits_the_caller_waits_for_the_shell_and_runs_the_script() {
             .iter()
             .any(|row| row.pane_id == "w1:p2")
     );
-    assert!(matches!(
-        herdr.send_keys(&target, &[Key::Text("x".into())], within(10)),
-        Err(herd_surface::Error::Unsupported { .. })
-    ));
+    // Literal text goes in with `pane send-text` (025), keys after it with `pane send-keys`.
+    herdr
+        .send_keys(
+            &target,
+            &[Key::Text("echo typed".into()), Key::Enter],
+            within(10),
+        )
+        .unwrap();
 }
 
 #[test]
@@ -472,10 +491,11 @@ fn a_later_grouped_child_splits_a_pane_of_the_recorded_tab() {
     let double = Double::new();
     // As if an earlier child had made w1:t1 the Agents tab: 013 lists w1:p1 and w1:p2 in it.
     double.own_tabs(&[(SOCKET, "w1", "w1:t1")]);
-    let herdr = double.grouped("herdr", "005", "900");
+    let herdr = double.grouped("herdr", "005", "900,907");
     let target = herdr.launch(&double.launch_in_proj(), within(20)).unwrap();
     let pane = target.pane().unwrap();
-    // 007: `pane split w1:p1 --direction right --no-focus`, not a new tab (which is w1:p4).
+    // 907 shows w1:p1 alone and wide: 007, `pane split w1:p1 --direction right --no-focus`, not
+    // a new tab (which is w1:p4).
     assert_eq!(pane.pane_id, "w1:p2");
     assert_eq!(pane.tab_id.as_deref(), Some("w1:t1"));
     assert!(pane.owned);

@@ -15,7 +15,7 @@ use herd_e2e::proc::process_alive;
 use herd_e2e::wait::wait_for;
 use serde_json::json;
 
-fn a_cancel_during_a_turn_gives_one_cancelled_result(place: Where) {
+fn a_cancel_during_a_turn_gives_one_cancelled_result(place: Where, test: &str) {
     let model = ModelServer::start(
         Script::new()
             .step(ToolCall::bash("echo started > started.txt"))
@@ -23,7 +23,9 @@ fn a_cancel_during_a_turn_gives_one_cancelled_result(place: Where) {
             .step(Stall(Duration::from_secs(300))),
     );
     let env = PiEnv::new(&model);
-    let herd = Herd::new(&env, place);
+    let Some(herd) = Herd::try_new(&env, place, test) else {
+        return;
+    };
     let ack = herd.spawn(&json!({
         "name": "Slowpoke",
         "task": "Think for a long time",
@@ -56,9 +58,11 @@ fn a_cancel_during_a_turn_gives_one_cancelled_result(place: Where) {
         Where::Process => assert!(!process_alive(pid), "a confirmed cancel leaves no child"),
         // The pane was closed and seen gone (seed 003: an ordinary pane's cancel is confirmed by
         // its absence); closing it hung up Pi, which exits on SIGHUP a moment later.
-        Where::Tmux => wait_for("Pi to exit on the hang-up", Duration::from_secs(30), || {
-            (!process_alive(pid)).then_some(())
-        }),
+        Where::Tmux | Where::Herdr => {
+            wait_for("Pi to exit on the hang-up", Duration::from_secs(30), || {
+                (!process_alive(pid)).then_some(())
+            })
+        }
     }
 
     let events = herd.follow();
@@ -85,6 +89,17 @@ fn a_cancel_during_a_turn_gives_one_cancelled_result(place: Where) {
     let out = herd.run("herd-watch", ["cancel", "--run", run, "--json"]);
     assert_eq!(json_doc(&out)["status"], "already-terminal", "{out}");
     assert_eq!(model.requests().len(), 2, "nothing asked the model again");
+    if let Some(herdr) = herd.herdr() {
+        let pane = ack["pane_id"].as_str().unwrap();
+        assert!(
+            !herdr.pane_exists(pane),
+            "the child's pane {pane} is closed"
+        );
+        assert!(
+            herdr.pane_exists(herd.parent_pane().unwrap()),
+            "the parent's pane stays"
+        );
+    }
     if let Some(tmux) = herd.tmux() {
         let pane = ack["pane_id"].as_str().unwrap();
         // A server left without sessions answers "no current target": it has no panes.
@@ -100,10 +115,18 @@ fn a_cancel_during_a_turn_gives_one_cancelled_result(place: Where) {
 
 #[test]
 fn on_process_a_cancel_during_a_turn_gives_one_cancelled_result() {
-    a_cancel_during_a_turn_gives_one_cancelled_result(Where::Process);
+    a_cancel_during_a_turn_gives_one_cancelled_result(Where::Process, "");
 }
 
 #[test]
 fn on_tmux_a_cancel_during_a_turn_gives_one_cancelled_result() {
-    a_cancel_during_a_turn_gives_one_cancelled_result(Where::Tmux);
+    a_cancel_during_a_turn_gives_one_cancelled_result(Where::Tmux, "");
+}
+
+#[test]
+fn on_herdr_a_cancel_during_a_turn_gives_one_cancelled_result() {
+    a_cancel_during_a_turn_gives_one_cancelled_result(
+        Where::Herdr,
+        "on_herdr_a_cancel_during_a_turn_gives_one_cancelled_result",
+    );
 }

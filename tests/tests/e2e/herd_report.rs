@@ -37,7 +37,7 @@ fn report_block(message: &str) -> &str {
     &message[start..end]
 }
 
-fn the_child_runs_a_tool_and_its_report_reaches_the_parent(place: Where) {
+fn the_child_runs_a_tool_and_its_report_reaches_the_parent(place: Where, test: &str) {
     // The process surface runs Pi in print mode, which needs a child that ends by itself: a
     // child that ends with `subagent_done` (one that does not exit by itself) needs a terminal,
     // and herd-launch refuses it there. So on process the report is the auto-exit child's
@@ -47,20 +47,22 @@ fn the_child_runs_a_tool_and_its_report_reaches_the_parent(place: Where) {
         Where::Process => Script::new()
             .step(ToolCall::bash("echo hello > out.txt"))
             .step(Text(report)),
-        Where::Tmux => Script::new()
+        Where::Tmux | Where::Herdr => Script::new()
             .step(ToolCall::bash("echo hello > out.txt"))
             .step(Said(report, ToolCall::new("subagent_done", json!({}))))
             .step(Text("never asked: subagent_done ends the session")),
     };
     let model = ModelServer::start(script);
     let env = PiEnv::new(&model);
-    let herd = Herd::new(&env, place);
+    let Some(herd) = Herd::try_new(&env, place, test) else {
+        return;
+    };
     let mut request = json!({
         "name": "Writer",
         "task": "Write hello into out.txt",
         "model": Herd::model("fake-model"),
     });
-    if place == Where::Tmux {
+    if place != Where::Process {
         worker_role(&env);
         request["agent"] = "worker".into();
     }
@@ -114,7 +116,7 @@ fn the_child_runs_a_tool_and_its_report_reaches_the_parent(place: Where) {
                 "{offered:?}"
             );
         }
-        Where::Tmux => {
+        Where::Tmux | Where::Herdr => {
             assert_eq!(calls, ["bash", "subagent_done"]);
             assert!(offered.contains(&"subagent_done".to_owned()), "{offered:?}");
         }
@@ -131,12 +133,20 @@ fn the_child_runs_a_tool_and_its_report_reaches_the_parent(place: Where) {
 
 #[test]
 fn on_process_the_child_runs_a_tool_and_its_report_reaches_the_parent() {
-    the_child_runs_a_tool_and_its_report_reaches_the_parent(Where::Process);
+    the_child_runs_a_tool_and_its_report_reaches_the_parent(Where::Process, "");
 }
 
 #[test]
 fn on_tmux_the_child_runs_a_tool_calls_subagent_done_and_its_report_reaches_the_parent() {
-    the_child_runs_a_tool_and_its_report_reaches_the_parent(Where::Tmux);
+    the_child_runs_a_tool_and_its_report_reaches_the_parent(Where::Tmux, "");
+}
+
+#[test]
+fn on_herdr_the_child_runs_a_tool_calls_subagent_done_and_its_report_reaches_the_parent() {
+    the_child_runs_a_tool_and_its_report_reaches_the_parent(
+        Where::Herdr,
+        "on_herdr_the_child_runs_a_tool_calls_subagent_done_and_its_report_reaches_the_parent",
+    );
 }
 
 fn a_help_request_is_answered_by_a_resume(place: Where) {

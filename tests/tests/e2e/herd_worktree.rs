@@ -12,7 +12,7 @@ use herd_e2e::model::{ModelServer, Script, Text, ToolCall};
 use herd_e2e::pi::PiEnv;
 use serde_json::json;
 
-fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where) {
+fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where, test: &str) {
     let model = ModelServer::start(
         Script::new()
             .step(ToolCall::bash(
@@ -24,7 +24,9 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where)
     let repo = GitRepo::init();
     let base = repo.head();
     let root = env.root().join("worktrees");
-    let mut herd = Herd::new(&env, place);
+    let Some(mut herd) = Herd::try_new(&env, place, test) else {
+        return;
+    };
     herd.set_var("HERD_WORKTREE_ROOT", &root);
 
     let ack = herd.spawn_in(
@@ -85,6 +87,7 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where)
     // Cleanup refuses a checkout that a process still has as its directory (a child shutting
     // down after its result, its launch script): the parent removes it once the child is gone.
     herd.wait_for_child_gone(run);
+    let workspaces_before = herd.herdr().map(|herdr| herdr.json(["workspace", "list"]));
     let out = herd.run_in(
         repo.path(),
         "herd-cleanup",
@@ -105,14 +108,53 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where)
         head,
         "the branch and its commit are kept"
     );
+    if let (Some(herdr), Some(before)) = (herd.herdr(), workspaces_before) {
+        // Herdr removed the checkout with its workspace; every other workspace stays, the
+        // parent's and the one Herdr opened for the source repository included.
+        let workspace = ack["worktree"]["workspace_id"]
+            .as_str()
+            .or(herd.record(run)["pane"]["workspace_id"].as_str())
+            .unwrap()
+            .to_owned();
+        let after = herdr.json(["workspace", "list"]);
+        let ids = |list: &serde_json::Value| -> Vec<String> {
+            list["workspaces"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w["workspace_id"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let (before, after) = (ids(&before), ids(&after));
+        assert!(before.contains(&workspace), "{before:?}");
+        assert!(!after.contains(&workspace), "{after:?}");
+        let kept: Vec<&String> = before.iter().filter(|w| **w != workspace).collect();
+        assert!(
+            kept.iter().all(|w| after.contains(w)),
+            "{before:?} -> {after:?}"
+        );
+        assert!(herdr.pane_exists(herd.parent_pane().unwrap()));
+        assert!(
+            removal.to_string().contains("herdr") || removal.to_string().contains(&workspace),
+            "the removal says Herdr removed it: {removal:#}"
+        );
+    }
 }
 
 #[test]
 fn on_process_a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it() {
-    a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(Where::Process);
+    a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(Where::Process, "");
 }
 
 #[test]
 fn on_tmux_a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it() {
-    a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(Where::Tmux);
+    a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(Where::Tmux, "");
+}
+
+#[test]
+fn on_herdr_a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it() {
+    a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(
+        Where::Herdr,
+        "on_herdr_a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it",
+    );
 }

@@ -1,0 +1,719 @@
+//! herd-watch against children on a real headless Herdr server: launched by the real
+//! herd-launch from the parent's pane (its `HERDR_*` environment) with the exec runner, each
+//! child a small shell script. One server per test (`herd_e2e::herdr::HerdrServer`).
+//!
+//! Without a Herdr (`HERD_TEST_HERDR`) each test says on stderr that it did not run; in CI it
+//! fails.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "a broken fixture should fail the test loudly"
+)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use herd_core::subprocess::{self, Command, Keep, Output};
+use herd_e2e::herdr::HerdrServer;
+use herd_e2e::proc::{process_alive, signal_pid};
+use herd_e2e::wait::wait_for;
+use serde_json::Value;
+
+fn watch_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_herd-watch"))
+}
+
+fn launch_bin() -> PathBuf {
+    let path = subprocess::sibling_binary("herd-launch");
+    assert!(
+        path.exists(),
+        "{} is missing: run the tests with `cargo test --workspace`",
+        path.display()
+    );
+    path
+}
+
+/// A server, the parent's pane, and an artifacts directory.
+struct Env {
+    herdr: HerdrServer,
+    dir: tempfile::TempDir,
+    parent: String,
+}
+
+impl Env {
+    fn start(test: &str) -> Option<Env> {
+        let herdr = HerdrServer::start(test, &[])?;
+        let dir = tempfile::tempdir().unwrap();
+        let (_, parent) = herdr.workspace(&dir.path().canonicalize().unwrap());
+        Some(Env { herdr, dir, parent })
+    }
+
+    fn art(&self) -> PathBuf {
+        self.dir.path().join("art")
+    }
+
+    /// Runs a herd program as from inside the parent's pane.
+    fn run(&self, program: &Path, args: &[&str], budget: Duration) -> Output {
+        self.run_env(program, args, &[], budget)
+    }
+
+    /// Like [`Env::run`], with more environment `extra` (set last).
+    fn run_env(
+        &self,
+        program: &Path,
+        args: &[&str],
+        extra: &[(&str, &str)],
+        budget: Duration,
+    ) -> Output {
+        let mut cmd = Command::new(program, budget)
+            .arg("--artifacts")
+            .arg(self.art())
+            .args(args)
+            .cwd(self.dir.path())
+            .grace(Duration::from_millis(200))
+            .stdout_cap(16 * 1024 * 1024, Keep::Head)
+            .env("HERD_HANG_WARNING_SECS", "0");
+        for (k, v) in self.herdr.pane_vars(&self.parent) {
+            cmd = cmd.env(k, v);
+        }
+        for (k, v) in extra {
+            cmd = cmd.env(k, v);
+        }
+        subprocess::run(&cmd).unwrap()
+    }
+
+    /// Launches a child running `script` under `sh -c`; returns its run id.
+    fn spawn(&self, name: &str, script: &str) -> String {
+        let (out, ack) = self.try_spawn(name, script, &[]);
+        assert_eq!(ack["status"], "launched", "{ack}\n{}", out.stderr.text());
+        ack["run_id"].as_str().unwrap().to_owned()
+    }
+
+    /// Launches a child running `script` under `sh -c` with more environment `extra`; returns
+    /// the outcome and the acknowledgement.
+    fn try_spawn(&self, name: &str, script: &str, extra: &[(&str, &str)]) -> (Output, Value) {
+        let path = self.dir.path().join(format!("req-{name}.json"));
+        let request = serde_json::json!({"name": name, "task": "the task"});
+        std::fs::write(&path, request.to_string()).unwrap();
+        let args = [
+            "spawn",
+            "--request",
+            path.to_str().unwrap(),
+            "--surface",
+            "herdr",
+            "--json",
+            "--runner",
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ];
+        let out = self.run_env(&launch_bin(), &args, extra, Duration::from_secs(90));
+        let ack: Value = serde_json::from_slice(&out.stdout.bytes)
+            .unwrap_or_else(|_| panic!("spawn: {}\n{}", out.stdout.text(), out.stderr.text()));
+        (out, ack)
+    }
+
+    /// Runs `herd-watch ARGS`: exit code, JSON document, all output, and the time it took.
+    fn watch(&self, args: &[&str]) -> (i32, Value, String, Duration) {
+        let started = Instant::now();
+        let out = self.run(&watch_bin(), args, Duration::from_secs(60));
+        let took = started.elapsed();
+        let doc = serde_json::from_slice(&out.stdout.bytes).unwrap_or(Value::Null);
+        let text = out.stdout.text().into_owned() + &out.stderr.text();
+        assert!(!out.timed_out, "herd-watch {args:?} did not end:\n{text}");
+        (out.code.unwrap_or(-1), doc, text, took)
+    }
+
+    fn record(&self, run_id: &str) -> Value {
+        let path = self.art().join("runs").join(format!("{run_id}.json"));
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    }
+
+    fn pane(&self, run_id: &str) -> String {
+        self.record(run_id)["pane"]["pane_id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    fn identity_pid(&self, run_id: &str) -> u32 {
+        let session = self.record(run_id)["session_file"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let path = format!("{session}.process.json");
+        let bytes = wait_for(
+            &format!("an identity record at {path}"),
+            Duration::from_secs(20),
+            || std::fs::read(&path).ok(),
+        );
+        let v: Value = serde_json::from_slice(&bytes).unwrap();
+        v["pid"].as_u64().unwrap() as u32
+    }
+
+    /// Starts `herd-watch follow --json --forever`, stopped when the handle is dropped.
+    fn follow_in_background(&self) -> Background {
+        use std::os::unix::process::CommandExt;
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a watcher the test stops when it has seen what it waits for"
+        )]
+        let mut cmd = std::process::Command::new(watch_bin());
+        cmd.arg("--artifacts")
+            .arg(self.art())
+            .args(["follow", "--json", "--forever"])
+            .current_dir(self.dir.path())
+            .env("HERD_HANG_WARNING_SECS", "0")
+            .envs(self.herdr.pane_vars(&self.parent))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0);
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a watcher the test stops when it has seen what it waits for"
+        )]
+        let child = cmd.spawn().unwrap();
+        Background(child)
+    }
+
+    /// The labels of the run's recorded status transitions, in order.
+    fn event_labels(&self, run_id: &str) -> Vec<String> {
+        let path = self
+            .art()
+            .join("runs")
+            .join(format!("{run_id}.events.jsonl"));
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|e| e["label"].as_str().map(str::to_owned))
+            .collect()
+    }
+
+    /// Waits until a watcher recorded a transition of the run to `label`.
+    fn wait_for_event_label(&self, run_id: &str, label: &str) {
+        wait_for(
+            &format!("a transition of {run_id} to {label}"),
+            Duration::from_secs(30),
+            || {
+                self.event_labels(run_id)
+                    .iter()
+                    .any(|l| l == label)
+                    .then_some(())
+            },
+        );
+    }
+
+    /// `herd-watch status --run ID --json`'s row of the run.
+    fn status(&self, run_id: &str) -> Value {
+        let (_, doc, text, _) = self.watch(&["status", "--run", run_id, "--json"]);
+        assert!(doc["runs"][0].is_object(), "{text}");
+        doc["runs"][0].clone()
+    }
+
+    /// Polls the run's status until its label is `label`.
+    fn wait_for_label(&self, run_id: &str, label: &str) -> Value {
+        wait_for(
+            &format!("run {run_id} to be {label}"),
+            Duration::from_secs(30),
+            || {
+                let row = self.status(run_id);
+                (row["label"] == label).then_some(row)
+            },
+        )
+    }
+}
+
+/// A background process, its group killed when dropped.
+struct Background(std::process::Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        herd_e2e::proc::signal_group(self.0.id(), libc::SIGKILL);
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn on_herdr_a_finished_child_reports_its_own_run_time_and_its_pane_closes() {
+    let Some(env) = Env::start("on_herdr_a_finished_child_reports_its_own_run_time") else {
+        return;
+    };
+    let id = env.spawn("Painter", "echo painted");
+    let pane = env.pane(&id);
+    let exit = env.art().join(format!("runs/{id}.runner-exit.json"));
+    wait_for("the runner's exit record", Duration::from_secs(30), || {
+        exit.exists().then_some(())
+    });
+    let ended = std::fs::metadata(&exit).unwrap().modified().unwrap();
+    // Herd looks only later: the run time is still the child's.
+    wait_for(
+        "three seconds past the child's end",
+        Duration::from_secs(10),
+        || {
+            (SystemTime::now().duration_since(ended).unwrap_or_default() >= Duration::from_secs(3))
+                .then_some(())
+        },
+    );
+    let (code, doc, text, _) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(doc["outcome"], "completed", "{doc}");
+    assert!(
+        doc["message"].as_str().unwrap().contains("painted"),
+        "{doc}"
+    );
+    let elapsed = doc["details"]["elapsedMs"].as_u64().unwrap();
+    assert!(
+        elapsed < 3000,
+        "the child ran {elapsed} ms by its own clock: {doc}"
+    );
+    let row = env.status(&id);
+    assert!(row["elapsed_ms"].as_u64().unwrap() < 3000, "{row}");
+    // Herdr would keep the finished child's pane as an idle shell: herd closes it.
+    wait_for(
+        "the finished child's pane to close",
+        Duration::from_secs(20),
+        || (!env.herdr.pane_exists(&pane)).then_some(()),
+    );
+    assert!(env.herdr.pane_exists(&env.parent));
+}
+
+#[test]
+fn on_herdr_a_child_completes_by_its_sidecar_and_by_its_shell_sentinel() {
+    let Some(env) = Env::start("on_herdr_a_child_completes_by_its_sidecar_and_sentinel") else {
+        return;
+    };
+    // The sidecar decides, as the child extension writes it.
+    let sidecar = env.spawn(
+        "Reporter",
+        r#"printf '%s' '{"type":"done"}' > "$PI_SUBAGENT_SESSION.exit"; echo reported"#,
+    );
+    let (code, doc, text, _) = env.watch(&["wait", "--run", &sidecar, "--json"]);
+    assert_eq!(
+        (code, doc["outcome"].as_str()),
+        (0, Some("completed")),
+        "{text}"
+    );
+    // Without a sidecar, the runner's exit status decides: the launch script's record.
+    let failing = env.spawn("Failer", "echo failing; exit 4");
+    let (code, doc, text, _) = env.watch(&["wait", "--run", &failing, "--json"]);
+    assert_ne!(code, 0, "{text}");
+    assert_eq!(doc["outcome"], "failed", "{doc}");
+    assert!(doc["message"].as_str().unwrap().contains("code 4"), "{doc}");
+    // Without that record either, the sentinel the script printed on the pane, whose shell
+    // Herdr keeps: the runner is gone, its status is on the screen.
+    let unrecorded = env.spawn("Unrecorded", "echo unrecorded; exit 5");
+    let pane = env.pane(&unrecorded);
+    env.herdr
+        .wait_for_text(&pane, "__SUBAGENT_DONE_5__", Duration::from_secs(30));
+    std::fs::remove_file(
+        env.art()
+            .join(format!("runs/{unrecorded}.runner-exit.json")),
+    )
+    .unwrap();
+    let (code, doc, text, _) = env.watch(&["wait", "--run", &unrecorded, "--json"]);
+    assert_ne!(code, 0, "{text}");
+    assert_eq!(doc["outcome"], "failed", "{doc}");
+    assert!(doc["message"].as_str().unwrap().contains("code 5"), "{doc}");
+}
+
+#[test]
+fn on_herdr_a_child_is_steered_interrupted_and_cancelled_with_its_pane_closed() {
+    let Some(env) = Env::start("on_herdr_a_child_is_interrupted_steered_and_cancelled") else {
+        return;
+    };
+    // A child that echoes every line it reads from its terminal, as a Pi prompt takes a
+    // steering message (the exec runner's stdin is its task, its stdout a log).
+    let id = env.spawn(
+        "Looper",
+        "exec < /dev/tty > /dev/tty; while IFS= read -r line; do printf 'heard<%s>\\n' \"$line\"; done",
+    );
+    let pid = env.identity_pid(&id);
+    let pane = env.pane(&id);
+    // The runner herd recorded is what the pane runs.
+    let info = env.herdr.json(["pane", "process-info", "--pane", &pane]);
+    let pids: Vec<u64> = info["process_info"]["foreground_processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["pid"].as_u64())
+        .collect();
+    assert!(pids.contains(&u64::from(pid)), "{pid} in {info}");
+    env.wait_for_label(&id, "running");
+    let (code, doc, text, _) = env.watch(&[
+        "steer",
+        "--run",
+        &id,
+        "--message",
+        "check the parser; then the lexer",
+        "--mode",
+        "steer",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(doc["receipt"], "delivered", "{doc}");
+    env.herdr.wait_for_text(
+        &pane,
+        "heard<check the parser; then the lexer>",
+        Duration::from_secs(20),
+    );
+
+    let (code, doc, text, _) = env.watch(&["interrupt", "--run", &id, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(doc["status"], "interrupted");
+    env.wait_for_label(&id, "interrupted");
+
+    let (code, doc, text, _) = env.watch(&["cancel", "--run", &id, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(doc["status"], "confirmed", "{doc}");
+    assert!(
+        !env.herdr.pane_exists(&pane),
+        "a confirmed cancel closed the pane"
+    );
+    assert!(
+        env.herdr.pane_exists(&env.parent),
+        "the parent's pane stays"
+    );
+    wait_for(
+        "the child to end with its pane",
+        Duration::from_secs(20),
+        || (!process_alive(pid)).then_some(()),
+    );
+    let (code, doc, _, _) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!((code, doc["outcome"].as_str()), (5, Some("cancelled")));
+}
+
+/// A child that reports its agent status through Herdr as Pi's Herdr integration does, one
+/// state per file the test writes: `working`, then `blocked`, then `idle`, then it ends.
+const REPORTER: &str = r#"
+report() { "$HERDR_BIN_PATH" pane report-agent "$HERDR_PANE_ID" --source custom:herd --agent herd-worker --state "$1"; }
+for state in working blocked idle; do
+  while [ ! -e "$state" ]; do sleep 0.05; done
+  report "$state"
+done
+while [ ! -e end ]; do sleep 0.05; done
+printf '%s' '{"type":"done"}' > "$PI_SUBAGENT_SESSION.exit"
+"#;
+
+#[test]
+fn on_herdr_the_agent_status_a_child_reports_drives_status_and_the_widget() {
+    let Some(env) = Env::start("on_herdr_the_agent_status_a_child_reports") else {
+        return;
+    };
+    let id = env.spawn("Worker", REPORTER);
+    let pane = env.pane(&id);
+    env.wait_for_label(&id, "running");
+    // A watcher follows the run as the parent's does, recording each status transition.
+    let follow = env.follow_in_background();
+    std::fs::write(env.dir.path().join("working"), "").unwrap();
+    env.wait_for_label(&id, "active");
+    let (code, doc, text, _) = env.watch(&["status", "--widget", "--json"]);
+    assert_eq!(code, 0, "{text}");
+    let widget = doc["widget"].as_str().unwrap();
+    assert!(
+        widget.contains("active") && widget.contains("Worker"),
+        "{widget}"
+    );
+    for (file, label) in [("blocked", "blocked"), ("idle", "waiting")] {
+        std::fs::write(env.dir.path().join(file), "").unwrap();
+        env.wait_for_event_label(&id, label);
+    }
+    // Between turns a follow-up goes out: queued now, typed into the pane by the watcher.
+    let (code, doc, text, _) = env.watch(&[
+        "steer",
+        "--run",
+        &id,
+        "--message",
+        "now the next step",
+        "--mode",
+        "follow-up",
+        "--json",
+    ]);
+    assert_eq!(
+        (code, doc["receipt"].as_str()),
+        (0, Some("queued")),
+        "{text}"
+    );
+    env.herdr
+        .wait_for_text(&pane, "now the next step", Duration::from_secs(20));
+    std::fs::write(env.dir.path().join("end"), "").unwrap();
+    let (code, doc, text, _) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(
+        (code, doc["outcome"].as_str()),
+        (0, Some("completed")),
+        "{text}"
+    );
+    drop(follow);
+    let labels = env.event_labels(&id);
+    let at = |label: &str| labels.iter().position(|l| l == label);
+    assert!(
+        at("active") < at("blocked") && at("blocked") < at("waiting"),
+        "{labels:?}"
+    );
+}
+
+#[test]
+fn on_herdr_a_server_stopped_mid_run_stalls_settles_and_is_not_revived_by_a_restart() {
+    let Some(mut env) = Env::start("on_herdr_a_server_stopped_mid_run_stalls_settles") else {
+        return;
+    };
+    let first = env.spawn("Sleeper", "exec sleep 300");
+    let second = env.spawn("Dozer", "exec sleep 300");
+    let pids = [env.identity_pid(&first), env.identity_pid(&second)];
+    env.wait_for_label(&first, "running");
+    env.herdr.stop();
+    for pid in pids {
+        wait_for(
+            "the server stop to end the child",
+            Duration::from_secs(20),
+            || (!process_alive(pid)).then_some(()),
+        );
+    }
+    // Herdr does not answer and the runner is gone: stalled, not `starting` or `running`.
+    for id in [&first, &second] {
+        let row = env.status(id);
+        assert_eq!(row["label"], "stalled", "{row}");
+    }
+    let (code, doc, text, _) = env.watch(&["status", "--widget", "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(doc["widget"].as_str().unwrap().contains("stalled"), "{doc}");
+    // `follow` says so once and settles the run: nothing waits forever.
+    let (_, _, text, _) = env.watch(&["follow", "--json"]);
+    let events: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    for id in [&first, &second] {
+        let of = |kind: &str| {
+            events
+                .iter()
+                .filter(|e| e["event"] == kind && e["run_id"] == id.as_str())
+                .count()
+        };
+        assert_eq!((of("stalled"), of("result")), (1, 1), "{events:#?}");
+    }
+    let (code, doc, _, _) = env.watch(&["wait", "--run", &first, "--json"]);
+    assert_ne!(code, 0);
+    assert_eq!(doc["outcome"], "failed", "{doc}");
+
+    // The layout comes back with fresh shells under the same pane ids: none of them is a run.
+    env.herdr.restart();
+    let pane = env.pane(&second);
+    assert!(env.herdr.pane_exists(&pane), "Herdr restores the pane id");
+    let (_, doc, text, _) = env.watch(&["status", "--json"]);
+    for row in doc["runs"].as_array().unwrap() {
+        assert!(
+            matches!(row["label"].as_str(), Some("failed")),
+            "{row}\n{text}"
+        );
+    }
+}
+
+#[test]
+fn on_herdr_a_restart_before_anyone_looked_is_not_taken_for_the_run() {
+    let Some(mut env) = Env::start("on_herdr_a_restart_before_anyone_looked") else {
+        return;
+    };
+    let id = env.spawn("Sleeper", "exec sleep 300");
+    let pid = env.identity_pid(&id);
+    let pane = env.pane(&id);
+    env.herdr.restart();
+    assert!(!process_alive(pid), "the stop ended the child");
+    assert!(env.herdr.pane_exists(&pane), "Herdr restores the pane id");
+    // The pane id answers with a fresh shell and the runner is gone: the run is lost.
+    let row = env.status(&id);
+    assert_eq!(
+        row["label"],
+        "stalled",
+        "{row}\n{}\n{:?}",
+        env.record(&id),
+        env.herdr.pane(&pane)
+    );
+    let (code, doc, text, _) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_ne!(code, 0, "{text}");
+    assert_eq!(doc["outcome"], "failed", "{doc}");
+    // The fresh shell was not the run's: herd leaves it open.
+    assert!(env.herdr.pane_exists(&pane));
+}
+
+#[test]
+fn on_herdr_a_pane_closed_by_the_user_stalls_then_fails() {
+    let Some(env) = Env::start("on_herdr_a_pane_closed_by_the_user") else {
+        return;
+    };
+    let id = env.spawn("Vanisher", "exec sleep 300");
+    let pid = env.identity_pid(&id);
+    let pane = env.pane(&id);
+    env.herdr.json(["pane", "close", &pane]);
+    let (_, _, text, _) = env.watch(&["follow", "--json"]);
+    let events: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let stalled = events.iter().filter(|e| e["event"] == "stalled").count();
+    assert_eq!(stalled, 1, "{events:#?}");
+    let result = events
+        .iter()
+        .find(|e| e["event"] == "result")
+        .expect("a result");
+    assert_eq!(result["outcome"], "failed");
+    assert!(
+        result["message"]
+            .as_str()
+            .unwrap()
+            .contains("pane disappeared"),
+        "{result}"
+    );
+    if process_alive(pid) {
+        signal_pid(pid, libc::SIGKILL);
+    }
+}
+
+#[test]
+fn on_herdr_a_hung_server_costs_one_status_budget_not_one_per_run() {
+    let Some(env) = Env::start("on_herdr_a_hung_server_costs_one_status_budget") else {
+        return;
+    };
+    let ids: Vec<String> = (0..4)
+        .map(|n| env.spawn(&format!("Sleeper{n}"), "exec sleep 300"))
+        .collect();
+    for id in &ids {
+        env.wait_for_label(id, "running");
+    }
+    env.herdr.hang();
+    let (code, doc, text, took) = env.watch(&["status", "--json"]);
+    let (wcode, _, wtext, wtook) = env.watch(&["status", "--widget", "--json"]);
+    env.herdr.resume();
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(wcode, 0, "{wtext}");
+    // One presence budget (2 s) for the whole status, however many runs it shows.
+    assert!(took < Duration::from_secs(5), "status took {took:?}");
+    assert!(wtook < Duration::from_secs(5), "the widget took {wtook:?}");
+    for row in doc["runs"].as_array().unwrap() {
+        // Nothing answered, so nothing is claimed beyond what the files say.
+        assert!(
+            !matches!(row["label"].as_str(), Some("running" | "active")),
+            "{row}"
+        );
+    }
+    // Once Herdr answers again, so does status.
+    for id in &ids {
+        env.wait_for_label(id, "running");
+    }
+}
+
+/// A persistent specialist (protocol.md §1.11): it reports its first task, then waits for its
+/// inbox; a stop ends it.
+const SPECIALIST: &str = r#"
+s="$PI_SUBAGENT_SESSION"
+printf '{"version":1,"type":"task-done","task":"%s","generation":"%s","at":"t","message":"first task done"}\n' "$PI_SUBAGENT_TASK_ID" "$PI_SUBAGENT_GENERATION_ID" >> "$s.tasks"
+while :; do
+  for f in "$s".task-inbox.*.json; do
+    [ -e "$f" ] || continue
+    body=$(cat "$f"); rm -f "$f"
+    case "$body" in *'"type":"stop"'*) printf '{"type":"done"}' > "$s.exit"; exit 0;; esac
+  done
+  sleep 0.05
+done
+"#;
+
+#[test]
+fn on_herdr_a_persistent_specialist_stops_and_its_pane_closes() {
+    let Some(env) = Env::start("on_herdr_a_persistent_specialist_stops") else {
+        return;
+    };
+    let path = env.dir.path().join("req-specialist.json");
+    let request = serde_json::json!({"name": "Specialist", "task": "first", "persistent": true});
+    std::fs::write(&path, request.to_string()).unwrap();
+    let out = env.run(
+        &launch_bin(),
+        &[
+            "spawn",
+            "--request",
+            path.to_str().unwrap(),
+            "--surface",
+            "herdr",
+            "--json",
+            "--runner",
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            SPECIALIST,
+        ],
+        Duration::from_secs(60),
+    );
+    let ack: Value = serde_json::from_slice(&out.stdout.bytes).unwrap();
+    assert_eq!(ack["status"], "launched", "{ack}");
+    let id = ack["run_id"].as_str().unwrap().to_owned();
+    let pid = env.identity_pid(&id);
+    let pane = env.pane(&id);
+    let tasks = format!(
+        "{}.tasks",
+        env.record(&id)["session_file"].as_str().unwrap()
+    );
+    wait_for("the first task's answer", Duration::from_secs(20), || {
+        std::fs::read_to_string(&tasks)
+            .ok()?
+            .contains("first task done")
+            .then_some(())
+    });
+    let (code, doc, text, _) = env.watch(&["stop", "--run", &id, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(doc["status"], "stopped", "{doc}");
+    assert!(!process_alive(pid));
+    let (code, _, text, _) = env.watch(&["follow", "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("\"event\":\"result\""), "{text}");
+    wait_for(
+        "the stopped specialist's pane to close",
+        Duration::from_secs(20),
+        || (!env.herdr.pane_exists(&pane)).then_some(()),
+    );
+}
+
+#[test]
+fn on_herdr_a_dispatch_herdr_does_not_answer_is_uncertain_and_never_retried() {
+    let Some(env) = Env::start("on_herdr_a_dispatch_herdr_does_not_answer") else {
+        return;
+    };
+    // The real Herdr types the script, then its answer never comes within the budget.
+    let wrapper = env.dir.path().join("herdr-slow-run");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ncase \"$1 $2\" in \"pane run\") '{}' \"$@\"; exec sleep 60;; esac\nexec '{}' \"$@\"\n",
+            env.herdr.bin().display(),
+            env.herdr.bin().display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let started = Instant::now();
+    let (out, ack) = env.try_spawn(
+        "Once",
+        "echo ran >> runs.log",
+        &[("HERD_HERDR_BIN", wrapper.to_str().unwrap())],
+    );
+    assert_eq!(out.code, Some(3), "{ack}\n{}", out.stderr.text());
+    assert_eq!(ack["status"], "uncertain", "{ack}");
+    assert!(
+        started.elapsed() < Duration::from_secs(45),
+        "{:?}",
+        started.elapsed()
+    );
+    let id = ack["run_id"].as_str().unwrap().to_owned();
+    // The owner stays supervised and the child it did start completes, once.
+    let (code, doc, text, _) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(
+        (code, doc["outcome"].as_str()),
+        (0, Some("completed")),
+        "{text}"
+    );
+    let log = std::fs::read_to_string(env.dir.path().join("runs.log")).unwrap();
+    assert_eq!(log, "ran\n", "the script ran once: nothing was retried");
+}
