@@ -18,11 +18,16 @@ pub const GIT_BUDGET: Duration = Duration::from_secs(30);
 pub const GIT_ENV: [(&str, &str); 14] = [
     ("GIT_CONFIG_GLOBAL", "/dev/null"),
     ("GIT_CONFIG_NOSYSTEM", "1"),
-    ("GIT_CONFIG_COUNT", "2"),
+    ("GIT_CONFIG_COUNT", "4"),
     ("GIT_CONFIG_KEY_0", "init.defaultBranch"),
     ("GIT_CONFIG_VALUE_0", "main"),
     ("GIT_CONFIG_KEY_1", "advice.detachedHead"),
     ("GIT_CONFIG_VALUE_1", "false"),
+    // No detached auto maintenance after a commit, which would hold the checkout for a moment.
+    ("GIT_CONFIG_KEY_2", "maintenance.auto"),
+    ("GIT_CONFIG_VALUE_2", "false"),
+    ("GIT_CONFIG_KEY_3", "gc.auto"),
+    ("GIT_CONFIG_VALUE_3", "0"),
     ("GIT_AUTHOR_NAME", "Herd Test"),
     ("GIT_AUTHOR_EMAIL", "test@herd.invalid"),
     ("GIT_AUTHOR_DATE", "2001-02-03T04:05:06Z"),

@@ -388,7 +388,15 @@ pub fn preserve_work(git: &Git, checkout: &Path, branch: Option<&str>) -> Preser
         .and_then(|_| {
             git.run(
                 checkout,
-                ["commit", "--quiet", "--message", WIP_MESSAGE],
+                // No detached auto maintenance: it would hold the checkout being removed.
+                [
+                    "-c",
+                    "maintenance.auto=false",
+                    "commit",
+                    "--quiet",
+                    "--message",
+                    WIP_MESSAGE,
+                ],
                 &deadline(),
             )
         })

@@ -27,6 +27,13 @@ const FIXED: &[(&str, &str)] = &[
     ("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z"),
     ("GIT_TERMINAL_PROMPT", "0"),
     ("LC_ALL", "C"),
+    // No detached `git maintenance run --auto` after a commit: it would hold the checkout (its
+    // cwd) for a moment after the fixture command returned.
+    ("GIT_CONFIG_COUNT", "2"),
+    ("GIT_CONFIG_KEY_0", "maintenance.auto"),
+    ("GIT_CONFIG_VALUE_0", "false"),
+    ("GIT_CONFIG_KEY_1", "gc.auto"),
+    ("GIT_CONFIG_VALUE_1", "0"),
 ];
 
 /// A temporary directory with its own `HOME` and a hermetic git environment.
