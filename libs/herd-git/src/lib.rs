@@ -13,8 +13,10 @@
 //! - [`status`]: `git status --porcelain=v2 -z --branch` parsing.
 //! - [`worktree`]: `git worktree list --porcelain -z` parsing.
 //! - [`refname`]: branch-name validation without a process.
+//! - [`index`]: the gitlinks of a checkout's index, read without a process.
 
 mod git;
+pub mod index;
 pub mod refname;
 pub mod status;
 #[cfg(feature = "testkit")]
