@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use herd_core::identity::{self, Judgement};
 use herd_core::layout::{Artifacts, SessionFiles};
 use herd_core::run::RunRecord;
-use herd_git::{Deadline, EntryKind, Git, Head, budget};
+use herd_git::index::{self, Gitlinks};
+use herd_git::{Deadline, EntryKind, Git, Head, WorktreeEntry, budget};
 use herd_herdr::{Herdr, Source, WorktreeList};
 use herd_worktree::manifest::{self, Manifest};
 use serde::Serialize;
@@ -184,6 +185,8 @@ pub(crate) struct Internal {
     pub canonical: Option<PathBuf>,
     pub source: Option<PathBuf>,
     pub owners: Vec<String>,
+    /// The checkout's own git directory (where its index is).
+    pub git_dir: Option<PathBuf>,
 }
 
 impl Entry {
@@ -296,10 +299,23 @@ pub struct Context {
     /// A warning every entry carries (e.g. Herdr announced but not found).
     pub notes: Vec<String>,
     herdr_lists: HashMap<PathBuf, Result<WorktreeList, String>>,
+    /// The source repository of each shared git directory, found once per command.
+    sources: HashMap<PathBuf, Result<PathBuf, String>>,
+    /// Each source repository's registered checkouts with their resolved paths, listed once per
+    /// command.
+    worktree_lists: HashMap<PathBuf, Result<Vec<Listed>, String>>,
+    /// The resolved shared git directory of a directory (`None`: git gave no answer).
+    common_dirs: HashMap<PathBuf, Option<PathBuf>>,
     /// The run records, read once for all the entries of a listing.
     runs: Option<Result<Vec<Run>, String>>,
     /// The ownership manifests, likewise.
     manifests: Option<Result<Vec<manifest::ManifestFile>, String>>,
+}
+
+/// A registered checkout and its path resolved (`None` when it does not resolve).
+struct Listed {
+    record: WorktreeEntry,
+    resolved: Option<PathBuf>,
 }
 
 /// A run of the artifacts directory, as the inspection of every entry needs it.
@@ -326,15 +342,21 @@ impl Context {
             root,
             notes: Vec::new(),
             herdr_lists: HashMap::new(),
+            sources: HashMap::new(),
+            worktree_lists: HashMap::new(),
+            common_dirs: HashMap::new(),
             runs: None,
             manifests: None,
         }
     }
 
-    /// Forgets what Herdr, the run records and the manifests said, so the next inspection asks
-    /// again.
+    /// Forgets what git, Herdr, the run records and the manifests said, so the next inspection
+    /// asks again.
     pub fn forget(&mut self) {
         self.herdr_lists.clear();
+        self.sources.clear();
+        self.worktree_lists.clear();
+        self.common_dirs.clear();
         self.runs = None;
         self.manifests = None;
     }
@@ -379,6 +401,52 @@ impl Context {
             Ok(runs) => Ok(runs),
             Err(message) => Err(message),
         }
+    }
+
+    /// The source repository of the shared git directory `common_dir`, found once per command.
+    fn source_of(&mut self, common_dir: &Path) -> Result<PathBuf, String> {
+        let git = &self.git;
+        self.sources
+            .entry(common_dir.to_path_buf())
+            .or_insert_with(|| source_root(git, common_dir))
+            .clone()
+    }
+
+    /// The registered checkouts of `source`, listed once per command.
+    fn worktree_list(&mut self, source: &Path) -> Result<&[Listed], &str> {
+        let git = &self.git;
+        let list = self
+            .worktree_lists
+            .entry(source.to_path_buf())
+            .or_insert_with(|| {
+                git.worktree_list(source, &Context::deadline())
+                    .map(|list| {
+                        list.into_iter()
+                            .map(|record| Listed {
+                                resolved: paths::resolve(&record.path).ok(),
+                                record,
+                            })
+                            .collect()
+                    })
+                    .map_err(|e| e.to_string())
+            });
+        match list {
+            Ok(list) => Ok(list),
+            Err(message) => Err(message),
+        }
+    }
+
+    /// The resolved shared git directory of the checkout `dir` is in, asked once per command.
+    fn common_dir(&mut self, dir: &Path) -> Option<PathBuf> {
+        let git = &self.git;
+        self.common_dirs
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| {
+                git.facts(dir, &Context::deadline())
+                    .ok()
+                    .and_then(|f| paths::resolve(&f.common_dir).ok())
+            })
+            .clone()
     }
 
     fn deadline() -> Deadline {
@@ -486,7 +554,8 @@ fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -> bool {
         );
         return false;
     }
-    let source = match source_root(&git, &facts.common_dir) {
+    entry.internal.git_dir = Some(facts.git_dir.clone());
+    let source = match ctx.source_of(&facts.common_dir) {
         Ok(source) => source,
         Err(message) => {
             entry.block(BlockerCode::GitUnknown, message);
@@ -506,15 +575,12 @@ fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -> bool {
             ),
         );
     }
-    let list = match git.worktree_list(&source, &Context::deadline()) {
+    let list = match ctx.worktree_list(&source) {
         Ok(list) => list,
-        Err(e) => {
+        Err(message) => {
             entry.block(
                 BlockerCode::GitUnknown,
-                format!(
-                    "cannot list the repository's worktrees: {}",
-                    shown(&e.to_string())
-                ),
+                format!("cannot list the repository's worktrees: {}", shown(message)),
             );
             return false;
         }
@@ -522,7 +588,8 @@ fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -> bool {
     let record = list
         .iter()
         .enumerate()
-        .find(|(_, r)| paths::resolve(&r.path).ok().as_deref() == Some(canonical));
+        .find(|(_, listed)| listed.resolved.as_deref() == Some(canonical))
+        .map(|(idx, listed)| (idx, listed.record.clone()));
     let Some((idx, record)) = record else {
         entry.block(
             BlockerCode::NotRegistered,
@@ -630,33 +697,48 @@ pub fn source_root(git: &Git, common_dir: &Path) -> Result<PathBuf, String> {
         )
     })?;
     let config = common.join("config");
-    let args: Vec<OsString> = vec![
-        "config".into(),
-        "--file".into(),
-        config.into_os_string(),
-        "--get".into(),
-        "core.worktree".into(),
-    ];
-    let out = git
-        .output(&common, &args, &Context::deadline())
-        .map_err(|e| format!("cannot read core.worktree: {}", shown(&e.to_string())))?;
-    let candidate = match out.code {
-        Some(0) => {
-            let value = PathBuf::from(OsString::from(
-                out.stdout.text().trim_end_matches('\n').to_owned(),
-            ));
-            common.join(value)
-        }
-        // `git config --get` exits 1 when the key is not set.
-        Some(1) => common
+    // `git config --file` reads that one file (no includes): a file in which "worktree" does
+    // not occur, in any case, cannot set core.worktree, and git need not be asked.
+    // A file larger than a config file usually is, or one that cannot be read, is left to git.
+    let unset = read_at_most(&config, 1024 * 1024).is_some_and(|bytes| {
+        !bytes
+            .windows(b"worktree".len())
+            .any(|w| w.eq_ignore_ascii_case(b"worktree"))
+    });
+    let parent = || {
+        common
             .parent()
-            .ok_or_else(|| "the git directory has no parent".to_owned())?
-            .to_path_buf(),
-        _ => {
-            return Err(format!(
-                "cannot read core.worktree: {}",
-                shown(out.stderr.text().trim())
-            ));
+            .map(Path::to_path_buf)
+            .ok_or_else(|| "the git directory has no parent".to_owned())
+    };
+    let candidate = if unset {
+        parent()?
+    } else {
+        let args: Vec<OsString> = vec![
+            "config".into(),
+            "--file".into(),
+            config.into_os_string(),
+            "--get".into(),
+            "core.worktree".into(),
+        ];
+        let out = git
+            .output(&common, &args, &Context::deadline())
+            .map_err(|e| format!("cannot read core.worktree: {}", shown(&e.to_string())))?;
+        match out.code {
+            Some(0) => {
+                let value = PathBuf::from(OsString::from(
+                    out.stdout.text().trim_end_matches('\n').to_owned(),
+                ));
+                common.join(value)
+            }
+            // `git config --get` exits 1 when the key is not set.
+            Some(1) => parent()?,
+            _ => {
+                return Err(format!(
+                    "cannot read core.worktree: {}",
+                    shown(out.stderr.text().trim())
+                ));
+            }
         }
     };
     let source = paths::resolve(&candidate).map_err(|e| {
@@ -681,6 +763,18 @@ pub fn source_root(git: &Git, common_dir: &Path) -> Result<PathBuf, String> {
         ));
     }
     Ok(source)
+}
+
+/// The bytes of the file `path` when it can be read and holds at most `max` of them.
+fn read_at_most(path: &Path, max: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    (bytes.len() as u64 <= max).then_some(bytes)
 }
 
 /// Everything else eligibility rests on.
@@ -759,22 +853,8 @@ fn git_state(git: &Git, entry: &mut Entry, canonical: &Path) {
             format!("git status failed: {}", shown(&e.to_string())),
         ),
     }
-    match git.run(
-        canonical,
-        ["submodule", "status", "--recursive"],
-        &Context::deadline(),
-    ) {
-        Ok(out) => {
-            let text = String::from_utf8_lossy(&out);
-            let initialised: Vec<String> = text
-                .lines()
-                .filter(|l| !l.is_empty() && !l.starts_with('-'))
-                .filter_map(|l| {
-                    l.get(1..)
-                        .and_then(|rest| rest.split(' ').nth(1))
-                        .map(str::to_owned)
-                })
-                .collect();
+    match initialised_submodules(git, entry, canonical) {
+        Ok(initialised) => {
             if !initialised.is_empty() {
                 entry.block(
                     BlockerCode::InitializedSubmodules,
@@ -789,10 +869,7 @@ fn git_state(git: &Git, entry: &mut Entry, canonical: &Path) {
                 );
             }
         }
-        Err(e) => entry.block(
-            BlockerCode::GitUnknown,
-            format!("git submodule status failed: {}", shown(&e.to_string())),
-        ),
+        Err(message) => entry.block(BlockerCode::GitUnknown, message),
     }
     match git.count_ignored(canonical, &Context::deadline()) {
         Ok(n) => entry.ignored_files = Some(n),
@@ -804,6 +881,65 @@ fn git_state(git: &Git, entry: &mut Entry, canonical: &Path) {
             ),
         ),
     }
+}
+
+/// The submodules of the checkout that are initialised: the gitlinks its index records whose
+/// directory holds a `.git` (what `git worktree remove` refuses), and those in conflict.
+///
+/// The index is read in process; an index this reader does not cover (a split or sparse index,
+/// an unborn head whose hash size is unknown) is left to `git submodule status --recursive`.
+fn initialised_submodules(
+    git: &Git,
+    entry: &Entry,
+    canonical: &Path,
+) -> Result<Vec<String>, String> {
+    let hash_len = entry.head.as_ref().map(|oid| oid.len() / 2);
+    if let (Some(git_dir), Some(hash_len)) = (&entry.internal.git_dir, hash_len) {
+        if let Gitlinks::Paths(links) = index::gitlinks(git_dir, hash_len) {
+            let mut initialised = Vec::new();
+            for link in links {
+                let dot_git = canonical.join(&link.path).join(".git");
+                let populated = match std::fs::symlink_metadata(&dot_git) {
+                    Ok(_) => true,
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                        ) =>
+                    {
+                        false
+                    }
+                    Err(e) => {
+                        return Err(format!(
+                            "cannot tell whether submodule {} is initialised: {e}",
+                            shown_path(&link.path)
+                        ));
+                    }
+                };
+                if link.conflicted || populated {
+                    initialised.push(text(&link.path));
+                }
+            }
+            return Ok(initialised);
+        }
+    }
+    let out = git
+        .run(
+            canonical,
+            ["submodule", "status", "--recursive"],
+            &Context::deadline(),
+        )
+        .map_err(|e| format!("git submodule status failed: {}", shown(&e.to_string())))?;
+    let text = String::from_utf8_lossy(&out);
+    Ok(text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('-'))
+        .filter_map(|l| {
+            l.get(1..)
+                .and_then(|rest| rest.split(' ').nth(1))
+                .map(str::to_owned)
+        })
+        .collect())
 }
 
 /// The ownership manifests of this artifacts directory that name the checkout, and whether they
@@ -867,7 +1003,7 @@ fn manifest_ref(ctx: &Context, m: &Manifest, owner: bool) -> ManifestRef {
 }
 
 /// Why the manifest `m` does not describe the checkout git and Herdr describe, if it does not.
-fn disagreement(ctx: &Context, entry: &Entry, m: &Manifest) -> Option<String> {
+fn disagreement(ctx: &mut Context, entry: &Entry, m: &Manifest) -> Option<String> {
     if let Some(branch) = &m.branch {
         if entry.branch.as_ref() != Some(branch) {
             return Some(format!(
@@ -889,16 +1025,8 @@ fn disagreement(ctx: &Context, entry: &Entry, m: &Manifest) -> Option<String> {
     let recorded_source = m.provision_cwd.as_ref().or(m.source_cwd.as_ref())?;
     let source = entry.source_path()?;
     let same = ctx
-        .git
-        .facts(recorded_source, &Context::deadline())
-        .ok()
-        .and_then(|f| paths::resolve(&f.common_dir).ok())
-        .zip(
-            ctx.git
-                .facts(source, &Context::deadline())
-                .ok()
-                .and_then(|f| paths::resolve(&f.common_dir).ok()),
-        )
+        .common_dir(recorded_source)
+        .zip(ctx.common_dir(source))
         .is_some_and(|(a, b)| a == b);
     (!same).then(|| {
         format!(
