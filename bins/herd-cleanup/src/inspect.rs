@@ -265,6 +265,9 @@ pub enum Depth {
     Full,
 }
 
+/// How many checkouts a listing reads at once at most.
+const PREFETCH_WORKERS: usize = 4;
+
 /// The message printed with every scan: what the process inspection cannot see.
 pub const COVERAGE_WARNING: &str = "incomplete coverage: only processes of the same user were inspected; \
      a process of another user, or a protected one, could hold the checkout undetected";
@@ -306,6 +309,9 @@ pub struct Context {
     worktree_lists: HashMap<PathBuf, Result<Vec<Listed>, String>>,
     /// The resolved shared git directory of a directory (`None`: git gave no answer).
     common_dirs: HashMap<PathBuf, Option<PathBuf>>,
+    /// Status and ignored-file counts read ahead, concurrently, for a listing; each is used
+    /// once, by the inspection of its checkout.
+    prefetched: HashMap<PathBuf, GitReads>,
     /// The run records, read once for all the entries of a listing.
     runs: Option<Result<Vec<Run>, String>>,
     /// The ownership manifests, likewise.
@@ -345,6 +351,7 @@ impl Context {
             sources: HashMap::new(),
             worktree_lists: HashMap::new(),
             common_dirs: HashMap::new(),
+            prefetched: HashMap::new(),
             runs: None,
             manifests: None,
         }
@@ -357,6 +364,7 @@ impl Context {
         self.sources.clear();
         self.worktree_lists.clear();
         self.common_dirs.clear();
+        self.prefetched.clear();
         self.runs = None;
         self.manifests = None;
     }
@@ -401,6 +409,45 @@ impl Context {
             Ok(runs) => Ok(runs),
             Err(message) => Err(message),
         }
+    }
+
+    /// Reads the status and ignored-file count of every plain linked checkout among `targets`
+    /// ahead of their inspections, a few at a time: the git processes of different checkouts
+    /// run concurrently instead of one after another. Anything else is read when inspected.
+    pub fn prefetch(&mut self, targets: &[PathBuf]) {
+        let plain: Vec<&PathBuf> = targets
+            .iter()
+            .filter(|t| linked_facts(t).is_some())
+            .collect();
+        let workers = std::thread::available_parallelism()
+            .map_or(2, |n| n.get() * 2)
+            .clamp(1, PREFETCH_WORKERS)
+            .min(plain.len());
+        if workers == 0 {
+            return;
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let git = &self.git;
+        let read: Vec<(PathBuf, GitReads)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut out = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(target) = plain.get(i) else { break };
+                            out.push(((*target).clone(), GitReads::of(git, target)));
+                        }
+                        out
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        self.prefetched.extend(read);
     }
 
     /// The source repository of the shared git directory `common_dir`, found once per command.
@@ -517,7 +564,9 @@ pub fn inspect(
 /// registered checkout worth examining further.
 fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -> bool {
     let git = ctx.git.clone();
-    let facts = match git.facts(canonical, &Context::deadline()) {
+    let facts = match linked_facts(canonical)
+        .map_or_else(|| git.facts(canonical, &Context::deadline()), Ok)
+    {
         Ok(facts) => facts,
         Err(e) => {
             entry.block(
@@ -629,6 +678,35 @@ fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -> bool {
     }
     herdr_identity(ctx, entry, canonical, &source);
     true
+}
+
+/// What `git rev-parse --show-toplevel --git-dir --git-common-dir` says at the top of a plain
+/// linked checkout, read from its files as git reads them: `<top>/.git` is a regular file
+/// `gitdir: <dir>`, and `<dir>/commondir` names the shared directory. `None` for anything else
+/// (a `.git` directory or link, a missing file, a path that is not UTF-8), which is git's to
+/// answer. Registration itself is always git's word: the checkout must be in its repository's
+/// `git worktree list`, and `git status` runs in it.
+fn linked_facts(top: &Path) -> Option<herd_git::RepoFacts> {
+    let small_file = |path: &Path| -> Option<String> {
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        if !meta.file_type().is_file() || meta.len() > 4096 {
+            return None;
+        }
+        let bytes = read_at_most(path, 4096)?;
+        let text = String::from_utf8(bytes).ok()?;
+        let line = text.strip_suffix('\n').unwrap_or(&text);
+        (!line.is_empty() && !line.contains(['\n', '\r', '\0'])).then(|| line.to_owned())
+    };
+    let pointer = small_file(&top.join(".git"))?;
+    let git_dir = top.join(pointer.strip_prefix("gitdir: ")?);
+    let git_dir = paths::resolve(&git_dir).ok()?;
+    let common = git_dir.join(small_file(&git_dir.join("commondir"))?);
+    let common_dir = paths::resolve(&common).ok()?;
+    (common_dir != git_dir).then(|| herd_git::RepoFacts {
+        toplevel: top.to_path_buf(),
+        git_dir,
+        common_dir,
+    })
 }
 
 /// The workspace Herdr has open on the checkout, and whether Herdr agrees with git about it.
@@ -785,7 +863,8 @@ fn examine(
     scan: Option<&Result<holders::Scan, holders::Error>>,
 ) {
     let git = ctx.git.clone();
-    git_state(&git, entry, canonical);
+    let read = ctx.prefetched.remove(canonical);
+    git_state(&git, entry, canonical, read);
     manifests(ctx, entry, canonical);
     children(ctx, entry, canonical);
     let exempt = panes(ctx, entry);
@@ -798,8 +877,9 @@ fn examine(
     }
 }
 
-fn git_state(git: &Git, entry: &mut Entry, canonical: &Path) {
-    match git.status(canonical, &Context::deadline()) {
+fn git_state(git: &Git, entry: &mut Entry, canonical: &Path, read: Option<GitReads>) {
+    let read = read.unwrap_or_else(|| GitReads::of(git, canonical));
+    match read.status {
         Ok(status) => {
             let mut changed = 0u64;
             let mut untracked = 0u64;
@@ -850,7 +930,7 @@ fn git_state(git: &Git, entry: &mut Entry, canonical: &Path) {
         }
         Err(e) => entry.block(
             BlockerCode::GitUnknown,
-            format!("git status failed: {}", shown(&e.to_string())),
+            format!("git status failed: {}", shown(&e)),
         ),
     }
     match initialised_submodules(git, entry, canonical) {
@@ -871,15 +951,32 @@ fn git_state(git: &Git, entry: &mut Entry, canonical: &Path) {
         }
         Err(message) => entry.block(BlockerCode::GitUnknown, message),
     }
-    match git.count_ignored(canonical, &Context::deadline()) {
+    match read.ignored {
         Ok(n) => entry.ignored_files = Some(n),
         Err(e) => entry.block(
             BlockerCode::IgnoredCountFailed,
-            format!(
-                "the ignored files could not be counted: {}",
-                shown(&e.to_string())
-            ),
+            format!("the ignored files could not be counted: {}", shown(&e)),
         ),
+    }
+}
+
+/// The two git reads of a checkout that take longest, its status and its ignored-file count,
+/// each its own call with its own budget; an error is kept as its message.
+pub(crate) struct GitReads {
+    status: Result<herd_git::Status, String>,
+    ignored: Result<u64, String>,
+}
+
+impl GitReads {
+    fn of(git: &Git, canonical: &Path) -> GitReads {
+        GitReads {
+            status: git
+                .status(canonical, &Context::deadline())
+                .map_err(|e| e.to_string()),
+            ignored: git
+                .count_ignored(canonical, &Context::deadline())
+                .map_err(|e| e.to_string()),
+        }
     }
 }
 
@@ -1228,5 +1325,70 @@ fn files(n: u64) -> String {
         "1 file".to_owned()
     } else {
         format!("{n} files")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use herd_git::testkit::Sandbox;
+
+    #[test]
+    fn linked_facts_from_files_agree_with_git_or_leave_it_to_git() {
+        let sb = Sandbox::new();
+        let repo = sb.repo("repo");
+        let git = sb.git_handle();
+        let linked = sb.path().join("linked");
+        let relative = sb.path().join("relative");
+        sb.git(
+            &repo,
+            &[
+                "worktree",
+                "add",
+                "--quiet",
+                "-b",
+                "a",
+                linked.to_str().unwrap(),
+            ],
+        );
+        sb.git(
+            &repo,
+            &[
+                "worktree",
+                "add",
+                "--quiet",
+                "-b",
+                "b",
+                relative.to_str().unwrap(),
+            ],
+        );
+        // A pointer relative to the checkout, which git follows as well.
+        std::fs::write(
+            relative.join(".git"),
+            "gitdir: ../repo/.git/worktrees/relative\n",
+        )
+        .unwrap();
+        let resolved = |f: herd_git::RepoFacts| {
+            (
+                paths::resolve(&f.toplevel).unwrap(),
+                paths::resolve(&f.git_dir).unwrap(),
+                paths::resolve(&f.common_dir).unwrap(),
+            )
+        };
+        for top in [&linked, &relative] {
+            let top = paths::resolve(top).unwrap();
+            let from_files = linked_facts(&top).expect("a plain linked checkout is read");
+            let from_git = git.facts(&top, &Context::deadline()).unwrap();
+            assert_eq!(resolved(from_files), resolved(from_git));
+        }
+        // A principal checkout, a directory inside a checkout, and a `.git` that is not the
+        // plain pointer file are git's to answer.
+        assert!(linked_facts(&repo).is_none());
+        std::fs::create_dir_all(linked.join("inner")).unwrap();
+        assert!(linked_facts(&linked.join("inner")).is_none());
+        let odd = sb.path().join("odd");
+        std::fs::create_dir_all(&odd).unwrap();
+        std::fs::write(odd.join(".git"), "gitdir: /nonexistent/x\n").unwrap();
+        assert!(linked_facts(&odd).is_none());
     }
 }
