@@ -67,7 +67,7 @@ fn inventory(ctx: &Ctx) -> [Row; 2] {
 }
 
 fn removal(ctx: &Ctx) -> Row {
-    let files = ctx.size(2000, 500);
+    let files = ctx.size(200, 100);
     let result = ctx
         .binary("herd-cleanup")
         .and_then(|bin| bench::removal(&bin, files, ctx.rounds))
