@@ -412,12 +412,21 @@ impl Context {
     }
 
     /// Reads the status and ignored-file count of every plain linked checkout among `targets`
-    /// ahead of their inspections, a few at a time: the git processes of different checkouts
-    /// run concurrently instead of one after another. Anything else is read when inspected.
+    /// whose repository lies inside the session cwd, ahead of their inspections, a few at a
+    /// time: the git processes of different checkouts run concurrently instead of one after
+    /// another. Anything else is read when inspected (or, out of scope, not at all).
     pub fn prefetch(&mut self, targets: &[PathBuf]) {
+        let session_cwd = &self.session_cwd;
         let plain: Vec<&PathBuf> = targets
             .iter()
-            .filter(|t| linked_facts(t).is_some())
+            .filter(|t| {
+                linked_facts(t).is_some_and(|facts| {
+                    facts
+                        .common_dir
+                        .parent()
+                        .is_some_and(|repo| paths::is_within(repo, session_cwd))
+                })
+            })
             .collect();
         let workers = std::thread::available_parallelism()
             .map_or(2, |n| n.get() * 2)
