@@ -88,8 +88,9 @@ impl Component {
     fn binaries(self) -> &'static [&'static str] {
         match self {
             Component::Accept => &["herd-accept"],
-            // The cleanup measurements call the library in this process.
-            Component::Cleanup => &[],
+            // The holder and ignored-file measurements call the library in this process; the
+            // inventory and removal time the binary.
+            Component::Cleanup => &["herd-cleanup"],
             Component::Worktree => &["herd-worktree"],
             Component::Launch => &["herd-launch"],
             Component::Watch => &["herd-launch", "herd-watch"],

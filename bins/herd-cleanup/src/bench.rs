@@ -7,7 +7,14 @@
 //!   `git ls-files --others --ignored --exclude-standard -z | wc -c` (targets: peak RSS of the
 //!   counting process ≤ 20 MiB, median time ≤ 1.2× the pipeline).
 //!
-//! Both build their fixtures in a temporary directory and remove them; the extra processes are
+//! - [`inventory`]: `herd-cleanup list` of many managed worktrees of one repository with many
+//!   extra live processes, against the plain tools doing the same inspection (one
+//!   `git worktree list --porcelain`, one `git status --porcelain=v2` per worktree, one
+//!   `lsof -n -P -d cwd`; target: median ratio ≤ 1.0).
+//! - [`removal`]: `herd-cleanup remove` of one clean managed worktree, against `git status` and
+//!   `git worktree remove` (target: median ratio ≤ 1.5).
+//!
+//! All build their fixtures in a temporary directory and remove them; the extra processes are
 //! one process group, started detached and ended through their recorded identity.
 
 use std::fmt::Write as _;
@@ -333,6 +340,241 @@ fn children_peak_rss_kib() -> u64 {
     // SAFETY: getrusage returned 0, so it initialised the value.
     let usage = unsafe { usage.assume_init() };
     u64::try_from(usage.ru_maxrss).unwrap_or_default()
+}
+
+/// The result of [`inventory`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct InventoryBench {
+    pub worktrees: usize,
+    pub extra_processes: usize,
+    pub timing: Comparison,
+}
+
+/// A source repository of `files` committed files under `base/src`, with `worktrees` managed
+/// linked checkouts of it under `base/root/src/` (the managed root is `base/root`).
+struct Managed {
+    base: PathBuf,
+    source: PathBuf,
+    root: PathBuf,
+    git: Git,
+}
+
+impl Managed {
+    fn new(base: &Path, files: usize) -> Result<Managed, String> {
+        let source = base.join("src");
+        let root = base.join("root");
+        std::fs::create_dir_all(&source).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(root.join("src")).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(base.join("artifacts")).map_err(|e| e.to_string())?;
+        let git = hermetic_git(&source)
+            .env("GIT_AUTHOR_NAME", "bench")
+            .env("GIT_AUTHOR_EMAIL", "bench@example.invalid")
+            .env("GIT_COMMITTER_NAME", "bench")
+            .env("GIT_COMMITTER_EMAIL", "bench@example.invalid");
+        let deadline = || Deadline::after(Duration::from_secs(120));
+        git.run(
+            &source,
+            ["init", "--quiet", "--initial-branch=main"],
+            &deadline(),
+        )
+        .map_err(|e| e.to_string())?;
+        for i in 0..files {
+            let dir = source.join(format!("d{:03}", i / 100));
+            std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+            std::fs::write(dir.join(format!("f{i}.txt")), format!("{i}\n"))
+                .map_err(|e| e.to_string())?;
+        }
+        git.run(&source, ["add", "."], &deadline())
+            .map_err(|e| e.to_string())?;
+        git.run(&source, ["commit", "--quiet", "-m", "base"], &deadline())
+            .map_err(|e| e.to_string())?;
+        Ok(Managed {
+            base: base.to_path_buf(),
+            source,
+            root,
+            git,
+        })
+    }
+
+    /// Adds the managed worktree `name` on a branch of its own; returns its path.
+    fn add(&self, name: &str) -> Result<PathBuf, String> {
+        let path = self.root.join("src").join(name);
+        let args: Vec<std::ffi::OsString> = vec![
+            "worktree".into(),
+            "add".into(),
+            "--quiet".into(),
+            "-b".into(),
+            name.into(),
+            path.clone().into_os_string(),
+        ];
+        self.git
+            .run(
+                &self.source,
+                &args,
+                &Deadline::after(Duration::from_secs(120)),
+            )
+            .map_err(|e| e.to_string())?;
+        Ok(path)
+    }
+
+    /// `herd-cleanup <args>` with this fixture's managed root, artifacts and session cwd.
+    fn herd(&self, bin: &Path, args: &[&std::ffi::OsStr]) -> Command {
+        Command::new(bin, Duration::from_secs(120))
+            .args(args.iter().copied())
+            .arg("--session-cwd")
+            .arg(&self.base)
+            .arg("--json")
+            .cwd(&self.base)
+            .env("HERD_WORKTREE_ROOT", &self.root)
+            .env("HERD_ARTIFACTS", self.base.join("artifacts"))
+            .env_remove("HERDR_ENV")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .stdout_cap(16 * 1024 * 1024, Keep::Head)
+            .stderr_cap(64 * 1024, Keep::Tail)
+    }
+
+    /// `sh -c <script>` in the fixture with the same git configuration.
+    fn shell(&self, script: &str) -> Command {
+        Command::new("sh", Duration::from_secs(120))
+            .args(["-c", script])
+            .cwd(&self.base)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .stdout_cap(64 * 1024, Keep::Head)
+            .stderr_cap(64 * 1024, Keep::Tail)
+    }
+}
+
+fn run_ok(cmd: &Command, what: &str) -> Result<subprocess::Output, String> {
+    let out = subprocess::run(cmd).map_err(|e| format!("{what}: {e}"))?;
+    if out.timed_out || out.code != Some(0) {
+        return Err(format!(
+            "{what} failed ({:?}): {}",
+            out.code,
+            first_line(&out.stderr.text())
+        ));
+    }
+    Ok(out)
+}
+
+fn first_line(text: &str) -> String {
+    text.lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(200)
+        .collect()
+}
+
+/// Times `herd-cleanup list` (the binary `bin`) of `worktrees` clean managed worktrees of one
+/// 200-file repository, with `extra` more live processes of this user, against one
+/// `git worktree list --porcelain`, one `git status --porcelain=v2` per worktree and one
+/// `lsof -n -P -d cwd` in one `sh -c`, alternating, `rounds` times.
+pub fn inventory(
+    bin: &Path,
+    worktrees: usize,
+    extra: usize,
+    rounds: usize,
+) -> Result<InventoryBench, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("herd-bench-inventory")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    let base = std::fs::canonicalize(dir.path()).map_err(|e| e.to_string())?;
+    let fixture = Managed::new(&base, 200)?;
+    let mut script = String::from("git -C src worktree list --porcelain >/dev/null || exit 1\n");
+    for i in 0..worktrees {
+        fixture.add(&format!("w{i:03}"))?;
+        let _ = writeln!(
+            script,
+            "git -C root/src/w{i:03} status --porcelain=v2 >/dev/null || exit 1"
+        );
+    }
+    script.push_str("lsof -n -P -d cwd >/dev/null\n");
+    let elsewhere = base.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).map_err(|e| e.to_string())?;
+    let group = ExtraProcesses::start(&base, &elsewhere, extra)?;
+    let result = (|| {
+        group.wait_for(extra)?;
+        let herd = fixture.herd(bin, &["list".as_ref()]);
+        let baseline = fixture.shell(&script);
+        // One untimed run of each fills the caches; herd's answer is checked once.
+        let out = run_ok(&herd, "herd-cleanup list")?;
+        let listed: serde_json::Value =
+            serde_json::from_slice(&out.stdout.bytes).map_err(|e| e.to_string())?;
+        let eligible = listed["counts"]["eligible"].as_u64();
+        if eligible != Some(worktrees as u64) {
+            return Err(format!(
+                "herd-cleanup list found {eligible:?} eligible worktrees of {worktrees}"
+            ));
+        }
+        run_ok(&baseline, "the baseline")?;
+        let mut herd_times = Vec::new();
+        let mut baseline_times = Vec::new();
+        for _ in 0..rounds {
+            let t = Instant::now();
+            run_ok(&herd, "herd-cleanup list")?;
+            herd_times.push(t.elapsed());
+            let t = Instant::now();
+            run_ok(&baseline, "the baseline")?;
+            baseline_times.push(t.elapsed());
+        }
+        Ok(InventoryBench {
+            worktrees,
+            extra_processes: extra,
+            timing: Comparison::of(herd_times, baseline_times),
+        })
+    })();
+    group.stop();
+    result
+}
+
+/// Times `herd-cleanup remove` (the binary `bin`) of one clean managed worktree of a
+/// `files`-file repository, against `git status --porcelain=v2` and `git worktree remove` of
+/// another one in one `sh -c`, alternating, `rounds` times (each round removes a fresh pair).
+pub fn removal(bin: &Path, files: usize, rounds: usize) -> Result<Comparison, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("herd-bench-removal")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    let base = std::fs::canonicalize(dir.path()).map_err(|e| e.to_string())?;
+    let fixture = Managed::new(&base, files)?;
+    let mut herd_times = Vec::new();
+    let mut baseline_times = Vec::new();
+    // Round 0 is the untimed warm-up.
+    for round in 0..=rounds {
+        let mine = fixture.add(&format!("h{round:03}"))?;
+        let theirs = fixture.add(&format!("b{round:03}"))?;
+        let _ = subprocess::run(&Command::new("sync", Duration::from_secs(60)));
+        let herd = fixture.herd(bin, &["remove".as_ref(), mine.as_os_str()]);
+        let t = Instant::now();
+        let out = run_ok(&herd, "herd-cleanup remove")?;
+        let took = t.elapsed();
+        let answer: serde_json::Value =
+            serde_json::from_slice(&out.stdout.bytes).map_err(|e| e.to_string())?;
+        if answer["outcome"] != "removed" || mine.exists() {
+            return Err(format!(
+                "herd-cleanup remove did not remove the checkout: {}",
+                first_line(&String::from_utf8_lossy(&out.stdout.bytes))
+            ));
+        }
+        let script = format!(
+            "git -C root/src/b{round:03} status --porcelain=v2 >/dev/null && \
+             git -C src worktree remove root/src/b{round:03}"
+        );
+        let t = Instant::now();
+        run_ok(&fixture.shell(&script), "the baseline")?;
+        let base_took = t.elapsed();
+        if theirs.exists() {
+            return Err("git worktree remove left the checkout".into());
+        }
+        if round > 0 {
+            herd_times.push(took);
+            baseline_times.push(base_took);
+        }
+    }
+    Ok(Comparison::of(herd_times, baseline_times))
 }
 
 /// Runs both measurements with the issue's sizes and returns the lines to print.

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use herd_core::identity::{self, Judgement};
 use herd_core::layout::{Artifacts, SessionFiles};
 use herd_core::run::RunRecord;
-use herd_git::{Deadline, EntryKind, Git, Head, budget};
+use herd_git::index::{self, Gitlinks};
+use herd_git::{Deadline, EntryKind, Git, Head, WorktreeEntry, budget};
 use herd_herdr::{Herdr, Source, WorktreeList};
 use herd_worktree::manifest::{self, Manifest};
 use serde::Serialize;
@@ -184,6 +185,8 @@ pub(crate) struct Internal {
     pub canonical: Option<PathBuf>,
     pub source: Option<PathBuf>,
     pub owners: Vec<String>,
+    /// The checkout's own git directory (where its index is).
+    pub git_dir: Option<PathBuf>,
 }
 
 impl Entry {
@@ -262,6 +265,9 @@ pub enum Depth {
     Full,
 }
 
+/// How many checkouts a listing reads at once at most.
+const PREFETCH_WORKERS: usize = 4;
+
 /// The message printed with every scan: what the process inspection cannot see.
 pub const COVERAGE_WARNING: &str = "incomplete coverage: only processes of the same user were inspected; \
      a process of another user, or a protected one, could hold the checkout undetected";
@@ -296,10 +302,26 @@ pub struct Context {
     /// A warning every entry carries (e.g. Herdr announced but not found).
     pub notes: Vec<String>,
     herdr_lists: HashMap<PathBuf, Result<WorktreeList, String>>,
+    /// The source repository of each shared git directory, found once per command.
+    sources: HashMap<PathBuf, Result<PathBuf, String>>,
+    /// Each source repository's registered checkouts with their resolved paths, listed once per
+    /// command.
+    worktree_lists: HashMap<PathBuf, Result<Vec<Listed>, String>>,
+    /// The resolved shared git directory of a directory (`None`: git gave no answer).
+    common_dirs: HashMap<PathBuf, Option<PathBuf>>,
+    /// Status and ignored-file counts read ahead, concurrently, for a listing; each is used
+    /// once, by the inspection of its checkout.
+    prefetched: HashMap<PathBuf, GitReads>,
     /// The run records, read once for all the entries of a listing.
     runs: Option<Result<Vec<Run>, String>>,
     /// The ownership manifests, likewise.
     manifests: Option<Result<Vec<manifest::ManifestFile>, String>>,
+}
+
+/// A registered checkout and its path resolved (`None` when it does not resolve).
+struct Listed {
+    record: WorktreeEntry,
+    resolved: Option<PathBuf>,
 }
 
 /// A run of the artifacts directory, as the inspection of every entry needs it.
@@ -326,15 +348,23 @@ impl Context {
             root,
             notes: Vec::new(),
             herdr_lists: HashMap::new(),
+            sources: HashMap::new(),
+            worktree_lists: HashMap::new(),
+            common_dirs: HashMap::new(),
+            prefetched: HashMap::new(),
             runs: None,
             manifests: None,
         }
     }
 
-    /// Forgets what Herdr, the run records and the manifests said, so the next inspection asks
-    /// again.
+    /// Forgets what git, Herdr, the run records and the manifests said, so the next inspection
+    /// asks again.
     pub fn forget(&mut self) {
         self.herdr_lists.clear();
+        self.sources.clear();
+        self.worktree_lists.clear();
+        self.common_dirs.clear();
+        self.prefetched.clear();
         self.runs = None;
         self.manifests = None;
     }
@@ -379,6 +409,100 @@ impl Context {
             Ok(runs) => Ok(runs),
             Err(message) => Err(message),
         }
+    }
+
+    /// Reads the status and ignored-file count of every plain linked checkout among `targets`
+    /// whose repository lies inside the session cwd, ahead of their inspections, a few at a
+    /// time: the git processes of different checkouts run concurrently instead of one after
+    /// another. Anything else is read when inspected (or, out of scope, not at all).
+    pub fn prefetch(&mut self, targets: &[PathBuf]) {
+        let session_cwd = &self.session_cwd;
+        let plain: Vec<&PathBuf> = targets
+            .iter()
+            .filter(|t| {
+                linked_facts(t).is_some_and(|facts| {
+                    facts
+                        .common_dir
+                        .parent()
+                        .is_some_and(|repo| paths::is_within(repo, session_cwd))
+                })
+            })
+            .collect();
+        let workers = std::thread::available_parallelism()
+            .map_or(2, |n| n.get() * 2)
+            .clamp(1, PREFETCH_WORKERS)
+            .min(plain.len());
+        if workers == 0 {
+            return;
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let git = &self.git;
+        let read: Vec<(PathBuf, GitReads)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut out = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(target) = plain.get(i) else { break };
+                            out.push(((*target).clone(), GitReads::of(git, target)));
+                        }
+                        out
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        self.prefetched.extend(read);
+    }
+
+    /// The source repository of the shared git directory `common_dir`, found once per command.
+    fn source_of(&mut self, common_dir: &Path) -> Result<PathBuf, String> {
+        let git = &self.git;
+        self.sources
+            .entry(common_dir.to_path_buf())
+            .or_insert_with(|| source_root(git, common_dir))
+            .clone()
+    }
+
+    /// The registered checkouts of `source`, listed once per command.
+    fn worktree_list(&mut self, source: &Path) -> Result<&[Listed], &str> {
+        let git = &self.git;
+        let list = self
+            .worktree_lists
+            .entry(source.to_path_buf())
+            .or_insert_with(|| {
+                git.worktree_list(source, &Context::deadline())
+                    .map(|list| {
+                        list.into_iter()
+                            .map(|record| Listed {
+                                resolved: paths::resolve(&record.path).ok(),
+                                record,
+                            })
+                            .collect()
+                    })
+                    .map_err(|e| e.to_string())
+            });
+        match list {
+            Ok(list) => Ok(list),
+            Err(message) => Err(message),
+        }
+    }
+
+    /// The resolved shared git directory of the checkout `dir` is in, asked once per command.
+    fn common_dir(&mut self, dir: &Path) -> Option<PathBuf> {
+        let git = &self.git;
+        self.common_dirs
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| {
+                git.facts(dir, &Context::deadline())
+                    .ok()
+                    .and_then(|f| paths::resolve(&f.common_dir).ok())
+            })
+            .clone()
     }
 
     fn deadline() -> Deadline {
@@ -449,7 +573,9 @@ pub fn inspect(
 /// registered checkout worth examining further.
 fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -> bool {
     let git = ctx.git.clone();
-    let facts = match git.facts(canonical, &Context::deadline()) {
+    let facts = match linked_facts(canonical)
+        .map_or_else(|| git.facts(canonical, &Context::deadline()), Ok)
+    {
         Ok(facts) => facts,
         Err(e) => {
             entry.block(
@@ -486,7 +612,8 @@ fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -> bool {
         );
         return false;
     }
-    let source = match source_root(&git, &facts.common_dir) {
+    entry.internal.git_dir = Some(facts.git_dir.clone());
+    let source = match ctx.source_of(&facts.common_dir) {
         Ok(source) => source,
         Err(message) => {
             entry.block(BlockerCode::GitUnknown, message);
@@ -506,15 +633,12 @@ fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -> bool {
             ),
         );
     }
-    let list = match git.worktree_list(&source, &Context::deadline()) {
+    let list = match ctx.worktree_list(&source) {
         Ok(list) => list,
-        Err(e) => {
+        Err(message) => {
             entry.block(
                 BlockerCode::GitUnknown,
-                format!(
-                    "cannot list the repository's worktrees: {}",
-                    shown(&e.to_string())
-                ),
+                format!("cannot list the repository's worktrees: {}", shown(message)),
             );
             return false;
         }
@@ -522,7 +646,8 @@ fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -> bool {
     let record = list
         .iter()
         .enumerate()
-        .find(|(_, r)| paths::resolve(&r.path).ok().as_deref() == Some(canonical));
+        .find(|(_, listed)| listed.resolved.as_deref() == Some(canonical))
+        .map(|(idx, listed)| (idx, listed.record.clone()));
     let Some((idx, record)) = record else {
         entry.block(
             BlockerCode::NotRegistered,
@@ -562,6 +687,35 @@ fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -> bool {
     }
     herdr_identity(ctx, entry, canonical, &source);
     true
+}
+
+/// What `git rev-parse --show-toplevel --git-dir --git-common-dir` says at the top of a plain
+/// linked checkout, read from its files as git reads them: `<top>/.git` is a regular file
+/// `gitdir: <dir>`, and `<dir>/commondir` names the shared directory. `None` for anything else
+/// (a `.git` directory or link, a missing file, a path that is not UTF-8), which is git's to
+/// answer. Registration itself is always git's word: the checkout must be in its repository's
+/// `git worktree list`, and `git status` runs in it.
+fn linked_facts(top: &Path) -> Option<herd_git::RepoFacts> {
+    let small_file = |path: &Path| -> Option<String> {
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        if !meta.file_type().is_file() || meta.len() > 4096 {
+            return None;
+        }
+        let bytes = read_at_most(path, 4096)?;
+        let text = String::from_utf8(bytes).ok()?;
+        let line = text.strip_suffix('\n').unwrap_or(&text);
+        (!line.is_empty() && !line.contains(['\n', '\r', '\0'])).then(|| line.to_owned())
+    };
+    let pointer = small_file(&top.join(".git"))?;
+    let git_dir = top.join(pointer.strip_prefix("gitdir: ")?);
+    let git_dir = paths::resolve(&git_dir).ok()?;
+    let common = git_dir.join(small_file(&git_dir.join("commondir"))?);
+    let common_dir = paths::resolve(&common).ok()?;
+    (common_dir != git_dir).then(|| herd_git::RepoFacts {
+        toplevel: top.to_path_buf(),
+        git_dir,
+        common_dir,
+    })
 }
 
 /// The workspace Herdr has open on the checkout, and whether Herdr agrees with git about it.
@@ -630,33 +784,48 @@ pub fn source_root(git: &Git, common_dir: &Path) -> Result<PathBuf, String> {
         )
     })?;
     let config = common.join("config");
-    let args: Vec<OsString> = vec![
-        "config".into(),
-        "--file".into(),
-        config.into_os_string(),
-        "--get".into(),
-        "core.worktree".into(),
-    ];
-    let out = git
-        .output(&common, &args, &Context::deadline())
-        .map_err(|e| format!("cannot read core.worktree: {}", shown(&e.to_string())))?;
-    let candidate = match out.code {
-        Some(0) => {
-            let value = PathBuf::from(OsString::from(
-                out.stdout.text().trim_end_matches('\n').to_owned(),
-            ));
-            common.join(value)
-        }
-        // `git config --get` exits 1 when the key is not set.
-        Some(1) => common
+    // `git config --file` reads that one file (no includes): a file in which "worktree" does
+    // not occur, in any case, cannot set core.worktree, and git need not be asked.
+    // A file larger than a config file usually is, or one that cannot be read, is left to git.
+    let unset = read_at_most(&config, 1024 * 1024).is_some_and(|bytes| {
+        !bytes
+            .windows(b"worktree".len())
+            .any(|w| w.eq_ignore_ascii_case(b"worktree"))
+    });
+    let parent = || {
+        common
             .parent()
-            .ok_or_else(|| "the git directory has no parent".to_owned())?
-            .to_path_buf(),
-        _ => {
-            return Err(format!(
-                "cannot read core.worktree: {}",
-                shown(out.stderr.text().trim())
-            ));
+            .map(Path::to_path_buf)
+            .ok_or_else(|| "the git directory has no parent".to_owned())
+    };
+    let candidate = if unset {
+        parent()?
+    } else {
+        let args: Vec<OsString> = vec![
+            "config".into(),
+            "--file".into(),
+            config.into_os_string(),
+            "--get".into(),
+            "core.worktree".into(),
+        ];
+        let out = git
+            .output(&common, &args, &Context::deadline())
+            .map_err(|e| format!("cannot read core.worktree: {}", shown(&e.to_string())))?;
+        match out.code {
+            Some(0) => {
+                let value = PathBuf::from(OsString::from(
+                    out.stdout.text().trim_end_matches('\n').to_owned(),
+                ));
+                common.join(value)
+            }
+            // `git config --get` exits 1 when the key is not set.
+            Some(1) => parent()?,
+            _ => {
+                return Err(format!(
+                    "cannot read core.worktree: {}",
+                    shown(out.stderr.text().trim())
+                ));
+            }
         }
     };
     let source = paths::resolve(&candidate).map_err(|e| {
@@ -683,6 +852,18 @@ pub fn source_root(git: &Git, common_dir: &Path) -> Result<PathBuf, String> {
     Ok(source)
 }
 
+/// The bytes of the file `path` when it can be read and holds at most `max` of them.
+fn read_at_most(path: &Path, max: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    (bytes.len() as u64 <= max).then_some(bytes)
+}
+
 /// Everything else eligibility rests on.
 fn examine(
     ctx: &mut Context,
@@ -691,7 +872,8 @@ fn examine(
     scan: Option<&Result<holders::Scan, holders::Error>>,
 ) {
     let git = ctx.git.clone();
-    git_state(&git, entry, canonical);
+    let read = ctx.prefetched.remove(canonical);
+    git_state(&git, entry, canonical, read);
     manifests(ctx, entry, canonical);
     children(ctx, entry, canonical);
     let exempt = panes(ctx, entry);
@@ -704,8 +886,9 @@ fn examine(
     }
 }
 
-fn git_state(git: &Git, entry: &mut Entry, canonical: &Path) {
-    match git.status(canonical, &Context::deadline()) {
+fn git_state(git: &Git, entry: &mut Entry, canonical: &Path, read: Option<GitReads>) {
+    let read = read.unwrap_or_else(|| GitReads::of(git, canonical));
+    match read.status {
         Ok(status) => {
             let mut changed = 0u64;
             let mut untracked = 0u64;
@@ -756,25 +939,11 @@ fn git_state(git: &Git, entry: &mut Entry, canonical: &Path) {
         }
         Err(e) => entry.block(
             BlockerCode::GitUnknown,
-            format!("git status failed: {}", shown(&e.to_string())),
+            format!("git status failed: {}", shown(&e)),
         ),
     }
-    match git.run(
-        canonical,
-        ["submodule", "status", "--recursive"],
-        &Context::deadline(),
-    ) {
-        Ok(out) => {
-            let text = String::from_utf8_lossy(&out);
-            let initialised: Vec<String> = text
-                .lines()
-                .filter(|l| !l.is_empty() && !l.starts_with('-'))
-                .filter_map(|l| {
-                    l.get(1..)
-                        .and_then(|rest| rest.split(' ').nth(1))
-                        .map(str::to_owned)
-                })
-                .collect();
+    match initialised_submodules(git, entry, canonical) {
+        Ok(initialised) => {
             if !initialised.is_empty() {
                 entry.block(
                     BlockerCode::InitializedSubmodules,
@@ -789,21 +958,94 @@ fn git_state(git: &Git, entry: &mut Entry, canonical: &Path) {
                 );
             }
         }
-        Err(e) => entry.block(
-            BlockerCode::GitUnknown,
-            format!("git submodule status failed: {}", shown(&e.to_string())),
-        ),
+        Err(message) => entry.block(BlockerCode::GitUnknown, message),
     }
-    match git.count_ignored(canonical, &Context::deadline()) {
+    match read.ignored {
         Ok(n) => entry.ignored_files = Some(n),
         Err(e) => entry.block(
             BlockerCode::IgnoredCountFailed,
-            format!(
-                "the ignored files could not be counted: {}",
-                shown(&e.to_string())
-            ),
+            format!("the ignored files could not be counted: {}", shown(&e)),
         ),
     }
+}
+
+/// The two git reads of a checkout that take longest, its status and its ignored-file count,
+/// each its own call with its own budget; an error is kept as its message.
+pub(crate) struct GitReads {
+    status: Result<herd_git::Status, String>,
+    ignored: Result<u64, String>,
+}
+
+impl GitReads {
+    fn of(git: &Git, canonical: &Path) -> GitReads {
+        GitReads {
+            status: git
+                .status(canonical, &Context::deadline())
+                .map_err(|e| e.to_string()),
+            ignored: git
+                .count_ignored(canonical, &Context::deadline())
+                .map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// The submodules of the checkout that are initialised: the gitlinks its index records whose
+/// directory holds a `.git` (what `git worktree remove` refuses), and those in conflict.
+///
+/// The index is read in process; an index this reader does not cover (a split or sparse index,
+/// an unborn head whose hash size is unknown) is left to `git submodule status --recursive`.
+fn initialised_submodules(
+    git: &Git,
+    entry: &Entry,
+    canonical: &Path,
+) -> Result<Vec<String>, String> {
+    let hash_len = entry.head.as_ref().map(|oid| oid.len() / 2);
+    if let (Some(git_dir), Some(hash_len)) = (&entry.internal.git_dir, hash_len) {
+        if let Gitlinks::Paths(links) = index::gitlinks(git_dir, hash_len) {
+            let mut initialised = Vec::new();
+            for link in links {
+                let dot_git = canonical.join(&link.path).join(".git");
+                let populated = match std::fs::symlink_metadata(&dot_git) {
+                    Ok(_) => true,
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                        ) =>
+                    {
+                        false
+                    }
+                    Err(e) => {
+                        return Err(format!(
+                            "cannot tell whether submodule {} is initialised: {e}",
+                            shown_path(&link.path)
+                        ));
+                    }
+                };
+                if link.conflicted || populated {
+                    initialised.push(text(&link.path));
+                }
+            }
+            return Ok(initialised);
+        }
+    }
+    let out = git
+        .run(
+            canonical,
+            ["submodule", "status", "--recursive"],
+            &Context::deadline(),
+        )
+        .map_err(|e| format!("git submodule status failed: {}", shown(&e.to_string())))?;
+    let text = String::from_utf8_lossy(&out);
+    Ok(text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('-'))
+        .filter_map(|l| {
+            l.get(1..)
+                .and_then(|rest| rest.split(' ').nth(1))
+                .map(str::to_owned)
+        })
+        .collect())
 }
 
 /// The ownership manifests of this artifacts directory that name the checkout, and whether they
@@ -867,7 +1109,7 @@ fn manifest_ref(ctx: &Context, m: &Manifest, owner: bool) -> ManifestRef {
 }
 
 /// Why the manifest `m` does not describe the checkout git and Herdr describe, if it does not.
-fn disagreement(ctx: &Context, entry: &Entry, m: &Manifest) -> Option<String> {
+fn disagreement(ctx: &mut Context, entry: &Entry, m: &Manifest) -> Option<String> {
     if let Some(branch) = &m.branch {
         if entry.branch.as_ref() != Some(branch) {
             return Some(format!(
@@ -889,16 +1131,8 @@ fn disagreement(ctx: &Context, entry: &Entry, m: &Manifest) -> Option<String> {
     let recorded_source = m.provision_cwd.as_ref().or(m.source_cwd.as_ref())?;
     let source = entry.source_path()?;
     let same = ctx
-        .git
-        .facts(recorded_source, &Context::deadline())
-        .ok()
-        .and_then(|f| paths::resolve(&f.common_dir).ok())
-        .zip(
-            ctx.git
-                .facts(source, &Context::deadline())
-                .ok()
-                .and_then(|f| paths::resolve(&f.common_dir).ok()),
-        )
+        .common_dir(recorded_source)
+        .zip(ctx.common_dir(source))
         .is_some_and(|(a, b)| a == b);
     (!same).then(|| {
         format!(
@@ -1100,5 +1334,70 @@ fn files(n: u64) -> String {
         "1 file".to_owned()
     } else {
         format!("{n} files")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use herd_git::testkit::Sandbox;
+
+    #[test]
+    fn linked_facts_from_files_agree_with_git_or_leave_it_to_git() {
+        let sb = Sandbox::new();
+        let repo = sb.repo("repo");
+        let git = sb.git_handle();
+        let linked = sb.path().join("linked");
+        let relative = sb.path().join("relative");
+        sb.git(
+            &repo,
+            &[
+                "worktree",
+                "add",
+                "--quiet",
+                "-b",
+                "a",
+                linked.to_str().unwrap(),
+            ],
+        );
+        sb.git(
+            &repo,
+            &[
+                "worktree",
+                "add",
+                "--quiet",
+                "-b",
+                "b",
+                relative.to_str().unwrap(),
+            ],
+        );
+        // A pointer relative to the checkout, which git follows as well.
+        std::fs::write(
+            relative.join(".git"),
+            "gitdir: ../repo/.git/worktrees/relative\n",
+        )
+        .unwrap();
+        let resolved = |f: herd_git::RepoFacts| {
+            (
+                paths::resolve(&f.toplevel).unwrap(),
+                paths::resolve(&f.git_dir).unwrap(),
+                paths::resolve(&f.common_dir).unwrap(),
+            )
+        };
+        for top in [&linked, &relative] {
+            let top = paths::resolve(top).unwrap();
+            let from_files = linked_facts(&top).expect("a plain linked checkout is read");
+            let from_git = git.facts(&top, &Context::deadline()).unwrap();
+            assert_eq!(resolved(from_files), resolved(from_git));
+        }
+        // A principal checkout, a directory inside a checkout, and a `.git` that is not the
+        // plain pointer file are git's to answer.
+        assert!(linked_facts(&repo).is_none());
+        std::fs::create_dir_all(linked.join("inner")).unwrap();
+        assert!(linked_facts(&linked.join("inner")).is_none());
+        let odd = sb.path().join("odd");
+        std::fs::create_dir_all(&odd).unwrap();
+        std::fs::write(odd.join(".git"), "gitdir: /nonexistent/x\n").unwrap();
+        assert!(linked_facts(&odd).is_none());
     }
 }

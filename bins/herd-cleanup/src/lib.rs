@@ -204,6 +204,7 @@ fn list(ctx: &mut Context) -> Result<(Vec<Entry>, Vec<String>), Error> {
     } else {
         Some(holders::scan(&targets))
     };
+    ctx.prefetch(&targets);
     let entries: Vec<Entry> = discovery
         .found
         .iter()

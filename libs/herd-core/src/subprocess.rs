@@ -98,6 +98,9 @@ pub enum Keep {
     Head,
     /// The last bytes: right for logs and failing checks, where the end says what went wrong.
     Tail,
+    /// No bytes: only how many of them equal the given byte ([`Captured::counted`]), for a
+    /// listing that is counted as it streams and never held (the cap is not used).
+    Count(u8),
 }
 
 /// The standard input of a [`Command`].
@@ -469,8 +472,11 @@ pub struct Captured {
     pub bytes: Vec<u8>,
     /// How many bytes the child wrote in total (as far as they were read).
     pub total: u64,
-    /// Whether bytes were dropped because the stream was longer than its cap.
+    /// Whether bytes were dropped because the stream was longer than its cap (never for
+    /// [`Keep::Count`], which keeps none by design).
     pub truncated: bool,
+    /// With [`Keep::Count`], how many bytes of the stream equal the counted one; else 0.
+    pub counted: u64,
 }
 
 impl Captured {
@@ -948,6 +954,7 @@ struct Buffer {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     total: u64,
+    counted: u64,
 }
 
 impl Buffer {
@@ -958,6 +965,7 @@ impl Buffer {
             head: Vec::new(),
             tail: VecDeque::new(),
             total: 0,
+            counted: 0,
         }
     }
 
@@ -979,18 +987,29 @@ impl Buffer {
                 self.tail.drain(..overflow);
                 self.tail.extend(take);
             }
+            Keep::Count(byte) => {
+                self.counted += bytes.iter().filter(|&&b| b == byte).count() as u64;
+            }
         }
     }
 
     fn finish(self) -> Captured {
-        let bytes = match self.keep {
-            Keep::Head => self.head,
-            Keep::Tail => Vec::from(self.tail),
+        let (bytes, truncated) = match self.keep {
+            Keep::Head => {
+                let truncated = self.total > self.head.len() as u64;
+                (self.head, truncated)
+            }
+            Keep::Tail => {
+                let truncated = self.total > self.tail.len() as u64;
+                (Vec::from(self.tail), truncated)
+            }
+            Keep::Count(_) => (Vec::new(), false),
         };
         Captured {
-            truncated: self.total > bytes.len() as u64,
+            truncated,
             total: self.total,
             bytes,
+            counted: self.counted,
         }
     }
 }
@@ -1487,6 +1506,19 @@ mod tests {
         assert_eq!(parse_state_and_group(b"garbage"), None);
     }
 
+    #[test]
+    fn a_counted_stream_keeps_only_its_count() {
+        let mut buffer = Buffer::new((0, Keep::Count(0)));
+        buffer.push(b"a\0b\0");
+        buffer.push(b"");
+        buffer.push(b"\0c");
+        let c = buffer.finish();
+        assert_eq!(
+            (c.bytes.len(), c.total, c.counted, c.truncated),
+            (0, 6, 3, false)
+        );
+    }
+
     fn check_buffer(chunks: &[&[u8]], cap: usize, keep: Keep, expect: &[u8], truncated: bool) {
         let mut buffer = Buffer::new((cap, keep));
         for chunk in chunks {
@@ -1527,6 +1559,7 @@ mod tests {
                 let expect = match keep {
                     Keep::Head => &whole[..kept],
                     Keep::Tail => &whole[whole.len() - kept..],
+                    Keep::Count(_) => unreachable!("only Head and Tail are iterated"),
                 };
                 proptest::prop_assert_eq!(&captured.bytes[..], expect);
                 proptest::prop_assert_eq!(captured.total, whole.len() as u64);

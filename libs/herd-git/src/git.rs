@@ -72,11 +72,13 @@ impl RepoFacts {
 }
 
 impl Git {
-    /// `$HERD_GIT_BIN` when set and not empty, else `git` looked up on `PATH`.
+    /// `$HERD_GIT_BIN` when set and not empty, else `git` looked up on `PATH` once, here, so
+    /// that each call starts the binary directly instead of searching `PATH` again (`git` as
+    /// such when the search finds nothing, so a call fails as it would have).
     pub fn from_env() -> Git {
         let bin = std::env::var_os(BIN_ENV)
             .filter(|v| !v.is_empty())
-            .map_or_else(|| PathBuf::from("git"), PathBuf::from);
+            .map_or_else(|| on_path("git"), PathBuf::from);
         Git {
             bin,
             env: Vec::new(),
@@ -486,54 +488,43 @@ impl Git {
     /// How many ignored files the checkout at `cwd` holds, counted as the listing streams by:
     /// the listing itself is never held, whatever its size.
     ///
-    /// `git ls-files --others --ignored --exclude-standard -z` is piped through `tr` and `wc`
-    /// in a shell (the whole pipeline is one process group, bounded by `deadline`); git's exit
-    /// code comes back as the last line of stderr.
+    /// One `git ls-files --others --ignored --exclude-standard -z`, whose stdout is only counted
+    /// (its NUL terminators, [`Keep::Count`]), bounded by `deadline`.
     pub fn count_ignored(&self, cwd: &Path, deadline: &Deadline) -> Result<u64, Error> {
-        const MARK: &str = "herd-git-exit ";
         let what = "git ls-files --others --ignored".to_owned();
-        let script = format!(
-            "{{ \"$0\" ls-files --others --ignored --exclude-standard -z; echo \"{MARK}$?\" >&2; }} \
-             | tr -dc '\\000' | wc -c"
-        );
         let cmd = self
-            .command(OsStr::new("sh"), cwd, &what, deadline)?
-            .arg("-c")
-            .arg(script)
-            .arg(self.bin.as_os_str())
-            .stdout_cap(4096, Keep::Head)
+            .command(self.bin.as_os_str(), cwd, &what, deadline)?
+            .args([
+                "ls-files",
+                "--others",
+                "--ignored",
+                "--exclude-standard",
+                "-z",
+            ])
+            .stdout_cap(0, Keep::Count(0))
             .stderr_cap(64 * 1024, Keep::Tail);
         let out = execute(&cmd, &what, deadline)?;
-        let stderr = out.stderr.text();
-        let git_exit = stderr
-            .lines()
-            .rev()
-            .find_map(|l| l.strip_prefix(MARK))
-            .and_then(|code| code.trim().parse::<i32>().ok());
-        if out.code != Some(0) || git_exit != Some(0) {
-            let status = match git_exit {
-                Some(code) => format!("exit {code}"),
-                None => exit_status(&out),
-            };
-            let stderr: String = stderr
-                .lines()
-                .filter(|l| !l.starts_with(MARK))
-                .collect::<Vec<_>>()
-                .join("\n");
-            return Err(Error::Failed {
-                what,
-                status,
-                stderr: last_chars(stderr.trim(), 2000),
-            });
+        if out.code != Some(0) {
+            return Err(failed(what, &out));
         }
-        String::from_utf8_lossy(&out.stdout.bytes)
-            .trim()
-            .parse()
-            .map_err(|_| Error::Malformed {
-                what,
-                detail: "the count is not a number".into(),
-            })
+        Ok(out.stdout.counted)
     }
+}
+
+/// The first executable file named `name` in a directory of `PATH`, as `execvp` would find it;
+/// `name` itself when there is none.
+fn on_path(name: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| dir.join(name))
+            .find(|candidate| {
+                std::fs::metadata(candidate)
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            })
+    });
+    found.unwrap_or_else(|| PathBuf::from(name))
 }
 
 /// Runs `cmd`; a failure to start it and a timeout are errors.

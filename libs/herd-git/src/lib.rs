@@ -7,14 +7,19 @@
 //!
 //! The git CLI is used rather than a library reader (gix): the operations here are few, the
 //! CLI is the reference behaviour for worktrees, and one `status --porcelain=v2` call already
-//! answers most of the handoff. Parsing is done on `-z` output so paths arrive verbatim.
+//! answers most of the handoff. Parsing is done on `-z` output so paths arrive verbatim. The
+//! one exception is [`index`]: which gitlinks the index records, which the CLI answers only
+//! through `git submodule status`, a shell script of a dozen processes; a form of the index
+//! that reader does not cover is left to that script.
 //!
 //! - [`Git`]: the calls, each under a [`Deadline`] (`HERD_GIT_BIN` names the binary).
 //! - [`status`]: `git status --porcelain=v2 -z --branch` parsing.
 //! - [`worktree`]: `git worktree list --porcelain -z` parsing.
 //! - [`refname`]: branch-name validation without a process.
+//! - [`index`]: the gitlinks of a checkout's index, read without a process.
 
 mod git;
+pub mod index;
 pub mod refname;
 pub mod status;
 #[cfg(feature = "testkit")]

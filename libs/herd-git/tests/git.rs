@@ -353,3 +353,69 @@ fn garbage_from_git_is_malformed_and_a_missing_git_is_a_spawn_error() {
         Err(Error::Spawn { .. })
     ));
 }
+
+/// The gitlinks `git ls-files --stage` reports, path and whether in conflict, each path once.
+fn gitlinks_by_git(sb: &Sandbox, repo: &Path) -> Vec<(String, bool)> {
+    let mut out: Vec<(String, bool)> = Vec::new();
+    for line in sb
+        .git(repo, &["ls-files", "--stage", "-z"])
+        .split('\0')
+        .filter(|l| !l.is_empty())
+    {
+        let (meta, path) = line.split_once('\t').expect("a stage line has a tab");
+        let fields: Vec<&str> = meta.split(' ').collect();
+        if fields[0] != "160000" {
+            continue;
+        }
+        let conflicted = fields[2] != "0";
+        match out.last_mut() {
+            Some(last) if last.0 == path => last.1 |= conflicted,
+            _ => out.push((path.to_owned(), conflicted)),
+        }
+    }
+    out
+}
+
+#[test]
+fn gitlinks_of_the_index_match_git_in_every_index_version() {
+    use herd_git::index::{Gitlinks, gitlinks};
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    let head = sb.head(&repo);
+    for i in 0..300 {
+        sb.write(&repo, &format!("d{}/file-{i}.txt", i % 7), "x\n");
+    }
+    sb.git(&repo, &["add", "."]);
+    // Gitlinks whose directories do not exist (`git add .` would record them as removed).
+    for path in ["a-sub", "d3/nested sub", "zz/ü-sub"] {
+        let info = format!("160000,{head},{path}");
+        sb.git(&repo, &["update-index", "--add", "--cacheinfo", &info]);
+    }
+    // An intent-to-add entry carries the extended flags (version 3).
+    sb.write(&repo, "later.txt", "y\n");
+    sb.git(&repo, &["add", "--intent-to-add", "later.txt"]);
+    let git_dir = repo.join(".git");
+    let expected = gitlinks_by_git(&sb, &repo);
+    assert_eq!(expected.len(), 3);
+    for version in ["3", "4", "2"] {
+        if version == "2" {
+            sb.git(&repo, &["rm", "--cached", "--quiet", "later.txt"]);
+        }
+        sb.git(&repo, &["update-index", "--index-version", version]);
+        let Gitlinks::Paths(found) = gitlinks(&git_dir, 20) else {
+            panic!("index version {version} is not read");
+        };
+        let found: Vec<(String, bool)> = found
+            .into_iter()
+            .map(|l| (l.path.to_str().unwrap().to_owned(), l.conflicted))
+            .collect();
+        assert_eq!(found, expected, "index version {version}");
+    }
+    // A split index keeps its entries elsewhere: left to git.
+    sb.git(&repo, &["update-index", "--split-index"]);
+    assert!(matches!(gitlinks(&git_dir, 20), Gitlinks::Unreadable(_)));
+    // No index records nothing.
+    let empty = sb.path().join("no-index");
+    std::fs::create_dir_all(&empty).unwrap();
+    assert_eq!(gitlinks(&empty, 20), Gitlinks::Paths(Vec::new()));
+}
