@@ -138,10 +138,17 @@ impl Event {
             Event::Notice { run_id, message } => {
                 serde_json::json!({"event": "notice", "run_id": run_id, "message": message})
             }
-            Event::Result(result) => serde_json::json!({
-                "event": "result", "run_id": result.run_id, "name": result.name,
-                "outcome": result.outcome, "message": result.message, "details": result.details,
-            }),
+            Event::Result(result) => {
+                let mut line = serde_json::json!({
+                    "event": "result", "run_id": result.run_id, "name": result.name,
+                    "outcome": result.outcome, "message": result.message, "details": result.details,
+                    "key": result.key(),
+                });
+                if let Some(task) = &result.task {
+                    line["task"] = task.as_str().into();
+                }
+                line
+            }
         }
     }
 
