@@ -71,6 +71,12 @@ pub enum Command {
         /// Keep running when no run is left.
         #[arg(long)]
         forever: bool,
+        /// Only runs a top-level session launched (no parent run), not the children's own.
+        #[arg(long, conflicts_with = "launched_by")]
+        top_level: bool,
+        /// Only runs the child with this run id launched.
+        #[arg(long, value_name = "RUN_ID")]
+        launched_by: Option<String>,
         /// Mark a result delivered only when its key comes back on stdin as one line
         /// `{"ack":"<key>"}`; stdin's end stops the follower. Until then the result waits on disk.
         #[arg(long)]
@@ -147,7 +153,20 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
     let artifacts = cli.artifacts.resolve()?;
     match cli.command {
         Command::Wait { target, json } => wait(&artifacts, &target, json),
-        Command::Follow { forever, ack, json } => follow(&artifacts, forever, ack, json),
+        Command::Follow {
+            forever,
+            top_level,
+            launched_by,
+            ack,
+            json,
+        } => {
+            let launcher = match (top_level, launched_by) {
+                (true, _) => supervise::Launcher::TopLevel,
+                (false, Some(id)) => supervise::Launcher::Run(id),
+                (false, None) => supervise::Launcher::Anyone,
+            };
+            follow(&artifacts, launcher, forever, ack, json)
+        }
         Command::Status {
             run,
             name,
@@ -285,13 +304,20 @@ fn wait(artifacts: &Artifacts, target: &Target, json: bool) -> Result<Output, Er
     Ok(Output::ok(doc, result.message.clone()).with_exit(result.exit_code()))
 }
 
-fn follow(artifacts: &Artifacts, forever: bool, ack: bool, json: bool) -> Result<Output, Error> {
+fn follow(
+    artifacts: &Artifacts,
+    launcher: supervise::Launcher,
+    forever: bool,
+    ack: bool,
+    json: bool,
+) -> Result<Output, Error> {
     let acks = ack.then(|| {
         delivery::await_acknowledgements();
         acknowledgements()
     });
     let mut supervisor =
-        supervise::Supervisor::new(artifacts.clone(), None, supervise::Options::default());
+        supervise::Supervisor::new(artifacts.clone(), None, supervise::Options::default())
+            .launched_by(launcher);
     let mut last_scan: Option<std::time::Instant> = None;
     let mut woke = true;
     loop {

@@ -1935,3 +1935,46 @@ fn a_result_never_acknowledged_is_emitted_again_by_the_next_follower() {
     assert!(marker.exists());
 }
 
+#[test]
+fn a_follower_takes_on_only_the_runs_its_launcher_launched() {
+    let env = Env::new();
+    let top = env.spawn("Top", "echo top report");
+    // A child's own child: herd-launch records the launching child from `PI_SUBAGENT_ID`.
+    let path = env.dir.path().join("req-own.json");
+    std::fs::write(
+        &path,
+        serde_json::json!({"name": "Own", "task": "the task"}).to_string(),
+    )
+    .unwrap();
+    let out = env.run(
+        &launch_bin(),
+        &[
+            "spawn",
+            "--request",
+            path.to_str().unwrap(),
+            "--surface",
+            "process",
+            "--json",
+            "--runner",
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "echo own report",
+        ],
+        &[("PI_SUBAGENT_ID", "abc123")],
+        Duration::from_secs(30),
+    );
+    let ack: Value = serde_json::from_slice(&out.stdout.bytes).unwrap();
+    let own = ack["run_id"].as_str().unwrap().to_owned();
+    assert_eq!(env.record(&own)["parent_run_id"], "abc123");
+
+    let (code, _, parent) = env.watch(&["follow", "--json", "--top-level"]);
+    assert_eq!(code, 0, "{parent}");
+    assert_eq!(result_events(&parent, &top), 1, "{parent}");
+    assert_eq!(result_events(&parent, &own), 0, "{parent}");
+    let (code, _, child) = env.watch(&["follow", "--json", "--launched-by", "abc123"]);
+    assert_eq!(code, 0, "{child}");
+    assert_eq!(result_events(&child, &own), 1, "{child}");
+    assert_eq!(result_events(&child, &top), 0, "{child}");
+}
