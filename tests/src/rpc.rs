@@ -34,6 +34,11 @@ pub fn parent_extension() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../extension/herd-parent.ts")
 }
 
+/// Returns the test helper extension whose `/test-reload` reloads the session's extensions.
+pub fn reload_extension() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("extensions/reload.ts")
+}
+
 /// A running `pi --mode rpc`, killed with its process group on drop.
 pub struct PiRpc {
     child: Child,
@@ -66,13 +71,40 @@ impl PiRpc {
         extra: &[(&str, &OsStr)],
         args: &[&str],
     ) -> PiRpc {
+        let mut all = vec!["-e".into(), parent_extension().into_os_string()];
+        all.extend(args.iter().map(OsString::from));
+        PiRpc::spawn(env, session, model, extra, &all)
+    }
+
+    /// As [`PiRpc::start`] without `-e`: the extension comes from the agent directory's
+    /// settings, as after `pi install`, so children load it too.
+    ///
+    /// # Panics
+    ///
+    /// When Pi is not installed or cannot be started.
+    pub fn start_installed(
+        env: &PiEnv,
+        session: &Path,
+        model: &str,
+        extra: &[(&str, &OsStr)],
+        args: &[&str],
+    ) -> PiRpc {
+        let all: Vec<OsString> = args.iter().map(OsString::from).collect();
+        PiRpc::spawn(env, session, model, extra, &all)
+    }
+
+    fn spawn(
+        env: &PiEnv,
+        session: &Path,
+        model: &str,
+        extra: &[(&str, &OsStr)],
+        args: &[OsString],
+    ) -> PiRpc {
         let mut cmd = env.command(pi_bin());
         cmd.args(["--mode", "rpc", "--model"])
             .arg(PiEnv::model_arg(model))
             .arg("--session")
             .arg(session)
-            .arg("-e")
-            .arg(parent_extension())
             .args(["--no-skills", "--no-context-files"])
             .args(args)
             .env("HERD_BIN_DIR", bin_dir())
@@ -222,8 +254,9 @@ pub fn custom_messages(events: &[Value], custom_type: &str) -> Vec<Value> {
         .collect()
 }
 
-/// The processes whose command line mentions `needle` (for "nothing outlives the parent").
-pub fn processes_mentioning(needle: &OsStr) -> Vec<u32> {
+/// The `herd-watch` processes whose command line mentions `needle` (for "nothing outlives the
+/// parent"); a child Pi whose session lives in the same directory is not one of them.
+pub fn watchers_of(needle: &OsStr) -> Vec<u32> {
     let needle = needle.as_encoded_bytes();
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -231,8 +264,10 @@ pub fn processes_mentioning(needle: &OsStr) -> Vec<u32> {
     dir.filter_map(Result::ok)
         .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|cmd| cmd.windows(needle.len()).any(|w| w == needle))
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmd| {
+                let program = cmd.split(|b| *b == 0).next().unwrap_or_default();
+                program.ends_with(b"herd-watch") && cmd.windows(needle.len()).any(|w| w == needle)
+            })
         })
         .collect()
 }

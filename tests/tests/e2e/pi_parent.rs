@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use herd_e2e::herd::read_json;
 use herd_e2e::model::{ModelServer, Models, Script, Text, ToolCall, request};
 use herd_e2e::pi::PiEnv;
-use herd_e2e::rpc::{PiRpc, STEP_BUDGET, custom_messages, processes_mentioning};
+use herd_e2e::rpc::{PiRpc, STEP_BUDGET, custom_messages, watchers_of};
 use herd_e2e::session;
 use herd_e2e::wait::wait_for;
 use serde_json::{Value, json};
@@ -82,6 +82,14 @@ fn wait_answer(session: &Path, text: &str) {
             })
         },
     );
+}
+
+/// Waits for herd's delivered marker of `id`: the parent acknowledged the result.
+fn wait_delivered(artifacts: &Path, id: &str) {
+    let marker = artifacts.join("runs").join(format!("{id}.delivered"));
+    wait_for("the acknowledged delivery", STEP_BUDGET, || {
+        marker.exists().then_some(())
+    });
 }
 
 /// The run id of the one launch in the parent's artifacts directory.
@@ -240,8 +248,297 @@ fn a_parent_searches_delegates_on_the_process_surface_and_hears_the_report_once(
     // 6. Nothing outlives the parent.
     assert!(parent.close().success());
     assert!(
-        processes_mentioning(artifacts.as_os_str()).is_empty(),
+        watchers_of(artifacts.as_os_str()).is_empty(),
         "a herd-watch of {} is left",
         artifacts.display()
     );
+}
+
+/// A file the child's first step waits for (bounded), so a scenario decides when it finishes.
+struct Gate(PathBuf);
+
+impl Gate {
+    /// The child's bash step: wait for the gate, at most a minute.
+    fn step(&self) -> ToolCall {
+        ToolCall::bash(format!(
+            "for i in $(seq 1 1200); do [ -e '{}' ] && break; sleep 0.05; done; echo gate open",
+            self.0.display()
+        ))
+    }
+
+    fn open(&self) {
+        std::fs::write(&self.0, b"open").unwrap();
+    }
+}
+
+/// A child held at `gate` that then reports 42.
+fn gated_child(gate: &Gate) -> Script {
+    Script::new().step(gate.step()).step(Text("REPORT: 42"))
+}
+
+/// Waits until a session file holds a `subagent_result` followed by a final assistant text.
+fn wait_answered_result(session: &Path) -> Value {
+    wait_for(
+        &format!("an answered subagent_result in {}", session.display()),
+        STEP_BUDGET,
+        || {
+            let entries = session::entries(session);
+            let at = entries.iter().position(|e| {
+                e["type"] == "custom_message" && e["customType"] == "subagent_result"
+            })?;
+            entries[at..]
+                .iter()
+                .rev()
+                .find(|e| e["type"] == "message")
+                .filter(|e| e["message"]["role"] == "assistant" && session::is_final(&e["message"]))
+                .cloned()
+        },
+    )
+}
+
+#[test]
+fn a_reload_while_the_child_runs_still_delivers_the_report_once() {
+    let scratch = tempfile::tempdir().unwrap();
+    let gate = Gate(scratch.path().join("gate"));
+    let model = ModelServer::start_models(
+        Models::new()
+            .model("parent", parent_script(scout("child")))
+            .model("child", gated_child(&gate)),
+    );
+    let env = PiEnv::new(&model);
+    let session = env.session_path("parent");
+    let reload = herd_e2e::rpc::reload_extension();
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[],
+        &["--herd-surface", "process", "-e", reload.to_str().unwrap()],
+    );
+    parent.prompt("Delegate to a scout.");
+    wait_answer(&session, "Launched; waiting.");
+    parent.prompt("/test-reload");
+    // The reloaded instance is the one that delivers.
+    gate.open();
+    wait_answer(&session, "Integrated the report.");
+    assert_one_report(&model, &parent, &session, "parent");
+    assert!(parent.close().success());
+}
+
+#[test]
+fn a_new_session_while_the_child_runs_receives_the_report() {
+    let scratch = tempfile::tempdir().unwrap();
+    let gate = Gate(scratch.path().join("gate"));
+    let model = ModelServer::start_models(
+        Models::new()
+            .model("parent", parent_script(scout("child")))
+            .model("parent-b", Script::new().step(Text("Got it here.")))
+            .model("child", gated_child(&gate)),
+    );
+    let env = PiEnv::new(&model);
+    let first = env.session_path("parent");
+    let mut parent = PiRpc::start_with(&env, &first, "parent", &[], &["--herd-surface", "process"]);
+    parent.prompt("Delegate to a scout.");
+    wait_answer(&first, "Launched; waiting.");
+    let replaced = parent.request(json!({"type": "new_session"}));
+    assert_eq!(replaced["success"], true, "{replaced}");
+    // A new session starts on the command line's model; this one answers the report.
+    let set =
+        parent.request(json!({"type": "set_model", "provider": "fake", "modelId": "parent-b"}));
+    assert_eq!(set["success"], true, "{set}");
+    let state = parent.request(json!({"type": "get_state"}));
+    let second = PathBuf::from(state["data"]["sessionFile"].as_str().unwrap());
+    assert_ne!(second, first);
+    gate.open();
+    let answer = wait_answered_result(&second);
+    assert_eq!(session::text(&answer["message"]), "Got it here.");
+    let b = model.requests_for("parent-b");
+    assert_eq!(b.len(), 1);
+    let users = request::user_texts(&b[0]);
+    assert_eq!(
+        users.len(),
+        1,
+        "the report is the new session's only user message: {users:#?}"
+    );
+    assert!(
+        users[0].contains("<subagent_report from=\"Scout\" kind=\"result\">"),
+        "{users:#?}"
+    );
+    assert_eq!(custom_entries(&second, "subagent_result").len(), 1);
+    assert!(custom_entries(&first, "subagent_result").is_empty());
+    assert_eq!(
+        custom_messages(&parent.events(), "subagent_result").len(),
+        1
+    );
+    assert!(parent.close().success());
+}
+
+#[test]
+fn a_parent_that_quits_leaves_no_follower_and_hears_the_report_when_started_again() {
+    let scratch = tempfile::tempdir().unwrap();
+    let gate = Gate(scratch.path().join("gate"));
+    let model = ModelServer::start_models(
+        Models::new()
+            .model("parent", parent_script(scout("child")))
+            .model("child", gated_child(&gate)),
+    );
+    let env = PiEnv::new(&model);
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[],
+        &["--herd-surface", "process"],
+    );
+    parent.prompt("Delegate to a scout.");
+    wait_answer(&session, "Launched; waiting.");
+    let artifacts = artifacts_of(&session);
+    let id = only_run(&artifacts);
+    assert!(parent.close().success());
+    // Quitting stops delivery: no follower is left while the child still runs.
+    wait_for(
+        "no herd-watch of the parent's directory",
+        STEP_BUDGET,
+        || watchers_of(artifacts.as_os_str()).is_empty().then_some(()),
+    );
+    gate.open();
+    let exit = PathBuf::from(
+        read_json(&artifacts.join("runs").join(format!("{id}.json"))).unwrap()["session_file"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+            + ".exit",
+    );
+    wait_for("the child's completion sidecar", STEP_BUDGET, || {
+        exit.exists().then_some(())
+    });
+    assert!(
+        !artifacts
+            .join("runs")
+            .join(format!("{id}.delivered"))
+            .exists(),
+        "the result waits on disk"
+    );
+
+    let mut again = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[],
+        &["--herd-surface", "process"],
+    );
+    wait_answer(&session, "Integrated the report.");
+    assert_one_report(&model, &again, &session, "parent");
+    assert!(
+        artifacts
+            .join("runs")
+            .join(format!("{id}.delivered"))
+            .exists()
+    );
+    assert!(again.close().success());
+}
+
+#[test]
+fn a_parent_killed_mid_run_hears_the_report_once_after_a_restart() {
+    let scratch = tempfile::tempdir().unwrap();
+    let gate = Gate(scratch.path().join("gate"));
+    let model = ModelServer::start_models(
+        Models::new()
+            .model("parent", parent_script(scout("child")))
+            .model("child", gated_child(&gate)),
+    );
+    let env = PiEnv::new(&model);
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[],
+        &["--herd-surface", "process"],
+    );
+    parent.prompt("Delegate to a scout.");
+    wait_answer(&session, "Launched; waiting.");
+    let artifacts = artifacts_of(&session);
+    parent.kill();
+    // The follower's stdin ends with Pi: it goes too.
+    wait_for("no herd-watch of a killed parent", STEP_BUDGET, || {
+        watchers_of(artifacts.as_os_str()).is_empty().then_some(())
+    });
+    gate.open();
+    let mut again = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[],
+        &["--herd-surface", "process"],
+    );
+    wait_answer(&session, "Integrated the report.");
+    assert_one_report(&model, &again, &session, "parent");
+    assert!(again.close().success());
+}
+
+#[test]
+fn a_cancelled_child_arrives_once_as_a_cancelled_result() {
+    let scratch = tempfile::tempdir().unwrap();
+    let gate = Gate(scratch.path().join("gate"));
+    let model = ModelServer::start_models(
+        Models::new()
+            .model(
+                "parent",
+                Script::new()
+                    .step(ToolCall::new("tool_search", json!({"query": "subagent"})))
+                    .step(ToolCall::new("subagent", scout("child")))
+                    .step(Text("Launched; waiting."))
+                    .step(ToolCall::new("subagent_cancel", json!({"name": "Scout"})))
+                    .step(Text("Cancel requested."))
+                    .step(Text("Noted the cancellation.")),
+            )
+            .model("child", gated_child(&gate)),
+    );
+    let env = PiEnv::new(&model);
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[],
+        &["--herd-surface", "process"],
+    );
+    parent.prompt("Delegate to a scout.");
+    wait_answer(&session, "Launched; waiting.");
+    // The child is running: its first request came.
+    wait_for("the child's first request", STEP_BUDGET, || {
+        (!model.requests_for("child").is_empty()).then_some(())
+    });
+    parent.prompt("Cancel the scout.");
+    let cancelled = wait_answered_result(&session);
+    assert!(session::is_final(&cancelled["message"]));
+    let results = custom_entries(&session, "subagent_result");
+    assert_eq!(results.len(), 1, "{results:#?}");
+    assert_eq!(
+        results[0]["details"]["error"], "cancelled",
+        "{:#}",
+        results[0]
+    );
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("was cancelled"),
+        "{:#}",
+        results[0]
+    );
+    let cancel_answer = model
+        .requests_for("parent")
+        .into_iter()
+        .find(|b| request::assistant_count(b) == 4)
+        .unwrap();
+    assert!(
+        request::tool_results(&cancel_answer)
+            .iter()
+            .any(|t| t.contains("confirmed")),
+        "{cancel_answer:#}"
+    );
+    assert!(parent.close().success());
 }
