@@ -208,12 +208,7 @@ fn a_parent_searches_delegates_on_the_process_surface_and_hears_the_report_once(
     );
     // 4. The report came once, started a turn, and the model saw one block.
     assert_one_report(&model, &parent, &session, "parent");
-    assert!(
-        artifacts
-            .join("runs")
-            .join(format!("{id}.delivered"))
-            .exists()
-    );
+    wait_delivered(&artifacts, &id);
     // 5. The widget showed the run and was cleared.
     let widgets: Vec<Value> = parent
         .events()
@@ -430,12 +425,7 @@ fn a_parent_that_quits_leaves_no_follower_and_hears_the_report_when_started_agai
     );
     wait_answer(&session, "Integrated the report.");
     assert_one_report(&model, &again, &session, "parent");
-    assert!(
-        artifacts
-            .join("runs")
-            .join(format!("{id}.delivered"))
-            .exists()
-    );
+    wait_delivered(&artifacts, &id);
     assert!(again.close().success());
 }
 
