@@ -532,3 +532,45 @@ fn a_cancelled_child_arrives_once_as_a_cancelled_result() {
     );
     assert!(parent.close().success());
 }
+
+#[test]
+fn subagents_list_shows_the_roles_and_the_supervision_mode() {
+    let model = ModelServer::start_models(
+        Models::new().model(
+            "parent",
+            Script::new()
+                .step(ToolCall::new(
+                    "tool_search",
+                    json!({"query": "subagents_list role definitions"}),
+                ))
+                .step(ToolCall::new("subagents_list", json!({})))
+                .step(Text("Listed.")),
+        ),
+    );
+    let env = PiEnv::new(&model);
+    std::fs::create_dir_all(env.agent_dir().join("agents")).unwrap();
+    std::fs::write(
+        env.agent_dir().join("agents/worker.md"),
+        "---\nauto-exit: false\nthinking: low\n---\nDo the work, then call subagent_done.\n",
+    )
+    .unwrap();
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[],
+        &["--herd-surface", "process"],
+    );
+    parent.prompt("Which roles are there?");
+    wait_answer(&session, "Listed.");
+    let requests = model.requests_for("parent");
+    let listed = request::tool_results(&requests[2]).join("\n");
+    assert!(
+        listed.contains("Roles:\n- worker (user): thinking low · auto-exit false"),
+        "{listed}"
+    );
+    assert!(listed.contains("Persistent specialists: none"), "{listed}");
+    assert!(listed.contains("Supervision: wake+batch"), "{listed}");
+    assert!(parent.close().success());
+}
