@@ -10,10 +10,11 @@
 use std::path::{Path, PathBuf};
 
 use herd_e2e::herd::read_json;
-use herd_e2e::model::{ModelServer, Models, Script, Text, ToolCall, request};
+use herd_e2e::model::{ModelServer, Models, Said, Script, Text, ToolCall, request};
 use herd_e2e::pi::PiEnv;
 use herd_e2e::rpc::{PiRpc, STEP_BUDGET, custom_messages, watchers_of};
 use herd_e2e::session;
+use herd_e2e::tmux::Tmux;
 use herd_e2e::wait::wait_for;
 use serde_json::{Value, json};
 
@@ -132,7 +133,7 @@ fn assert_one_report(model: &ModelServer, parent: &PiRpc, session: &Path, parent
         1,
         "{content}"
     );
-    assert!(content.contains("REPORT: 42"), "{content}");
+    assert!(content.contains("REPORT:"), "{content}");
     let requests = model.requests_for(parent_model);
     for body in &requests {
         assert!(
@@ -208,6 +209,12 @@ fn a_parent_searches_delegates_on_the_process_surface_and_hears_the_report_once(
     );
     // 4. The report came once, started a turn, and the model saw one block.
     assert_one_report(&model, &parent, &session, "parent");
+    let entry = custom_entries(&session, "subagent_result").remove(0);
+    assert!(
+        entry["content"].as_str().unwrap().contains("REPORT: 42"),
+        "{entry:#}"
+    );
+    assert_eq!(entry["details"]["runId"], id.as_str(), "{entry:#}");
     wait_delivered(&artifacts, &id);
     // 5. The widget showed the run and was cleared.
     let widgets: Vec<Value> = parent
@@ -572,5 +579,123 @@ fn subagents_list_shows_the_roles_and_the_supervision_mode() {
     );
     assert!(listed.contains("Persistent specialists: none"), "{listed}");
     assert!(listed.contains("Supervision: wake+batch"), "{listed}");
+    assert!(parent.close().success());
+}
+
+#[test]
+fn on_tmux_a_worker_ends_with_subagent_done_and_the_parent_hears_it_once() {
+    let model = ModelServer::start_models(
+        Models::new()
+            .model(
+                "parent",
+                parent_script(json!({
+                    "name": "Scout", "agent": "worker", "task": "Report the answer",
+                    "model": PiEnv::model_arg("child"),
+                })),
+            )
+            .model(
+                "child",
+                Script::new()
+                    .step(Said(
+                        "REPORT: 42",
+                        ToolCall::new("subagent_done", json!({})),
+                    ))
+                    .step(Text("never asked")),
+            ),
+    );
+    let env = PiEnv::new(&model);
+    std::fs::create_dir_all(env.agent_dir().join("agents")).unwrap();
+    std::fs::write(
+        env.agent_dir().join("agents/worker.md"),
+        "---\nauto-exit: false\n---\nDo the work, then call subagent_done.\n",
+    )
+    .unwrap();
+    let tmux = Tmux::start(env.vars());
+    let socket = tmux.socket_path();
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[("HERD_TMUX_SOCKET", socket.as_os_str())],
+        &["--herd-surface", "tmux"],
+    );
+    parent.prompt("Delegate to a worker.");
+    wait_answer(&session, "Integrated the report.");
+    let artifacts = artifacts_of(&session);
+    let id = only_run(&artifacts);
+    let record = read_json(&artifacts.join("runs").join(format!("{id}.json"))).unwrap();
+    assert_eq!(record["surface"], "tmux", "{record:#}");
+    assert_eq!(record["auto_exit"], false, "{record:#}");
+    let child = model.requests_for("child");
+    assert_eq!(child.len(), 1, "the child ended on subagent_done");
+    assert!(request::tool_names(&child[0]).contains(&"subagent_done".to_owned()));
+    assert_one_report(&model, &parent, &session, "parent");
+    wait_delivered(&artifacts, &id);
+    assert!(parent.close().success());
+    wait_for(
+        "no herd-watch of the parent's directory",
+        STEP_BUDGET,
+        || watchers_of(artifacts.as_os_str()).is_empty().then_some(()),
+    );
+}
+
+#[test]
+fn a_child_delegates_to_a_grandchild_through_the_subagent_tool() {
+    let model = ModelServer::start_models(
+        Models::new()
+            .model("parent", parent_script(scout("child")))
+            .model(
+                "child",
+                Script::new()
+                    .step(ToolCall::new("tool_search", json!({"query": "subagent"})))
+                    .step(ToolCall::new(
+                        "subagent",
+                        json!({"name": "Helper", "task": "Find the answer", "model": PiEnv::model_arg("helper")}),
+                    ))
+                    .step(Text("CHILD: waiting for the helper"))
+                    .step(Text("REPORT: the helper found 42")),
+            )
+            .model("helper", Script::new().step(Text("HELPER REPORT: 42"))),
+    );
+    let env = PiEnv::new(&model);
+    // Installed, as `pi install` does: the children load it too.
+    let settings = env.agent_dir().join("settings.json");
+    let mut value: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    value["extensions"] = json!([herd_e2e::rpc::parent_extension()]);
+    std::fs::write(&settings, value.to_string()).unwrap();
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_installed(
+        &env,
+        &session,
+        "parent",
+        &[],
+        &["--herd-surface", "process"],
+    );
+    parent.prompt("Delegate to a scout.");
+    wait_answer(&session, "Integrated the report.");
+
+    let child = model.requests_for("child");
+    assert!(
+        request::tool_names(&child[1]).contains(&"subagent".to_owned()),
+        "the child found subagent through its search: {:?}",
+        request::tool_names(&child[1])
+    );
+    let helper = model.requests_for("helper");
+    assert_eq!(helper.len(), 1);
+    // The child heard its helper before it reported.
+    let last = child.last().unwrap();
+    assert_eq!(
+        occurrences(last, "<subagent_report from=\"Helper\""),
+        1,
+        "{last:#}"
+    );
+    // The parent heard the child only, once, with what the helper found.
+    let entries = custom_entries(&session, "subagent_result");
+    assert_eq!(entries.len(), 1, "{entries:#?}");
+    let content = entries[0]["content"].as_str().unwrap();
+    assert!(content.contains("REPORT: the helper found 42"), "{content}");
+    assert!(!content.contains("HELPER REPORT"), "{content}");
+    assert_one_report(&model, &parent, &session, "parent");
     assert!(parent.close().success());
 }
