@@ -15,6 +15,14 @@ export function inChild(env: NodeJS.ProcessEnv = process.env): boolean {
 	return Boolean(env.PI_SUBAGENT_ID);
 }
 
+/**
+ * Whether this session takes its children's results itself: every session but an auto-exit
+ * child, whose child extension waits for its own children (two consumers would race).
+ */
+export function consumesResults(env: NodeJS.ProcessEnv = process.env): boolean {
+	return !(inChild(env) && env.PI_SUBAGENT_AUTO_EXIT === "1");
+}
+
 /** The tools a child's launch policy denied (`PI_DENY_TOOLS`, also `spawning: false`). */
 export function deniedTools(env: NodeJS.ProcessEnv = process.env): Set<string> {
 	return new Set(
@@ -58,6 +66,12 @@ export function binaryEnv(pi: ExtensionAPI, ctx: ExtensionContext, binDir: strin
 		env.HERD_PARENT_THINKING = pi.getThinkingLevel();
 	} catch {
 		// Left to the child's defaults.
+	}
+	// A child inherits this session's project-trust decision, never a wider one.
+	try {
+		env.HERD_PROJECT_TRUST = ctx.isProjectTrusted() ? "trusted" : "untrusted";
+	} catch {
+		// A Pi without project trust (0.73): herd's default, untrusted.
 	}
 	// Children run the parent's own Pi.
 	if (!env.HERD_PI && process.argv[1]) env.HERD_PI = process.argv[1];

@@ -13,6 +13,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { type JsonObject, isObject, parseObject } from "./bins";
 import { type Pending, hub, pendingKey, withLive } from "./hub";
+import { consumesResults } from "./context";
 import { redraw } from "./widget";
 
 export const RESULT_TYPE = "subagent_result";
@@ -23,8 +24,9 @@ const LINE_LIMIT = 4 * 1024 * 1024;
 /** The backoff of a follower that exited while runs of its directory were still undelivered. */
 const RESTART_MS = [250, 1000, 5000];
 
-/** Starts the follower of `dir` unless one runs. */
+/** Starts the follower of `dir` unless one runs, or this session leaves results to another consumer. */
 export function ensureFollower(dir: string, binDir: string): void {
+	if (!consumesResults()) return;
 	const h = hub();
 	h.dirs.add(dir);
 	if (h.followers.has(dir)) return;

@@ -10,7 +10,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { INSTALL_HINT, findBinDir } from "./bins";
 import { registerCommand } from "./commands";
-import { SURFACE_FLAG, artifactsDir, deniedTools, inChild } from "./context";
+import { SURFACE_FLAG, artifactsDir, consumesResults, deniedTools, inChild } from "./context";
 import { ensureFollower, flush, onMessageEnd, resendDropped, stopFollowers, undelivered } from "./delivery";
 import { applyLoading } from "./exposure";
 import { hub } from "./hub";
@@ -39,11 +39,6 @@ function childToolsWidget(pi: ExtensionAPI, ctx: ExtensionContext): void {
 	} catch {
 		// No UI.
 	}
-}
-
-/** Whether this session consumes results itself: not an auto-exit child (the child extension waits for those). */
-function consumesResults(): boolean {
-	return !(inChild() && process.env.PI_SUBAGENT_AUTO_EXIT === "1");
 }
 
 export default async function herdParent(pi: ExtensionAPI): Promise<void> {

@@ -699,3 +699,64 @@ fn a_child_delegates_to_a_grandchild_through_the_subagent_tool() {
     assert_one_report(&model, &parent, &session, "parent");
     assert!(parent.close().success());
 }
+
+#[test]
+fn a_persistent_grandchild_never_holds_an_auto_exit_child_open() {
+    let model = ModelServer::start_models(
+        Models::new()
+            .model("parent", parent_script(scout("child")))
+            .model(
+                "child",
+                Script::new()
+                    .step(ToolCall::new("tool_search", json!({"query": "subagent"})))
+                    .step(ToolCall::new(
+                        "subagent",
+                        json!({"name": "Keeper", "task": "Stay ready", "persistent": true, "model": PiEnv::model_arg("keeper")}),
+                    ))
+                    .step(Text("REPORT: launched a keeper")),
+            )
+            .model(
+                "keeper",
+                Script::new()
+                    .step(Said("KEEPER: ready", ToolCall::new("subagent_done", json!({}))))
+                    .step(Text("KEEPER: idle")),
+            ),
+    );
+    let env = PiEnv::new(&model);
+    let settings = env.agent_dir().join("settings.json");
+    let mut value: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    value["extensions"] = json!([herd_e2e::rpc::parent_extension()]);
+    std::fs::write(&settings, value.to_string()).unwrap();
+    let tmux = Tmux::start(env.vars());
+    let socket = tmux.socket_path();
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_installed(
+        &env,
+        &session,
+        "parent",
+        &[("HERD_TMUX_SOCKET", socket.as_os_str())],
+        &["--herd-surface", "tmux"],
+    );
+    parent.prompt("Delegate to a scout.");
+    // The scout ends at its first settlement although its keeper lives on.
+    wait_answer(&session, "Integrated the report.");
+    let entries = custom_entries(&session, "subagent_result");
+    assert_eq!(entries.len(), 1, "{entries:#?}");
+    assert!(
+        entries[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("REPORT: launched a keeper"),
+        "{:#}",
+        entries[0]
+    );
+    assert_eq!(
+        model.requests_for("child").len(),
+        3,
+        "the scout was not held for a fourth turn"
+    );
+    wait_for("the keeper's first request", STEP_BUDGET, || {
+        (!model.requests_for("keeper").is_empty()).then_some(())
+    });
+    assert!(parent.close().success());
+}
