@@ -6,6 +6,7 @@ pub mod exec;
 pub mod extension;
 pub mod files;
 pub mod list;
+pub mod models;
 pub mod names;
 pub mod persistent;
 pub mod plan;
@@ -61,6 +62,22 @@ pub enum Command {
     /// List the role definitions a launch can name, the live persistent specialists and the
     /// supervision mode (the `subagents_list` tool).
     Roles(RolesArgs),
+    /// Validate and atomically replace `models.tasks` and `models.tasksMeta` of the durable
+    /// configuration (the `subagents_write_task_models` tool), keeping every other setting.
+    WriteTaskModels(WriteTaskModelsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct WriteTaskModelsArgs {
+    /// The tool's parameters as JSON, from a file or `-` for stdin.
+    #[arg(long, value_name = "FILE|-")]
+    pub request: String,
+    /// The directory whose `.pi/agent/` may hold the project's configuration [default: the
+    /// current one].
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -181,6 +198,7 @@ impl Cli {
             Command::Resume(a) => a.json,
             Command::Send(a) => a.json,
             Command::Roles(a) => a.json,
+            Command::WriteTaskModels(a) => a.json,
             Command::Exec(_) => false,
         }
     }
@@ -252,6 +270,20 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let agent_dir = names::agent_dir(Some(&cwd), &env)?;
             let listing = list::list(&artifacts, &cwd, &agent_dir)?;
             Ok(Output::ok(listing.to_json(), listing.human()))
+        }
+        Command::WriteTaskModels(args) => {
+            let cwd = match &args.cwd {
+                Some(dir) => dir.clone(),
+                None => std::env::current_dir().map_err(|e| {
+                    Error::new(ErrorCode::Unavailable, format!("no current directory: {e}"))
+                })?,
+            };
+            let bytes = spawn::read_request(&args.request)?;
+            let request: herd_tools::WriteTaskModelsRequest =
+                herd_tools::parse_slice("subagents_write_task_models", &bytes)?;
+            let agent_dir = names::agent_dir(Some(&cwd), &env)?;
+            let written = models::write(&agent_dir, &request)?;
+            Ok(Output::ok(written.to_json(), written.human()))
         }
         Command::Exec(args) => {
             let (err, code) = exec::exec(&args.identity, &args.run_id, &args.session, &args.argv);

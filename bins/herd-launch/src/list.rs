@@ -46,6 +46,9 @@ pub struct Listing {
     pub specialists: Vec<Specialist>,
     /// How herd-watch notices changes: `wake+batch` with file events, else `polling(fallback)`.
     pub supervision: &'static str,
+    /// The durable configuration and its revision, what `expectedConfigRevision` compares.
+    pub config: PathBuf,
+    pub config_revision: String,
 }
 
 /// Reads the roles of `cwd` and `agent_dir` and the specialists of `artifacts`.
@@ -92,8 +95,13 @@ pub fn list(artifacts: &Artifacts, cwd: &Path, agent_dir: &Path) -> Result<Listi
             });
         }
     }
+    let config = crate::models::config_file(agent_dir);
+    let config_revision =
+        crate::models::revision(herd_core::sidecar::read_bounded(&config, READ_LIMIT)?.as_deref());
     Ok(Listing {
         roles: rows,
+        config,
+        config_revision,
         specialists: specialists(artifacts)?,
         supervision: if cfg!(target_os = "linux") {
             "wake+batch"
@@ -189,7 +197,10 @@ impl Listing {
                 })
             })
             .collect();
-        json!({"roles": roles, "specialists": specialists, "supervision": self.supervision})
+        json!({
+            "roles": roles, "specialists": specialists, "supervision": self.supervision,
+            "config": self.config, "config_revision": self.config_revision,
+        })
     }
 
     /// The text `subagents_list` answers with: one line per row, child-influenced values
@@ -245,6 +256,11 @@ impl Listing {
             ));
         }
         out.push_str(&format!("\nSupervision: {}", self.supervision));
+        out.push_str(&format!(
+            "\nConfiguration: {} (revision {})",
+            value(&self.config.display().to_string()),
+            self.config_revision
+        ));
         out
     }
 }
@@ -294,9 +310,10 @@ mod tests {
         );
         assert!(text.contains("- broken (user): unusable:"), "{text}");
         assert!(
-            text.ends_with("Persistent specialists: none\nSupervision: wake+batch"),
+            text.contains("Persistent specialists: none\nSupervision: wake+batch\nConfiguration: "),
             "{text}"
         );
+        assert!(text.ends_with("config.json (revision missing)"), "{text}");
     }
 
     #[test]

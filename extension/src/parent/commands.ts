@@ -118,12 +118,18 @@ async function initCommand(pi: ExtensionAPI, args: string, ctx: ExtensionCommand
 	}
 	hub().writerActive = true;
 	const preferences = args.trim();
+	let models: string[] = [];
+	try {
+		models = ctx.modelRegistry.getAvailable().map((m) => `${m.provider}/${m.id}`);
+	} catch {
+		// The proposal then names no registry.
+	}
 	pi.sendUserMessage(
 		"Draft task-category model preferences for herd's subagents (models.tasks: coding, review, recon, qa, architecture, docs) " +
-			"from the models available in this session's registry" +
-			(preferences ? `, with these ranking preferences: ${preferences}` : "") +
+			`from the authenticated models of this session's registry: ${models.length > 0 ? models.join(", ") : "(none listed)"}` +
+			(preferences ? `; ranking preferences: ${preferences}` : "") +
 			". Show the proposal and ask me to approve it; only after I approve, save it with subagents_write_task_models, " +
-			"passing expectedConfigRevision from when you read the configuration.",
+			"passing expectedConfigRevision (sha256: of the configuration file's bytes as you read them, or missing).",
 	);
 }
 

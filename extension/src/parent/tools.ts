@@ -95,7 +95,7 @@ const HANDLERS: Record<string, Handler> = {
 	subagents_list: async (call) =>
 		answer(await runBinary(call, "herd-launch", ["--artifacts", artifactsDir(call.ctx), "roles", "--cwd", call.ctx.cwd])),
 	subagents_write_task_models: async (call, params) =>
-		answer(await runBinary(call, "herd-launch", ["models", "write", "--request", "-"], JSON.stringify(params)), [0]),
+		answer(await runBinary(call, "herd-launch", ["write-task-models", "--request", "-", "--cwd", call.ctx.cwd], JSON.stringify(params))),
 	worktree_list: async (call) =>
 		answer(await runBinary(call, "herd-cleanup", ["--artifacts", artifactsDir(call.ctx), "list", "--session-cwd", call.ctx.cwd]), [0]),
 	worktree_remove: async (call, params) => {

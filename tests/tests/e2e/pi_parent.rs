@@ -760,3 +760,64 @@ fn a_persistent_grandchild_never_holds_an_auto_exit_child_open() {
     });
     assert!(parent.close().success());
 }
+
+#[test]
+fn subagents_init_activates_the_writer_and_a_stale_revision_writes_nothing() {
+    let stale = format!("sha256:{}", "0".repeat(64));
+    let proposal = |revision: &str| {
+        json!({
+            "tasks": {"coding": ["fake/parent"], "review": ["fake/parent"]},
+            "tasksMeta": {"generatedAt": "2026-12-01T00:00:00Z", "method": "registry-only"},
+            "basis": {"kind": "registry-only"},
+            "expectedConfigRevision": revision,
+        })
+    };
+    let model = ModelServer::start_models(
+        Models::new().model(
+            "parent",
+            Script::new()
+                .step(ToolCall::new(
+                    "subagents_write_task_models",
+                    proposal(&stale),
+                ))
+                .step(Text("The configuration changed; I will re-read it.")),
+        ),
+    );
+    let env = PiEnv::new(&model);
+    let config = env.agent_dir().join("herdr-agents/config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let before = br#"{"models":{"default":"fake/parent"},"persistent":{"maxAgents":2}}"#;
+    std::fs::write(&config, before).unwrap();
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[],
+        &["--herd-surface", "process"],
+    );
+    parent.prompt("/subagents-init prefer cheap models");
+    wait_answer(&session, "The configuration changed; I will re-read it.");
+    let requests = model.requests_for("parent");
+    assert!(
+        request::tool_names(&requests[0]).contains(&WRITER.to_owned()),
+        "/subagents-init activated the writer: {:?}",
+        request::tool_names(&requests[0])
+    );
+    let draft = request::user_texts(&requests[0]).join("\n");
+    assert!(
+        draft.contains("fake/parent") && draft.contains("prefer cheap models"),
+        "{draft}"
+    );
+    let refused = request::tool_results(&requests[1]).join("\n");
+    assert!(
+        refused.contains("the configuration changed since the proposal read it"),
+        "{refused}"
+    );
+    assert_eq!(
+        std::fs::read(&config).unwrap(),
+        before,
+        "nothing was written"
+    );
+    assert!(parent.close().success());
+}
