@@ -659,11 +659,15 @@ fn a_child_delegates_to_a_grandchild_through_the_subagent_tool() {
             .model("helper", Script::new().step(Text("HELPER REPORT: 42"))),
     );
     let env = PiEnv::new(&model);
-    // Installed, as `pi install` does: the children load it too.
-    let settings = env.agent_dir().join("settings.json");
-    let mut value: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
-    value["extensions"] = json!([herd_e2e::rpc::parent_extension()]);
-    std::fs::write(&settings, value.to_string()).unwrap();
+    // Installed with `pi install <extension dir>`: the children load the package too.
+    let package = herd_e2e::rpc::parent_extension()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let mut install = env.command(herd_e2e::pi::pi_bin());
+    install.arg("install").arg(&package);
+    let installed = herd_e2e::proc::run(install, herd_e2e::pi::PI_BUDGET);
+    assert!(installed.success(), "{installed}");
     let session = env.session_path("parent");
     let mut parent = PiRpc::start_installed(
         &env,
