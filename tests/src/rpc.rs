@@ -100,6 +100,23 @@ impl PiRpc {
         extra: &[(&str, &OsStr)],
         args: &[OsString],
     ) -> PiRpc {
+        PiRpc::spawn_with(env, &bin_dir(), session, model, extra, args)
+    }
+
+    /// Starts Pi in RPC mode with the herd binaries of `bins` and exactly the arguments `args`
+    /// after the model and session (`-e` included: nothing is loaded unless they say so).
+    ///
+    /// # Panics
+    ///
+    /// When Pi is not installed or cannot be started.
+    pub fn spawn_with(
+        env: &PiEnv,
+        bins: &Path,
+        session: &Path,
+        model: &str,
+        extra: &[(&str, &OsStr)],
+        args: &[OsString],
+    ) -> PiRpc {
         let mut cmd = env.command(pi_bin());
         cmd.args(["--mode", "rpc", "--model"])
             .arg(PiEnv::model_arg(model))
@@ -107,7 +124,7 @@ impl PiRpc {
             .arg(session)
             .args(["--no-skills", "--no-context-files"])
             .args(args)
-            .env("HERD_BIN_DIR", bin_dir())
+            .env("HERD_BIN_DIR", bins)
             .env("HERD_PI", pi_bin())
             // No no-progress notices in the middle of a scenario's events.
             .env("HERD_HANG_WARNING_SECS", "0");

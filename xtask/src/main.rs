@@ -13,6 +13,7 @@ mod bench_watch;
 mod bench_worktree;
 mod demo;
 mod demo_child;
+mod demo_parent;
 mod install;
 
 use std::ffi::OsString;
