@@ -103,12 +103,13 @@ async function worktreeCommand(pi: ExtensionAPI, binDir: string, args: string, c
 		say(ctx, "Usage: /worktree <name> [task], /worktree list, /worktree remove <target> [--preserve]", "warning");
 		return;
 	}
-	const file = ctx.sessionManager.getSessionFile();
-	const handoff = ["handoff", "--cwd", ctx.cwd, "--branch", sub, "--surface", surface(pi)];
-	if (file) handoff.push("--session", file);
-	if (rest) handoff.push("--task", rest);
-	const ran = await runBinary(call, "herd-worktree", handoff, undefined, 3 * 60 * 1000);
-	say(ctx, ran.code === 0 ? ran.stdout.trim() : failureText(ran), ran.code === 0 ? "info" : "error");
+	// The handoff (a new interactive Pi in a fresh managed worktree with this conversation) has
+	// no herd command yet; saying so beats pretending.
+	say(
+		ctx,
+		`/worktree ${sub} is not available in this herd yet: launch a worktree child with the subagent tool's worktree parameter, or use /worktree list.`,
+		"warning",
+	);
 }
 
 async function initCommand(pi: ExtensionAPI, args: string, ctx: ExtensionCommandContext): Promise<void> {
