@@ -825,3 +825,70 @@ fn subagents_init_activates_the_writer_and_a_stale_revision_writes_nothing() {
     );
     assert!(parent.close().success());
 }
+
+#[test]
+fn a_child_whose_role_forbids_spawning_cannot_load_the_subagent_tools() {
+    let model = ModelServer::start_models(
+        Models::new()
+            .model(
+                "parent",
+                parent_script(json!({
+                    "name": "Scout", "agent": "scout", "task": "Report the answer",
+                    "model": PiEnv::model_arg("child"),
+                })),
+            )
+            .model(
+                "child",
+                Script::new()
+                    .step(ToolCall::new("tool_search", json!({"query": "subagent"})))
+                    .step(Text("REPORT: 42, alone")),
+            ),
+    );
+    let env = PiEnv::new(&model);
+    std::fs::create_dir_all(env.agent_dir().join("agents")).unwrap();
+    std::fs::write(
+        env.agent_dir().join("agents/scout.md"),
+        "---\nauto-exit: true\nspawning: false\n---\nLook, do not delegate.\n",
+    )
+    .unwrap();
+    let package = herd_e2e::rpc::parent_extension()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let mut install = env.command(herd_e2e::pi::pi_bin());
+    install.arg("install").arg(&package);
+    let installed = herd_e2e::proc::run(install, herd_e2e::pi::PI_BUDGET);
+    assert!(installed.success(), "{installed}");
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_installed(
+        &env,
+        &session,
+        "parent",
+        &[],
+        &["--herd-surface", "process"],
+    );
+    parent.prompt("Delegate to a scout.");
+    wait_answer(&session, "Integrated the report.");
+    let child = model.requests_for("child");
+    assert_eq!(child.len(), 2);
+    let searched = request::tool_names(&child[1]);
+    for tool in [
+        "subagent",
+        "subagent_resume",
+        "subagent_cancel",
+        "subagent_interrupt",
+        "subagent_send",
+        "subagent_stop",
+    ] {
+        assert!(
+            !searched.contains(&tool.to_owned()),
+            "{tool} is removed: {searched:?}"
+        );
+    }
+    // What the role did not deny is still there to find.
+    assert!(
+        searched.contains(&"subagents_list".to_owned()),
+        "{searched:?}"
+    );
+    assert!(parent.close().success());
+}
