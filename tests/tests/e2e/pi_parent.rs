@@ -10,7 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use herd_e2e::herd::read_json;
-use herd_e2e::model::{ModelServer, Models, Said, Script, Text, ToolCall, request};
+use herd_e2e::model::{
+    ModelServer, Models, REPORTED_SESSION, Said, Script, Text, ToolCall, request,
+};
 use herd_e2e::pi::PiEnv;
 use herd_e2e::rpc::{PiRpc, STEP_BUDGET, custom_messages, watchers_of};
 use herd_e2e::session;
@@ -889,6 +891,68 @@ fn a_child_whose_role_forbids_spawning_cannot_load_the_subagent_tools() {
     assert!(
         searched.contains(&"subagents_list".to_owned()),
         "{searched:?}"
+    );
+    assert!(parent.close().success());
+}
+
+#[test]
+fn a_help_request_is_answered_with_subagent_resume() {
+    let model = ModelServer::start_models(
+        Models::new()
+            .model(
+                "parent",
+                Script::new()
+                    .step(ToolCall::new("tool_search", json!({"query": "subagent"})))
+                    .step(ToolCall::new("subagent", scout("child")))
+                    .step(Text("Launched; waiting."))
+                    .step(ToolCall::new(
+                        "subagent_resume",
+                        json!({"sessionPath": REPORTED_SESSION, "message": "Use v2.", "name": "Scout"}),
+                    ))
+                    .step(Text("Resumed; waiting."))
+                    .step(Text("Integrated the report.")),
+            )
+            .model(
+                "child",
+                Script::new()
+                    .step(ToolCall::new("caller_ping", json!({"message": "Which schema, v1 or v2?"})))
+                    .step(Text("REPORT: used v2")),
+            ),
+    );
+    let env = PiEnv::new(&model);
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[],
+        &["--herd-surface", "process"],
+    );
+    parent.prompt("Delegate to a scout.");
+    wait_answer(&session, "Integrated the report.");
+    let entries = custom_entries(&session, "subagent_result");
+    assert_eq!(
+        entries.len(),
+        2,
+        "the help request, then the resumed run's result: {entries:#?}"
+    );
+    let help = entries[0]["content"].as_str().unwrap();
+    assert!(
+        help.contains("<subagent_report from=\"Scout\" kind=\"help-request\">"),
+        "{help}"
+    );
+    assert!(help.contains("Which schema, v1 or v2?"), "{help}");
+    let result = entries[1]["content"].as_str().unwrap();
+    assert!(result.contains("kind=\"result\">"), "{result}");
+    assert!(result.contains("REPORT: used v2"), "{result}");
+    let child = model.requests_for("child");
+    assert_eq!(child.len(), 2);
+    assert!(
+        request::user_texts(&child[1])
+            .iter()
+            .any(|t| t.contains("Use v2.")),
+        "{:#}",
+        child[1]
     );
     assert!(parent.close().success());
 }
