@@ -494,7 +494,10 @@ mod tests {
         ]});
         let resolved = call.resolved(&request);
         assert_eq!(resolved.arguments["sessionPath"], "/s/child.jsonl");
-        assert_eq!(resolved.arguments["message"], format!("{REPORTED_SESSION}!"));
+        assert_eq!(
+            resolved.arguments["message"],
+            format!("{REPORTED_SESSION}!")
+        );
         assert_eq!(call.resolved(&json!({"messages": []})), call);
     }
 }

@@ -956,3 +956,68 @@ fn a_help_request_is_answered_with_subagent_resume() {
     );
     assert!(parent.close().success());
 }
+
+#[test]
+fn a_stalled_child_steers_the_parent_and_its_failure_arrives_once() {
+    let scratch = tempfile::tempdir().unwrap();
+    let gate = Gate(scratch.path().join("gate"));
+    let model = ModelServer::start_models(
+        Models::new()
+            .model(
+                "parent",
+                Script::new()
+                    .step(ToolCall::new("tool_search", json!({"query": "subagent"})))
+                    .step(ToolCall::new("subagent", scout("child")))
+                    .step(Text("Launched; waiting."))
+                    .step(Text("Noted."))
+                    .step(Text("Noted again.")),
+            )
+            .model("child", gated_child(&gate)),
+    );
+    let env = PiEnv::new(&model);
+    let tmux = Tmux::start(env.vars());
+    let socket = tmux.socket_path();
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[("HERD_TMUX_SOCKET", socket.as_os_str())],
+        &["--herd-surface", "tmux"],
+    );
+    parent.prompt("Delegate to a scout.");
+    wait_answer(&session, "Launched; waiting.");
+    wait_for("the child's first request", STEP_BUDGET, || {
+        (!model.requests_for("child").is_empty()).then_some(())
+    });
+    let artifacts = artifacts_of(&session);
+    let id = only_run(&artifacts);
+    let record = read_json(&artifacts.join("runs").join(format!("{id}.json"))).unwrap();
+    let pane = record["pane"]["pane_id"].as_str().unwrap().to_owned();
+    // The pane goes without any completion evidence: herd-watch reports the stall, then the failure.
+    tmux.cmd(["kill-pane", "-t", &pane]);
+    wait_answered_result(&session);
+    let stalls = custom_entries(&session, "subagent_status");
+    assert_eq!(stalls.len(), 1, "{stalls:#?}");
+    let line = stalls[0]["content"].as_str().unwrap();
+    assert!(
+        line.starts_with("\"Scout\" running ") && line.ends_with(", stalled."),
+        "{line}"
+    );
+    // The stall reached the model: it steered (a non-interactive child) a request of its own.
+    assert!(
+        model
+            .requests_for("parent")
+            .iter()
+            .any(|b| request::user_texts(b).iter().any(|t| t == line)),
+        "no request carried the stall"
+    );
+    let results = custom_entries(&session, "subagent_result");
+    assert_eq!(results.len(), 1, "{results:#?}");
+    assert_eq!(
+        results[0]["details"]["outcome"], "failed",
+        "{:#}",
+        results[0]
+    );
+    assert!(parent.close().success());
+}
