@@ -80,7 +80,20 @@ export function ensureFollower(dir: string, binDir: string): void {
 	redraw();
 }
 
-/** Whether a run of `dir` has a record and no delivered marker (it may still be running). */
+/** The bound of a run record read here. */
+const RECORD_LIMIT = 256 * 1024;
+
+/** Whether this session's follower takes on the run `record` (who launched it). */
+function ours(record: JsonObject | undefined): boolean {
+	const launcher = record?.parent_run_id;
+	const me = process.env.PI_SUBAGENT_ID;
+	return me ? launcher === me : launcher === undefined || launcher === null;
+}
+
+/**
+ * Whether a run of `dir` that this session's follower takes on has a record and no delivered
+ * marker (it may still be running).
+ */
 export function undelivered(dir: string): boolean {
 	const runs = path.join(dir, "runs");
 	let names: string[];
@@ -92,8 +105,18 @@ export function undelivered(dir: string): boolean {
 	const present = new Set(names);
 	return names.some((name) => {
 		const id = /^([A-Za-z0-9_-]{1,64})\.json$/.exec(name)?.[1];
-		return id !== undefined && !present.has(`${id}.delivered`) && !present.has(`${id}.superseded.json`);
+		if (id === undefined || present.has(`${id}.delivered`) || present.has(`${id}.superseded.json`)) return false;
+		return ours(readRecord(path.join(runs, name)));
 	});
+}
+
+function readRecord(file: string): JsonObject | undefined {
+	try {
+		if (fs.statSync(file).size > RECORD_LIMIT) return undefined;
+		return parseObject(fs.readFileSync(file, "utf8"));
+	} catch {
+		return undefined;
+	}
 }
 
 /** Stops every follower: Pi quits. Undelivered results wait on disk for the next start. */
@@ -230,13 +253,7 @@ export function resendDropped(): void {
 
 /** Whether run `runId` of `dir` was launched interactive (its record says so). */
 function interactive(dir: string, runId: string): boolean {
-	try {
-		const text = fs.readFileSync(path.join(dir, "runs", `${runId}.json`), "utf8");
-		const record = parseObject(text);
-		return record?.interactive === true;
-	} catch {
-		return false;
-	}
+	return readRecord(path.join(dir, "runs", `${runId}.json`))?.interactive === true;
 }
 
 /** `stalled` and `recovered` steer the parent so it can react, only for runs nobody drives by hand. */

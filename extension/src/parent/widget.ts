@@ -35,7 +35,8 @@ export function redraw(): void {
 		return;
 	}
 	const live = h.live;
-	if (!live) return;
+	// A child's directory is its parent's: its rows would be its siblings, not its own children.
+	if (!live || process.env.PI_SUBAGENT_ID) return;
 	h.widgetBusy = true;
 	const dirs = [live.dir, ...[...h.followers.keys()].filter((d) => d !== live.dir)];
 	const env = { ...process.env, HERD_BIN_DIR: live.binDir };
