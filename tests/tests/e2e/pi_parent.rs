@@ -1021,3 +1021,58 @@ fn a_stalled_child_steers_the_parent_and_its_failure_arrives_once() {
     );
     assert!(parent.close().success());
 }
+
+#[test]
+fn a_queued_result_dropped_by_escape_arrives_once_after_the_abort() {
+    let scratch = tempfile::tempdir().unwrap();
+    let busy = Gate(scratch.path().join("busy"));
+    let model = ModelServer::start_models(
+        Models::new()
+            .model(
+                "parent",
+                Script::new()
+                    .step(ToolCall::new("tool_search", json!({"query": "subagent"})))
+                    .step(ToolCall::new("subagent", scout("child")))
+                    // The parent keeps working (a long tool call) while the report comes.
+                    .step(busy.step())
+                    .step(Text("Integrated the report.")),
+            )
+            .model("child", Script::new().step(Text("REPORT: 42"))),
+    );
+    let env = PiEnv::new(&model);
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[],
+        &["--herd-surface", "process"],
+    );
+    parent.send(json!({"type": "prompt", "message": "Delegate to a scout."}));
+    // The report settles while the parent's tool call runs, and the parent redraws its widget
+    // after that: by then the follower has emitted it and it is queued as a steer (Pi reports no
+    // queue event for a custom message). Dropped or not, it must arrive exactly once.
+    wait_for("the child's first request", STEP_BUDGET, || {
+        (!model.requests_for("child").is_empty()).then_some(())
+    });
+    let artifacts = artifacts_of(&session);
+    let id = only_run(&artifacts);
+    let settled = artifacts.join("runs").join(format!("{id}.result.json"));
+    wait_for("the settled result", STEP_BUDGET, || {
+        settled.exists().then_some(())
+    });
+    let seen = parent.events().len();
+    wait_for("a widget redraw after the settlement", STEP_BUDGET, || {
+        parent.events()[seen..]
+            .iter()
+            .any(|e| e["type"] == "extension_ui_request" && e["widgetKey"] == "herd-subagents")
+            .then_some(())
+    });
+    // What Escape does: clear the queue, then abort.
+    parent.request(json!({"type": "clear_queue"}));
+    parent.request(json!({"type": "abort"}));
+    wait_answer(&session, "Integrated the report.");
+    assert_one_report(&model, &parent, &session, "parent");
+    wait_delivered(&artifacts, &id);
+    assert!(parent.close().success());
+}
