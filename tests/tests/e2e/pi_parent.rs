@@ -897,6 +897,9 @@ fn a_child_whose_role_forbids_spawning_cannot_load_the_subagent_tools() {
 
 #[test]
 fn a_help_request_is_answered_with_subagent_resume() {
+    // The gate holds the child until the parent has said it waits, so the help request comes after.
+    let scratch = tempfile::tempdir().unwrap();
+    let asked = Gate(scratch.path().join("asked"));
     let model = ModelServer::start_models(
         Models::new()
             .model(
@@ -915,6 +918,7 @@ fn a_help_request_is_answered_with_subagent_resume() {
             .model(
                 "child",
                 Script::new()
+                    .step(asked.step())
                     .step(ToolCall::new("caller_ping", json!({"message": "Which schema, v1 or v2?"})))
                     .step(Text("REPORT: used v2")),
             ),
@@ -929,6 +933,8 @@ fn a_help_request_is_answered_with_subagent_resume() {
         &["--herd-surface", "process"],
     );
     parent.prompt("Delegate to a scout.");
+    wait_answer(&session, "Launched; waiting.");
+    asked.open();
     wait_answer(&session, "Integrated the report.");
     let entries = custom_entries(&session, "subagent_result");
     assert_eq!(
@@ -946,9 +952,9 @@ fn a_help_request_is_answered_with_subagent_resume() {
     assert!(result.contains("kind=\"result\">"), "{result}");
     assert!(result.contains("REPORT: used v2"), "{result}");
     let child = model.requests_for("child");
-    assert_eq!(child.len(), 2);
+    assert_eq!(child.len(), 3);
     assert!(
-        request::user_texts(&child[1])
+        request::user_texts(&child[2])
             .iter()
             .any(|t| t.contains("Use v2.")),
         "{:#}",
