@@ -1037,6 +1037,10 @@ mod tests {
         let text = screen.text();
         assert!(result.is_ok(), "{result:?}\n{text}");
         for expected in [
+            "a real parent: Pi with herd's parent extension delegates to a Pi child",
+            "the parent's model called subagent",
+            "<subagent_report from=\"Scout\" kind=\"result\">\nREPORT: src/ holds 3 files.",
+            "The scout counted 3 files in src/",
             "The child is the pinned Pi CLI",
             "--runner pi",
             "Sub-agent \"fix greeting\" completed",
