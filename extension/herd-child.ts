@@ -387,7 +387,7 @@ interface OwnChild {
 
 /**
  * This child's own children that have not ended: a record naming this run as its parent, not a
- * definite launch failure, and neither settled (`<id>.result.json`) nor superseded by a model
+ * definite launch failure, not a persistent specialist, and neither settled (`<id>.result.json`) nor superseded by a model
  * fallback (`<id>.superseded.json`, whose successor is another such record).
  */
 function outstandingChildren(): OwnChild[] {
@@ -411,6 +411,8 @@ function outstandingChildren(): OwnChild[] {
 				continue;
 			}
 			if (record?.parent_run_id !== runId || record?.status === "failed") continue;
+			// A persistent specialist is long-lived by design and never holds the exit.
+			if (record?.persistent === true) continue;
 			if (fs.existsSync(path.join(runs, `${id}.result.json`))) continue;
 			if (fs.existsSync(path.join(runs, `${id}.superseded.json`))) continue;
 			found.push({ dir, id, name: typeof record.name === "string" ? record.name : id });

@@ -15,6 +15,7 @@ pub mod herdr;
 pub mod model;
 pub mod pi;
 pub mod proc;
+pub mod rpc;
 pub mod session;
 pub mod tmux;
 pub mod wait;

@@ -27,7 +27,8 @@ use serde_json::{Value, json};
 
 pub use self::http::{MAX_BODY, MAX_HEAD};
 pub use self::script::{
-    DEFAULT_MODEL, Fail, Models, Said, Script, ScriptError, Stall, Step, Text, ToolCall,
+    DEFAULT_MODEL, Fail, Models, REPORTED_SESSION, Said, Script, ScriptError, Stall, Step, Text,
+    ToolCall,
 };
 
 /// The provider name the server is registered under in Pi's models.json.
@@ -341,13 +342,15 @@ fn answer(stream: &mut TcpStream, shared: &Shared, request: &http::Request) -> i
             events.finish()
         }
         Step::ToolCalls(calls) => {
+            let calls: Vec<ToolCall> = calls.iter().map(|c| c.resolved(&body)).collect();
             let mut events = http::EventStream::start(stream, id, model)?;
-            events.tool_calls(idx, calls)?;
+            events.tool_calls(idx, &calls)?;
             events.finish()
         }
         Step::TextAndCalls(text, calls) => {
+            let calls: Vec<ToolCall> = calls.iter().map(|c| c.resolved(&body)).collect();
             let mut events = http::EventStream::start(stream, id, model)?;
-            events.text_then_tool_calls(idx, text, calls)?;
+            events.text_then_tool_calls(idx, text, &calls)?;
             events.finish()
         }
         Step::Stall(duration) => {

@@ -174,6 +174,17 @@ pub fn run(cli: &Cli, out: &mut dyn Write, cancel: &Receiver<i32>) -> Result<(),
 
     step(out, "building the binaries (cargo build)")?;
     let bins = build(cancel)?;
+    if let (Child::Pi(_), Some(dir)) = (&child, bins.dir()) {
+        heading(
+            out,
+            "a real parent: Pi with herd's parent extension delegates to a Pi child",
+        )?;
+        crate::demo_parent::run(dir, out)?;
+        heading(
+            out,
+            "the same host, driven by hand: a worktree child with a check",
+        )?;
+    }
     let mut demo = Demo::new(bins, child)?;
     let result = demo.lifecycle(out, cancel);
     let closed = demo.close();
@@ -203,6 +214,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write, cancel: &Receiver<i32>) -> Result<(),
     if closed.removed.is_err() {
         return Err(Error::new(ErrorCode::Unavailable, note).into());
     }
+
     writeln!(out, "\ndone in {} s; {note}.", started.elapsed().as_secs())?;
     Ok(())
 }
@@ -1025,6 +1037,10 @@ mod tests {
         let text = screen.text();
         assert!(result.is_ok(), "{result:?}\n{text}");
         for expected in [
+            "a real parent: Pi with herd's parent extension delegates to a Pi child",
+            "the parent's model called subagent",
+            "<subagent_report from=\"Scout\" kind=\"result\">\nREPORT: src/ holds 3 files.",
+            "The scout counted 3 files in src/",
             "The child is the pinned Pi CLI",
             "--runner pi",
             "Sub-agent \"fix greeting\" completed",

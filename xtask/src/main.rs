@@ -3,6 +3,7 @@
 //! - `cargo xtask docs [--check]` regenerates (or checks) the generated documentation.
 //! - `cargo xtask demo` runs one full lifecycle on the process surface.
 //! - `cargo xtask bench` measures herd against its baselines and prints ratios.
+//! - `cargo xtask install` installs the binaries and registers the Pi package.
 
 mod bench;
 mod bench_accept;
@@ -12,6 +13,8 @@ mod bench_watch;
 mod bench_worktree;
 mod demo;
 mod demo_child;
+mod demo_parent;
+mod install;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -48,8 +51,13 @@ fn main() -> ExitCode {
             demo_args.extend(std::env::args_os().skip(2));
             demo::main_impl(demo_args)
         }
+        Some("install") => {
+            let mut install_args = vec!["cargo xtask install".into()];
+            install_args.extend(std::env::args_os().skip(2));
+            install::main_impl(install_args)
+        }
         _ => {
-            herd_cli::diagnostic("usage: cargo xtask <docs [--check] | demo | bench>");
+            herd_cli::diagnostic("usage: cargo xtask <docs [--check] | demo | bench | install>");
             ExitCode::from(2)
         }
     }

@@ -5,6 +5,8 @@ pub mod artifact;
 pub mod exec;
 pub mod extension;
 pub mod files;
+pub mod list;
+pub mod models;
 pub mod names;
 pub mod persistent;
 pub mod plan;
@@ -57,6 +59,34 @@ pub enum Command {
     /// Record this process's identity beside the session, then exec the runner (used by launch
     /// scripts).
     Exec(ExecArgs),
+    /// List the role definitions a launch can name, the live persistent specialists and the
+    /// supervision mode (the `subagents_list` tool).
+    Roles(RolesArgs),
+    /// Validate and atomically replace `models.tasks` and `models.tasksMeta` of the durable
+    /// configuration (the `subagents_write_task_models` tool), keeping every other setting.
+    WriteTaskModels(WriteTaskModelsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct WriteTaskModelsArgs {
+    /// The tool's parameters as JSON, from a file or `-` for stdin.
+    #[arg(long, value_name = "FILE|-")]
+    pub request: String,
+    /// The directory whose `.pi/agent/` may hold the project's configuration [default: the
+    /// current one].
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RolesArgs {
+    /// The directory whose `.pi/agents/` holds the project's roles [default: the current one].
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Where a child runs.
@@ -167,6 +197,8 @@ impl Cli {
             Command::Spawn(a) => a.json,
             Command::Resume(a) => a.json,
             Command::Send(a) => a.json,
+            Command::Roles(a) => a.json,
+            Command::WriteTaskModels(a) => a.json,
             Command::Exec(_) => false,
         }
     }
@@ -226,6 +258,32 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 sent.task_id, sent.record.name, sent.record.run_id
             );
             Ok(Output::ok(json, human))
+        }
+        Command::Roles(args) => {
+            let artifacts = cli.artifacts.resolve()?;
+            let cwd = match &args.cwd {
+                Some(dir) => dir.clone(),
+                None => std::env::current_dir().map_err(|e| {
+                    Error::new(ErrorCode::Unavailable, format!("no current directory: {e}"))
+                })?,
+            };
+            let agent_dir = names::agent_dir(Some(&cwd), &env)?;
+            let listing = list::list(&artifacts, &cwd, &agent_dir)?;
+            Ok(Output::ok(listing.to_json(), listing.human()))
+        }
+        Command::WriteTaskModels(args) => {
+            let cwd = match &args.cwd {
+                Some(dir) => dir.clone(),
+                None => std::env::current_dir().map_err(|e| {
+                    Error::new(ErrorCode::Unavailable, format!("no current directory: {e}"))
+                })?,
+            };
+            let bytes = spawn::read_request(&args.request)?;
+            let request: herd_tools::WriteTaskModelsRequest =
+                herd_tools::parse_slice("subagents_write_task_models", &bytes)?;
+            let agent_dir = names::agent_dir(Some(&cwd), &env)?;
+            let written = models::write(&agent_dir, &request)?;
+            Ok(Output::ok(written.to_json(), written.human()))
         }
         Command::Exec(args) => {
             let (err, code) = exec::exec(&args.identity, &args.run_id, &args.session, &args.argv);

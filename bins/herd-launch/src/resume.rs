@@ -111,7 +111,19 @@ fn check_not_running(session: &Path) -> Result<(), Error> {
             identity::wait_exited(&record, std::time::Instant::now() + FINISHING_CHILD_BUDGET);
     }
     match judgement {
-        Judgement::Exited => Ok(()),
+        // The record names a process that is gone; left in place, a watcher of the resumed run
+        // could read it before the new process writes its own and take the new run for ended.
+        Judgement::Exited => match std::fs::remove_file(&file) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::new(
+                ErrorCode::Unavailable,
+                format!(
+                    "cannot remove the record of the ended {}: {e}",
+                    file.display()
+                ),
+            )),
+        },
         // A record of an earlier boot names a process that cannot be running now.
         Judgement::Unknown(_) if stale_boot => {
             std::fs::remove_file(&file).map_err(|e| {

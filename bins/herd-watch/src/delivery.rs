@@ -13,6 +13,17 @@
 //! the marker is checked under it: never two. The one window left is a kill after the emitted
 //! line reached stdout but before the marker is on disk — microseconds wide; the emitted event
 //! carries the run id so a consumer can recognise a repeat.
+//!
+//! **Acknowledged delivery** (`herd-watch follow --ack`) moves the marker to the consumer's side
+//! of the pipe: an emitted result is only *awaiting* its acknowledgement, and the marker is
+//! created when the consumer names the result's key on stdin (a Pi parent does so once the
+//! result is in its transcript). Until then this process emits it no second time; a process that
+//! dies before the acknowledgement leaves the result undelivered, and the next watcher emits it
+//! again, so the consumer's transcript decides, not a pipe.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use herd_core::layout::Artifacts;
 use herd_core::{Error, ErrorCode, sidecar};
@@ -83,6 +94,12 @@ impl RunResult {
     fn stem(&self) -> String {
         stem(&self.run_id, self.task.as_deref())
     }
+
+    /// The key a consumer acknowledges this result by: its file-name stem, `<run-id>` or
+    /// `<run-id>.task-<task>`.
+    pub fn key(&self) -> String {
+        self.stem()
+    }
 }
 
 fn stem(run_id: &str, task: Option<&str>) -> String {
@@ -130,6 +147,70 @@ pub fn load_task(
     )?)
 }
 
+/// The markers of results this process emitted and whose acknowledgement it waits for; `None`
+/// unless [`await_acknowledgements`] was called (only `follow --ack` does).
+static AWAITING: Mutex<Option<BTreeSet<PathBuf>>> = Mutex::new(None);
+
+fn awaiting() -> std::sync::MutexGuard<'static, Option<BTreeSet<PathBuf>>> {
+    AWAITING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// From now on, a result this process emits is marked delivered only by [`acknowledge`].
+pub fn await_acknowledgements() {
+    awaiting().get_or_insert_with(BTreeSet::new);
+}
+
+/// How many emitted results wait for their acknowledgement.
+pub fn unacknowledged() -> usize {
+    awaiting().as_ref().map_or(0, BTreeSet::len)
+}
+
+fn is_awaiting(marker: &Path) -> bool {
+    awaiting().as_ref().is_some_and(|set| set.contains(marker))
+}
+
+/// Records that the consumer holds the result named by `key` (`<run-id>` or
+/// `<run-id>.task-<task>`): creates its `delivered` marker. Returns whether the marker is new.
+///
+/// A key that names no settled result is refused (`not_found`), and a malformed one
+/// (`invalid_request`): an acknowledgement never marks a run that has nothing to deliver.
+pub fn acknowledge(artifacts: &Artifacts, key: &str) -> Result<bool, Error> {
+    let (run_id, task) = match key.split_once(".task-") {
+        Some((run_id, task)) => (run_id, Some(task)),
+        None => (key, None),
+    };
+    let valid = |part: &str| {
+        (1..=64).contains(&part.len())
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    if !valid(run_id) || !task.is_none_or(valid) {
+        return Err(Error::invalid(
+            "ack",
+            format!(
+                "{} is not the key of a result",
+                herd_core::escape::json_string(&herd_core::escape::abbreviate_name(key))
+            ),
+        ));
+    }
+    if load_task(artifacts, run_id, task)?.is_none() {
+        return Err(Error::not_found(format!(
+            "no settled result has the key {key}"
+        )));
+    }
+    let marker = file(artifacts, key, "delivered");
+    let stamp =
+        serde_json::json!({ "format_version": 1, "delivered_at_ms": herd_core::time::now_ms() });
+    let created = sidecar::create_once(&marker, stamp.to_string().as_bytes())?;
+    if let Some(set) = awaiting().as_mut() {
+        set.remove(&marker);
+    }
+    Ok(created)
+}
+
 /// Whether the result of `run_id` was delivered.
 pub fn is_delivered(artifacts: &Artifacts, run_id: &str) -> bool {
     is_task_delivered(artifacts, run_id, None)
@@ -137,8 +218,12 @@ pub fn is_delivered(artifacts: &Artifacts, run_id: &str) -> bool {
 
 /// Whether the result of a persistent specialist's `task` (or of the run, without one) was
 /// delivered.
+///
+/// In a process that awaits acknowledgements, a result it emitted counts as delivered while it
+/// waits for its acknowledgement, so it is emitted once per process.
 pub fn is_task_delivered(artifacts: &Artifacts, run_id: &str, task: Option<&str>) -> bool {
-    file(artifacts, &stem(run_id, task), "delivered").exists()
+    let marker = file(artifacts, &stem(run_id, task), "delivered");
+    marker.exists() || is_awaiting(&marker)
 }
 
 /// Delivers the settled result of `run_id` at most once through `emit`, and records it.
@@ -156,7 +241,7 @@ pub fn deliver_once(
     let _lock =
         herd_core::lock::exclusive(&file(artifacts, &result.stem(), "deliver.lock"), deadline)?;
     let marker = file(artifacts, &result.stem(), "delivered");
-    if marker.exists() {
+    if marker.exists() || is_awaiting(&marker) {
         return Ok(false);
     }
     crate::crash_point("before-emit");
@@ -166,6 +251,11 @@ pub fn deliver_once(
             format!("cannot emit the result: {e}"),
         )
     })?;
+    if let Some(set) = awaiting().as_mut() {
+        // The consumer's acknowledgement creates the marker (see `acknowledge`).
+        set.insert(marker);
+        return Ok(true);
+    }
     let stamp =
         serde_json::json!({ "format_version": 1, "delivered_at_ms": herd_core::time::now_ms() });
     sidecar::create_once(&marker, stamp.to_string().as_bytes())?;

@@ -71,6 +71,16 @@ pub enum Command {
         /// Keep running when no run is left.
         #[arg(long)]
         forever: bool,
+        /// Only runs a top-level session launched (no parent run), not the children's own.
+        #[arg(long, conflicts_with = "launched_by")]
+        top_level: bool,
+        /// Only runs the child with this run id launched.
+        #[arg(long, value_name = "RUN_ID")]
+        launched_by: Option<String>,
+        /// Mark a result delivered only when its key comes back on stdin as one line
+        /// `{"ack":"<key>"}`; stdin's end stops the follower. Until then the result waits on disk.
+        #[arg(long)]
+        ack: bool,
         #[arg(long)]
         json: bool,
     },
@@ -143,7 +153,20 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
     let artifacts = cli.artifacts.resolve()?;
     match cli.command {
         Command::Wait { target, json } => wait(&artifacts, &target, json),
-        Command::Follow { forever, json } => follow(&artifacts, forever, json),
+        Command::Follow {
+            forever,
+            top_level,
+            launched_by,
+            ack,
+            json,
+        } => {
+            let launcher = match (top_level, launched_by) {
+                (true, _) => supervise::Launcher::TopLevel,
+                (false, Some(id)) => supervise::Launcher::Run(id),
+                (false, None) => supervise::Launcher::Anyone,
+            };
+            follow(&artifacts, launcher, forever, ack, json)
+        }
         Command::Status {
             run,
             name,
@@ -281,12 +304,43 @@ fn wait(artifacts: &Artifacts, target: &Target, json: bool) -> Result<Output, Er
     Ok(Output::ok(doc, result.message.clone()).with_exit(result.exit_code()))
 }
 
-fn follow(artifacts: &Artifacts, forever: bool, json: bool) -> Result<Output, Error> {
+fn follow(
+    artifacts: &Artifacts,
+    launcher: supervise::Launcher,
+    forever: bool,
+    ack: bool,
+    json: bool,
+) -> Result<Output, Error> {
+    let acks = ack.then(|| {
+        delivery::await_acknowledgements();
+        acknowledgements()
+    });
     let mut supervisor =
-        supervise::Supervisor::new(artifacts.clone(), None, supervise::Options::default());
+        supervise::Supervisor::new(artifacts.clone(), None, supervise::Options::default())
+            .launched_by(launcher);
     let mut last_scan: Option<std::time::Instant> = None;
     let mut woke = true;
     loop {
+        if let Some(acks) = &acks {
+            loop {
+                match acks.try_recv() {
+                    Ok(Ack::Key(key)) => {
+                        if let Err(err) = delivery::acknowledge(artifacts, &key) {
+                            herd_cli::diagnostic(&format!("ignored acknowledgement: {err}"));
+                        }
+                    }
+                    Ok(Ack::Malformed(line)) => herd_cli::diagnostic(&format!(
+                        "ignored a line that is not {{\"ack\":\"<key>\"}}: {}",
+                        herd_core::escape::encode_host_value(&line, 200)
+                    )),
+                    // The consumer is gone: nothing emitted now could reach it.
+                    Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                        return Ok(Output::streamed(exit::SUCCESS));
+                    }
+                    Err(std::sync::mpsc::TryRecvError::Empty) => break,
+                }
+            }
+        }
         // New runs are looked for when a file event arrived, else once per interval.
         if woke
             || last_scan
@@ -313,7 +367,7 @@ fn follow(artifacts: &Artifacts, forever: bool, json: bool) -> Result<Output, Er
                 }
             }
         }
-        if supervisor.is_idle() && !forever {
+        if supervisor.is_idle() && !forever && delivery::unacknowledged() == 0 {
             // A run may have appeared since the scan (a model fallback's successor).
             supervisor.scan()?;
             if supervisor.is_idle() {
@@ -323,6 +377,54 @@ fn follow(artifacts: &Artifacts, forever: bool, json: bool) -> Result<Output, Er
         woke = supervisor.sleep();
     }
     Ok(Output::streamed(exit::SUCCESS))
+}
+
+/// A line of `follow --ack`'s stdin.
+enum Ack {
+    Key(String),
+    Malformed(String),
+}
+
+/// The longest acknowledgement line read; a longer one is malformed.
+const ACK_LINE_LIMIT: u64 = 4096;
+
+/// Reads acknowledgements from stdin on a thread of their own; the channel disconnects at the
+/// end of stdin (or a read error).
+fn acknowledgements() -> std::sync::mpsc::Receiver<Ack> {
+    use std::io::{BufRead, Read};
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        loop {
+            let mut line = Vec::new();
+            match (&mut stdin)
+                .take(ACK_LINE_LIMIT)
+                .read_until(b'\n', &mut line)
+            {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            if line.last() != Some(&b'\n') && line.len() as u64 == ACK_LINE_LIMIT {
+                // Skip the rest of an overlong line.
+                let _ = stdin.skip_until(b'\n');
+            }
+            let text = String::from_utf8_lossy(&line).trim().to_owned();
+            if text.is_empty() {
+                continue;
+            }
+            let key = serde_json::from_str::<serde_json::Value>(&text)
+                .ok()
+                .and_then(|v| v.get("ack").and_then(|k| k.as_str()).map(str::to_owned));
+            let ack = match key {
+                Some(key) => Ack::Key(key),
+                None => Ack::Malformed(text),
+            };
+            if tx.send(ack).is_err() {
+                return;
+            }
+        }
+    });
+    rx
 }
 
 /// The environment variable naming a point at which herd-watch kills itself, for crash tests.

@@ -138,10 +138,17 @@ impl Event {
             Event::Notice { run_id, message } => {
                 serde_json::json!({"event": "notice", "run_id": run_id, "message": message})
             }
-            Event::Result(result) => serde_json::json!({
-                "event": "result", "run_id": result.run_id, "name": result.name,
-                "outcome": result.outcome, "message": result.message, "details": result.details,
-            }),
+            Event::Result(result) => {
+                let mut line = serde_json::json!({
+                    "event": "result", "run_id": result.run_id, "name": result.name,
+                    "outcome": result.outcome, "message": result.message, "details": result.details,
+                    "key": result.key(),
+                });
+                if let Some(task) = &result.task {
+                    line["task"] = task.as_str().into();
+                }
+                line
+            }
         }
     }
 
@@ -228,10 +235,33 @@ impl Tracked {
     }
 }
 
+/// Which runs of a directory a supervisor takes on, by who launched them (`parent_run_id`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Launcher {
+    /// Every run.
+    #[default]
+    Anyone,
+    /// Runs a top-level session launched (no parent run): a Pi parent's own children.
+    TopLevel,
+    /// Runs the child with this run id launched: a child's own children.
+    Run(String),
+}
+
+impl Launcher {
+    fn admits(&self, record: &RunRecord) -> bool {
+        match self {
+            Launcher::Anyone => true,
+            Launcher::TopLevel => record.parent_run_id.is_none(),
+            Launcher::Run(id) => record.parent_run_id.as_deref() == Some(id.as_str()),
+        }
+    }
+}
+
 /// Supervises the runs of one artifacts directory (or one run of it).
 pub struct Supervisor {
     artifacts: Artifacts,
     only: Option<String>,
+    launcher: Launcher,
     options: Options,
     tracked: BTreeMap<String, Tracked>,
     waker: crate::wake::Waker,
@@ -248,6 +278,7 @@ impl Supervisor {
         Supervisor {
             artifacts,
             only,
+            launcher: Launcher::Anyone,
             options,
             tracked: BTreeMap::new(),
             waker: crate::wake::Waker::new(),
@@ -255,6 +286,14 @@ impl Supervisor {
             last_listing: None,
             woke: true,
         }
+    }
+
+    /// Takes on only the runs `launcher` launched, so that a parent and its children, each
+    /// following the same directory, never deliver each other's results.
+    #[must_use]
+    pub fn launched_by(mut self, launcher: Launcher) -> Supervisor {
+        self.launcher = launcher;
+        self
     }
 
     /// Whether no run is left to supervise.
@@ -290,6 +329,9 @@ impl Supervisor {
                 Err(err) if self.only.is_some() => return Err(err),
                 Err(_) => continue,
             };
+            if !self.launcher.admits(&record) {
+                continue;
+            }
             if let Some(dir) = Path::new(&record.session_file).parent() {
                 self.waker.watch(dir);
             }

@@ -56,6 +56,41 @@ impl ToolCall {
     pub fn bash(command: impl Into<String>) -> ToolCall {
         ToolCall::new("bash", json!({ "command": command.into() }))
     }
+
+    /// Returns this call with every argument that is exactly [`REPORTED_SESSION`] replaced by
+    /// the session path the request's last user message reports on a `Session: <path>` host
+    /// line (what a parent answering a help request resumes). Without such a line the
+    /// placeholder stays, and the tool call fails as it would for a model that guessed.
+    pub fn resolved(&self, request: &Value) -> ToolCall {
+        let Some(session) = reported_session(request) else {
+            return self.clone();
+        };
+        let mut arguments = self.arguments.clone();
+        if let Some(map) = arguments.as_object_mut() {
+            for value in map.values_mut() {
+                if value.as_str() == Some(REPORTED_SESSION) {
+                    *value = Value::String(session.clone());
+                }
+            }
+        }
+        ToolCall {
+            name: self.name.clone(),
+            arguments,
+        }
+    }
+}
+
+/// The argument placeholder [`ToolCall::resolved`] fills in with a reported session path.
+pub const REPORTED_SESSION: &str = "{{reported session}}";
+
+fn reported_session(request: &Value) -> Option<String> {
+    let last = crate::model::request::user_texts(request).pop()?;
+    let line = last
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("Session: "))?;
+    let path = line.split(" · ").next()?.trim();
+    (!path.is_empty()).then(|| path.to_owned())
 }
 
 impl From<ToolCall> for Step {
@@ -446,5 +481,23 @@ mod tests {
         check(json!([{"error": 200}]), "script[0].error");
         check(json!({"models": {}}), "models");
         check(json!("steps"), "models");
+    }
+
+    #[test]
+    fn a_reported_session_fills_the_placeholder_and_nothing_else() {
+        let call = ToolCall::new(
+            "subagent_resume",
+            json!({"sessionPath": REPORTED_SESSION, "message": REPORTED_SESSION.to_owned() + "!"}),
+        );
+        let request = json!({"messages": [
+            {"role": "user", "content": "Sub-agent asks.\nSession: /s/child.jsonl · Resume: subagent_resume\nParent action: x"},
+        ]});
+        let resolved = call.resolved(&request);
+        assert_eq!(resolved.arguments["sessionPath"], "/s/child.jsonl");
+        assert_eq!(
+            resolved.arguments["message"],
+            format!("{REPORTED_SESSION}!")
+        );
+        assert_eq!(call.resolved(&json!({"messages": []})), call);
     }
 }

@@ -149,6 +149,14 @@ pub fn watch_event() -> Schema {
     let mut result = result_properties();
     if let Some(map) = result.as_object_mut() {
         map.insert("event".into(), json!({"const": "result"}));
+        map.insert(
+            "key".into(),
+            json!({"type": "string", "description": "What `follow --ack` expects back on stdin, `{\"ack\":\"<key>\"}`: `<run_id>`, or `<run_id>.task-<task>` for a persistent specialist's task result."}),
+        );
+        map.insert(
+            "task".into(),
+            json!({"type": "string", "description": "The persistent specialist's task this result answers; absent for a run's own result."}),
+        );
     }
     let line = |event: &str| {
         json!({
@@ -193,7 +201,7 @@ pub fn watch_event() -> Schema {
                 {
                     "type": "object",
                     "properties": result,
-                    "required": ["event", "run_id", "name", "outcome", "message", "details"]
+                    "required": ["event", "run_id", "name", "outcome", "message", "details", "key"]
                 }
             ]
         }),

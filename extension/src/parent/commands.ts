@@ -1,0 +1,168 @@
+/**
+ * The registry's commands: `/subagent`, `/subagents-init` and `/worktree`, each a thin wrapper
+ * over the same binary calls as the tools.
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import type { AutocompleteItem } from "@earendil-works/pi-tui";
+import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
+import { failureText } from "./bins";
+import { artifactsDir, inChild, surface } from "./context";
+import { ensureFollower } from "./delivery";
+import { activateWriter } from "./exposure";
+import { hub } from "./hub";
+import type { CommandEntry } from "./registry";
+import { type Call, runBinary } from "./tools";
+
+/** The role names a project or the user defines, for completion. */
+function roleNames(cwd: string): string[] {
+	const agentDir = process.env.PI_CODING_AGENT_DIR ?? path.join(os.homedir(), ".pi", "agent");
+	const names = new Set<string>();
+	for (const dir of [path.join(cwd, ".pi", "agents"), path.join(agentDir, "agents")]) {
+		try {
+			for (const file of fs.readdirSync(dir)) if (file.endsWith(".md")) names.add(file.slice(0, -3));
+		} catch {
+			// No roles there.
+		}
+	}
+	return [...names].sort();
+}
+
+function complete(prefix: string, choices: { value: string; description?: string }[]): AutocompleteItem[] | null {
+	const found = choices.filter((c) => c.value.startsWith(prefix)).map((c) => ({ value: c.value, label: c.value, description: c.description }));
+	return found.length > 0 ? found : null;
+}
+
+/** Says `text` to the person, as a notice (a command answers the person, not the model). */
+function say(ctx: ExtensionCommandContext, text: string, kind: "info" | "warning" | "error" = "info"): void {
+	try {
+		ctx.ui.notify(text, kind);
+	} catch {
+		// No UI to say it on.
+	}
+}
+
+/** Splits the first word off `args`. */
+function head(args: string): [string, string] {
+	const trimmed = args.trim();
+	const at = trimmed.search(/\s/);
+	return at < 0 ? [trimmed, ""] : [trimmed.slice(0, at), trimmed.slice(at).trim()];
+}
+
+async function subagentCommand(pi: ExtensionAPI, binDir: string, args: string, ctx: ExtensionCommandContext): Promise<void> {
+	const call: Call = { pi, ctx, binDir };
+	const [agent, task] = head(args);
+	if (agent === "list") {
+		const ran = await runBinary(call, "herd-launch", ["--artifacts", artifactsDir(ctx), "roles", "--cwd", ctx.cwd]);
+		say(ctx, ran.code === 0 ? ran.stdout.trim() : failureText(ran), ran.code === 0 ? "info" : "error");
+		return;
+	}
+	if (!agent || !task) {
+		say(ctx, "Usage: /subagent <agent> <task>, or /subagent list", "warning");
+		return;
+	}
+	const file = ctx.sessionManager.getSessionFile();
+	const place = !inChild() && file ? ["--parent-session", file] : ["--artifacts", artifactsDir(ctx)];
+	const ran = await runBinary(
+		call,
+		"herd-launch",
+		[...place, "spawn", "--request", "-", "--surface", surface(pi)],
+		JSON.stringify({ name: agent, agent, task }),
+		10 * 60 * 1000,
+	);
+	if (ran.code === 0 || ran.code === 3) ensureFollower(artifactsDir(ctx), binDir);
+	say(ctx, ran.code === 0 || ran.code === 3 ? ran.stdout.trim() : failureText(ran), ran.code === 0 ? "info" : "error");
+}
+
+async function worktreeCommand(pi: ExtensionAPI, binDir: string, args: string, ctx: ExtensionCommandContext): Promise<void> {
+	const call: Call = { pi, ctx, binDir };
+	const [sub, rest] = head(args);
+	if (sub === "list") {
+		const ran = inChild()
+			? await runBinary(call, "herd-worktree", ["list", "--cwd", ctx.cwd])
+			: await runBinary(call, "herd-cleanup", ["--artifacts", artifactsDir(ctx), "list", "--session-cwd", ctx.cwd]);
+		say(ctx, ran.code === 0 ? ran.stdout.trim() : failureText(ran), ran.code === 0 ? "info" : "error");
+		return;
+	}
+	if (sub === "remove" && !inChild()) {
+		const words = rest.split(/\s+/).filter((w) => w.length > 0);
+		const preserve = words.includes("--preserve");
+		const targets = words.filter((w) => w !== "--preserve");
+		if (targets.length !== 1) {
+			say(ctx, "Usage: /worktree remove <target> [--preserve]", "warning");
+			return;
+		}
+		const removeArgs = ["--artifacts", artifactsDir(ctx), "remove", targets[0], "--session-cwd", ctx.cwd];
+		if (preserve) removeArgs.push("--preserve");
+		const ran = await runBinary(call, "herd-cleanup", removeArgs);
+		say(ctx, ran.code === 0 || ran.code === 1 ? ran.stdout.trim() : failureText(ran), ran.code === 0 ? "info" : "warning");
+		return;
+	}
+	if (!sub) {
+		say(ctx, "Usage: /worktree <name> [task], /worktree list, /worktree remove <target> [--preserve]", "warning");
+		return;
+	}
+	// The handoff (a new interactive Pi in a fresh managed worktree with this conversation) has
+	// no herd command yet; saying so beats pretending.
+	say(
+		ctx,
+		`/worktree ${sub} is not available in this herd yet: launch a worktree child with the subagent tool's worktree parameter, or use /worktree list.`,
+		"warning",
+	);
+}
+
+async function initCommand(pi: ExtensionAPI, args: string, ctx: ExtensionCommandContext): Promise<void> {
+	if (!activateWriter(pi)) {
+		say(ctx, "subagents_write_task_models is not available in this session.", "warning");
+		return;
+	}
+	hub().writerActive = true;
+	const preferences = args.trim();
+	let models: string[] = [];
+	try {
+		models = ctx.modelRegistry.getAvailable().map((m) => `${m.provider}/${m.id}`);
+	} catch {
+		// The proposal then names no registry.
+	}
+	pi.sendUserMessage(
+		"Draft task-category model preferences for herd's subagents (models.tasks: coding, review, recon, qa, architecture, docs) " +
+			`from the authenticated models of this session's registry: ${models.length > 0 ? models.join(", ") : "(none listed)"}` +
+			(preferences ? `; ranking preferences: ${preferences}` : "") +
+			". Show the proposal and ask me to approve it; only after I approve, save it with subagents_write_task_models, " +
+			"passing expectedConfigRevision (sha256: of the configuration file's bytes as you read them, or missing).",
+	);
+}
+
+/** Registers `entry` (the commands of this kind of session only). */
+export function registerCommand(pi: ExtensionAPI, entry: CommandEntry, binDir: string): void {
+	const name = entry.name.replace(/^\//, "");
+	const child = inChild();
+	const usable = entry.usage.filter((u) => !u.sessions || u.sessions.includes(child ? "child" : "parent"));
+	const description = `${entry.description} (${usable.map((u) => u.text).join(" · ")})`;
+	switch (name) {
+		case "subagent":
+			pi.registerCommand(name, {
+				description,
+				getArgumentCompletions: (prefix) =>
+					prefix.includes(" ")
+						? null
+						: complete(prefix, [{ value: "list", description: "list the roles" }, ...roleNames(process.cwd()).map((value) => ({ value }))]),
+				handler: (args, ctx) => subagentCommand(pi, binDir, args, ctx),
+			});
+			break;
+		case "worktree":
+			pi.registerCommand(name, {
+				description,
+				getArgumentCompletions: (prefix) =>
+					prefix.includes(" ") ? null : complete(prefix, child ? [{ value: "list" }] : [{ value: "list" }, { value: "remove" }]),
+				handler: (args, ctx) => worktreeCommand(pi, binDir, args, ctx),
+			});
+			break;
+		case "subagents-init":
+			pi.registerCommand(name, { description, handler: (args, ctx) => initCommand(pi, args, ctx) });
+			break;
+		default:
+			break;
+	}
+}

@@ -1,0 +1,276 @@
+/**
+ * Results into the transcript, exactly once.
+ *
+ * One `herd-watch follow --json --ack` per artifacts directory emits each result, failure, help
+ * request, task result and cancellation; the extension hands it to Pi as one `subagent_result`
+ * custom message (herd's message verbatim) that starts or steers a turn, and acknowledges its key
+ * on the follower's stdin once Pi has put the message in the transcript. Only then does herd mark
+ * it delivered, so a result lost with Pi (a crash, a quit, a queued message Escape dropped) is
+ * emitted again, and a result already in the transcript is acknowledged without a second send.
+ */
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { type JsonObject, isObject, parseObject } from "./bins";
+import { type Pending, hub, pendingKey, withLive } from "./hub";
+import { consumesResults } from "./context";
+import { redraw } from "./widget";
+
+export const RESULT_TYPE = "subagent_result";
+export const STATUS_TYPE = "subagent_status";
+
+/** The longest line a follower may print; a longer one is dropped (herd bounds its messages). */
+const LINE_LIMIT = 4 * 1024 * 1024;
+/** The backoff of a follower that exited while runs of its directory were still undelivered. */
+const RESTART_MS = [250, 1000, 5000];
+
+/** Starts the follower of `dir` unless one runs, or this session leaves results to another consumer. */
+export function ensureFollower(dir: string, binDir: string): void {
+	if (!consumesResults()) return;
+	const h = hub();
+	h.dirs.add(dir);
+	if (h.followers.has(dir)) return;
+	let child;
+	try {
+		// A parent takes its own children's results, a child its own: never each other's.
+		const owner = process.env.PI_SUBAGENT_ID ? ["--launched-by", process.env.PI_SUBAGENT_ID] : ["--top-level"];
+		child = spawn(path.join(binDir, "herd-watch"), ["--artifacts", dir, "follow", "--json", "--ack", ...owner], {
+			cwd: dir,
+			env: { ...process.env, HERD_BIN_DIR: binDir },
+			stdio: ["pipe", "pipe", "pipe"],
+		});
+	} catch {
+		return;
+	}
+	const follower = { child, restarts: 0 };
+	h.followers.set(dir, follower);
+	child.stdin.on("error", () => {
+		// The follower ended; its exit handler decides what comes next.
+	});
+	child.stderr.resume();
+	let buffer = "";
+	child.stdout.on("data", (chunk: Buffer) => {
+		buffer += chunk.toString("utf8");
+		let at = buffer.indexOf("\n");
+		while (at >= 0) {
+			const line = buffer.slice(0, at);
+			buffer = buffer.slice(at + 1);
+			onLine(dir, line);
+			at = buffer.indexOf("\n");
+		}
+		if (buffer.length > LINE_LIMIT) buffer = "";
+	});
+	child.on("error", () => {
+		// Reported through `close`.
+	});
+	child.on("close", () => {
+		if (h.followers.get(dir) === follower) h.followers.delete(dir);
+		redraw();
+		if (h.live && undelivered(dir)) {
+			const delay = RESTART_MS[Math.min(follower.restarts, RESTART_MS.length - 1)];
+			setTimeout(() => {
+				const live = h.live;
+				if (!live || h.followers.has(dir)) return;
+				ensureFollower(dir, live.binDir);
+				const next = h.followers.get(dir);
+				if (next) next.restarts = follower.restarts + 1;
+			}, delay).unref?.();
+		}
+	});
+	redraw();
+}
+
+/** The bound of a run record read here. */
+const RECORD_LIMIT = 256 * 1024;
+
+/** Whether this session's follower takes on the run `record` (who launched it). */
+function ours(record: JsonObject | undefined): boolean {
+	const launcher = record?.parent_run_id;
+	const me = process.env.PI_SUBAGENT_ID;
+	return me ? launcher === me : launcher === undefined || launcher === null;
+}
+
+/**
+ * Whether a run of `dir` that this session's follower takes on has a record and no delivered
+ * marker (it may still be running).
+ */
+export function undelivered(dir: string): boolean {
+	const runs = path.join(dir, "runs");
+	let names: string[];
+	try {
+		names = fs.readdirSync(runs);
+	} catch {
+		return false;
+	}
+	const present = new Set(names);
+	return names.some((name) => {
+		const id = /^([A-Za-z0-9_-]{1,64})\.json$/.exec(name)?.[1];
+		if (id === undefined || present.has(`${id}.delivered`) || present.has(`${id}.superseded.json`)) return false;
+		return ours(readRecord(path.join(runs, name)));
+	});
+}
+
+function readRecord(file: string): JsonObject | undefined {
+	try {
+		if (fs.statSync(file).size > RECORD_LIMIT) return undefined;
+		return parseObject(fs.readFileSync(file, "utf8"));
+	} catch {
+		return undefined;
+	}
+}
+
+/** Stops every follower: Pi quits. Undelivered results wait on disk for the next start. */
+export function stopFollowers(): void {
+	const h = hub();
+	for (const { child } of h.followers.values()) {
+		child.stdin.end();
+		child.kill("SIGTERM");
+		setTimeout(() => child.kill("SIGKILL"), 1000).unref?.();
+	}
+	h.followers.clear();
+}
+
+function onLine(dir: string, line: string): void {
+	const event = parseObject(line);
+	if (!event || typeof event.event !== "string") return;
+	switch (event.event) {
+		case "result":
+			onResult(dir, event);
+			break;
+		case "stalled":
+		case "recovered":
+			onStall(dir, event);
+			break;
+		case "notice":
+			if (typeof event.message === "string") notice(event.message, typeof event.run_id === "string" ? event.run_id : "");
+			break;
+		default:
+			break;
+	}
+	redraw();
+}
+
+function onResult(dir: string, event: JsonObject): void {
+	const { run_id: runId, key, message } = event;
+	if (typeof runId !== "string" || typeof message !== "string") return;
+	const result: Pending = {
+		dir,
+		key: typeof key === "string" ? key : runId,
+		runId,
+		name: typeof event.name === "string" ? event.name : runId,
+		outcome: typeof event.outcome === "string" ? event.outcome : "",
+		message,
+		details: isObject(event.details) ? (event.details as JsonObject) : {},
+	};
+	const id = pendingKey(dir, result.key);
+	const h = hub();
+	if (!h.pending.has(id)) h.pending.set(id, result);
+	flush();
+}
+
+/** Whether the live transcript already holds the result `key` of `dir`. */
+function inTranscript(dir: string, key: string): boolean {
+	let found = false;
+	withLive(({ ctx }) => {
+		found = ctx.sessionManager.getEntries().some((entry) => {
+			if (entry.type !== "custom_message" || entry.customType !== RESULT_TYPE) return false;
+			const details = entry.details;
+			return isObject(details) && details.key === key && details.artifacts === dir;
+		});
+	});
+	return found;
+}
+
+/** Tells the follower of `dir` that `key` is in a transcript. */
+function acknowledge(dir: string, key: string): void {
+	const h = hub();
+	h.pending.delete(pendingKey(dir, key));
+	h.sent.delete(pendingKey(dir, key));
+	const follower = h.followers.get(dir);
+	if (!follower || follower.child.stdin.destroyed) return;
+	// Without a follower the marker waits: the next one emits the result again, and the
+	// transcript check acknowledges it without a second message.
+	follower.child.stdin.write(`${JSON.stringify({ ack: key })}\n`);
+}
+
+/** Hands every pending result to the live session once. */
+export function flush(): void {
+	const h = hub();
+	if (!h.live) return;
+	for (const [id, result] of h.pending) {
+		if (h.sent.has(id)) continue;
+		if (inTranscript(result.dir, result.key)) {
+			acknowledge(result.dir, result.key);
+			continue;
+		}
+		withLive(({ pi }) => {
+			pi.sendMessage(
+				{
+					customType: RESULT_TYPE,
+					content: result.message,
+					display: true,
+					details: {
+						...result.details,
+						key: result.key,
+						runId: result.runId,
+						name: result.name,
+						outcome: result.outcome,
+						artifacts: result.dir,
+					},
+				},
+				{ triggerTurn: true, deliverAs: "steer" },
+			);
+			h.sent.add(id);
+		});
+	}
+}
+
+/** A `message_end` of a result: it is in the transcript once Pi's own handler ran. */
+export function onMessageEnd(message: unknown): void {
+	if (!isObject(message) || message.role !== "custom" || message.customType !== RESULT_TYPE) return;
+	const details = message.details;
+	if (!isObject(details) || typeof details.key !== "string" || typeof details.artifacts !== "string") return;
+	const { key, artifacts } = details;
+	// Pi persists the message right after the extensions' handlers.
+	setTimeout(() => acknowledge(artifacts, key), 0);
+}
+
+/**
+ * The agent settled: a result handed over but never ended as a message was dropped (an aborted
+ * turn, a cleared queue) and goes again.
+ */
+export function resendDropped(): void {
+	const h = hub();
+	let idle = false;
+	withLive(({ ctx }) => {
+		// A result sent since (it started a run of its own) is not dropped.
+		idle = ctx.isIdle() && !ctx.hasPendingMessages();
+	});
+	if (!idle) return;
+	h.sent.clear();
+	flush();
+}
+
+/** Whether run `runId` of `dir` was launched interactive (its record says so). */
+function interactive(dir: string, runId: string): boolean {
+	return readRecord(path.join(dir, "runs", `${runId}.json`))?.interactive === true;
+}
+
+/** `stalled` and `recovered` steer the parent so it can react, only for runs nobody drives by hand. */
+function onStall(dir: string, event: JsonObject): void {
+	const { run_id: runId, message } = event;
+	if (typeof runId !== "string" || typeof message !== "string" || interactive(dir, runId)) return;
+	withLive(({ pi }) => {
+		pi.sendMessage(
+			{ customType: STATUS_TYPE, content: message, display: true, details: { runId } },
+			{ triggerTurn: true, deliverAs: "steer" },
+		);
+	});
+}
+
+/** A notice is shown, and never starts a turn. */
+function notice(message: string, runId: string): void {
+	withLive(({ pi }) => {
+		pi.sendMessage({ customType: STATUS_TYPE, content: message, display: true, details: { runId } }, { triggerTurn: false });
+	});
+}

@@ -1,0 +1,107 @@
+/**
+ * herd's parent extension: seed 003's tools, commands, widget and result delivery in a Pi
+ * session, with herd's binaries doing the work.
+ *
+ * Loaded in a top-level session it is the parent side; loaded in a child herd launched
+ * (`PI_SUBAGENT_ID`) it registers the tools seed 003 lists for child sessions, so a child
+ * delegates through `subagent`. It is a thin layer: validation, placement, supervision, message
+ * text, escaping, bounds and exactly-once all stay in the binaries.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { INSTALL_HINT, findBinDir } from "./bins";
+import { registerCommand } from "./commands";
+import { SURFACE_FLAG, artifactsDir, consumesResults, deniedTools, inChild } from "./context";
+import { ensureFollower, flush, onMessageEnd, resendDropped, stopFollowers, undelivered } from "./delivery";
+import { applyLoading } from "./exposure";
+import { hub } from "./hub";
+import { type Registry, loadRegistry } from "./registry";
+import { CHILD_ONLY, definition } from "./tools";
+import { redraw, stopWidget } from "./widget";
+
+/** The key of a child's tools widget. */
+const CHILD_TOOLS_WIDGET = "herd-child-tools";
+
+function notify(ctx: ExtensionContext, text: string): void {
+	try {
+		ctx.ui.notify(text, "warning");
+	} catch {
+		// No UI.
+	}
+}
+
+/** Seed 003's one-line tools widget of a child: `[scout] — 12 tools · 4 denied`. */
+function childToolsWidget(pi: ExtensionAPI, ctx: ExtensionContext): void {
+	const name = process.env.PI_SUBAGENT_AGENT || process.env.PI_SUBAGENT_NAME || "subagent";
+	const tools = pi.getActiveTools().length;
+	const denied = deniedTools().size;
+	try {
+		ctx.ui.setWidget(CHILD_TOOLS_WIDGET, [`[${name}] — ${tools} tools · ${denied} denied`]);
+	} catch {
+		// No UI.
+	}
+}
+
+export default async function herdParent(pi: ExtensionAPI): Promise<void> {
+	pi.registerFlag(SURFACE_FLAG, {
+		type: "string",
+		description: "Where herd starts subagents: auto (default), herdr, tmux or process",
+	});
+	const binDir = findBinDir();
+	const registry: Registry | undefined = binDir ? await loadRegistry(binDir, { ...process.env, HERD_BIN_DIR: binDir }) : undefined;
+	if (!binDir || !registry) {
+		const why = binDir ? `herd-docs in ${binDir} printed no tool registry this extension reads; reinstall herd.` : INSTALL_HINT;
+		pi.on("session_start", (_event, ctx) => notify(ctx, why));
+		return;
+	}
+
+	const child = inChild();
+	const kind = child ? "child" : "parent";
+	const denied = deniedTools();
+	const routine: string[] = [];
+	for (const entry of registry.tools) {
+		if (CHILD_ONLY.has(entry.name) || !entry.sessions.includes(kind) || denied.has(entry.name)) continue;
+		const tool = definition(entry, binDir, pi);
+		if (!tool) continue;
+		pi.registerTool(tool);
+		if (entry.exposure === "deferred") routine.push(entry.name);
+	}
+	for (const entry of registry.commands) {
+		if (entry.sessions.includes(kind)) registerCommand(pi, entry, binDir);
+	}
+
+	pi.on("session_start", (_event, ctx) => {
+		// Idempotent: Pi may start a session twice (RPC `new_session`).
+		const h = hub();
+		const dir = artifactsDir(ctx);
+		h.live = { pi, ctx, dir, binDir };
+		// Whatever an earlier instance handed over without its `message_end` goes again, unless
+		// the transcript already has it.
+		h.sent.clear();
+		applyLoading(pi, routine, h.writerActive);
+		if (child) childToolsWidget(pi, ctx);
+		if (consumesResults()) {
+			h.dirs.add(dir);
+			for (const known of h.dirs) if (undelivered(known)) ensureFollower(known, binDir);
+		}
+		flush();
+		redraw();
+	});
+
+	pi.on("session_shutdown", (event) => {
+		const h = hub();
+		h.live = undefined;
+		if (event.reason === "quit") {
+			// Quitting stops delivery; results wait on disk for the next start.
+			stopFollowers();
+			stopWidget();
+		}
+	});
+
+	pi.on("message_end", (event) => {
+		onMessageEnd(event.message);
+	});
+
+	pi.on("agent_settled", () => {
+		resendDropped();
+	});
+}
