@@ -15,7 +15,7 @@ pub const GIT_BUDGET: Duration = Duration::from_secs(30);
 
 /// The variables that make git hermetic and its commits reproducible. Children that run git
 /// (Pi's bash tool, the herd binaries) get them too, through [`crate::pi::PiEnv::vars`].
-pub const GIT_ENV: [(&str, &str); 14] = [
+pub const GIT_ENV: [(&str, &str); 18] = [
     ("GIT_CONFIG_GLOBAL", "/dev/null"),
     ("GIT_CONFIG_NOSYSTEM", "1"),
     ("GIT_CONFIG_COUNT", "4"),
