@@ -386,6 +386,27 @@ pub fn check(req: &CreateRequest, env: &CreateEnv) -> Result<Plan, Error> {
         .branch_exists(&principal, &req.branch, &Deadline::after(budget::BASE))
         .map_err(Error::from)?;
     if exists {
+        // A branch that a creation of this very checkout is making (it holds the lock) or made
+        // (its directory is there) lost a race, not a request: the same conflict as under the
+        // lock.
+        // Only an existing lock file is tried, so the check creates nothing.
+        let lock = checkout_lock(&path);
+        let creating = lock.is_file()
+            && matches!(
+                herd_core::lock::exclusive(&lock, std::time::Instant::now()),
+                Err(herd_core::lock::Error::Held { .. })
+            );
+        if creating || path.symlink_metadata().is_ok() {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!(
+                    "branch {} was created by another creation of {}",
+                    req.branch,
+                    path.display()
+                ),
+            )
+            .with_field("branch"));
+        }
         return Err(Error::invalid(
             "branch",
             format!(
@@ -450,6 +471,15 @@ fn checkout_path(root: &Path, repo: &str, branch: &str) -> Result<PathBuf, Error
 }
 
 /// The refusal of a checkout path another creation already holds.
+/// The lock a creation of the checkout `path` takes: `<root>/<repo>/.<branch dir>.lock`.
+fn checkout_lock(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.lock"))
+}
+
 fn held_checkout(path: &Path) -> Error {
     Error::new(
         ErrorCode::Conflict,
@@ -499,12 +529,7 @@ fn hold_checkout_path(
             ),
         ));
     }
-    let name = plan
-        .path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let lock_path = repo_dir.join(format!(".{name}.lock"));
+    let lock_path = checkout_lock(&plan.path);
     let lock =
         herd_core::lock::exclusive(&lock_path, std::time::Instant::now()).map_err(|e| match e {
             herd_core::lock::Error::Held { .. } => Error::new(
