@@ -1032,6 +1032,7 @@ fn a_stalled_child_steers_the_parent_and_its_failure_arrives_once() {
 fn a_queued_result_dropped_by_escape_arrives_once_after_the_abort() {
     let scratch = tempfile::tempdir().unwrap();
     let busy = Gate(scratch.path().join("busy"));
+    let release = Gate(scratch.path().join("release"));
     let model = ModelServer::start_models(
         Models::new()
             .model(
@@ -1043,7 +1044,8 @@ fn a_queued_result_dropped_by_escape_arrives_once_after_the_abort() {
                     .step(busy.step())
                     .step(Text("Integrated the report.")),
             )
-            .model("child", Script::new().step(Text("REPORT: 42"))),
+            // The child reports only once the parent's long tool call runs.
+            .model("child", gated_child(&release)),
     );
     let env = PiEnv::new(&model);
     let session = env.session_path("parent");
@@ -1061,6 +1063,14 @@ fn a_queued_result_dropped_by_escape_arrives_once_after_the_abort() {
     wait_for("the child's first request", STEP_BUDGET, || {
         (!model.requests_for("child").is_empty()).then_some(())
     });
+    wait_for("the parent's long tool call", STEP_BUDGET, || {
+        parent
+            .events()
+            .iter()
+            .any(|e| e["type"] == "tool_execution_start" && e["toolName"] == "bash")
+            .then_some(())
+    });
+    release.open();
     let artifacts = artifacts_of(&session);
     let id = only_run(&artifacts);
     let settled = artifacts.join("runs").join(format!("{id}.result.json"));
