@@ -876,6 +876,21 @@ fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
             .any(|l| l == format!("PI_CODING_AGENT_DIR={}", agent_dir.display())),
         "{pi_env}"
     );
+    // No parent decision: the child is untrusted, and never asks.
+    assert!(
+        pi_env.lines().any(|l| l == "HERD_PROJECT_TRUST=untrusted"),
+        "{pi_env}"
+    );
+    // The extension finds herd-accept and herd-watch where the caller said, or beside herd-launch.
+    assert!(
+        pi_env.lines().any(|l| l.starts_with("HERD_BIN_DIR=/")),
+        "{pi_env}"
+    );
+    assert_eq!(
+        env.record(run_id)["extra"]["project_trust"],
+        "untrusted",
+        "a model fallback repeats the decision"
+    );
 }
 
 #[test]
