@@ -826,10 +826,6 @@ fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
             .unwrap()
             .contains(&format!("_{run_id}-"))
     );
-    // The stand-in writes its pid after its argv and its environment.
-    eventually("pi's pid", || {
-        read(env.work().join("pi.pid")).filter(|p| p.ends_with('\n'))
-    });
     let argv = eventually("pi's argv", || read(env.work().join("pi.argv")));
     let argv: Vec<&str> = argv.lines().collect();
     let record = env.record(run_id);

@@ -30,8 +30,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 echo $$ > child.pid.tmp && mv child.pid.tmp child.pid
-env > child.env
-if [ -t 0 ]; then : > child.stdin; else cat > child.stdin; fi
+# Each file appears whole (a reader may look at any moment).
+env > child.env.tmp && mv child.env.tmp child.env
+if [ -t 0 ]; then : > child.stdin.tmp; else cat > child.stdin.tmp; fi && mv child.stdin.tmp child.stdin
 
 seq=0
 activity() { # phase event
