@@ -865,7 +865,7 @@ fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
     assert_eq!(policy["owner"], "public");
     assert_eq!(policy["tools"], serde_json::json!(["read", "bash"]));
     assert_eq!(policy["policyHash"].as_str().unwrap().len(), 64);
-    let pi_env = read(env.work().join("pi.env")).unwrap();
+    let pi_env = eventually("pi's environment", || read(env.work().join("pi.env")));
     assert!(
         pi_env
             .lines()
