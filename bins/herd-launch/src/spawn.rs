@@ -771,6 +771,7 @@ fn prepare_and_launch(
         surface,
         persistent_ids.as_ref(),
         trust,
+        tools,
         env,
     );
     let (argv, stdin, stdout, stderr) =
@@ -883,6 +884,7 @@ fn child_env(
     surface: &dyn Surface,
     persistent: Option<&PersistentIds>,
     trust: crate::trust::Trust,
+    tools: &Tools,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> (Vec<String>, Vec<(String, OsString)>) {
     let mut unset: Vec<String> = PROTOCOL_VARS.iter().map(|v| (*v).to_owned()).collect();
@@ -919,6 +921,14 @@ fn child_env(
     ));
     if !plan.denied_tools.is_empty() {
         vars.push(("PI_DENY_TOOLS".into(), plan.denied_tools.join(",").into()));
+    }
+    // The child extension runs `herd-accept` and `herd-watch`: beside this program, unless the
+    // caller named their place.
+    let bin_dir = herd_core::subprocess::BIN_DIR_ENV;
+    if env(bin_dir).is_none_or(|d| d.is_empty()) {
+        if let Some(dir) = tools.herd_launch.parent() {
+            vars.push((bin_dir.into(), dir.as_os_str().to_owned()));
+        }
     }
     // The child's own decision: its extension answers Pi's trust question with it, and its own
     // launches inherit it.

@@ -835,10 +835,6 @@ fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
             .unwrap()
             .contains(&format!("_{run_id}-"))
     );
-    // The stand-in writes its pid after its argv and its environment.
-    eventually("pi's pid", || {
-        read(env.work().join("pi.pid")).filter(|p| p.ends_with('\n'))
-    });
     let argv = eventually("pi's argv", || read(env.work().join("pi.argv")));
     let argv: Vec<&str> = argv.lines().collect();
     let record = env.record(run_id);
@@ -883,12 +879,27 @@ fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
     assert_eq!(policy["owner"], "public");
     assert_eq!(policy["tools"], serde_json::json!(["read", "bash"]));
     assert_eq!(policy["policyHash"].as_str().unwrap().len(), 64);
-    let pi_env = read(env.work().join("pi.env")).unwrap();
+    let pi_env = eventually("pi's environment", || read(env.work().join("pi.env")));
     assert!(
         pi_env
             .lines()
             .any(|l| l == format!("PI_CODING_AGENT_DIR={}", agent_dir.display())),
         "{pi_env}"
+    );
+    // No parent decision: the child is untrusted, and never asks.
+    assert!(
+        pi_env.lines().any(|l| l == "HERD_PROJECT_TRUST=untrusted"),
+        "{pi_env}"
+    );
+    // The extension finds herd-accept and herd-watch where the caller said, or beside herd-launch.
+    assert!(
+        pi_env.lines().any(|l| l.starts_with("HERD_BIN_DIR=/")),
+        "{pi_env}"
+    );
+    assert_eq!(
+        env.record(run_id)["extra"]["project_trust"],
+        "untrusted",
+        "a model fallback repeats the decision"
     );
 }
 

@@ -25,6 +25,9 @@ const EXEC_REPORT_TAIL: u64 = 64 * 1024;
 const EXEC_ERROR_TAIL: u64 = 16 * 1024;
 /// How many of its last stderr lines become the error.
 const EXEC_ERROR_LINES: usize = 10;
+/// How long a child that wrote its completion sidecar may take to exit before it is finished
+/// anyway (the time seed 003 gives a pane to be confirmed absent).
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The completion evidence a run finished on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +54,9 @@ pub fn finish(
     cancel: &Receiver<()>,
 ) {
     crate::crash_point("finish-start");
+    if let Observed::Sidecar(_) = &observed {
+        wait_for_exit(record);
+    }
     let fallback_error = match &observed {
         Observed::Sidecar(Completion::Error { message }) => Some(message.clone()),
         _ => None,
@@ -79,6 +85,19 @@ pub fn finish(
     }
     let result = build(artifacts, record, observed, elapsed_ms, cancel, &[]);
     let _ = delivery::settle(artifacts, &result);
+}
+
+/// Waits, at most [`EXIT_GRACE`], for the process of a child whose sidecar says it finished.
+///
+/// The sidecar comes first: Pi 1.6 writes it at the end of the turn and exits a moment later
+/// (0.73 exited at once). The parent re-check should not run while the child can still touch
+/// its checkout, and a parent that has the result may at once remove the child's worktree or
+/// resume its session, which a live child refuses.
+fn wait_for_exit(record: &RunRecord) {
+    if let Ok(Some(identity)) = herd_core::identity::Record::read(&record.session_files().process())
+    {
+        let _ = herd_core::identity::wait_exited(&identity, std::time::Instant::now() + EXIT_GRACE);
+    }
 }
 
 /// The models tried before this attempt: the record's own list, which herd-launch fills for a

@@ -254,6 +254,40 @@ fn a_completed_child_delivers_its_report_inside_one_block() {
     assert_eq!((code, &again["message"]), (0, &doc["message"]));
 }
 
+/// Whether process `pid` still runs (a zombie waiting for its parent's reap does not).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat[stat.rfind(')').unwrap() + 2..].chars().next();
+        !matches!(state, Some('Z' | 'X'))
+    })
+}
+
+#[test]
+fn a_result_goes_out_once_the_child_that_wrote_its_sidecar_has_exited() {
+    // Pi 1.6 writes the sidecar at the end of its turn and exits a moment later.
+    let env = Env::new();
+    let pid_file = env.dir.path().join("child.pid");
+    let id = env.spawn(
+        "Lingerer",
+        &format!(
+            "echo $$ > '{}'; set -- '{{\"type\":\"done\"}}'; {WRITE_EXIT}; sleep 1",
+            pid_file.display()
+        ),
+    );
+    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(
+        (code, &doc["outcome"]),
+        (0, &Value::from("completed")),
+        "{text}"
+    );
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!running(pid), "the result came while the child still ran");
+}
+
 #[test]
 fn an_exec_child_whose_last_line_outgrows_the_tail_still_reports_it() {
     let env = Env::new();

@@ -57,7 +57,7 @@ export interface RunOptions {
 	cwd: string;
 	env: NodeJS.ProcessEnv;
 	/** Written to stdin, which is then closed; without it stdin is empty. */
-	input?: string;
+	input?: string | undefined;
 	/** The run is killed (SIGKILL) after this long. */
 	timeoutMs: number;
 }

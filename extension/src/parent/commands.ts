@@ -7,13 +7,13 @@ import * as os from "node:os";
 import * as path from "node:path";
 import type { AutocompleteItem } from "@earendil-works/pi-tui";
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import { failureText } from "./bins";
-import { artifactsDir, inChild, surface } from "./context";
-import { ensureFollower } from "./delivery";
-import { activateWriter } from "./exposure";
-import { hub } from "./hub";
-import type { CommandEntry } from "./registry";
-import { type Call, runBinary } from "./tools";
+import { failureText } from "./bins.ts";
+import { artifactsDir, inChild, surface } from "./context.ts";
+import { ensureFollower } from "./delivery.ts";
+import { activateWriter } from "./exposure.ts";
+import { hub } from "./hub.ts";
+import type { CommandEntry } from "./registry.ts";
+import { type Call, runBinary } from "./tools.ts";
 
 /** The role names a project or the user defines, for completion. */
 function roleNames(cwd: string): string[] {
@@ -30,7 +30,7 @@ function roleNames(cwd: string): string[] {
 }
 
 function complete(prefix: string, choices: { value: string; description?: string }[]): AutocompleteItem[] | null {
-	const found = choices.filter((c) => c.value.startsWith(prefix)).map((c) => ({ value: c.value, label: c.value, description: c.description }));
+	const found = choices.filter((c) => c.value.startsWith(prefix)).map((c): AutocompleteItem => (c.description === undefined ? { value: c.value, label: c.value } : { value: c.value, label: c.value, description: c.description }));
 	return found.length > 0 ? found : null;
 }
 
@@ -93,7 +93,9 @@ async function worktreeCommand(pi: ExtensionAPI, binDir: string, args: string, c
 			say(ctx, "Usage: /worktree remove <target> [--preserve]", "warning");
 			return;
 		}
-		const removeArgs = ["--artifacts", artifactsDir(ctx), "remove", targets[0], "--session-cwd", ctx.cwd];
+		const [target] = targets;
+		if (target === undefined) return;
+		const removeArgs = ["--artifacts", artifactsDir(ctx), "remove", target, "--session-cwd", ctx.cwd];
 		if (preserve) removeArgs.push("--preserve");
 		const ran = await runBinary(call, "herd-cleanup", removeArgs);
 		say(ctx, ran.code === 0 || ran.code === 1 ? ran.stdout.trim() : failureText(ran), ran.code === 0 ? "info" : "warning");

@@ -11,10 +11,10 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { type JsonObject, isObject, parseObject } from "./bins";
-import { type Pending, hub, pendingKey, withLive } from "./hub";
-import { consumesResults } from "./context";
-import { redraw } from "./widget";
+import { type JsonObject, isObject, parseObject } from "./bins.ts";
+import { type Pending, hub, pendingKey, withLive } from "./hub.ts";
+import { consumesResults } from "./context.ts";
+import { redraw } from "./widget.ts";
 
 export const RESULT_TYPE = "subagent_result";
 export const STATUS_TYPE = "subagent_status";

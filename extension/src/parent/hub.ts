@@ -8,7 +8,7 @@
  */
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { JsonObject } from "./bins";
+import type { JsonObject } from "./bins.ts";
 
 /** The current instance: set between its `session_start` and its `session_shutdown`. */
 export interface Live {
@@ -38,7 +38,7 @@ export interface Pending {
 }
 
 export interface Hub {
-	live?: Live;
+	live?: Live | undefined;
 	followers: Map<string, Follower>;
 	/** Every artifacts directory this process launched into or recovered. */
 	dirs: Set<string>;
@@ -47,7 +47,7 @@ export interface Hub {
 	/** Of those, the ones handed to `pi.sendMessage`, awaiting their `message_end`. */
 	sent: Set<string>;
 	/** The clock of the widget while any run is open. */
-	widgetTimer?: ReturnType<typeof setInterval>;
+	widgetTimer?: ReturnType<typeof setInterval> | undefined;
 	/** A widget redraw is running; another is due after it. */
 	widgetBusy: boolean;
 	widgetAgain: boolean;

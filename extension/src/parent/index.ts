@@ -8,15 +8,15 @@
  * text, escaping, bounds and exactly-once all stay in the binaries.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { INSTALL_HINT, findBinDir } from "./bins";
-import { registerCommand } from "./commands";
-import { SURFACE_FLAG, artifactsDir, consumesResults, deniedTools, inChild } from "./context";
-import { ensureFollower, flush, onMessageEnd, resendDropped, stopFollowers, undelivered } from "./delivery";
-import { applyLoading } from "./exposure";
-import { hub } from "./hub";
-import { type Registry, loadRegistry } from "./registry";
-import { CHILD_ONLY, definition } from "./tools";
-import { redraw, stopWidget } from "./widget";
+import { INSTALL_HINT, findBinDir } from "./bins.ts";
+import { registerCommand } from "./commands.ts";
+import { SURFACE_FLAG, artifactsDir, consumesResults, deniedTools, inChild } from "./context.ts";
+import { ensureFollower, flush, onMessageEnd, resendDropped, stopFollowers, undelivered } from "./delivery.ts";
+import { applyLoading } from "./exposure.ts";
+import { hub } from "./hub.ts";
+import { type Registry, loadRegistry } from "./registry.ts";
+import { CHILD_ONLY, definition } from "./tools.ts";
+import { redraw, stopWidget } from "./widget.ts";
 
 /** The key of a child's tools widget. */
 const CHILD_TOOLS_WIDGET = "herd-child-tools";

@@ -3,7 +3,7 @@
  * commands a session registers, with the schemas the binaries validate against.
  */
 import * as path from "node:path";
-import { type JsonObject, isObject, parseObject, run } from "./bins";
+import { type JsonObject, isObject, parseObject, run } from "./bins.ts";
 
 export type SessionKind = "parent" | "child";
 export type Exposure = "deferred" | "inactive" | "direct";
@@ -18,7 +18,7 @@ export interface ToolEntry {
 
 export interface CommandUsage {
 	text: string;
-	sessions?: SessionKind[];
+	sessions?: SessionKind[] | undefined;
 }
 
 export interface CommandEntry {

@@ -3,10 +3,10 @@
  */
 import * as path from "node:path";
 import type { AgentToolResult, ExtensionAPI, ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
-import { type Binary, type Ran, failureText, isObject, run } from "./bins";
-import { artifactsDir, binaryEnv, inChild, surface } from "./context";
-import { ensureFollower } from "./delivery";
-import type { ToolEntry } from "./registry";
+import { type Binary, type Ran, failureText, isObject, run } from "./bins.ts";
+import { artifactsDir, binaryEnv, inChild, surface } from "./context.ts";
+import { ensureFollower } from "./delivery.ts";
+import type { ToolEntry } from "./registry.ts";
 
 /** Budgets of the binaries: a launch may take a worktree acquisition's 120 s and more. */
 const LAUNCH_MS = 10 * 60 * 1000;

@@ -4,8 +4,8 @@
  * is open.
  */
 import * as path from "node:path";
-import { parseObject, run } from "./bins";
-import { hub, withLive } from "./hub";
+import { parseObject, run } from "./bins.ts";
+import { hub, withLive } from "./hub.ts";
 
 export const WIDGET_KEY = "herd-subagents";
 /** How often the clocks of open runs move. */

@@ -32,7 +32,7 @@ done
 # Its environment first, each file whole: a reader that sees child.pid finds child.env complete.
 env > child.env.tmp && mv child.env.tmp child.env
 echo $$ > child.pid.tmp && mv child.pid.tmp child.pid
-if [ -t 0 ]; then : > child.stdin; else cat > child.stdin; fi
+if [ -t 0 ]; then : > child.stdin.tmp; else cat > child.stdin.tmp; fi && mv child.stdin.tmp child.stdin
 
 seq=0
 activity() { # phase event

@@ -1,0 +1,136 @@
+/**
+ * An auto-exit child that launched children of its own stays open until each has delivered
+ * (seed 003, children that launch children): it finds them in the run records, waits for each
+ * with `herd-watch wait --json` (which supervises it, settles it and delivers its result exactly
+ * once), and hands every result, or why there is none, to the settlement as a turn.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+import type { ChildConfig } from "./config.ts";
+import { parseObject, readSmall, stringAt } from "./files.ts";
+import { herdProgram, killGroup, runProgram } from "./programs.ts";
+
+/** The longest an auto-exit child is held open for one child of its own to deliver. */
+export const HOLD_CHILD_MS = 2 * 60 * 60 * 1000;
+/** The bound of a run record read while looking for a child's own children. */
+const RECORD_LIMIT = 256 * 1024;
+/** The bound of what `herd-watch wait` prints: one result document. */
+const RESULT_LIMIT = 2 * 1024 * 1024;
+
+/** A run this child launched (its record's `parent_run_id` is this run). */
+interface OwnChild {
+	readonly dir: string;
+	readonly id: string;
+	readonly name: string;
+}
+
+/**
+ * The artifacts directories a child's own children are recorded in: its own (the parent of its
+ * activity snapshot's directory) and `$HERD_ARTIFACTS`, where herd-launch puts runs by default.
+ */
+function artifactsDirs(config: ChildConfig): string[] {
+	const dirs = new Set<string>();
+	if (config.activityFile) dirs.add(path.resolve(path.dirname(path.dirname(config.activityFile))));
+	if (config.artifacts) dirs.add(path.resolve(config.artifacts));
+	return [...dirs];
+}
+
+/**
+ * This child's own children that have not ended: a record naming this run as its parent, not a
+ * definite launch failure, not a persistent specialist, and neither settled (`<id>.result.json`) nor superseded by a model
+ * fallback (`<id>.superseded.json`, whose successor is another such record).
+ */
+function outstandingChildren(config: ChildConfig): OwnChild[] {
+	const found: OwnChild[] = [];
+	for (const dir of artifactsDirs(config)) {
+		const runs = path.join(dir, "runs");
+		let names: string[];
+		try {
+			names = fs.readdirSync(runs);
+		} catch {
+			continue;
+		}
+		for (const name of names) {
+			const id = name.endsWith(".json") ? name.slice(0, -".json".length) : "";
+			if (!/^[0-9a-f]{1,32}$/.test(id) || id === config.runId) continue;
+			const record = parseObject(readSmall(path.join(runs, name), RECORD_LIMIT));
+			if (!record || record.parent_run_id !== config.runId || record.status === "failed") continue;
+			// A persistent specialist is long-lived by design and never holds the exit.
+			if (record.persistent === true) continue;
+			if (fs.existsSync(path.join(runs, `${id}.result.json`))) continue;
+			if (fs.existsSync(path.join(runs, `${id}.superseded.json`))) continue;
+			found.push({ dir, id, name: stringAt(record, "name") ?? id });
+		}
+	}
+	return found;
+}
+
+/** The waits for this child's own children, each started once. */
+export class OwnChildren {
+	/** `herd-watch wait` of each own child still outstanding, by `<dir>/<run id>`. */
+	private readonly watchers = new Map<string, number | undefined>();
+	/** Own children already waited for, so each result is given once. */
+	private readonly seen = new Set<string>();
+
+	/** `deliver` receives each result (or why there is none), once per own child. */
+	constructor(
+		private readonly config: ChildConfig,
+		private readonly deliver: (text: string) => void,
+	) {}
+
+	/** How many own children are still being waited for. */
+	get waiting(): number {
+		return this.watchers.size;
+	}
+
+	/** Starts waiting for every own child not waited for yet. */
+	watchOutstanding(): void {
+		for (const own of outstandingChildren(this.config)) this.watch(own);
+	}
+
+	/**
+	 * Stops the waits. A wait only watches: the children run on, and any later `herd-watch`
+	 * delivers their results.
+	 */
+	stop(): void {
+		for (const pid of this.watchers.values()) if (pid !== undefined) killGroup(pid, "SIGTERM");
+	}
+
+	private watch(own: OwnChild): void {
+		const key = `${own.dir}/${own.id}`;
+		if (this.seen.has(key)) return;
+		this.seen.add(key);
+		this.watchers.set(key, undefined);
+		let pid: number | undefined;
+		let timedOut = false;
+		const timer = setTimeout(() => {
+			timedOut = true;
+			if (pid !== undefined) killGroup(pid, "SIGKILL");
+		}, HOLD_CHILD_MS);
+		const program = herdProgram(this.config.binDir, "herd-watch");
+		void runProgram(program, ["--artifacts", own.dir, "wait", "--run", own.id, "--json"], {
+			stdoutLimit: RESULT_LIMIT,
+			started: (started) => {
+				pid = started;
+				this.watchers.set(key, started);
+			},
+		}).then((run) => {
+			clearTimeout(timer);
+			this.watchers.delete(key);
+			const message = stringAt(parseObject(run.stdout), "message");
+			if (message !== undefined) {
+				this.deliver(message);
+				return;
+			}
+			const reason = timedOut
+				? `no result within ${HOLD_CHILD_MS / 60000} minutes`
+				: run.error !== undefined
+					? `no result (${run.error})`
+					: `no result (herd-watch exited with ${run.code})`;
+			this.deliver(
+				`Subagent ${JSON.stringify(own.name)} (${own.id}) gave ${reason}; see \`herd-watch status --run ${own.id}\`.`,
+			);
+		});
+	}
+}
