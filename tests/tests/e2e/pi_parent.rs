@@ -259,6 +259,23 @@ fn a_parent_searches_delegates_on_the_process_surface_and_hears_the_report_once(
 }
 
 /// A file the child's first step waits for (bounded), so a scenario decides when it finishes.
+/// Installs the package with `pi install <extension dir>`, so children load it too, and starts a
+/// parent from the installed package on the process surface; returns its session and the parent.
+fn installed_parent(env: &PiEnv) -> (PathBuf, PiRpc) {
+    let package = herd_e2e::rpc::parent_extension()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let mut install = env.command(herd_e2e::pi::pi_bin());
+    install.arg("install").arg(&package);
+    let installed = herd_e2e::proc::run(install, herd_e2e::pi::PI_BUDGET);
+    assert!(installed.success(), "{installed}");
+    let session = env.session_path("parent");
+    let parent =
+        PiRpc::start_installed(env, &session, "parent", &[], &["--herd-surface", "process"]);
+    (session, parent)
+}
+
 struct Gate(PathBuf);
 
 impl Gate {
@@ -662,22 +679,7 @@ fn a_child_delegates_to_a_grandchild_through_the_subagent_tool() {
     );
     let env = PiEnv::new(&model);
     // Installed with `pi install <extension dir>`: the children load the package too.
-    let package = herd_e2e::rpc::parent_extension()
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let mut install = env.command(herd_e2e::pi::pi_bin());
-    install.arg("install").arg(&package);
-    let installed = herd_e2e::proc::run(install, herd_e2e::pi::PI_BUDGET);
-    assert!(installed.success(), "{installed}");
-    let session = env.session_path("parent");
-    let mut parent = PiRpc::start_installed(
-        &env,
-        &session,
-        "parent",
-        &[],
-        &["--herd-surface", "process"],
-    );
+    let (session, mut parent) = installed_parent(&env);
     parent.prompt("Delegate to a scout.");
     wait_answer(&session, "Integrated the report.");
 
@@ -853,22 +855,7 @@ fn a_child_whose_role_forbids_spawning_cannot_load_the_subagent_tools() {
         "---\nauto-exit: true\nspawning: false\n---\nLook, do not delegate.\n",
     )
     .unwrap();
-    let package = herd_e2e::rpc::parent_extension()
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let mut install = env.command(herd_e2e::pi::pi_bin());
-    install.arg("install").arg(&package);
-    let installed = herd_e2e::proc::run(install, herd_e2e::pi::PI_BUDGET);
-    assert!(installed.success(), "{installed}");
-    let session = env.session_path("parent");
-    let mut parent = PiRpc::start_installed(
-        &env,
-        &session,
-        "parent",
-        &[],
-        &["--herd-surface", "process"],
-    );
+    let (session, mut parent) = installed_parent(&env);
     parent.prompt("Delegate to a scout.");
     wait_answer(&session, "Integrated the report.");
     let child = model.requests_for("child");
