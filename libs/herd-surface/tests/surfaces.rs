@@ -526,7 +526,7 @@ fn process_child_that_ignores_sigterm_is_killed_after_the_grace() {
     let art = Artifacts::new(dir.path().join("art"));
     let process = Process::new(art);
     let session = dir.path().join("s.jsonl");
-    let body = "trap '' TERM; sh -c 'echo $$ > runner.pid; trap \"\" TERM; exec sleep 30'";
+    let body = "trap '' TERM; sh -c 'trap \"\" TERM; echo $$ > runner.pid; exec sleep 30'";
     let path = script(dir.path(), "stubborn", &process, body);
     let target = process
         .launch(
@@ -551,7 +551,8 @@ fn process_interrupt_is_sigint_to_the_verified_runner() {
     let art = Artifacts::new(dir.path().join("art"));
     let process = Process::new(art);
     let session = dir.path().join("s.jsonl");
-    let body = "sh -c 'echo $$ > runner.pid; trap \"echo interrupted; exit 130\" INT; while :; do sleep 0.05; done'";
+    // The trap is set before the pid is published: the test signals as soon as it reads the pid.
+    let body = "sh -c 'trap \"echo interrupted; exit 130\" INT; echo $$ > runner.pid; while :; do sleep 0.05; done'";
     let path = script(dir.path(), "int", &process, body);
     let target = process
         .launch(&launch("r6", "int", dir.path(), &path, &session), soon())
