@@ -1294,6 +1294,16 @@ pub fn spawn_detached(cmd: &Detached) -> Result<u32, Error> {
             if libc::setsid() < 0 {
                 return Err(io::Error::last_os_error());
             }
+            // The signals herd controls a child with start at their defaults, whatever the
+            // launcher ignored: one started in the background ignores SIGINT and SIGQUIT, and
+            // an ignored signal stays ignored across exec (a shell cannot even trap it).
+            for signal in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM] {
+                // SAFETY: sigaction is async-signal-safe; a zeroed action is SIG_DFL, no flags.
+                let action: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(signal, &action, std::ptr::null_mut()) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
         }
         Ok(())
     };

@@ -547,6 +547,13 @@ fn process_child_that_ignores_sigterm_is_killed_after_the_grace() {
 
 #[test]
 fn process_interrupt_is_sigint_to_the_verified_runner() {
+    // As in a launcher started in the background: SIGINT ignored. The detached child must get
+    // its default back, or the interrupt could never reach it.
+    // SAFETY: setting a disposition has no memory-safety preconditions; no test of this binary
+    // relies on SIGINT reaching the test process.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+    }
     let dir = tempfile::tempdir().unwrap();
     let art = Artifacts::new(dir.path().join("art"));
     let process = Process::new(art);
