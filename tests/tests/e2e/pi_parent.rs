@@ -1057,6 +1057,9 @@ fn a_queued_result_dropped_by_escape_arrives_once_after_the_abort() {
             .any(|e| e["type"] == "tool_execution_start" && e["toolName"] == "bash")
             .then_some(())
     });
+    // Every redraw from here on comes after the report could settle; one that came before the
+    // settlement was looked for would be missed if counting started later.
+    let seen = parent.events().len();
     release.open();
     let artifacts = artifacts_of(&session);
     let id = only_run(&artifacts);
@@ -1064,8 +1067,7 @@ fn a_queued_result_dropped_by_escape_arrives_once_after_the_abort() {
     wait_for("the settled result", STEP_BUDGET, || {
         settled.exists().then_some(())
     });
-    let seen = parent.events().len();
-    wait_for("a widget redraw after the settlement", STEP_BUDGET, || {
+    wait_for("a widget redraw after the release", STEP_BUDGET, || {
         parent.events()[seen..]
             .iter()
             .any(|e| e["type"] == "extension_ui_request" && e["widgetKey"] == "herd-subagents")
