@@ -5,6 +5,7 @@ pub mod artifact;
 pub mod exec;
 pub mod extension;
 pub mod files;
+pub mod handoff;
 pub mod list;
 pub mod models;
 pub mod names;
@@ -65,6 +66,39 @@ pub enum Command {
     /// Validate and atomically replace `models.tasks` and `models.tasksMeta` of the durable
     /// configuration (the `subagents_write_task_models` tool), keeping every other setting.
     WriteTaskModels(WriteTaskModelsArgs),
+    /// Hand the conversation off to a new interactive Pi in a fresh managed worktree (the
+    /// `/worktree <name> [task]` command): focused once its start is confirmed through `/proc`.
+    Handoff(HandoffArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct HandoffArgs {
+    /// The session whose active conversation branch the new Pi continues.
+    #[arg(long, value_name = "FILE")]
+    pub from: PathBuf,
+    /// The entry that branch ends at (Pi's leaf) [default: the session's last entry].
+    #[arg(long, value_name = "ENTRY_ID")]
+    pub leaf: Option<String>,
+    /// The new worktree's branch.
+    #[arg(long, value_name = "NAME")]
+    pub branch: String,
+    /// The commit the branch starts at [default: the current committed branch].
+    #[arg(long, value_name = "REF")]
+    pub base: Option<String>,
+    /// The first message of the new session.
+    #[arg(long)]
+    pub task: Option<String>,
+    /// The new session's model [default: $HERD_PARENT_MODEL].
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// Its thinking level [default: $HERD_PARENT_THINKING].
+    #[arg(long, value_name = "LEVEL")]
+    pub thinking: Option<String>,
+    /// Where the new Pi runs: Herdr or tmux (a handoff needs a terminal).
+    #[arg(long, value_enum, default_value_t = SurfaceChoice::Auto)]
+    pub surface: SurfaceChoice,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -199,6 +233,7 @@ impl Cli {
             Command::Send(a) => a.json,
             Command::Roles(a) => a.json,
             Command::WriteTaskModels(a) => a.json,
+            Command::Handoff(a) => a.json,
             Command::Exec(_) => false,
         }
     }
@@ -284,6 +319,38 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let agent_dir = names::agent_dir(Some(&cwd), &env)?;
             let written = models::write(&agent_dir, &request)?;
             Ok(Output::ok(written.to_json(), written.human()))
+        }
+        Command::Handoff(args) => {
+            let artifacts = cli.artifacts.resolve()?;
+            let kind = surface_kind(args.surface, &env);
+            let surface = open_surface(kind, &artifacts, &env)?;
+            let cwd = std::env::current_dir().map_err(|e| {
+                Error::new(ErrorCode::Unavailable, format!("no current directory: {e}"))
+            })?;
+            let from_env = |value: Option<String>, key: &str| {
+                value.or_else(|| env(key)).filter(|v| !v.is_empty())
+            };
+            let request = handoff::Request {
+                from: args.from.clone(),
+                leaf: args.leaf.clone(),
+                branch: args.branch.clone(),
+                base: args.base.clone(),
+                task: args.task.clone(),
+                model: from_env(args.model.clone(), PARENT_MODEL_ENV),
+                thinking: from_env(args.thinking.clone(), PARENT_THINKING_ENV),
+                cwd,
+            };
+            let tools = spawn::Tools {
+                herd_launch: herd_launch_path(&env)?,
+                extension: None,
+            };
+            let pi = plan::find_pi(&env)?;
+            let done = handoff::handoff(&artifacts, &request, surface.as_ref(), &tools, &pi, &env)?;
+            Ok(Output {
+                json: done.to_json(),
+                human: done.human(),
+                exit: done.exit_code(),
+            })
         }
         Command::Exec(args) => {
             let (err, code) = exec::exec(&args.identity, &args.run_id, &args.session, &args.argv);

@@ -49,12 +49,122 @@ pub fn seed_session(plan: &Plan, session: &Path, cwd: &Path, now_ms: u64) -> Res
 
 /// The parent's entries up to its last user message, without its header.
 fn fork_entries(parent: &Path) -> Result<Vec<u8>, Error> {
-    let file = herd_core::sidecar::open_given(parent)
-        .map_err(|e| Error::invalid("fork", format!("cannot read the parent session: {e}")))?
+    let entries = read_entries(parent, "fork")?;
+    let last_user = entries.iter().rposition(|(_, entry)| {
+        entry.get("type").and_then(serde_json::Value::as_str) == Some("message")
+            && entry
+                .pointer("/message/role")
+                .and_then(serde_json::Value::as_str)
+                == Some("user")
+    });
+    let keep = last_user.unwrap_or(entries.len());
+    Ok(entries[..keep]
+        .iter()
+        .flat_map(|(line, _)| line.iter().copied())
+        .collect())
+}
+
+/// Writes the session of a `/worktree` handoff: a new header naming `from` as its parent, then
+/// the conversation branch of `from` that ends at `leaf` (default: its last entry).
+pub fn seed_handoff(
+    session: &Path,
+    cwd: &Path,
+    from: &Path,
+    leaf: Option<&str>,
+    now_ms: u64,
+) -> Result<(), Error> {
+    let branch = branch_entries(from, leaf)?;
+    let header = serde_json::json!({
+        "type": "session",
+        "version": 3,
+        "id": uuid_v4()?,
+        "timestamp": Utc::from_ms(now_ms).iso(),
+        "cwd": cwd.to_string_lossy(),
+        "parentSession": from.to_string_lossy(),
+    });
+    let mut bytes = serde_json::to_vec(&header).map_err(|e| Error::internal(e.to_string()))?;
+    bytes.push(b'\n');
+    bytes.extend(branch);
+    if crate::files::create_once(session, &bytes)? {
+        Ok(())
+    } else {
+        Err(Error::internal(format!(
+            "{} already exists",
+            session.display()
+        )))
+    }
+}
+
+/// The entries of the branch of `session` that ends at `leaf` (default: the last entry), root
+/// first, without the header: Pi keeps a session as a tree (each entry names its `parentId`), and
+/// the active conversation is the path from the root to the leaf.
+pub fn branch_entries(session: &Path, leaf: Option<&str>) -> Result<Vec<u8>, Error> {
+    let entries = read_entries(session, "from")?;
+    let id_of = |entry: &serde_json::Value| {
+        entry
+            .get("id")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    let index: std::collections::HashMap<String, usize> = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, entry))| Some((id_of(entry)?, i)))
+        .collect();
+    let start = match leaf {
+        Some(leaf) => *index.get(leaf).ok_or_else(|| {
+            Error::invalid(
+                "leaf",
+                format!("{} has no entry {leaf:?}", session.display()),
+            )
+        })?,
+        None => match entries
+            .iter()
+            .rposition(|(_, entry)| id_of(entry).is_some())
+        {
+            Some(last) => last,
+            // A session of entries without ids is one linear conversation.
+            None => {
+                return Ok(entries
+                    .iter()
+                    .flat_map(|(line, _)| line.iter().copied())
+                    .collect());
+            }
+        },
+    };
+    let mut path = vec![start];
+    let mut at = start;
+    while let Some(parent) = entries[at]
+        .1
+        .get("parentId")
+        .and_then(serde_json::Value::as_str)
+    {
+        let Some(&next) = index.get(parent) else {
+            break;
+        };
+        // Every step goes to an earlier entry, so the walk ends even in a damaged file.
+        if next >= at {
+            break;
+        }
+        path.push(next);
+        at = next;
+    }
+    Ok(path
+        .iter()
+        .rev()
+        .flat_map(|&i| entries[i].0.iter().copied())
+        .collect())
+}
+
+/// The complete entries of `session` but its header, each with its line, at most
+/// [`FORK_LIMIT`] bytes; errors name `field`.
+fn read_entries(session: &Path, field: &str) -> Result<Vec<(Vec<u8>, serde_json::Value)>, Error> {
+    let file = herd_core::sidecar::open_given(session)
+        .map_err(|e| Error::invalid(field, format!("cannot read the session: {e}")))?
         .ok_or_else(|| {
             Error::invalid(
-                "fork",
-                format!("the parent session {} does not exist", parent.display()),
+                field,
+                format!("the session {} does not exist", session.display()),
             )
         })?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -62,19 +172,18 @@ fn fork_entries(parent: &Path) -> Result<Vec<u8>, Error> {
         return Err(Error::new(
             ErrorCode::InvalidRequest,
             format!(
-                "the parent session {} is larger than {FORK_LIMIT} bytes",
-                parent.display()
+                "the session {} is larger than {FORK_LIMIT} bytes",
+                session.display()
             ),
         )
-        .with_field("fork"));
+        .with_field(field));
     }
-    let mut lines: Vec<Vec<u8>> = Vec::new();
-    let mut last_user = None;
+    let mut entries = Vec::new();
     let mut reader = BufReader::new(file.take(FORK_LIMIT));
     loop {
         let mut line = Vec::new();
         let n = reader.read_until(b'\n', &mut line).map_err(|e| {
-            Error::invalid("fork", format!("cannot read {}: {e}", parent.display()))
+            Error::invalid(field, format!("cannot read {}: {e}", session.display()))
         })?;
         if n == 0 {
             break;
@@ -86,22 +195,12 @@ fn fork_entries(parent: &Path) -> Result<Vec<u8>, Error> {
         let Ok(entry) = serde_json::from_slice::<serde_json::Value>(&line) else {
             continue;
         };
-        let kind = entry.get("type").and_then(serde_json::Value::as_str);
-        if kind == Some("session") {
+        if entry.get("type").and_then(serde_json::Value::as_str) == Some("session") {
             continue;
         }
-        if kind == Some("message")
-            && entry
-                .pointer("/message/role")
-                .and_then(serde_json::Value::as_str)
-                == Some("user")
-        {
-            last_user = Some(lines.len());
-        }
-        lines.push(line);
+        entries.push((line, entry));
     }
-    let keep = last_user.unwrap_or(lines.len());
-    Ok(lines[..keep].concat())
+    Ok(entries)
 }
 
 /// A random (version 4) UUID, as Pi names sessions.
@@ -141,6 +240,56 @@ mod tests {
         assert_eq!(kept.lines().count(), 2, "{kept}");
         assert!(kept.contains("\"id\":\"1\"") && kept.contains("\"id\":\"2\""));
         assert!(!kept.contains("\"type\":\"session\""));
+    }
+
+    #[test]
+    fn a_handoff_copies_the_branch_that_ends_at_the_leaf() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = dir.path().join("p.jsonl");
+        // 1 ─ 2 ─ 3 (abandoned)
+        //      └─ 4 ─ 5 (the active branch: the last entry)
+        std::fs::write(
+            &from,
+            "{\"type\":\"session\",\"id\":\"p\"}\n\
+             {\"type\":\"message\",\"id\":\"1\",\"parentId\":null}\n\
+             {\"type\":\"message\",\"id\":\"2\",\"parentId\":\"1\"}\n\
+             {\"type\":\"message\",\"id\":\"3\",\"parentId\":\"2\"}\n\
+             {\"type\":\"message\",\"id\":\"4\",\"parentId\":\"2\"}\n\
+             {\"type\":\"message\",\"id\":\"5\",\"parentId\":\"4\"}\n",
+        )
+        .unwrap();
+        let ids = |bytes: Vec<u8>| -> Vec<String> {
+            String::from_utf8(bytes)
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned()
+                })
+                .collect()
+        };
+        assert_eq!(
+            ids(branch_entries(&from, None).unwrap()),
+            ["1", "2", "4", "5"]
+        );
+        assert_eq!(
+            ids(branch_entries(&from, Some("3")).unwrap()),
+            ["1", "2", "3"]
+        );
+        let err = branch_entries(&from, Some("9")).unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("leaf"), "{err:?}");
+
+        let session = dir.path().join("s/h.jsonl");
+        std::fs::create_dir_all(session.parent().unwrap()).unwrap();
+        seed_handoff(&session, Path::new("/w/feat"), &from, None, 0).unwrap();
+        let text = std::fs::read_to_string(&session).unwrap();
+        let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(header["type"], "session");
+        assert_eq!(header["cwd"], "/w/feat");
+        assert_eq!(header["parentSession"], from.to_string_lossy().as_ref());
+        assert_eq!(text.lines().count(), 5, "{text}");
     }
 
     #[test]

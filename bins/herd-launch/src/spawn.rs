@@ -70,7 +70,7 @@ pub const HERDR_IDS: [&str; 3] = ["HERDR_PANE_ID", "HERDR_TAB_ID", "HERDR_WORKSP
 
 /// Variables of the launching environment a pane's shell may lack (a tmux server has its own
 /// environment) and that the child needs; none of them is a secret.
-const PASS_THROUGH: [&str; 12] = [
+pub const PASS_THROUGH: [&str; 12] = [
     "PATH",
     "HOME",
     "USER",

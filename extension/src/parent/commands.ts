@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { AutocompleteItem } from "@earendil-works/pi-tui";
-import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { failureText } from "./bins.ts";
 import { artifactsDir, inChild, surface } from "./context.ts";
 import { ensureFollower } from "./delivery.ts";
@@ -35,7 +35,7 @@ function complete(prefix: string, choices: { value: string; description?: string
 }
 
 /** Says `text` to the person, as a notice (a command answers the person, not the model). */
-function say(ctx: ExtensionCommandContext, text: string, kind: "info" | "warning" | "error" = "info"): void {
+function say(ctx: ExtensionContext, text: string, kind: "info" | "warning" | "error" = "info"): void {
 	try {
 		ctx.ui.notify(text, kind);
 	} catch {
@@ -105,13 +105,29 @@ async function worktreeCommand(pi: ExtensionAPI, binDir: string, args: string, c
 		say(ctx, "Usage: /worktree <name> [task], /worktree list, /worktree remove <target> [--preserve]", "warning");
 		return;
 	}
-	// The handoff (a new interactive Pi in a fresh managed worktree with this conversation) has
-	// no herd command yet; saying so beats pretending.
-	say(
-		ctx,
-		`/worktree ${sub} is not available in this herd yet: launch a worktree child with the subagent tool's worktree parameter, or use /worktree list.`,
-		"warning",
-	);
+	await handoff(call, sub, rest);
+}
+
+/**
+ * `/worktree <name> [task]`: herd-launch hands this conversation branch to a new interactive Pi in
+ * a fresh managed worktree, and focuses it once its start is confirmed.
+ */
+async function handoff(call: Call, branch: string, task: string): Promise<void> {
+	const { ctx } = call;
+	const from = ctx.sessionManager.getSessionFile();
+	if (!from) {
+		say(ctx, "/worktree needs a saved session to hand off: this session has no file.", "warning");
+		return;
+	}
+	const file = inChild() ? ["--artifacts", artifactsDir(ctx)] : ["--parent-session", from];
+	const args = [...file, "handoff", "--from", from, "--branch", branch, "--surface", surface(call.pi)];
+	const leaf = ctx.sessionManager.getLeafId();
+	if (leaf) args.push("--leaf", leaf);
+	if (task) args.push("--task", task);
+	const ran = await runBinary(call, "herd-launch", args, undefined, 5 * 60 * 1000);
+	if (ran.code === 0) say(ctx, ran.stdout.trim());
+	else if (ran.code === 3) say(ctx, ran.stdout.trim(), "warning");
+	else say(ctx, failureText(ran), "error");
 }
 
 async function initCommand(pi: ExtensionAPI, args: string, ctx: ExtensionCommandContext): Promise<void> {

@@ -168,6 +168,17 @@ impl Artifacts {
         self.root.join("accept").join(format!("{run_id}.json"))
     }
 
+    /// `handoffs/`: the `/worktree` handoffs, each a launch script and a record
+    /// (`handoffs/<id>.sh`, `handoffs/<id>.json`).
+    pub fn handoffs_dir(&self) -> PathBuf {
+        self.root.join("handoffs")
+    }
+
+    /// A file of handoff `id`, e.g. `handoff_file(id, "json")`.
+    pub fn handoff_file(&self, id: &str, suffix: &str) -> PathBuf {
+        self.handoffs_dir().join(format!("{id}.{suffix}"))
+    }
+
     pub fn logs_dir(&self) -> PathBuf {
         self.root.join("logs")
     }

@@ -626,6 +626,44 @@ impl Surface for Herdr {
             .pane_close(&pane.pane_id)
             .map_err(|err| pane_error(&pane.pane_id, err))
     }
+
+    fn pane_pid(&self, target: &Target, deadline: Instant) -> Result<u32, Error> {
+        let pane = self.pane_id(target)?;
+        let info = self
+            .client(REQUEST_BUDGET, deadline)?
+            .pane_process_info(pane)
+            .map_err(|err| pane_error(pane, err))?;
+        info.shell_pid.ok_or_else(|| Error::Malformed {
+            command: "herdr pane process-info".into(),
+            detail: format!("pane {pane} names no shell process"),
+        })
+    }
+
+    fn focus(&self, target: &Target, deadline: Instant) -> Result<(), Error> {
+        let Target::Pane(pane) = target else {
+            return Err(Error::WrongTarget(
+                "a process target is not a Herdr pane".into(),
+            ));
+        };
+        let workspace = match &pane.workspace_id {
+            Some(workspace) => workspace.clone(),
+            None => match self
+                .client(REQUEST_BUDGET, deadline)?
+                .pane_get(&pane.pane_id)
+            {
+                PaneState::Present(info) => info.workspace_id,
+                PaneState::Missing => {
+                    return Err(Error::NotFound {
+                        target: format!("herdr pane {}", pane.pane_id),
+                    });
+                }
+                PaneState::Unavailable(err) => return Err(herdr_error(err)),
+            },
+        };
+        self.client(REQUEST_BUDGET, deadline)?
+            .workspace_focus(&workspace)
+            .map_err(herdr_error)
+    }
 }
 
 #[cfg(test)]

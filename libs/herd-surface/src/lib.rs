@@ -347,6 +347,25 @@ pub trait Surface {
     /// Closes the pane, or terminates the process surface's verified identity. Returns once the
     /// request is made; [`close_confirmed`] also waits for proof of absence.
     fn close(&self, target: &Target, deadline: Instant) -> Result<(), Error>;
+
+    /// The PID of the pane's own process (its shell, or the command it was made with), the root of
+    /// every process that runs in it. Only surfaces with panes have one.
+    fn pane_pid(&self, target: &Target, deadline: Instant) -> Result<u32, Error> {
+        let _ = (target, deadline);
+        Err(Error::Unsupported {
+            surface: self.kind().as_str(),
+            operation: "name a pane's process".into(),
+        })
+    }
+
+    /// Brings the target in front of the person: its tmux window and pane, its Herdr workspace.
+    fn focus(&self, target: &Target, deadline: Instant) -> Result<(), Error> {
+        let _ = (target, deadline);
+        Err(Error::Unsupported {
+            surface: self.kind().as_str(),
+            operation: "focus a pane".into(),
+        })
+    }
 }
 
 /// How [`close_confirmed`] ended.

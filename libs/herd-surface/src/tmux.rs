@@ -563,6 +563,64 @@ impl Surface for Tmux {
             message,
         })
     }
+
+    fn pane_pid(&self, target: &Target, deadline: Instant) -> Result<u32, Error> {
+        let pane = self.pane_of(target)?;
+        let reply = self.run(
+            "tmux display-message",
+            &["display-message", "-p", "-t", &pane.pane_id, "#{pane_pid}"],
+            deadline,
+        )?;
+        if !reply.success() {
+            let message = reply.message();
+            if server_gone(&message) || pane_missing(&message) {
+                return Err(Error::NotFound {
+                    target: format!("tmux pane {}", pane.pane_id),
+                });
+            }
+            return Err(Error::Failed {
+                command: "tmux display-message".into(),
+                message,
+            });
+        }
+        let text = reply.stdout.trim();
+        text.parse().map_err(|_| Error::Malformed {
+            command: "tmux display-message".into(),
+            detail: format!("pane pid {text:?} is not a number"),
+        })
+    }
+
+    fn focus(&self, target: &Target, deadline: Instant) -> Result<(), Error> {
+        let pane = self.pane_of(target)?;
+        // The window in its session, then the pane in its window: a client attached to that
+        // session shows it.
+        let reply = self.run(
+            "tmux select-window",
+            &[
+                "select-window",
+                "-t",
+                &pane.pane_id,
+                ";",
+                "select-pane",
+                "-t",
+                &pane.pane_id,
+            ],
+            deadline,
+        )?;
+        if reply.success() {
+            return Ok(());
+        }
+        let message = reply.message();
+        if server_gone(&message) || pane_missing(&message) {
+            return Err(Error::NotFound {
+                target: format!("tmux pane {}", pane.pane_id),
+            });
+        }
+        Err(Error::Failed {
+            command: "tmux select-window".into(),
+            message,
+        })
+    }
 }
 
 #[cfg(test)]

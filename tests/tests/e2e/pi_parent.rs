@@ -1081,3 +1081,116 @@ fn a_queued_result_dropped_by_escape_arrives_once_after_the_abort() {
     wait_delivered(&artifacts, &id);
     assert!(parent.close().success());
 }
+
+/// `/worktree <name> [task]`: a new interactive Pi in a fresh managed worktree continues this
+/// conversation; its pane is focused only once its start is confirmed.
+#[test]
+fn worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree() {
+    let model = ModelServer::start_models(
+        Models::new().model(
+            "parent",
+            Script::new()
+                .step(Text("Noted: the word is PAPAYA."))
+                .step(Text("Continuing in the worktree.")),
+        ),
+    );
+    let env = PiEnv::new(&model);
+    let work = env.work_dir();
+    herd_e2e::git::git(&work, ["init", "-q", "-b", "main"]);
+    std::fs::write(work.join("README.md"), "handoff\n").unwrap();
+    herd_e2e::git::git(&work, ["add", "README.md"]);
+    herd_e2e::git::git(&work, ["commit", "-q", "-m", "initial"]);
+    let root = env.root().join("worktrees");
+    let tmux = Tmux::start(env.vars());
+    let socket = tmux.socket_path();
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[
+            ("HERD_TMUX_SOCKET", socket.as_os_str()),
+            ("HERD_WORKTREE_ROOT", root.as_os_str()),
+        ],
+        &["--herd-surface", "tmux"],
+    );
+    parent.prompt("Remember the word PAPAYA.");
+    wait_answer(&session, "Noted: the word is PAPAYA.");
+
+    parent.prompt("/worktree feat-handoff carry on from here");
+    let notice = parent.wait_event("the handoff notice", |e| {
+        e["method"] == "notify"
+            && e["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("Worktree handoff:"))
+    });
+    let text = notice["message"].as_str().unwrap();
+    assert!(text.contains("confirmed through /proc"), "{text}");
+    assert!(text.contains("its pane is focused"), "{text}");
+
+    // The record says where and which process; the worktree is a managed one on the branch.
+    let artifacts = artifacts_of(&session);
+    let records: Vec<PathBuf> = std::fs::read_dir(artifacts.join("handoffs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    let record = read_json(&records[0]).unwrap();
+    assert_eq!(record["status"], "started", "{record:#}");
+    assert_eq!(record["focused"], true, "{record:#}");
+    let worktree = PathBuf::from(record["worktree"]["path"].as_str().unwrap());
+    assert!(worktree.starts_with(&root), "{}", worktree.display());
+    assert_eq!(
+        herd_e2e::git::git(&worktree, ["rev-parse", "--abbrev-ref", "HEAD"]),
+        "feat-handoff"
+    );
+
+    // The new Pi asked the model with this conversation and the task, from the worktree.
+    let requests = model.wait_for_requests(2, STEP_BUDGET);
+    let handed = &requests[1];
+    let said = request::user_texts(handed).join("\n");
+    assert!(said.contains("Remember the word PAPAYA."), "{said}");
+    assert!(said.contains("carry on from here"), "{said}");
+    assert!(
+        request::system_prompt(handed).contains(&worktree.to_string_lossy().into_owned()),
+        "the new Pi works in the worktree"
+    );
+
+    // It is an ordinary session: no child protocol in its environment; its pane is in front.
+    let pid = record["pid"].as_u64().unwrap();
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    assert!(
+        !environ
+            .split(|b| *b == 0)
+            .any(|v| v.starts_with(b"PI_SUBAGENT_ID=")),
+        "no PI_SUBAGENT_ID in the handoff's environment"
+    );
+    let pane = record["pane"]["pane_id"].as_str().unwrap();
+    assert_eq!(
+        tmux.cmd([
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            "#{window_active}#{pane_active}"
+        ]),
+        "11",
+        "the handoff's pane is the active one"
+    );
+
+    // herd-cleanup finds what the handoff created.
+    let mut cleanup = env.command(herd_e2e::herd::bin_dir().join("herd-cleanup"));
+    cleanup
+        .env("HERD_WORKTREE_ROOT", &root)
+        .arg("--artifacts")
+        .arg(&artifacts)
+        .args(["list", "--json", "--session-cwd"])
+        .arg(&work);
+    let listed = herd_e2e::proc::run(cleanup, STEP_BUDGET);
+    assert!(
+        listed.stdout.contains(&*worktree.to_string_lossy()),
+        "{listed}"
+    );
+    assert!(parent.close().success());
+}
