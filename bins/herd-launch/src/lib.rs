@@ -94,6 +94,9 @@ pub struct HandoffArgs {
     /// Its thinking level [default: $HERD_PARENT_THINKING].
     #[arg(long, value_name = "LEVEL")]
     pub thinking: Option<String>,
+    /// The directory whose repository the worktree is made from [default: the current one].
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
     /// Where the new Pi runs: Herdr or tmux (a handoff needs a terminal).
     #[arg(long, value_enum, default_value_t = SurfaceChoice::Auto)]
     pub surface: SurfaceChoice,
@@ -324,9 +327,12 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let artifacts = cli.artifacts.resolve()?;
             let kind = surface_kind(args.surface, &env);
             let surface = open_surface(kind, &artifacts, &env)?;
-            let cwd = std::env::current_dir().map_err(|e| {
-                Error::new(ErrorCode::Unavailable, format!("no current directory: {e}"))
-            })?;
+            let cwd = match &args.cwd {
+                Some(dir) => dir.clone(),
+                None => std::env::current_dir().map_err(|e| {
+                    Error::new(ErrorCode::Unavailable, format!("no current directory: {e}"))
+                })?,
+            };
             let from_env = |value: Option<String>, key: &str| {
                 value.or_else(|| env(key)).filter(|v| !v.is_empty())
             };

@@ -1465,3 +1465,84 @@ fn a_tree_that_ignores_sigterm_is_killed_whole_before_its_close_is_confirmed() {
         "the grandchild {grandchild} outlived a confirmed close"
     );
 }
+
+#[test]
+fn a_handoff_that_cannot_work_is_refused_with_nothing_written() {
+    let (mut env, _) = repo_env();
+    let from = env.work().join("from.jsonl");
+    std::fs::write(
+        &from,
+        "{\"type\":\"session\",\"id\":\"p\"}\n{\"type\":\"message\",\"id\":\"1\",\"parentId\":null}\n",
+    )
+    .unwrap();
+    let pi = env.work().join("fake-pi");
+    std::fs::write(&pi, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&pi, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    env.set("HERD_PI", pi.to_string_lossy());
+    // A tmux server that is never reached: every refusal comes first.
+    env.set(
+        "HERD_TMUX_SOCKET",
+        env.dir.path().join("no-tmux").to_string_lossy(),
+    );
+    let repo = env.work().join("repo");
+    let from = from.to_string_lossy().into_owned();
+    let repo = repo.to_string_lossy().into_owned();
+    let missing = env
+        .work()
+        .join("missing.jsonl")
+        .to_string_lossy()
+        .into_owned();
+    let cases: [(&str, Vec<&str>, &str); 5] = [
+        (
+            "no terminal",
+            vec!["--surface", "process", "--from", &from, "--branch", "b1"],
+            "surface",
+        ),
+        (
+            "no session",
+            vec!["--surface", "tmux", "--from", &missing, "--branch", "b1"],
+            "from",
+        ),
+        (
+            "an unknown leaf",
+            vec![
+                "--surface",
+                "tmux",
+                "--from",
+                &from,
+                "--leaf",
+                "9",
+                "--branch",
+                "b1",
+            ],
+            "leaf",
+        ),
+        (
+            "a branch that exists",
+            vec!["--surface", "tmux", "--from", &from, "--branch", "taken"],
+            "branch",
+        ),
+        (
+            "an invalid branch",
+            vec!["--surface", "tmux", "--from", &from, "--branch", "x.lock"],
+            "branch",
+        ),
+    ];
+    for (rule, extra, field) in cases {
+        let mut args = vec!["handoff", "--json", "--cwd", &repo];
+        args.extend(extra);
+        let run = env.run(&args, &Value::Null);
+        assert_eq!(run.code, 2, "{rule}: {} {}", run.json, run.stderr);
+        assert_eq!(run.json["error"]["code"], "invalid_request", "{rule}");
+        assert_eq!(run.json["error"]["field"], field, "{rule}: {}", run.json);
+        assert_eq!(
+            files_under(&env.art()),
+            Vec::<PathBuf>::new(),
+            "{rule}: files were left"
+        );
+        assert!(
+            !env.dir.path().join("managed").exists(),
+            "{rule}: a checkout was made"
+        );
+    }
+}

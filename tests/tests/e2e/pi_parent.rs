@@ -7,9 +7,11 @@
     reason = "scenario steps fail loudly on a broken fixture"
 )]
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use herd_e2e::herd::read_json;
+use herd_e2e::herd::{Where, read_json};
+use herd_e2e::herdr::HerdrServer;
 use herd_e2e::model::{
     ModelServer, Models, REPORTED_SESSION, Said, Script, Text, ToolCall, request,
 };
@@ -1084,8 +1086,7 @@ fn a_queued_result_dropped_by_escape_arrives_once_after_the_abort() {
 
 /// `/worktree <name> [task]`: a new interactive Pi in a fresh managed worktree continues this
 /// conversation; its pane is focused only once its start is confirmed.
-#[test]
-fn worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree() {
+fn worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree(place: Where, test: &str) {
     let model = ModelServer::start_models(
         Models::new().model(
             "parent",
@@ -1101,18 +1102,35 @@ fn worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree() {
     herd_e2e::git::git(&work, ["add", "README.md"]);
     herd_e2e::git::git(&work, ["commit", "-q", "-m", "initial"]);
     let root = env.root().join("worktrees");
-    let tmux = Tmux::start(env.vars());
-    let socket = tmux.socket_path();
+    let mut vars: Vec<(OsString, OsString)> =
+        vec![("HERD_WORKTREE_ROOT".into(), root.clone().into())];
+    let (tmux, herdr) = match place {
+        Where::Tmux => {
+            let tmux = Tmux::start(env.vars());
+            vars.push(("HERD_TMUX_SOCKET".into(), tmux.socket_path().into()));
+            (Some(tmux), None)
+        }
+        Where::Herdr => {
+            let Some(herdr) = HerdrServer::start(test, env.vars()) else {
+                return;
+            };
+            let (_, pane) = herdr.workspace(&work);
+            vars.extend(herdr.pane_vars(&pane));
+            (None, Some(herdr))
+        }
+        Where::Process => unreachable!("a handoff needs a terminal"),
+    };
+    let extra: Vec<(&str, &OsStr)> = vars
+        .iter()
+        .map(|(k, v)| (k.to_str().unwrap(), v.as_os_str()))
+        .collect();
     let session = env.session_path("parent");
     let mut parent = PiRpc::start_with(
         &env,
         &session,
         "parent",
-        &[
-            ("HERD_TMUX_SOCKET", socket.as_os_str()),
-            ("HERD_WORKTREE_ROOT", root.as_os_str()),
-        ],
-        &["--herd-surface", "tmux"],
+        &extra,
+        &["--herd-surface", place.surface()],
     );
     parent.prompt("Remember the word PAPAYA.");
     wait_answer(&session, "Noted: the word is PAPAYA.");
@@ -1166,18 +1184,28 @@ fn worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree() {
             .any(|v| v.starts_with(b"PI_SUBAGENT_ID=")),
         "no PI_SUBAGENT_ID in the handoff's environment"
     );
-    let pane = record["pane"]["pane_id"].as_str().unwrap();
-    assert_eq!(
-        tmux.cmd([
-            "display-message",
-            "-p",
-            "-t",
-            pane,
-            "#{window_active}#{pane_active}"
-        ]),
-        "11",
-        "the handoff's pane is the active one"
-    );
+    if let Some(tmux) = &tmux {
+        let pane = record["pane"]["pane_id"].as_str().unwrap();
+        assert_eq!(
+            tmux.cmd([
+                "display-message",
+                "-p",
+                "-t",
+                pane,
+                "#{window_active}#{pane_active}"
+            ]),
+            "11",
+            "the handoff's pane is the active one"
+        );
+    }
+    if let Some(herdr) = &herdr {
+        let workspace = record["worktree"]["workspace_id"].as_str().unwrap();
+        let got = herdr.json(["workspace", "get", workspace]);
+        assert_eq!(
+            got["workspace"]["focused"], true,
+            "the handoff's workspace is focused: {got:#}"
+        );
+    }
 
     // herd-cleanup finds what the handoff created.
     let mut cleanup = env.command(herd_e2e::herd::bin_dir().join("herd-cleanup"));
@@ -1193,4 +1221,20 @@ fn worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree() {
         "{listed}"
     );
     assert!(parent.close().success());
+}
+
+#[test]
+fn on_tmux_worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree() {
+    worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree(
+        Where::Tmux,
+        "on_tmux_worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree",
+    );
+}
+
+#[test]
+fn on_herdr_worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree() {
+    worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree(
+        Where::Herdr,
+        "on_herdr_worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree",
+    );
 }
