@@ -19,6 +19,7 @@
  * - the persistent inbox (§1.11): tasks and stop directives from `<session>.task-inbox.*.json`,
  *   task events in `<session>.tasks` (`src/child/inbox.ts`);
  * - `PI_DENY_TOOLS`: denied tools are removed from the session;
+ * - seed 003's tools widget, `[scout] — 12 tools · 4 denied` (`src/child/widget.ts`);
  * - Pi 1.6's project trust: the child never asks, it takes `HERD_PROJECT_TRUST`.
  *
  * It imports only types from Pi (and `typebox`, which Pi provides to every extension), so the same
@@ -36,6 +37,7 @@ import { HOLD_CHILD_MS, OwnChildren } from "./src/child/own-children.ts";
 import { type SettlementAction, type SettlementEvent, type SettlementState, step, unsettled } from "./src/child/settlement.ts";
 import { appendTaskEvent, type Completion, ExitSidecar, type TaskEventType, writeAcceptTries } from "./src/child/sidecars.ts";
 import { registerChildTools, registerOutsideHerd } from "./src/child/tools.ts";
+import { drawToolsWidget } from "./src/child/widget.ts";
 
 /** What a quit in print mode allows each turn of an auto-exit child's settlement. */
 const SETTLE_TURN_MS = 30 * 60 * 1000;
@@ -54,6 +56,7 @@ export default function herdChild(pi: ExtensionAPI): void {
 	// without one is not trusted. Pi 0.73 has no such question and never fires this event.
 	pi.on("project_trust", () => ({ trusted: config.projectTrusted ? "yes" : "no" }));
 
+	const widgetLabel = config.agent || config.name;
 	const activity = new Activity(config.activityFile, config.runId, config.persistent);
 	const exit = new ExitSidecar(config.sessionFile);
 	const checks = new AcceptChecks(config.binDir);
@@ -131,13 +134,16 @@ export default function herdChild(pi: ExtensionAPI): void {
 		}
 		activity.record("session_start");
 		if (config.persistent && config.sessionFile) inbox.start();
+		drawToolsWidget(pi, ctx, widgetLabel, new Set(config.deniedTools).size);
 	});
 
 	pi.on("input", async () => {
 		activity.record("input", (a) => a.setAgent(true));
 	});
-	pi.on("before_agent_start", async () => {
+	pi.on("before_agent_start", async (_event, ctx) => {
 		activity.record("before_agent_start");
+		// Other extensions may have changed the active tools since the session started.
+		drawToolsWidget(pi, ctx, widgetLabel, new Set(config.deniedTools).size);
 	});
 	pi.on("agent_start", async () => {
 		await settle({ type: "turn-started" }, undefined);

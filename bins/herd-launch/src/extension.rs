@@ -64,6 +64,10 @@ pub const FILES: &[(&str, &str)] = &[
         "src/child/tools.ts",
         include_str!("../../../extension/src/child/tools.ts"),
     ),
+    (
+        "src/child/widget.ts",
+        include_str!("../../../extension/src/child/widget.ts"),
+    ),
 ];
 
 /// The environment variable naming an extension file to load instead.

@@ -9,6 +9,8 @@ export interface ChildConfig {
 	/** The session file the sidecars sit beside (`PI_SUBAGENT_SESSION`). */
 	readonly sessionFile: string;
 	readonly name: string;
+	/** `PI_SUBAGENT_AGENT`: the role the child runs as, when it has one. */
+	readonly agent: string;
 	/** `PI_SUBAGENT_AUTO_EXIT=1`: the child ends when its turn settles. */
 	readonly autoExit: boolean;
 	/** `PI_SUBAGENT_PERSISTENT=1`: a specialist that takes tasks from its inbox. */
@@ -36,6 +38,7 @@ export function readConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Chi
 		runId: env.PI_SUBAGENT_ID ?? "",
 		sessionFile: env.PI_SUBAGENT_SESSION ?? env.PI_HERDR_AGENTS_SESSION ?? "",
 		name: env.PI_SUBAGENT_NAME ?? "subagent",
+		agent: env.PI_SUBAGENT_AGENT ?? "",
 		autoExit: env.PI_SUBAGENT_AUTO_EXIT === "1",
 		persistent: env.PI_SUBAGENT_PERSISTENT === "1",
 		generationId: env.PI_SUBAGENT_GENERATION_ID ?? "",

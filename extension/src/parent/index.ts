@@ -18,24 +18,9 @@ import { type Registry, loadRegistry } from "./registry.ts";
 import { CHILD_ONLY, definition } from "./tools.ts";
 import { redraw, stopWidget } from "./widget.ts";
 
-/** The key of a child's tools widget. */
-const CHILD_TOOLS_WIDGET = "herd-child-tools";
-
 function notify(ctx: ExtensionContext, text: string): void {
 	try {
 		ctx.ui.notify(text, "warning");
-	} catch {
-		// No UI.
-	}
-}
-
-/** Seed 003's one-line tools widget of a child: `[scout] — 12 tools · 4 denied`. */
-function childToolsWidget(pi: ExtensionAPI, ctx: ExtensionContext): void {
-	const name = process.env.PI_SUBAGENT_AGENT || process.env.PI_SUBAGENT_NAME || "subagent";
-	const tools = pi.getActiveTools().length;
-	const denied = deniedTools().size;
-	try {
-		ctx.ui.setWidget(CHILD_TOOLS_WIDGET, [`[${name}] — ${tools} tools · ${denied} denied`]);
 	} catch {
 		// No UI.
 	}
@@ -78,7 +63,6 @@ export default async function herdParent(pi: ExtensionAPI): Promise<void> {
 		// the transcript already has it.
 		h.sent.clear();
 		applyLoading(pi, routine, h.writerActive);
-		if (child) childToolsWidget(pi, ctx);
 		if (consumesResults()) {
 			h.dirs.add(dir);
 			for (const known of h.dirs) if (undelivered(known)) ensureFollower(known, binDir);

@@ -74,3 +74,42 @@ fn dropping_the_tmux_handle_kills_its_server_and_panes() {
         },
     );
 }
+
+/// Seed 003's tools widget in a child's pane: `[<role>] — N tools · M denied`, N being the
+/// tools the child's model request declares.
+#[test]
+fn a_child_on_tmux_shows_its_tools_widget() {
+    use herd_e2e::herd::{Herd, Where};
+    use herd_e2e::model::request;
+
+    let model = ModelServer::start(Script::new().step(Text("Waiting for the next task.")));
+    let env = PiEnv::new(&model);
+    std::fs::create_dir_all(env.agent_dir().join("agents")).unwrap();
+    std::fs::write(
+        env.agent_dir().join("agents/scout.md"),
+        "---\nauto-exit: false\ndeny-tools: write, edit\n---\nLook around; change nothing.\n",
+    )
+    .unwrap();
+    let herd = Herd::new(&env, Where::Tmux);
+    let ack = herd.spawn(&serde_json::json!({
+        "name": "Scout", "agent": "scout", "task": "Look around",
+        "model": Herd::model("fake-model"),
+    }));
+    let run = ack["run_id"].as_str().unwrap();
+    let pane = herd.record(run)["pane"]["pane_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let tmux = herd.tmux().unwrap();
+    if try_wait_for(BUDGET, || (!model.requests().is_empty()).then_some(())).is_none() {
+        panic!("no request; the pane shows:\n{}", tmux.capture(&pane));
+    }
+    let requests = model.requests();
+    let declared = request::tool_names(&requests[0]);
+    assert!(
+        !declared.iter().any(|t| t == "write" || t == "edit"),
+        "{declared:?}"
+    );
+    let line = format!("[scout] — {} tools · 2 denied", declared.len());
+    tmux.wait_for_text(&pane, &line, BUDGET);
+}
