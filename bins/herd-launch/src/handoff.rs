@@ -31,7 +31,7 @@ use herd_worktree::manifest::{Manifest, State};
 use serde_json::json;
 
 use crate::script::Script;
-use crate::spawn::{HERDR_IDS, PASS_THROUGH, PROTOCOL_VARS, Tools};
+use crate::spawn::Tools;
 
 /// The format of `handoffs/<id>.json`.
 pub const RECORD_VERSION: u64 = 1;
@@ -150,15 +150,25 @@ impl Handoff {
     }
 }
 
+/// Where a handoff happens and with what.
+pub struct Place<'a> {
+    pub artifacts: &'a Artifacts,
+    pub surface: &'a dyn Surface,
+    pub tools: &'a Tools,
+    /// The Pi executable.
+    pub pi: &'a Path,
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+}
+
 /// Runs the handoff.
-pub fn handoff(
-    artifacts: &Artifacts,
-    request: &Request,
-    surface: &dyn Surface,
-    tools: &Tools,
-    pi: &Path,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Handoff, Error> {
+pub fn handoff(place: &Place<'_>, request: &Request) -> Result<Handoff, Error> {
+    let Place {
+        artifacts,
+        surface,
+        tools,
+        env,
+        ..
+    } = *place;
     // 1. Refusals, before anything is written.
     if !surface.has_terminal() {
         return Err(Error::invalid(
@@ -192,9 +202,7 @@ pub fn handoff(
     let now = herd_core::time::now_ms();
     let agent_dir = crate::names::agent_dir(Some(&created.path), env)?;
     let session = crate::names::session_file(&agent_dir, &created.path, now, &id)?;
-    let started = start(
-        artifacts, request, surface, tools, pi, env, &id, &created, &agent_dir, &session,
-    );
+    let started = start(place, request, &id, &created, &agent_dir, &session);
     let target = match started {
         Ok(target) => target,
         Err(err) => {
@@ -248,19 +256,21 @@ pub fn handoff(
 }
 
 /// Steps 3 and 4: the seeded session and the running pane.
-#[expect(clippy::too_many_arguments, reason = "the handoff's parts, used once")]
 fn start(
-    artifacts: &Artifacts,
+    place: &Place<'_>,
     request: &Request,
-    surface: &dyn Surface,
-    tools: &Tools,
-    pi: &Path,
-    env: &dyn Fn(&str) -> Option<String>,
     id: &str,
     created: &Created,
     agent_dir: &Path,
     session: &Path,
 ) -> Result<Target, Error> {
+    let Place {
+        artifacts,
+        surface,
+        tools,
+        pi,
+        env,
+    } = *place;
     if let Some(dir) = session.parent() {
         herd_core::sidecar::ensure_private_dir(dir)?;
     }
@@ -277,7 +287,7 @@ fn start(
         name: request.branch.clone(),
         prologue: surface.script_prologue(&request.branch),
         cwd: created.path.clone(),
-        unset: unset_vars(surface.kind()),
+        unset: crate::spawn::unset_vars(surface.kind()),
         env: session_env(surface, session, agent_dir, tools, env),
         herd_launch: tools.herd_launch.clone(),
         identity_file: SessionFiles::new(session).process(),
@@ -289,18 +299,7 @@ fn start(
         exit_status_file: artifacts.handoff_file(id, "runner-exit.json"),
     };
     script.write(&script_file)?;
-    let root = match (&created.pane_id, &created.workspace_id) {
-        (Some(pane), Some(workspace)) => Some(PaneRef {
-            pane_id: pane.clone(),
-            tab_id: created.tab_id.clone(),
-            workspace_id: Some(workspace.clone()),
-            owned: false,
-            socket: surface.socket().map(|s| s.to_string_lossy().into_owned()),
-            server_pid: None,
-            terminal_id: None,
-        }),
-        _ => None,
-    };
+    let root = crate::worktree::root_pane(created, surface);
     let launch = Launch {
         run_id: id,
         name: &request.branch,
@@ -320,18 +319,6 @@ fn start(
     }
 }
 
-/// What the new session must not inherit: the child protocol, and the other surfaces' pane ids.
-fn unset_vars(kind: SurfaceKind) -> Vec<String> {
-    let mut unset: Vec<String> = PROTOCOL_VARS.iter().map(|v| (*v).to_owned()).collect();
-    if kind != SurfaceKind::Herdr {
-        unset.extend(HERDR_IDS.iter().map(|v| (*v).to_owned()));
-    }
-    if kind != SurfaceKind::Tmux {
-        unset.push("TMUX_PANE".to_owned());
-    }
-    unset
-}
-
 /// The new session's environment: what a pane's shell lacks of the caller's, herd's own
 /// settings, and `PI_HERDR_AGENTS_SESSION`, the evidence of its start.
 fn session_env(
@@ -341,30 +328,8 @@ fn session_env(
     tools: &Tools,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<(String, OsString)> {
-    let mut vars: Vec<(String, OsString)> = Vec::new();
-    if surface.has_terminal() {
-        for key in PASS_THROUGH {
-            if let Some(value) = env(key) {
-                vars.push((key.to_owned(), value.into()));
-            }
-        }
-    }
-    let mut herd: Vec<String> = std::env::vars()
-        .map(|(k, _)| k)
-        .filter(|k| k.starts_with("HERD_") && k != crate::trust::ENV)
-        .collect();
-    herd.sort();
-    for key in herd {
-        if let Some(value) = env(&key) {
-            vars.push((key, value.into()));
-        }
-    }
-    let bin_dir = herd_core::subprocess::BIN_DIR_ENV;
-    if env(bin_dir).is_none_or(|d| d.is_empty()) {
-        if let Some(dir) = tools.herd_launch.parent() {
-            vars.push((bin_dir.into(), dir.as_os_str().to_owned()));
-        }
-    }
+    let mut vars = crate::spawn::pane_env(surface, env);
+    vars.extend(crate::spawn::bin_dir_env(tools, env));
     vars.push((
         "PI_HERDR_AGENTS_SESSION".into(),
         session.as_os_str().to_owned(),

@@ -351,7 +351,14 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 extension: None,
             };
             let pi = plan::find_pi(&env)?;
-            let done = handoff::handoff(&artifacts, &request, surface.as_ref(), &tools, &pi, &env)?;
+            let place = handoff::Place {
+                artifacts: &artifacts,
+                surface: surface.as_ref(),
+                tools: &tools,
+                pi: &pi,
+                env: &env,
+            };
+            let done = handoff::handoff(&place, &request)?;
             Ok(Output {
                 json: done.to_json(),
                 human: done.human(),

@@ -24,6 +24,23 @@ pub fn seed_session(plan: &Plan, session: &Path, cwd: &Path, now_ms: u64) -> Res
     let Some(parent) = &plan.parent_session else {
         return Ok(());
     };
+    let entries = if plan.fork {
+        fork_entries(parent)?
+    } else {
+        Vec::new()
+    };
+    create_session(session, cwd, parent, &entries, now_ms)
+}
+
+/// Creates `session`: a new header for `cwd` naming `parent` as its parent session, then
+/// `entries`.
+fn create_session(
+    session: &Path,
+    cwd: &Path,
+    parent: &Path,
+    entries: &[u8],
+    now_ms: u64,
+) -> Result<(), Error> {
     let header = serde_json::json!({
         "type": "session",
         "version": 3,
@@ -34,9 +51,7 @@ pub fn seed_session(plan: &Plan, session: &Path, cwd: &Path, now_ms: u64) -> Res
     });
     let mut bytes = serde_json::to_vec(&header).map_err(|e| Error::internal(e.to_string()))?;
     bytes.push(b'\n');
-    if plan.fork {
-        bytes.extend(fork_entries(parent)?);
-    }
+    bytes.extend_from_slice(entries);
     if crate::files::create_once(session, &bytes)? {
         Ok(())
     } else {
@@ -74,25 +89,7 @@ pub fn seed_handoff(
     now_ms: u64,
 ) -> Result<(), Error> {
     let branch = branch_entries(from, leaf)?;
-    let header = serde_json::json!({
-        "type": "session",
-        "version": 3,
-        "id": uuid_v4()?,
-        "timestamp": Utc::from_ms(now_ms).iso(),
-        "cwd": cwd.to_string_lossy(),
-        "parentSession": from.to_string_lossy(),
-    });
-    let mut bytes = serde_json::to_vec(&header).map_err(|e| Error::internal(e.to_string()))?;
-    bytes.push(b'\n');
-    bytes.extend(branch);
-    if crate::files::create_once(session, &bytes)? {
-        Ok(())
-    } else {
-        Err(Error::internal(format!(
-            "{} already exists",
-            session.display()
-        )))
-    }
+    create_session(session, cwd, from, &branch, now_ms)
 }
 
 /// The entries of the branch of `session` that ends at `leaf` (default: the last entry), root

@@ -70,7 +70,7 @@ pub const HERDR_IDS: [&str; 3] = ["HERDR_PANE_ID", "HERDR_TAB_ID", "HERDR_WORKSP
 
 /// Variables of the launching environment a pane's shell may lack (a tmux server has its own
 /// environment) and that the child needs; none of them is a secret.
-pub const PASS_THROUGH: [&str; 12] = [
+const PASS_THROUGH: [&str; 12] = [
     "PATH",
     "HOME",
     "USER",
@@ -629,17 +629,7 @@ fn prepare_and_launch(
             .extend(created.diagnostics.iter().cloned());
         child_cwd = created.path.clone();
         record.cwd = child_cwd.to_string_lossy().into_owned();
-        if let (Some(pane), Some(ws)) = (&created.pane_id, &created.workspace_id) {
-            root_pane = Some(PaneRef {
-                pane_id: pane.clone(),
-                tab_id: created.tab_id.clone(),
-                workspace_id: Some(ws.clone()),
-                owned: false,
-                socket: surface.socket().map(|s| s.to_string_lossy().into_owned()),
-                server_pid: None,
-                terminal_id: None,
-            });
-        }
+        root_pane = crate::worktree::root_pane(&created, surface);
         binding = Some(WorktreeBinding {
             path: created.path.to_string_lossy().into_owned(),
             workspace_id: created
@@ -887,31 +877,8 @@ fn child_env(
     tools: &Tools,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> (Vec<String>, Vec<(String, OsString)>) {
-    let mut unset: Vec<String> = PROTOCOL_VARS.iter().map(|v| (*v).to_owned()).collect();
-    if surface.kind() != SurfaceKind::Herdr {
-        unset.extend(HERDR_IDS.iter().map(|v| (*v).to_owned()));
-    }
-    if surface.kind() != SurfaceKind::Tmux {
-        unset.push("TMUX_PANE".to_owned());
-    }
-    let mut vars: Vec<(String, OsString)> = Vec::new();
-    if surface.has_terminal() {
-        // A pane's shell has the multiplexer's environment, not the launcher's.
-        for key in PASS_THROUGH {
-            if let Some(value) = env(key) {
-                vars.push((key.to_owned(), value.into()));
-            }
-        }
-        let mut herd: Vec<(String, String)> = std::env::vars()
-            .filter(|(k, _)| k.starts_with("HERD_") && k != crate::trust::ENV)
-            .collect();
-        herd.sort();
-        for (key, _) in herd {
-            if let Some(value) = env(&key) {
-                vars.push((key, value.into()));
-            }
-        }
-    }
+    let unset = unset_vars(surface.kind());
+    let mut vars = pane_env(surface, env);
     let session_path = session;
     let session: OsString = session_path.as_os_str().to_owned();
     vars.push(("PI_HERDR_AGENTS_SESSION".into(), session.clone()));
@@ -922,14 +889,8 @@ fn child_env(
     if !plan.denied_tools.is_empty() {
         vars.push(("PI_DENY_TOOLS".into(), plan.denied_tools.join(",").into()));
     }
-    // The child extension runs `herd-accept` and `herd-watch`: beside this program, unless the
-    // caller named their place.
-    let bin_dir = herd_core::subprocess::BIN_DIR_ENV;
-    if env(bin_dir).is_none_or(|d| d.is_empty()) {
-        if let Some(dir) = tools.herd_launch.parent() {
-            vars.push((bin_dir.into(), dir.as_os_str().to_owned()));
-        }
-    }
+    // The child extension runs `herd-accept` and `herd-watch`.
+    vars.extend(bin_dir_env(tools, env));
     // The child's own decision: its extension answers Pi's trust question with it, and its own
     // launches inherit it.
     vars.push((crate::trust::ENV.into(), trust.as_str().into()));
@@ -970,6 +931,61 @@ fn child_env(
         ));
     }
     (unset, vars)
+}
+
+/// What a launch must not inherit: the child protocol, and the other surfaces' pane ids.
+pub fn unset_vars(kind: SurfaceKind) -> Vec<String> {
+    let mut unset: Vec<String> = PROTOCOL_VARS.iter().map(|v| (*v).to_owned()).collect();
+    if kind != SurfaceKind::Herdr {
+        unset.extend(HERDR_IDS.iter().map(|v| (*v).to_owned()));
+    }
+    if kind != SurfaceKind::Tmux {
+        unset.push("TMUX_PANE".to_owned());
+    }
+    unset
+}
+
+/// What a pane's shell lacks of the caller's environment (it has the multiplexer's): the
+/// pass-through variables and herd's own settings, the project-trust decision aside, which each
+/// launch makes. Nothing on the process surface, whose script inherits the caller's.
+pub fn pane_env(
+    surface: &dyn Surface,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Vec<(String, OsString)> {
+    let mut vars: Vec<(String, OsString)> = Vec::new();
+    if !surface.has_terminal() {
+        return vars;
+    }
+    for key in PASS_THROUGH {
+        if let Some(value) = env(key) {
+            vars.push((key.to_owned(), value.into()));
+        }
+    }
+    let mut herd: Vec<String> = std::env::vars()
+        .map(|(k, _)| k)
+        .filter(|k| k.starts_with("HERD_") && k != crate::trust::ENV)
+        .collect();
+    herd.sort();
+    for key in herd {
+        if let Some(value) = env(&key) {
+            vars.push((key, value.into()));
+        }
+    }
+    vars
+}
+
+/// `HERD_BIN_DIR` naming this program's directory, unless the caller named the place of the herd
+/// programs itself.
+pub fn bin_dir_env(
+    tools: &Tools,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Option<(String, OsString)> {
+    let key = herd_core::subprocess::BIN_DIR_ENV;
+    if env(key).is_some_and(|d| !d.is_empty()) {
+        return None;
+    }
+    let dir = tools.herd_launch.parent()?;
+    Some((key.into(), dir.as_os_str().to_owned()))
 }
 
 /// The runner's argv and its standard streams.

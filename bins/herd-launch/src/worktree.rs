@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use herd_core::Error;
 use herd_core::layout::Artifacts;
-use herd_core::run::SurfaceKind;
+use herd_core::run::{PaneRef, SurfaceKind};
 use herd_tools::WorktreeRequest;
 use herd_worktree::create::{CreateEnv, CreateRequest, Created, Surface};
 use herd_worktree::manifest::{Manifest, State};
@@ -58,6 +58,23 @@ pub fn create(
     let request = request(plan, run_id, wt, surface);
     herd_worktree::create::create(artifacts, &request, &CreateEnv::from_env()?)
         .map_err(request_field)
+}
+
+/// The root pane Herdr opened with the worktree's workspace, where the child runs: given to herd,
+/// never closed by it. `None` for a worktree git made.
+pub fn root_pane(created: &Created, surface: &dyn herd_surface::Surface) -> Option<PaneRef> {
+    let (Some(pane), Some(workspace)) = (&created.pane_id, &created.workspace_id) else {
+        return None;
+    };
+    Some(PaneRef {
+        pane_id: pane.clone(),
+        tab_id: created.tab_id.clone(),
+        workspace_id: Some(workspace.clone()),
+        owned: false,
+        socket: surface.socket().map(|s| s.to_string_lossy().into_owned()),
+        server_pid: None,
+        terminal_id: None,
+    })
 }
 
 /// Records that the child was dispatched into its worktree. A manifest that cannot be updated

@@ -1238,6 +1238,23 @@ fn repo_env() -> (Env, String) {
     (env, head)
 }
 
+/// `run` was refused as an invalid request naming `field` (exit 2), and nothing was written: no
+/// file in the artifacts directory, no managed checkout.
+fn assert_refused_with_nothing_written(env: &Env, run: &Run, rule: &str, field: &str) {
+    assert_eq!(run.code, 2, "{rule}: {} {}", run.json, run.stderr);
+    assert_eq!(run.json["error"]["code"], "invalid_request", "{rule}");
+    assert_eq!(run.json["error"]["field"], field, "{rule}: {}", run.json);
+    assert_eq!(
+        files_under(&env.art()),
+        Vec::<PathBuf>::new(),
+        "{rule}: files were left"
+    );
+    assert!(
+        !env.dir.path().join("managed").exists(),
+        "{rule}: a checkout was made"
+    );
+}
+
 /// Every file under `dir`, relative to it.
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
@@ -1317,19 +1334,7 @@ fn a_late_refusal_exits_2_and_changes_nothing() {
                 "true",
             ][..],
         ] {
-            let run = env.run(args, &request);
-            assert_eq!(run.code, 2, "{rule}: {} {}", run.json, run.stderr);
-            assert_eq!(run.json["error"]["code"], "invalid_request", "{rule}");
-            assert_eq!(run.json["error"]["field"], field, "{rule}: {}", run.json);
-            assert_eq!(
-                files_under(&env.art()),
-                Vec::<PathBuf>::new(),
-                "{rule}: files were left"
-            );
-            assert!(
-                !env.dir.path().join("managed").exists(),
-                "{rule}: a checkout was made"
-            );
+            assert_refused_with_nothing_written(&env, &env.run(args, &request), rule, field);
         }
     }
     // A directory as the request is as unreadable as a missing file.
@@ -1531,18 +1536,6 @@ fn a_handoff_that_cannot_work_is_refused_with_nothing_written() {
     for (rule, extra, field) in cases {
         let mut args = vec!["handoff", "--json", "--cwd", &repo];
         args.extend(extra);
-        let run = env.run(&args, &Value::Null);
-        assert_eq!(run.code, 2, "{rule}: {} {}", run.json, run.stderr);
-        assert_eq!(run.json["error"]["code"], "invalid_request", "{rule}");
-        assert_eq!(run.json["error"]["field"], field, "{rule}: {}", run.json);
-        assert_eq!(
-            files_under(&env.art()),
-            Vec::<PathBuf>::new(),
-            "{rule}: files were left"
-        );
-        assert!(
-            !env.dir.path().join("managed").exists(),
-            "{rule}: a checkout was made"
-        );
+        assert_refused_with_nothing_written(&env, &env.run(&args, &Value::Null), rule, field);
     }
 }

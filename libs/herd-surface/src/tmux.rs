@@ -280,6 +280,20 @@ fn parse_new_pane(stdout: &str, socket: &Path) -> Result<PaneRef, String> {
     }
 }
 
+/// The error of a failed command about `pane`: not found when the pane or its server is gone.
+fn pane_failure(command: &str, pane: &PaneRef, reply: &Reply) -> Error {
+    let message = reply.message();
+    if server_gone(&message) || pane_missing(&message) {
+        return Error::NotFound {
+            target: format!("tmux pane {}", pane.pane_id),
+        };
+    }
+    Error::Failed {
+        command: command.into(),
+        message,
+    }
+}
+
 /// `text` as one argument of a tmux command line, where an argument ending in `;` ends the
 /// command (the `;` is dropped) and a final `\;` stands for a literal `;`: a final `;` gets its
 /// backslash, so text typed into a pane arrives whole.
@@ -552,16 +566,7 @@ impl Surface for Tmux {
         if reply.success() {
             return Ok(());
         }
-        let message = reply.message();
-        if server_gone(&message) || pane_missing(&message) {
-            return Err(Error::NotFound {
-                target: format!("tmux pane {}", pane.pane_id),
-            });
-        }
-        Err(Error::Failed {
-            command: "tmux kill-pane".into(),
-            message,
-        })
+        Err(pane_failure("tmux kill-pane", pane, &reply))
     }
 
     fn pane_pid(&self, target: &Target, deadline: Instant) -> Result<u32, Error> {
@@ -572,16 +577,7 @@ impl Surface for Tmux {
             deadline,
         )?;
         if !reply.success() {
-            let message = reply.message();
-            if server_gone(&message) || pane_missing(&message) {
-                return Err(Error::NotFound {
-                    target: format!("tmux pane {}", pane.pane_id),
-                });
-            }
-            return Err(Error::Failed {
-                command: "tmux display-message".into(),
-                message,
-            });
+            return Err(pane_failure("tmux display-message", pane, &reply));
         }
         let text = reply.stdout.trim();
         text.parse().map_err(|_| Error::Malformed {
@@ -610,16 +606,7 @@ impl Surface for Tmux {
         if reply.success() {
             return Ok(());
         }
-        let message = reply.message();
-        if server_gone(&message) || pane_missing(&message) {
-            return Err(Error::NotFound {
-                target: format!("tmux pane {}", pane.pane_id),
-            });
-        }
-        Err(Error::Failed {
-            command: "tmux select-window".into(),
-            message,
-        })
+        Err(pane_failure("tmux select-window", pane, &reply))
     }
 }
 
