@@ -19,6 +19,7 @@ pub mod cli_ref;
 pub mod exit_codes;
 pub mod json_schemas;
 pub mod tools;
+pub mod typescript;
 
 use std::ffi::OsString;
 use std::fmt;
@@ -371,12 +372,7 @@ pub fn generate(root: &Path, mode: Mode) -> Result<Report, Error> {
     let files = schema_files(&registry)?;
     for (name, content) in &files {
         let path = out_dir.join(name);
-        let problem = match read(&path)? {
-            None => Some(Problem::Missing),
-            Some(old) if old.replace("\r\n", "\n") != *content => Some(Problem::Stale),
-            Some(_) => None,
-        };
-        if let Some(problem) = problem {
+        if let Some(problem) = compare(&path, content)? {
             findings.push(Finding {
                 file: format!("{SCHEMAS_OUT_DIR}/{name}"),
                 block: None,
@@ -385,6 +381,29 @@ pub fn generate(root: &Path, mode: Mode) -> Result<Report, Error> {
             writes.push((path, content.clone()));
         }
     }
+    // The extensions' TypeScript types, from the same schemas.
+    let mut typed = Vec::new();
+    for format in typescript::FORMATS {
+        let Some((_, content)) = files.iter().find(|(name, _)| name == format) else {
+            return Err(Error::internal(format!(
+                "{format} is a format of the extensions but no schema file"
+            )));
+        };
+        let schema: serde_json::Value =
+            serde_json::from_str(content).map_err(|e| Error::internal(format!("{format}: {e}")))?;
+        typed.push((*format, schema));
+    }
+    let ts = typescript::render(&typed);
+    let ts_path = root.join(typescript::OUT_FILE);
+    if let Some(problem) = compare(&ts_path, &ts)? {
+        findings.push(Finding {
+            file: typescript::OUT_FILE.to_owned(),
+            block: None,
+            problem,
+        });
+        writes.push((ts_path, ts));
+    }
+
     let mut orphans = Vec::new();
     if out_dir.is_dir() {
         let entries =
@@ -408,6 +427,9 @@ pub fn generate(root: &Path, mode: Mode) -> Result<Report, Error> {
 
     if mode == Mode::Write {
         for (path, content) in &writes {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(|err| sidecar::Error::io(dir, err))?;
+            }
             sidecar::write_atomic(path, content.as_bytes())?;
         }
         for (_, path) in &orphans {
@@ -415,6 +437,15 @@ pub fn generate(root: &Path, mode: Mode) -> Result<Report, Error> {
         }
     }
     Ok(Report { mode, findings })
+}
+
+/// How the generated file at `path` differs from `content`, if it does.
+fn compare(path: &Path, content: &str) -> Result<Option<Problem>, Error> {
+    Ok(match read(path)? {
+        None => Some(Problem::Missing),
+        Some(old) if old.replace("\r\n", "\n") != content => Some(Problem::Stale),
+        Some(_) => None,
+    })
 }
 
 fn read(path: &Path) -> Result<Option<String>, Error> {

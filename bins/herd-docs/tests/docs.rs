@@ -370,3 +370,19 @@ fn schemas_json_prints_the_registry_in_schema_order() {
     let accept_at = text.find("\"accept\": {").unwrap();
     assert!(name_at < accept_at);
 }
+
+#[test]
+fn the_extensions_typescript_types_are_checked_and_regenerated() {
+    let copy = Copy::new();
+    let ts = herd_docs::typescript::OUT_FILE;
+    let text = copy.read(ts);
+    assert!(
+        text.contains("export interface Activity {") && text.contains("export type Completion ="),
+        "{text}"
+    );
+    copy.edit(ts, "\tsequence: number;", "\tsequence: string;");
+    let report = generate(copy.root(), Mode::Check).unwrap();
+    assert_eq!(report.findings, [stale(ts, None)]);
+    generate(copy.root(), Mode::Write).unwrap();
+    assert_eq!(copy.read(ts), text);
+}

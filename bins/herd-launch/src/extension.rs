@@ -68,6 +68,11 @@ pub const FILES: &[(&str, &str)] = &[
         "src/child/widget.ts",
         include_str!("../../../extension/src/child/widget.ts"),
     ),
+    // The formats' types, which the modules above import (types only).
+    (
+        "src/generated/protocol.ts",
+        include_str!("../../../extension/src/generated/protocol.ts"),
+    ),
 ];
 
 /// The environment variable naming an extension file to load instead.

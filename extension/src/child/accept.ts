@@ -4,6 +4,7 @@
  * own process group, no `PI_SUBAGENT_*` variable, the timeout, the last 4,000 characters of
  * output). This module only reads the spec's limits and herd-accept's answer.
  */
+import type { AcceptSpec, CheckRun } from "../generated/protocol.ts";
 import { integerAt, type JsonObject, parseObject, readSmall, stringAt } from "./files.ts";
 import { herdProgram, killGroup, runProgram } from "./programs.ts";
 
@@ -28,10 +29,10 @@ export interface AcceptLimits {
 export function readAcceptLimits(file: string): AcceptLimits | undefined {
 	if (!file) return undefined;
 	const spec = parseObject(readSmall(file));
-	const run = stringAt(spec, "run");
-	if (integerAt(spec, "version") !== 1 || !run) return undefined;
-	const maxRetries = integerAt(spec, "maxRetries");
-	const timeoutSec = integerAt(spec, "timeoutSec");
+	const run = stringAt<AcceptSpec>(spec, "run");
+	if (integerAt<AcceptSpec>(spec, "version") !== 1 || !run) return undefined;
+	const maxRetries = integerAt<AcceptSpec>(spec, "maxRetries");
+	const timeoutSec = integerAt<AcceptSpec>(spec, "timeoutSec");
 	return {
 		maxRetries: maxRetries === undefined ? 1 : Math.min(Math.max(maxRetries, 0), 5),
 		timeoutSec: timeoutSec === undefined ? 600 : Math.min(Math.max(timeoutSec, 1), 3600),
@@ -93,27 +94,27 @@ export class AcceptChecks {
 
 /** Reads `herd-accept check --json`'s document (docs/schemas/accept-check.schema.json). */
 function checkResultOf(answer: JsonObject): CheckResult {
-	const exitCode = integerAt(answer, "exit_code") ?? null;
-	const outcome = stringAt(answer, "outcome");
+	const exitCode = integerAt<CheckRun>(answer, "exit_code") ?? null;
+	const outcome = stringAt<CheckRun>(answer, "outcome");
 	const timedOut = answer.timed_out === true;
-	const output = stringAt(answer, "output") ?? "";
+	const output = stringAt<CheckRun>(answer, "output") ?? "";
 	let why: string;
 	switch (outcome) {
 		case "passed":
 			why = "passed";
 			break;
 		case "timed-out":
-			why = `timed out after ${integerAt(answer, "timeout_sec") ?? "its timeout of"}s`;
+			why = `timed out after ${integerAt<CheckRun>(answer, "timeout_sec") ?? "its timeout of"}s`;
 			break;
 		case "signalled":
-			why = `was ended by signal ${integerAt(answer, "signal") ?? "?"}`;
+			why = `was ended by signal ${integerAt<CheckRun>(answer, "signal") ?? "?"}`;
 			break;
 		case "cancelled":
 			why = "was cancelled";
 			break;
 		case "directory-missing":
 		case "could-not-start":
-			why = `could not run (${stringAt(answer, "error") ?? outcome})`;
+			why = `could not run (${stringAt<CheckRun>(answer, "error") ?? outcome})`;
 			break;
 		default:
 			why = `exited with ${exitCode}`;
@@ -122,7 +123,7 @@ function checkResultOf(answer: JsonObject): CheckResult {
 		passed: answer.passed === true,
 		exitCode,
 		timedOut,
-		output: output || (stringAt(answer, "error") ?? ""),
+		output: output || (stringAt<CheckRun>(answer, "error") ?? ""),
 		why,
 	};
 }

@@ -3,13 +3,14 @@
  * throttled for streaming events, frozen at `done`. A recorder that fails three writes in a row
  * stops writing; the host has other evidence.
  */
+import type { Activity as Snapshot } from "../generated/protocol.ts";
 import { integerAt, label, parseObject, readSmall, stringAt, writeAtomic } from "./files.ts";
 
 /** The throttle of streaming activity events. */
 const THROTTLE_MS = 500;
 
-type Phase = "starting" | "active" | "waiting" | "done";
-type Scope = "tool" | "provider" | "streaming" | "turn" | "agent";
+type Phase = Snapshot["phase"];
+type Scope = NonNullable<Snapshot["activeScope"]>;
 
 export class Activity {
 	private sequence = 0;
@@ -44,8 +45,8 @@ export class Activity {
 		private readonly persistent: boolean,
 	) {
 		const previous = file ? parseObject(readSmall(file)) : undefined;
-		const sequence = integerAt(previous, "sequence");
-		if (stringAt(previous, "runningChildId") === runId && sequence !== undefined) {
+		const sequence = integerAt<Snapshot>(previous, "sequence");
+		if (stringAt<Snapshot>(previous, "runningChildId") === runId && sequence !== undefined) {
 			this.sequence = sequence;
 		}
 	}
@@ -140,7 +141,7 @@ export class Activity {
 			clearTimeout(this.pending);
 			this.pending = undefined;
 		}
-		const snapshot: Record<string, unknown> = {
+		const snapshot: Snapshot = {
 			version: 1,
 			runningChildId: this.runId,
 			createdAt: this.createdAt,
@@ -153,7 +154,8 @@ export class Activity {
 			providerActive: this.providerActive,
 			toolActive: this.toolActive,
 		};
-		const optional: Record<string, unknown> = {
+		// Each field the snapshot has only while it applies.
+		const optional: { [K in keyof Snapshot]?: Snapshot[K] | undefined } = {
 			activeScope: this.scope(),
 			activeSince: this.activeSince,
 			waitingSince: this.waitingSince,
@@ -165,7 +167,7 @@ export class Activity {
 			toolEndedAt: this.toolEndedAt,
 		};
 		for (const [key, value] of Object.entries(optional)) {
-			if (value !== undefined) snapshot[key] = value;
+			if (value !== undefined) Object.assign(snapshot, { [key]: value });
 		}
 		try {
 			writeAtomic(this.file, `${JSON.stringify(snapshot)}\n`, String(this.sequence));

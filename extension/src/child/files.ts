@@ -62,13 +62,13 @@ export function parseObject(text: string | undefined): JsonObject | undefined {
 }
 
 /** The string at `key`, or undefined. */
-export function stringAt(object: JsonObject | undefined, key: string): string | undefined {
+export function stringAt<T = JsonObject>(object: JsonObject | undefined, key: keyof T & string): string | undefined {
 	const value = object?.[key];
 	return typeof value === "string" ? value : undefined;
 }
 
 /** The integer at `key`, or undefined. */
-export function integerAt(object: JsonObject | undefined, key: string): number | undefined {
+export function integerAt<T = JsonObject>(object: JsonObject | undefined, key: keyof T & string): number | undefined {
 	const value = object?.[key];
 	return typeof value === "number" && Number.isInteger(value) ? value : undefined;
 }

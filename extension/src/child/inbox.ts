@@ -7,6 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
+import type { TaskInbox } from "../generated/protocol.ts";
 import { integerAt, parseObject, readSmall, stringAt } from "./files.ts";
 
 /** The idle poll of the inbox. */
@@ -29,10 +30,10 @@ export interface InboxHandlers {
 
 function entryOf(text: string | undefined): InboxEntry | undefined {
 	const entry = parseObject(text);
-	const task = stringAt(entry, "task");
-	if (integerAt(entry, "version") !== 1 || task === undefined) return undefined;
+	const task = stringAt<TaskInbox>(entry, "task");
+	if (integerAt<TaskInbox>(entry, "version") !== 1 || task === undefined) return undefined;
 	if (entry?.type === "stop") return { type: "stop", task };
-	const message = stringAt(entry, "message");
+	const message = stringAt<TaskInbox>(entry, "message");
 	if (entry?.type === "task" && message !== undefined) return { type: "task", task, message };
 	return undefined;
 }

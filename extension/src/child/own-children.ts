@@ -7,6 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
+import { RUN_ID_PATTERN } from "../generated/protocol.ts";
 import type { ChildConfig } from "./config.ts";
 import { parseObject, readSmall, stringAt } from "./files.ts";
 import { herdProgram, killGroup, runProgram } from "./programs.ts";
@@ -53,7 +54,7 @@ function outstandingChildren(config: ChildConfig): OwnChild[] {
 		}
 		for (const name of names) {
 			const id = name.endsWith(".json") ? name.slice(0, -".json".length) : "";
-			if (!/^[0-9a-f]{1,32}$/.test(id) || id === config.runId) continue;
+			if (!RUN_ID_PATTERN.test(id) || id === config.runId) continue;
 			const record = parseObject(readSmall(path.join(runs, name), RECORD_LIMIT));
 			if (!record || record.parent_run_id !== config.runId || record.status === "failed") continue;
 			// A persistent specialist is long-lived by design and never holds the exit.

@@ -5,16 +5,14 @@
  * session: the host has the process exit, the shell sentinel and the transcript too.
  */
 
+import type { AcceptTries, Completion as CompletionFile, TaskEvent } from "../generated/protocol.ts";
 import { appendPrivate, writeAtomic } from "./files.ts";
 
 /** How much of a task's final text goes into its task event. */
 const TASK_MESSAGE_CHARS = 16000;
 
-/** What `<session>.exit` says. */
-export type Completion =
-	| { readonly type: "done" }
-	| { readonly type: "error"; readonly errorMessage: string; readonly stopReason: "error" }
-	| { readonly type: "ping"; readonly name: string; readonly message: string };
+/** What `<session>.exit` says: the format's variants, each with every field the child writes. */
+export type Completion = Required<CompletionFile>;
 
 /** The completion sidecar, written at most once. */
 export class ExitSidecar {
@@ -47,7 +45,7 @@ export function writeAcceptTries(sessionFile: string, tries: number, passed: boo
 	try {
 		writeAtomic(
 			`${sessionFile}.accept-tries.json`,
-			`${JSON.stringify({ version: 1, tries, last: passed ? "pass" : "fail" })}\n`,
+			`${JSON.stringify({ version: 1, tries, last: passed ? "pass" : "fail" } satisfies AcceptTries)}\n`,
 			`tries${tries}`,
 		);
 	} catch {
@@ -55,7 +53,7 @@ export function writeAcceptTries(sessionFile: string, tries: number, passed: boo
 	}
 }
 
-export type TaskEventType = "task-done" | "help-request";
+export type TaskEventType = TaskEvent["type"];
 
 /** Appends a persistent task event to `<session>.tasks`. */
 export function appendTaskEvent(
@@ -66,7 +64,7 @@ export function appendTaskEvent(
 	message?: string,
 ): void {
 	if (!sessionFile || !task) return;
-	const event: Record<string, unknown> = {
+	const event: TaskEvent = {
 		version: 1,
 		type,
 		task,

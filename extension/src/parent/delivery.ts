@@ -11,6 +11,7 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { RUN_ID_PATTERN } from "../generated/protocol.ts";
 import { type JsonObject, isObject, parseObject } from "./bins.ts";
 import { type Pending, hub, pendingKey, withLive } from "./hub.ts";
 import { consumesResults } from "./context.ts";
@@ -104,8 +105,8 @@ export function undelivered(dir: string): boolean {
 	}
 	const present = new Set(names);
 	return names.some((name) => {
-		const id = /^([A-Za-z0-9_-]{1,64})\.json$/.exec(name)?.[1];
-		if (id === undefined || present.has(`${id}.delivered`) || present.has(`${id}.superseded.json`)) return false;
+		const id = name.endsWith(".json") ? name.slice(0, -".json".length) : undefined;
+		if (id === undefined || !RUN_ID_PATTERN.test(id) || present.has(`${id}.delivered`) || present.has(`${id}.superseded.json`)) return false;
 		return ours(readRecord(path.join(runs, name)));
 	});
 }

@@ -3,10 +3,11 @@
  * commands a session registers, with the schemas the binaries validate against.
  */
 import * as path from "node:path";
+import type { RegistryExposure, RegistrySession } from "../generated/protocol.ts";
 import { type JsonObject, isObject, parseObject, run } from "./bins.ts";
 
-export type SessionKind = "parent" | "child";
-export type Exposure = "deferred" | "inactive" | "direct";
+export type SessionKind = RegistrySession;
+export type Exposure = RegistryExposure;
 
 export interface ToolEntry {
 	name: string;

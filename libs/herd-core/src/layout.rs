@@ -281,6 +281,10 @@ impl SessionFiles {
     }
 }
 
+/// The rule of a run id as a regular expression, for the schemas and the extensions' types; it
+/// says what [`validate_run_id`] checks.
+pub const RUN_ID_PATTERN: &str = "^[A-Za-z0-9_-]{1,64}$";
+
 /// Checks that a run id is safe as a file-name component: 1–64 of `[A-Za-z0-9_-]`.
 pub fn validate_run_id(id: &str) -> Result<(), Error> {
     let ok = !id.is_empty()

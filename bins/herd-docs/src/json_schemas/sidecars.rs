@@ -9,7 +9,7 @@ use super::{amend, hand, read_schema};
 
 /// A run id (`herd_core::layout::validate_run_id`).
 pub(crate) fn run_id() -> Value {
-    json!({"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"})
+    json!({"type": "string", "pattern": herd_core::layout::RUN_ID_PATTERN})
 }
 
 /// Milliseconds since the Unix epoch.
