@@ -2,6 +2,7 @@
 //! sidecars, dispatch it, and capture its identity.
 
 pub mod artifact;
+pub mod catalog;
 pub mod exec;
 pub mod extension;
 pub mod files;
@@ -65,6 +66,20 @@ pub enum Command {
     /// Validate and atomically replace `models.tasks` and `models.tasksMeta` of the durable
     /// configuration (the `subagents_write_task_models` tool), keeping every other setting.
     WriteTaskModels(WriteTaskModelsArgs),
+    /// The model catalog: the models Pi has credentials for (`pi --list-models`, asked now) and
+    /// the task categories of the configuration over them, with the text of the `subagent`
+    /// guideline that shows it.
+    Models(ModelsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ModelsArgs {
+    /// The directory the children would start in, whose `.pi/agent/` may hold the project's
+    /// configuration [default: the current one].
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -199,6 +214,7 @@ impl Cli {
             Command::Send(a) => a.json,
             Command::Roles(a) => a.json,
             Command::WriteTaskModels(a) => a.json,
+            Command::Models(a) => a.json,
             Command::Exec(_) => false,
         }
     }
@@ -284,6 +300,19 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let agent_dir = names::agent_dir(Some(&cwd), &env)?;
             let written = models::write(&agent_dir, &request)?;
             Ok(Output::ok(written.to_json(), written.human()))
+        }
+        Command::Models(args) => {
+            let cwd = match &args.cwd {
+                Some(dir) => dir.clone(),
+                None => std::env::current_dir().map_err(|e| {
+                    Error::new(ErrorCode::Unavailable, format!("no current directory: {e}"))
+                })?,
+            };
+            let agent_dir = names::agent_dir(Some(&cwd), &env)?;
+            let config = roles::Config::load(&agent_dir)?;
+            let models = catalog::list(&plan::find_pi(&env)?, &cwd)?;
+            let catalog = catalog::Catalog::new(models, &config.tasks);
+            Ok(Output::ok(catalog.to_json(), catalog.guideline()))
         }
         Command::Exec(args) => {
             let (err, code) = exec::exec(&args.identity, &args.run_id, &args.session, &args.argv);
