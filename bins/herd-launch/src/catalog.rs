@@ -78,12 +78,13 @@ pub fn list(pi: &Path, cwd: &Path) -> Result<Vec<Model>, Error> {
     }
     if !out.success() {
         let stderr = out.stderr.text();
-        return Err(unavailable(format!(
-            "failed ({}): {}",
-            out.code
-                .map_or_else(|| "killed by a signal".to_owned(), |c| format!("exit {c}")),
-            encode_host_value(stderr.trim(), 500)
-        )));
+        let how = out
+            .code
+            .map_or_else(|| "killed by a signal".to_owned(), |c| format!("exit {c}"));
+        return Err(unavailable(match stderr.trim() {
+            "" => format!("failed ({how}) and said nothing on stderr"),
+            said => format!("failed ({how}): {}", encode_host_value(said, 500)),
+        }));
     }
     if out.stdout.truncated {
         return Err(unavailable(format!("printed more than {} bytes", LIST_CAP)));
@@ -254,7 +255,7 @@ impl Catalog {
             })
             .collect();
         let mut text = if names.is_empty() {
-            "Model catalog for `subagent`: Pi has credentials for no model, so a child can only use Pi's default.".to_owned()
+            "Model catalog for `subagent`: Pi has credentials for no model, so a child launched now has none either; ask the user to log in to a provider.".to_owned()
         } else {
             format!(
                 "Model catalog for `subagent`, the models Pi has credentials for (pass one as `model`, exactly as written): {}.",
