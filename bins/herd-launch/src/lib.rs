@@ -332,7 +332,7 @@ fn spawn_command(
     parent_session: Option<&Path>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Output, Error> {
-    let (bytes, kind, runner, argv, skip, trust, time_limit_ms) = match &args.fallback_of {
+    let (bytes, kind, runner, argv, tried, trust, time_limit_ms) = match &args.fallback_of {
         Some(run_id) => {
             let previous = herd_core::run::RunRecord::load(artifacts, run_id)?;
             let request_file = previous
@@ -357,7 +357,10 @@ fn spawn_command(
                         .collect()
                 })
                 .unwrap_or_default();
-            let tried = previous.attempted_models.len() + usize::from(previous.model.is_some());
+            // The models already tried, by name: the candidates are resolved again (which
+            // providers have credentials is asked anew), so their positions may have moved.
+            let mut tried = previous.attempted_models.clone();
+            tried.extend(previous.model.clone());
             if previous.fallback_models.is_empty() {
                 return Err(Error::invalid(
                     "fallback_of",
@@ -390,7 +393,7 @@ fn spawn_command(
                 surface_kind(args.surface, env),
                 runner,
                 args.argv.clone(),
-                0,
+                Vec::new(),
                 None,
                 args.timeout_ms,
             )
@@ -429,8 +432,9 @@ fn spawn_command(
     }
     plan.fallback_of.clone_from(&args.fallback_of);
     plan.time_limit_ms = time_limit_ms;
-    if skip > 0 {
-        plan.attempted = plan.models.drain(..skip.min(plan.models.len())).collect();
+    if !tried.is_empty() {
+        plan.models.retain(|m| !tried.contains(m));
+        plan.attempted = tried;
         if plan.models.is_empty() {
             return Err(Error::invalid(
                 "fallback_of",

@@ -9,7 +9,7 @@
 )]
 
 use herd_e2e::herd::{Herd, Where, json_doc};
-use herd_e2e::model::{ModelServer, Models, Script, Text};
+use herd_e2e::model::{Fail, ModelServer, Models, Script, Text};
 use herd_e2e::pi::PiEnv;
 use serde_json::{Value, json};
 
@@ -126,4 +126,54 @@ fn task_categories_use_only_candidates_pi_has_credentials_for() {
         "{result}"
     );
     assert_eq!(model.requests_for("child").len(), 1);
+}
+
+#[test]
+fn a_fallback_resolves_the_category_again_and_skips_only_the_models_tried() {
+    let model = ModelServer::start_models(
+        Models::new()
+            .model("down", Script::new().step(Fail(500, "scripted outage")))
+            .model("up", Script::new().step(Text("REPORT: answered"))),
+    );
+    let env = PiEnv::new(&model);
+    let file = env.agent_dir().join("models.json");
+    let mut models: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    // `late` has no credentials at the first launch.
+    models["providers"]["late"] = json!({
+        "baseUrl": model.base_url(),
+        "api": "openai-completions",
+        "compat": { "supportsDeveloperRole": false, "supportsReasoningEffort": false },
+        "models": [{"id": "up", "reasoning": false, "input": ["text"], "contextWindow": 128_000, "maxTokens": 4096}],
+    });
+    std::fs::write(&file, models.to_string()).unwrap();
+    let config = env.agent_dir().join("herdr-agents/config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        json!({"models": {"tasks": {"coding": ["late/up", "fake/down", "fake/up"]}}}).to_string(),
+    )
+    .unwrap();
+    let herd = Herd::new(&env, Where::Process);
+    let ack = herd.spawn(&json!({"name": "Coder", "task": "Code it", "model": "task:coding"}));
+    let first = ack["run_id"].as_str().unwrap().to_owned();
+    assert_eq!(ack["model"], "fake/down", "{ack}");
+    assert_eq!(ack["fallback_models"], json!(["fake/up"]), "{ack}");
+
+    // `late` gets its key before the provider error is handled: the fallback asks Pi again, and
+    // of the category's candidates skips only the one already tried.
+    models["providers"]["late"]["apiKey"] = "late-key".into();
+    std::fs::write(&file, models.to_string()).unwrap();
+    let events = herd.follow();
+    let result = events.iter().find(|e| e["event"] == "result").unwrap();
+    assert_eq!(result["outcome"], "completed", "{events:#?}");
+    let second = result["run_id"].as_str().unwrap().to_owned();
+    assert_ne!(second, first);
+    let record = herd.record(&second);
+    assert_eq!(record["model"], "late/up", "{record}");
+    assert_eq!(record["attempted_models"], json!(["fake/down"]), "{record}");
+    assert_eq!(
+        model.requests_for("down").len(),
+        1,
+        "the failed model is not tried again"
+    );
 }
