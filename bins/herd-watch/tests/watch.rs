@@ -1286,6 +1286,72 @@ fn a_stop_that_cannot_be_published_fails_retryably_and_the_next_one_stops() {
 }
 
 #[test]
+fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
+    let env = Env::new();
+    // Idle after its first task, it claims the stop directive and ignores it.
+    let deaf = SPECIALIST.replace(
+        r#"*'"type":"stop"'*) printf '{"type":"done"}' > "$s.exit"; exit 0;;"#,
+        r#"*'"type":"stop"'*) ;;"#,
+    );
+    assert_ne!(deaf, SPECIALIST);
+    let id = env.spawn_request(
+        serde_json::json!({"name": "Deaf", "task": "first", "persistent": true}),
+        &["--runner", "exec", "--", "sh", "-c", &deaf],
+    );
+    let pid = env.identity_pid(&id);
+    let session = env.record(&id)["session_file"].as_str().unwrap().to_owned();
+    wait_for("the first task's answer", Duration::from_secs(10), || {
+        std::fs::read_to_string(format!("{session}.tasks"))
+            .ok()
+            .filter(|t| t.contains("first task done"))
+    });
+    let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
+    assert_eq!(code, 3, "{text}");
+    assert_eq!(doc["status"], "stop-unconfirmed", "{doc}");
+    assert!(running(pid));
+    // It takes no follow-up work while its stop is unconfirmed.
+    let send = env.run(
+        &launch_bin(),
+        &["send", "--run", &id, "--message", "more", "--json"],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert_eq!(send.code, Some(2), "{}", send.stdout.text());
+    assert!(
+        send.stdout.text().contains("stopping"),
+        "{}",
+        send.stdout.text()
+    );
+    kill(pid);
+
+    // Busy with its first task until the gate opens: the stop waits behind the task.
+    let gate = env.dir.path().join("gate");
+    let busy = SPECIALIST.replace(
+        r#"event "$PI_SUBAGENT_TASK_ID" "first task done""#,
+        &format!(
+            r#"for i in $(seq 1 1200); do [ -e '{}' ] && break; sleep 0.05; done; event "$PI_SUBAGENT_TASK_ID" "first task done""#,
+            gate.display()
+        ),
+    );
+    assert_ne!(busy, SPECIALIST);
+    let id = env.spawn_request(
+        serde_json::json!({"name": "Busy", "task": "first", "persistent": true}),
+        &["--runner", "exec", "--", "sh", "-c", &busy],
+    );
+    let pid = env.identity_pid(&id);
+    let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
+    assert_eq!(code, 3, "{text}");
+    assert_eq!(doc["status"], "stop-pending", "{doc}");
+    assert!(running(pid));
+    std::fs::write(&gate, b"open").unwrap();
+    wait_for(
+        "the specialist to exit after its task",
+        Duration::from_secs(30),
+        || (!running(pid)).then_some(()),
+    );
+}
+
+#[test]
 fn no_progress_is_a_notice_never_a_kill() {
     let env = Env::new();
     let id = env.spawn(
