@@ -36,9 +36,6 @@ use crate::spawn::Tools;
 /// The format of `handoffs/<id>.json`.
 pub const RECORD_VERSION: u64 = 1;
 
-/// How long the placement of the pane and the start of its script may take.
-pub const LAUNCH_BUDGET: Duration = Duration::from_secs(45);
-
 /// How long Pi may take to start once its pane runs (seed 003: the destination is focused only
 /// after Pi startup is confirmed).
 pub const READINESS_BUDGET: Duration = Duration::from_secs(30);
@@ -308,7 +305,8 @@ fn start(
         session_file: session,
         into: root.as_ref(),
     };
-    match surface.launch(&launch, Instant::now() + LAUNCH_BUDGET) {
+    // The launch's own budgets per operation (placement, readiness, dispatch).
+    match surface.launch(&launch, &crate::spawn::launch_budgets(env)) {
         Ok(target) => Ok(target),
         // Its pane exists and may run Pi: confirmation decides.
         Err(LaunchError::Uncertain { owner, .. }) => Ok(*owner),

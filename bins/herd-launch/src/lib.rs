@@ -2,6 +2,7 @@
 //! sidecars, dispatch it, and capture its identity.
 
 pub mod artifact;
+pub mod catalog;
 pub mod exec;
 pub mod extension;
 pub mod files;
@@ -69,6 +70,20 @@ pub enum Command {
     /// Hand the conversation off to a new interactive Pi in a fresh managed worktree (the
     /// `/worktree <name> [task]` command): focused once its start is confirmed through `/proc`.
     Handoff(HandoffArgs),
+    /// The model catalog: the models Pi has credentials for (`pi --list-models`, asked now) and
+    /// the task categories of the configuration over them, with the text of the `subagent`
+    /// guideline that shows it.
+    Models(ModelsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ModelsArgs {
+    /// The directory the children would start in, whose `.pi/agent/` may hold the project's
+    /// configuration [default: the current one].
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -237,6 +252,7 @@ impl Cli {
             Command::Roles(a) => a.json,
             Command::WriteTaskModels(a) => a.json,
             Command::Handoff(a) => a.json,
+            Command::Models(a) => a.json,
             Command::Exec(_) => false,
         }
     }
@@ -299,23 +315,13 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
         }
         Command::Roles(args) => {
             let artifacts = cli.artifacts.resolve()?;
-            let cwd = match &args.cwd {
-                Some(dir) => dir.clone(),
-                None => std::env::current_dir().map_err(|e| {
-                    Error::new(ErrorCode::Unavailable, format!("no current directory: {e}"))
-                })?,
-            };
+            let cwd = cwd_or_current(args.cwd.as_deref())?;
             let agent_dir = names::agent_dir(Some(&cwd), &env)?;
             let listing = list::list(&artifacts, &cwd, &agent_dir)?;
             Ok(Output::ok(listing.to_json(), listing.human()))
         }
         Command::WriteTaskModels(args) => {
-            let cwd = match &args.cwd {
-                Some(dir) => dir.clone(),
-                None => std::env::current_dir().map_err(|e| {
-                    Error::new(ErrorCode::Unavailable, format!("no current directory: {e}"))
-                })?,
-            };
+            let cwd = cwd_or_current(args.cwd.as_deref())?;
             let bytes = spawn::read_request(&args.request)?;
             let request: herd_tools::WriteTaskModelsRequest =
                 herd_tools::parse_slice("subagents_write_task_models", &bytes)?;
@@ -327,12 +333,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let artifacts = cli.artifacts.resolve()?;
             let kind = surface_kind(args.surface, &env);
             let surface = open_surface(kind, &artifacts, &env)?;
-            let cwd = match &args.cwd {
-                Some(dir) => dir.clone(),
-                None => std::env::current_dir().map_err(|e| {
-                    Error::new(ErrorCode::Unavailable, format!("no current directory: {e}"))
-                })?,
-            };
+            let cwd = cwd_or_current(args.cwd.as_deref())?;
             let from_env = |value: Option<String>, key: &str| {
                 value.or_else(|| env(key)).filter(|v| !v.is_empty())
             };
@@ -365,6 +366,14 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 exit: done.exit_code(),
             })
         }
+        Command::Models(args) => {
+            let cwd = cwd_or_current(args.cwd.as_deref())?;
+            let agent_dir = names::agent_dir(Some(&cwd), &env)?;
+            let config = roles::Config::load(&agent_dir)?;
+            let models = catalog::list(&plan::find_pi(&env)?, &cwd)?;
+            let catalog = catalog::Catalog::new(models, &config.tasks);
+            Ok(Output::ok(catalog.to_json(), catalog.guideline()))
+        }
         Command::Exec(args) => {
             let (err, code) = exec::exec(&args.identity, &args.run_id, &args.session, &args.argv);
             herd_cli::diagnostic(&format!("herd-launch exec: {}", err.message));
@@ -383,7 +392,7 @@ fn spawn_command(
     parent_session: Option<&Path>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Output, Error> {
-    let (bytes, kind, runner, argv, skip, trust, time_limit_ms) = match &args.fallback_of {
+    let (bytes, kind, runner, argv, tried, trust, time_limit_ms) = match &args.fallback_of {
         Some(run_id) => {
             let previous = herd_core::run::RunRecord::load(artifacts, run_id)?;
             let request_file = previous
@@ -408,7 +417,10 @@ fn spawn_command(
                         .collect()
                 })
                 .unwrap_or_default();
-            let tried = previous.attempted_models.len() + usize::from(previous.model.is_some());
+            // The models already tried, by name: the candidates are resolved again (which
+            // providers have credentials is asked anew), so their positions may have moved.
+            let mut tried = previous.attempted_models.clone();
+            tried.extend(previous.model.clone());
             if previous.fallback_models.is_empty() {
                 return Err(Error::invalid(
                     "fallback_of",
@@ -441,7 +453,7 @@ fn spawn_command(
                 surface_kind(args.surface, env),
                 runner,
                 args.argv.clone(),
-                0,
+                Vec::new(),
                 None,
                 args.timeout_ms,
             )
@@ -480,8 +492,9 @@ fn spawn_command(
     }
     plan.fallback_of.clone_from(&args.fallback_of);
     plan.time_limit_ms = time_limit_ms;
-    if skip > 0 {
-        plan.attempted = plan.models.drain(..skip.min(plan.models.len())).collect();
+    if !tried.is_empty() {
+        plan.models.retain(|m| !tried.contains(m));
+        plan.attempted = tried;
         if plan.models.is_empty() {
             return Err(Error::invalid(
                 "fallback_of",
@@ -508,6 +521,15 @@ fn spawn_command(
         human: ack.human(),
         exit: ack.exit_code(),
     })
+}
+
+/// `--cwd`, else the current directory.
+fn cwd_or_current(cwd: Option<&Path>) -> Result<PathBuf, Error> {
+    match cwd {
+        Some(dir) => Ok(dir.to_path_buf()),
+        None => std::env::current_dir()
+            .map_err(|e| Error::new(ErrorCode::Unavailable, format!("no current directory: {e}"))),
+    }
 }
 
 /// The surface `--surface` names, `auto` resolved from the environment.

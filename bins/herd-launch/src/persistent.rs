@@ -3,7 +3,8 @@
 //!
 //! - The ledger `<session>.ledger` (host-written JSON Lines) records each task herd issued:
 //!   `{task, outcome, generation, logicalId, policyHash, at}` with `outcome` one of
-//!   `dispatched`, `delivered`, `rejected-busy`, `help-requested`, `stop-pending`, `stopped`.
+//!   `dispatched`, `delivered`, `rejected-busy`, `help-requested`, `stop-pending`, `stop-failed`,
+//!   `stopped`.
 //! - The child appends task events to `<session>.tasks`:
 //!   `{version:1, type:"task-done"|"help-request", task, generation, at, message?}`.
 //! - A task reaches the child through an inbox file `<session>.task-inbox.<12 digits>.json`,

@@ -9,11 +9,15 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use herd_core::escape::{Noun, encode_list};
 use herd_core::run::SurfaceKind;
 use herd_core::{Error, ErrorCode};
 use herd_tools::{ModelSpec, SubagentRequest, WorktreeRequest};
 
 use crate::roles::{self, Config, Role, SessionMode};
+
+const MODELS: Noun = Noun::new("model", "models");
+const PROVIDERS: Noun = Noun::new("provider", "providers");
 
 /// The bound of a request read.
 pub const REQUEST_LIMIT: u64 = 1024 * 1024;
@@ -231,14 +235,37 @@ pub fn plan(
         }
         Some(ModelSpec::Task(category)) => {
             let candidates = config.task_candidates(&category)?;
+            // Only the candidates whose provider Pi has credentials for, asked now (seed 003:
+            // "worktrees use its first authenticated candidate").
+            let available = crate::catalog::list(&find_pi(ctx.env)?, &cwd)?;
+            let (authenticated, skipped) = crate::catalog::authenticated(candidates, &available);
+            if authenticated.is_empty() {
+                return Err(Error::invalid(
+                    "model",
+                    format!(
+                        "task:{category} has no authenticated candidate: Pi has no credentials for the provider of {} (it has credentials for {}); log in to one, or name another model",
+                        encode_list(candidates, 1_000, MODELS),
+                        match crate::catalog::providers(&available) {
+                            p if p.is_empty() => "no provider".to_owned(),
+                            p => encode_list(&p.into_iter().collect::<Vec<_>>(), 1_000, PROVIDERS),
+                        }
+                    ),
+                ));
+            }
+            if !skipped.is_empty() {
+                diagnostics.push(format!(
+                    "task:{category} skipped {}: Pi has no credentials for their provider",
+                    encode_list(&skipped, 1_000, MODELS)
+                ));
+            }
             if request.worktree.is_some() {
                 diagnostics.push(format!(
-                    "task:{category} resolved to its first candidate {} for the worktree",
-                    candidates[0]
+                    "task:{category} resolved to its first authenticated candidate {} for the worktree",
+                    authenticated[0]
                 ));
-                vec![candidates[0].clone()]
+                vec![authenticated[0].clone()]
             } else {
-                candidates.to_vec()
+                authenticated
             }
         }
         None if exec => Vec::new(),

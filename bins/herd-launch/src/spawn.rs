@@ -31,19 +31,18 @@ use crate::plan::{Plan, Runner};
 use crate::policy::{Owner, Policy, WorktreeBinding};
 use crate::script::Script;
 
-/// The end-to-end budget of one attempt's surface work (placement, readiness, dispatch).
-pub const LAUNCH_BUDGET: Duration = Duration::from_secs(45);
-
-/// The environment variable that shortens [`LAUNCH_BUDGET`] (milliseconds), e.g. in tests of a
-/// surface that hangs.
+/// The environment variable that caps every operation's budget of a launch (milliseconds), e.g.
+/// in tests of a surface that hangs. Without it each operation has the seed's own budget
+/// ([`herd_surface::LaunchBudgets::default`]).
 pub const LAUNCH_BUDGET_ENV: &str = "HERD_LAUNCH_BUDGET_MS";
 
-fn launch_budget(env: &dyn Fn(&str) -> Option<String>) -> Duration {
-    env(LAUNCH_BUDGET_ENV)
-        .and_then(|ms| ms.parse::<u64>().ok())
-        .map_or(LAUNCH_BUDGET, |ms| {
-            Duration::from_millis(ms).min(LAUNCH_BUDGET)
-        })
+/// The budget of each operation of a launch: the seed's, capped by [`LAUNCH_BUDGET_ENV`].
+pub fn launch_budgets(env: &dyn Fn(&str) -> Option<String>) -> herd_surface::LaunchBudgets {
+    let budgets = herd_surface::LaunchBudgets::default();
+    match env(LAUNCH_BUDGET_ENV).and_then(|ms| ms.parse::<u64>().ok()) {
+        Some(ms) => budgets.capped(Duration::from_millis(ms)),
+        None => budgets,
+    }
 }
 
 /// The protocol variables a child gets from herd and must not inherit from its parent.
@@ -803,9 +802,8 @@ fn prepare_and_launch(
         session_file: &session,
         into: root_pane.as_ref(),
     };
-    let deadline = Instant::now() + launch_budget(env);
     let mut owner = None;
-    let status = match surface.launch(&launch, deadline) {
+    let status = match surface.launch(&launch, &launch_budgets(env)) {
         Ok(target) => {
             record.pane = target.to_pane_ref();
             owner = Some(target);

@@ -735,12 +735,11 @@ fn a_hanging_tmux_is_an_uncertain_launch_within_the_budget() {
     );
     assert_eq!(run.code, 3, "{} {}", run.json, run.stderr);
     assert_eq!(run.json["status"], "uncertain");
+    let failure = run.json["launch_failure"].as_str().unwrap();
+    assert!(failure.contains("did not answer"), "{}", run.json);
     assert!(
-        run.json["launch_failure"]
-            .as_str()
-            .unwrap()
-            .contains("did not answer"),
-        "{}",
+        failure.starts_with("pane placement (its budget is 1500 ms): "),
+        "the failure names the operation and its budget: {}",
         run.json
     );
     assert_eq!(

@@ -373,6 +373,12 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
     }
     let files = record.session_files();
     let dispatched = last_dispatched(&files);
+    // Whether a task holds the stop pending (seed 003: "the task reaches its terminal outcome
+    // first"); asked before the directive, which makes the specialist `Stopping`.
+    let busy = herd_launch::policy::Policy::read(&files.policy())
+        .ok()
+        .and_then(|p| herd_launch::persistent::activity(&files, &p.generation_id).ok())
+        .is_some_and(|a| matches!(a, herd_launch::persistent::Activity::Busy(_)));
     // The same inbox herd-launch sends tasks through, so the child sees one ordered queue. A
     // directive that could not be published changed nothing: the stop is failed and may be
     // asked again.
@@ -415,8 +421,12 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
             ledger("stopped")?;
             ("stopped", exit::SUCCESS)
         }
-        Judgement::Alive => ("stop-pending", exit::UNCERTAIN),
-        Judgement::Unknown(_) => ("stop-unconfirmed", exit::UNCERTAIN),
+        // A task still runs: it ends first, then the specialist exits.
+        Judgement::Alive if busy => ("stop-pending", exit::UNCERTAIN),
+        // Nothing held it, yet it did not exit within the bound: the unconfirmed stop, which
+        // takes no follow-up work (its ledger says stop-pending) until it exits or is stopped
+        // again.
+        Judgement::Alive | Judgement::Unknown(_) => ("stop-unconfirmed", exit::UNCERTAIN),
     };
     let json = serde_json::json!({"run_id": record.run_id, "name": record.name, "status": state});
     Ok(Output::ok(

@@ -1217,6 +1217,141 @@ fn a_persistent_specialist_delivers_each_task_once_and_stops() {
 }
 
 #[test]
+fn a_stop_that_cannot_be_published_fails_retryably_and_the_next_one_stops() {
+    let env = Env::new();
+    let id = env.spawn_request(
+        serde_json::json!({"name": "Stubborn", "task": "first", "persistent": true}),
+        &["--runner", "exec", "--", "sh", "-c", SPECIALIST],
+    );
+    let pid = env.identity_pid(&id);
+    let session = PathBuf::from(env.record(&id)["session_file"].as_str().unwrap());
+    let dir = session.parent().unwrap().to_path_buf();
+    // A herd-watch that may write no file byte (a file-size limit, with SIGXFSZ ignored so the
+    // write fails instead of killing it): the directive cannot be published.
+    let limited = env.dir.path().join("limited-watch.sh");
+    std::fs::write(
+        &limited,
+        format!(
+            "#!/bin/sh\nulimit -f 0\ntrap '' XFSZ\nexec '{}' \"$@\"\n",
+            watch_bin().display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&limited, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = env.run(
+        &limited,
+        &["stop", "--run", &id, "--json"],
+        &[],
+        Duration::from_secs(60),
+    );
+    let text = out.stdout.text().into_owned() + &out.stderr.text();
+    let doc: Value = serde_json::from_slice(&out.stdout.bytes).unwrap_or(Value::Null);
+    assert_eq!(out.code, Some(4), "{text}");
+    assert_eq!(doc["status"], "stop-failed", "{doc}");
+    assert!(
+        doc["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{doc}"
+    );
+    // A failed stop is not stop-pending: nothing was published and the specialist runs on.
+    assert!(running(pid), "a failed stop changes nothing");
+    let outcomes = |session: &Path| -> Vec<String> {
+        std::fs::read_to_string(format!("{}.ledger", session.display()))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| v["outcome"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let before = outcomes(&session);
+    assert!(!before.iter().any(|o| o.starts_with("stop")), "{before:?}");
+    assert!(
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .all(|e| !e.file_name().to_string_lossy().contains(".task-inbox.")),
+        "no directive was left behind"
+    );
+    // Asked again once the directory is back: published, confirmed, stopped.
+    let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(doc["status"], "stopped", "{doc}");
+    assert!(!running(pid));
+    let after = outcomes(&session);
+    assert_eq!(
+        after[before.len()..],
+        ["stop-pending".to_owned(), "stopped".to_owned()],
+        "{after:?}"
+    );
+}
+
+#[test]
+fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
+    let env = Env::new();
+    // Idle after its first task, it claims the stop directive and ignores it.
+    let deaf = SPECIALIST.replace(
+        r#"*'"type":"stop"'*) printf '{"type":"done"}' > "$s.exit"; exit 0;;"#,
+        r#"*'"type":"stop"'*) ;;"#,
+    );
+    assert_ne!(deaf, SPECIALIST);
+    let id = env.spawn_request(
+        serde_json::json!({"name": "Deaf", "task": "first", "persistent": true}),
+        &["--runner", "exec", "--", "sh", "-c", &deaf],
+    );
+    let pid = env.identity_pid(&id);
+    let session = env.record(&id)["session_file"].as_str().unwrap().to_owned();
+    wait_for("the first task's answer", Duration::from_secs(10), || {
+        std::fs::read_to_string(format!("{session}.tasks"))
+            .ok()
+            .filter(|t| t.contains("first task done"))
+    });
+    let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
+    assert_eq!(code, 3, "{text}");
+    assert_eq!(doc["status"], "stop-unconfirmed", "{doc}");
+    assert!(running(pid));
+    // It takes no follow-up work while its stop is unconfirmed.
+    let send = env.run(
+        &launch_bin(),
+        &["send", "--run", &id, "--message", "more", "--json"],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert_eq!(send.code, Some(2), "{}", send.stdout.text());
+    assert!(
+        send.stdout.text().contains("stopping"),
+        "{}",
+        send.stdout.text()
+    );
+    kill(pid);
+
+    // Busy with its first task until the gate opens: the stop waits behind the task.
+    let gate = env.dir.path().join("gate");
+    let busy = SPECIALIST.replace(
+        r#"event "$PI_SUBAGENT_TASK_ID" "first task done""#,
+        &format!(
+            r#"for i in $(seq 1 1200); do [ -e '{}' ] && break; sleep 0.05; done; event "$PI_SUBAGENT_TASK_ID" "first task done""#,
+            gate.display()
+        ),
+    );
+    assert_ne!(busy, SPECIALIST);
+    let id = env.spawn_request(
+        serde_json::json!({"name": "Busy", "task": "first", "persistent": true}),
+        &["--runner", "exec", "--", "sh", "-c", &busy],
+    );
+    let pid = env.identity_pid(&id);
+    let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
+    assert_eq!(code, 3, "{text}");
+    assert_eq!(doc["status"], "stop-pending", "{doc}");
+    assert!(running(pid));
+    std::fs::write(&gate, b"open").unwrap();
+    wait_for(
+        "the specialist to exit after its task",
+        Duration::from_secs(30),
+        || (!running(pid)).then_some(()),
+    );
+}
+
+#[test]
 fn no_progress_is_a_notice_never_a_kill() {
     let env = Env::new();
     let id = env.spawn(

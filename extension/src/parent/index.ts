@@ -7,8 +7,9 @@
  * delegates through `subagent`. It is a thin layer: validation, placement, supervision, message
  * text, escaping, bounds and exactly-once all stay in the binaries.
  */
-import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { INSTALL_HINT, findBinDir } from "./bins.ts";
+import { catalogGuideline, withGuideline } from "./catalog.ts";
 import { registerCommand } from "./commands.ts";
 import { SURFACE_FLAG, artifactsDir, consumesResults, deniedTools, inChild } from "./context.ts";
 import { ensureFollower, flush, onMessageEnd, resendDropped, stopFollowers, undelivered } from "./delivery.ts";
@@ -43,13 +44,18 @@ export default async function herdParent(pi: ExtensionAPI): Promise<void> {
 	const kind = child ? "child" : "parent";
 	const denied = deniedTools();
 	const routine: string[] = [];
+	let subagent: ToolDefinition | undefined;
 	for (const entry of registry.tools) {
 		if (CHILD_ONLY.has(entry.name) || !entry.sessions.includes(kind) || denied.has(entry.name)) continue;
 		const tool = definition(entry, binDir, pi);
 		if (!tool) continue;
 		pi.registerTool(tool);
 		if (entry.exposure === "deferred") routine.push(entry.name);
+		if (entry.name === "subagent") subagent = tool;
 	}
+	// The catalog of this session's `subagent` guidelines, asked at its start (catalog.ts). A
+	// top-level session's first run waits for it; a child takes it when it arrives.
+	let catalog: Promise<void> | undefined;
 	for (const entry of registry.commands) {
 		if (entry.sessions.includes(kind)) registerCommand(pi, entry, binDir);
 	}
@@ -63,6 +69,16 @@ export default async function herdParent(pi: ExtensionAPI): Promise<void> {
 		// the transcript already has it.
 		h.sent.clear();
 		applyLoading(pi, routine, h.writerActive);
+		if (subagent) {
+			const tool = subagent;
+			catalog = catalogGuideline(pi, ctx, binDir).then((guideline) => {
+				try {
+					pi.registerTool(withGuideline(tool, guideline));
+				} catch {
+					// The instance went stale: the next session asks again.
+				}
+			});
+		}
 		if (consumesResults()) {
 			h.dirs.add(dir);
 			for (const known of h.dirs) if (undelivered(known)) ensureFollower(known, binDir);
@@ -79,6 +95,10 @@ export default async function herdParent(pi: ExtensionAPI): Promise<void> {
 			stopFollowers();
 			stopWidget();
 		}
+	});
+
+	pi.on("before_agent_start", async () => {
+		if (!child && catalog) await catalog;
 	});
 
 	pi.on("message_end", (event) => {

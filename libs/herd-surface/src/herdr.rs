@@ -26,9 +26,9 @@ use herd_core::layout::Artifacts;
 use herd_herdr::{Direction, PaneInfo, PaneLayout, PaneState, ProcessInfo, ReadSource};
 
 use crate::{
-    ABSENCE_CONFIRMATION, Env, Error, Inspection, Key, Launch, LaunchError, Listed,
-    PLACEMENT_BUDGET, PaneRef, Presence, READINESS_BUDGET, RENAME_BUDGET, REQUEST_BUDGET, Surface,
-    SurfaceKind, Target, shell_quote,
+    ABSENCE_CONFIRMATION, Env, Error, Inspection, Key, Launch, LaunchBudgets, LaunchError, Listed,
+    Operation, PaneRef, Presence, READINESS_BUDGET, REQUEST_BUDGET, Surface, SurfaceKind, Target,
+    shell_quote,
 };
 
 const SURFACE: &str = "herdr";
@@ -207,43 +207,47 @@ impl Herdr {
         &self,
         root: &PaneRef,
         launch: &Launch<'_>,
-        deadline: Instant,
+        budgets: &LaunchBudgets,
     ) -> Result<Target, LaunchError> {
         let mut pane = PaneRef {
             owned: false,
             socket: root.socket.clone().or_else(|| self.socket_text()),
             ..root.clone()
         };
-        self.wait_shell_ready(&pane.pane_id, deadline)
-            .map_err(LaunchError::Definite)?;
+        self.wait_shell_ready(&pane.pane_id, budgets.deadline(Operation::Readiness))
+            .map_err(|e| {
+                LaunchError::Definite(e.during(Operation::Readiness, budgets.readiness))
+            })?;
+        let during = |e: LaunchError| e.during(Operation::Dispatch, budgets.dispatch);
+        let deadline = budgets.deadline(Operation::Dispatch);
         if pane.terminal_id.is_none() {
             // The root pane's terminal, so a restarted Herdr's fresh shell there is not the run.
             let client = self
                 .client(REQUEST_BUDGET, deadline)
-                .map_err(LaunchError::Definite)?;
+                .map_err(|e| during(LaunchError::Definite(e)))?;
             match client.pane_get(&pane.pane_id) {
                 PaneState::Present(info) => pane.terminal_id = info.terminal_id,
                 PaneState::Missing => {
-                    return Err(LaunchError::Definite(Error::NotFound {
+                    return Err(during(LaunchError::Definite(Error::NotFound {
                         target: format!("herdr pane {}", pane.pane_id),
-                    }));
+                    })));
                 }
                 PaneState::Unavailable(err) => {
-                    return Err(LaunchError::Definite(herdr_error(err)));
+                    return Err(during(LaunchError::Definite(herdr_error(err))));
                 }
             }
         }
         let command = format!("sh {}", shell_quote(&launch.script.to_string_lossy()));
         let client = self
             .client(REQUEST_BUDGET, deadline)
-            .map_err(LaunchError::Definite)?;
+            .map_err(|e| during(LaunchError::Definite(e)))?;
         match client.pane_run(&pane.pane_id, &command) {
             Ok(()) => Ok(Target::Pane(pane)),
-            Err(err) if err.effect_possible() => Err(LaunchError::Uncertain {
+            Err(err) if err.effect_possible() => Err(during(LaunchError::Uncertain {
                 error: herdr_error(err),
                 owner: Box::new(Target::Pane(pane)),
-            }),
-            Err(err) => Err(LaunchError::Definite(herdr_error(err))),
+            })),
+            Err(err) => Err(during(LaunchError::Definite(herdr_error(err)))),
         }
     }
 
@@ -508,31 +512,36 @@ impl Surface for Herdr {
         vec!["export PI_SUBAGENT_SURFACE=\"$HERDR_PANE_ID\"".to_owned()]
     }
 
-    fn launch(&self, launch: &Launch<'_>, deadline: Instant) -> Result<Target, LaunchError> {
+    fn launch(&self, launch: &Launch<'_>, budgets: &LaunchBudgets) -> Result<Target, LaunchError> {
         if let Some(root) = launch.into {
-            return self.launch_into(root, launch, deadline);
+            return self.launch_into(root, launch, budgets);
         }
-        let placement = deadline.min(Instant::now() + PLACEMENT_BUDGET);
-        let pane = self.place(launch.cwd, placement)?;
-        if let Ok(client) = self.client(RENAME_BUDGET, deadline) {
+        let pane = self
+            .place(launch.cwd, budgets.deadline(Operation::Placement))
+            .map_err(|e| e.during(Operation::Placement, budgets.placement))?;
+        if let Ok(client) = self.client(budgets.rename, budgets.deadline(Operation::Rename)) {
             // Cosmetic: a failed rename changes nothing about the launch.
             let _ = client.pane_rename(&pane.pane_id, launch.name);
         }
-        if let Err(err) = self.wait_shell_ready(&pane.pane_id, deadline) {
+        if let Err(err) =
+            self.wait_shell_ready(&pane.pane_id, budgets.deadline(Operation::Readiness))
+        {
+            let err = err.during(Operation::Readiness, budgets.readiness);
             return Err(self.roll_back(pane, err));
         }
+        let during = |e: Error| e.during(Operation::Dispatch, budgets.dispatch);
         let command = format!("sh {}", shell_quote(&launch.script.to_string_lossy()));
-        let client = match self.client(REQUEST_BUDGET, deadline) {
+        let client = match self.client(REQUEST_BUDGET, budgets.deadline(Operation::Dispatch)) {
             Ok(client) => client,
-            Err(err) => return Err(self.roll_back(pane, err)),
+            Err(err) => return Err(self.roll_back(pane, during(err))),
         };
         match client.pane_run(&pane.pane_id, &command) {
             Ok(()) => Ok(Target::Pane(pane)),
             Err(err) if err.effect_possible() => Err(LaunchError::Uncertain {
-                error: herdr_error(err),
+                error: during(herdr_error(err)),
                 owner: Box::new(Target::Pane(pane)),
             }),
-            Err(err) => Err(self.roll_back(pane, herdr_error(err))),
+            Err(err) => Err(self.roll_back(pane, during(herdr_error(err)))),
         }
     }
 

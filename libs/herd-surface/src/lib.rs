@@ -6,7 +6,8 @@
 //! - [`process::Process`]: no terminal; the launch script runs detached in its own session with
 //!   its output in `logs/<run-id>.{out,err}`.
 //!
-//! Every operation takes a deadline and answers within it. The answers keep apart what is known
+//! Every operation takes a deadline and answers within it; a launch takes a budget per operation
+//! ([`LaunchBudgets`]). The answers keep apart what is known
 //! from what is not: a [`Presence`] of [`Presence::Absent`] is only ever the result of a
 //! per-target query that proved absence (a listing proves presence, never absence), and a launch
 //! that may have had an effect is a [`LaunchError::Uncertain`] or [`LaunchError::Unowned`],
@@ -39,6 +40,82 @@ pub const PLACEMENT_BUDGET: Duration = Duration::from_secs(30);
 pub const READINESS_BUDGET: Duration = Duration::from_secs(10);
 /// The seed's budget for a cosmetic rename.
 pub const RENAME_BUDGET: Duration = Duration::from_secs(1);
+/// The seed's budget for dispatching the launch script into a ready pane: an ordinary request.
+pub const DISPATCH_BUDGET: Duration = REQUEST_BUDGET;
+
+/// The operations of a launch, each with a budget of its own (seed 003: "separate operation
+/// limits, not an end-to-end launch deadline").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    /// Creating the child's pane, queue wait included (on tmux, with the command in it).
+    Placement,
+    /// The cosmetic pane title.
+    Rename,
+    /// Waiting until the pane's shell is ready for the command.
+    Readiness,
+    /// Running the launch script in the pane.
+    Dispatch,
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Operation::Placement => "pane placement",
+            Operation::Rename => "pane rename",
+            Operation::Readiness => "shell readiness",
+            Operation::Dispatch => "dispatch",
+        })
+    }
+}
+
+/// The budget of each operation of one launch. Each starts when its operation starts, so a slow
+/// operation within its own budget leaves every later one its whole budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchBudgets {
+    pub placement: Duration,
+    pub rename: Duration,
+    pub readiness: Duration,
+    pub dispatch: Duration,
+}
+
+impl Default for LaunchBudgets {
+    /// The seed's budgets.
+    fn default() -> LaunchBudgets {
+        LaunchBudgets {
+            placement: PLACEMENT_BUDGET,
+            rename: RENAME_BUDGET,
+            readiness: READINESS_BUDGET,
+            dispatch: DISPATCH_BUDGET,
+        }
+    }
+}
+
+impl LaunchBudgets {
+    /// Every budget at most `cap` (a test of a surface that hangs).
+    pub fn capped(self, cap: Duration) -> LaunchBudgets {
+        LaunchBudgets {
+            placement: self.placement.min(cap),
+            rename: self.rename.min(cap),
+            readiness: self.readiness.min(cap),
+            dispatch: self.dispatch.min(cap),
+        }
+    }
+
+    /// The budget of `operation`.
+    pub fn of(&self, operation: Operation) -> Duration {
+        match operation {
+            Operation::Placement => self.placement,
+            Operation::Rename => self.rename,
+            Operation::Readiness => self.readiness,
+            Operation::Dispatch => self.dispatch,
+        }
+    }
+
+    /// The deadline of `operation` if it starts now.
+    pub fn deadline(&self, operation: Operation) -> Instant {
+        Instant::now() + self.of(operation)
+    }
+}
 /// How many lines of a pane a sentinel scan reads.
 pub const SENTINEL_LINES: usize = 50;
 /// The cap on output captured from a multiplexer client, per stream.
@@ -248,16 +325,44 @@ pub enum Error {
     /// A file of the child could not be read or the identity could not be judged.
     #[error("{0}")]
     Io(String),
+    /// An operation of a launch failed, within or at the end of its own budget.
+    #[error("{operation} (its budget is {budget_ms} ms): {source}")]
+    During {
+        operation: Operation,
+        budget_ms: u64,
+        source: Box<Error>,
+    },
 }
 
 impl Error {
     /// Whether the operation may have had its effect although it did not report success.
     pub fn is_uncertain(&self) -> bool {
-        matches!(self, Error::Timeout { .. } | Error::Malformed { .. })
+        match self {
+            Error::During { source, .. } => source.is_uncertain(),
+            other => matches!(other, Error::Timeout { .. } | Error::Malformed { .. }),
+        }
+    }
+
+    /// This error as the failure of `operation` of a launch, which had `budget`.
+    pub fn during(self, operation: Operation, budget: Duration) -> Error {
+        Error::During {
+            operation,
+            budget_ms: u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
+            source: Box::new(self),
+        }
+    }
+
+    /// The error itself, inside any [`Error::During`].
+    pub fn innermost(&self) -> &Error {
+        match self {
+            Error::During { source, .. } => source.innermost(),
+            other => other,
+        }
     }
 
     pub fn code(&self) -> ErrorCode {
         match self {
+            Error::During { source, .. } => source.code(),
             Error::Unavailable { .. } | Error::Failed { .. } | Error::Io(_) => {
                 ErrorCode::Unavailable
             }
@@ -271,7 +376,7 @@ impl Error {
 
 impl From<Error> for herd_core::Error {
     fn from(err: Error) -> herd_core::Error {
-        let field = matches!(err, Error::Unsupported { .. }).then_some("surface");
+        let field = matches!(err.innermost(), Error::Unsupported { .. }).then_some("surface");
         let mut out = herd_core::error::report(err.code(), &err);
         out.field = field.map(str::to_owned);
         out
@@ -292,6 +397,18 @@ pub enum LaunchError {
 }
 
 impl LaunchError {
+    /// The same outcome, its error named as the failure of `operation`, which had `budget`.
+    pub fn during(self, operation: Operation, budget: Duration) -> LaunchError {
+        match self {
+            LaunchError::Definite(e) => LaunchError::Definite(e.during(operation, budget)),
+            LaunchError::Unowned(e) => LaunchError::Unowned(e.during(operation, budget)),
+            LaunchError::Uncertain { error, owner } => LaunchError::Uncertain {
+                error: error.during(operation, budget),
+                owner,
+            },
+        }
+    }
+
     pub fn error(&self) -> &Error {
         match self {
             LaunchError::Definite(e) | LaunchError::Unowned(e) => e,
@@ -316,11 +433,13 @@ pub trait Surface {
         None
     }
 
-    /// Places the child and starts `sh <script>` in it.
+    /// Places the child and starts `sh <script>` in it, each [`Operation`] within its own
+    /// budget of `budgets`; a failure names the operation ([`Error::During`]).
     ///
     /// On a definite failure after placement the surface rolls back (closes what it created and
-    /// confirms its absence) before answering [`LaunchError::Definite`].
-    fn launch(&self, launch: &Launch<'_>, deadline: Instant) -> Result<Target, LaunchError>;
+    /// confirms its absence, within [`ABSENCE_CONFIRMATION`]) before answering
+    /// [`LaunchError::Definite`].
+    fn launch(&self, launch: &Launch<'_>, budgets: &LaunchBudgets) -> Result<Target, LaunchError>;
 
     /// Queries one target. This is the only proof of absence.
     fn presence(&self, target: &Target, deadline: Instant) -> Result<Presence, Error>;

@@ -16,8 +16,8 @@ use herd_core::layout::Artifacts;
 use herd_core::subprocess::{self, Detached};
 
 use crate::{
-    Error, Key, Launch, LaunchError, Listed, Presence, ProcessTarget, Surface, SurfaceKind, Target,
-    read_runner_exit,
+    Error, Key, Launch, LaunchBudgets, LaunchError, Listed, Presence, ProcessTarget, Surface,
+    SurfaceKind, Target, read_runner_exit,
 };
 
 const SURFACE: &str = "process";
@@ -110,7 +110,7 @@ impl Surface for Process {
         Vec::new()
     }
 
-    fn launch(&self, launch: &Launch<'_>, _deadline: Instant) -> Result<Target, LaunchError> {
+    fn launch(&self, launch: &Launch<'_>, _budgets: &LaunchBudgets) -> Result<Target, LaunchError> {
         if let Some(pane) = launch.into {
             return Err(LaunchError::Definite(Error::Unsupported {
                 surface: SURFACE,

@@ -16,8 +16,8 @@ use std::time::Instant;
 
 use crate::call::{Reply, call};
 use crate::{
-    Env, Error, Key, Launch, LaunchError, Listed, PaneRef, Presence, Surface, SurfaceKind, Target,
-    find_on_path, shell_quote,
+    Env, Error, Key, Launch, LaunchBudgets, LaunchError, Listed, Operation, PaneRef, Presence,
+    Surface, SurfaceKind, Target, find_on_path, shell_quote,
 };
 
 const SURFACE: &str = "tmux";
@@ -347,7 +347,7 @@ impl Surface for Tmux {
         ]
     }
 
-    fn launch(&self, launch: &Launch<'_>, deadline: Instant) -> Result<Target, LaunchError> {
+    fn launch(&self, launch: &Launch<'_>, budgets: &LaunchBudgets) -> Result<Target, LaunchError> {
         if let Some(pane) = launch.into {
             return Err(LaunchError::Definite(Error::Unsupported {
                 surface: SURFACE,
@@ -355,7 +355,10 @@ impl Surface for Tmux {
             }));
         }
         let command = format!("exec sh {}", shell_quote(&launch.script.to_string_lossy()));
-        self.place(launch, &command, deadline).map(Target::Pane)
+        // The pane is created with the command in it: placement is dispatch, with one budget.
+        self.place(launch, &command, budgets.deadline(Operation::Placement))
+            .map(Target::Pane)
+            .map_err(|e| e.during(Operation::Placement, budgets.placement))
     }
 
     fn presence(&self, target: &Target, deadline: Instant) -> Result<Presence, Error> {

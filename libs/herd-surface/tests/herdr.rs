@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use herd_core::layout::Artifacts;
 use herd_surface::herdr::{Herdr, grouping};
-use herd_surface::{Key, Launch, LaunchError, Presence, Surface, Target};
+use herd_surface::{Key, Launch, LaunchBudgets, LaunchError, Presence, Surface, Target};
 
 /// The directory the recorded workspace was made in, where grouped children are launched.
 const PROJ: &str = "/home/dev/src/proj";
@@ -189,6 +189,29 @@ impl Double {
         )
     }
 
+    /// A surface whose `herdr` replays with `pick` and takes `seconds` before answering each
+    /// command starting with one of `slow`, as a busy server does.
+    fn slow_surface(&self, name: &str, pick: &str, slow: &[&str], seconds: f64) -> Herdr {
+        let wrapper = self.dir.path().join(name);
+        let double = env!("CARGO_BIN_EXE_herd-surface-herdr-double");
+        let cases: Vec<String> = slow.iter().map(|c| format!("\"{c}\"*")).collect();
+        std::fs::write(
+            &wrapper,
+            format!(
+                "#!/bin/sh\nexport HERDR_DOUBLE_RECORDINGS='{}' HERDR_DOUBLE_PICK='{pick}'\ncase \"$*\" in {}) sleep {seconds};; esac\nexec '{double}' \"$@\"\n",
+                self.dir.path().join("recordings").display(),
+                cases.join("|"),
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Herdr::with_client(
+            herd_herdr::Herdr::new(&wrapper),
+            Some(PathBuf::from(SOCKET)),
+        )
+    }
+
     /// The artifacts directory of grouped launches.
     fn artifacts(&self) -> Artifacts {
         Artifacts::new(self.dir.path().join("artifacts"))
@@ -229,6 +252,11 @@ impl Double {
     }
 }
 
+/// Every operation of a launch within `seconds`.
+fn budgets(seconds: u64) -> LaunchBudgets {
+    LaunchBudgets::default().capped(Duration::from_secs(seconds))
+}
+
 fn within(seconds: u64) -> Instant {
     Instant::now() + Duration::from_secs(seconds)
 }
@@ -237,7 +265,7 @@ fn within(seconds: u64) -> Instant {
 fn launch_splits_the_caller_waits_for_the_shell_and_runs_the_script() {
     let double = Double::new();
     let herdr = double.surface("herdr", "900,011,030,012", None);
-    let target = herdr.launch(&double.launch(), within(20)).unwrap();
+    let target = herdr.launch(&double.launch(), &budgets(20)).unwrap();
     let pane = target.pane().unwrap();
     assert_eq!(pane.pane_id, "w1:p2");
     assert_eq!(pane.tab_id.as_deref(), Some("w1:t1"));
@@ -276,6 +304,38 @@ fn launch_splits_the_caller_waits_for_the_shell_and_runs_the_script() {
 }
 
 #[test]
+fn each_launch_operation_has_a_budget_of_its_own() {
+    // Placement, readiness and dispatch each take 2.5 s of their own 6 s: 7.5 s together, more
+    // than any one budget, so the launch succeeds only if none eats another's.
+    let double = Double::new();
+    let slow = ["pane split", "pane process-info", "pane run"];
+    let herdr = double.slow_surface("herdr", "900,011,030,012", &slow, 2.5);
+    let budgets = LaunchBudgets {
+        placement: Duration::from_secs(6),
+        rename: Duration::from_secs(1),
+        readiness: Duration::from_secs(6),
+        dispatch: Duration::from_secs(6),
+    };
+    let target = herdr.launch(&double.launch(), &budgets).unwrap();
+    assert_eq!(target.pane().unwrap().pane_id, "w1:p2");
+    // The same server with a readiness budget shorter than its answer: the failure names the
+    // operation, and the pane is rolled back.
+    let short = LaunchBudgets {
+        readiness: Duration::from_millis(500),
+        ..budgets
+    };
+    let herdr = double.slow_surface("slow-ready", "900,030,012,047", &["pane process-info"], 2.5);
+    let err = herdr.launch(&double.launch(), &short).unwrap_err();
+    assert!(matches!(err, LaunchError::Definite(_)), "{err:?}");
+    assert!(
+        err.error()
+            .to_string()
+            .starts_with("shell readiness (its budget is 500 ms): "),
+        "{err:?}"
+    );
+}
+
+#[test]
 fn close_is_confirmed_only_by_pane_get_saying_missing() {
     let double = Double::new();
     let target = Target::Pane(herd_surface::PaneRef {
@@ -305,7 +365,7 @@ fn close_is_confirmed_only_by_pane_get_saying_missing() {
 fn a_shell_that_never_gets_ready_is_rolled_back_and_confirmed_absent() {
     let double = Double::new();
     let herdr = double.surface("herdr", "016,047", None);
-    let err = herdr.launch(&double.launch(), within(2)).unwrap_err();
+    let err = herdr.launch(&double.launch(), &budgets(2)).unwrap_err();
     assert!(matches!(err, LaunchError::Definite(_)), "{err:?}");
     assert!(
         err.error().to_string().contains("not ready"),
@@ -318,7 +378,7 @@ fn a_shell_that_never_gets_ready_is_rolled_back_and_confirmed_absent() {
 fn a_rollback_without_proof_of_absence_leaves_an_uncertain_owner() {
     let double = Double::new();
     let herdr = double.surface("herdr", "016,011", None);
-    match herdr.launch(&double.launch(), within(2)).unwrap_err() {
+    match herdr.launch(&double.launch(), &budgets(2)).unwrap_err() {
         LaunchError::Uncertain { owner, .. } => assert_eq!(owner.pane().unwrap().pane_id, "w1:p2"),
         other => panic!("expected an uncertain launch, got {other:?}"),
     }
@@ -329,7 +389,7 @@ fn a_herdr_that_hangs_while_splitting_is_uncertain_within_the_budget() {
     let double = Double::new();
     let herdr = double.surface("herdr", "900", Some("pane split"));
     let started = Instant::now();
-    let err = herdr.launch(&double.launch(), within(2)).unwrap_err();
+    let err = herdr.launch(&double.launch(), &budgets(2)).unwrap_err();
     assert!(
         started.elapsed() < Duration::from_secs(6),
         "{:?}",
@@ -346,7 +406,7 @@ fn a_herdr_that_hangs_on_dispatch_keeps_the_pane_as_owner() {
     let double = Double::new();
     let herdr = double.surface("herdr", "900", Some("pane run"));
     let started = Instant::now();
-    let err = herdr.launch(&double.launch(), within(3)).unwrap_err();
+    let err = herdr.launch(&double.launch(), &budgets(3)).unwrap_err();
     assert!(
         started.elapsed() < Duration::from_secs(8),
         "{:?}",
@@ -367,7 +427,7 @@ fn a_missing_server_is_a_definite_failure() {
     // `pane current` was not recorded against the absent socket: the double refuses (exit 125),
     // which the client reads as an unavailable Herdr.
     let herdr = Herdr::with_client(herd_herdr::Herdr::new("/nonexistent/herdr"), None);
-    let err = herdr.launch(&double.launch(), within(5)).unwrap_err();
+    let err = herdr.launch(&double.launch(), &budgets(5)).unwrap_err();
     assert!(matches!(err, LaunchError::Definite(_)), "{err:?}");
 }
 
@@ -383,7 +443,7 @@ fn a_worktree_root_pane_is_used_as_is_and_never_owned() {
     };
     let mut launch = double.launch();
     launch.into = Some(&root);
-    let target = herdr.launch(&launch, within(10)).unwrap();
+    let target = herdr.launch(&launch, &budgets(10)).unwrap();
     let pane = target.pane().unwrap();
     assert_eq!(pane.pane_id, "w1:p2");
     assert!(!pane.owned, "a retained root pane is never closed by herd");
@@ -471,7 +531,9 @@ fn the_first_grouped_child_creates_the_agents_tab_and_records_it() {
     let double = Double::new();
     // 005: one workspace, w1, on no checkout: the caller's workspace (014: w1) is the one.
     let herdr = double.grouped("herdr", "005", "");
-    let target = herdr.launch(&double.launch_in_proj(), within(20)).unwrap();
+    let target = herdr
+        .launch(&double.launch_in_proj(), &budgets(20))
+        .unwrap();
     let pane = target.pane().unwrap();
     assert_eq!(pane.pane_id, "w1:p4");
     assert_eq!(pane.tab_id.as_deref(), Some("w1:t2"));
@@ -492,7 +554,9 @@ fn a_later_grouped_child_splits_a_pane_of_the_recorded_tab() {
     // As if an earlier child had made w1:t1 the Agents tab: 013 lists w1:p1 and w1:p2 in it.
     double.own_tabs(&[(SOCKET, "w1", "w1:t1")]);
     let herdr = double.grouped("herdr", "005", "900,907");
-    let target = herdr.launch(&double.launch_in_proj(), within(20)).unwrap();
+    let target = herdr
+        .launch(&double.launch_in_proj(), &budgets(20))
+        .unwrap();
     let pane = target.pane().unwrap();
     // 907 shows w1:p1 alone and wide: 007, `pane split w1:p1 --direction right --no-focus`, not
     // a new tab (which is w1:p4).
@@ -511,7 +575,9 @@ fn a_recorded_tab_that_is_gone_is_created_again() {
     // w1:t7 has no pane in 013's listing; the w1:t1 of another Herdr server is not this one's.
     double.own_tabs(&[("/elsewhere.sock", "w1", "w1:t1"), (SOCKET, "w1", "w1:t7")]);
     let herdr = double.grouped("herdr", "005", "");
-    let target = herdr.launch(&double.launch_in_proj(), within(20)).unwrap();
+    let target = herdr
+        .launch(&double.launch_in_proj(), &budgets(20))
+        .unwrap();
     assert_eq!(target.pane().unwrap().pane_id, "w1:p4");
     assert_eq!(target.pane().unwrap().tab_id.as_deref(), Some("w1:t2"));
     assert_eq!(
@@ -530,7 +596,7 @@ fn a_new_tab_without_its_id_loses_its_pane_and_the_launch_fails() {
         .surface_with("herdr", "005", Some(("tab create", "omit:result.tab")))
         .grouped(&double.artifacts());
     let err = herdr
-        .launch(&double.launch_in_proj(), within(20))
+        .launch(&double.launch_in_proj(), &budgets(20))
         .unwrap_err();
     // The root pane was closed (905) and its absence confirmed (906): nothing is left.
     assert!(matches!(err, LaunchError::Definite(_)), "{err:?}");
@@ -550,7 +616,7 @@ fn a_herdr_that_hangs_while_creating_the_tab_is_uncertain_within_the_budget() {
         .grouped(&double.artifacts());
     let started = Instant::now();
     let err = herdr
-        .launch(&double.launch_in_proj(), within(2))
+        .launch(&double.launch_in_proj(), &budgets(2))
         .unwrap_err();
     assert!(
         started.elapsed() < Duration::from_secs(6),
@@ -573,15 +639,23 @@ fn grouped_placement_waits_its_turn_only_until_the_deadline() {
     let err = herdr
         .launch(
             &double.launch_in_proj(),
-            Instant::now() + Duration::from_millis(800),
+            &LaunchBudgets::default().capped(Duration::from_millis(800)),
         )
         .unwrap_err();
     assert!(
         matches!(
             err,
-            LaunchError::Definite(herd_surface::Error::Timeout { .. })
+            LaunchError::Definite(herd_surface::Error::During { operation: herd_surface::Operation::Placement, ref source, .. })
+                if matches!(**source, herd_surface::Error::Timeout { .. })
         ),
         "{err:?}"
+    );
+    assert!(
+        err.error()
+            .to_string()
+            .starts_with("pane placement (its budget is 800 ms): "),
+        "{}",
+        err.error()
     );
     drop(turn);
     assert_eq!(double.owned_tabs(), None);
@@ -597,7 +671,7 @@ fn a_child_in_another_checkout_goes_to_the_workspace_open_on_it() {
         cwd: Path::new("/home/dev/src/repo/src"),
         ..double.launch()
     };
-    let err = herdr.launch(&launch, within(20)).unwrap_err();
+    let err = herdr.launch(&launch, &budgets(20)).unwrap_err();
     assert!(
         err.error().to_string().contains(
             "no recording of `herdr tab create --workspace w2 --label Agents \

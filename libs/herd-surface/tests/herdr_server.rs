@@ -93,7 +93,7 @@ impl Fixture {
             into: None,
         };
         surface
-            .launch(&launch, soon())
+            .launch(&launch, &herd_surface::LaunchBudgets::default())
             .unwrap_or_else(|err| panic!("launch {name}: {:?}", err.error()))
     }
 

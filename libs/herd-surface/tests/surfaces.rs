@@ -16,7 +16,8 @@ use herd_core::layout::Artifacts;
 use herd_surface::process::Process;
 use herd_surface::tmux::Tmux;
 use herd_surface::{
-    Closed, Error, Key, Launch, LaunchError, Presence, Surface, Target, close_confirmed,
+    Closed, Error, Key, Launch, LaunchBudgets, LaunchError, Presence, Surface, Target,
+    close_confirmed,
 };
 
 fn soon() -> Instant {
@@ -155,7 +156,7 @@ fn tmux_pane_lives_reads_takes_keys_keeps_its_screen_and_closes() {
     let target = tmux
         .launch(
             &launch("r1", "greeter", dir.path(), &path, &session),
-            soon(),
+            &LaunchBudgets::default(),
         )
         .unwrap();
     let pane = target.pane().unwrap().clone();
@@ -245,7 +246,10 @@ fn tmux_text_ending_in_a_semicolon_arrives_whole() {
     let path = script(dir.path(), "typist", &tmux, body);
     let session = dir.path().join("s.jsonl");
     let target = tmux
-        .launch(&launch("r1", "typist", dir.path(), &path, &session), soon())
+        .launch(
+            &launch("r1", "typist", dir.path(), &path, &session),
+            &LaunchBudgets::default(),
+        )
         .unwrap();
     // tmux ends a command at an argument ending in `;` and reads a final `\;` as `;`.
     tmux.send_keys(
@@ -315,7 +319,10 @@ fn tmux_server_without_sessions_gets_a_herd_session() {
     let path = script(work.path(), "first", &tmux, "exec sleep 30");
     let session = work.path().join("s.jsonl");
     let target = tmux
-        .launch(&launch("r1", "first", work.path(), &path, &session), soon())
+        .launch(
+            &launch("r1", "first", work.path(), &path, &session),
+            &LaunchBudgets::default(),
+        )
         .unwrap();
     let pane = target.pane().unwrap().clone();
     assert_eq!(pane.server_pid, Some(server.pid as u32));
@@ -334,7 +341,7 @@ fn tmux_pane_of_another_server_is_absent_and_never_closed() {
     let target = tmux
         .launch(
             &launch("r2", "sleeper", dir.path(), &path, &session),
-            soon(),
+            &LaunchBudgets::default(),
         )
         .unwrap();
     let mut stale = target.pane().unwrap().clone();
@@ -388,8 +395,11 @@ fn tmux_concurrent_launches_get_distinct_panes() {
                     let path = script(&dir, &name, &tmux, "exec sleep 30");
                     let session = dir.join(format!("{name}.jsonl"));
                     let run_id = format!("r{i}");
-                    tmux.launch(&launch(&run_id, &name, &dir, &path, &session), soon())
-                        .unwrap()
+                    tmux.launch(
+                        &launch(&run_id, &name, &dir, &path, &session),
+                        &LaunchBudgets::default(),
+                    )
+                    .unwrap()
                 })
             })
             .collect();
@@ -425,7 +435,7 @@ fn tmux_that_hangs_is_a_timeout_not_a_failure() {
     let err = tmux
         .launch(
             &launch("r3", "x", dir.path(), &path, &session),
-            Instant::now() + Duration::from_secs(2),
+            &LaunchBudgets::default().capped(Duration::from_secs(2)),
         )
         .unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(10));
@@ -462,7 +472,10 @@ fn process_child_is_detached_logged_and_closed_through_its_identity() {
                 echo __SUBAGENT_DONE_${rc}__; exit $rc";
     let path = script(dir.path(), "proc", &process, body);
     let target = process
-        .launch(&launch("r4", "proc", dir.path(), &path, &session), soon())
+        .launch(
+            &launch("r4", "proc", dir.path(), &path, &session),
+            &LaunchBudgets::default(),
+        )
         .unwrap();
     let Target::Process(files) = &target else {
         panic!("a process target")
@@ -531,7 +544,7 @@ fn process_child_that_ignores_sigterm_is_killed_after_the_grace() {
     let target = process
         .launch(
             &launch("r5", "stubborn", dir.path(), &path, &session),
-            soon(),
+            &LaunchBudgets::default(),
         )
         .unwrap();
     let runner = record_runner(dir.path(), "r5", &session, "runner.pid");
@@ -562,7 +575,10 @@ fn process_interrupt_is_sigint_to_the_verified_runner() {
     let body = "sh -c 'trap \"echo interrupted; exit 130\" INT; echo $$ > runner.pid; while :; do sleep 0.05; done'";
     let path = script(dir.path(), "int", &process, body);
     let target = process
-        .launch(&launch("r6", "int", dir.path(), &path, &session), soon())
+        .launch(
+            &launch("r6", "int", dir.path(), &path, &session),
+            &LaunchBudgets::default(),
+        )
         .unwrap();
     record_runner(dir.path(), "r6", &session, "runner.pid");
     process

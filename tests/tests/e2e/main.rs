@@ -4,6 +4,7 @@ mod cli;
 mod herd_accept;
 mod herd_cancel;
 mod herd_fallback;
+mod herd_models;
 mod herd_nested;
 mod herd_persistent;
 mod herd_report;

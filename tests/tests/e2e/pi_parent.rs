@@ -562,6 +562,66 @@ fn a_cancelled_child_arrives_once_as_a_cancelled_result() {
 }
 
 #[test]
+fn the_model_catalog_reaches_the_guidelines_only_once_tool_search_loads_subagent() {
+    const CATALOG: &str = "Model catalog for `subagent`";
+    let model = ModelServer::start_models(
+        Models::new().model(
+            "parent",
+            Script::new()
+                .step(Text("Nothing to delegate yet."))
+                .step(ToolCall::new("tool_search", json!({"query": "subagent"})))
+                .step(Text("Loaded.")),
+        ),
+    );
+    let env = PiEnv::new(&model);
+    let config = env.agent_dir().join("herdr-agents/config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        json!({"models": {"tasks": {"coding": ["locked/x", PiEnv::model_arg("parent")]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[],
+        &["--herd-surface", "process"],
+    );
+    parent.prompt("Hello.");
+    wait_answer(&session, "Nothing to delegate yet.");
+    parent.prompt("Load the subagent tools.");
+    wait_answer(&session, "Loaded.");
+
+    let requests = model.requests_for("parent");
+    assert_eq!(requests.len(), 3, "one request per step");
+    // Before the search, neither the tool nor its guidelines: the catalog is deferred with it.
+    for (i, body) in requests[..2].iter().enumerate() {
+        assert!(
+            !request::tool_names(body).contains(&"subagent".to_owned()),
+            "request {i}: {body:#}"
+        );
+        assert!(!body.to_string().contains(CATALOG), "request {i}: {body:#}");
+    }
+    // After it, the catalog is in the prompt once, with Pi's models and the task categories.
+    let loaded = &requests[2];
+    assert!(request::tool_names(loaded).contains(&"subagent".to_owned()));
+    let text = loaded.to_string();
+    assert_eq!(text.matches(CATALOG).count(), 1, "{loaded:#}");
+    let catalog = &text[text.find(CATALOG).unwrap()..];
+    let catalog = &catalog[..catalog.find("Task categories").unwrap()];
+    assert!(catalog.contains("fake/parent"), "{catalog}");
+    assert!(!catalog.contains("locked/"), "{catalog}");
+    assert!(
+        text.contains("task:coding (first authenticated candidate fake/parent)"),
+        "{loaded:#}"
+    );
+    assert!(parent.close().success());
+}
+
+#[test]
 fn subagents_list_shows_the_roles_and_the_supervision_mode() {
     let model = ModelServer::start_models(
         Models::new().model(

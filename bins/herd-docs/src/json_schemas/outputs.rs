@@ -305,13 +305,14 @@ pub fn watch_interrupt() -> Schema {
 pub fn watch_stop() -> Schema {
     hand(
         "WatchStop",
-        "What `herd-watch stop` prints for a persistent specialist. Exit 0 `stopped`; exit 3 `stop-pending` (still alive at the deadline) or `stop-unconfirmed` (its exit cannot be told).",
+        "What `herd-watch stop` prints for a persistent specialist. Exit 0 `stopped`; exit 3 `stop-pending` (a task still runs; it ends first) or `stop-unconfirmed` (nothing held it, yet its exit was not confirmed by the deadline, or cannot be told); exit 4 `stop-failed` (the directive could not be published, nothing changed, `error` says why; ask again).",
         json!({
             "type": "object",
             "properties": {
                 "run_id": run_id(),
                 "name": {"type": "string"},
-                "status": {"enum": ["stopped", "stop-pending", "stop-unconfirmed"]}
+                "status": {"enum": ["stopped", "stop-pending", "stop-unconfirmed", "stop-failed"]},
+                "error": {"type": "string"}
             },
             "required": ["run_id", "name", "status"]
         }),

@@ -327,7 +327,7 @@ pub fn task_ledger() -> Schema {
             "type": "object",
             "properties": {
                 "task": {"type": "string"},
-                "outcome": {"enum": ["dispatched", "delivered", "rejected-busy", "help-requested", "stop-pending", "stopped"]},
+                "outcome": {"enum": ["dispatched", "delivered", "rejected-busy", "help-requested", "stop-pending", "stop-failed", "stopped"]},
                 "generation": {"type": "string"},
                 "logicalId": {"type": "string"},
                 "policyHash": {"type": "string", "pattern": "^([0-9a-f]{64})?$"},

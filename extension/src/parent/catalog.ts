@@ -1,0 +1,35 @@
+/**
+ * The model catalog in the `subagent` guidelines (seed 003, "Tool loading").
+ *
+ * At each session start the installed `herd-launch models --json` says which models Pi has
+ * credentials for and which task categories they serve, and writes the guideline text (its
+ * rules and its bound are the binary's). The extension only re-registers `subagent` with that
+ * text among its `promptGuidelines`, so the catalog stays deferred with the tool: Pi shows a
+ * tool's guidelines only once the tool is active, which for `subagent` is after `tool_search`
+ * loads it. Nothing is kept across sessions: a later session asks again.
+ */
+import type { ExtensionAPI, ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
+import { failureText, parseObject } from "./bins.ts";
+import { runBinary } from "./tools.ts";
+
+/** Longer than the binary's own 30 s bound on asking Pi. */
+const CATALOG_MS = 45 * 1000;
+/** The most of a failure shown in the guideline that replaces the catalog. */
+const FAILURE_CHARS = 300;
+
+/** The guideline text `herd-launch models --json` printed, or why there is none. */
+export async function catalogGuideline(pi: ExtensionAPI, ctx: ExtensionContext, binDir: string): Promise<string> {
+	const ran = await runBinary({ pi, ctx, binDir }, "herd-launch", ["models", "--json", "--cwd", ctx.cwd], undefined, CATALOG_MS);
+	const doc = ran.code === 0 ? parseObject(ran.stdout) : undefined;
+	const guideline = doc?.guideline;
+	if (typeof guideline === "string" && guideline.length > 0) return guideline;
+	const why = ran.code === 0 ? "herd-launch models printed no guideline" : failureText(ran);
+	// One line, bounded: the failure is host text, but it must not break the rules section.
+	const line = why.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ").slice(0, FAILURE_CHARS);
+	return `Model catalog for \`subagent\`: unavailable (${line}); pass an exact provider/model-id you know Pi has credentials for.`;
+}
+
+/** `tool` with `guideline` after its own guidelines. */
+export function withGuideline(tool: ToolDefinition, guideline: string): ToolDefinition {
+	return { ...tool, promptGuidelines: [...(tool.promptGuidelines ?? []), guideline] };
+}
