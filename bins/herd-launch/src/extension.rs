@@ -167,6 +167,7 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../extension");
         let mut found = vec!["herd-child.ts".to_owned()];
         sources(&root, &root.join("src/child"), &mut found);
+        sources(&root, &root.join("src/generated"), &mut found);
         found.sort();
         let mut shipped: Vec<String> = FILES.iter().map(|(p, _)| (*p).to_owned()).collect();
         shipped.sort();

@@ -204,7 +204,11 @@ export function flush(): void {
 			acknowledge(result.dir, result.key);
 			continue;
 		}
-		withLive(({ pi }) => {
+		withLive(({ pi, ctx }) => {
+			// A run being aborted never takes a steer it is handed now, and an aborted run leaves
+			// it queued for whatever runs next: the result waits for the settlement instead
+			// (`resendDropped`), so it is never both queued and sent again.
+			if (ctx.signal?.aborted) return;
 			pi.sendMessage(
 				{
 					customType: RESULT_TYPE,
