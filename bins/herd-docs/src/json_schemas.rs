@@ -110,6 +110,11 @@ pub const FILES: &[SchemaFile] = &[
         "`runs/<run-id>.steer.json`",
         herd_watch::control::SteerQueue
     ),
+    read!(
+        "steering.schema.json",
+        "`runs/<run-id>.steering.json`",
+        herd_watch::control::SteeringLedger
+    ),
     by_hand!(
         "delivered.schema.json",
         "`runs/<run-id>.delivered`",

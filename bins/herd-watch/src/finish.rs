@@ -394,6 +394,14 @@ pub fn build(
     if !queued.is_empty() {
         details.insert("undeliveredSteering".into(), queued.into());
     }
+    // Seed 004's steering ledger: every request's receipt, a queued one still `queued`.
+    let steering = control::steering_ledger(artifacts, &record.run_id);
+    if !steering.requests.is_empty() {
+        details.insert(
+            "steering".into(),
+            serde_json::to_value(&steering.requests).unwrap_or_default(),
+        );
+    }
     details.insert("elapsedMs".into(), elapsed_ms.into());
     let outcome = ending.outcome.unwrap_or(Outcome::Failed);
     RunResult {

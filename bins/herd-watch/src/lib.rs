@@ -234,11 +234,30 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 projection::Label::Active | projection::Label::Blocked
             );
             let receipt = control::steer(&artifacts, &record, &message, mode, active)?;
-            let json = serde_json::json!({"run_id": record.run_id, "receipt": receipt});
-            Ok(Output::ok(
-                json,
-                format!("steer {}: {}", quoted(&record.name), receipt.as_str()),
-            ))
+            let mut json = receipt.to_json(&record.run_id);
+            json["name"] = record.name.clone().into();
+            let mut human = format!(
+                "steer {}: {} (request {})",
+                quoted(&record.name),
+                receipt.state.as_str(),
+                receipt.request_id
+            );
+            if let Some(error) = &receipt.error {
+                human.push_str(": ");
+                human.push_str(&herd_core::escape::encode_host_value(error, 500));
+            }
+            // A failed receipt exits as its error would: 7 for a full queue, 4 for a surface
+            // that is not there, 3 when the keys may have gone out.
+            let code = receipt
+                .error_code
+                .as_deref()
+                .and_then(|code| {
+                    herd_core::ErrorCode::ALL
+                        .into_iter()
+                        .find(|c| c.as_str() == code)
+                })
+                .map_or(exit::SUCCESS, herd_core::ErrorCode::exit_code);
+            Ok(Output::ok(json, human).with_exit(code))
         }
     }
 }

@@ -871,6 +871,24 @@ fn steering_is_delivered_queued_and_bounded() {
     ]);
     assert_eq!(code, 0, "{text}");
     assert_eq!(doc["receipt"], "delivered");
+    assert_eq!(
+        (&doc["state"], &doc["deliveryStatus"]),
+        (&"delivered".into(), &"delivered".into()),
+        "{doc}"
+    );
+    let first_request = doc["request_id"].as_str().unwrap().to_owned();
+    let ledger_path = env.art().join(format!("runs/{id}.steering.json"));
+    let ledger: Value = serde_json::from_slice(&std::fs::read(&ledger_path).unwrap()).unwrap();
+    assert_eq!(
+        ledger["requests"][0]["request_id"],
+        first_request.as_str(),
+        "{ledger}"
+    );
+    assert_eq!(ledger["requests"][0]["state"], "delivered", "{ledger}");
+    assert!(
+        ledger["requests"][0]["delivered_at_ms"].is_u64(),
+        "{ledger}"
+    );
     let pane = env.pane(&id);
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -887,7 +905,12 @@ fn steering_is_delivered_queued_and_bounded() {
     }
     // The human reply keeps the name the parent gave.
     let (code, _, text) = env.watch(&["steer", "--run", &id, "--message", "and the lexer"]);
-    assert_eq!((code, text.trim()), (0, "steer \"Steered\": delivered"));
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.trim()
+            .starts_with("steer \"Steered\": delivered (request steer-"),
+        "{text}"
+    );
     for i in 0..20 {
         let (code, doc, text) = env.watch(&[
             "steer",
@@ -900,8 +923,12 @@ fn steering_is_delivered_queued_and_bounded() {
             "--json",
         ]);
         assert_eq!(
-            (code, doc["receipt"].as_str()),
-            (0, Some("queued")),
+            (
+                code,
+                doc["receipt"].as_str(),
+                doc["deliveryStatus"].as_str()
+            ),
+            (0, Some("queued"), Some("queued")),
             "{text}"
         );
     }
@@ -915,11 +942,28 @@ fn steering_is_delivered_queued_and_bounded() {
         "follow-up",
         "--json",
     ]);
-    assert_ne!(code, 0);
+    // A full queue is a failed receipt with its reason, kept in the ledger, exit 7.
+    assert_eq!(
+        (code, doc["receipt"].as_str()),
+        (7, Some("failed")),
+        "{doc}"
+    );
+    assert!(doc.get("deliveryStatus").is_none(), "{doc}");
     assert!(
         doc["error"]["message"].as_str().unwrap().contains("full"),
         "{doc}"
     );
+    let failed_request = doc["request_id"].as_str().unwrap().to_owned();
+    let ledger: Value = serde_json::from_slice(&std::fs::read(&ledger_path).unwrap()).unwrap();
+    let requests = ledger["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 20, "the ledger keeps the last 20: {ledger}");
+    let last = requests.last().unwrap();
+    assert_eq!(
+        (last["request_id"].as_str(), last["state"].as_str()),
+        (Some(failed_request.as_str()), Some("failed")),
+        "{ledger}"
+    );
+    assert!(last["error"].as_str().unwrap().contains("full"), "{ledger}");
     kill(pid);
     let (_, result, _) = env.watch(&["wait", "--run", &id, "--json"]);
     assert_eq!(
@@ -929,6 +973,49 @@ fn steering_is_delivered_queued_and_bounded() {
         Some(20),
         "{result}"
     );
+    let steering = result["details"]["steering"].as_array().unwrap();
+    assert_eq!(steering.len(), 20, "{result}");
+    assert_eq!(
+        steering.iter().filter(|r| r["state"] == "queued").count(),
+        19,
+        "{result}"
+    );
+}
+
+#[test]
+fn a_steering_message_the_pane_does_not_take_gets_a_failed_receipt_with_the_reason() {
+    let env = Env::tmux();
+    let id = env.spawn("Gone", "sleep 30");
+    let pid = env.identity_pid(&id);
+    let pane = env.pane(&id);
+    let out = env.tmux_cmd(&["kill-pane", "-t", &pane]);
+    assert!(out.success(), "{}", out.stderr.text());
+    wait_for(
+        "the child gone with its pane",
+        Duration::from_secs(10),
+        || (!running(pid)).then_some(()),
+    );
+    let (code, doc, text) = env.watch(&[
+        "steer",
+        "--run",
+        &id,
+        "--message",
+        "are you there",
+        "--json",
+    ]);
+    assert_eq!(doc["receipt"], "failed", "{text}");
+    assert_ne!(code, 0, "{text}");
+    let reason = doc["error"]["message"].as_str().unwrap();
+    assert!(!reason.is_empty(), "{doc}");
+    let ledger: Value = serde_json::from_slice(
+        &std::fs::read(env.art().join(format!("runs/{id}.steering.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(ledger["requests"][0]["state"], "failed", "{ledger}");
+    assert_eq!(ledger["requests"][0]["error"], reason, "{ledger}");
+    // The human reply says it failed and why.
+    let (_, _, text) = env.watch(&["steer", "--run", &id, "--message", "hello?"]);
+    assert!(text.contains("\"Gone\": failed (request steer-"), "{text}");
 }
 
 #[test]

@@ -322,14 +322,27 @@ pub fn watch_stop() -> Schema {
 pub fn watch_steer() -> Schema {
     hand(
         "WatchSteer",
-        "What `herd-watch steer` prints: the message was typed into the child now, or queued (at most 20) for the next turn boundary.",
+        "What `herd-watch steer` prints: the request's receipt (seed 004), which `runs/<run-id>.steering.json` keeps. `delivered`: typed into the child now; `queued`: held (at most 20) for the next turn boundary; `failed`: neither, `error` says why, and the exit code is the error's.",
         json!({
             "type": "object",
             "properties": {
                 "run_id": run_id(),
-                "receipt": {"enum": ["delivered", "queued"]}
+                "name": {"type": "string"},
+                "request_id": {"type": "string", "minLength": 1},
+                "receipt": {"enum": ["delivered", "queued", "failed"]},
+                "state": {"enum": ["delivered", "queued", "failed"]},
+                "deliveryStatus": {"enum": ["delivered", "queued"]},
+                "mode": {"enum": ["steer", "follow_up", "auto"]},
+                "error": {
+                    "type": "object",
+                    "properties": {
+                        "code": {"type": "string"},
+                        "message": {"type": "string"}
+                    },
+                    "required": ["code", "message"]
+                }
             },
-            "required": ["run_id", "receipt"]
+            "required": ["run_id", "request_id", "receipt", "state", "mode"]
         }),
     )
 }
