@@ -111,6 +111,16 @@ pub const FILES: &[SchemaFile] = &[
         herd_watch::control::SteerQueue
     ),
     read!(
+        "run-acceptance.schema.json",
+        "`runs/<run-id>.acceptance.json`",
+        herd_accept::report::RunGate
+    ),
+    read!(
+        "review.schema.json",
+        "`runs/<run-id>.review.json`",
+        herd_accept::report::review::ReviewRecord
+    ),
+    read!(
         "steering.schema.json",
         "`runs/<run-id>.steering.json`",
         herd_watch::control::SteeringLedger

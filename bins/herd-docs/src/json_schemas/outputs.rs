@@ -69,6 +69,17 @@ pub fn launch_ack() -> Schema {
                     "required": ["path", "branch", "base_sha", "manifest"]
                 },
                 "accept_spec": {"type": "string"},
+                "acceptance": {
+                    "type": "object",
+                    "description": "The run's seed 004 acceptance gate: its level, whether the request asked for it, whether it requires a review.",
+                    "properties": {
+                        "level": {"enum": ["none", "attested", "checked", "verified"]},
+                        "explicit": {"type": "boolean"},
+                        "review_required": {"type": "boolean"},
+                        "reviews": {"type": "string"}
+                    },
+                    "required": ["level", "explicit", "review_required"]
+                },
                 "persistent_ids": {
                     "type": "object",
                     "properties": {
