@@ -517,7 +517,13 @@ fn apply_acceptance(
         reason: reason.clone(),
         at_ms: now_ms(),
     };
-    let written = sidecar::write_json(&artifacts.run_file(&target.run_id, "review.json"), &review);
+    // A reviewer that supplied no review leaves an earlier reviewer's decision in place.
+    let review_path = artifacts.run_file(&target.run_id, "review.json");
+    let written = if status == Status::ReviewRequired && review_path.exists() {
+        Ok(())
+    } else {
+        sidecar::write_json(&review_path, &review)
+    };
     let mut note = format!(
         "Review of {} ({}): {} · {}",
         herd_core::escape::json_string(&herd_core::escape::abbreviate_name(&target.name)),

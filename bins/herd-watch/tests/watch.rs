@@ -2424,6 +2424,23 @@ fn a_required_review_is_decided_by_the_reviewers_result() {
     let review: Value = serde_json::from_slice(&std::fs::read(&review_file).unwrap()).unwrap();
     assert_eq!(review["status"], "reviewed", "{review}");
     assert_eq!(doc["details"]["review"]["status"], "reviewed", "{doc}");
+
+    // A reviewer that supplies no review says so and leaves the decision as it was.
+    let third = env.spawn_gated(
+        serde_json::json!({"name": "Third", "task": "review it", "reviews": writer.as_str()}),
+        "Looks fine.",
+        r#"{"reviewFindings":["fine"],"manualNotes":"read it","residualRisks":["none"]}"#,
+        "",
+    );
+    let (_, doc, _) = env.watch(&["wait", "--run", &third, "--json"]);
+    assert!(
+        doc["message"].as_str().unwrap().contains(&format!(
+            "Review of \"Writer\" ({writer}): review-required · the reviewer's acceptance report does not list `blockers`"
+        )),
+        "{doc}"
+    );
+    let review: Value = serde_json::from_slice(&std::fs::read(&review_file).unwrap()).unwrap();
+    assert_eq!(review["reviewer_run_id"], second.as_str(), "{review}");
 }
 
 /// A Pi that answers with the acceptance level its task artifact names.
