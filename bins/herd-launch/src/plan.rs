@@ -516,3 +516,75 @@ pub fn resolve_program(program: &OsString, path: &str) -> Option<PathBuf> {
     }
     herd_surface::find_on_path(&candidate.to_string_lossy(), path)
 }
+
+#[cfg(test)]
+mod acceptance_tests {
+    use super::*;
+    use herd_accept::report::config::Context;
+
+    fn role(name: &str, acceptance_role: Option<roles::AcceptanceRole>) -> Role {
+        Role {
+            name: name.to_owned(),
+            acceptance_role,
+            ..Role::default()
+        }
+    }
+
+    #[test]
+    fn the_context_follows_the_reviewer_the_role_the_name_and_the_tools() {
+        let tools = |list: &[&str]| list.iter().map(|t| (*t).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            acceptance_context(None, None, false, false),
+            Context::Writer
+        );
+        assert_eq!(
+            acceptance_context(None, None, true, false),
+            Context::RiskyWriter
+        );
+        assert_eq!(
+            acceptance_context(None, None, true, true),
+            Context::ReadOnly
+        );
+        let scout = role("code-scout", None);
+        assert_eq!(
+            acceptance_context(Some(&scout), None, true, false),
+            Context::ReadOnly
+        );
+        // The role's own word wins over its name.
+        let writer = role("reviewer", Some(roles::AcceptanceRole::Writer));
+        assert_eq!(
+            acceptance_context(Some(&writer), None, true, false),
+            Context::RiskyWriter
+        );
+        let mapper = role("mapper", Some(roles::AcceptanceRole::ReadOnly));
+        assert_eq!(
+            acceptance_context(Some(&mapper), None, false, false),
+            Context::ReadOnly
+        );
+        assert_eq!(
+            acceptance_context(None, Some(&tools(&["read", "grep"])), false, false),
+            Context::ReadOnly
+        );
+        assert_eq!(
+            acceptance_context(None, Some(&tools(&["read", "edit"])), false, false),
+            Context::Writer
+        );
+    }
+
+    #[test]
+    fn acceptance_and_gate_are_validated_by_their_field() {
+        let err =
+            acceptance_input(&serde_json::json!({"acceptance": {"level": "checked", "bogus": 1}}))
+                .unwrap_err();
+        assert_eq!(
+            err.field.as_deref(),
+            Some("acceptance.bogus"),
+            "{}",
+            err.message
+        );
+        assert_eq!(
+            acceptance_input(&serde_json::json!({"name": "x"})).unwrap(),
+            herd_accept::report::AcceptanceInput::Omitted
+        );
+    }
+}
