@@ -354,6 +354,12 @@ pub fn plan(
     // specialist none.
     let acceptance = if (exec || persistent) && !acceptance_explicit && request.reviews.is_none() {
         None
+    } else if exec && request.reviews.is_none() {
+        // Nothing is inferred for a command: the explicit gate is the whole of it.
+        Some(herd_accept::report::config::resolve(
+            &acceptance_input,
+            herd_accept::report::Level::None,
+        ))
     } else {
         let context = acceptance_context(
             role.as_ref(),
