@@ -110,6 +110,21 @@ pub const FILES: &[SchemaFile] = &[
         "`runs/<run-id>.steer.json`",
         herd_watch::control::SteerQueue
     ),
+    read!(
+        "run-acceptance.schema.json",
+        "`runs/<run-id>.acceptance.json`",
+        herd_accept::report::RunGate
+    ),
+    read!(
+        "review.schema.json",
+        "`runs/<run-id>.review.json`",
+        herd_accept::report::review::ReviewRecord
+    ),
+    read!(
+        "steering.schema.json",
+        "`runs/<run-id>.steering.json`",
+        herd_watch::control::SteeringLedger
+    ),
     by_hand!(
         "delivered.schema.json",
         "`runs/<run-id>.delivered`",

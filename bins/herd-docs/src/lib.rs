@@ -280,6 +280,11 @@ fn pages(registry: &Registry) -> Result<Vec<Page>, Error> {
                 block("child-tools", schema, &tools::child_tools(registry)),
                 block("commands", schema, &tools::commands(registry)),
                 block("subagent-params", schema, &params),
+                block(
+                    "subagent-acceptance-params",
+                    schema,
+                    &tools::acceptance_block_params(registry).unwrap_or_default(),
+                ),
                 block("tool-reference", schema, &tools::tool_reference(registry)),
             ],
         },

@@ -80,11 +80,32 @@ pub fn commands(registry: &Registry) -> String {
     out
 }
 
-/// The `subagent-params` block: the parameters of [`OWN_BLOCK_TOOL`].
+/// The parameters of [`OWN_BLOCK_TOOL`] that seed 004 adds (acceptance gates and review): they
+/// have a block of their own, so `subagent-params` stays seed 003's table row for row.
+pub const SEED_004_PARAMS: [&str; 3] = ["acceptance", "gate", "reviews"];
+
+/// Whether a row is one of [`SEED_004_PARAMS`] or below one.
+fn is_seed_004(row: &Row) -> bool {
+    let root = row.name.split(['.', '[']).next().unwrap_or_default();
+    SEED_004_PARAMS.contains(&root)
+}
+
+/// The `subagent-params` block: the parameters of [`OWN_BLOCK_TOOL`] that seed 003 lists.
 pub fn own_block_params(registry: &Registry) -> Option<String> {
+    registry.tool(OWN_BLOCK_TOOL).map(|tool| {
+        table_of(
+            rows(&tool.parameters)
+                .into_iter()
+                .filter(|r| !is_seed_004(r)),
+        )
+    })
+}
+
+/// The `subagent-acceptance-params` block: the parameters of [`OWN_BLOCK_TOOL`] from seed 004.
+pub fn acceptance_block_params(registry: &Registry) -> Option<String> {
     registry
         .tool(OWN_BLOCK_TOOL)
-        .map(|tool| params_table(&tool.parameters))
+        .map(|tool| table_of(rows(&tool.parameters).into_iter().filter(is_seed_004)))
 }
 
 /// The `tool-reference` block: every tool, alphabetically, with its sessions and parameters.
@@ -122,9 +143,14 @@ pub struct Row {
 /// A parameter table: `| Parameter | Type | Required | Description |` and one row per
 /// flattened parameter.
 pub fn params_table(schema: &Schema) -> String {
+    table_of(rows(schema))
+}
+
+/// A parameter table of `rows`.
+fn table_of(rows: impl IntoIterator<Item = Row>) -> String {
     let mut out =
         "| Parameter | Type | Required | Description |\n| --- | --- | --- | --- |\n".to_owned();
-    for row in rows(schema) {
+    for row in rows {
         out.push_str(&format!(
             "| `{}` | {} | {} | {} |\n",
             row.name,

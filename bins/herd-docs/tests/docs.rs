@@ -89,7 +89,7 @@ fn subagent_params_rows_equal_the_seed_parameters() {
         .filter(|line| line.starts_with("| `"))
         .collect();
     let registry = herd_tools::Registry::builtin().unwrap();
-    let table = herd_docs::tools::params_table(&registry.tool("subagent").unwrap().parameters);
+    let table = herd_docs::tools::own_block_params(registry).unwrap();
     let got: Vec<&str> = table
         .lines()
         .filter(|line| line.starts_with("| `"))

@@ -125,6 +125,9 @@ fn valid_sidecar_fixtures_parse_as_their_rust_types() {
     parses::<herd_watch::delivery::RunResult>("run-result");
     parses::<herd_watch::control::CancelIntent>("cancel-intent");
     parses::<herd_watch::control::SteerQueue>("steer-queue");
+    parses::<herd_watch::control::SteeringLedger>("steering");
+    parses::<herd_accept::report::RunGate>("run-acceptance");
+    parses::<herd_accept::report::review::ReviewRecord>("review");
     parses::<herd_accept::VerdictDetails>("accept-verdict");
     parses::<herd_accept::report::Ledger>("accept-report");
     for (path, _) in fixtures("valid", "process-identity") {

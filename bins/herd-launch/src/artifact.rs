@@ -24,6 +24,7 @@ pub fn task_artifact(
     accept: bool,
     skills: &[String],
     task: &str,
+    acceptance: Option<&str>,
 ) -> String {
     let mut parts: Vec<String> = Vec::new();
     if let Some(role) = role.map(str::trim).filter(|r| !r.is_empty()) {
@@ -62,14 +63,22 @@ pub fn task_artifact(
          or changed, and anything left undone."
             .to_owned(),
     );
+    // Seed 004's acceptance section, last: it asks for the block the message ends with.
+    if let Some(section) = acceptance {
+        parts.push(section.trim_end().to_owned());
+    }
     let mut text = parts.join("\n\n");
     text.push('\n');
     text
 }
 
 /// The prompt of an `exec` runner: `<System instructions>` and `<Task>` sections when there is a
-/// system prompt, else the task alone.
-pub fn exec_prompt(system_prompt: Option<&str>, task: &str) -> String {
+/// system prompt, else the task alone; an acceptance section follows the task.
+pub fn exec_prompt(system_prompt: Option<&str>, task: &str, acceptance: Option<&str>) -> String {
+    let task = match acceptance {
+        Some(section) => format!("{}\n\n{}", task.trim_end(), section.trim_end()),
+        None => task.to_owned(),
+    };
     match system_prompt.map(str::trim).filter(|s| !s.is_empty()) {
         Some(system) => format!("<System instructions>\n{system}\n\n<Task>\n{task}\n"),
         None => format!("{task}\n"),
@@ -88,6 +97,7 @@ mod tests {
             true,
             &[],
             "Review src/.",
+            None,
         );
         let parts: Vec<&str> = text.trim_end().split("\n\n").collect();
         assert_eq!(parts[0], "You review code.");
@@ -97,10 +107,10 @@ mod tests {
         );
         assert_eq!(parts[2], "Review src/.");
         assert!(parts[3].starts_with("Your final assistant message"));
-        let bare = task_artifact(None, Mode::Interactive, false, &[], "x");
+        let bare = task_artifact(None, Mode::Interactive, false, &[], "x", None);
         assert!(bare.starts_with("The user may interact"), "{bare}");
         assert!(bare.contains("`subagent_done`"));
-        let skilled = task_artifact(None, Mode::AutoExit, false, &["search".into()], "x");
+        let skilled = task_artifact(None, Mode::AutoExit, false, &["search".into()], "x", None);
         assert!(
             skilled.starts_with("Skills for this task: `search`. Load each one"),
             "{skilled}"
@@ -109,9 +119,13 @@ mod tests {
 
     #[test]
     fn exec_prompt_sections() {
-        assert_eq!(exec_prompt(None, "do it"), "do it\n");
+        assert_eq!(exec_prompt(None, "do it", None), "do it\n");
         assert_eq!(
-            exec_prompt(Some("be brief"), "do it"),
+            exec_prompt(None, "do it", Some("## Acceptance\n\nx")),
+            "do it\n\n## Acceptance\n\nx\n"
+        );
+        assert_eq!(
+            exec_prompt(Some("be brief"), "do it", None),
             "<System instructions>\nbe brief\n\n<Task>\ndo it\n"
         );
     }

@@ -53,6 +53,14 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Launch a child from the `subagent` tool's parameters.
+    ///
+    /// The run's seed 004 acceptance gate is resolved here: the request's `acceptance` or `gate`,
+    /// else the inferred one (a Pi child only: read-only roles attested, writers checked, writers
+    /// in a worktree checked with a required review). It is written to
+    /// `runs/<id>.acceptance.json`, reported in the acknowledgement as `acceptance`, and for
+    /// attested or stricter the child's prompt ends with the section that asks for its
+    /// `acceptance-report` block. `reviews: <run>` launches the reviewer of a run whose result
+    /// is review-required.
     Spawn(SpawnArgs),
     /// Resume a saved child session in a new pane, under its saved launch policy.
     Resume(ResumeArgs),

@@ -79,6 +79,11 @@ pub struct Plan {
     /// The parent's session to fork or to record as lineage.
     pub parent_session: Option<PathBuf>,
     pub accept: Option<herd_accept::spec::AcceptSpec>,
+    /// Seed 004's acceptance gate of the child's final report; `None`: no gate (level none
+    /// inferred, an exec runner or a persistent specialist without an explicit one).
+    pub acceptance: Option<herd_accept::report::Gate>,
+    /// Whether the request gave `acceptance` or `gate` (an explicit gate fails the run).
+    pub acceptance_explicit: bool,
     pub worktree: Option<WorktreeRequest>,
     pub diagnostics: Vec<String>,
     /// Set for `herd-launch resume`: the saved session to continue, and the follow-up message.
@@ -128,6 +133,7 @@ pub fn plan(
         )?),
         _ => None,
     };
+    let acceptance_input = acceptance_input(&request_json)?;
     let path = (ctx.env)("PATH").unwrap_or_default();
 
     let runner = match runner {
@@ -357,6 +363,42 @@ pub fn plan(
             ));
         }
     }
+    let acceptance_explicit = acceptance_input != herd_accept::report::AcceptanceInput::Omitted;
+    if persistent && (acceptance_explicit || request.reviews.is_some()) {
+        let field = if request.reviews.is_some() {
+            "reviews"
+        } else if request.gate.is_some() {
+            "gate"
+        } else {
+            "acceptance"
+        };
+        return Err(Error::invalid(
+            field,
+            "a persistent specialist's tasks are not gated; give acceptance to an auto-exit child",
+        ));
+    }
+    // Every Pi run resolves a gate; an exec command only an explicit one or a reviewer's, a
+    // specialist none.
+    let acceptance = if (exec || persistent) && !acceptance_explicit && request.reviews.is_none() {
+        None
+    } else if exec && request.reviews.is_none() {
+        // Nothing is inferred for a command: the explicit gate is the whole of it.
+        Some(herd_accept::report::config::resolve(
+            &acceptance_input,
+            herd_accept::report::Level::None,
+        ))
+    } else {
+        let context = acceptance_context(
+            role.as_ref(),
+            tools.as_deref(),
+            request.worktree.is_some(),
+            request.reviews.is_some(),
+        );
+        Some(herd_accept::report::config::resolve_inferred(
+            &acceptance_input,
+            context,
+        ))
+    };
     let runner = match runner {
         Runner::Pi { .. } => Runner::Pi {
             program: find_pi(ctx.env)?,
@@ -382,6 +424,8 @@ pub fn plan(
         fork,
         parent_session: ctx.parent_session.clone(),
         accept,
+        acceptance,
+        acceptance_explicit,
         worktree: None,
         diagnostics,
         resume: None,
@@ -403,6 +447,60 @@ impl Plan {
     pub fn model(&self, attempt: usize) -> Option<&str> {
         self.models.get(attempt).map(String::as_str)
     }
+}
+
+/// The request's `acceptance` and `gate`, validated by herd-accept: every problem is refused
+/// with the path of its field before anything is written.
+fn acceptance_input(
+    request: &serde_json::Value,
+) -> Result<herd_accept::report::AcceptanceInput, Error> {
+    let mut given = serde_json::Map::new();
+    for key in ["acceptance", "gate"] {
+        if let Some(value) = request.get(key).filter(|v| !v.is_null()) {
+            given.insert(key.to_owned(), value.clone());
+        }
+    }
+    if given.is_empty() {
+        return Ok(herd_accept::report::AcceptanceInput::Omitted);
+    }
+    herd_accept::report::config::parse_input(&serde_json::Value::Object(given))
+        .map_err(herd_accept::report::Diagnostics::into_error)
+}
+
+/// What the run is, for acceptance inference (seed 004): a reviewer, the role's
+/// `acceptance-role`, then the name heuristics (a reviewer or scout role is read-only), then a
+/// tool set that cannot change files; a writer in a managed worktree is the risky context.
+pub fn acceptance_context(
+    role: Option<&Role>,
+    tools: Option<&[String]>,
+    worktree: bool,
+    reviewer: bool,
+) -> herd_accept::report::config::Context {
+    use herd_accept::report::config::Context;
+    let writer = if worktree {
+        Context::RiskyWriter
+    } else {
+        Context::Writer
+    };
+    if reviewer {
+        return Context::ReadOnly;
+    }
+    match role.and_then(|r| r.acceptance_role) {
+        Some(roles::AcceptanceRole::ReadOnly) => return Context::ReadOnly,
+        Some(roles::AcceptanceRole::Writer) => return writer,
+        None => {}
+    }
+    let name = role.map(|r| r.name.to_lowercase()).unwrap_or_default();
+    if ["review", "scout"].iter().any(|word| name.contains(word)) {
+        return Context::ReadOnly;
+    }
+    if let Some(tools) = tools {
+        let mutating = ["edit", "write", "bash"];
+        if !tools.iter().any(|t| mutating.contains(&t.as_str())) {
+            return Context::ReadOnly;
+        }
+    }
+    writer
 }
 
 /// The Pi executable: `$HERD_PI`, else `pi` on `PATH`.
@@ -450,4 +548,76 @@ pub fn resolve_program(program: &OsString, path: &str) -> Option<PathBuf> {
             .then(|| std::path::absolute(candidate).unwrap_or_else(|_| candidate.to_path_buf()));
     }
     herd_surface::find_on_path(&candidate.to_string_lossy(), path)
+}
+
+#[cfg(test)]
+mod acceptance_tests {
+    use super::*;
+    use herd_accept::report::config::Context;
+
+    fn role(name: &str, acceptance_role: Option<roles::AcceptanceRole>) -> Role {
+        Role {
+            name: name.to_owned(),
+            acceptance_role,
+            ..Role::default()
+        }
+    }
+
+    #[test]
+    fn the_context_follows_the_reviewer_the_role_the_name_and_the_tools() {
+        let tools = |list: &[&str]| list.iter().map(|t| (*t).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            acceptance_context(None, None, false, false),
+            Context::Writer
+        );
+        assert_eq!(
+            acceptance_context(None, None, true, false),
+            Context::RiskyWriter
+        );
+        assert_eq!(
+            acceptance_context(None, None, true, true),
+            Context::ReadOnly
+        );
+        let scout = role("code-scout", None);
+        assert_eq!(
+            acceptance_context(Some(&scout), None, true, false),
+            Context::ReadOnly
+        );
+        // The role's own word wins over its name.
+        let writer = role("reviewer", Some(roles::AcceptanceRole::Writer));
+        assert_eq!(
+            acceptance_context(Some(&writer), None, true, false),
+            Context::RiskyWriter
+        );
+        let mapper = role("mapper", Some(roles::AcceptanceRole::ReadOnly));
+        assert_eq!(
+            acceptance_context(Some(&mapper), None, false, false),
+            Context::ReadOnly
+        );
+        assert_eq!(
+            acceptance_context(None, Some(&tools(&["read", "grep"])), false, false),
+            Context::ReadOnly
+        );
+        assert_eq!(
+            acceptance_context(None, Some(&tools(&["read", "edit"])), false, false),
+            Context::Writer
+        );
+    }
+
+    #[test]
+    fn acceptance_and_gate_are_validated_by_their_field() {
+        let err =
+            acceptance_input(&serde_json::json!({"acceptance": {"level": "checked", "bogus": 1}}))
+                .unwrap_err();
+        assert_eq!(
+            err.field.as_deref(),
+            Some("acceptance.bogus"),
+            "{}",
+            err.message
+        );
+        assert_eq!(
+            acceptance_input(&serde_json::json!({"name": "x"})).unwrap(),
+            herd_accept::report::AcceptanceInput::Omitted
+        );
+    }
 }

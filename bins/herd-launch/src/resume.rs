@@ -253,6 +253,9 @@ pub fn resume(
             fork: None,
             persistent: false,
             accept: None,
+            acceptance: None,
+            gate: None,
+            reviews: None,
             interactive: None,
         },
         request_json: serde_json::Value::Null,
@@ -272,6 +275,10 @@ pub fn resume(
         fork: false,
         parent_session: None,
         accept: None,
+        // A resumed session keeps no acceptance gate of its own (seed 004 rejects `gate` on a
+        // retained resume).
+        acceptance: None,
+        acceptance_explicit: false,
         worktree: None,
         diagnostics: vec![format!(
             "resumed {} under its saved launch policy",

@@ -44,6 +44,16 @@ pub struct Role {
     pub session_mode: Option<SessionMode>,
     /// `spawning: false` removes the subagent tools from the child.
     pub spawning: Option<bool>,
+    /// `acceptance-role: read-only | writer` (seed 004): how the acceptance gate is inferred
+    /// for an ambiguous role; it does not change the role's tools.
+    pub acceptance_role: Option<AcceptanceRole>,
+}
+
+/// A role's `acceptance-role`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AcceptanceRole {
+    ReadOnly,
+    Writer,
 }
 
 /// The tools a child without spawning rights loses.
@@ -142,6 +152,13 @@ pub fn parse(name: &str, file: &Path, text: &str) -> Result<Role, Error> {
             "auto-exit" => role.auto_exit = Some(flag(value)?),
             "interactive" => role.interactive = Some(flag(value)?),
             "spawning" => role.spawning = Some(flag(value)?),
+            "acceptance-role" | "acceptanceRole" => {
+                role.acceptance_role = Some(match value {
+                    "read-only" => AcceptanceRole::ReadOnly,
+                    "writer" => AcceptanceRole::Writer,
+                    _ => return Err(bad(key, "is not read-only or writer")),
+                });
+            }
             "session-mode" => {
                 role.session_mode = Some(match value {
                     "fork" => SessionMode::Fork,

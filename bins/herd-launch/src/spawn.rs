@@ -157,6 +157,9 @@ impl Ack {
         if let Some(spec) = &r.accept_spec {
             obj.insert("accept_spec".into(), spec.clone().into());
         }
+        if let Some(acceptance) = r.extra.get("acceptance") {
+            obj.insert("acceptance".into(), acceptance.clone());
+        }
         if let Some(ids) = &self.persistent_ids {
             obj.insert(
                 "persistent_ids".into(),
@@ -239,6 +242,7 @@ pub fn spawn(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Ack, Error> {
     persistent_cap(plan, artifacts)?;
+    review_target(artifacts, plan)?;
     let mut failed_attempts = Vec::new();
     let attempts = plan.models.len().max(1);
     for attempt in 0..attempts {
@@ -263,6 +267,59 @@ pub fn spawn(
         });
     }
     Err(Error::internal("no launch attempt was made"))
+}
+
+/// The run a reviewer reviews (`reviews`): it must have ended with a gate that requires review.
+/// A refusal names the field and changes nothing.
+pub fn review_target(
+    artifacts: &Artifacts,
+    plan: &Plan,
+) -> Result<Option<herd_accept::report::ReviewTarget>, Error> {
+    let Some(target) = plan.request.reviews.as_deref() else {
+        return Ok(None);
+    };
+    let refuse = |why: String| Err(Error::invalid("reviews", why));
+    let selector = if herd_core::layout::validate_run_id(target).is_ok()
+        && artifacts.run_record(target).exists()
+    {
+        herd_core::run::Selector::Id(target)
+    } else {
+        herd_core::run::Selector::Name(target)
+    };
+    let record = match herd_core::run::find(artifacts, &selector, |_| true) {
+        Ok(record) => record,
+        Err(err) => return refuse(format!("names no run to review: {}", err.message)),
+    };
+    let result: Option<serde_json::Value> =
+        herd_core::sidecar::read_json(&artifacts.run_result(&record.run_id), 1024 * 1024)
+            .ok()
+            .flatten();
+    let Some(result) = result else {
+        return refuse(format!(
+            "run {} has not ended: a review is of a settled result",
+            record.run_id
+        ));
+    };
+    let status = result
+        .pointer("/details/acceptance/status")
+        .and_then(serde_json::Value::as_str);
+    if status != Some("review-required") {
+        return refuse(format!(
+            "run {} does not require a review (its acceptance status is {})",
+            record.run_id,
+            status.unwrap_or("none")
+        ));
+    }
+    Ok(Some(herd_accept::report::ReviewTarget {
+        run_id: record.run_id,
+        name: record.name,
+    }))
+}
+
+/// The acceptance section of the child's prompt (seed 004), for attested or stricter gates.
+fn acceptance_section(plan: &Plan) -> Option<String> {
+    let gate = plan.acceptance.as_ref()?;
+    herd_accept::report::prompt::section(gate, plan.request.reviews.is_some())
 }
 
 /// Records that the failed attempt `run_id` was replaced by `successor`. A failure to write it
@@ -319,6 +376,8 @@ struct Files {
     /// The task artifact, exec prompt or resume message.
     artifact: Option<PathBuf>,
     accept_spec: Option<PathBuf>,
+    /// `runs/<id>.acceptance.json`, the run's acceptance gate.
+    acceptance: Option<PathBuf>,
     /// The request kept for a model fallback launch (only when candidates remain).
     request: Option<PathBuf>,
     /// The skills Pi loads with `--skill`, found once the child's directory is known.
@@ -392,6 +451,10 @@ fn files_for(
         script: artifacts.scripts_dir().join(format!("{safe}-{run_id}.sh")),
         artifact,
         accept_spec: plan.accept.as_ref().map(|_| artifacts.accept_spec(run_id)),
+        acceptance: plan
+            .acceptance
+            .as_ref()
+            .map(|_| artifacts.run_file(run_id, "acceptance.json")),
         request: fallback.then(|| artifacts.run_file(run_id, "request.json")),
         skills: Vec::new(),
     })
@@ -418,6 +481,11 @@ fn describe(record: &mut RunRecord, files: &Files, ids: Option<&PersistentIds>) 
     }
     if let Some(request) = &files.request {
         record.extra.insert("request_file".into(), text(request));
+    }
+    if let Some(acceptance) = &files.acceptance {
+        record
+            .extra
+            .insert("acceptance_file".into(), text(acceptance));
     }
     if let Some(ids) = ids {
         record
@@ -572,6 +640,7 @@ fn withdraw(artifacts: &Artifacts, record: &RunRecord) {
         "activity_file",
         "task_artifact",
         "request_file",
+        "acceptance_file",
     ]
     .iter()
     .filter_map(|key| record.extra.get(*key)?.as_str().map(PathBuf::from))
@@ -695,11 +764,14 @@ fn prepare_and_launch(
                     plan.accept.is_some(),
                     &plan.skills,
                     &plan.request.task,
+                    acceptance_section(plan).as_deref(),
                 )
             }
-            (Runner::Exec { .. }, _) => {
-                artifact::exec_prompt(plan.request.system_prompt.as_deref(), &plan.request.task)
-            }
+            (Runner::Exec { .. }, _) => artifact::exec_prompt(
+                plan.request.system_prompt.as_deref(),
+                &plan.request.task,
+                acceptance_section(plan).as_deref(),
+            ),
         };
         crate::files::write(path, text.as_bytes())?;
     }
@@ -728,6 +800,25 @@ fn prepare_and_launch(
         && (matches!(plan.runner, Runner::Pi { .. }) || plan.persistent || plan.worktree.is_some());
     if writes_policy {
         policy.write(&SessionFiles::new(&session).policy())?;
+    }
+
+    // Seed 004's gate, which herd-watch applies to the final report.
+    if let (Some(gate), Some(path)) = (&plan.acceptance, &files.acceptance) {
+        let run_gate = herd_accept::report::RunGate {
+            format_version: herd_accept::report::RUN_GATE_VERSION,
+            gate: gate.clone(),
+            reviews: review_target(artifacts, plan)?,
+        };
+        herd_core::sidecar::write_json(path, &run_gate)?;
+        let mut summary = serde_json::json!({
+            "level": gate.level.as_str(),
+            "explicit": gate.explicit,
+            "review_required": gate.review.as_ref().is_some_and(|r| r.required),
+        });
+        if let Some(target) = &run_gate.reviews {
+            summary["reviews"] = target.run_id.clone().into();
+        }
+        record.extra.insert("acceptance".into(), summary);
     }
 
     // The accept spec: the command lives only in this file.
@@ -1080,7 +1171,14 @@ fn runner_argv(
                     argv.push(at);
                 }
                 None if plan.resume.is_some() => {}
-                None => argv.push(plan.request.task.clone().into()),
+                // A fork child gets the raw task, and with it the acceptance section.
+                None => argv.push(
+                    match acceptance_section(plan) {
+                        Some(section) => format!("{}\n\n{section}", plan.request.task.trim_end()),
+                        None => plan.request.task.clone(),
+                    }
+                    .into(),
+                ),
             }
             Ok((argv, None, None, None))
         }

@@ -979,7 +979,13 @@ fn a_fork_gets_the_raw_task_and_the_parents_conversation() {
         env.dir.path().join("artifacts/parent-1").to_str().unwrap()
     );
     let argv = eventually("pi's argv", || read(env.work().join("pi.argv")));
-    assert_eq!(argv.lines().last(), Some("Fix it."), "{argv}");
+    // The raw task, and after it seed 004's acceptance section (a fork has no task artifact).
+    let task = &argv[argv.find("\nFix it.").expect("the raw task") + 1..];
+    assert!(
+        task.starts_with("Fix it.\n\n## Acceptance\n\nThis run has the acceptance level `checked` (inferred for this task)."),
+        "{argv}"
+    );
+    assert!(task.trim_end().ends_with("```"), "{argv}");
     assert!(!argv.contains("dropped"));
     let session = read(run.json["session_file"].as_str().unwrap()).unwrap();
     let lines: Vec<Value> = session

@@ -350,36 +350,169 @@ pub enum SteerMode {
     Auto,
 }
 
-/// The receipt of a steer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// The state of one steering request (seed 004's receipt).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum SteerReceipt {
+pub enum SteerState {
+    /// Recorded, and its keys not yet known sent (a command killed here leaves it so).
+    Pending,
+    /// Typed into the child's input now.
     Delivered,
+    /// Held in the run's FIFO for the next turn boundary.
     Queued,
+    /// Not delivered and not queued; `error` says why.
+    Failed,
 }
 
-impl SteerReceipt {
+impl SteerState {
     pub fn as_str(self) -> &'static str {
         match self {
-            SteerReceipt::Delivered => "delivered",
-            SteerReceipt::Queued => "queued",
+            SteerState::Pending => "pending",
+            SteerState::Delivered => "delivered",
+            SteerState::Queued => "queued",
+            SteerState::Failed => "failed",
+        }
+    }
+
+    /// Seed 004's `deliveryStatus`: `delivered` or `queued`, none for the other states.
+    pub fn delivery_status(self) -> Option<&'static str> {
+        match self {
+            SteerState::Delivered => Some("delivered"),
+            SteerState::Queued => Some("queued"),
+            SteerState::Pending | SteerState::Failed => None,
         }
     }
 }
+
+/// One steering request as the ledger keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SteerReceipt {
+    pub request_id: String,
+    /// `steer`, `follow_up` or `auto`.
+    pub mode: String,
+    pub state: SteerState,
+    pub requested_at_ms: u64,
+    /// When its keys went to the child (at once, or later from the queue).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered_at_ms: Option<u64>,
+    /// Why it failed (host text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The error's code, for the exit code of the command that made the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+}
+
+impl SteerReceipt {
+    /// The receipt as `herd-watch steer --json` prints it and a result's details carry it.
+    pub fn to_json(&self, run_id: &str) -> serde_json::Value {
+        let mut doc = serde_json::json!({
+            "run_id": run_id,
+            "request_id": self.request_id,
+            "receipt": self.state.as_str(),
+            "state": self.state.as_str(),
+            "mode": self.mode,
+        });
+        if let Some(status) = self.state.delivery_status() {
+            doc["deliveryStatus"] = status.into();
+        }
+        if let Some(error) = &self.error {
+            doc["error"] = serde_json::json!({
+                "code": self.error_code.as_deref().unwrap_or("internal"),
+                "message": error,
+            });
+        }
+        doc
+    }
+}
+
+/// `runs/<id>.steering.json`: the receipts of the run's last [`STEER_LEDGER_MAX`] requests,
+/// oldest first (seed 004's persisted `steering` ledger).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SteeringLedger {
+    pub format_version: u64,
+    pub requests: Vec<SteerReceipt>,
+}
+
+/// How many requests the steering ledger retains (seed 004).
+pub const STEER_LEDGER_MAX: usize = 20;
 
 /// `runs/<id>.steer.json`: the bounded FIFO of messages not yet delivered.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SteerQueue {
     pub format_version: u64,
     pub messages: Vec<String>,
+    /// The request id of each message, in the same order (absent in a queue written before
+    /// receipts were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub request_ids: Vec<String>,
 }
 
-/// Steers a running child with `message`.
+const STEER_FILE_MAX: u64 = 1024 * 1024;
+
+fn steering_path(artifacts: &Artifacts, run_id: &str) -> std::path::PathBuf {
+    artifacts.run_file(run_id, "steering.json")
+}
+
+/// The steering ledger of `run_id` (empty when nothing was ever steered or it cannot be read).
+pub fn steering_ledger(artifacts: &Artifacts, run_id: &str) -> SteeringLedger {
+    sidecar::read_json(&steering_path(artifacts, run_id), STEER_FILE_MAX)
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Adds or replaces (by request id) one receipt, keeping the newest [`STEER_LEDGER_MAX`].
+fn record_receipt(
+    artifacts: &Artifacts,
+    run_id: &str,
+    receipt: &SteerReceipt,
+) -> Result<(), Error> {
+    let mut ledger = steering_ledger(artifacts, run_id);
+    ledger.format_version = 1;
+    match ledger
+        .requests
+        .iter_mut()
+        .find(|r| r.request_id == receipt.request_id)
+    {
+        Some(slot) => *slot = receipt.clone(),
+        None => ledger.requests.push(receipt.clone()),
+    }
+    let extra = ledger.requests.len().saturating_sub(STEER_LEDGER_MAX);
+    ledger.requests.drain(..extra);
+    sidecar::write_json(&steering_path(artifacts, run_id), &ledger)?;
+    Ok(())
+}
+
+/// The lock every writer of a run's steering files holds (a command and the watcher).
+fn steering_lock(artifacts: &Artifacts, run_id: &str) -> Result<herd_core::lock::FileLock, Error> {
+    Ok(herd_core::lock::exclusive(
+        &artifacts.run_file(run_id, "steer.lock"),
+        Instant::now() + herd_surface::REQUEST_BUDGET,
+    )?)
+}
+
+/// A request id unique within the run: the time and a sequence number.
+fn new_request_id(ledger: &SteeringLedger, at_ms: u64) -> String {
+    let mut n = ledger.requests.len() + 1;
+    loop {
+        let id = format!("steer-{at_ms}-{n}");
+        if !ledger.requests.iter().any(|r| r.request_id == id) {
+            return id;
+        }
+        n += 1;
+    }
+}
+
+/// Steers a running child with `message`, and returns the request's receipt, which the run's
+/// steering ledger keeps.
 ///
 /// A message reaches the child as typed keys, so a control character in it would be a key of
 /// its own (a carriage return submits half the message, an escape interrupts the turn): it is
 /// refused, as is a message with nothing to say, before anything is queued or sent. Newlines are
-/// kept: they are lines of the one message.
+/// kept: they are lines of the one message. A refused request records nothing; every other one
+/// has a receipt: `pending` is written before the keys are sent, then `delivered`, `queued` or
+/// `failed` with the reason (a full queue, a surface that did not take the keys).
 pub fn steer(
     artifacts: &Artifacts,
     record: &RunRecord,
@@ -408,40 +541,81 @@ pub fn steer(
             format!("run {} has already ended", record.run_id),
         ));
     }
+    let run_id = record.run_id.as_str();
+    let _lock = steering_lock(artifacts, run_id)?;
+    let at = now_ms();
+    let mut receipt = SteerReceipt {
+        request_id: new_request_id(&steering_ledger(artifacts, run_id), at),
+        mode: match mode {
+            SteerMode::Steer => "steer",
+            SteerMode::FollowUp => "follow_up",
+            SteerMode::Auto => "auto",
+        }
+        .to_owned(),
+        state: SteerState::Pending,
+        requested_at_ms: at,
+        delivered_at_ms: None,
+        error: None,
+        error_code: None,
+    };
+    let fail = |receipt: &mut SteerReceipt, err: &Error| {
+        receipt.state = SteerState::Failed;
+        receipt.error = Some(err.message.clone());
+        receipt.error_code = Some(err.code.as_str().to_owned());
+    };
     let queue_now = match mode {
         SteerMode::Steer => false,
         SteerMode::FollowUp => true,
         SteerMode::Auto => turn_active,
     };
     if queue_now {
-        let path = artifacts.run_file(&record.run_id, "steer.json");
-        let mut queue: SteerQueue = sidecar::read_json(&path, 1024 * 1024)?.unwrap_or_default();
+        let path = artifacts.run_file(run_id, "steer.json");
+        let mut queue: SteerQueue = sidecar::read_json(&path, STEER_FILE_MAX)?.unwrap_or_default();
         if queue.messages.len() >= STEER_QUEUE_MAX {
-            return Err(Error::new(
+            let err = Error::new(
                 ErrorCode::Conflict,
-                format!(
-                    "the steering queue of run {} is full ({STEER_QUEUE_MAX} messages)",
-                    record.run_id
-                ),
-            ));
+                format!("the steering queue of run {run_id} is full ({STEER_QUEUE_MAX} messages)"),
+            );
+            fail(&mut receipt, &err);
+            record_receipt(artifacts, run_id, &receipt)?;
+            return Ok(receipt);
         }
         queue.format_version = 1;
+        // Ids for messages queued before receipts were kept, so the lists stay aligned.
+        while queue.request_ids.len() < queue.messages.len() {
+            queue.request_ids.push(String::new());
+        }
         queue.messages.push(message.to_owned());
+        queue.request_ids.push(receipt.request_id.clone());
+        receipt.state = SteerState::Queued;
+        record_receipt(artifacts, run_id, &receipt)?;
         sidecar::write_json(&path, &queue)?;
-        return Ok(SteerReceipt::Queued);
+        return Ok(receipt);
     }
-    let (surface, target) = herd_surface::open(record, artifacts)?;
-    let deadline = Instant::now() + herd_surface::REQUEST_BUDGET;
-    surface.send_keys(
-        &target,
-        &[Key::Text(message.to_owned()), Key::Enter],
-        deadline,
-    )?;
-    Ok(SteerReceipt::Delivered)
+    record_receipt(artifacts, run_id, &receipt)?;
+    let sent = herd_surface::open(record, artifacts).and_then(|(surface, target)| {
+        let deadline = Instant::now() + herd_surface::REQUEST_BUDGET;
+        surface
+            .send_keys(
+                &target,
+                &[Key::Text(message.to_owned()), Key::Enter],
+                deadline,
+            )
+            .map_err(Error::from)
+    });
+    match sent {
+        Ok(()) => {
+            receipt.state = SteerState::Delivered;
+            receipt.delivered_at_ms = Some(now_ms());
+        }
+        Err(err) => fail(&mut receipt, &err),
+    }
+    record_receipt(artifacts, run_id, &receipt)?;
+    Ok(receipt)
 }
 
 /// Sends the oldest queued steering message of `run_id` to its child, between turns. Returns
-/// whether one was delivered; a failed send keeps it queued.
+/// whether one was delivered; a failed send keeps it queued. Its receipt becomes `delivered`.
 pub fn deliver_queued_steer(
     artifacts: &Artifacts,
     run_id: &str,
@@ -449,7 +623,11 @@ pub fn deliver_queued_steer(
     target: &Target,
 ) -> Result<bool, Error> {
     let path = artifacts.run_file(run_id, "steer.json");
-    let Some(mut queue) = sidecar::read_json::<SteerQueue>(&path, 1024 * 1024)? else {
+    if !path.exists() {
+        return Ok(false);
+    }
+    let _lock = steering_lock(artifacts, run_id)?;
+    let Some(mut queue) = sidecar::read_json::<SteerQueue>(&path, STEER_FILE_MAX)? else {
         return Ok(false);
     };
     if queue.messages.is_empty() {
@@ -459,7 +637,20 @@ pub fn deliver_queued_steer(
     let deadline = Instant::now() + herd_surface::REQUEST_BUDGET;
     surface.send_keys(target, &[Key::Text(message), Key::Enter], deadline)?;
     queue.messages.remove(0);
+    let request_id = (!queue.request_ids.is_empty()).then(|| queue.request_ids.remove(0));
     sidecar::write_json(&path, &queue)?;
+    if let Some(request_id) = request_id.filter(|id| !id.is_empty()) {
+        let ledger = steering_ledger(artifacts, run_id);
+        if let Some(mut receipt) = ledger
+            .requests
+            .into_iter()
+            .find(|r| r.request_id == request_id)
+        {
+            receipt.state = SteerState::Delivered;
+            receipt.delivered_at_ms = Some(now_ms());
+            record_receipt(artifacts, run_id, &receipt)?;
+        }
+    }
     Ok(true)
 }
 

@@ -283,6 +283,16 @@ pub fn build(
         }
     }
 
+    // Seed 004's gate on the final report, then the review a reviewer supplies.
+    apply_acceptance(
+        artifacts,
+        record,
+        &mut ending,
+        &mut details,
+        &mut cancellation,
+        cancel,
+    );
+
     // The parent re-check decides the verdict.
     if let Some(spec_path) = &record.accept_spec {
         let accept = match AcceptSpec::load(Path::new(spec_path)) {
@@ -394,6 +404,14 @@ pub fn build(
     if !queued.is_empty() {
         details.insert("undeliveredSteering".into(), queued.into());
     }
+    // Seed 004's steering ledger: every request's receipt, a queued one still `queued`.
+    let steering = control::steering_ledger(artifacts, &record.run_id);
+    if !steering.requests.is_empty() {
+        details.insert(
+            "steering".into(),
+            serde_json::to_value(&steering.requests).unwrap_or_default(),
+        );
+    }
     details.insert("elapsedMs".into(), elapsed_ms.into());
     let outcome = ending.outcome.unwrap_or(Outcome::Failed);
     RunResult {
@@ -407,6 +425,127 @@ pub fn build(
         task: None,
     }
 }
+
+/// Applies the run's acceptance gate (`runs/<id>.acceptance.json`) to a completed child's
+/// report: the ledger goes into the details as `acceptance`, its `Acceptance:` line into the
+/// message, and the report's fence out of the block (the session keeps it). A rejected explicit
+/// gate fails the run; an inferred one is only reported. A reviewer's result then decides the
+/// review of the run it reviews, kept in that run's `runs/<id>.review.json`.
+fn apply_acceptance(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    ending: &mut Ending,
+    details: &mut serde_json::Map<String, serde_json::Value>,
+    cancellation: &mut Option<CancelIntent>,
+    cancel: &Receiver<()>,
+) {
+    use herd_accept::report::{self, RunGate, Status};
+    let path = artifacts.run_file(&record.run_id, "acceptance.json");
+    let run_gate = match sidecar::read_versioned::<RunGate>(
+        &path,
+        RUN_GATE_MAX,
+        "format_version",
+        report::RUN_GATE_VERSION,
+    ) {
+        Ok(Some(gate)) => gate,
+        Ok(None) => return,
+        Err(err) => {
+            // A gate that cannot be read is not a gate that held.
+            ending.acceptance_line =
+                Some("Acceptance: error (the run's acceptance gate cannot be read)".to_owned());
+            details.insert(
+                "acceptance".into(),
+                serde_json::json!({"status": "error", "error": err.to_string()}),
+            );
+            return;
+        }
+    };
+    let completed = ending.outcome == Some(Outcome::Completed);
+    let raw = ending.report.clone();
+    if completed {
+        let cwd = record
+            .worktree
+            .as_ref()
+            .map_or(record.cwd.as_str(), |w| w.path.as_str())
+            .to_owned();
+        let mut host = report::host::RealHost::new(cancel);
+        let ledger = report::evaluate(
+            &run_gate.gate,
+            raw.as_deref().unwrap_or_default(),
+            Path::new(&cwd),
+            &mut host,
+        );
+        if let Some(text) = &raw {
+            ending.report = Some(report::strip_report(text).to_owned());
+        }
+        ending.acceptance_line = Some(ledger.host_line());
+        if ledger.cancelled {
+            if let Some(intent) = control::read_intent(artifacts, &record.run_id) {
+                ending.outcome = Some(Outcome::Cancelled);
+                *cancellation = Some(intent);
+            }
+        } else if ledger.explicit && ledger.status == Status::Rejected {
+            ending.outcome = Some(Outcome::Failed);
+            ending.failure = Some("the explicit acceptance gate rejected the result".to_owned());
+        }
+        details.insert(
+            "acceptance".into(),
+            serde_json::to_value(&ledger).unwrap_or_default(),
+        );
+    } else {
+        details.insert(
+            "acceptance".into(),
+            serde_json::json!({
+                "status": "not-evaluated",
+                "explicit": run_gate.gate.explicit,
+                "gate": run_gate.gate,
+            }),
+        );
+    }
+    let Some(target) = &run_gate.reviews else {
+        return;
+    };
+    let (status, blockers, findings, reason) = report::review::decide(completed, raw.as_deref());
+    let review = report::review::ReviewRecord {
+        format_version: report::review::REVIEW_VERSION,
+        run_id: target.run_id.clone(),
+        reviewer_run_id: record.run_id.clone(),
+        reviewer_name: record.name.clone(),
+        status,
+        blockers,
+        findings,
+        reason: reason.clone(),
+        at_ms: now_ms(),
+    };
+    // A reviewer that supplied no review leaves an earlier reviewer's decision in place.
+    let review_path = artifacts.run_file(&target.run_id, "review.json");
+    let written = if status == Status::ReviewRequired && review_path.exists() {
+        Ok(())
+    } else {
+        sidecar::write_json(&review_path, &review)
+    };
+    let mut note = format!(
+        "Review of {} ({}): {} · {}",
+        herd_core::escape::json_string(&herd_core::escape::abbreviate_name(&target.name)),
+        target.run_id,
+        status.as_str(),
+        herd_core::escape::encode_host_value(&reason, 500)
+    );
+    if let Err(err) = &written {
+        note.push_str(&format!(
+            " (not recorded: {})",
+            herd_core::escape::encode_host_value(&err.to_string(), 300)
+        ));
+    }
+    ending.notes.push(note);
+    details.insert(
+        "review".into(),
+        serde_json::to_value(&review).unwrap_or_default(),
+    );
+}
+
+/// The largest acceptance gate file read.
+const RUN_GATE_MAX: u64 = 1024 * 1024;
 
 /// The child's own accept tries and its last check's verdict, from
 /// `<session>.accept-tries.json` (`{"version":1,"tries":N,"last":"pass"|"fail"}`), which the
@@ -512,6 +651,7 @@ fn append_ledger(
         },
         "exitCode": result.details.get("exitCode"),
         "check": accept.and_then(|a| a.get("verdict")).cloned().unwrap_or_else(|| "none".into()),
+        "acceptance": result.details.pointer("/acceptance/status").cloned(),
         "tries": accept.and_then(|a| a.get("tries")).cloned(),
         "elapsedMs": result.details.get("elapsedMs"),
         "worktree": record.worktree.is_some(),

@@ -59,7 +59,9 @@ pub enum Command {
     /// Supervise one run until it is terminal, deliver its result and print it.
     ///
     /// Exits 0 completed, 1 failed or completed with its check rejected, 4 completed with a check
-    /// that gave no answer, 5 cancelled, 6 the child asked for help.
+    /// that gave no answer, 5 cancelled, 6 the child asked for help. A run with an acceptance
+    /// gate has an `Acceptance:` line and `details.acceptance`; a rejected explicit gate fails
+    /// the run (exit 1), an inferred one is only reported.
     Wait {
         #[command(flatten)]
         target: Target,
@@ -109,6 +111,14 @@ pub enum Command {
     /// Stop a persistent specialist after its active task finishes.
     Stop(Control),
     /// Steer a running child with a message.
+    ///
+    /// Every request gets a receipt (seed 004) with its request id, kept in
+    /// `runs/<id>.steering.json` (the last 20 requests) and printed: `delivered` (typed into the
+    /// child's input now), `queued` (held, at most 20, for the next turn boundary, where the
+    /// watcher types it and marks it delivered) or `failed` with the reason, and then the exit
+    /// code of that reason: 7 the queue is full, 4 the surface did not answer, 3 the keys may
+    /// have gone out. Delivered means the child's input took the keys, not that the model
+    /// followed them. A message refused for its text (exit 2) records nothing.
     Steer {
         #[command(flatten)]
         target: Target,
@@ -234,11 +244,30 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 projection::Label::Active | projection::Label::Blocked
             );
             let receipt = control::steer(&artifacts, &record, &message, mode, active)?;
-            let json = serde_json::json!({"run_id": record.run_id, "receipt": receipt});
-            Ok(Output::ok(
-                json,
-                format!("steer {}: {}", quoted(&record.name), receipt.as_str()),
-            ))
+            let mut json = receipt.to_json(&record.run_id);
+            json["name"] = record.name.clone().into();
+            let mut human = format!(
+                "steer {}: {} (request {})",
+                quoted(&record.name),
+                receipt.state.as_str(),
+                receipt.request_id
+            );
+            if let Some(error) = &receipt.error {
+                human.push_str(": ");
+                human.push_str(&herd_core::escape::encode_host_value(error, 500));
+            }
+            // A failed receipt exits as its error would: 7 for a full queue, 4 for a surface
+            // that is not there, 3 when the keys may have gone out.
+            let code = receipt
+                .error_code
+                .as_deref()
+                .and_then(|code| {
+                    herd_core::ErrorCode::ALL
+                        .into_iter()
+                        .find(|c| c.as_str() == code)
+                })
+                .map_or(exit::SUCCESS, herd_core::ErrorCode::exit_code);
+            Ok(Output::ok(json, human).with_exit(code))
         }
     }
 }

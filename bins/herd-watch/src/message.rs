@@ -35,6 +35,8 @@ pub struct Ending {
     /// The `Check:` line and the optional `Check output …` line, from herd-accept.
     pub check_line: Option<String>,
     pub check_output_line: Option<String>,
+    /// Seed 004's `Acceptance:` line, from the gate applied to the report (already encoded).
+    pub acceptance_line: Option<String>,
     /// Worktree handoff lines, from herd-worktree.
     pub handoff: Vec<Evidence>,
     pub session_file: Option<String>,
@@ -134,6 +136,9 @@ impl Ending {
             )));
         }
         if let Some(line) = &self.check_output_line {
+            message = message.with_evidence(Evidence::detail(line.clone()));
+        }
+        if let Some(line) = &self.acceptance_line {
             message = message.with_evidence(Evidence::detail(line.clone()));
         }
         if let Some(failure) = &self.failure {

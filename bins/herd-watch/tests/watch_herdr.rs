@@ -437,8 +437,24 @@ fn on_herdr_the_agent_status_a_child_reports_drives_status_and_the_widget() {
         (0, Some("queued")),
         "{text}"
     );
+    let request_id = doc["request_id"].as_str().unwrap().to_owned();
     env.herdr
         .wait_for_text(&pane, "now the next step", Duration::from_secs(20));
+    // The watcher that typed it turns its receipt `delivered`.
+    let ledger = env.art().join(format!("runs/{id}.steering.json"));
+    wait_for(
+        "the queued request's receipt to say delivered",
+        Duration::from_secs(20),
+        || {
+            let doc: Value = serde_json::from_slice(&std::fs::read(&ledger).ok()?).ok()?;
+            let receipt = doc["requests"]
+                .as_array()?
+                .iter()
+                .find(|r| r["request_id"] == request_id.as_str())?
+                .clone();
+            (receipt["state"] == "delivered" && receipt["delivered_at_ms"].is_u64()).then_some(())
+        },
+    );
     std::fs::write(env.dir.path().join("end"), "").unwrap();
     let (code, doc, text, _) = env.watch(&["wait", "--run", &id, "--json"]);
     assert_eq!(
@@ -446,6 +462,8 @@ fn on_herdr_the_agent_status_a_child_reports_drives_status_and_the_widget() {
         (0, Some("completed")),
         "{text}"
     );
+    assert_eq!(doc["details"]["steering"][0]["state"], "delivered", "{doc}");
+    assert!(doc["details"].get("undeliveredSteering").is_none(), "{doc}");
     drop(follow);
     let labels = env.event_labels(&id);
     let at = |label: &str| labels.iter().position(|l| l == label);

@@ -49,6 +49,14 @@ pub struct SubagentRequest {
     pub persistent: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accept: Option<AcceptRequest>,
+    /// Seed 004's acceptance gate, as given; herd-accept validates it field by field.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acceptance: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<String>,
+    /// The run this child reviews.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reviews: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interactive: Option<bool>,
 }

@@ -232,3 +232,74 @@ fn on_process_a_help_request_is_answered_by_a_resume() {
 fn on_tmux_a_help_request_is_answered_by_a_resume() {
     a_help_request_is_answered_by_a_resume(Where::Tmux);
 }
+
+/// A final answer that ends with the acceptance report seed 004's contract asks for.
+const GATED_REPORT: &str = "Wrote out.txt.\n\n```acceptance-report\n{\"criteriaSatisfied\": [{\"id\": \"criterion-1\", \"status\": \"satisfied\", \"evidence\": \"cat out.txt\"}], \"changedFiles\": [\"out.txt\"], \"testsAddedOrUpdated\": [], \"commandsRun\": [{\"command\": \"echo hello > out.txt\", \"result\": \"passed\"}], \"residualRisks\": [\"none known\"], \"noStagedFiles\": true}\n```";
+
+#[test]
+fn on_process_a_pi_child_is_asked_for_its_acceptance_report_and_the_gate_decides() {
+    let script = Script::new()
+        .step(ToolCall::bash("echo hello > out.txt"))
+        .step(Text(GATED_REPORT));
+    let model = ModelServer::start(script);
+    let env = PiEnv::new(&model);
+    let Some(herd) = Herd::try_new(
+        &env,
+        Where::Process,
+        "on_process_a_pi_child_is_asked_for_its_acceptance_report_and_the_gate_decides",
+    ) else {
+        return;
+    };
+    let ack = herd.spawn(&json!({
+        "name": "Gated",
+        "task": "Write hello into out.txt",
+        "model": Herd::model("fake-model"),
+        "acceptance": {"level": "checked", "criteria": ["Write hello into out.txt"]},
+    }));
+    assert_eq!(ack["acceptance"]["level"], "checked", "{ack}");
+    let run = ack["run_id"].as_str().unwrap();
+    let (code, result) = herd.wait(run);
+    assert_eq!(code, 0, "{result:#}");
+
+    // The model saw the contract in the child's first message.
+    let requests = model.requests();
+    let first = request::user_texts(&requests[0]).join("\n");
+    assert!(first.contains("## Acceptance"), "{first}");
+    assert!(
+        first.contains("- `criterion-1` (required): Write hello into out.txt"),
+        "{first}"
+    );
+    assert!(first.contains("```acceptance-report"), "{first}");
+
+    // The verdict is a host line outside the block; the fence is out of the block.
+    let message = result["message"].as_str().unwrap();
+    assert_eq!(
+        report_block(message),
+        "<subagent_report from=\"Gated\" kind=\"result\">\nWrote out.txt.\n</subagent_report>"
+    );
+    let after = &message[message.find("</subagent_report>").unwrap()..];
+    assert!(
+        after.contains("\nAcceptance: checked (level checked, explicit, evidence checked)\n"),
+        "{message}"
+    );
+    let acceptance = &result["details"]["acceptance"];
+    assert_eq!(acceptance["status"], "checked", "{result:#}");
+    assert_eq!(
+        acceptance["report_source"], "acceptance-fence",
+        "{result:#}"
+    );
+    assert_eq!(
+        acceptance["child_report"]["changed_files"],
+        json!(["out.txt"])
+    );
+    // The raw transcript keeps the fence.
+    let session_file = ack["session_file"].as_str().unwrap();
+    let texts: Vec<String> = session::messages(session_file.as_ref())
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        texts.iter().any(|t| t.contains("acceptance-report")),
+        "the session keeps the report"
+    );
+}

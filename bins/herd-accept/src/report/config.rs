@@ -845,6 +845,52 @@ fn non_empty_string(value: Option<&Value>, path: &str, diags: &mut Diagnostics) 
     }
 }
 
+/// What a run is, for acceptance inference (seed 004, "Levels and inference").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    /// A task that does not change files (a reviewer, a scout, a read-only tool set).
+    ReadOnly,
+    /// An ordinary writer task.
+    Writer,
+    /// A writer whose work is handed off unseen: herd's risky context, a managed worktree.
+    RiskyWriter,
+}
+
+/// The level and review a context infers: read-only tasks lightweight attestation, writers
+/// checked evidence, risky writers checked evidence plus a required review by `reviewer`.
+pub fn infer(context: Context) -> (Level, Option<Review>) {
+    match context {
+        Context::ReadOnly => (Level::Attested, None),
+        Context::Writer => (Level::Checked, None),
+        Context::RiskyWriter => (
+            Level::Checked,
+            Some(Review {
+                agent: Some("reviewer".to_owned()),
+                focus: None,
+                required: true,
+            }),
+        ),
+    }
+}
+
+/// [`resolve`] with the inferred review: a gate the caller left to inference (omitted, or `auto`
+/// without a review of its own) takes the review `context` infers.
+pub fn resolve_inferred(input: &AcceptanceInput, context: Context) -> Gate {
+    let (level, review) = infer(context);
+    let mut gate = resolve(input, level);
+    let inferred = match input {
+        AcceptanceInput::Omitted => true,
+        AcceptanceInput::Disabled => false,
+        AcceptanceInput::Config(config) => {
+            config.level == LevelRequest::Auto && config.review.is_none()
+        }
+    };
+    if inferred && gate.level != Level::None {
+        gate.review = review;
+    }
+    gate
+}
+
 /// Resolves the effective gate from what the caller gave and the level it inferred.
 ///
 /// An explicit level can raise the inferred one but never lower it; only `{level: "none",

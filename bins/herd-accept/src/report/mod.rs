@@ -8,6 +8,8 @@
 pub mod config;
 pub mod host;
 pub mod parse;
+pub mod prompt;
+pub mod review;
 
 use std::fmt;
 use std::path::Path;
@@ -133,6 +135,87 @@ pub(crate) fn render_value(value: &Value) -> String {
     }
 }
 
+/// The version of `runs/<id>.acceptance.json`.
+pub const RUN_GATE_VERSION: u64 = 1;
+
+/// `runs/<id>.acceptance.json`: the gate herd-launch resolved for a run, which herd-watch applies
+/// to the child's final report when the run settles.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RunGate {
+    pub format_version: u64,
+    pub gate: Gate,
+    /// The run this one reviews (the request's `reviews`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviews: Option<ReviewTarget>,
+}
+
+/// The run a reviewer reviews.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ReviewTarget {
+    pub run_id: String,
+    pub name: String,
+}
+
+impl Ledger {
+    /// The host line of a result: `Acceptance: <status> (level <level>, explicit|inferred,
+    /// evidence <evidence>)`, then the first failed check or the review that is due. Child text
+    /// in it (a diagnostic quoting the report) is kept on the line, as every host line is.
+    pub fn host_line(&self) -> String {
+        let mut line = format!(
+            "Acceptance: {} (level {}, {}, evidence {})",
+            self.status.as_str(),
+            self.gate.level,
+            if self.explicit {
+                "explicit"
+            } else {
+                "inferred"
+            },
+            self.evidence_status.as_str()
+        );
+        let problem = self
+            .child_report_parse_error
+            .iter()
+            .flatten()
+            .next()
+            .map(|d| format!("report: {d}"))
+            .or_else(|| {
+                self.runtime_checks
+                    .iter()
+                    .find(|c| c.status == CheckStatus::Failed)
+                    .map(|c| format!("{}: {}", c.id, c.message))
+            })
+            .or_else(|| {
+                self.verify_runs
+                    .iter()
+                    .find(|r| {
+                        !matches!(
+                            r.status,
+                            VerifyStatus::Passed | VerifyStatus::AllowedFailure
+                        )
+                    })
+                    .map(|r| format!("verify {} did not pass", r.id))
+            });
+        if let Some(problem) = problem {
+            line.push_str(" · ");
+            line.push_str(&problem);
+        } else if self.status == Status::ReviewRequired {
+            let agent = self
+                .gate
+                .review
+                .as_ref()
+                .and_then(|r| r.agent.as_deref())
+                .unwrap_or("reviewer");
+            line.push_str(&format!(
+                " · review required: launch a {agent} with `reviews` naming this run"
+            ));
+        }
+        encode_host_line(&line, HOST_LINE_MAX_CHARS)
+    }
+}
+
+/// The bound of the `Acceptance:` line.
+const HOST_LINE_MAX_CHARS: usize = 1_000;
+
 /// Where a run stands on its acceptance gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -148,6 +231,8 @@ pub enum Status {
     Verified,
     /// The evidence holds and an independent review is still to come.
     ReviewRequired,
+    /// An independent reviewer's result is present and has no blockers.
+    Reviewed,
     Rejected,
 }
 
@@ -160,6 +245,7 @@ impl Status {
             Status::Checked => "checked",
             Status::Verified => "verified",
             Status::ReviewRequired => "review-required",
+            Status::Reviewed => "reviewed",
             Status::Rejected => "rejected",
         }
     }

@@ -32,6 +32,8 @@ pub struct AcceptanceReport {
     pub no_staged_files: Option<bool>,
     pub diff_summary: Option<String>,
     pub review_findings: Option<Vec<String>>,
+    /// A reviewer's blocking findings; empty: none (what makes a review `reviewed`).
+    pub blockers: Option<Vec<String>>,
     pub manual_notes: Option<String>,
     pub notes: Option<String>,
 }
@@ -102,7 +104,7 @@ const WRAPPERS: [&str; 4] = [
 const MARKER: &str = "ACCEPTANCE_REPORT:";
 
 /// The report fields, each with its snake_case spelling.
-const FIELDS: [(&str, &str); 11] = [
+const FIELDS: [(&str, &str); 12] = [
     ("criteriaSatisfied", "criteria_satisfied"),
     ("changedFiles", "changed_files"),
     ("testsAddedOrUpdated", "tests_added_or_updated"),
@@ -112,6 +114,7 @@ const FIELDS: [(&str, &str); 11] = [
     ("noStagedFiles", "no_staged_files"),
     ("diffSummary", "diff_summary"),
     ("reviewFindings", "review_findings"),
+    ("blockers", "blockers"),
     ("manualNotes", "manual_notes"),
     ("notes", "notes"),
 ];
@@ -450,6 +453,7 @@ pub fn normalise(value: &Value) -> Result<AcceptanceReport, Diagnostics> {
             "noStagedFiles" => report.no_staged_files = boolean(value, &path, &mut diags),
             "diffSummary" => report.diff_summary = string(value, &path, &mut diags),
             "reviewFindings" => report.review_findings = strings(value, &path, &mut diags),
+            "blockers" => report.blockers = strings(value, &path, &mut diags),
             "manualNotes" => report.manual_notes = string(value, &path, &mut diags),
             _ => report.notes = string(value, &path, &mut diags),
         }

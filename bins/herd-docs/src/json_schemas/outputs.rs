@@ -69,6 +69,17 @@ pub fn launch_ack() -> Schema {
                     "required": ["path", "branch", "base_sha", "manifest"]
                 },
                 "accept_spec": {"type": "string"},
+                "acceptance": {
+                    "type": "object",
+                    "description": "The run's seed 004 acceptance gate: its level, whether the request asked for it, whether it requires a review.",
+                    "properties": {
+                        "level": {"enum": ["none", "attested", "checked", "verified"]},
+                        "explicit": {"type": "boolean"},
+                        "review_required": {"type": "boolean"},
+                        "reviews": {"type": "string"}
+                    },
+                    "required": ["level", "explicit", "review_required"]
+                },
                 "persistent_ids": {
                     "type": "object",
                     "properties": {
@@ -323,14 +334,27 @@ pub fn watch_stop() -> Schema {
 pub fn watch_steer() -> Schema {
     hand(
         "WatchSteer",
-        "What `herd-watch steer` prints: the message was typed into the child now, or queued (at most 20) for the next turn boundary.",
+        "What `herd-watch steer` prints: the request's receipt (seed 004), which `runs/<run-id>.steering.json` keeps. `delivered`: typed into the child now; `queued`: held (at most 20) for the next turn boundary; `failed`: neither, `error` says why, and the exit code is the error's.",
         json!({
             "type": "object",
             "properties": {
                 "run_id": run_id(),
-                "receipt": {"enum": ["delivered", "queued"]}
+                "name": {"type": "string"},
+                "request_id": {"type": "string", "minLength": 1},
+                "receipt": {"enum": ["delivered", "queued", "failed"]},
+                "state": {"enum": ["delivered", "queued", "failed"]},
+                "deliveryStatus": {"enum": ["delivered", "queued"]},
+                "mode": {"enum": ["steer", "follow_up", "auto"]},
+                "error": {
+                    "type": "object",
+                    "properties": {
+                        "code": {"type": "string"},
+                        "message": {"type": "string"}
+                    },
+                    "required": ["code", "message"]
+                }
             },
-            "required": ["run_id", "receipt"]
+            "required": ["run_id", "request_id", "receipt", "state", "mode"]
         }),
     )
 }
