@@ -324,6 +324,16 @@ export type WatchEvent = {
 export interface LaunchAck {
 	accept_spec?: string;
 	/**
+	 * The run's seed 004 acceptance gate: its level, whether the request asked for it, whether it
+	 * requires a review.
+	 */
+	acceptance?: {
+		explicit: boolean;
+		level: "none" | "attested" | "checked" | "verified";
+		review_required: boolean;
+		reviews?: string;
+	};
+	/**
 	 * The artifacts directory of the run.
 	 */
 	artifacts: string;
