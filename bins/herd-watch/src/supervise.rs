@@ -303,9 +303,10 @@ impl Supervisor {
 
     /// Picks up runs that have a record and no delivered result.
     pub fn scan(&mut self) -> Result<(), Error> {
+        // The open-run set, not the history: finished runs cost a scan nothing.
         let ids = match &self.only {
             Some(id) => vec![id.clone()],
-            None => self.artifacts.run_ids()?,
+            None => herd_core::open_runs::list(&self.artifacts)?,
         };
         self.waker.watch(&self.artifacts.runs_dir());
         self.waker.watch(&self.artifacts.activity_dir());
@@ -317,8 +318,14 @@ impl Supervisor {
             }
         }
         for id in ids {
-            if self.tracked.contains_key(&id)
-                || delivery::is_delivered(&self.artifacts, &id)
+            if self.tracked.contains_key(&id) {
+                continue;
+            }
+            // A run closed by a program killed before it removed its entry.
+            if self.only.is_none() && herd_core::open_runs::forget_closed(&self.artifacts, &id) {
+                continue;
+            }
+            if delivery::is_delivered(&self.artifacts, &id)
                 || fallback::read_superseded(&self.artifacts, &id)
                     .is_some_and(|s| s.successor.is_some())
             {
@@ -327,7 +334,10 @@ impl Supervisor {
             let record = match RunRecord::load(&self.artifacts, &id) {
                 Ok(record) => record,
                 Err(err) if self.only.is_some() => return Err(err),
-                Err(_) => continue,
+                Err(_) => {
+                    herd_core::open_runs::forget_unclaimed(&self.artifacts, &id);
+                    continue;
+                }
             };
             if !self.launcher.admits(&record) {
                 continue;
