@@ -44,6 +44,9 @@ pub fn rows(ctx: &Ctx) -> Vec<Row> {
     let latency_figure = "completion evidence to result file, p95".to_owned();
     let cpu_goal = Goal::AtMost(Quantity::percent_core(1.0));
     let latency_goal = Goal::AtMost(Quantity::ms(Duration::from_millis(100)));
+    if !ctx.wants("watch.idle_cpu") && !ctx.wants("watch.result_latency") {
+        return Vec::new();
+    }
     let measured = (|| {
         let launch = ctx.binary("herd-launch")?;
         let watch = ctx.binary("herd-watch")?;
