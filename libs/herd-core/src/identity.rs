@@ -653,13 +653,34 @@ pub fn boot_id() -> Result<String, Error> {
 }
 
 /// The boot and PID namespace of the calling process, read from a `/proc` it has verified.
+#[derive(Clone)]
 struct Host {
     boot_id: String,
     pid_namespace: String,
 }
 
+/// The host as this process first read it: neither its boot nor its own PID namespace changes
+/// while it runs, so a supervisor judging many identities a second reads them once. Keyed by
+/// PID, so a forked child reads its own.
+static HOST: std::sync::Mutex<Option<(u32, Host)>> = std::sync::Mutex::new(None);
+
 impl Host {
     fn read() -> Result<Host, Error> {
+        let own = std::process::id();
+        let mut cached = HOST
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((pid, host)) = cached.as_ref() {
+            if *pid == own {
+                return Ok(host.clone());
+            }
+        }
+        let host = Host::read_proc()?;
+        *cached = Some((own, host.clone()));
+        Ok(host)
+    }
+
+    fn read_proc() -> Result<Host, Error> {
         // A `/proc` mounted from another PID namespace would show other processes under the
         // same numbers; it is trusted only when it shows this process under its own PID.
         let self_stat = Path::new(SELF_STAT_PATH);
