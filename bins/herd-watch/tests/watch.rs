@@ -2018,6 +2018,7 @@ fn open_set(env: &Env) -> Vec<String> {
     let mut ids: Vec<String> = std::fs::read_dir(env.art().join("runs").join("open"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|name| !name.starts_with('.'))
         .collect();
     ids.sort();
     ids

@@ -7,8 +7,11 @@
 //! the source of truth and the set is only ever a superset of the open runs, whatever program is
 //! killed at whatever instant:
 //!
-//! - herd-launch adds a run's entry (synced to disk) before it claims the record, so no record
-//!   exists without one;
+//! - herd-launch adds a run's entry before it claims the record, so no record exists without
+//!   one. The entry is not synced on its own (a directory fsync costs milliseconds on a busy
+//!   disk): only a power loss could lose it, and the set names the boot it was last completed
+//!   in (`runs/open/.boot`), so the first program of a new boot adds every open record to it
+//!   again;
 //! - an entry goes only after its run is closed on disk, removed by whoever closes it or by any
 //!   reader that finds it closed ([`forget_closed`]); a kill in between leaves a stale entry,
 //!   which readers skip and remove;
@@ -53,18 +56,64 @@ pub fn is_closed(artifacts: &Artifacts, run_id: &str) -> bool {
         || crate::run::Superseded::read(artifacts, run_id).is_some_and(|s| s.successor.is_some())
 }
 
-/// Adds `run_id` to the set, durably, building the set first where it does not exist.
+/// The file naming the boot in which the set was last known complete.
+const BOOT_FILE: &str = ".boot";
+
+/// Adds `run_id` to the set, building the set first where it does not exist.
 pub fn add(artifacts: &Artifacts, run_id: &str) -> Result<(), Error> {
     validate_run_id(run_id)?;
     let dir = ensure(artifacts)?;
-    let path = dir.join(run_id);
+    create_entry(&dir.join(run_id))
+}
+
+fn create_entry(path: &Path) -> Result<(), Error> {
     sidecar::private()
         .write(true)
         .create(true)
         .truncate(false)
-        .open(&path)
-        .map_err(|e| unavailable(&path, e))?;
-    sync(&dir)
+        .open(path)
+        .map(drop)
+        .map_err(|e| unavailable(path, e))
+}
+
+/// Adds every record not closed to the set in `dir` (never removing one).
+fn add_open_records(artifacts: &Artifacts, dir: &Path) -> Result<(), Error> {
+    for id in artifacts.run_ids()? {
+        if !is_closed(artifacts, &id) {
+            create_entry(&dir.join(&id))?;
+        }
+    }
+    Ok(())
+}
+
+/// Records in the set that it is complete in this boot, synced with every entry before it.
+fn stamp_boot(dir: &Path, boot: &str) -> Result<(), Error> {
+    sync(dir)?;
+    sidecar::write_atomic(&dir.join(BOOT_FILE), boot.as_bytes()).map_err(Error::from)
+}
+
+/// The directories whose set this process has found stamped with the current boot.
+static CHECKED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// After a power loss, entries created without a sync may be gone: the first program of a
+/// new boot adds every open record again, then stamps the set with the boot.
+fn check_boot(artifacts: &Artifacts, dir: &Path) -> Result<(), Error> {
+    let mut checked = CHECKED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if checked.iter().any(|d| d == dir) {
+        return Ok(());
+    }
+    let Ok(boot) = crate::identity::boot_id() else {
+        return Ok(());
+    };
+    let stamped = sidecar::read_bounded(&dir.join(BOOT_FILE), 256)?;
+    if stamped.as_deref() != Some(boot.as_bytes()) {
+        add_open_records(artifacts, dir)?;
+        stamp_boot(dir, &boot)?;
+    }
+    checked.push(dir.to_path_buf());
+    Ok(())
 }
 
 /// Removes `run_id`'s entry (nothing when there is none). Called once the run is closed on disk.
@@ -127,6 +176,7 @@ pub fn list(artifacts: &Artifacts) -> Result<Vec<String>, Error> {
 pub fn ensure(artifacts: &Artifacts) -> Result<PathBuf, Error> {
     let dir = dir(artifacts);
     if dir.is_dir() {
+        check_boot(artifacts, &dir)?;
         return Ok(dir);
     }
     let runs = artifacts.runs_dir();
@@ -141,17 +191,9 @@ pub fn ensure(artifacts: &Artifacts) -> Result<PathBuf, Error> {
         fs::Permissions::from_mode(sidecar::PRIVATE_DIR_MODE),
     )
     .map_err(|e| unavailable(building.path(), e))?;
-    for id in artifacts.run_ids()? {
-        if is_closed(artifacts, &id) {
-            continue;
-        }
-        let path = building.path().join(&id);
-        sidecar::private()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| unavailable(&path, e))?;
+    add_open_records(artifacts, building.path())?;
+    if let Ok(boot) = crate::identity::boot_id() {
+        stamp_boot(building.path(), &boot)?;
     }
     sync(building.path())?;
     match rename_no_replace(building.path(), &dir) {
@@ -253,9 +295,31 @@ mod tests {
         // Another program built the set and added a run this build's scan did not see.
         fs::create_dir_all(dir(&art)).unwrap();
         fs::write(entry(&art, "z9"), "").unwrap();
+        fs::write(
+            dir(&art).join(BOOT_FILE),
+            crate::identity::boot_id().unwrap(),
+        )
+        .unwrap();
         assert_eq!(list(&art).unwrap(), ["z9"]);
         let other = tempfile::tempdir_in(art.runs_dir()).unwrap();
         assert!(rename_no_replace(other.path(), &dir(&art)).is_err());
+    }
+
+    #[test]
+    fn a_set_of_an_earlier_boot_gets_every_open_record_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let art = Artifacts::new(tmp.path());
+        record(&art, "a1");
+        record(&art, "b2");
+        fs::write(art.run_file("b2", "delivered"), "{}").unwrap();
+        // A set left by an earlier boot that lost the entry of a1 in a power loss.
+        fs::create_dir_all(dir(&art)).unwrap();
+        fs::write(dir(&art).join(BOOT_FILE), "an-earlier-boot").unwrap();
+        assert_eq!(list(&art).unwrap(), ["a1"]);
+        assert_eq!(
+            fs::read_to_string(dir(&art).join(BOOT_FILE)).unwrap(),
+            crate::identity::boot_id().unwrap()
+        );
     }
 
     #[test]
