@@ -325,14 +325,20 @@ impl Supervisor {
             Some(id) => vec![id.clone()],
             None => herd_core::open_runs::list(&self.artifacts)?,
         };
-        self.waker.watch(&self.artifacts.runs_dir());
-        self.waker.watch(&self.artifacts.activity_dir());
+        // A directory watched from now on may have changed unseen before: every run's files
+        // are read once more. The root tells when `subagent-activity/` appears.
+        let mut added = self.waker.watch(self.artifacts.root());
+        added |= self.waker.watch(&self.artifacts.runs_dir());
+        added |= self.waker.watch(&self.artifacts.activity_dir());
         crate::crash_point("scan");
         // A session directory may appear after its run was first seen (Pi creates it lazily).
         for run in self.tracked.values() {
             if let Some(dir) = Path::new(&run.record.session_file).parent() {
-                self.waker.watch(dir);
+                added |= self.waker.watch(dir);
             }
+        }
+        if added {
+            self.all_changed = true;
         }
         for id in ids {
             if self.tracked.contains_key(&id) {
@@ -361,7 +367,9 @@ impl Supervisor {
             }
             let session = Path::new(&record.session_file);
             if let (Some(dir), Some(name)) = (session.parent(), session.file_name()) {
-                self.waker.watch(dir);
+                if self.waker.watch(dir) {
+                    self.all_changed = true;
+                }
                 self.sessions
                     .entry(dir.to_path_buf())
                     .or_default()
@@ -380,7 +388,11 @@ impl Supervisor {
         self.all_changed = changes.lost || !self.waker.is_active();
         self.touched.clear();
         for (dir, name) in &changes.files {
-            if let Some(id) = self.run_of(dir, name) {
+            if dir == self.artifacts.root() {
+                // A directory of runs' files appeared (or a ledger line was added): rare, and
+                // reading every run then is what catches a file written before its watch.
+                self.all_changed = true;
+            } else if let Some(id) = self.run_of(dir, name) {
                 self.touched.insert(id);
             }
         }
@@ -414,11 +426,14 @@ impl Supervisor {
         found
     }
 
-    /// Whether every file of `record` is watched, so that a file event names each change.
+    /// Whether every file of `record` is watched, so that a file event names each change. Until
+    /// `subagent-activity/` exists (an exec child never writes one), the root's watch stands for
+    /// it: its creation is an event there.
     fn watched(&self, record: &RunRecord) -> bool {
         self.waker.is_active()
             && self.waker.is_watched(&self.artifacts.runs_dir())
-            && self.waker.is_watched(&self.artifacts.activity_dir())
+            && (self.waker.is_watched(&self.artifacts.activity_dir())
+                || self.waker.is_watched(self.artifacts.root()))
             && Path::new(&record.session_file)
                 .parent()
                 .is_some_and(|dir| self.waker.is_watched(dir))

@@ -49,21 +49,23 @@ impl Waker {
 
     /// Watches `dir` for files written, moved in or created; directories that do not exist yet
     /// are skipped and tried again on the next call.
-    pub fn watch(&mut self, dir: &Path) {
-        let Some(fd) = self.fd else { return };
+    /// Returns whether the directory is watched from this call on (it was not before).
+    pub fn watch(&mut self, dir: &Path) -> bool {
+        let Some(fd) = self.fd else { return false };
         if self.is_watched(dir) {
-            return;
+            return false;
         }
         let Ok(c_path) = CString::new(dir.as_os_str().as_bytes()) else {
-            return;
+            return false;
         };
         let mask = libc::IN_CLOSE_WRITE | libc::IN_MOVED_TO | libc::IN_CREATE | libc::IN_DELETE;
         // SAFETY: a valid descriptor and a NUL-terminated path.
         let wd = unsafe { libc::inotify_add_watch(fd, c_path.as_ptr(), mask) };
-        if wd >= 0 {
-            self.watched.insert(wd, dir.to_path_buf());
-            self.dirs.insert(dir.to_path_buf());
+        if wd < 0 {
+            return false;
         }
+        self.watched.insert(wd, dir.to_path_buf());
+        self.dirs.insert(dir.to_path_buf())
     }
 
     /// Whether events of `dir` wake the loop.

@@ -660,23 +660,20 @@ struct Host {
 }
 
 /// The host as this process first read it: neither its boot nor its own PID namespace changes
-/// while it runs, so a supervisor judging many identities a second reads them once. Keyed by
-/// PID, so a forked child reads its own.
-static HOST: std::sync::Mutex<Option<(u32, Host)>> = std::sync::Mutex::new(None);
+/// while it runs, so a supervisor judging many identities a second reads them once. (A forked
+/// child of herd runs only async-signal-safe code before its exec, never this.)
+static HOST: std::sync::Mutex<Option<Host>> = std::sync::Mutex::new(None);
 
 impl Host {
     fn read() -> Result<Host, Error> {
-        let own = std::process::id();
         let mut cached = HOST
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((pid, host)) = cached.as_ref() {
-            if *pid == own {
-                return Ok(host.clone());
-            }
+        if let Some(host) = cached.as_ref() {
+            return Ok(host.clone());
         }
         let host = Host::read_proc()?;
-        *cached = Some((own, host.clone()));
+        *cached = Some(host.clone());
         Ok(host)
     }
 
@@ -813,7 +810,10 @@ fn read_proc(path: &Path) -> io::Result<Option<Vec<u8>>> {
         Err(err) if gone(&err) => return Ok(None),
         Err(err) => return Err(err),
     };
-    let mut buf = Vec::new();
+    // Room for a whole `stat` line, so it comes in one read (plus the one that sees its end)
+    // rather than in the growing reads of an empty buffer: a supervisor reads one a second per
+    // child.
+    let mut buf = Vec::with_capacity(1024);
     match file.take(PROC_READ_LIMIT).read_to_end(&mut buf) {
         // A process reaped between open and read leaves an empty file behind.
         Ok(0) => Ok(None),
