@@ -45,9 +45,10 @@ pub struct Cli {
     /// Rounds per comparison, the medians' sample size [default: 7, with --quick 3].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub rounds: Option<u32>,
-    /// Only these components (repeatable) [default: all].
-    #[arg(long, value_enum, value_name = "COMPONENT")]
-    pub only: Vec<Component>,
+    /// Only these components or rows (repeatable), e.g. `watch` or `watch.status_history`
+    /// [default: all].
+    #[arg(long, value_name = "COMPONENT|ROW", value_parser = parse_only)]
+    pub only: Vec<Only>,
     /// Time the binaries in DIR instead of building them with `cargo build --release`.
     #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
@@ -62,6 +63,55 @@ pub struct Cli {
     pub poll_baseline: Option<PathBuf>,
     #[arg(long, hide = true, value_name = "SECS")]
     pub poll_secs: Option<u64>,
+}
+
+/// Every row id, in the order of the table.
+pub const ROW_IDS: [&str; 16] = [
+    "accept.check",
+    "accept.reap",
+    "worktree.inspect",
+    "worktree.create",
+    "cleanup.holders",
+    "cleanup.ignored_time",
+    "cleanup.ignored_rss",
+    "cleanup.list_small",
+    "cleanup.list_large",
+    "cleanup.remove",
+    "launch.process",
+    "launch.tmux",
+    "watch.idle_cpu",
+    "watch.result_latency",
+    crate::bench_history::STATUS_ID,
+    crate::bench_history::WAIT_ID,
+];
+
+/// What `--only` names: a whole component or one row of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Only {
+    Component(Component),
+    Row(Component, String),
+}
+
+fn parse_only(value: &str) -> Result<Only, String> {
+    let component = |name: &str| {
+        Component::from_str(name, false).map_err(|_| {
+            format!(
+                "`{value}` is neither a component (accept, worktree, cleanup, launch, watch) nor a row"
+            )
+        })
+    };
+    match value.split_once('.') {
+        None => component(value).map(Only::Component),
+        Some((prefix, _)) => {
+            if !ROW_IDS.contains(&value) {
+                return Err(format!(
+                    "no row `{value}`; the rows are {}",
+                    ROW_IDS.join(", ")
+                ));
+            }
+            Ok(Only::Row(component(prefix)?, value.to_owned()))
+        }
+    }
 }
 
 /// A binary with benchmarks, by the name its row starts with.
@@ -102,6 +152,10 @@ impl Component {
 pub struct Ctx {
     pub quick: bool,
     pub rounds: usize,
+    /// The components measured whole.
+    whole: Vec<Component>,
+    /// Single rows asked for by id.
+    rows: Vec<String>,
     /// Each binary's path, or why there is none.
     binaries: BTreeMap<&'static str, Result<PathBuf, String>>,
 }
@@ -113,6 +167,14 @@ impl Ctx {
             Some(found) => found.clone(),
             None => Err(format!("{name} was not built")),
         }
+    }
+
+    /// Whether the row `id` is to be measured.
+    pub fn wants(&self, id: &str) -> bool {
+        let component = id
+            .split_once('.')
+            .and_then(|(prefix, _)| Component::from_str(prefix, false).ok());
+        component.is_some_and(|c| self.whole.contains(&c)) || self.rows.iter().any(|r| r == id)
     }
 
     /// Picks the full or the quick size.
@@ -386,18 +448,29 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
     }
     let quick = cli.quick;
     let rounds = cli.rounds.map_or(if quick { 3 } else { 7 }, |r| r as usize);
-    let components: Vec<Component> = if cli.only.is_empty() {
-        Component::ALL.to_vec()
-    } else {
-        let mut only = cli.only.clone();
-        only.sort();
-        only.dedup();
-        only
-    };
+    let (mut whole, mut single) = (Vec::new(), Vec::new());
+    for only in &cli.only {
+        match only {
+            Only::Component(c) => whole.push(*c),
+            Only::Row(c, id) => single.push((*c, id.clone())),
+        }
+    }
+    if cli.only.is_empty() {
+        whole = Component::ALL.to_vec();
+    }
+    let mut components: Vec<Component> = whole
+        .iter()
+        .copied()
+        .chain(single.iter().map(|(c, _)| *c))
+        .collect();
+    components.sort();
+    components.dedup();
     let binaries = find_binaries(&components, cli.bin_dir.as_deref());
     let ctx = Ctx {
         quick,
         rounds,
+        whole,
+        rows: single.into_iter().map(|(_, id)| id).collect(),
         binaries,
     };
     let started = Instant::now();
@@ -413,8 +486,14 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             Component::Accept => bench_accept::rows(&ctx),
             Component::Worktree => bench_worktree::rows(&ctx),
             Component::Launch => bench_launch::rows(&ctx),
-            Component::Watch => bench_watch::rows(&ctx),
+            Component::Watch => {
+                let mut rows = bench_watch::rows(&ctx);
+                rows.extend(crate::bench_history::rows(&ctx));
+                rows
+            }
         };
+        // Rows measured together with a wanted one, but not asked for, are left out.
+        let rows = rows.into_iter().filter(|r| ctx.wants(r.id)).collect();
         measured.insert(component, rows);
     }
     let rows: Vec<Row> = measured.into_values().flatten().collect();
@@ -469,9 +548,12 @@ fn reexec_in_release(cli: &Cli) -> Error {
         argv.push("--rounds".into());
         argv.push(rounds.to_string().into());
     }
-    for c in &cli.only {
+    for only in &cli.only {
         argv.push("--only".into());
-        argv.push(component_name(*c).trim_start_matches("herd-").into());
+        match only {
+            Only::Component(c) => argv.push(component_name(*c).trim_start_matches("herd-").into()),
+            Only::Row(_, id) => argv.push(id.into()),
+        }
     }
     if let Some(dir) = &cli.bin_dir {
         argv.push("--bin-dir".into());

@@ -76,6 +76,47 @@ impl Scratch {
         Ok(dir)
     }
 
+    /// [`Scratch::spawn`] on the process surface of a request named `name`.
+    pub fn spawn_named(
+        &self,
+        bin: &Path,
+        artifacts: &Path,
+        name: &str,
+        argv: &[&str],
+    ) -> Result<Command, String> {
+        let request = self
+            .root
+            .join(format!("request-{}.json", name.replace(' ', "-")));
+        let body = serde_json::json!({ "name": name, "task": "benchmark" });
+        std::fs::write(&request, body.to_string()).map_err(|e| e.to_string())?;
+        let mut cmd = Command::new(bin, CALL_BUDGET)
+            .cwd(self.root.join("work"))
+            .env("HOME", self.root.join("home"))
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .env_remove("HERDR_ENV")
+            .env_remove("HERD_ARTIFACTS")
+            .env_remove_prefix("PI_SUBAGENT_")
+            .stdin_null()
+            .arg("--artifacts")
+            .arg(artifacts)
+            .args([
+                "spawn",
+                "--json",
+                "--runner",
+                "exec",
+                "--surface",
+                "process",
+            ])
+            .arg("--request")
+            .arg(request)
+            .arg("--");
+        for a in argv {
+            cmd = cmd.arg(a);
+        }
+        Ok(cmd)
+    }
+
     /// `herd-launch spawn --runner exec --json` of `argv` into `artifacts`, in a hermetic
     /// environment (its own home, no inherited herd or multiplexer variables).
     pub fn spawn(&self, bin: &Path, surface: &str, artifacts: &Path, argv: &[&str]) -> Command {

@@ -42,8 +42,12 @@ pub fn rows(ctx: &Ctx) -> Vec<Row> {
     let completions = ctx.size(20, 5);
     let cpu_figure = format!("CPU, {children} idle children, {} s", window.as_secs());
     let latency_figure = "completion evidence to result file, p95".to_owned();
-    let cpu_goal = Goal::AtMost(Quantity::percent_core(1.0));
+    // Issue 15: at most twice the plain 1 s stat poll of the same children (issue 8 asked 1 %).
+    let cpu_goal = Goal::RatioAtMost(2.0);
     let latency_goal = Goal::AtMost(Quantity::ms(Duration::from_millis(100)));
+    if !ctx.wants("watch.idle_cpu") && !ctx.wants("watch.result_latency") {
+        return Vec::new();
+    }
     let measured = (|| {
         let launch = ctx.binary("herd-launch")?;
         let watch = ctx.binary("herd-watch")?;

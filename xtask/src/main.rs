@@ -8,6 +8,7 @@
 mod bench;
 mod bench_accept;
 mod bench_cleanup;
+mod bench_history;
 mod bench_launch;
 mod bench_watch;
 mod bench_worktree;

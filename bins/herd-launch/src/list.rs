@@ -114,7 +114,8 @@ pub fn list(artifacts: &Artifacts, cwd: &Path, agent_dir: &Path) -> Result<Listi
 /// The persistent specialists of `artifacts` that launched and have not ended.
 fn specialists(artifacts: &Artifacts) -> Result<Vec<Specialist>, Error> {
     let mut found = Vec::new();
-    for id in artifacts.run_ids()? {
+    // A live specialist is an open run.
+    for id in herd_core::open_runs::list(artifacts)? {
         let Ok(record) = RunRecord::load(artifacts, &id) else {
             continue;
         };

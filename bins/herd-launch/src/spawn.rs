@@ -333,8 +333,11 @@ fn mark_superseded(artifacts: &Artifacts, run_id: &str, successor: &str) {
         error: None,
     };
     if let Ok(bytes) = serde_json::to_vec(&superseded) {
-        let _ =
-            crate::files::create_once(&herd_core::run::Superseded::path(artifacts, run_id), &bytes);
+        if crate::files::create_once(&herd_core::run::Superseded::path(artifacts, run_id), &bytes)
+            .is_ok()
+        {
+            herd_core::open_runs::remove(artifacts, run_id);
+        }
     }
 }
 
@@ -345,7 +348,8 @@ fn persistent_cap(plan: &Plan, artifacts: &Artifacts) -> Result<(), Error> {
     }
     let max = crate::roles::Config::max_persistent(&plan.agent_dir)?;
     let mut live = 0;
-    for id in artifacts.run_ids()? {
+    // A live specialist is an open run.
+    for id in herd_core::open_runs::list(artifacts)? {
         let Ok(record) = RunRecord::load(artifacts, &id) else {
             continue;
         };
@@ -579,6 +583,8 @@ fn launch_once(
         if !record_launcher(artifacts, &record.run_id)? {
             continue;
         }
+        // In the open-run set before the record exists, so no open run is ever missing there.
+        herd_core::open_runs::add(artifacts, &record.run_id)?;
         if crate::files::claim_record(artifacts, &mut record)? {
             claimed = Some((files, ids));
             break;
@@ -651,6 +657,7 @@ fn withdraw(artifacts: &Artifacts, record: &RunRecord) {
     }
     let _ = std::fs::remove_file(artifacts.launcher(id));
     let _ = std::fs::remove_file(artifacts.run_record(id));
+    herd_core::open_runs::remove(artifacts, id);
 }
 
 /// Writes the identity of this herd-launch for `run_id` once; `false` when the id was taken.

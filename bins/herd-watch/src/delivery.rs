@@ -208,6 +208,9 @@ pub fn acknowledge(artifacts: &Artifacts, key: &str) -> Result<bool, Error> {
     if let Some(set) = awaiting().as_mut() {
         set.remove(&marker);
     }
+    if task.is_none() {
+        herd_core::open_runs::remove(artifacts, run_id);
+    }
     Ok(created)
 }
 
@@ -260,6 +263,11 @@ pub fn deliver_once(
         serde_json::json!({ "format_version": 1, "delivered_at_ms": herd_core::time::now_ms() });
     sidecar::create_once(&marker, stamp.to_string().as_bytes())?;
     crate::crash_point("after-mark");
+    // Closed on disk: the run leaves the open-run set (a kill before this leaves a stale entry
+    // that the next scan removes).
+    if result.task.is_none() {
+        herd_core::open_runs::remove(artifacts, &result.run_id);
+    }
     Ok(true)
 }
 

@@ -177,6 +177,8 @@ pub fn launch_next(artifacts: &Artifacts, record: &RunRecord, error: &str) -> Fa
             Fallback::NotLaunched(failure),
         ),
     };
-    let _ = sidecar::write_json(&path, &record_claim);
+    if sidecar::write_json(&path, &record_claim).is_ok() && record_claim.successor.is_some() {
+        herd_core::open_runs::remove(artifacts, &record.run_id);
+    }
     result
 }

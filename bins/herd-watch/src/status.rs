@@ -210,8 +210,18 @@ pub fn status(
     let records = match selector {
         Some(selector) => vec![herd_core::run::find(artifacts, selector, |_| true)?],
         None => {
+            // The widget shows the runs in flight: the open-run set, whatever the history. The
+            // plain listing is the history too.
+            let ids = if widget {
+                herd_core::open_runs::list(artifacts)?
+                    .into_iter()
+                    .filter(|id| !herd_core::open_runs::is_closed(artifacts, id))
+                    .collect()
+            } else {
+                artifacts.run_ids()?
+            };
             let mut records = Vec::new();
-            for id in artifacts.run_ids()? {
+            for id in ids {
                 // An attempt replaced by the next model is not a run of its own any more.
                 if herd_core::run::Superseded::read(artifacts, &id)
                     .is_some_and(|s| s.successor.is_some())

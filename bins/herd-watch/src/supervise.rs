@@ -10,7 +10,8 @@
 //!
 //! [`tick`]: Supervisor::tick
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ffi::OsString;
 use std::path::Path;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -202,6 +203,10 @@ struct Tracked {
     termination: Retries,
     /// The termination of a run past its time limit, while it runs.
     timing_out: Option<JoinHandle<()>>,
+    /// Whether its files were read since it was taken on (later, only when an event names them).
+    read_once: bool,
+    /// The cancel intent as its file last said.
+    intent: Option<control::CancelIntent>,
 }
 
 /// The watcher's retries of a termination that a cancel left unconfirmed: one attempt at a time,
@@ -231,6 +236,8 @@ impl Tracked {
             orphaned_since: None,
             termination: Retries::default(),
             timing_out: None,
+            read_once: false,
+            intent: None,
         }
     }
 }
@@ -269,8 +276,15 @@ pub struct Supervisor {
     /// Per listing group, each listed pane's terminal id (Herdr) and what the row said.
     listings: HashMap<String, HashMap<String, (Option<String>, Inspection)>>,
     last_listing: Option<Instant>,
-    /// Whether the last sleep ended on a file event: then every run's files are read.
+    /// Whether the last sleep ended on a file event (new runs are looked for then).
     woke: bool,
+    /// Whether the last sleep may have missed changes (no inotify, a lost event): then every
+    /// run's files are read.
+    all_changed: bool,
+    /// The runs whose files the last sleep's events named.
+    touched: HashSet<String>,
+    /// Per session directory, the session file names of the runs there.
+    sessions: HashMap<std::path::PathBuf, Vec<(OsString, String)>>,
 }
 
 impl Supervisor {
@@ -285,6 +299,9 @@ impl Supervisor {
             listings: HashMap::new(),
             last_listing: None,
             woke: true,
+            all_changed: true,
+            touched: HashSet::new(),
+            sessions: HashMap::new(),
         }
     }
 
@@ -303,22 +320,35 @@ impl Supervisor {
 
     /// Picks up runs that have a record and no delivered result.
     pub fn scan(&mut self) -> Result<(), Error> {
+        // The open-run set, not the history: finished runs cost a scan nothing.
         let ids = match &self.only {
             Some(id) => vec![id.clone()],
-            None => self.artifacts.run_ids()?,
+            None => herd_core::open_runs::list(&self.artifacts)?,
         };
-        self.waker.watch(&self.artifacts.runs_dir());
-        self.waker.watch(&self.artifacts.activity_dir());
+        // A directory watched from now on may have changed unseen before: every run's files
+        // are read once more. The root tells when `subagent-activity/` appears.
+        let mut added = self.waker.watch(self.artifacts.root());
+        added |= self.waker.watch(&self.artifacts.runs_dir());
+        added |= self.waker.watch(&self.artifacts.activity_dir());
         crate::crash_point("scan");
         // A session directory may appear after its run was first seen (Pi creates it lazily).
         for run in self.tracked.values() {
             if let Some(dir) = Path::new(&run.record.session_file).parent() {
-                self.waker.watch(dir);
+                added |= self.waker.watch(dir);
             }
         }
+        if added {
+            self.all_changed = true;
+        }
         for id in ids {
-            if self.tracked.contains_key(&id)
-                || delivery::is_delivered(&self.artifacts, &id)
+            if self.tracked.contains_key(&id) {
+                continue;
+            }
+            // A run closed by a program killed before it removed its entry.
+            if self.only.is_none() && herd_core::open_runs::forget_closed(&self.artifacts, &id) {
+                continue;
+            }
+            if delivery::is_delivered(&self.artifacts, &id)
                 || fallback::read_superseded(&self.artifacts, &id)
                     .is_some_and(|s| s.successor.is_some())
             {
@@ -327,13 +357,23 @@ impl Supervisor {
             let record = match RunRecord::load(&self.artifacts, &id) {
                 Ok(record) => record,
                 Err(err) if self.only.is_some() => return Err(err),
-                Err(_) => continue,
+                Err(_) => {
+                    herd_core::open_runs::forget_unclaimed(&self.artifacts, &id);
+                    continue;
+                }
             };
             if !self.launcher.admits(&record) {
                 continue;
             }
-            if let Some(dir) = Path::new(&record.session_file).parent() {
-                self.waker.watch(dir);
+            let session = Path::new(&record.session_file);
+            if let (Some(dir), Some(name)) = (session.parent(), session.file_name()) {
+                if self.waker.watch(dir) {
+                    self.all_changed = true;
+                }
+                self.sessions
+                    .entry(dir.to_path_buf())
+                    .or_default()
+                    .push((name.to_owned(), id.clone()));
             }
             self.tracked.insert(id, Tracked::new(record));
         }
@@ -343,9 +383,60 @@ impl Supervisor {
     /// Sleeps until a file event or the loop's interval.
     /// Sleeps until a file event or the loop's interval; returns whether a file event woke it.
     pub fn sleep(&mut self) -> bool {
+        let changes = self.waker.wait_changes(self.options.max_sleep);
         // Without inotify nothing says which files changed: every tick looks at every run.
-        self.woke = self.waker.wait(self.options.max_sleep) || !self.waker.is_active();
+        self.all_changed = changes.lost || !self.waker.is_active();
+        self.touched.clear();
+        for (dir, name) in &changes.files {
+            if dir == self.artifacts.root() {
+                // A directory of runs' files appeared (or a ledger line was added): rare, and
+                // reading every run then is what catches a file written before its watch.
+                self.all_changed = true;
+            } else if let Some(id) = self.run_of(dir, name) {
+                self.touched.insert(id);
+            }
+        }
+        self.woke = changes.woke || !self.waker.is_active();
         self.woke
+    }
+
+    /// The tracked run a file event names: `runs/<id>.*` and `subagent-activity/<id>.json`, or
+    /// a file beside a run's session (`<session>.exit`, `<session>.process.json`, …).
+    fn run_of(&self, dir: &Path, name: &OsString) -> Option<String> {
+        let text = name.to_str()?;
+        if text.starts_with('.') {
+            // A temporary file: its rename into place is the event that counts.
+            return None;
+        }
+        let mut found = None;
+        if dir == self.artifacts.runs_dir() || dir == self.artifacts.activity_dir() {
+            let id = text.split('.').next().unwrap_or_default();
+            found = self.tracked.contains_key(id).then(|| id.to_owned());
+        }
+        if found.is_none() {
+            found = self.sessions.get(dir).and_then(|runs| {
+                runs.iter()
+                    .find(|(session, _)| {
+                        name.as_encoded_bytes()
+                            .starts_with(session.as_encoded_bytes())
+                    })
+                    .map(|(_, id)| id.clone())
+            });
+        }
+        found
+    }
+
+    /// Whether every file of `record` is watched, so that a file event names each change. Until
+    /// `subagent-activity/` exists (an exec child never writes one), the root's watch stands for
+    /// it: its creation is an event there.
+    fn watched(&self, record: &RunRecord) -> bool {
+        self.waker.is_active()
+            && self.waker.is_watched(&self.artifacts.runs_dir())
+            && (self.waker.is_watched(&self.artifacts.activity_dir())
+                || self.waker.is_watched(self.artifacts.root()))
+            && Path::new(&record.session_file)
+                .parent()
+                .is_some_and(|dir| self.waker.is_watched(dir))
     }
 
     /// Lists every surface that holds tracked panes once per interval (one `tmux list-panes`, one
@@ -393,9 +484,17 @@ impl Supervisor {
         for id in ids {
             let done = self.tick_run(&id, &mut events, &mut deliver)?;
             if done {
-                self.tracked.remove(&id);
+                if let Some(run) = self.tracked.remove(&id) {
+                    let session = Path::new(&run.record.session_file);
+                    if let Some(runs) = session.parent().and_then(|d| self.sessions.get_mut(d)) {
+                        runs.retain(|(_, run_id)| *run_id != id);
+                    }
+                }
             }
         }
+        // What the events named has been read.
+        self.touched.clear();
+        self.all_changed = false;
         Ok(events)
     }
 
@@ -410,7 +509,13 @@ impl Supervisor {
         let task_results = self.options.task_results;
         let hang_warning = self.options.hang_warning;
         let lost_grace = self.options.lost_grace;
-        let woke = self.woke;
+        // Whether the run's files may have changed since they were last read.
+        let changed = self.all_changed
+            || self.touched.contains(id)
+            || self
+                .tracked
+                .get(id)
+                .is_none_or(|run| !run.read_once || !self.watched(&run.record));
         let listed = self.tracked.get(id).and_then(|run| {
             let pane = run.record.pane.as_ref()?;
             let (terminal, seen) = self
@@ -427,8 +532,14 @@ impl Supervisor {
             return Ok(true);
         };
 
-        // 1. A settled result is delivered, whoever settled it (a finisher, a cancel).
-        if let Some(result) = delivery::load(artifacts, id)? {
+        // 1. A settled result is delivered, whoever settled it (a finisher, a cancel): its file
+        //    appearing is an event of the run.
+        let settled = if changed || run.finisher.is_some() {
+            delivery::load(artifacts, id)?
+        } else {
+            None
+        };
+        if let Some(result) = settled {
             crate::crash_point("before-deliver");
             finish::record_outcome(artifacts, &run.record, &result)?;
             if let Some(finisher) = run.finisher.take() {
@@ -476,14 +587,21 @@ impl Supervisor {
         let due = run
             .last_reconcile
             .is_none_or(|at| at.elapsed() >= reconcile_interval);
-        if !woke && !due && run.pending.is_none() {
+        if !changed && !due && run.pending.is_none() {
             return Ok(false);
         }
         let now = now_ms();
+        // A reconciliation due with no file of the run changed reads none of them again: it
+        // asks the surface, and what the files said last stands.
+        let read = changed || run.pending.is_some();
+        run.read_once = true;
 
         // 2. Cheap evidence: cancel intent, interrupt, activity, the completion sidecar.
         crate::crash_point("evidence");
-        let intent = control::read_intent(artifacts, id);
+        if read {
+            run.intent = control::read_intent(artifacts, id);
+        }
+        let intent = run.intent.clone();
         if intent.is_none()
             && crate::timeout::expired(&run.record, now)
             && run.timing_out.as_ref().is_none_or(|t| t.is_finished())
@@ -498,23 +616,30 @@ impl Supervisor {
         if let Some(intent) = &intent {
             retry_termination(run, artifacts, intent);
         }
-        if let Some(at) = control::read_interrupt(artifacts, id) {
+        if let Some(at) = read
+            .then(|| control::read_interrupt(artifacts, id))
+            .flatten()
+        {
             if run.interrupt_seen != Some(at) {
                 run.interrupt_seen = Some(at);
                 run.lifecycle.interrupt(at);
             }
         }
-        if let ActivityRead::Found(activity) = evidence::read_activity(&artifacts.activity(id), id)
-        {
-            run.lifecycle.observe_activity(&activity);
+        if read {
+            if let ActivityRead::Found(activity) =
+                evidence::read_activity(&artifacts.activity(id), id)
+            {
+                run.lifecycle.observe_activity(&activity);
+            }
         }
-        let sidecar = match evidence::read_run_exit(&run.record) {
-            ExitRead::Found(completion) => Some(completion),
+        // A sidecar found before started a finisher; one written since is an event.
+        let sidecar = match read.then(|| evidence::read_run_exit(&run.record)) {
+            Some(ExitRead::Found(completion)) => Some(completion),
             _ => None,
         };
 
         // A persistent specialist's task results, each delivered once.
-        if run.record.persistent && task_results {
+        if read && run.record.persistent && task_results {
             let pass = tasks::pass(artifacts, &run.record)?;
             if pass.foreign && !run.foreign_noticed {
                 run.foreign_noticed = true;
@@ -565,8 +690,9 @@ impl Supervisor {
                 }
             }
         }
-        if let Some(code) =
-            herd_surface::read_runner_exit(&herd_surface::runner_exit_file(artifacts, id))
+        if let Some(code) = read
+            .then(|| herd_surface::read_runner_exit(&herd_surface::runner_exit_file(artifacts, id)))
+            .flatten()
         {
             other_evidence = Some(Observed::Exited(code));
         }
@@ -727,6 +853,10 @@ fn no_progress(
     events: &mut Vec<Event>,
 ) {
     let busy = matches!(projection.label, Label::Active | Label::Blocked);
+    if !busy && !run.hang_warned {
+        // Nothing to announce either way: no file is looked at.
+        return;
+    }
     let session = Path::new(&run.record.session_file);
     let modified = |path: &Path| {
         std::fs::metadata(path)
@@ -1000,6 +1130,50 @@ mod tests {
             presence: Presence::Running,
             agent,
         })
+    }
+
+    #[test]
+    fn a_file_event_names_the_run_whose_file_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let artifacts = Artifacts::new(dir.path().join("art"));
+        let sessions = dir.path().join("sessions");
+        std::fs::create_dir_all(&sessions).unwrap();
+        let record: RunRecord = serde_json::from_value(serde_json::json!({
+            "format_version": 1, "run_id": "ab12cd34", "name": "worker", "created_at_ms": 1000,
+            "runner": "pi", "surface": "process", "status": "launched", "cwd": "/",
+            "session_file": sessions.join("2026_ab12cd34.jsonl"),
+        }))
+        .unwrap();
+        herd_core::sidecar::write_json(&artifacts.run_record("ab12cd34"), &record).unwrap();
+        herd_core::open_runs::add(&artifacts, "ab12cd34").unwrap();
+        let mut supervisor = Supervisor::new(artifacts.clone(), None, Options::default());
+        supervisor.scan().unwrap();
+        let of = |dir: &Path, name: &str| supervisor.run_of(dir, &OsString::from(name));
+        let runs = artifacts.runs_dir();
+        assert_eq!(
+            of(&runs, "ab12cd34.cancel.json").as_deref(),
+            Some("ab12cd34")
+        );
+        assert_eq!(
+            of(&runs, "ab12cd34.result.json").as_deref(),
+            Some("ab12cd34")
+        );
+        assert_eq!(
+            of(&artifacts.activity_dir(), "ab12cd34.json").as_deref(),
+            Some("ab12cd34")
+        );
+        assert_eq!(
+            of(&sessions, "2026_ab12cd34.jsonl.exit").as_deref(),
+            Some("ab12cd34")
+        );
+        assert_eq!(
+            of(&sessions, "2026_ab12cd34.jsonl").as_deref(),
+            Some("ab12cd34")
+        );
+        // Temporary files, other runs and other sessions name no tracked run.
+        assert_eq!(of(&runs, ".ab12cd34.json.x1.tmp"), None);
+        assert_eq!(of(&runs, "ff00ff00.json"), None);
+        assert_eq!(of(&sessions, "2026_other.jsonl.exit"), None);
     }
 
     #[test]

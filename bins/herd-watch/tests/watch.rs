@@ -2696,3 +2696,87 @@ fn child_text_in_the_acceptance_line_stays_on_its_line() {
         "the forged host line is not a line of its own: {message}"
     );
 }
+
+/// The ids of the open-run set of `env`, sorted.
+fn open_set(env: &Env) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(env.art().join("runs").join("open"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|name| !name.starts_with('.'))
+        .collect();
+    ids.sort();
+    ids
+}
+
+fn widget_runs(env: &Env) -> Vec<String> {
+    let (code, widget, text) = env.watch(&["status", "--widget", "--json"]);
+    assert_eq!(code, 0, "{text}");
+    widget["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn delivered_runs_leave_the_open_run_set_and_a_directory_without_one_is_indexed() {
+    let env = Env::new();
+    let done = env.spawn("Done", "echo finished");
+    let open = env.spawn("Open", "sleep 30");
+    let mut both = vec![done.clone(), open.clone()];
+    both.sort();
+    assert_eq!(open_set(&env), both, "a launch enters the set");
+    let (code, _, text) = env.watch(&["wait", "--run", &done, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(
+        open_set(&env),
+        vec![open.clone()],
+        "a delivered run leaves it"
+    );
+    assert_eq!(
+        widget_runs(&env),
+        vec![open.clone()],
+        "the widget shows runs in flight"
+    );
+    let (_, all, _) = env.watch(&["status", "--json"]);
+    assert_eq!(
+        all["runs"].as_array().unwrap().len(),
+        2,
+        "the listing keeps history"
+    );
+
+    // A name a finished run and an open one share is the open one's.
+    let again = env.spawn("Done", "sleep 30");
+    let (code, found, text) = env.watch(&["status", "--name", "Done", "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(found["runs"][0]["run_id"], again.as_str());
+
+    // An entry left by a program killed between the delivery and the removal: the next follow
+    // removes it and delivers nothing twice.
+    std::fs::write(env.art().join("runs").join("open").join(&done), "").unwrap();
+    kill(env.identity_pid(&open));
+    kill(env.identity_pid(&again));
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr.text());
+    let stdout = out.stdout.text();
+    assert_eq!(result_events(&stdout, &done), 0, "{stdout}");
+    assert_eq!(result_events(&stdout, &open), 1, "{stdout}");
+    assert_eq!(result_events(&stdout, &again), 1, "{stdout}");
+    assert!(open_set(&env).is_empty(), "{:?}", open_set(&env));
+
+    // A directory an older herd wrote has no set: the first reader builds it from the records.
+    let later = env.spawn("Later", "sleep 30");
+    std::fs::remove_dir_all(env.art().join("runs").join("open")).unwrap();
+    assert_eq!(widget_runs(&env), vec![later.clone()]);
+    assert_eq!(open_set(&env), vec![later.clone()]);
+    kill(env.identity_pid(&later));
+    let (_, result, text) = env.watch(&["wait", "--name", "Later", "--json"]);
+    assert_eq!(result["run_id"], later.as_str(), "{text}");
+    assert!(open_set(&env).is_empty());
+}

@@ -653,13 +653,31 @@ pub fn boot_id() -> Result<String, Error> {
 }
 
 /// The boot and PID namespace of the calling process, read from a `/proc` it has verified.
+#[derive(Clone)]
 struct Host {
     boot_id: String,
     pid_namespace: String,
 }
 
+/// The host as this process first read it: neither its boot nor its own PID namespace changes
+/// while it runs, so a supervisor judging many identities a second reads them once. (A forked
+/// child of herd runs only async-signal-safe code before its exec, never this.)
+static HOST: std::sync::Mutex<Option<Host>> = std::sync::Mutex::new(None);
+
 impl Host {
     fn read() -> Result<Host, Error> {
+        let mut cached = HOST
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(host) = cached.as_ref() {
+            return Ok(host.clone());
+        }
+        let host = Host::read_proc()?;
+        *cached = Some(host.clone());
+        Ok(host)
+    }
+
+    fn read_proc() -> Result<Host, Error> {
         // A `/proc` mounted from another PID namespace would show other processes under the
         // same numbers; it is trusted only when it shows this process under its own PID.
         let self_stat = Path::new(SELF_STAT_PATH);
@@ -792,7 +810,10 @@ fn read_proc(path: &Path) -> io::Result<Option<Vec<u8>>> {
         Err(err) if gone(&err) => return Ok(None),
         Err(err) => return Err(err),
     };
-    let mut buf = Vec::new();
+    // Room for a whole `stat` line, so it comes in one read (plus the one that sees its end)
+    // rather than in the growing reads of an empty buffer: a supervisor reads one a second per
+    // child.
+    let mut buf = Vec::with_capacity(1024);
     match file.take(PROC_READ_LIMIT).read_to_end(&mut buf) {
         // A process reaped between open and read leaves an empty file behind.
         Ok(0) => Ok(None),

@@ -18,6 +18,7 @@ pub mod exit;
 pub mod identity;
 pub mod layout;
 pub mod lock;
+pub mod open_runs;
 pub mod run;
 pub mod sidecar;
 pub mod subprocess;

@@ -245,9 +245,11 @@ impl<'a> Selector<'a> {
 
 /// Finds a run by id, or by exact name among the records that `filter` keeps.
 ///
-/// A name that matches no record is `not_found`; one that matches several is `ambiguous`.
-/// Records that cannot be read are skipped in a name search (they are reported by
-/// `herd-cleanup doctor`), so one broken file does not make every run unreachable.
+/// A name is looked for among the open runs first ([`crate::open_runs`]), so history costs a
+/// name lookup nothing; only a name no open run has is looked for among every record. A name
+/// that matches no record is `not_found`; one that matches several is `ambiguous`. Records that
+/// cannot be read are skipped in a name search (they are reported by `herd-cleanup doctor`), so
+/// one broken file does not make every run unreachable.
 pub fn find(
     artifacts: &Artifacts,
     selector: &Selector<'_>,
@@ -256,30 +258,48 @@ pub fn find(
     match selector {
         Selector::Id(id) => RunRecord::load(artifacts, id),
         Selector::Name(name) => {
-            let mut matches = Vec::new();
-            for id in artifacts.run_ids()? {
-                let Ok(record) = RunRecord::load(artifacts, &id) else {
-                    continue;
-                };
-                if record.name == *name && filter(&record) {
-                    matches.push(record);
+            let open: Vec<String> = crate::open_runs::list(artifacts)?
+                .into_iter()
+                .filter(|id| !crate::open_runs::is_closed(artifacts, id))
+                .collect();
+            match find_among(artifacts, &open, name, &filter) {
+                Err(e) if e.code == ErrorCode::NotFound => {
+                    find_among(artifacts, &artifacts.run_ids()?, name, &filter)
                 }
+                found => found,
             }
-            match matches.len() {
-                0 => Err(Error::not_found(format!("no run named {name:?}")).with_field("name")),
-                1 => Ok(matches.remove(0)),
-                n => {
-                    let ids: Vec<&str> = matches.iter().map(|r| r.run_id.as_str()).collect();
-                    Err(Error::new(
-                        ErrorCode::Ambiguous,
-                        format!(
-                            "{n} runs are named {name:?} ({}); use --run",
-                            ids.join(", ")
-                        ),
-                    )
-                    .with_field("name"))
-                }
-            }
+        }
+    }
+}
+
+fn find_among(
+    artifacts: &Artifacts,
+    ids: &[String],
+    name: &str,
+    filter: &impl Fn(&RunRecord) -> bool,
+) -> Result<RunRecord, Error> {
+    let mut matches = Vec::new();
+    for id in ids {
+        let Ok(record) = RunRecord::load(artifacts, id) else {
+            continue;
+        };
+        if record.name == *name && filter(&record) {
+            matches.push(record);
+        }
+    }
+    match matches.len() {
+        0 => Err(Error::not_found(format!("no run named {name:?}")).with_field("name")),
+        1 => Ok(matches.remove(0)),
+        n => {
+            let ids: Vec<&str> = matches.iter().map(|r| r.run_id.as_str()).collect();
+            Err(Error::new(
+                ErrorCode::Ambiguous,
+                format!(
+                    "{n} runs are named {name:?} ({}); use --run",
+                    ids.join(", ")
+                ),
+            )
+            .with_field("name"))
         }
     }
 }

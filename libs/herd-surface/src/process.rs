@@ -8,7 +8,7 @@
 //! identity through a pidfd, never a bare PID. There is no screen: reading is the tail of the
 //! stdout log, and keys other than Ctrl+C (SIGINT to the verified runner) have no meaning here.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use herd_core::identity::{self, Judgement, Record, Termination};
@@ -35,11 +35,33 @@ const SHELL: &str = "/bin/sh";
 #[derive(Debug, Clone)]
 pub struct Process {
     artifacts: Artifacts,
+    /// Leader records read so far: each is written once, so a supervisor asking every second
+    /// reads it once.
+    leaders: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<PathBuf, Record>>>,
 }
 
 impl Process {
     pub fn new(artifacts: Artifacts) -> Process {
-        Process { artifacts }
+        Process {
+            artifacts,
+            leaders: Default::default(),
+        }
+    }
+
+    /// The leader record at `path`, read once it exists.
+    fn leader(&self, path: &Path) -> Result<Option<Record>, Error> {
+        let mut leaders = self
+            .leaders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(record) = leaders.get(path) {
+            return Ok(Some(record.clone()));
+        }
+        let record = read_record(path)?;
+        if let Some(record) = &record {
+            leaders.insert(path.to_path_buf(), record.clone());
+        }
+        Ok(record)
     }
 
     fn target<'t>(&self, target: &'t Target) -> Result<&'t ProcessTarget, Error> {
@@ -149,7 +171,7 @@ impl Surface for Process {
         let exited = || Presence::Exited {
             status: read_runner_exit(&target.exit_status),
         };
-        if let Some(leader) = read_record(&target.leader)? {
+        if let Some(leader) = self.leader(&target.leader)? {
             return match judged(&leader) {
                 Judgement::Alive => Ok(Presence::Running),
                 Judgement::Exited => Ok(exited()),

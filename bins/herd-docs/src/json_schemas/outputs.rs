@@ -242,7 +242,7 @@ pub fn watch_status() -> Schema {
     });
     hand(
         "WatchStatus",
-        "What `herd-watch status --json` prints: the runs, computed from their files alone; with `--widget` also the widget; with `--transcript` the last lines of one run's transcript instead.",
+        "What `herd-watch status --json` prints: the runs, computed from their files alone; with `--widget` the runs not yet delivered (the open-run set) and the widget; with `--transcript` the last lines of one run's transcript instead.",
         json!({
             "oneOf": [
                 {
