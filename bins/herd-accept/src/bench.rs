@@ -8,7 +8,7 @@
 //!
 //! Both spawn through `herd_core::subprocess`, the baseline too, so the ratio compares like with
 //! like. Machines are noisy: read medians and ratios, not single runs. The example
-//! `cargo run --release -p herd-accept --example bench` prints both after
+//! `cargo run --release -p herd-accept --example accept-bench` prints both after
 //! `cargo build --release -p herd-accept`.
 
 use std::path::Path;

@@ -1,5 +1,5 @@
 //! Prints herd-accept's benchmark figures: `cargo build --release -p herd-accept` first, then
-//! `cargo run --release -p herd-accept --example bench [RUNS]`.
+//! `cargo run --release -p herd-accept --example accept-bench [RUNS]`.
 
 #![expect(clippy::print_stdout, reason = "an example prints its measurements")]
 

@@ -1,5 +1,5 @@
 //! Runs herd-cleanup's benchmarks and prints the figures:
-//! `cargo run --release -p herd-cleanup --features bench --example bench [ROUNDS]`.
+//! `cargo run --release -p herd-cleanup --features bench --example cleanup-bench [ROUNDS]`.
 
 fn main() -> std::process::ExitCode {
     let rounds = std::env::args()
