@@ -8,10 +8,10 @@
 //! killed at whatever instant:
 //!
 //! - herd-launch adds a run's entry before it claims the record, so no record exists without
-//!   one. The entry is not synced on its own (a directory fsync costs milliseconds on a busy
-//!   disk): only a power loss could lose it, and the set names the boot it was last completed
-//!   in (`runs/open/.boot`), so the first program of a new boot adds every open record to it
-//!   again;
+//!   one. Nothing of the set is synced to disk (a directory fsync costs milliseconds on a busy
+//!   disk): only a power loss could lose part of it, a power loss means a new boot, and the set
+//!   names the boot it was last completed in (`runs/open/.boot`), so the first program of a new
+//!   boot adds every open record to it again, and a set lost whole is built again;
 //! - an entry goes only after its run is closed on disk, removed by whoever closes it or by any
 //!   reader that finds it closed ([`forget_closed`]); a kill in between leaves a stale entry,
 //!   which readers skip and remove;
@@ -86,10 +86,18 @@ fn add_open_records(artifacts: &Artifacts, dir: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Records in the set that it is complete in this boot, synced with every entry before it.
+/// Records in the set that it is complete in this boot. A torn or lost stamp only makes the next
+/// program add the open records again.
 fn stamp_boot(dir: &Path, boot: &str) -> Result<(), Error> {
-    sync(dir)?;
-    sidecar::write_atomic(&dir.join(BOOT_FILE), boot.as_bytes()).map_err(Error::from)
+    use std::io::Write;
+    let path = dir.join(BOOT_FILE);
+    sidecar::private()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(boot.as_bytes()))
+        .map_err(|e| unavailable(&path, e))
 }
 
 /// The directories whose set this process has found stamped with the current boot.
@@ -195,12 +203,10 @@ pub fn ensure(artifacts: &Artifacts) -> Result<PathBuf, Error> {
     if let Ok(boot) = crate::identity::boot_id() {
         stamp_boot(building.path(), &boot)?;
     }
-    sync(building.path())?;
     match rename_no_replace(building.path(), &dir) {
         Ok(()) => {
             // Renamed away: nothing is left for the guard to remove.
             let _ = building.keep();
-            sync(&runs)?;
             Ok(dir)
         }
         // Another program built it first; its set stands and this one goes with the guard.
@@ -230,12 +236,6 @@ fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
     } else {
         Err(io::Error::last_os_error())
     }
-}
-
-fn sync(dir: &Path) -> Result<(), Error> {
-    fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| unavailable(dir, e))
 }
 
 fn unavailable(path: &Path, e: io::Error) -> Error {
