@@ -285,6 +285,9 @@ pub struct Supervisor {
     touched: HashSet<String>,
     /// Per session directory, the session file names of the runs there.
     sessions: HashMap<std::path::PathBuf, Vec<(OsString, String)>>,
+    /// Whether this tick reconciles a run whose interval is over: then every run due within the
+    /// next sleep is reconciled with it, so reconciliations gather into one pass per interval.
+    batch: bool,
 }
 
 impl Supervisor {
@@ -301,6 +304,7 @@ impl Supervisor {
             woke: true,
             all_changed: true,
             touched: HashSet::new(),
+            batch: false,
             sessions: HashMap::new(),
         }
     }
@@ -383,7 +387,7 @@ impl Supervisor {
     /// Sleeps until a file event or the loop's interval.
     /// Sleeps until a file event or the loop's interval; returns whether a file event woke it.
     pub fn sleep(&mut self) -> bool {
-        let changes = self.waker.wait_changes(self.options.max_sleep);
+        let changes = self.waker.wait_changes(self.idle_sleep());
         // Without inotify nothing says which files changed: every tick looks at every run.
         self.all_changed = changes.lost || !self.waker.is_active();
         self.touched.clear();
@@ -398,6 +402,49 @@ impl Supervisor {
         }
         self.woke = changes.woke || !self.waker.is_active();
         self.woke
+    }
+
+    /// How long the loop sleeps when no file event comes: while every run is quiet (only its
+    /// reconciliation can tell anything new without a file event), until the next one is due;
+    /// else [`Options::max_sleep`].
+    fn idle_sleep(&self) -> Duration {
+        let interval = self.options.reconcile_interval;
+        let mut sleep = interval;
+        for run in self.tracked.values() {
+            if !self.quiet(run) {
+                return self.options.max_sleep;
+            }
+            let until = run
+                .last_reconcile
+                .map_or(Duration::ZERO, |at| interval.saturating_sub(at.elapsed()));
+            sleep = sleep.min(until);
+        }
+        sleep.max(Duration::from_millis(1))
+    }
+
+    /// Whether nothing of `run` but its reconciliation is waited for: it is launched, its files
+    /// are watched and were read, and no grace, finisher, cancel, time limit or retry runs.
+    fn quiet(&self, run: &Tracked) -> bool {
+        run.read_once
+            && run.record.status == LaunchStatus::Launched
+            && run.pending.is_none()
+            && run.finisher.is_none()
+            && run.intent.is_none()
+            && run.timing_out.is_none()
+            && run.orphaned_since.is_none()
+            && run.termination.attempt.is_none()
+            && run.termination.next_at.is_none()
+            && run.record.time_limit_ms.is_none()
+            && self.watched(&run.record)
+    }
+
+    /// Whether `run`'s reconciliation is due in this tick (see [`Supervisor::batch`]).
+    fn due(&self, run: &Tracked) -> bool {
+        let interval = self.options.reconcile_interval;
+        run.last_reconcile.is_none_or(|at| {
+            let elapsed = at.elapsed();
+            elapsed >= interval || (self.batch && elapsed + self.options.max_sleep >= interval)
+        })
     }
 
     /// The tracked run a file event names: `runs/<id>.*` and `subagent-activity/<id>.json`, or
@@ -480,6 +527,11 @@ impl Supervisor {
     ) -> Result<Vec<Event>, Error> {
         let mut events = Vec::new();
         self.refresh_listings();
+        let interval = self.options.reconcile_interval;
+        self.batch = self
+            .tracked
+            .values()
+            .any(|run| run.last_reconcile.is_none_or(|at| at.elapsed() >= interval));
         let ids: Vec<String> = self.tracked.keys().cloned().collect();
         for id in ids {
             let done = self.tick_run(&id, &mut events, &mut deliver)?;
@@ -505,7 +557,6 @@ impl Supervisor {
         deliver: &mut impl FnMut(&RunResult) -> std::io::Result<()>,
     ) -> Result<bool, Error> {
         let artifacts = &self.artifacts;
-        let reconcile_interval = self.options.reconcile_interval;
         let task_results = self.options.task_results;
         let hang_warning = self.options.hang_warning;
         let lost_grace = self.options.lost_grace;
@@ -516,6 +567,17 @@ impl Supervisor {
                 .tracked
                 .get(id)
                 .is_none_or(|run| !run.read_once || !self.watched(&run.record));
+        let due = self.tracked.get(id).is_some_and(|run| self.due(run));
+        // A run with nothing new and nothing due costs the tick nothing more.
+        if !changed
+            && !due
+            && self
+                .tracked
+                .get(id)
+                .is_some_and(|run| run.finisher.is_none() && run.pending.is_none())
+        {
+            return Ok(false);
+        }
         let listed = self.tracked.get(id).and_then(|run| {
             let pane = run.record.pane.as_ref()?;
             let (terminal, seen) = self
@@ -584,9 +646,6 @@ impl Supervisor {
         }
         // Without a file event, a run is looked at when its reconciliation is due or while it
         // waits out the grace for a late sidecar.
-        let due = run
-            .last_reconcile
-            .is_none_or(|at| at.elapsed() >= reconcile_interval);
         if !changed && !due && run.pending.is_none() {
             return Ok(false);
         }
