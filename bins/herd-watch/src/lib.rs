@@ -340,13 +340,14 @@ fn follow(
     ack: bool,
     json: bool,
 ) -> Result<Output, Error> {
-    let acks = ack.then(|| {
-        delivery::await_acknowledgements();
-        acknowledgements()
-    });
     let mut supervisor =
         supervise::Supervisor::new(artifacts.clone(), None, supervise::Options::default())
             .launched_by(launcher);
+    let acks = ack.then(|| {
+        delivery::await_acknowledgements();
+        acknowledgements(supervisor.alarm())
+    });
+    let scan_interval = supervise::Options::default().reconcile_interval;
     let mut last_scan: Option<std::time::Instant> = None;
     let mut woke = true;
     loop {
@@ -371,10 +372,7 @@ fn follow(
             }
         }
         // New runs are looked for when a file event arrived, else once per interval.
-        if woke
-            || last_scan
-                .is_none_or(|at| at.elapsed() >= supervise::Options::default().reconcile_interval)
-        {
+        if woke || last_scan.is_none_or(|at| at.elapsed() >= scan_interval) {
             supervisor.scan()?;
             last_scan = Some(std::time::Instant::now());
         }
@@ -419,10 +417,12 @@ const ACK_LINE_LIMIT: u64 = 4096;
 
 /// Reads acknowledgements from stdin on a thread of their own; the channel disconnects at the
 /// end of stdin (or a read error).
-fn acknowledgements() -> std::sync::mpsc::Receiver<Ack> {
+fn acknowledgements(alarm: Option<wake::Alarm>) -> std::sync::mpsc::Receiver<Ack> {
     use std::io::{BufRead, Read};
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
+        // Each acknowledgement, and the end of the input, wakes the loop to take it in.
+        let ring = || alarm.as_ref().map(wake::Alarm::ring);
         let mut stdin = std::io::stdin().lock();
         loop {
             let mut line = Vec::new();
@@ -430,7 +430,11 @@ fn acknowledgements() -> std::sync::mpsc::Receiver<Ack> {
                 .take(ACK_LINE_LIMIT)
                 .read_until(b'\n', &mut line)
             {
-                Ok(0) | Err(_) => return,
+                Ok(0) | Err(_) => {
+                    drop(tx);
+                    ring();
+                    return;
+                }
                 Ok(_) => {}
             }
             if line.last() != Some(&b'\n') && line.len() as u64 == ACK_LINE_LIMIT {
@@ -451,6 +455,7 @@ fn acknowledgements() -> std::sync::mpsc::Receiver<Ack> {
             if tx.send(ack).is_err() {
                 return;
             }
+            ring();
         }
     });
     rx

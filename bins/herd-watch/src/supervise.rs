@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsString;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -42,6 +43,10 @@ pub const SIDECAR_GRACE: Duration = Duration::from_millis(500);
 pub struct Options {
     /// How often every surface is reconciled (presence, pane state).
     pub reconcile_interval: Duration,
+    /// How often a run whose presence is a process held through an exit watch (the process
+    /// surface) is reconciled anyway: its exit wakes the loop at once, so this only re-asks what
+    /// the watch already tells.
+    pub watched_reconcile_interval: Duration,
     /// The longest the loop sleeps between ticks when no file event arrives. A tick without an
     /// event looks only at the runs whose reconciliation is due, so runs spread over ticks.
     pub max_sleep: Duration,
@@ -59,6 +64,7 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             reconcile_interval: Duration::from_secs(1),
+            watched_reconcile_interval: Duration::from_secs(30),
             max_sleep: Duration::from_millis(250),
             task_results: true,
             hang_warning: hang_warning_from_env(),
@@ -207,6 +213,14 @@ struct Tracked {
     read_once: bool,
     /// The cancel intent as its file last said.
     intent: Option<control::CancelIntent>,
+    /// The watch of the process whose exit ends the run's presence, held while it runs.
+    exit_watch: Option<herd_core::identity::ExitWatch>,
+    /// Whether the surface was asked for that watch (once: a run without one is reconciled on
+    /// the interval).
+    exit_watch_asked: bool,
+    /// When (ms since the epoch) a busy run's no-progress notice falls due unless it progresses:
+    /// the loop wakes for it then, whatever the interval.
+    hang_due_ms: Option<u64>,
 }
 
 /// The watcher's retries of a termination that a cancel left unconfirmed: one attempt at a time,
@@ -238,6 +252,9 @@ impl Tracked {
             timing_out: None,
             read_once: false,
             intent: None,
+            exit_watch: None,
+            exit_watch_asked: false,
+            hang_due_ms: None,
         }
     }
 }
@@ -317,6 +334,11 @@ impl Supervisor {
         self
     }
 
+    /// The alarm that ends the loop's sleep from another thread (see [`crate::wake::Alarm`]).
+    pub fn alarm(&mut self) -> Option<crate::wake::Alarm> {
+        self.waker.alarm()
+    }
+
     /// Whether no run is left to supervise.
     pub fn is_idle(&self) -> bool {
         self.tracked.is_empty()
@@ -387,7 +409,21 @@ impl Supervisor {
     /// Sleeps until a file event or the loop's interval.
     /// Sleeps until a file event or the loop's interval; returns whether a file event woke it.
     pub fn sleep(&mut self) -> bool {
-        let changes = self.waker.wait_changes(self.idle_sleep());
+        let timeout = self.idle_sleep();
+        let exits: Vec<(&str, BorrowedFd<'_>)> = self
+            .tracked
+            .iter()
+            .filter_map(|(id, run)| Some((id.as_str(), run.exit_watch.as_ref()?.as_fd())))
+            .collect();
+        let changes = self.waker.wait_changes(timeout, &exits);
+        drop(exits);
+        for id in &changes.exited {
+            // The process has exited: the run is reconciled in the next tick.
+            if let Some(run) = self.tracked.get_mut(id) {
+                run.exit_watch = None;
+                run.last_reconcile = None;
+            }
+        }
         // Without inotify nothing says which files changed: every tick looks at every run.
         self.all_changed = changes.lost || !self.waker.is_active();
         self.touched.clear();
@@ -408,18 +444,36 @@ impl Supervisor {
     /// reconciliation can tell anything new without a file event), until the next one is due;
     /// else [`Options::max_sleep`].
     fn idle_sleep(&self) -> Duration {
-        let interval = self.options.reconcile_interval;
-        let mut sleep = interval;
+        // With nothing tracked, a new run is a file event (or, without inotify, the next look).
+        let mut sleep = if self.waker.is_active() {
+            self.options.watched_reconcile_interval
+        } else {
+            self.options.reconcile_interval
+        };
+        let now = now_ms();
         for run in self.tracked.values() {
             if !self.quiet(run) {
                 return self.options.max_sleep;
             }
+            let interval = self.interval(run);
             let until = run
                 .last_reconcile
                 .map_or(Duration::ZERO, |at| interval.saturating_sub(at.elapsed()));
             sleep = sleep.min(until);
+            if let Some(at) = run.hang_due_ms {
+                sleep = sleep.min(Duration::from_millis(at.saturating_sub(now)));
+            }
         }
         sleep.max(Duration::from_millis(1))
+    }
+
+    /// How often `run` is reconciled: rarely while an exit watch stands for its presence.
+    fn interval(&self, run: &Tracked) -> Duration {
+        if run.exit_watch.is_some() {
+            self.options.watched_reconcile_interval
+        } else {
+            self.options.reconcile_interval
+        }
     }
 
     /// Whether nothing of `run` but its reconciliation is waited for: it is launched, its files
@@ -440,11 +494,12 @@ impl Supervisor {
 
     /// Whether `run`'s reconciliation is due in this tick (see [`Supervisor::batch`]).
     fn due(&self, run: &Tracked) -> bool {
-        let interval = self.options.reconcile_interval;
-        run.last_reconcile.is_none_or(|at| {
-            let elapsed = at.elapsed();
-            elapsed >= interval || (self.batch && elapsed + self.options.max_sleep >= interval)
-        })
+        let interval = self.interval(run);
+        run.hang_due_ms.is_some_and(|at| now_ms() >= at)
+            || run.last_reconcile.is_none_or(|at| {
+                let elapsed = at.elapsed();
+                elapsed >= interval || (self.batch && elapsed + self.options.max_sleep >= interval)
+            })
     }
 
     /// The tracked run a file event names: `runs/<id>.*` and `subagent-activity/<id>.json`, or
@@ -527,11 +582,10 @@ impl Supervisor {
     ) -> Result<Vec<Event>, Error> {
         let mut events = Vec::new();
         self.refresh_listings();
-        let interval = self.options.reconcile_interval;
-        self.batch = self
-            .tracked
-            .values()
-            .any(|run| run.last_reconcile.is_none_or(|at| at.elapsed() >= interval));
+        self.batch = self.tracked.values().any(|run| {
+            run.last_reconcile
+                .is_none_or(|at| at.elapsed() >= self.interval(run))
+        });
         let ids: Vec<String> = self.tracked.keys().cloned().collect();
         for id in ids {
             let done = self.tick_run(&id, &mut events, &mut deliver)?;
@@ -578,6 +632,17 @@ impl Supervisor {
         {
             return Ok(false);
         }
+        // A watch of the child's exit is asked for once, while descriptors are left for one.
+        let may_watch = self
+            .tracked
+            .get(id)
+            .is_some_and(|run| !run.exit_watch_asked)
+            && self
+                .tracked
+                .values()
+                .filter(|run| run.exit_watch.is_some())
+                .count()
+                < max_exit_watches();
         let listed = self.tracked.get(id).and_then(|run| {
             let pane = run.record.pane.as_ref()?;
             let (terminal, seen) = self
@@ -731,7 +796,7 @@ impl Supervisor {
                 run.orphaned_since = None;
                 if due {
                     run.last_reconcile = Some(Instant::now());
-                    other_evidence = reconcile(run, artifacts, now, listed);
+                    other_evidence = reconcile(run, artifacts, now, listed, may_watch);
                 }
             }
             LaunchState::InProgress => run.orphaned_since = None,
@@ -912,6 +977,7 @@ fn no_progress(
     events: &mut Vec<Event>,
 ) {
     let busy = matches!(projection.label, Label::Active | Label::Blocked);
+    run.hang_due_ms = None;
     if !busy && !run.hang_warned {
         // Nothing to announce either way: no file is looked at.
         return;
@@ -933,7 +999,11 @@ fn no_progress(
     .flatten()
     .max()
     .unwrap_or(now);
-    let stale = busy && now.saturating_sub(last) >= budget.as_millis() as u64;
+    let budget_ms = u64::try_from(budget.as_millis()).unwrap_or(u64::MAX);
+    let stale = busy && now.saturating_sub(last) >= budget_ms;
+    if busy && !stale && !run.hang_warned {
+        run.hang_due_ms = Some(last.saturating_add(budget_ms));
+    }
     let id = run.record.run_id.clone();
     if stale && !run.hang_warned {
         run.hang_warned = true;
@@ -952,7 +1022,7 @@ fn no_progress(
                 class.as_str()
             ),
         });
-    } else if !stale && run.hang_warned && now.saturating_sub(last) < budget.as_millis() as u64 {
+    } else if !stale && run.hang_warned && now.saturating_sub(last) < budget_ms {
         run.hang_warned = false;
         events.push(Event::Notice {
             run_id: id,
@@ -1000,6 +1070,7 @@ fn reconcile(
     artifacts: &Artifacts,
     now: u64,
     listed: Option<Inspection>,
+    may_watch: bool,
 ) -> Option<Observed> {
     if run.surface.is_none() {
         match herd_surface::open(&run.record, artifacts) {
@@ -1027,6 +1098,10 @@ fn reconcile(
                 PaneObservation::Present(AgentStatus::from_surface(agent)),
                 now,
             );
+            if may_watch {
+                run.exit_watch_asked = true;
+                run.exit_watch = surface.exit_watch(target);
+            }
             // A Herdr pane keeps its shell after the launch script: once the runner is gone,
             // the shell sentinel on the screen tells its status (the sidecars win, after grace).
             (run.record.surface == herd_core::run::SurfaceKind::Herdr
@@ -1056,6 +1131,27 @@ fn reconcile(
             None
         }
     }
+}
+
+/// How many exit watches (one descriptor each) a supervisor holds at most: half of what the
+/// descriptor limit leaves after a reserve for files, pipes and sockets. Runs beyond it are
+/// reconciled on the short interval, as without a watch.
+fn max_exit_watches() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes one rlimit we own.
+        let soft = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+            limit.rlim_cur
+        } else {
+            0
+        };
+        let soft = usize::try_from(soft).unwrap_or(usize::MAX);
+        (soft.saturating_sub(256) / 2).min(16_384)
+    })
 }
 
 /// Supervises a child that has no surface target through its recorded identity alone.
@@ -1192,6 +1288,76 @@ mod tests {
     }
 
     #[test]
+    fn an_idle_process_child_costs_no_tick_until_it_exits() {
+        let dir = tempfile::tempdir().unwrap();
+        let artifacts = Artifacts::new(dir.path().join("art"));
+        let sessions = dir.path().join("sessions");
+        std::fs::create_dir_all(&sessions).unwrap();
+        let session = sessions.join("2026_ab12cd34.jsonl");
+        let script = dir.path().join("child.sh");
+        std::fs::write(&script, "exec sleep 120\n").unwrap();
+        let process = herd_surface::process::Process::new(artifacts.clone());
+        let launch = herd_surface::Launch {
+            run_id: "ab12cd34",
+            name: "worker",
+            cwd: dir.path(),
+            script: &script,
+            session_file: &session,
+            into: None,
+        };
+        let target = process
+            .launch(&launch, &herd_surface::LaunchBudgets::default())
+            .unwrap();
+        let record: RunRecord = serde_json::from_value(serde_json::json!({
+            "format_version": 1, "run_id": "ab12cd34", "name": "worker", "created_at_ms": 1000,
+            "runner": "exec", "surface": "process", "status": "launched", "cwd": "/",
+            "session_file": session,
+        }))
+        .unwrap();
+        herd_core::sidecar::write_json(&artifacts.run_record("ab12cd34"), &record).unwrap();
+        herd_core::open_runs::add(&artifacts, "ab12cd34").unwrap();
+        let mut supervisor = Supervisor::new(artifacts.clone(), None, Options::default());
+        supervisor.scan().unwrap();
+        assert!(
+            supervisor
+                .tick(|_| Ok(()))
+                .unwrap()
+                .iter()
+                .all(|e| !matches!(e, Event::Result(_)))
+        );
+        let run = &supervisor.tracked["ab12cd34"];
+        assert!(
+            run.exit_watch.is_some(),
+            "the running launch script is watched"
+        );
+        // Nothing is due before the long interval: the loop sleeps past many short ones.
+        assert!(supervisor.quiet(run));
+        assert!(supervisor.idle_sleep() > 10 * Options::default().reconcile_interval);
+
+        let Target::Process(files) = &target else {
+            panic!("a process target")
+        };
+        let leader = herd_core::identity::Record::read(&files.leader)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            herd_core::identity::terminate(&leader, libc::SIGKILL),
+            herd_core::identity::Termination::Signalled
+        );
+        // The exit ends the sleep and makes the run due at once.
+        let mut woke = false;
+        for _ in 0..5 {
+            woke = supervisor.sleep();
+            if woke && supervisor.tracked["ab12cd34"].exit_watch.is_none() {
+                break;
+            }
+        }
+        assert!(woke, "the exit woke the loop");
+        let run = &supervisor.tracked["ab12cd34"];
+        assert!(run.exit_watch.is_none() && supervisor.due(run));
+    }
+
+    #[test]
     fn a_file_event_names_the_run_whose_file_changed() {
         let dir = tempfile::tempdir().unwrap();
         let artifacts = Artifacts::new(dir.path().join("art"));
@@ -1256,14 +1422,24 @@ mod tests {
         let label = |run: &Tracked, now| run.lifecycle.project(now).label;
 
         // Present but not yet working: the process is confirmed, the turn not begun.
-        assert!(reconcile(&mut run, &artifacts, 2000, listed(Some(HerdrStatus::Idle))).is_none());
+        assert!(
+            reconcile(
+                &mut run,
+                &artifacts,
+                2000,
+                listed(Some(HerdrStatus::Idle)),
+                false
+            )
+            .is_none()
+        );
         assert_eq!(label(&run, 2000), Label::Running);
         assert!(
             reconcile(
                 &mut run,
                 &artifacts,
                 3000,
-                listed(Some(HerdrStatus::Working))
+                listed(Some(HerdrStatus::Working)),
+                false
             )
             .is_none()
         );
@@ -1274,20 +1450,34 @@ mod tests {
             &artifacts,
             4000,
             listed(Some(HerdrStatus::Unknown)),
+            false,
         );
         assert_eq!(label(&run, 4000), Label::Active);
-        reconcile(&mut run, &artifacts, 4500, listed(None));
+        reconcile(&mut run, &artifacts, 4500, listed(None), false);
         assert_eq!(label(&run, 4500), Label::Active);
         reconcile(
             &mut run,
             &artifacts,
             5000,
             listed(Some(HerdrStatus::Blocked)),
+            false,
         );
         assert_eq!(label(&run, 5000), Label::Blocked);
-        reconcile(&mut run, &artifacts, 6000, listed(Some(HerdrStatus::Done)));
+        reconcile(
+            &mut run,
+            &artifacts,
+            6000,
+            listed(Some(HerdrStatus::Done)),
+            false,
+        );
         assert_eq!(label(&run, 6000), Label::Waiting);
-        reconcile(&mut run, &artifacts, 7000, listed(Some(HerdrStatus::Idle)));
+        reconcile(
+            &mut run,
+            &artifacts,
+            7000,
+            listed(Some(HerdrStatus::Idle)),
+            false,
+        );
         assert_eq!(label(&run, 7000), Label::Waiting);
         assert!(
             run.surface.is_some(),

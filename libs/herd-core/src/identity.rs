@@ -12,6 +12,8 @@
 //! - [`is_descendant_of`] verifies the identity is a given shell or one of its descendants.
 //! - [`terminate`] opens a pidfd, judges again, and only then signals through the pidfd.
 //! - [`wait_exited`] waits, up to a deadline, for the recorded process to exit.
+//! - [`ExitWatch`] holds a pidfd proven to name the recorded process, for a poll loop to wait on
+//!   with its other descriptors.
 //!
 //! Anything doubtful — another boot, another namespace, a start time that differs, a `/proc`
 //! that cannot be read or trusted — is [`Judgement::Unknown`], never "fine": a caller that gets
@@ -20,7 +22,7 @@
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -556,6 +558,34 @@ pub fn wait_exited(record: &Record, deadline: Instant) -> Judgement {
     }
 }
 
+/// A pidfd of a recorded process that was alive, with its start time matching, after the pidfd
+/// was opened: so it names that process and no other. It becomes readable (`POLLIN`) once the
+/// process has exited, which lets a supervisor wait for many children in one `poll` instead of
+/// judging each child's `/proc` entry on a timer.
+#[derive(Debug)]
+pub struct ExitWatch(Pidfd);
+
+impl ExitWatch {
+    /// Opens the watch of `record`'s process if it is alive now; `None` when it is not, or when
+    /// it cannot be judged or no pidfd can be opened (the caller then judges it as before).
+    pub fn open(record: &Record) -> Option<ExitWatch> {
+        check_context(record).ok()?;
+        let pidfd = Pidfd::open(record.pid).ok()?;
+        (judge(record) == Judgement::Alive).then_some(ExitWatch(pidfd))
+    }
+
+    /// Whether the process has exited (the pidfd is readable), without waiting.
+    pub fn has_exited(&self) -> bool {
+        self.0.wait_readable(Duration::ZERO).unwrap_or(true)
+    }
+}
+
+impl AsFd for ExitWatch {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.0.0.as_fd()
+    }
+}
+
 fn poll_judge(record: &Record, deadline: Instant) -> Judgement {
     loop {
         let judgement = judge(record);
@@ -825,6 +855,7 @@ fn read_proc(path: &Path) -> io::Result<Option<Vec<u8>>> {
 
 /// A pidfd: a file descriptor that names one process for as long as it is held, even after the
 /// process is gone and its PID reused.
+#[derive(Debug)]
 struct Pidfd(OwnedFd);
 
 impl Pidfd {

@@ -531,3 +531,30 @@ fn an_invalid_record_built_in_code_is_unknown() {
     assert_eq!(judge(&record), Judgement::Exited);
     assert_eq!(terminate(&record, libc::SIGTERM), Termination::Exited);
 }
+
+#[test]
+fn an_exit_watch_names_the_recorded_process_and_turns_readable_when_it_exits() {
+    let mut proc = spawn("cat", &[], |cmd| {
+        cmd.stdin(Stdio::piped());
+    });
+    let record = proc.capture();
+    let reused = Record {
+        start_time: record.start_time + 1,
+        ..record.clone()
+    };
+    assert!(
+        identity::ExitWatch::open(&reused).is_none(),
+        "a start time that differs names another process: no watch"
+    );
+    let watch = identity::ExitWatch::open(&record).expect("a live child can be watched");
+    assert!(!watch.has_exited());
+    assert!(proc.running());
+    drop(proc.child.stdin.take());
+    let status = proc.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(watch.has_exited(), "the pidfd is readable once the child has exited");
+    assert!(
+        identity::ExitWatch::open(&record).is_none(),
+        "an exited process is not watched"
+    );
+}

@@ -477,6 +477,15 @@ pub trait Surface {
         })
     }
 
+    /// A watch that turns readable when the target's presence ends (the process surface's
+    /// launch script exits), so a supervisor can wait for it instead of asking on a timer.
+    /// `None` where presence has no process of its own to watch (panes), or the process is not
+    /// running now: then [`Surface::presence`] is asked as before.
+    fn exit_watch(&self, target: &Target) -> Option<herd_core::identity::ExitWatch> {
+        let _ = target;
+        None
+    }
+
     /// Brings the target in front of the person: its tmux window and pane, its Herdr workspace.
     fn focus(&self, target: &Target, deadline: Instant) -> Result<(), Error> {
         let _ = (target, deadline);

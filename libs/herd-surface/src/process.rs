@@ -198,6 +198,18 @@ impl Surface for Process {
         }
     }
 
+    /// The process whose life [`Surface::presence`] judges: the launch script's leader, or the
+    /// runner's own identity where no leader was recorded.
+    fn exit_watch(&self, target: &Target) -> Option<identity::ExitWatch> {
+        let target = self.target(target).ok()?;
+        let record = match self.leader(&target.leader).ok()? {
+            Some(leader) => leader,
+            None if read_runner_exit(&target.exit_status).is_some() => return None,
+            None => read_record(&target.identity).ok()??,
+        };
+        identity::ExitWatch::open(&record)
+    }
+
     fn list(&self, deadline: Instant) -> Result<Vec<Listed>, Error> {
         let mut rows = Vec::new();
         let ids = self.artifacts.run_ids().map_err(|e| Error::Io(e.message))?;

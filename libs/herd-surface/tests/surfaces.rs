@@ -487,6 +487,11 @@ fn process_child_is_detached_logged_and_closed_through_its_identity() {
     );
     let leader = identity::Record::read(&files.leader).unwrap().unwrap();
     assert_ne!(leader.pid, runner.pid);
+    // Presence is the leader's life, and its exit watch stands for it while it runs.
+    let watch = process
+        .exit_watch(&target)
+        .expect("a running launch script can be watched");
+    assert!(!watch.has_exited());
     // The script leads a session of its own.
     // SAFETY: getsid has no memory-safety preconditions.
     let sid = unsafe { libc::getsid(leader.pid as i32) };
@@ -525,6 +530,8 @@ fn process_child_is_detached_logged_and_closed_through_its_identity() {
     assert_eq!(identity::judge(&runner), identity::Judgement::Exited);
     let presence = process.presence(&target, soon()).unwrap();
     assert_eq!(presence, Presence::Exited { status: Some(143) });
+    assert!(watch.has_exited(), "the watch turned readable when presence ended");
+    assert!(process.exit_watch(&target).is_none(), "nothing left to watch");
     assert!(
         process
             .read_tail(&target, 1, soon())
