@@ -11,7 +11,8 @@
 //! which this loop leaves out, so it is a floor of that design's cost.
 //!
 //! Then, one child at a time, the bench writes the child's `.exit` sidecar as the child
-//! extension does (temporary file, rename) and times until `runs/<id>.result.json` exists,
+//! extension does (temporary file, rename), ends the child as Pi ends itself after it, and
+//! times from the sidecar until `runs/<id>.result.json` exists,
 //! polling every millisecond; the row is the 95th percentile (nearest rank) of 20 such
 //! completions (quick: 5).
 
@@ -220,6 +221,11 @@ impl Bench {
             std::fs::write(&tmp, br#"{"type":"done"}"#).map_err(|e| e.to_string())?;
             std::fs::rename(&tmp, &exit).map_err(|e| e.to_string())?;
             let written = Instant::now();
+            // Then the child exits, as Pi does a moment after its sidecar: the result waits for
+            // that exit (at most 5 s) so that nothing of the child still runs when it goes out.
+            if let Ok(Some(runner)) = Record::read(&SessionFiles::new(&child.session).process()) {
+                identity::terminate(&runner, libc::SIGTERM);
+            }
             loop {
                 if result.exists() {
                     times.push(written.elapsed());
