@@ -593,17 +593,15 @@ fn launch_once(
     let Some((files, ids)) = claimed else {
         return Err(Error::internal("could not claim a free run id in 16 tries"));
     };
-    match prepare_and_launch(
+    let step = Attempt {
         artifacts,
         plan,
-        &mut record,
-        files,
-        ids,
         surface,
         tools,
         env,
         now,
-    ) {
+    };
+    match prepare_and_launch(&step, &mut record, files, ids) {
         Ok(outcome) => Ok(outcome),
         Err(err) => {
             // A failure after dispatch (the record's last save) leaves a child running: the
@@ -669,32 +667,135 @@ fn record_launcher(artifacts: &Artifacts, run_id: &str) -> Result<bool, Error> {
     crate::files::create_once(&path, &bytes)
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one attempt's state, passed once"
-)]
+/// What every step of one attempt works with, passed once.
+struct Attempt<'a> {
+    artifacts: &'a Artifacts,
+    plan: &'a Plan,
+    surface: &'a dyn Surface,
+    tools: &'a Tools,
+    env: &'a dyn Fn(&str) -> Option<String>,
+    now: u64,
+}
+
+/// Where the child runs, once its worktree (if it has one) exists.
+struct Place {
+    cwd: PathBuf,
+    agent_dir: PathBuf,
+    /// The worktree's retained root pane the child runs in (Herdr).
+    root_pane: Option<PaneRef>,
+    /// The managed worktree the launch policy binds the child to.
+    binding: Option<WorktreeBinding>,
+}
+
+/// Prepares the claimed attempt's files in order and dispatches its child.
 fn prepare_and_launch(
-    artifacts: &Artifacts,
-    plan: &Plan,
+    attempt: &Attempt<'_>,
     record: &mut RunRecord,
     mut files: Files,
     persistent_ids: Option<PersistentIds>,
-    surface: &dyn Surface,
-    tools: &Tools,
-    env: &dyn Fn(&str) -> Option<String>,
-    now: u64,
 ) -> Result<Ack, Error> {
-    let run_id = record.run_id.clone();
+    let plan = attempt.plan;
+    // 1. The worktree first: its manifest is written before anything is created for it.
+    let place = attempt.place(record, &mut files, persistent_ids.as_ref())?;
+    let trust = plan.trust.for_child(&place.cwd);
+    record
+        .extra
+        .insert(crate::trust::RECORD_KEY.into(), trust.as_str().into());
+    attempt.find_skills(record, &mut files, &place);
 
-    // The worktree first: its manifest is written before anything is created for it.
-    let mut child_cwd = plan.cwd.clone();
-    let mut agent_dir = plan.agent_dir.clone();
-    let mut root_pane: Option<PaneRef> = None;
-    let mut binding = None;
-    if let Some(wt) = &plan.worktree {
-        let created = crate::worktree::create(artifacts, plan, &run_id, wt, surface.kind())?;
+    // 2. The session and the first message.
+    let session = files.session()?.to_path_buf();
+    if let Some(parent) = session.parent() {
+        herd_core::sidecar::ensure_private_dir(parent)?;
+    }
+    if let (Runner::Pi { .. }, None) = (&plan.runner, &plan.resume) {
+        crate::seed::seed_session(plan, &session, &place.cwd, attempt.now)?;
+    }
+    if let Some(path) = &files.artifact {
+        crate::files::write(path, attempt.first_message().as_bytes())?;
+    }
+
+    // 3. What the watcher and a resume read later: the launch policy, seed 004's gate, the
+    //    accept spec (the command lives only in that file), a persistent specialist's first
+    //    task in its ledger, the request a model fallback relaunches.
+    let policy = attempt.write_policy(record, &session, persistent_ids.as_ref(), &place)?;
+    attempt.write_gate(record, &files)?;
+    if let (Some(spec), Some(path)) = (&plan.accept, &files.accept_spec) {
+        spec.write(path)?;
+    }
+    if let Some(ids) = &persistent_ids {
+        crate::persistent::append_ledger(
+            &SessionFiles::new(&session).ledger(),
+            &ids.task_id,
+            "dispatched",
+            &ids.generation_id,
+            &ids.logical_id,
+            &policy.hash(),
+        )?;
+    }
+    if let Some(request) = &files.request {
+        crate::files::write_json(request, &plan.request_json)?;
+    }
+
+    // 4. The launch script, last.
+    attempt.write_script(
+        record,
+        &files,
+        &session,
+        &place,
+        persistent_ids.as_ref(),
+        trust,
+    )?;
+
+    // 5. Dispatch.
+    let owner = attempt.dispatch(record, &files, &session, &place)?;
+    // A cancel recorded while this launch was acquiring its owner ends the owner as soon as it
+    // is acquired (seed 003, cancel status `requested`); the watcher then delivers the cancelled
+    // result. A pane herd was given (a retained worktree root) is never closed here.
+    if let Some(target) = &owner {
+        if attempt
+            .artifacts
+            .run_file(&record.run_id, "cancel.json")
+            .exists()
+        {
+            let deadline = Instant::now() + herd_surface::ABSENCE_CONFIRMATION;
+            let _ = herd_surface::close_confirmed(attempt.surface, target, deadline);
+        }
+    }
+    Ok(Ack {
+        status: record.status,
+        record: record.clone(),
+        artifacts: attempt.artifacts.root().to_path_buf(),
+        failed_attempts: Vec::new(),
+        persistent_ids,
+    })
+}
+
+impl Attempt<'_> {
+    /// Creates the managed worktree when the plan asks for one, and says where the child runs.
+    /// A worktree child's session lives with the worktree's agent directory, so it is chosen
+    /// and recorded here.
+    fn place(
+        &self,
+        record: &mut RunRecord,
+        files: &mut Files,
+        ids: Option<&PersistentIds>,
+    ) -> Result<Place, Error> {
+        let plan = self.plan;
+        let Some(wt) = &plan.worktree else {
+            return Ok(Place {
+                cwd: plan.cwd.clone(),
+                agent_dir: plan.agent_dir.clone(),
+                root_pane: None,
+                binding: None,
+            });
+        };
+        let run_id = record.run_id.clone();
+        let created =
+            crate::worktree::create(self.artifacts, plan, &run_id, wt, self.surface.kind())?;
+        let path = created.path.to_string_lossy().into_owned();
         record.worktree = Some(WorktreeRef {
-            path: created.path.to_string_lossy().into_owned(),
+            path: path.clone(),
             branch: created.branch.clone(),
             base_sha: created.base_sha.clone(),
             manifest: created.manifest_file.to_string_lossy().into_owned(),
@@ -702,32 +803,39 @@ fn prepare_and_launch(
         record
             .diagnostics
             .extend(created.diagnostics.iter().cloned());
-        child_cwd = created.path.clone();
-        record.cwd = child_cwd.to_string_lossy().into_owned();
-        root_pane = crate::worktree::root_pane(&created, surface);
-        binding = Some(WorktreeBinding {
-            path: created.path.to_string_lossy().into_owned(),
+        record.cwd = path.clone();
+        let binding = WorktreeBinding {
+            path,
             workspace_id: created
                 .workspace_id
                 .clone()
                 .unwrap_or_else(|| "none".to_owned()),
             branch: created.branch.clone(),
             base_sha: created.base_sha.clone(),
-        });
-        // The child's session lives with the worktree's agent directory, when it has one.
-        agent_dir = crate::names::agent_dir(Some(&child_cwd), env)?;
-        let session = session_for(plan, artifacts, &run_id, now, &agent_dir, &child_cwd)?;
-        crate::worktree::record_session(artifacts, &run_id, session.clone());
+        };
+        let cwd = created.path.clone();
+        let agent_dir = crate::names::agent_dir(Some(&cwd), self.env)?;
+        let session = session_for(plan, self.artifacts, &run_id, self.now, &agent_dir, &cwd)?;
+        crate::worktree::record_session(self.artifacts, &run_id, session.clone());
         files.session = Some(session);
-        describe(record, &files, persistent_ids.as_ref());
-        crate::files::save_record(artifacts, record)?;
+        describe(record, files, ids);
+        crate::files::save_record(self.artifacts, record)?;
+        Ok(Place {
+            root_pane: crate::worktree::root_pane(&created, self.surface),
+            cwd,
+            agent_dir,
+            binding: Some(binding),
+        })
     }
-    let trust = plan.trust.for_child(&child_cwd);
-    record
-        .extra
-        .insert(crate::trust::RECORD_KEY.into(), trust.as_str().into());
-    if matches!(plan.runner, Runner::Pi { .. }) && !plan.skills.is_empty() {
-        let skills = crate::skills::resolve(&plan.skills, &child_cwd, &agent_dir);
+
+    /// Finds the skills Pi loads with `--skill` in the child's directories; those not found are
+    /// left to Pi's own discovery, with a diagnostic.
+    fn find_skills(&self, record: &mut RunRecord, files: &mut Files, place: &Place) {
+        let plan = self.plan;
+        if !matches!(plan.runner, Runner::Pi { .. }) || plan.skills.is_empty() {
+            return;
+        }
+        let skills = crate::skills::resolve(&plan.skills, &place.cwd, &place.agent_dir);
         if !skills.missing.is_empty() {
             record.diagnostics.push(format!(
                 "skills not found in the child's .pi/skills, .agents/skills or the agent directory, left to Pi's own discovery: {}",
@@ -736,24 +844,18 @@ fn prepare_and_launch(
         }
         files.skills = skills.paths;
     }
-    let session = files.session()?.to_path_buf();
-    if let Some(parent) = session.parent() {
-        herd_core::sidecar::ensure_private_dir(parent)?;
-    }
-    if let (Runner::Pi { .. }, None) = (&plan.runner, &plan.resume) {
-        crate::seed::seed_session(plan, &session, &child_cwd, now)?;
-    }
 
-    // The first message.
-    let mode = if plan.persistent {
-        Mode::Persistent
-    } else if plan.auto_exit {
-        Mode::AutoExit
-    } else {
-        Mode::Interactive
-    };
-    if let Some(path) = &files.artifact {
-        let text = match (&plan.runner, &plan.resume) {
+    /// The first message: the task artifact, the exec prompt or the resume message.
+    fn first_message(&self) -> String {
+        let plan = self.plan;
+        let mode = if plan.persistent {
+            Mode::Persistent
+        } else if plan.auto_exit {
+            Mode::AutoExit
+        } else {
+            Mode::Interactive
+        };
+        match (&plan.runner, &plan.resume) {
             (Runner::Pi { .. }, Some(resume)) => {
                 format!(
                     "{}\n",
@@ -779,42 +881,54 @@ fn prepare_and_launch(
                 &plan.request.task,
                 acceptance_section(plan).as_deref(),
             ),
+        }
+    }
+
+    /// The launch policy, which resume restores (a resume keeps the one it restored; an exec
+    /// child is no Pi session and cannot be resumed), written where it applies.
+    fn write_policy(
+        &self,
+        record: &RunRecord,
+        session: &Path,
+        ids: Option<&PersistentIds>,
+        place: &Place,
+    ) -> Result<Policy, Error> {
+        let plan = self.plan;
+        let run_id = &record.run_id;
+        let owner = if place.binding.is_some() {
+            Owner::ManagedWorktree
+        } else {
+            Owner::Public
         };
-        crate::files::write(path, text.as_bytes())?;
+        let policy = Policy::new(
+            owner,
+            plan.tools.clone(),
+            plan.denied_tools.clone(),
+            plan.persistent,
+            ids.map_or_else(|| run_id.clone(), |ids| ids.logical_id.clone()),
+            ids.map_or_else(|| format!("gen-{run_id}"), |ids| ids.generation_id.clone()),
+            place.binding.clone(),
+        );
+        let writes_policy = plan.resume.is_none()
+            && (matches!(plan.runner, Runner::Pi { .. })
+                || plan.persistent
+                || plan.worktree.is_some());
+        if writes_policy {
+            policy.write(&SessionFiles::new(session).policy())?;
+        }
+        Ok(policy)
     }
 
-    // The launch policy, which resume restores (a resume keeps the one it restored; an exec
-    // child is no Pi session and cannot be resumed).
-    let owner = if binding.is_some() {
-        Owner::ManagedWorktree
-    } else {
-        Owner::Public
-    };
-    let policy = Policy::new(
-        owner,
-        plan.tools.clone(),
-        plan.denied_tools.clone(),
-        plan.persistent,
-        persistent_ids
-            .as_ref()
-            .map_or_else(|| run_id.clone(), |ids| ids.logical_id.clone()),
-        persistent_ids
-            .as_ref()
-            .map_or_else(|| format!("gen-{run_id}"), |ids| ids.generation_id.clone()),
-        binding,
-    );
-    let writes_policy = plan.resume.is_none()
-        && (matches!(plan.runner, Runner::Pi { .. }) || plan.persistent || plan.worktree.is_some());
-    if writes_policy {
-        policy.write(&SessionFiles::new(&session).policy())?;
-    }
-
-    // Seed 004's gate, which herd-watch applies to the final report.
-    if let (Some(gate), Some(path)) = (&plan.acceptance, &files.acceptance) {
+    /// Seed 004's gate, which herd-watch applies to the final report, and its summary in the
+    /// record.
+    fn write_gate(&self, record: &mut RunRecord, files: &Files) -> Result<(), Error> {
+        let (Some(gate), Some(path)) = (&self.plan.acceptance, &files.acceptance) else {
+            return Ok(());
+        };
         let run_gate = herd_accept::report::RunGate {
             format_version: herd_accept::report::RUN_GATE_VERSION,
             gate: gate.clone(),
-            reviews: review_target(artifacts, plan)?,
+            reviews: review_target(self.artifacts, self.plan)?,
         };
         herd_core::sidecar::write_json(path, &run_gate)?;
         let mut summary = serde_json::json!({
@@ -826,134 +940,130 @@ fn prepare_and_launch(
             summary["reviews"] = target.run_id.clone().into();
         }
         record.extra.insert("acceptance".into(), summary);
+        Ok(())
     }
 
-    // The accept spec: the command lives only in this file.
-    if let (Some(spec), Some(path)) = (&plan.accept, &files.accept_spec) {
-        spec.write(path)?;
-    }
-
-    // A persistent specialist's first task is dispatched through the ledger.
-    if let Some(ids) = &persistent_ids {
-        crate::persistent::append_ledger(
-            &SessionFiles::new(&session).ledger(),
-            &ids.task_id,
-            "dispatched",
-            &ids.generation_id,
-            &ids.logical_id,
-            &policy.hash(),
-        )?;
-    }
-    if let Some(request) = &files.request {
-        crate::files::write_json(request, &plan.request_json)?;
-    }
-
-    // The launch script, last.
-    let (unset, child_env) = child_env(
-        plan,
-        record,
-        &files,
-        &session,
-        &agent_dir,
-        surface,
-        persistent_ids.as_ref(),
-        trust,
-        tools,
-        env,
-    );
-    let (argv, stdin, stdout, stderr) =
-        runner_argv(plan, record, &files, &session, surface, tools, artifacts)?;
-    let script = Script {
-        run_id: run_id.clone(),
-        name: plan.request.name.clone(),
-        prologue: surface.script_prologue(&plan.request.name),
-        cwd: child_cwd.clone(),
-        unset,
-        env: child_env,
-        herd_launch: tools.herd_launch.clone(),
-        identity_file: SessionFiles::new(&session).process(),
-        session_file: session.clone(),
-        argv,
-        stdin,
-        stdout,
-        stderr,
-        exit_status_file: herd_surface::runner_exit_file(artifacts, &run_id),
-    };
-    script.write(&files.script)?;
-    if let Runner::Exec { argv } = &plan.runner {
-        // Kept for a fallback launch of the same command; written with the final state.
-        record.extra.insert(
-            "exec_argv".into(),
-            argv.iter()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .into(),
+    /// Writes the launch script: the child's environment, the runner's command line and where
+    /// its exit status goes.
+    fn write_script(
+        &self,
+        record: &mut RunRecord,
+        files: &Files,
+        session: &Path,
+        place: &Place,
+        ids: Option<&PersistentIds>,
+        trust: crate::trust::Trust,
+    ) -> Result<(), Error> {
+        let plan = self.plan;
+        let (unset, child_env) = child_env(
+            plan,
+            record,
+            files,
+            session,
+            &place.agent_dir,
+            self.surface,
+            ids,
+            trust,
+            self.tools,
+            self.env,
         );
+        let (argv, stdin, stdout, stderr) = runner_argv(
+            plan,
+            record,
+            files,
+            session,
+            self.surface,
+            self.tools,
+            self.artifacts,
+        )?;
+        let script = Script {
+            run_id: record.run_id.clone(),
+            name: plan.request.name.clone(),
+            prologue: self.surface.script_prologue(&plan.request.name),
+            cwd: place.cwd.clone(),
+            unset,
+            env: child_env,
+            herd_launch: self.tools.herd_launch.clone(),
+            identity_file: SessionFiles::new(session).process(),
+            session_file: session.to_path_buf(),
+            argv,
+            stdin,
+            stdout,
+            stderr,
+            exit_status_file: herd_surface::runner_exit_file(self.artifacts, &record.run_id),
+        };
+        script.write(&files.script)?;
+        if let Runner::Exec { argv } = &plan.runner {
+            // Kept for a fallback launch of the same command; written with the final state.
+            record.extra.insert(
+                "exec_argv".into(),
+                argv.iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .into(),
+            );
+        }
+        Ok(())
     }
 
-    // Dispatch.
-    let launch = Launch {
-        run_id: &run_id,
-        name: &plan.request.name,
-        cwd: &child_cwd,
-        script: &files.script,
-        session_file: &session,
-        into: root_pane.as_ref(),
-    };
-    let mut owner = None;
-    let status = match surface.launch(&launch, &launch_budgets(env)) {
-        Ok(target) => {
-            record.pane = target.to_pane_ref();
-            owner = Some(target);
-            LaunchStatus::Launched
+    /// Starts the launch script on the surface and records how that went: the record's last
+    /// save. Returns the owner of the child when one was acquired.
+    fn dispatch(
+        &self,
+        record: &mut RunRecord,
+        files: &Files,
+        session: &Path,
+        place: &Place,
+    ) -> Result<Option<herd_surface::Target>, Error> {
+        let run_id = record.run_id.clone();
+        let launch = Launch {
+            run_id: &run_id,
+            name: &self.plan.request.name,
+            cwd: &place.cwd,
+            script: &files.script,
+            session_file: session,
+            into: place.root_pane.as_ref(),
+        };
+        let mut owner = None;
+        let status = match self.surface.launch(&launch, &launch_budgets(self.env)) {
+            Ok(target) => {
+                record.pane = target.to_pane_ref();
+                owner = Some(target);
+                LaunchStatus::Launched
+            }
+            Err(LaunchError::Definite(err)) => {
+                record.launch_failure = Some(err.to_string());
+                LaunchStatus::Failed
+            }
+            Err(LaunchError::Uncertain {
+                error,
+                owner: uncertain,
+            }) => {
+                record.pane = uncertain.to_pane_ref();
+                record.launch_failure = Some(error.to_string());
+                owner = Some(*uncertain);
+                LaunchStatus::Uncertain
+            }
+            Err(LaunchError::Unowned(err)) => {
+                record.launch_failure = Some(format!("{err}; no owner was identified"));
+                LaunchStatus::Uncertain
+            }
+        };
+        if self.plan.worktree.is_some() {
+            match status {
+                LaunchStatus::Launched => crate::worktree::mark_running(self.artifacts, &run_id),
+                LaunchStatus::Failed => crate::worktree::mark_failed(
+                    self.artifacts,
+                    &run_id,
+                    record.launch_failure.as_deref().unwrap_or("launch failed"),
+                ),
+                _ => {}
+            }
         }
-        Err(LaunchError::Definite(err)) => {
-            record.launch_failure = Some(err.to_string());
-            LaunchStatus::Failed
-        }
-        Err(LaunchError::Uncertain {
-            error,
-            owner: uncertain,
-        }) => {
-            record.pane = uncertain.to_pane_ref();
-            record.launch_failure = Some(error.to_string());
-            owner = Some(*uncertain);
-            LaunchStatus::Uncertain
-        }
-        Err(LaunchError::Unowned(err)) => {
-            record.launch_failure = Some(format!("{err}; no owner was identified"));
-            LaunchStatus::Uncertain
-        }
-    };
-    if plan.worktree.is_some() {
-        match status {
-            LaunchStatus::Launched => crate::worktree::mark_running(artifacts, &run_id),
-            LaunchStatus::Failed => crate::worktree::mark_failed(
-                artifacts,
-                &run_id,
-                record.launch_failure.as_deref().unwrap_or("launch failed"),
-            ),
-            _ => {}
-        }
+        record.status = status;
+        crate::files::save_record(self.artifacts, record)?;
+        Ok(owner)
     }
-    record.status = status;
-    crate::files::save_record(artifacts, record)?;
-    // A cancel recorded while this launch was acquiring its owner ends the owner as soon as it
-    // is acquired (seed 003, cancel status `requested`); the watcher then delivers the cancelled
-    // result. A pane herd was given (a retained worktree root) is never closed here.
-    if let Some(target) = &owner {
-        if artifacts.run_file(&run_id, "cancel.json").exists() {
-            let deadline = Instant::now() + herd_surface::ABSENCE_CONFIRMATION;
-            let _ = herd_surface::close_confirmed(surface, target, deadline);
-        }
-    }
-    Ok(Ack {
-        status,
-        record: record.clone(),
-        artifacts: artifacts.root().to_path_buf(),
-        failed_attempts: Vec::new(),
-        persistent_ids,
-    })
 }
 
 /// The child's environment (protocol.md §1.1): what to unset, then what to export.
