@@ -570,76 +570,45 @@ fn twenty_concurrent_spawns_collide_in_nothing() {
     assert_eq!(env.run_ids().len(), 20);
 }
 
-/// A tmux server of the test's own, stopped by PID at the end.
+/// The test kit's private tmux server with one session, whose first pane the test runs
+/// "inside" (`TMUX`, `TMUX_PANE`).
 struct Tmux {
+    server: herd_e2e::tmux::Tmux,
     socket: PathBuf,
-    pid: i32,
+    pane: String,
 }
 
 impl Tmux {
     fn start(dir: &Path) -> Tmux {
-        let socket = dir.join("tmux.sock");
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "the test starts its own tmux server"
-        )]
-        let out = std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(&socket)
-            .args([
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-s",
-                "t",
-                "-x",
-                "200",
-                "-y",
-                "50",
-            ])
-            .args([";", "display-message", "-p", "#{pid}"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let pid = String::from_utf8(out.stdout)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        Tmux { socket, pid }
+        let vars: Vec<(std::ffi::OsString, std::ffi::OsString)> = ["PATH", "HOME"]
+            .into_iter()
+            .filter_map(|k| Some((k.into(), std::env::var_os(k)?)))
+            .collect();
+        let server = herd_e2e::tmux::Tmux::start(&vars);
+        let pane = server.new_session("t", dir, &["sh".into()]);
+        let socket = server.socket_path();
+        Tmux {
+            server,
+            socket,
+            pane,
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.server.pid()
     }
 
     fn capture(&self, pane: &str) -> String {
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "the test reads its own tmux server"
-        )]
-        let out = std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(["capture-pane", "-p", "-S", "-50", "-t", pane])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        self.server
+            .cmd(["capture-pane", "-p", "-S", "-50", "-t", pane])
     }
 
     fn inside(&self, env: &mut Env) {
-        env.set("TMUX", format!("{},{},0", self.socket.display(), self.pid));
-        env.set("TMUX_PANE", "%0");
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        // SAFETY: kill has no memory-safety preconditions; the PID is the test's own server.
-        unsafe {
-            libc::kill(self.pid, libc::SIGKILL);
-        }
+        env.set(
+            "TMUX",
+            format!("{},{},0", self.socket.display(), self.pid()),
+        );
+        env.set("TMUX_PANE", self.pane.clone());
     }
 }
 
@@ -656,7 +625,7 @@ fn tmux_launch_places_a_pane_that_keeps_its_sentinel() {
     assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
     assert_eq!(run.json["surface"], "tmux");
     let pane = run.json["pane_id"].as_str().unwrap().to_owned();
-    assert!(pane.starts_with('%') && pane != "%0", "{pane}");
+    assert!(pane.starts_with('%') && pane != tmux.pane, "{pane}");
     let run_id = run.json["run_id"].as_str().unwrap();
     let record = env.record(run_id);
     assert_eq!(
@@ -665,7 +634,7 @@ fn tmux_launch_places_a_pane_that_keeps_its_sentinel() {
     );
     assert_eq!(
         record["pane"]["server_pid"].as_i64(),
-        Some(i64::from(tmux.pid))
+        Some(i64::from(tmux.pid()))
     );
     assert_eq!(exit_code(&env, run_id), 4);
     eventually("the sentinel on the pane", || {

@@ -1,15 +1,18 @@
 //! The tmux and process surfaces against real processes and a real tmux server.
 //!
-//! Each tmux test runs its own server on a private socket (`tmux -S <tempdir>/sock`) and stops it
-//! by PID at the end, even when the test fails.
+//! Each tmux test runs its own server, the test kit's (`herd_e2e::tmux::Tmux`, a private socket),
+//! which is killed at the end even when the test fails.
 
 #![expect(
     clippy::unwrap_used,
     reason = "test helpers fail the test on any error"
 )]
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use herd_e2e::tmux::Tmux as TestTmux;
 
 use herd_core::identity;
 use herd_core::layout::Artifacts;
@@ -50,81 +53,39 @@ fn script(dir: &Path, name: &str, surface: &dyn Surface, body: &str) -> PathBuf 
     path
 }
 
-/// A tmux server of its own, stopped by PID when dropped.
+/// The test kit's private tmux server with one session, whose first pane stands for the
+/// parent's: the surface splits new panes beside it.
 struct Server {
-    socket: PathBuf,
-    pid: i32,
-    _dir: tempfile::TempDir,
+    tmux: TestTmux,
+    pane: String,
 }
 
 impl Server {
     fn start() -> Server {
-        let dir = tempfile::tempdir().unwrap();
-        let socket = dir.path().join("sock");
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "the test starts its own tmux server"
-        )]
-        let out = std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(&socket)
-            .args([
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-s",
-                "t",
-                "-x",
-                "160",
-                "-y",
-                "48",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let pid = Server::query(&socket, "#{pid}").parse().unwrap();
-        Server {
-            socket,
-            pid,
-            _dir: dir,
-        }
+        let tmux = TestTmux::start(&pane_vars());
+        let pane = tmux.new_session("t", Path::new("/"), &["sh".into()]);
+        Server { tmux, pane }
     }
 
-    fn query(socket: &Path, format: &str) -> String {
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "the test inspects its own tmux server"
-        )]
-        let out = std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(socket)
-            .args(["display-message", "-p", "-t", "%0", format])
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    fn pid(&self) -> u32 {
+        self.tmux.pid()
     }
 
     fn surface(&self) -> Tmux {
         Tmux::with_socket(
             herd_surface::tmux::find_program().unwrap(),
-            self.socket.clone(),
-            Some("%0".into()),
+            self.tmux.socket_path(),
+            Some(self.pane.clone()),
         )
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        // SAFETY: kill has no memory-safety preconditions; the PID is our own server's.
-        unsafe {
-            libc::kill(self.pid, libc::SIGKILL);
-        }
-    }
+/// What the panes of a test server see: only `PATH` and `HOME`.
+fn pane_vars() -> Vec<(OsString, OsString)> {
+    ["PATH", "HOME"]
+        .into_iter()
+        .filter_map(|k| Some((OsString::from(k), std::env::var_os(k)?)))
+        .collect()
 }
 
 fn launch<'a>(
@@ -161,7 +122,7 @@ fn tmux_pane_lives_reads_takes_keys_keeps_its_screen_and_closes() {
         .unwrap();
     let pane = target.pane().unwrap().clone();
     assert!(pane.pane_id.starts_with('%'));
-    assert_eq!(pane.server_pid, Some(server.pid as u32));
+    assert_eq!(pane.server_pid, Some(server.pid()));
     assert!(pane.owned);
 
     assert_eq!(tmux.presence(&target, soon()).unwrap(), Presence::Running);
@@ -269,51 +230,9 @@ fn tmux_text_ending_in_a_semicolon_arrives_whole() {
 
 #[test]
 fn tmux_server_without_sessions_gets_a_herd_session() {
-    let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("sock");
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the test starts its own tmux server"
-    )]
-    let out = std::process::Command::new("tmux")
-        .arg("-S")
-        .arg(&socket)
-        .args([
-            "-f",
-            "/dev/null",
-            "start-server",
-            ";",
-            "set",
-            "-g",
-            "exit-empty",
-            "off",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the test asks its own tmux server for its pid"
-    )]
-    let pid = std::process::Command::new("tmux")
-        .arg("-S")
-        .arg(&socket)
-        .args(["display-message", "-p", "#{pid}"])
-        .output()
-        .unwrap();
-    let server = Server {
-        socket: socket.clone(),
-        pid: String::from_utf8(pid.stdout)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap(),
-        _dir: dir,
-    };
+    // The test kit's server starts with no session and stays up without one.
+    let server = TestTmux::start(&pane_vars());
+    let socket = server.socket_path();
     let tmux = Tmux::with_socket(herd_surface::tmux::find_program().unwrap(), socket, None);
     let work = tempfile::tempdir().unwrap();
     let path = script(work.path(), "first", &tmux, "exec sleep 30");
@@ -325,7 +244,7 @@ fn tmux_server_without_sessions_gets_a_herd_session() {
         )
         .unwrap();
     let pane = target.pane().unwrap().clone();
-    assert_eq!(pane.server_pid, Some(server.pid as u32));
+    assert_eq!(pane.server_pid, Some(server.pid()));
     assert_eq!(tmux.presence(&target, soon()).unwrap(), Presence::Running);
     assert_eq!(close_confirmed(&tmux, &target, soon()), Closed::Confirmed);
     assert!(tmux.list(soon()).unwrap().is_empty());
