@@ -12,30 +12,9 @@ use crate::evidence::{Activity, Phase};
 /// How long pane inspection must keep failing before a run is `stalled`.
 pub const STALL_AFTER_MS: u64 = 60_000;
 
-/// What Herdr (or another surface) says about the agent in a pane.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentStatus {
-    Idle,
-    Working,
-    Blocked,
-    Done,
-    Unknown,
-}
-
-impl AgentStatus {
-    /// What a surface reported; a surface without agent statuses says as little as Herdr's
-    /// `unknown`.
-    pub fn from_surface(status: Option<herd_surface::AgentStatus>) -> AgentStatus {
-        match status {
-            Some(herd_surface::AgentStatus::Idle) => AgentStatus::Idle,
-            Some(herd_surface::AgentStatus::Working) => AgentStatus::Working,
-            Some(herd_surface::AgentStatus::Blocked) => AgentStatus::Blocked,
-            Some(herd_surface::AgentStatus::Done) => AgentStatus::Done,
-            Some(herd_surface::AgentStatus::Unknown) | None => AgentStatus::Unknown,
-        }
-    }
-}
+/// What Herdr says about the agent in a pane; a surface without agent statuses (or a pane not
+/// asked) is `Unknown`, as little as Herdr's own `unknown` says.
+pub use herd_surface::AgentStatus;
 
 /// One inspection of the child's pane or process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

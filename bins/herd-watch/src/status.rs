@@ -171,7 +171,7 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
                     .map(|seen| (seen.presence, seen.agent))
                 {
                     Ok((Presence::Running, agent)) => {
-                        PaneObservation::Present(AgentStatus::from_surface(agent))
+                        PaneObservation::Present(agent.unwrap_or(AgentStatus::Unknown))
                     }
                     Ok((Presence::Exited { .. }, _)) => {
                         life.finalize(now);

@@ -1095,7 +1095,7 @@ fn reconcile(
     match seen.map(|seen| (seen.presence, seen.agent)) {
         Ok((Presence::Running, agent)) => {
             run.lifecycle.observe_pane(
-                PaneObservation::Present(AgentStatus::from_surface(agent)),
+                PaneObservation::Present(agent.unwrap_or(AgentStatus::Unknown)),
                 now,
             );
             if may_watch {
