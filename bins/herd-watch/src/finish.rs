@@ -84,6 +84,12 @@ pub fn finish(
         }
     }
     let result = build(artifacts, record, observed, elapsed_ms, cancel, &[]);
+    // Seed 003: an exit confirmed after a stop timeout or a failed publication is "one terminal
+    // stopped update and a stopped ledger entry". The ledger first: a watcher killed before the
+    // result settles finds the line and does not write it again.
+    if result.details.get("stopped") == Some(&serde_json::Value::Bool(true)) {
+        let _ = crate::tasks::record_stopped(record);
+    }
     let _ = delivery::settle(artifacts, &result);
 }
 
@@ -357,11 +363,17 @@ pub fn build(
         ending.vanished = true;
     }
     // A specialist that ended on its stop directive stopped: its tasks' reports were delivered
-    // each on its own, and the last one is not repeated as the run's.
+    // each on its own, and the last one is not repeated as the run's. Its process gone after the
+    // directive (a stop that was unconfirmed, then killed) is the stop's confirmed exit too.
+    let gone = matches!(observed, Observed::Lost | Observed::Exited(_));
     if record.persistent
-        && ending.outcome == Some(Outcome::Completed)
+        && (ending.outcome == Some(Outcome::Completed)
+            || (ending.outcome == Some(Outcome::Failed) && gone))
         && crate::tasks::stop_requested(&record.session_files())
     {
+        ending.outcome = Some(Outcome::Completed);
+        ending.failure = None;
+        details.remove("errorMessage");
         ending.stopped = true;
         ending.report = None;
         details.insert("stopped".into(), true.into());

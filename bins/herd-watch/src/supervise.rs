@@ -684,6 +684,12 @@ impl Supervisor {
                 run.lifecycle.interrupt(at);
             }
         }
+        // An unconfirmed stop is judged from the ledger and the clock: looked at when the files
+        // changed and on each reconciliation, as the stop's deadline passes without an event.
+        if run.record.persistent && (read || due) {
+            run.lifecycle.stop_unconfirmed =
+                tasks::stop_unconfirmed_since(&run.record.session_files(), now);
+        }
         if read {
             if let ActivityRead::Found(activity) =
                 evidence::read_activity(&artifacts.activity(id), id)

@@ -1409,7 +1409,30 @@ fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
         "{}",
         send.stdout.text()
     );
+    // Killed after its unconfirmed stop, it is gone after a stop directive: stopped, once.
     kill(pid);
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(40),
+    );
+    let text = out.stdout.text();
+    let end = run_end(&text);
+    assert_eq!(end["details"]["stopped"], true, "{text}");
+    assert!(
+        end["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Persistent specialist \"Deaf\" stopped ("),
+        "{text}"
+    );
+    let outcomes = ledger_outcomes(&session);
+    assert_eq!(
+        outcomes.iter().filter(|o| *o == "stopped").count(),
+        1,
+        "{outcomes:?}"
+    );
 
     // Busy with its first task until the gate opens: the stop waits behind the task.
     let gate = env.dir.path().join("gate");
@@ -1436,6 +1459,100 @@ fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
         Duration::from_secs(30),
         || (!running(pid)).then_some(()),
     );
+}
+
+/// The outcomes of a specialist's ledger, oldest first.
+fn ledger_outcomes(session: &str) -> Vec<String> {
+    std::fs::read_to_string(format!("{session}.ledger"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v["outcome"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The run's own end among a follow's results: the result without a task.
+fn run_end(stdout: &str) -> Value {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["event"] == "result" && v["details"]["task"].is_null())
+        .unwrap_or_else(|| panic!("no run result in {stdout}"))
+}
+
+#[test]
+fn an_unconfirmed_stop_is_stalled_and_its_late_exit_is_one_stopped_result() {
+    let env = Env::new();
+    // It honours the stop directive, but only after the stop's 5 s deadline.
+    let late = SPECIALIST.replace(
+        r#"*'"type":"stop"'*) printf '{"type":"done"}' > "$s.exit"; exit 0;;"#,
+        r#"*'"type":"stop"'*) sleep 9; printf '{"type":"done"}' > "$s.exit"; exit 0;;"#,
+    );
+    assert_ne!(late, SPECIALIST);
+    let id = env.spawn_request(
+        serde_json::json!({"name": "Late", "task": "first", "persistent": true}),
+        &["--runner", "exec", "--", "sh", "-c", &late],
+    );
+    let pid = env.identity_pid(&id);
+    let session = env.record(&id)["session_file"].as_str().unwrap().to_owned();
+    wait_for("the first task's answer", Duration::from_secs(10), || {
+        std::fs::read_to_string(format!("{session}.tasks"))
+            .ok()
+            .filter(|t| t.contains("first task done"))
+    });
+    // The first task's result is delivered before the stop.
+    let first = env.run(
+        &watch_bin(),
+        &["follow", "--json", "--forever"],
+        &[],
+        Duration::from_secs(2),
+    );
+    assert!(first.stdout.text().contains("first task done"));
+    let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
+    assert_eq!(code, 3, "{text}");
+    assert_eq!(doc["status"], "stop-unconfirmed", "{doc}");
+    assert!(running(pid));
+    // Seed 003: the unconfirmed stop is `stalled`, in the status and in the widget.
+    let (_, doc, text) = env.watch(&["status", "--run", &id, "--json"]);
+    assert_eq!(doc["runs"][0]["label"], "stalled", "{text}");
+    assert_eq!(doc["runs"][0]["detail"], "stop unconfirmed", "{text}");
+    let (_, _, widget) = env.watch(&["status", "--widget"]);
+    assert!(widget.contains("stalled"), "{widget}");
+    // It takes no follow-up work, and the evidence stays.
+    let send = env.run(
+        &launch_bin(),
+        &["send", "--run", &id, "--message", "more", "--json"],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert_eq!(send.code, Some(2), "{}", send.stdout.text());
+    assert!(send.stdout.text().contains("stopping"));
+    assert!(Path::new(&format!("{session}.tasks")).exists());
+    assert!(!ledger_outcomes(&session).contains(&"stopped".to_owned()));
+    // Its exit, confirmed after the deadline: one terminal stopped result and one stopped line.
+    let last = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(40),
+    );
+    assert_eq!(last.code, Some(0), "{}", last.stderr.text());
+    let text = last.stdout.text();
+    assert_eq!(result_events(&text, &id), 1, "{text}");
+    let end = run_end(&text);
+    let message = end["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Persistent specialist \"Late\" stopped ("),
+        "{message}"
+    );
+    assert_eq!(end["details"]["stopped"], true);
+    let outcomes = ledger_outcomes(&session);
+    assert_eq!(
+        outcomes.iter().filter(|o| *o == "stopped").count(),
+        1,
+        "{outcomes:?}"
+    );
+    assert_eq!(outcomes.last().map(String::as_str), Some("stopped"));
 }
 
 #[test]
