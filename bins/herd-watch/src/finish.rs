@@ -480,7 +480,11 @@ fn apply_acceptance(
             .as_ref()
             .map_or(record.cwd.as_str(), |w| w.path.as_str())
             .to_owned();
-        let mut host = report::host::RealHost::new(cancel);
+        // Seed 004: verify results are memoized per workspace state and environment.
+        let mut host = report::memo::MemoHost::new(
+            report::host::RealHost::new(cancel),
+            artifacts.root().join("verify-memo"),
+        );
         let ledger = report::evaluate(
             &run_gate.gate,
             raw.as_deref().unwrap_or_default(),

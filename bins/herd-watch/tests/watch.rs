@@ -2507,6 +2507,48 @@ fn an_explicit_gate_that_rejects_fails_the_run_and_says_why() {
 }
 
 #[test]
+fn a_gate_on_an_unchanged_tree_is_not_run_again_and_a_changed_tree_runs_it() {
+    let env = Env::new();
+    let repo = herd_e2e::git::GitRepo::init();
+    // The test child leaves its prompt in its directory; that file is not the tree's.
+    std::fs::write(repo.path().join(".git/info/exclude"), "prompt.seen\n").unwrap();
+    let cwd = repo.path().to_str().unwrap();
+    let counter = env.dir.path().join("gate-runs");
+    let gate = format!("echo ran >> '{}'", counter.display());
+    let report = r#"{"changedFiles":[],"testsAddedOrUpdated":[],"commandsRun":[{"command":"true","result":"passed"}],"validationOutput":["ok"],"residualRisks":["none"],"noStagedFiles":true}"#;
+    let gated = |name: &str| {
+        let id = env.spawn_gated(
+            serde_json::json!({"name": name, "task": "t", "cwd": cwd, "gate": gate}),
+            "Made it.",
+            report,
+            "",
+        );
+        let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+        assert_eq!(code, 0, "{text}");
+        let run = doc["details"]["acceptance"]["verify_runs"][0].clone();
+        assert_eq!(run["status"], "passed", "{doc}");
+        run["reused"].as_bool().unwrap()
+    };
+    let runs = || {
+        std::fs::read_to_string(&counter)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    assert!(!gated("First"));
+    assert_eq!(runs(), 1);
+    // The same command on the same tree and environment: the first result, not a second run.
+    assert!(gated("Second"));
+    assert_eq!(runs(), 1);
+    // A file of the tree changed: the command runs again.
+    repo.write("changed.txt", "new\n");
+    assert!(!gated("Third"));
+    assert_eq!(runs(), 2);
+    assert!(gated("Fourth"));
+    assert_eq!(runs(), 2);
+}
+
+#[test]
 fn a_gate_command_verifies_in_the_childs_directory_and_a_bad_gate_is_refused() {
     let env = Env::new();
     let repo = herd_e2e::git::GitRepo::init();
