@@ -2780,6 +2780,22 @@ fn a_pi_child_gets_the_inferred_gate_and_an_inferred_rejection_only_reports() {
             "saw acceptance level attested (inferred for this task); review 0",
             "attested",
         ),
+        // The task's own explicit intent wins over the role and its name (seed 004).
+        (
+            serde_json::json!({"name": "Fixer", "task": "Fix the overflow in parse_len", "agent": "scout"}),
+            "saw acceptance level checked (inferred for this task); review 0",
+            "checked",
+        ),
+        (
+            serde_json::json!({"name": "Builder", "task": "Implement the cache", "agent": "mapper"}),
+            "saw acceptance level checked (inferred for this task); review 0",
+            "checked",
+        ),
+        (
+            serde_json::json!({"name": "Looker", "task": "Summarise the parser. Do not edit any files."}),
+            "saw acceptance level attested (inferred for this task); review 0",
+            "attested",
+        ),
         (
             serde_json::json!({"name": "Off", "task": "t", "acceptance": {"level": "none", "reason": "a lookup"}}),
             "saw ; review 0",

@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod host;
+pub mod intent;
 pub mod memo;
 pub mod parse;
 pub mod prompt;
