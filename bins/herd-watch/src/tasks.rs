@@ -125,12 +125,14 @@ pub(crate) fn ledger(files: &SessionFiles) -> Vec<serde_json::Value> {
     lines(&files.ledger())
 }
 
-/// Whether the parent published a stop directive to this specialist (its ledger says so).
+/// Whether the parent asked this specialist to stop (its ledger says so): a directive
+/// published (`stop-pending`, `stopped`) or one whose publication failed (`stop-failed`). Seed
+/// 003 makes an exit confirmed after either a stop, not a crash.
 pub(crate) fn stop_requested(files: &SessionFiles) -> bool {
     ledger(files).iter().any(|line| {
         matches!(
             line.get("outcome").and_then(serde_json::Value::as_str),
-            Some("stop-pending" | "stopped")
+            Some("stop-pending" | "stop-failed" | "stopped")
         )
     })
 }

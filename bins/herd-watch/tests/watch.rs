@@ -1373,6 +1373,74 @@ fn a_stop_that_cannot_be_published_fails_retryably_and_the_next_one_stops() {
 }
 
 #[test]
+fn an_exit_after_a_failed_stop_is_one_stopped_result() {
+    let env = Env::new();
+    let id = env.spawn_request(
+        serde_json::json!({"name": "Unreached", "task": "first", "persistent": true}),
+        &["--runner", "exec", "--", "sh", "-c", SPECIALIST],
+    );
+    let pid = env.identity_pid(&id);
+    let session = env.record(&id)["session_file"].as_str().unwrap().to_owned();
+    // A herd-watch that may write no file byte: the directive is not published.
+    let limited = env.dir.path().join("limited-watch.sh");
+    std::fs::write(
+        &limited,
+        format!(
+            "#!/bin/sh\nulimit -f 0\ntrap '' XFSZ\nexec '{}' \"$@\"\n",
+            watch_bin().display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&limited, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = env.run(
+        &limited,
+        &["stop", "--run", &id, "--json"],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, Some(4), "{}", out.stdout.text());
+    // The ledger line cannot be written by that herd-watch either; the parent records it.
+    if !ledger_outcomes(&session).contains(&"stop-failed".to_owned()) {
+        herd_launch::persistent::append_ledger(
+            Path::new(&format!("{session}.ledger")),
+            "first",
+            "stop-failed",
+            "g",
+            "l",
+            "h",
+        )
+        .unwrap();
+    }
+    // The specialist then exits (here: it is killed): the stop's confirmed exit, not a crash.
+    kill(pid);
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(40),
+    );
+    let text = out.stdout.text();
+    let end = run_end(&text);
+    assert_eq!(end["details"]["stopped"], true, "{text}");
+    let message = end["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Persistent specialist \"Unreached\" stopped ("),
+        "{message}"
+    );
+    assert!(
+        !message.contains("vanished") && !message.contains("Subagent error"),
+        "{message}"
+    );
+    let outcomes = ledger_outcomes(&session);
+    assert_eq!(
+        outcomes.iter().filter(|o| *o == "stopped").count(),
+        1,
+        "{outcomes:?}"
+    );
+}
+
+#[test]
 fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
     let env = Env::new();
     // Idle after its first task, it claims the stop directive and ignores it.
