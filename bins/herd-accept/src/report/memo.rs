@@ -44,12 +44,14 @@ pub const HASH_LIMIT: u64 = 64 * 1024 * 1024;
 /// The largest memo file read back.
 const MEMO_MAX: u64 = 1024 * 1024;
 
-/// One memoized verify run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Memo {
-    format_version: u64,
-    key: String,
-    run: VerifyRun,
+/// `verify-memo/<key>.json`: one memoized verify run.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Memo {
+    pub format_version: u64,
+    /// The key the file is named by (64 lowercase hex characters).
+    pub key: String,
+    /// The run as the host made it (`reused` false).
+    pub run: VerifyRun,
 }
 
 /// A host whose verify runs are memoized in `dir`; everything else is `inner`'s.
