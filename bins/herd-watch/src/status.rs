@@ -157,7 +157,7 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
         life.interrupt(at);
     }
     if record.persistent {
-        life.stop_unconfirmed = crate::tasks::stop_unconfirmed_since(&record.session_files(), now);
+        life.stop_unconfirmed = crate::tasks::stop_unconfirmed_since(record, now);
     }
     if let ActivityRead::Found(activity) =
         evidence::read_activity(&artifacts.activity(&record.run_id), &record.run_id)
@@ -391,7 +391,9 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
     let busy = herd_launch::policy::Policy::read(&files.policy())
         .ok()
         .and_then(|p| herd_launch::persistent::activity(&files, &p.generation_id).ok())
-        .is_some_and(|a| matches!(a, herd_launch::persistent::Activity::Busy(_)));
+        .is_some_and(|a| matches!(a, herd_launch::persistent::Activity::Busy(_)))
+        // Seed 003: "An uncertain launch's initial task does not hold stop pending."
+        && record.status != LaunchStatus::Uncertain;
     // The same inbox herd-launch sends tasks through, so the child sees one ordered queue. A
     // directive that could not be published changed nothing: the stop is failed and may be
     // asked again.

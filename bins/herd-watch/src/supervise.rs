@@ -687,8 +687,7 @@ impl Supervisor {
         // An unconfirmed stop is judged from the ledger and the clock: looked at when the files
         // changed and on each reconciliation, as the stop's deadline passes without an event.
         if run.record.persistent && (read || due) {
-            run.lifecycle.stop_unconfirmed =
-                tasks::stop_unconfirmed_since(&run.record.session_files(), now);
+            run.lifecycle.stop_unconfirmed = tasks::stop_unconfirmed_since(&run.record, now);
         }
         if read {
             if let ActivityRead::Found(activity) =

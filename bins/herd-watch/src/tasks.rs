@@ -152,11 +152,18 @@ fn at_ms(line: &serde_json::Value) -> Option<u64> {
 /// times out, the specialist is `stalled` in an unconfirmed-stop state"), from its ledger and
 /// task events: the attempt's directive was published (`stop-pending`, not followed by
 /// `stopped` or another attempt's `stop-failed`), no task holds it, and [`STOP_DEADLINE_MS`]
-/// has passed since it was published or since the task that held it was delivered.
+/// has passed since it was published or since the task that held it was delivered. The initial
+/// task of an uncertain launch holds nothing (seed 003: "An uncertain launch's initial task does
+/// not hold stop pending").
 ///
 /// Exit evidence is the caller's: a specialist whose exit is observed is finalizing, not
 /// stalled.
-pub(crate) fn stop_unconfirmed_since(files: &SessionFiles, now_ms: u64) -> Option<u64> {
+pub(crate) fn stop_unconfirmed_since(record: &RunRecord, now_ms: u64) -> Option<u64> {
+    let tasks_hold = record.status != herd_core::run::LaunchStatus::Uncertain;
+    unconfirmed_since(&record.session_files(), tasks_hold, now_ms)
+}
+
+fn unconfirmed_since(files: &SessionFiles, tasks_hold: bool, now_ms: u64) -> Option<u64> {
     let ledger = ledger(files);
     let last_stop = ledger
         .iter()
@@ -165,12 +172,12 @@ pub(crate) fn stop_unconfirmed_since(files: &SessionFiles, now_ms: u64) -> Optio
         return None;
     }
     // A task without a task event still runs: it reaches its outcome first.
-    if let Some(current) = ledger
+    let current = ledger
         .iter()
         .rev()
         .find(|l| outcome(l) == Some("dispatched"))
-        .and_then(|l| l.get("task")?.as_str())
-    {
+        .and_then(|l| l.get("task")?.as_str());
+    if let Some(current) = current.filter(|_| tasks_hold) {
         let ended = lines(&files.tasks()).iter().any(|e| {
             e.get("task").and_then(|t| t.as_str()) == Some(current)
                 && matches!(
@@ -296,24 +303,32 @@ mod tests {
         };
         let t = 1_800_000_000_000;
         line("t1", "dispatched", t);
-        assert_eq!(stop_unconfirmed_since(&files, t + 60_000), None, "no stop");
+        assert_eq!(unconfirmed_since(&files, true, t + 60_000), None, "no stop");
         // The task holds the stop: pending, however long it runs.
         line("t1", "stop-pending", t + 1_000);
-        assert_eq!(stop_unconfirmed_since(&files, t + 60_000), None, "held");
+        assert_eq!(unconfirmed_since(&files, true, t + 60_000), None, "held");
+        // The initial task of an uncertain launch holds nothing.
+        assert_eq!(unconfirmed_since(&files, false, t + 6_000), Some(t + 6_000));
         // Delivered, the task no longer holds it: the deadline runs from the delivery.
         event("t1");
         line("t1", "delivered", t + 10_000);
-        assert_eq!(stop_unconfirmed_since(&files, t + 14_999), None);
-        assert_eq!(stop_unconfirmed_since(&files, t + 15_000), Some(t + 15_000));
+        assert_eq!(unconfirmed_since(&files, true, t + 14_999), None);
+        assert_eq!(
+            unconfirmed_since(&files, true, t + 15_000),
+            Some(t + 15_000)
+        );
         // Another attempt starts another bounded check.
         line("t1", "stop-pending", t + 20_000);
-        assert_eq!(stop_unconfirmed_since(&files, t + 24_000), None);
-        assert_eq!(stop_unconfirmed_since(&files, t + 30_000), Some(t + 25_000));
+        assert_eq!(unconfirmed_since(&files, true, t + 24_000), None);
+        assert_eq!(
+            unconfirmed_since(&files, true, t + 30_000),
+            Some(t + 25_000)
+        );
         // A failed publication is not an unconfirmed stop; a confirmed one is none.
         line("t1", "stop-failed", t + 31_000);
-        assert_eq!(stop_unconfirmed_since(&files, t + 60_000), None);
+        assert_eq!(unconfirmed_since(&files, true, t + 60_000), None);
         line("t1", "stop-pending", t + 32_000);
         line("t1", "stopped", t + 33_000);
-        assert_eq!(stop_unconfirmed_since(&files, t + 60_000), None);
+        assert_eq!(unconfirmed_since(&files, true, t + 60_000), None);
     }
 }

@@ -1527,6 +1527,26 @@ fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
         Duration::from_secs(30),
         || (!running(pid)).then_some(()),
     );
+
+    // The initial task of an uncertain launch does not hold the stop: its bounded exit wait
+    // starts at once, and the stop is unconfirmed (and `stalled`) when it passes.
+    let never = env.dir.path().join("never");
+    let unsure = busy.replace(&gate.display().to_string(), &never.display().to_string());
+    let id = env.spawn_request(
+        serde_json::json!({"name": "Unsure", "task": "first", "persistent": true}),
+        &["--runner", "exec", "--", "sh", "-c", &unsure],
+    );
+    let pid = env.identity_pid(&id);
+    let path = env.art().join("runs").join(format!("{id}.json"));
+    let mut record = env.record(&id);
+    record["status"] = "uncertain".into();
+    std::fs::write(&path, record.to_string()).unwrap();
+    let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
+    assert_eq!(code, 3, "{text}");
+    assert_eq!(doc["status"], "stop-unconfirmed", "{doc}");
+    let (_, doc, text) = env.watch(&["status", "--run", &id, "--json"]);
+    assert_eq!(doc["runs"][0]["label"], "stalled", "{text}");
+    kill(pid);
 }
 
 /// The outcomes of a specialist's ledger, oldest first.
