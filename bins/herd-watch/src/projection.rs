@@ -9,6 +9,9 @@ use serde::Serialize;
 
 use crate::evidence::{Activity, Phase};
 
+/// The detail of a `stalled` specialist whose stop is unconfirmed.
+pub const STOP_UNCONFIRMED: &str = "stop unconfirmed";
+
 /// How long pane inspection must keep failing before a run is `stalled`.
 pub const STALL_AFTER_MS: u64 = 60_000;
 
@@ -362,7 +365,7 @@ impl Lifecycle {
         if let Some(since) = self.stop_unconfirmed {
             return Projection {
                 label: Label::Stalled,
-                detail: Some("stop unconfirmed".into()),
+                detail: Some(STOP_UNCONFIRMED.into()),
                 since_ms: Some(since),
             };
         }

@@ -1627,6 +1627,14 @@ fn an_unconfirmed_stop_is_stalled_and_its_late_exit_is_one_stopped_result() {
     assert_eq!(last.code, Some(0), "{}", last.stderr.text());
     let text = last.stdout.text();
     assert_eq!(result_events(&text, &id), 1, "{text}");
+    // The follower hears of the unconfirmed stop once: the stop attempt's timeout notice.
+    assert_eq!(
+        text.matches("did not confirm its exit within 5 s of its stop directive")
+            .count(),
+        1,
+        "{text}"
+    );
+    assert!(!text.contains("recovered"), "{text}");
     let end = run_end(&text);
     let message = end["message"].as_str().unwrap();
     assert!(
