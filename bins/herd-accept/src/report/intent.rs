@@ -13,7 +13,8 @@
 //!   summary`).
 //! - **No-edit intent**: `read-only` (or `read only`, `readonly`), `no edits`, `no changes`,
 //!   `no modifications`; or a negation (`do not`, `don't`, `must not`, `should not`, `never`,
-//!   `without`), skipping `make`, `any`, `the`, `to` and `a`, followed by `edit`, `modify`,
+//!   `without`, `no`), skipping `make`, `any`, `the`, `to` and `a` (and, after `no`, a file-ish
+//!   word: `no code changes`), followed by `edit`, `modify`,
 //!   `touch`, `alter` (any form), `changes`, `modifications` or one of the mutation verbs; or
 //!   followed by `change` or `write` (any form) with a file-ish word (`file`, `files`,
 //!   `anything`, `code`, `repo`, `repository`, `tree`, `workspace`, `checkout`, `source`) within
@@ -32,7 +33,7 @@ pub enum TaskIntent {
     Mutation,
 }
 
-const NEGATIONS: [&str; 4] = ["don't", "dont", "never", "without"];
+const NEGATIONS: [&str; 5] = ["don't", "dont", "never", "without", "no"];
 const NEGATED_MODALS: [&str; 4] = ["do", "must", "should", "please"];
 const FILLERS: [&str; 5] = ["make", "any", "the", "to", "a"];
 const STRONG_NO_EDIT: [&str; 11] = [
@@ -143,12 +144,10 @@ fn negated_edit(words: &[&str]) -> bool {
         if !negation {
             return false;
         }
-        let Some((at, verb)) = words
-            .iter()
-            .enumerate()
-            .skip(i + 1)
-            .find(|(_, w)| !FILLERS.contains(w))
-        else {
+        let Some((at, verb)) = words.iter().enumerate().skip(i + 1).find(|(_, w)| {
+            let skipped = FILLERS.contains(w) || (*word == "no" && FILE_WORDS.contains(w));
+            !skipped
+        }) else {
             return false;
         };
         if STRONG_NO_EDIT.contains(verb) || MUTATION_VERBS.contains(verb) {
@@ -211,6 +210,8 @@ mod tests {
             ("Don\u{2019}t modify anything.", Some(NoEdit)),
             ("Look around without editing.", Some(NoEdit)),
             ("Make no changes; explain the failure", Some(NoEdit)),
+            ("Make no code changes, only a plan", Some(NoEdit)),
+            ("There must be no file edits", Some(NoEdit)),
             ("You must not touch the repository", Some(NoEdit)),
             ("Please do not make any changes", Some(NoEdit)),
             ("Never write to the checkout", Some(NoEdit)),
@@ -249,6 +250,7 @@ mod tests {
             ("Explain why the build is slow", None),
             ("Check that the bug is fixed", None),
             ("It should not change behaviour", None),
+            ("No tests cover it; explain why", None),
             ("", None),
         ]);
     }
