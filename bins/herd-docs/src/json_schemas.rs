@@ -121,6 +121,11 @@ pub const FILES: &[SchemaFile] = &[
         herd_accept::report::review::ReviewRecord
     ),
     read!(
+        "verify-memo.schema.json",
+        "`verify-memo/<key>.json`",
+        herd_accept::report::memo::Memo
+    ),
+    read!(
         "steering.schema.json",
         "`runs/<run-id>.steering.json`",
         herd_watch::control::SteeringLedger

@@ -130,6 +130,7 @@ fn valid_sidecar_fixtures_parse_as_their_rust_types() {
     parses::<herd_accept::report::review::ReviewRecord>("review");
     parses::<herd_accept::VerdictDetails>("accept-verdict");
     parses::<herd_accept::report::Ledger>("accept-report");
+    parses::<herd_accept::report::memo::Memo>("verify-memo");
     for (path, _) in fixtures("valid", "process-identity") {
         let bytes = fs::read(&path).unwrap_or_default();
         if let Err(err) = herd_core::identity::Record::from_slice(&bytes, &path) {

@@ -55,8 +55,9 @@ pub enum Command {
     /// Launch a child from the `subagent` tool's parameters.
     ///
     /// The run's seed 004 acceptance gate is resolved here: the request's `acceptance` or `gate`,
-    /// else the inferred one (a Pi child only: read-only roles attested, writers checked, writers
-    /// in a worktree checked with a required review). It is written to
+    /// else the inferred one (a Pi child only: read-only tasks and roles attested, writers
+    /// checked, writers in a worktree checked with a required review; the task's own explicit
+    /// no-edit or change wording wins over the role). It is written to
     /// `runs/<id>.acceptance.json`, reported in the acknowledgement as `acceptance`, and for
     /// attested or stricter the child's prompt ends with the section that asks for its
     /// `acceptance-report` block. `reviews: <run>` launches the reviewer of a run whose result

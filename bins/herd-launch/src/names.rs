@@ -93,6 +93,43 @@ pub fn iso(ms: u64) -> String {
     Utc::from_ms(ms).iso()
 }
 
+/// The milliseconds since the epoch of an [`iso`] time (`YYYY-MM-DDTHH:MM:SS.mmmZ`), or `None`
+/// for any other shape.
+pub fn parse_iso(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    if b.len() != 24 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[23] != b'Z' {
+        return None;
+    }
+    if b[13] != b':' || b[16] != b':' || b[19] != b'.' {
+        return None;
+    }
+    let num = |from: usize, to: usize| -> Option<i64> {
+        let digits = text.get(from..to)?;
+        digits
+            .bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| digits.parse().ok())?
+    };
+    let (year, month, day) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
+    let (hour, minute, second, millis) = (num(11, 13)?, num(14, 16)?, num(17, 19)?, num(20, 23)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return None;
+    }
+    if second > 59 {
+        return None;
+    }
+    // Howard Hinnant's days_from_civil, the inverse of `Utc::from_ms`.
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = if month > 2 { month - 3 } else { month + 9 };
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + hour * 3600 + minute * 60 + second;
+    u64::try_from(secs * 1000 + millis).ok()
+}
+
 /// The Pi agent directory a child uses.
 ///
 /// `<cwd>/.pi/agent` when the request named a cwd (or the child runs in a worktree) and that
@@ -174,6 +211,17 @@ mod tests {
             Utc::from_ms(951_782_400_000).iso(),
             "2000-02-29T00:00:00.000Z"
         );
+        for ms in [0, 951_782_400_000, 1_795_992_425_635, 4_102_444_799_999] {
+            assert_eq!(parse_iso(&iso(ms)), Some(ms));
+        }
+        for bad in [
+            "t",
+            "2026-11-29T22:47:05Z",
+            "2026-13-29T22:47:05.635Z",
+            "2026-11-29 22:47:05.635Z",
+        ] {
+            assert_eq!(parse_iso(bad), None, "{bad}");
+        }
     }
 
     #[test]

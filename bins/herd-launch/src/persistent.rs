@@ -251,7 +251,14 @@ pub fn send(artifacts: &Artifacts, selector: &Selector<'_>, message: &str) -> Re
         })?;
     let task_id = format!("task-{}", crate::names::random_hex(8)?);
     match activity(&files, &policy.generation_id)? {
-        Activity::Stopping => Err(refuse("is stopping or stopped")),
+        // A pending or unconfirmed stop keeps its evidence; another stop makes another check.
+        Activity::Stopping => Err(Error::invalid(
+            "run",
+            format!(
+                "persistent specialist {} ({}) is stopping or stopped and takes no follow-up work; stop it again for another exit check, or spawn a new one",
+                record.name, record.run_id
+            ),
+        )),
         Activity::Busy(current) => {
             append_ledger(
                 &files.ledger(),

@@ -391,6 +391,7 @@ pub fn plan(
         let context = acceptance_context(
             role.as_ref(),
             tools.as_deref(),
+            &request.task,
             request.worktree.is_some(),
             request.reviews.is_some(),
         );
@@ -467,16 +468,20 @@ fn acceptance_input(
         .map_err(herd_accept::report::Diagnostics::into_error)
 }
 
-/// What the run is, for acceptance inference (seed 004): a reviewer, the role's
-/// `acceptance-role`, then the name heuristics (a reviewer or scout role is read-only), then a
-/// tool set that cannot change files; a writer in a managed worktree is the risky context.
+/// What the run is, for acceptance inference (seed 004): a reviewer; then the task's own
+/// explicit mutation or no-edit intent, which wins over the role; then the role's
+/// `acceptance-role`; then the name heuristics (a reviewer or scout role is read-only, a worker
+/// a writer); then a tool set that cannot change files. A writer in a managed worktree is the
+/// risky context.
 pub fn acceptance_context(
     role: Option<&Role>,
     tools: Option<&[String]>,
+    task: &str,
     worktree: bool,
     reviewer: bool,
 ) -> herd_accept::report::config::Context {
     use herd_accept::report::config::Context;
+    use herd_accept::report::intent::{TaskIntent, task_intent};
     let writer = if worktree {
         Context::RiskyWriter
     } else {
@@ -484,6 +489,11 @@ pub fn acceptance_context(
     };
     if reviewer {
         return Context::ReadOnly;
+    }
+    match task_intent(task) {
+        Some(TaskIntent::NoEdit) => return Context::ReadOnly,
+        Some(TaskIntent::Mutation) => return writer,
+        None => {}
     }
     match role.and_then(|r| r.acceptance_role) {
         Some(roles::AcceptanceRole::ReadOnly) => return Context::ReadOnly,
@@ -493,6 +503,9 @@ pub fn acceptance_context(
     let name = role.map(|r| r.name.to_lowercase()).unwrap_or_default();
     if ["review", "scout"].iter().any(|word| name.contains(word)) {
         return Context::ReadOnly;
+    }
+    if name.contains("worker") {
+        return writer;
     }
     if let Some(tools) = tools {
         let mutating = ["edit", "write", "bash"];
@@ -567,40 +580,85 @@ mod acceptance_tests {
     fn the_context_follows_the_reviewer_the_role_the_name_and_the_tools() {
         let tools = |list: &[&str]| list.iter().map(|t| (*t).to_owned()).collect::<Vec<_>>();
         assert_eq!(
-            acceptance_context(None, None, false, false),
+            acceptance_context(None, None, "", false, false),
             Context::Writer
         );
         assert_eq!(
-            acceptance_context(None, None, true, false),
+            acceptance_context(None, None, "", true, false),
             Context::RiskyWriter
         );
         assert_eq!(
-            acceptance_context(None, None, true, true),
+            acceptance_context(None, None, "", true, true),
             Context::ReadOnly
         );
         let scout = role("code-scout", None);
         assert_eq!(
-            acceptance_context(Some(&scout), None, true, false),
+            acceptance_context(Some(&scout), None, "", true, false),
             Context::ReadOnly
         );
         // The role's own word wins over its name.
         let writer = role("reviewer", Some(roles::AcceptanceRole::Writer));
         assert_eq!(
-            acceptance_context(Some(&writer), None, true, false),
+            acceptance_context(Some(&writer), None, "", true, false),
             Context::RiskyWriter
         );
         let mapper = role("mapper", Some(roles::AcceptanceRole::ReadOnly));
         assert_eq!(
-            acceptance_context(Some(&mapper), None, false, false),
+            acceptance_context(Some(&mapper), None, "", false, false),
             Context::ReadOnly
         );
         assert_eq!(
-            acceptance_context(None, Some(&tools(&["read", "grep"])), false, false),
+            acceptance_context(None, Some(&tools(&["read", "grep"])), "", false, false),
             Context::ReadOnly
         );
         assert_eq!(
-            acceptance_context(None, Some(&tools(&["read", "edit"])), false, false),
+            acceptance_context(None, Some(&tools(&["read", "edit"])), "", false, false),
             Context::Writer
+        );
+        // A worker is a writer whatever its tools.
+        let worker = role("worker", None);
+        assert_eq!(
+            acceptance_context(Some(&worker), Some(&tools(&["read"])), "", false, false),
+            Context::Writer
+        );
+    }
+
+    #[test]
+    fn the_tasks_own_intent_wins_over_the_role_and_the_name() {
+        let scout = role("scout", None);
+        let read_only = role("mapper", Some(roles::AcceptanceRole::ReadOnly));
+        let writer = role("worker", Some(roles::AcceptanceRole::Writer));
+        let fix = "Fix the overflow in parse_len";
+        let look = "Find the callers of parse_len. Do not edit any files.";
+        assert_eq!(
+            acceptance_context(Some(&scout), None, fix, false, false),
+            Context::Writer
+        );
+        assert_eq!(
+            acceptance_context(Some(&read_only), None, fix, true, false),
+            Context::RiskyWriter
+        );
+        assert_eq!(
+            acceptance_context(Some(&writer), None, look, true, false),
+            Context::ReadOnly
+        );
+        assert_eq!(
+            acceptance_context(None, None, look, false, false),
+            Context::ReadOnly
+        );
+        // A task that states neither leaves it to the role; a reviewer stays read-only.
+        let neutral = "Look at parse_len";
+        assert_eq!(
+            acceptance_context(Some(&scout), None, neutral, false, false),
+            Context::ReadOnly
+        );
+        assert_eq!(
+            acceptance_context(Some(&writer), None, neutral, false, false),
+            Context::Writer
+        );
+        assert_eq!(
+            acceptance_context(None, None, fix, false, true),
+            Context::ReadOnly
         );
     }
 

@@ -84,6 +84,12 @@ pub fn finish(
         }
     }
     let result = build(artifacts, record, observed, elapsed_ms, cancel, &[]);
+    // Seed 003: an exit confirmed after a stop timeout or a failed publication is "one terminal
+    // stopped update and a stopped ledger entry". The ledger first: a watcher killed before the
+    // result settles finds the line and does not write it again.
+    if result.details.get("stopped") == Some(&serde_json::Value::Bool(true)) {
+        let _ = crate::tasks::record_stopped(record);
+    }
     let _ = delivery::settle(artifacts, &result);
 }
 
@@ -357,11 +363,17 @@ pub fn build(
         ending.vanished = true;
     }
     // A specialist that ended on its stop directive stopped: its tasks' reports were delivered
-    // each on its own, and the last one is not repeated as the run's.
+    // each on its own, and the last one is not repeated as the run's. Its process gone after the
+    // directive (a stop that was unconfirmed, then killed) is the stop's confirmed exit too.
+    let gone = matches!(observed, Observed::Lost | Observed::Exited(_));
     if record.persistent
-        && ending.outcome == Some(Outcome::Completed)
+        && (ending.outcome == Some(Outcome::Completed)
+            || (ending.outcome == Some(Outcome::Failed) && gone))
         && crate::tasks::stop_requested(&record.session_files())
     {
+        ending.outcome = Some(Outcome::Completed);
+        ending.failure = None;
+        details.remove("errorMessage");
         ending.stopped = true;
         ending.report = None;
         details.insert("stopped".into(), true.into());
@@ -468,7 +480,11 @@ fn apply_acceptance(
             .as_ref()
             .map_or(record.cwd.as_str(), |w| w.path.as_str())
             .to_owned();
-        let mut host = report::host::RealHost::new(cancel);
+        // Seed 004: verify results are memoized per workspace state and environment.
+        let mut host = report::memo::MemoHost::new(
+            report::host::RealHost::new(cancel),
+            artifacts.root().join("verify-memo"),
+        );
         let ledger = report::evaluate(
             &run_gate.gate,
             raw.as_deref().unwrap_or_default(),

@@ -61,7 +61,8 @@ pub enum Command {
     /// Exits 0 completed, 1 failed or completed with its check rejected, 4 completed with a check
     /// that gave no answer, 5 cancelled, 6 the child asked for help. A run with an acceptance
     /// gate has an `Acceptance:` line and `details.acceptance`; a rejected explicit gate fails
-    /// the run (exit 1), an inferred one is only reported.
+    /// the run (exit 1), an inferred one is only reported. A verify command already run on the
+    /// same tree and environment is not run again: its earlier result says `reused: true`.
     Wait {
         #[command(flatten)]
         target: Target,
@@ -87,6 +88,10 @@ pub enum Command {
         json: bool,
     },
     /// Show the status projection of one run or all runs.
+    ///
+    /// A persistent specialist whose stop was published and whose exit was not confirmed
+    /// within the stop's 5 s is `stalled` (detail `stop unconfirmed`) until it exits or is
+    /// stopped again.
     Status {
         #[arg(long, conflicts_with = "name")]
         run: Option<String>,

@@ -9,6 +9,9 @@ use serde::Serialize;
 
 use crate::evidence::{Activity, Phase};
 
+/// The detail of a `stalled` specialist whose stop is unconfirmed.
+pub const STOP_UNCONFIRMED: &str = "stop unconfirmed";
+
 /// How long pane inspection must keep failing before a run is `stalled`.
 pub const STALL_AFTER_MS: u64 = 60_000;
 
@@ -161,6 +164,9 @@ pub struct Lifecycle {
     has_worked: bool,
     last_sequence: Option<u64>,
     pub cancel: CancelState,
+    /// Since when a persistent specialist's stop is unconfirmed: its directive was published
+    /// and its exit was not confirmed within the stop's deadline.
+    pub stop_unconfirmed: Option<u64>,
 }
 
 impl Lifecycle {
@@ -175,6 +181,7 @@ impl Lifecycle {
             has_worked: false,
             last_sequence: None,
             cancel: CancelState::None,
+            stop_unconfirmed: None,
         }
     }
 
@@ -330,6 +337,15 @@ impl Lifecycle {
                 label: Label::Finalizing,
                 detail: None,
                 since_ms: Some(at),
+            };
+        }
+        // Seed 003: "If confirmation times out, the specialist is `stalled` in an
+        // unconfirmed-stop state".
+        if let Some(since) = self.stop_unconfirmed {
+            return Projection {
+                label: Label::Stalled,
+                detail: Some(STOP_UNCONFIRMED.into()),
+                since_ms: Some(since),
             };
         }
         match self.pane {
@@ -689,6 +705,21 @@ mod tests {
         assert_eq!(notice(Label::Stalled, Label::Completed), None);
         life.observe_pane(PaneObservation::Missing, 63_000);
         assert_eq!(life.project(63_001).label, Label::Stalled);
+    }
+
+    #[test]
+    fn an_unconfirmed_stop_is_stalled_until_its_exit_is_observed() {
+        let mut life = Lifecycle::new(0);
+        life.observe_pane(PaneObservation::Present(AgentStatus::Idle), 1_000);
+        life.stop_unconfirmed = Some(7_000);
+        let p = life.project(8_000);
+        assert_eq!(
+            (p.label, p.detail.as_deref(), p.since_ms),
+            (Label::Stalled, Some("stop unconfirmed"), Some(7_000))
+        );
+        assert_eq!(notice(Label::Waiting, p.label), Some(Notice::Stalled));
+        life.finalize(9_000);
+        assert_eq!(life.project(9_500).label, Label::Finalizing);
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub const TRANSCRIPT_MAX_LINES: usize = 500;
 /// The budget of the one presence query a status makes per run.
 const PRESENCE_BUDGET: Duration = Duration::from_secs(2);
 /// How long `stop` waits for the specialist's exit.
-const STOP_DEADLINE: Duration = Duration::from_secs(5);
+const STOP_DEADLINE: Duration = Duration::from_millis(crate::tasks::STOP_DEADLINE_MS);
 
 /// One run's status.
 #[derive(Debug, Clone)]
@@ -155,6 +155,9 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
     }
     if let Some(at) = control::read_interrupt(artifacts, &record.run_id) {
         life.interrupt(at);
+    }
+    if record.persistent {
+        life.stop_unconfirmed = crate::tasks::stop_unconfirmed_since(record, now);
     }
     if let ActivityRead::Found(activity) =
         evidence::read_activity(&artifacts.activity(&record.run_id), &record.run_id)
@@ -388,7 +391,9 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
     let busy = herd_launch::policy::Policy::read(&files.policy())
         .ok()
         .and_then(|p| herd_launch::persistent::activity(&files, &p.generation_id).ok())
-        .is_some_and(|a| matches!(a, herd_launch::persistent::Activity::Busy(_)));
+        .is_some_and(|a| matches!(a, herd_launch::persistent::Activity::Busy(_)))
+        // Seed 003: "An uncertain launch's initial task does not hold stop pending."
+        && record.status != LaunchStatus::Uncertain;
     // The same inbox herd-launch sends tasks through, so the child sees one ordered queue. A
     // directive that could not be published changed nothing: the stop is failed and may be
     // asked again.
@@ -428,14 +433,14 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
     };
     let (state, code) = match judged {
         Judgement::Exited => {
-            ledger("stopped")?;
+            crate::tasks::record_stopped(record)?;
             ("stopped", exit::SUCCESS)
         }
         // A task still runs: it ends first, then the specialist exits.
         Judgement::Alive if busy => ("stop-pending", exit::UNCERTAIN),
         // Nothing held it, yet it did not exit within the bound: the unconfirmed stop, which
-        // takes no follow-up work (its ledger says stop-pending) until it exits or is stopped
-        // again.
+        // takes no follow-up work (its ledger says stop-pending) and is `stalled` until it
+        // exits or is stopped again.
         Judgement::Alive | Judgement::Unknown(_) => ("stop-unconfirmed", exit::UNCERTAIN),
     };
     let json = serde_json::json!({"run_id": record.run_id, "name": record.name, "status": state});

@@ -749,6 +749,11 @@ impl Supervisor {
                 run.lifecycle.interrupt(at);
             }
         }
+        // An unconfirmed stop is judged from the ledger and the clock: looked at when the files
+        // changed and on each reconciliation, as the stop's deadline passes without an event.
+        if run.record.persistent && (read || due) {
+            run.lifecycle.stop_unconfirmed = tasks::stop_unconfirmed_since(&run.record, now);
+        }
         if read {
             if let ActivityRead::Found(activity) =
                 evidence::read_activity(&artifacts.activity(id), id)
@@ -889,10 +894,27 @@ impl Supervisor {
         }
         if projection.label != run.label || projection.detail != run.detail {
             let previous = run.label;
+            // A stop asked again leaves the unconfirmed stop for another bounded check: that is
+            // the parent's own request, not a recovery to announce.
+            let stop_retried = run.detail.as_deref() == Some(crate::projection::STOP_UNCONFIRMED);
+            let stop_stalled = projection.label == Label::Stalled
+                && projection.detail.as_deref() == Some(crate::projection::STOP_UNCONFIRMED);
             run.label = projection.label;
             run.detail = projection.detail.clone();
             let _ = append_event(artifacts, id, &projection);
-            if !run.record.interactive {
+            // Seed 003's timeout notice of one stop attempt, to every parent: a specialist is
+            // interactive, and hears of no other stall.
+            if stop_stalled && !stop_retried {
+                events.push(Event::Notice {
+                    run_id: id.to_owned(),
+                    message: format!(
+                        "{} did not confirm its exit within {} s of its stop directive; it is stalled in an unconfirmed stop and takes no follow-up task. Stop it again for another exit check, or spawn a new specialist.",
+                        quoted(&run.record.name),
+                        tasks::STOP_DEADLINE_MS / 1000
+                    ),
+                });
+            }
+            if !run.record.interactive && !stop_stalled {
                 let name = run.record.name.clone();
                 // Protocol.md §3.2's shapes: "<name> running <rt>, stalled <d>." and
                 // "<name> running <rt>, recovered; active (<label> <d>)."
@@ -909,7 +931,9 @@ impl Supervisor {
                     (label, _, Some(d)) => format!("{} {d}", label.as_str()),
                     (label, _, None) => label.as_str().to_owned(),
                 };
-                match notice(previous, projection.label) {
+                match notice(previous, projection.label)
+                    .filter(|n| !(stop_retried && *n == Notice::Recovered))
+                {
                     Some(Notice::Stalled) => events.push(Event::Stalled {
                         run_id: id.to_owned(),
                         line: format!("{} running {running}, {state}.", quoted(&name)),

@@ -125,14 +125,112 @@ pub(crate) fn ledger(files: &SessionFiles) -> Vec<serde_json::Value> {
     lines(&files.ledger())
 }
 
-/// Whether the parent published a stop directive to this specialist (its ledger says so).
+/// Whether the parent asked this specialist to stop (its ledger says so): a directive
+/// published (`stop-pending`, `stopped`) or one whose publication failed (`stop-failed`). Seed
+/// 003 makes an exit confirmed after either a stop, not a crash.
 pub(crate) fn stop_requested(files: &SessionFiles) -> bool {
     ledger(files).iter().any(|line| {
         matches!(
             line.get("outcome").and_then(serde_json::Value::as_str),
-            Some("stop-pending" | "stopped")
+            Some("stop-pending" | "stop-failed" | "stopped")
         )
     })
+}
+
+/// How long a stop attempt waits for the specialist's exit before the stop is unconfirmed.
+pub(crate) const STOP_DEADLINE_MS: u64 = 5_000;
+
+fn outcome(line: &serde_json::Value) -> Option<&str> {
+    line.get("outcome").and_then(serde_json::Value::as_str)
+}
+
+fn at_ms(line: &serde_json::Value) -> Option<u64> {
+    herd_launch::names::parse_iso(line.get("at")?.as_str()?)
+}
+
+/// Since when the specialist's last stop attempt is unconfirmed (seed 003: "If confirmation
+/// times out, the specialist is `stalled` in an unconfirmed-stop state"), from its ledger and
+/// task events: the attempt's directive was published (`stop-pending`, not followed by
+/// `stopped` or another attempt's `stop-failed`), no task holds it, and [`STOP_DEADLINE_MS`]
+/// has passed since it was published or since the task that held it was delivered. The initial
+/// task of an uncertain launch holds nothing (seed 003: "An uncertain launch's initial task does
+/// not hold stop pending").
+///
+/// Exit evidence is the caller's: a specialist whose exit is observed is finalizing, not
+/// stalled.
+pub(crate) fn stop_unconfirmed_since(record: &RunRecord, now_ms: u64) -> Option<u64> {
+    let tasks_hold = record.status != herd_core::run::LaunchStatus::Uncertain;
+    unconfirmed_since(&record.session_files(), tasks_hold, now_ms)
+}
+
+fn unconfirmed_since(files: &SessionFiles, tasks_hold: bool, now_ms: u64) -> Option<u64> {
+    let ledger = ledger(files);
+    let last_stop = ledger
+        .iter()
+        .rposition(|l| matches!(outcome(l), Some("stop-pending" | "stop-failed" | "stopped")))?;
+    if outcome(&ledger[last_stop]) != Some("stop-pending") {
+        return None;
+    }
+    // A task without a task event still runs: it reaches its outcome first.
+    let current = ledger
+        .iter()
+        .rev()
+        .find(|l| outcome(l) == Some("dispatched"))
+        .and_then(|l| l.get("task")?.as_str());
+    if let Some(current) = current.filter(|_| tasks_hold) {
+        let ended = lines(&files.tasks()).iter().any(|e| {
+            e.get("task").and_then(|t| t.as_str()) == Some(current)
+                && matches!(
+                    e.get("type").and_then(|t| t.as_str()),
+                    Some("task-done" | "help-request")
+                )
+        });
+        if !ended {
+            return None;
+        }
+    }
+    let started = ledger[last_stop..]
+        .iter()
+        .filter(|l| {
+            matches!(
+                outcome(l),
+                Some("stop-pending" | "delivered" | "help-requested")
+            )
+        })
+        .filter_map(at_ms)
+        .max()?;
+    let since = started.saturating_add(STOP_DEADLINE_MS);
+    (now_ms >= since).then_some(since)
+}
+
+/// Appends the specialist's `stopped` ledger line unless its ledger has one: a stop confirmed
+/// by `herd-watch stop` wrote it, and an exit confirmed after the stop's deadline (or after a
+/// failed publication) writes it here, once. The ledger's lock serialises the two writers.
+pub(crate) fn record_stopped(record: &RunRecord) -> Result<(), Error> {
+    let files = record.session_files();
+    let mut lock_path = files.ledger().into_os_string();
+    lock_path.push(".lock");
+    let _lock = herd_core::lock::exclusive(
+        Path::new(&lock_path),
+        std::time::Instant::now() + herd_launch::persistent::LOCK_WAIT,
+    )
+    .map_err(Error::from)?;
+    let ledger = ledger(&files);
+    if ledger.iter().any(|l| outcome(l) == Some("stopped")) {
+        return Ok(());
+    }
+    let dispatched = ledger
+        .iter()
+        .rev()
+        .find(|l| outcome(l) == Some("dispatched"));
+    let task = dispatched
+        .and_then(|d| d.get("task"))
+        .cloned()
+        .unwrap_or_default();
+    Ok(sidecar::append_line(
+        &files.ledger(),
+        &ledger_line(dispatched, task, "stopped"),
+    )?)
 }
 
 /// A ledger line saying `task` reached `outcome`, repeating the ids of its `dispatched` line.
@@ -179,5 +277,58 @@ fn build(record: &RunRecord, event: &TaskEvent) -> RunResult {
         details: serde_json::json!({ "task": event.task, "sessionFile": record.session_file }),
         settled_at_ms: now_ms(),
         task: Some(event.task.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stop_is_unconfirmed_once_its_deadline_passes_with_nothing_holding_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = SessionFiles::new(dir.path().join("s.jsonl"));
+        let line = |task: &str, outcome: &str, at: u64| {
+            let line = serde_json::json!({
+                "task": task, "outcome": outcome, "generation": "g1",
+                "at": herd_launch::names::iso(at),
+            });
+            sidecar::append_line(&files.ledger(), &line.to_string()).unwrap();
+        };
+        let event = |task: &str| {
+            let line = serde_json::json!({
+                "version": 1, "type": "task-done", "task": task, "generation": "g1",
+            });
+            sidecar::append_line(&files.tasks(), &line.to_string()).unwrap();
+        };
+        let t = 1_800_000_000_000;
+        line("t1", "dispatched", t);
+        assert_eq!(unconfirmed_since(&files, true, t + 60_000), None, "no stop");
+        // The task holds the stop: pending, however long it runs.
+        line("t1", "stop-pending", t + 1_000);
+        assert_eq!(unconfirmed_since(&files, true, t + 60_000), None, "held");
+        // The initial task of an uncertain launch holds nothing.
+        assert_eq!(unconfirmed_since(&files, false, t + 6_000), Some(t + 6_000));
+        // Delivered, the task no longer holds it: the deadline runs from the delivery.
+        event("t1");
+        line("t1", "delivered", t + 10_000);
+        assert_eq!(unconfirmed_since(&files, true, t + 14_999), None);
+        assert_eq!(
+            unconfirmed_since(&files, true, t + 15_000),
+            Some(t + 15_000)
+        );
+        // Another attempt starts another bounded check.
+        line("t1", "stop-pending", t + 20_000);
+        assert_eq!(unconfirmed_since(&files, true, t + 24_000), None);
+        assert_eq!(
+            unconfirmed_since(&files, true, t + 30_000),
+            Some(t + 25_000)
+        );
+        // A failed publication is not an unconfirmed stop; a confirmed one is none.
+        line("t1", "stop-failed", t + 31_000);
+        assert_eq!(unconfirmed_since(&files, true, t + 60_000), None);
+        line("t1", "stop-pending", t + 32_000);
+        line("t1", "stopped", t + 33_000);
+        assert_eq!(unconfirmed_since(&files, true, t + 60_000), None);
     }
 }

@@ -1373,6 +1373,74 @@ fn a_stop_that_cannot_be_published_fails_retryably_and_the_next_one_stops() {
 }
 
 #[test]
+fn an_exit_after_a_failed_stop_is_one_stopped_result() {
+    let env = Env::new();
+    let id = env.spawn_request(
+        serde_json::json!({"name": "Unreached", "task": "first", "persistent": true}),
+        &["--runner", "exec", "--", "sh", "-c", SPECIALIST],
+    );
+    let pid = env.identity_pid(&id);
+    let session = env.record(&id)["session_file"].as_str().unwrap().to_owned();
+    // A herd-watch that may write no file byte: the directive is not published.
+    let limited = env.dir.path().join("limited-watch.sh");
+    std::fs::write(
+        &limited,
+        format!(
+            "#!/bin/sh\nulimit -f 0\ntrap '' XFSZ\nexec '{}' \"$@\"\n",
+            watch_bin().display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&limited, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = env.run(
+        &limited,
+        &["stop", "--run", &id, "--json"],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, Some(4), "{}", out.stdout.text());
+    // The ledger line cannot be written by that herd-watch either; the parent records it.
+    if !ledger_outcomes(&session).contains(&"stop-failed".to_owned()) {
+        herd_launch::persistent::append_ledger(
+            Path::new(&format!("{session}.ledger")),
+            "first",
+            "stop-failed",
+            "g",
+            "l",
+            "h",
+        )
+        .unwrap();
+    }
+    // The specialist then exits (here: it is killed): the stop's confirmed exit, not a crash.
+    kill(pid);
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(40),
+    );
+    let text = out.stdout.text();
+    let end = run_end(&text);
+    assert_eq!(end["details"]["stopped"], true, "{text}");
+    let message = end["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Persistent specialist \"Unreached\" stopped ("),
+        "{message}"
+    );
+    assert!(
+        !message.contains("vanished") && !message.contains("Subagent error"),
+        "{message}"
+    );
+    let outcomes = ledger_outcomes(&session);
+    assert_eq!(
+        outcomes.iter().filter(|o| *o == "stopped").count(),
+        1,
+        "{outcomes:?}"
+    );
+}
+
+#[test]
 fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
     let env = Env::new();
     // Idle after its first task, it claims the stop directive and ignores it.
@@ -1409,7 +1477,30 @@ fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
         "{}",
         send.stdout.text()
     );
+    // Killed after its unconfirmed stop, it is gone after a stop directive: stopped, once.
     kill(pid);
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(40),
+    );
+    let text = out.stdout.text();
+    let end = run_end(&text);
+    assert_eq!(end["details"]["stopped"], true, "{text}");
+    assert!(
+        end["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Persistent specialist \"Deaf\" stopped ("),
+        "{text}"
+    );
+    let outcomes = ledger_outcomes(&session);
+    assert_eq!(
+        outcomes.iter().filter(|o| *o == "stopped").count(),
+        1,
+        "{outcomes:?}"
+    );
 
     // Busy with its first task until the gate opens: the stop waits behind the task.
     let gate = env.dir.path().join("gate");
@@ -1436,6 +1527,128 @@ fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
         Duration::from_secs(30),
         || (!running(pid)).then_some(()),
     );
+
+    // The initial task of an uncertain launch does not hold the stop: its bounded exit wait
+    // starts at once, and the stop is unconfirmed (and `stalled`) when it passes.
+    let never = env.dir.path().join("never");
+    let unsure = busy.replace(&gate.display().to_string(), &never.display().to_string());
+    let id = env.spawn_request(
+        serde_json::json!({"name": "Unsure", "task": "first", "persistent": true}),
+        &["--runner", "exec", "--", "sh", "-c", &unsure],
+    );
+    let pid = env.identity_pid(&id);
+    let path = env.art().join("runs").join(format!("{id}.json"));
+    let mut record = env.record(&id);
+    record["status"] = "uncertain".into();
+    std::fs::write(&path, record.to_string()).unwrap();
+    let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
+    assert_eq!(code, 3, "{text}");
+    assert_eq!(doc["status"], "stop-unconfirmed", "{doc}");
+    let (_, doc, text) = env.watch(&["status", "--run", &id, "--json"]);
+    assert_eq!(doc["runs"][0]["label"], "stalled", "{text}");
+    kill(pid);
+}
+
+/// The outcomes of a specialist's ledger, oldest first.
+fn ledger_outcomes(session: &str) -> Vec<String> {
+    std::fs::read_to_string(format!("{session}.ledger"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v["outcome"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The run's own end among a follow's results: the result without a task.
+fn run_end(stdout: &str) -> Value {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["event"] == "result" && v["details"]["task"].is_null())
+        .unwrap_or_else(|| panic!("no run result in {stdout}"))
+}
+
+#[test]
+fn an_unconfirmed_stop_is_stalled_and_its_late_exit_is_one_stopped_result() {
+    let env = Env::new();
+    // It honours the stop directive, but only after the stop's 5 s deadline.
+    let late = SPECIALIST.replace(
+        r#"*'"type":"stop"'*) printf '{"type":"done"}' > "$s.exit"; exit 0;;"#,
+        r#"*'"type":"stop"'*) sleep 9; printf '{"type":"done"}' > "$s.exit"; exit 0;;"#,
+    );
+    assert_ne!(late, SPECIALIST);
+    let id = env.spawn_request(
+        serde_json::json!({"name": "Late", "task": "first", "persistent": true}),
+        &["--runner", "exec", "--", "sh", "-c", &late],
+    );
+    let pid = env.identity_pid(&id);
+    let session = env.record(&id)["session_file"].as_str().unwrap().to_owned();
+    wait_for("the first task's answer", Duration::from_secs(10), || {
+        std::fs::read_to_string(format!("{session}.tasks"))
+            .ok()
+            .filter(|t| t.contains("first task done"))
+    });
+    // The first task's result is delivered before the stop.
+    let first = env.run(
+        &watch_bin(),
+        &["follow", "--json", "--forever"],
+        &[],
+        Duration::from_secs(2),
+    );
+    assert!(first.stdout.text().contains("first task done"));
+    let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
+    assert_eq!(code, 3, "{text}");
+    assert_eq!(doc["status"], "stop-unconfirmed", "{doc}");
+    assert!(running(pid));
+    // Seed 003: the unconfirmed stop is `stalled`, in the status and in the widget.
+    let (_, doc, text) = env.watch(&["status", "--run", &id, "--json"]);
+    assert_eq!(doc["runs"][0]["label"], "stalled", "{text}");
+    assert_eq!(doc["runs"][0]["detail"], "stop unconfirmed", "{text}");
+    let (_, _, widget) = env.watch(&["status", "--widget"]);
+    assert!(widget.contains("stalled"), "{widget}");
+    // It takes no follow-up work, and the evidence stays.
+    let send = env.run(
+        &launch_bin(),
+        &["send", "--run", &id, "--message", "more", "--json"],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert_eq!(send.code, Some(2), "{}", send.stdout.text());
+    assert!(send.stdout.text().contains("stopping"));
+    assert!(Path::new(&format!("{session}.tasks")).exists());
+    assert!(!ledger_outcomes(&session).contains(&"stopped".to_owned()));
+    // Its exit, confirmed after the deadline: one terminal stopped result and one stopped line.
+    let last = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(40),
+    );
+    assert_eq!(last.code, Some(0), "{}", last.stderr.text());
+    let text = last.stdout.text();
+    assert_eq!(result_events(&text, &id), 1, "{text}");
+    // The follower hears of the unconfirmed stop once: the stop attempt's timeout notice.
+    assert_eq!(
+        text.matches("did not confirm its exit within 5 s of its stop directive")
+            .count(),
+        1,
+        "{text}"
+    );
+    assert!(!text.contains("recovered"), "{text}");
+    let end = run_end(&text);
+    let message = end["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Persistent specialist \"Late\" stopped ("),
+        "{message}"
+    );
+    assert_eq!(end["details"]["stopped"], true);
+    let outcomes = ledger_outcomes(&session);
+    assert_eq!(
+        outcomes.iter().filter(|o| *o == "stopped").count(),
+        1,
+        "{outcomes:?}"
+    );
+    assert_eq!(outcomes.last().map(String::as_str), Some("stopped"));
 }
 
 #[test]
@@ -2390,6 +2603,48 @@ fn an_explicit_gate_that_rejects_fails_the_run_and_says_why() {
 }
 
 #[test]
+fn a_gate_on_an_unchanged_tree_is_not_run_again_and_a_changed_tree_runs_it() {
+    let env = Env::new();
+    let repo = herd_e2e::git::GitRepo::init();
+    // The test child leaves its prompt in its directory; that file is not the tree's.
+    std::fs::write(repo.path().join(".git/info/exclude"), "prompt.seen\n").unwrap();
+    let cwd = repo.path().to_str().unwrap();
+    let counter = env.dir.path().join("gate-runs");
+    let gate = format!("echo ran >> '{}'", counter.display());
+    let report = r#"{"changedFiles":[],"testsAddedOrUpdated":[],"commandsRun":[{"command":"true","result":"passed"}],"validationOutput":["ok"],"residualRisks":["none"],"noStagedFiles":true}"#;
+    let gated = |name: &str| {
+        let id = env.spawn_gated(
+            serde_json::json!({"name": name, "task": "t", "cwd": cwd, "gate": gate}),
+            "Made it.",
+            report,
+            "",
+        );
+        let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+        assert_eq!(code, 0, "{text}");
+        let run = doc["details"]["acceptance"]["verify_runs"][0].clone();
+        assert_eq!(run["status"], "passed", "{doc}");
+        run["reused"].as_bool().unwrap()
+    };
+    let runs = || {
+        std::fs::read_to_string(&counter)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    assert!(!gated("First"));
+    assert_eq!(runs(), 1);
+    // The same command on the same tree and environment: the first result, not a second run.
+    assert!(gated("Second"));
+    assert_eq!(runs(), 1);
+    // A file of the tree changed: the command runs again.
+    repo.write("changed.txt", "new\n");
+    assert!(!gated("Third"));
+    assert_eq!(runs(), 2);
+    assert!(gated("Fourth"));
+    assert_eq!(runs(), 2);
+}
+
+#[test]
 fn a_gate_command_verifies_in_the_childs_directory_and_a_bad_gate_is_refused() {
     let env = Env::new();
     let repo = herd_e2e::git::GitRepo::init();
@@ -2618,6 +2873,22 @@ fn a_pi_child_gets_the_inferred_gate_and_an_inferred_rejection_only_reports() {
         ),
         (
             serde_json::json!({"name": "Mapper", "task": "map", "agent": "mapper"}),
+            "saw acceptance level attested (inferred for this task); review 0",
+            "attested",
+        ),
+        // The task's own explicit intent wins over the role and its name (seed 004).
+        (
+            serde_json::json!({"name": "Fixer", "task": "Fix the overflow in parse_len", "agent": "scout"}),
+            "saw acceptance level checked (inferred for this task); review 0",
+            "checked",
+        ),
+        (
+            serde_json::json!({"name": "Builder", "task": "Implement the cache", "agent": "mapper"}),
+            "saw acceptance level checked (inferred for this task); review 0",
+            "checked",
+        ),
+        (
+            serde_json::json!({"name": "Looker", "task": "Summarise the parser. Do not edit any files."}),
             "saw acceptance level attested (inferred for this task); review 0",
             "attested",
         ),

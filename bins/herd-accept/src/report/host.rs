@@ -136,6 +136,7 @@ pub fn run_verify<T>(command: &VerifyCommand, cwd: &Path, cancel: &Receiver<T>) 
         stderr: String::new(),
         truncated: false,
         error: None,
+        reused: false,
     };
     let out = match subprocess::run_with_cancel(&cmd, cancel, VERIFY_GRACE) {
         Ok(out) => out,

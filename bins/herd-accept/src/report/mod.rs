@@ -7,6 +7,8 @@
 
 pub mod config;
 pub mod host;
+pub mod intent;
+pub mod memo;
 pub mod parse;
 pub mod prompt;
 pub mod review;
@@ -298,6 +300,10 @@ pub struct VerifyRun {
     pub truncated: bool,
     /// Why it could not start, when it could not.
     pub error: Option<String>,
+    /// Whether this is an earlier run's result, reused because the command, its directory, its
+    /// environment and the workspace state were the same (see [`memo`]).
+    #[serde(default)]
+    pub reused: bool,
 }
 
 /// What the git index says about staged changes.
