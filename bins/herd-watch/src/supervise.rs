@@ -221,6 +221,8 @@ struct Tracked {
     /// When (ms since the epoch) a busy run's no-progress notice falls due unless it progresses:
     /// the loop wakes for it then, whatever the interval.
     hang_due_ms: Option<u64>,
+    /// When a specialist's pending stop becomes unconfirmed unless its exit is seen first.
+    stop_due_ms: Option<u64>,
 }
 
 /// The watcher's retries of a termination that a cancel left unconfirmed: one attempt at a time,
@@ -233,6 +235,12 @@ struct Retries {
 }
 
 impl Tracked {
+    /// The earliest moment a judgement of the clock alone (no file event, no exit) falls due:
+    /// the loop wakes for it then, whatever the reconciliation interval.
+    fn wake_at_ms(&self) -> Option<u64> {
+        self.hang_due_ms.into_iter().chain(self.stop_due_ms).min()
+    }
+
     /// A run seen for the first time: nothing observed yet.
     fn new(record: RunRecord) -> Tracked {
         Tracked {
@@ -255,6 +263,7 @@ impl Tracked {
             exit_watch: None,
             exit_watch_asked: false,
             hang_due_ms: None,
+            stop_due_ms: None,
         }
     }
 }
@@ -460,7 +469,7 @@ impl Supervisor {
                 .last_reconcile
                 .map_or(Duration::ZERO, |at| interval.saturating_sub(at.elapsed()));
             sleep = sleep.min(until);
-            if let Some(at) = run.hang_due_ms {
+            if let Some(at) = run.wake_at_ms() {
                 sleep = sleep.min(Duration::from_millis(at.saturating_sub(now)));
             }
         }
@@ -495,7 +504,7 @@ impl Supervisor {
     /// Whether `run`'s reconciliation is due in this tick (see [`Supervisor::batch`]).
     fn due(&self, run: &Tracked) -> bool {
         let interval = self.interval(run);
-        run.hang_due_ms.is_some_and(|at| now_ms() >= at)
+        run.wake_at_ms().is_some_and(|at| now_ms() >= at)
             || run.last_reconcile.is_none_or(|at| {
                 let elapsed = at.elapsed();
                 elapsed >= interval || (self.batch && elapsed + self.options.max_sleep >= interval)
@@ -752,7 +761,9 @@ impl Supervisor {
         // An unconfirmed stop is judged from the ledger and the clock: looked at when the files
         // changed and on each reconciliation, as the stop's deadline passes without an event.
         if run.record.persistent && (read || due) {
-            run.lifecycle.stop_unconfirmed = tasks::stop_unconfirmed_since(&run.record, now);
+            let deadline = tasks::stop_deadline(&run.record);
+            run.lifecycle.stop_unconfirmed = deadline.filter(|at| now >= *at);
+            run.stop_due_ms = deadline.filter(|at| now < *at);
         }
         if read {
             if let ActivityRead::Found(activity) =
@@ -1311,20 +1322,22 @@ mod tests {
         })
     }
 
-    #[test]
-    fn an_idle_process_child_costs_no_tick_until_it_exits() {
-        let dir = tempfile::tempdir().unwrap();
-        let artifacts = Artifacts::new(dir.path().join("art"));
-        let sessions = dir.path().join("sessions");
+    /// A child on the process surface whose launch script sleeps, and its record, written.
+    fn launch_sleeping(
+        artifacts: &Artifacts,
+        dir: &Path,
+        extra: serde_json::Value,
+    ) -> (RunRecord, Target) {
+        let sessions = dir.join("sessions");
         std::fs::create_dir_all(&sessions).unwrap();
         let session = sessions.join("2026_ab12cd34.jsonl");
-        let script = dir.path().join("child.sh");
+        let script = dir.join("child.sh");
         std::fs::write(&script, "exec sleep 120\n").unwrap();
         let process = herd_surface::process::Process::new(artifacts.clone());
         let launch = herd_surface::Launch {
             run_id: "ab12cd34",
             name: "worker",
-            cwd: dir.path(),
+            cwd: dir,
             script: &script,
             session_file: &session,
             into: None,
@@ -1332,23 +1345,73 @@ mod tests {
         let target = process
             .launch(&launch, &herd_surface::LaunchBudgets::default())
             .unwrap();
-        let record: RunRecord = serde_json::from_value(serde_json::json!({
+        let mut record = serde_json::json!({
             "format_version": 1, "run_id": "ab12cd34", "name": "worker", "created_at_ms": 1000,
             "runner": "exec", "surface": "process", "status": "launched", "cwd": "/",
             "session_file": session,
-        }))
-        .unwrap();
+        });
+        record
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let record: RunRecord = serde_json::from_value(record).unwrap();
         herd_core::sidecar::write_json(&artifacts.run_record("ab12cd34"), &record).unwrap();
-        herd_core::open_runs::add(&artifacts, "ab12cd34").unwrap();
+        herd_core::open_runs::add(artifacts, "ab12cd34").unwrap();
+        (record, target)
+    }
+
+    /// Ends the launch script `launch_sleeping` started, through its verified identity.
+    fn kill_leader(target: &Target) {
+        let Target::Process(files) = target else {
+            panic!("a process target")
+        };
+        if let Ok(Some(leader)) = herd_core::identity::Record::read(&files.leader) {
+            herd_core::identity::terminate(&leader, libc::SIGKILL);
+        }
+    }
+
+    #[test]
+    fn a_pending_stop_wakes_the_loop_at_its_deadline_not_at_the_long_interval() {
+        let dir = tempfile::tempdir().unwrap();
+        let artifacts = Artifacts::new(dir.path().join("art"));
+        let (record, target) = launch_sleeping(
+            &artifacts,
+            dir.path(),
+            serde_json::json!({"persistent": true}),
+        );
+        let ledger = record.session_files().ledger();
+        // The stop directive was published just now, and no task holds it.
+        let line = serde_json::json!({
+            "task": "t1", "outcome": "stop-pending", "generation": "g1",
+            "at": herd_launch::names::iso(now_ms()),
+        });
+        herd_core::sidecar::append_line(&ledger, &line.to_string()).unwrap();
         let mut supervisor = Supervisor::new(artifacts.clone(), None, Options::default());
         supervisor.scan().unwrap();
+        supervisor.tick(|_| Ok(())).unwrap();
+        let run = &supervisor.tracked["ab12cd34"];
         assert!(
-            supervisor
-                .tick(|_| Ok(()))
-                .unwrap()
-                .iter()
-                .all(|e| !matches!(e, Event::Result(_)))
+            run.exit_watch.is_some(),
+            "the specialist's process is watched"
         );
+        assert!(run.stop_due_ms.is_some(), "the stop's deadline is known");
+        let sleep = supervisor.idle_sleep();
+        kill_leader(&target);
+        assert!(
+            sleep <= Duration::from_millis(crate::tasks::STOP_DEADLINE_MS),
+            "the loop wakes when the stop becomes unconfirmed: {sleep:?}"
+        );
+    }
+
+    #[test]
+    fn an_idle_process_child_costs_no_tick_until_it_exits() {
+        let dir = tempfile::tempdir().unwrap();
+        let artifacts = Artifacts::new(dir.path().join("art"));
+        let (_, target) = launch_sleeping(&artifacts, dir.path(), serde_json::json!({}));
+        let mut supervisor = Supervisor::new(artifacts.clone(), None, Options::default());
+        supervisor.scan().unwrap();
+        let events = supervisor.tick(|_| Ok(())).unwrap();
+        assert!(events.iter().all(|e| !matches!(e, Event::Result(_))));
         let run = &supervisor.tracked["ab12cd34"];
         assert!(
             run.exit_watch.is_some(),
@@ -1358,16 +1421,7 @@ mod tests {
         assert!(supervisor.quiet(run));
         assert!(supervisor.idle_sleep() > 10 * Options::default().reconcile_interval);
 
-        let Target::Process(files) = &target else {
-            panic!("a process target")
-        };
-        let leader = herd_core::identity::Record::read(&files.leader)
-            .unwrap()
-            .unwrap();
-        assert_eq!(
-            herd_core::identity::terminate(&leader, libc::SIGKILL),
-            herd_core::identity::Termination::Signalled
-        );
+        kill_leader(&target);
         // The exit ends the sleep and makes the run due at once.
         let mut woke = false;
         for _ in 0..5 {

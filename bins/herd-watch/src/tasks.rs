@@ -159,11 +159,23 @@ fn at_ms(line: &serde_json::Value) -> Option<u64> {
 /// Exit evidence is the caller's: a specialist whose exit is observed is finalizing, not
 /// stalled.
 pub(crate) fn stop_unconfirmed_since(record: &RunRecord, now_ms: u64) -> Option<u64> {
-    let tasks_hold = record.status != herd_core::run::LaunchStatus::Uncertain;
-    unconfirmed_since(&record.session_files(), tasks_hold, now_ms)
+    stop_deadline(record).filter(|since| now_ms >= *since)
 }
 
+/// When the specialist's pending stop becomes unconfirmed unless its exit is seen first: the
+/// moment [`stop_unconfirmed_since`] answers from, already passed or not. `None` without a
+/// pending stop, or while a task holds it.
+pub(crate) fn stop_deadline(record: &RunRecord) -> Option<u64> {
+    let tasks_hold = record.status != herd_core::run::LaunchStatus::Uncertain;
+    pending_stop_deadline(&record.session_files(), tasks_hold)
+}
+
+#[cfg(test)]
 fn unconfirmed_since(files: &SessionFiles, tasks_hold: bool, now_ms: u64) -> Option<u64> {
+    pending_stop_deadline(files, tasks_hold).filter(|since| now_ms >= *since)
+}
+
+fn pending_stop_deadline(files: &SessionFiles, tasks_hold: bool) -> Option<u64> {
     let ledger = ledger(files);
     let last_stop = ledger
         .iter()
@@ -199,8 +211,7 @@ fn unconfirmed_since(files: &SessionFiles, tasks_hold: bool, now_ms: u64) -> Opt
         })
         .filter_map(at_ms)
         .max()?;
-    let since = started.saturating_add(STOP_DEADLINE_MS);
-    (now_ms >= since).then_some(since)
+    Some(started.saturating_add(STOP_DEADLINE_MS))
 }
 
 /// Appends the specialist's `stopped` ledger line unless its ledger has one: a stop confirmed
