@@ -150,7 +150,7 @@ pub(crate) fn ledger_line(
     serde_json::json!({
         "task": task, "outcome": outcome, "generation": field("generation"),
         "logicalId": field("logicalId"), "policyHash": field("policyHash"),
-        "at": herd_launch::names::iso(now_ms()),
+        "at": herd_core::time::iso(now_ms()),
     })
     .to_string()
 }

@@ -312,7 +312,7 @@ pub fn completion() -> Schema {
     )
 }
 
-/// An ISO 8601 UTC time as `herd_launch::names::iso` writes it.
+/// An ISO 8601 UTC time as `herd_core::time::iso` writes it.
 fn iso_time() -> Value {
     json!({"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?Z$"})
 }
