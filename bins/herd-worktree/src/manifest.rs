@@ -329,11 +329,13 @@ impl Error {
     }
 }
 
-impl From<Error> for herd_core::Error {
-    fn from(err: Error) -> herd_core::Error {
-        let mut out = herd_core::error::report(err.code(), &err);
-        out.field = err.field().map(str::to_owned);
-        out
+impl herd_core::error::Report for Error {
+    fn code(&self) -> ErrorCode {
+        Error::code(self)
+    }
+
+    fn field(&self) -> Option<&str> {
+        Error::field(self)
     }
 }
 
