@@ -277,20 +277,20 @@ pub const FILES: &[SchemaFile] = &[
         "`herd-worktree list --json`",
         herd_protocol::worktree::WorktreeList
     ),
-    by_hand!(
+    printed!(
         "cleanup-list.schema.json",
         "`herd-cleanup list --json`",
-        outputs::cleanup_list
+        herd_protocol::cleanup::CleanupList
     ),
     printed!(
         "cleanup-remove.schema.json",
         "`herd-cleanup remove --json`",
-        herd_cleanup::remove::Removal
+        herd_protocol::cleanup::Removal
     ),
     printed!(
         "cleanup-doctor.schema.json",
         "`herd-cleanup doctor --json`",
-        herd_cleanup::doctor::Report
+        herd_protocol::cleanup::DoctorReport
     ),
     by_hand!(
         "docs-report.schema.json",

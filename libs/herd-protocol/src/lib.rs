@@ -6,8 +6,10 @@
 //! format carries its version as a named constant. The only dependency on the rest of herd is
 //! `herd-core`, for bounded and atomic file I/O, the artifacts layout and the error kinds.
 //!
-//! - [`worktree`]: the worktree ownership manifest, and `herd-worktree create/inspect/list`.
+//! - [`worktree`]: the worktree ownership manifest, and `herd-worktree create/inspect/list`;
+//! - [`cleanup`]: `herd-cleanup list/remove/doctor`.
 
+pub mod cleanup;
 pub mod worktree;
 
 use serde::Serialize;

@@ -2,7 +2,6 @@
 //! the tests run that code and validate what it prints against the schema.
 
 use schemars::Schema;
-use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
 
 use super::sidecars::{ms, run_id};
@@ -381,58 +380,6 @@ pub fn accept_check() -> Schema {
             "cwd",
             "timeout_sec",
         ],
-    );
-    schema
-}
-
-/// `herd_cleanup::report::list_json`: its entries are `herd_cleanup::inspect::Entry`.
-pub fn cleanup_list() -> Schema {
-    let mut generator = SchemaSettings::draft2020_12()
-        .for_serialize()
-        .into_generator();
-    let entry = generator.subschema_for::<herd_cleanup::inspect::Entry>();
-    let count = json!({"type": "integer", "minimum": 0});
-    let mut schema = hand(
-        "CleanupList",
-        "What `herd-cleanup list` prints: every entry of the managed root with its classification, blockers and warnings; only sources inside the session cwd are in scope.",
-        json!({
-            "type": "object",
-            "properties": {
-                "managed_root": {"type": "string"},
-                "session_cwd": {"type": "string"},
-                "worktrees": {
-                    "type": "array",
-                    "items": {
-                        "allOf": [
-                            entry,
-                            {
-                                "properties": {
-                                    "remove_command": {"type": ["string", "null"], "description": "The `worktree_remove` call that removes an eligible entry."}
-                                },
-                                "required": ["remove_command"]
-                            }
-                        ]
-                    }
-                },
-                "counts": {
-                    "type": "object",
-                    "properties": {
-                        "total": count.clone(),
-                        "eligible": count.clone(),
-                        "blocked": count.clone(),
-                        "unknown": count.clone(),
-                        "out_of_scope": count
-                    },
-                    "required": ["total", "eligible", "blocked", "unknown", "out_of_scope"]
-                },
-                "warnings": {"type": "array", "items": {"type": "string"}, "description": "Warnings that concern every entry, said once."}
-            },
-            "required": ["managed_root", "session_cwd", "worktrees", "counts", "warnings"]
-        }),
-    );
-    schema.insert(
-        "$defs".into(),
-        Value::Object(generator.take_definitions(true)),
     );
     schema
 }
