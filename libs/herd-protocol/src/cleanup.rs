@@ -172,8 +172,7 @@ pub struct CleanupList {
 }
 
 impl CleanupList {
-    /// The version of this document's shape. It is not printed: fields are added without a
-    /// version change (DESIGN §5), and a breaking change gets a new document.
+    /// The version of this document's shape (not printed; see the crate docs).
     pub const FORMAT_VERSION: u64 = 1;
 }
 
@@ -331,8 +330,7 @@ impl Removal {
 }
 
 impl Removal {
-    /// The version of this document's shape. It is not printed: fields are added without a
-    /// version change (DESIGN §5), and a breaking change gets a new document.
+    /// The version of this document's shape (not printed; see the crate docs).
     pub const FORMAT_VERSION: u64 = 1;
 }
 
@@ -367,8 +365,7 @@ pub struct DoctorReport {
 }
 
 impl DoctorReport {
-    /// The version of this document's shape. It is not printed: fields are added without a
-    /// version change (DESIGN §5), and a breaking change gets a new document.
+    /// The version of this document's shape (not printed; see the crate docs).
     pub const FORMAT_VERSION: u64 = 1;
 }
 

@@ -3,7 +3,9 @@
 //!
 //! Every type here is `Serialize + Deserialize + JsonSchema`; `docs/schemas/` is generated from
 //! them (`cargo xtask docs`), and the tests validate real output against those schemas. Each
-//! format carries its version as a named constant. The only dependency on the rest of herd is
+//! format carries its version as a named constant: a file writes it (the worktree manifest's
+//! `version`); a `--json` document's `FORMAT_VERSION` is not printed, because fields are added
+//! without a version change (DESIGN §5) and a breaking change gets a new document. The only dependency on the rest of herd is
 //! `herd-core`, for bounded and atomic file I/O, the artifacts layout and the error kinds.
 //!
 //! - [`worktree`]: the worktree ownership manifest, and `herd-worktree create/inspect/list`;

@@ -124,8 +124,7 @@ pub struct WorktreeInspect {
 }
 
 impl WorktreeInspect {
-    /// The version of this document's shape. It is not printed: fields are added without a
-    /// version change (DESIGN §5), and a breaking change gets a new document.
+    /// The version of this document's shape (not printed; see the crate docs).
     pub const FORMAT_VERSION: u64 = 1;
 }
 
