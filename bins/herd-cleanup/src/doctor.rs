@@ -16,7 +16,6 @@ use herd_core::run::{LaunchStatus, RunRecord};
 use herd_core::subprocess::{self, Command, Keep};
 use herd_git::{Deadline, Git, budget};
 use herd_herdr::Herdr;
-use serde::Serialize;
 
 use crate::holders;
 use crate::inspect::{shown, shown_path};
@@ -27,36 +26,7 @@ const PROBE_BUDGET: Duration = Duration::from_secs(15);
 /// The environment variable naming the Pi CLI (default: `pi` on `PATH`).
 pub const PI_BIN_ENV: &str = "HERD_PI";
 
-/// One check.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Check {
-    pub name: &'static str,
-    pub ok: bool,
-    /// Whether herd needs it here; a failed check that is not needed is reported, not fatal.
-    pub needed: bool,
-    /// What was seen, or why it failed.
-    pub detail: String,
-}
-
-/// A run that needs a hand.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct RunFinding {
-    pub run_id: String,
-    pub name: Option<String>,
-    /// `owner_gone`, `owner_unknown`, `launch_failed`, `launch_lost` or `unreadable`.
-    pub state: &'static str,
-    pub detail: String,
-}
-
-/// The doctor's report.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Report {
-    /// Whether every needed check passed.
-    pub ok: bool,
-    pub checks: Vec<Check>,
-    pub runs_inspected: usize,
-    pub runs: Vec<RunFinding>,
-}
+pub use herd_protocol::cleanup::{Check, DoctorReport, FindingState, RunFinding};
 
 /// What the doctor looks at.
 pub struct Setup {
@@ -86,7 +56,7 @@ impl Setup {
 }
 
 /// Runs every check.
-pub fn doctor(setup: &Setup) -> Report {
+pub fn doctor(setup: &Setup) -> DoctorReport {
     let mut checks = vec![git(&setup.git), tmux(), herdr(setup), pi(&setup.pi), proc()];
     let mut runs = Vec::new();
     let mut runs_inspected = 0;
@@ -102,14 +72,14 @@ pub fn doctor(setup: &Setup) -> Report {
                         .filter_map(|id| run_finding(artifacts, id, boot.as_deref()))
                         .collect();
                     checks.push(Check {
-                        name: "runs",
+                        name: "runs".into(),
                         ok: true,
                         needed: false,
                         detail: format!("{} run records, {} need a hand", ids.len(), runs.len()),
                     });
                 }
                 Err(e) => checks.push(Check {
-                    name: "runs",
+                    name: "runs".into(),
                     ok: false,
                     needed: true,
                     detail: e.message,
@@ -117,14 +87,14 @@ pub fn doctor(setup: &Setup) -> Report {
             }
         }
         Err(e) => checks.push(Check {
-            name: "artifacts",
+            name: "artifacts".into(),
             ok: false,
             needed: true,
             detail: e.message.clone(),
         }),
     }
     checks.push(managed_root(&setup.managed_root));
-    Report {
+    DoctorReport {
         ok: checks.iter().all(|c| c.ok || !c.needed),
         checks,
         runs_inspected,
@@ -143,7 +113,7 @@ fn git(git: &Git) -> Check {
             let text = String::from_utf8_lossy(&out).trim().to_owned();
             let ok = text.starts_with("git version ");
             Check {
-                name: "git",
+                name: "git".into(),
                 ok,
                 needed: true,
                 detail: if ok {
@@ -154,7 +124,7 @@ fn git(git: &Git) -> Check {
             }
         }
         Err(e) => Check {
-            name: "git",
+            name: "git".into(),
             ok: false,
             needed: true,
             detail: format!("{} (`{}`)", e, git.bin().display()),
@@ -199,7 +169,7 @@ fn tmux() -> Check {
     let inside = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
     match probe(OsStr::new("tmux"), &["-V"]) {
         Ok(version) => Check {
-            name: "tmux",
+            name: "tmux".into(),
             ok: true,
             needed: false,
             detail: format!(
@@ -213,7 +183,7 @@ fn tmux() -> Check {
             ),
         },
         Err(reason) => Check {
-            name: "tmux",
+            name: "tmux".into(),
             ok: false,
             needed: inside,
             detail: format!("{reason}; needed only for the tmux surface"),
@@ -225,7 +195,7 @@ fn herdr(setup: &Setup) -> Check {
     let in_use = setup.herdr_env.as_deref() == Some(OsStr::new("1"));
     if !in_use {
         return Check {
-            name: "herdr",
+            name: "herdr".into(),
             ok: true,
             needed: false,
             detail: "not in use (HERDR_ENV is not 1)".into(),
@@ -233,7 +203,7 @@ fn herdr(setup: &Setup) -> Check {
     }
     if !setup.herdr.executable_found(setup.path_env.as_deref()) {
         return Check {
-            name: "herdr",
+            name: "herdr".into(),
             ok: false,
             needed: true,
             detail: format!(
@@ -244,13 +214,13 @@ fn herdr(setup: &Setup) -> Check {
     }
     match setup.herdr.workspace_list() {
         Ok(list) => Check {
-            name: "herdr",
+            name: "herdr".into(),
             ok: true,
             needed: true,
             detail: format!("reachable, {} workspaces open", list.len()),
         },
         Err(e) => Check {
-            name: "herdr",
+            name: "herdr".into(),
             ok: false,
             needed: true,
             detail: format!(
@@ -264,13 +234,13 @@ fn herdr(setup: &Setup) -> Check {
 fn pi(program: &OsStr) -> Check {
     match probe(program, &["--version"]) {
         Ok(version) => Check {
-            name: "pi",
+            name: "pi".into(),
             ok: true,
             needed: false,
             detail: format!("pi {}", shown(&version)),
         },
         Err(reason) => Check {
-            name: "pi",
+            name: "pi".into(),
             ok: false,
             needed: false,
             detail: format!(
@@ -294,14 +264,14 @@ fn proc() -> Check {
                 ));
             }
             Check {
-                name: "proc",
+                name: "proc".into(),
                 ok: true,
                 needed: true,
                 detail,
             }
         }
         Err(e) => Check {
-            name: "proc",
+            name: "proc".into(),
             ok: false,
             needed: true,
             detail: format!(
@@ -328,7 +298,7 @@ fn artifacts_writable(artifacts: &Artifacts) -> Check {
     };
     let Some(existing) = existing else {
         return Check {
-            name: "artifacts",
+            name: "artifacts".into(),
             ok: false,
             needed: true,
             detail: format!("no part of {} exists", shown_path(root)),
@@ -363,14 +333,14 @@ fn artifacts_writable(artifacts: &Artifacts) -> Check {
             )
         };
         Check {
-            name: "artifacts",
+            name: "artifacts".into(),
             ok: true,
             needed: true,
             detail,
         }
     } else {
         Check {
-            name: "artifacts",
+            name: "artifacts".into(),
             ok: false,
             needed: true,
             detail: failures.join("; "),
@@ -392,19 +362,19 @@ fn managed_root(root: &Result<PathBuf, herd_core::Error>) -> Check {
     match root {
         Ok(root) => match crate::paths::discover(root) {
             Ok(d) if d.canonical_root.is_none() => Check {
-                name: "managed root",
+                name: "managed root".into(),
                 ok: true,
                 needed: false,
                 detail: format!("{} does not exist: no managed worktrees", shown_path(root)),
             },
             Ok(d) => Check {
-                name: "managed root",
+                name: "managed root".into(),
                 ok: true,
                 needed: false,
                 detail: format!("{}: {} entries", shown_path(root), d.found.len()),
             },
             Err(e) => Check {
-                name: "managed root",
+                name: "managed root".into(),
                 ok: false,
                 needed: false,
                 detail: format!(
@@ -414,7 +384,7 @@ fn managed_root(root: &Result<PathBuf, herd_core::Error>) -> Check {
             },
         },
         Err(e) => Check {
-            name: "managed root",
+            name: "managed root".into(),
             ok: false,
             needed: false,
             detail: e.message.clone(),
@@ -431,7 +401,7 @@ fn run_finding(artifacts: &Artifacts, id: &str, boot: Option<&str>) -> Option<Ru
             return Some(RunFinding {
                 run_id: id.to_owned(),
                 name: None,
-                state: "unreadable",
+                state: FindingState::Unreadable,
                 detail: format!("the run record cannot be read: {}", shown(&e.message)),
             });
         }
@@ -443,7 +413,7 @@ fn run_finding(artifacts: &Artifacts, id: &str, boot: Option<&str>) -> Option<Ru
     if herd_core::run::Superseded::read(artifacts, id).is_some_and(|s| s.successor.is_some()) {
         return None;
     }
-    let finding = |state: &'static str, detail: String| {
+    let finding = |state: FindingState, detail: String| {
         Some(RunFinding {
             run_id: id.to_owned(),
             name: Some(record.name.clone()),
@@ -465,7 +435,7 @@ fn run_finding(artifacts: &Artifacts, id: &str, boot: Option<&str>) -> Option<Ru
         Ok(Some(identity)) => {
             if boot.is_some_and(|b| b != identity.boot_id) {
                 return finding(
-                    "owner_gone",
+                    FindingState::OwnerGone,
                     format!(
                         "the child (PID {}) belonged to an earlier boot and no result was delivered; `herd-watch wait --run {id}` settles it as failed (exit 1), signalling nothing",
                         identity.pid
@@ -475,34 +445,34 @@ fn run_finding(artifacts: &Artifacts, id: &str, boot: Option<&str>) -> Option<Ru
             match identity::judge(&identity) {
                 Judgement::Alive => None,
                 Judgement::Exited => finding(
-                    "owner_gone",
+                    FindingState::OwnerGone,
                     format!(
                         "the child (PID {}) exited and no result was delivered; `herd-watch wait --run {id}` delivers it",
                         identity.pid
                     ),
                 ),
                 Judgement::Unknown(_) if identity::proven_gone(&identity).is_some() => finding(
-                    "owner_gone",
+                    FindingState::OwnerGone,
                     format!(
                         "PID {} now names another process, so the child is gone; `herd-watch wait --run {id}` settles it as failed (exit 1), signalling nothing",
                         identity.pid
                     ),
                 ),
                 Judgement::Unknown(reason) => finding(
-                    "owner_unknown",
+                    FindingState::OwnerUnknown,
                     format!("cannot tell whether the child is alive: {}", shown(&reason)),
                 ),
             }
         }
         Ok(None) => finding(
-            "owner_unknown",
+            FindingState::OwnerUnknown,
             format!(
                 "no identity record at {} and no result delivered",
                 shown_path(&process)
             ),
         ),
         Err(e) => finding(
-            "owner_unknown",
+            FindingState::OwnerUnknown,
             format!(
                 "the identity record cannot be read: {}",
                 shown(&e.to_string())
@@ -513,7 +483,7 @@ fn run_finding(artifacts: &Artifacts, id: &str, boot: Option<&str>) -> Option<Ru
 
 /// A run whose launch never placed a child that recorded itself: what `herd-watch wait` will do
 /// with it. `None` while its herd-launch still works on it.
-fn launch_finding(artifacts: &Artifacts, record: &RunRecord) -> Option<(&'static str, String)> {
+fn launch_finding(artifacts: &Artifacts, record: &RunRecord) -> Option<(FindingState, String)> {
     let id = &record.run_id;
     let launcher = identity::Record::read(&artifacts.launcher(id))
         .ok()
@@ -528,7 +498,7 @@ fn launch_finding(artifacts: &Artifacts, record: &RunRecord) -> Option<(&'static
     );
     Some(match record.status {
         LaunchStatus::Failed => (
-            "launch_failed",
+            FindingState::LaunchFailed,
             format!(
                 "the launch failed ({}); `herd-watch wait --run {id}` delivers it as failed (exit 1)",
                 shown(
@@ -540,7 +510,7 @@ fn launch_finding(artifacts: &Artifacts, record: &RunRecord) -> Option<(&'static
             ),
         ),
         _ => (
-            "launch_lost",
+            FindingState::LaunchLost,
             format!(
                 "{ended} before the launch placed a child; `herd-watch wait --run {id}` settles it as failed (`lost`, exit 1) unless a child appears within 30 s"
             ),
@@ -549,7 +519,7 @@ fn launch_finding(artifacts: &Artifacts, record: &RunRecord) -> Option<(&'static
 }
 
 /// The human form: one line per check (a failed one with its reason), then the runs.
-pub fn human(report: &Report) -> String {
+pub fn human(report: &DoctorReport) -> String {
     let mut out = Vec::new();
     for c in &report.checks {
         let status = match (c.ok, c.needed) {
@@ -574,7 +544,7 @@ pub fn human(report: &Report) -> String {
             .checks
             .iter()
             .filter(|c| c.needed && !c.ok)
-            .map(|c| c.name)
+            .map(|c| c.name.as_str())
             .collect();
         format!("herd cannot work here until fixed: {}", failed.join(", "))
     });

@@ -16,7 +16,6 @@ use herd_git::index::{self, Gitlinks};
 use herd_git::{Deadline, EntryKind, Git, Head, WorktreeEntry, budget};
 use herd_herdr::{Herdr, Source, WorktreeList};
 use herd_worktree::manifest::{self, Manifest};
-use serde::Serialize;
 
 use crate::holders::{self, SHELLS};
 use crate::paths::{self, Found};
@@ -24,159 +23,29 @@ use crate::paths::{self, Found};
 /// Where managed checkouts live unless `HERD_WORKTREE_ROOT` says otherwise: `~/.herdr/worktrees`.
 pub use herd_worktree::create::managed_root;
 
-/// What a listing concludes about an entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub enum Classification {
-    /// Nothing blocks its removal.
-    #[serde(rename = "eligible")]
-    Eligible,
-    /// Something named blocks its removal.
-    #[serde(rename = "blocked")]
-    Blocked,
-    /// Some fact could not be established; removal is refused until it can.
-    #[serde(rename = "unknown")]
-    Unknown,
-    /// Its source repository is not inside the session cwd; never removable from here.
-    #[serde(rename = "out-of-scope")]
-    OutOfScope,
-}
+pub use herd_protocol::cleanup::{Blocker, BlockerCode, Classification, HolderRef, ManifestRef};
 
-impl Classification {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Classification::Eligible => "eligible",
-            Classification::Blocked => "blocked",
-            Classification::Unknown => "unknown",
-            Classification::OutOfScope => "out-of-scope",
-        }
-    }
-}
-
-/// The kind of a blocker: a stable code in `--json` output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum BlockerCode {
-    /// The source repository is not inside the session cwd.
-    OutsideSessionCwd,
-    /// The entry is a symlink whose target lies outside the managed root.
-    SymlinkEscapesRoot,
-    /// The entry cannot be resolved (dangling link, permission error).
-    Unresolvable,
-    /// Git gave no usable answer about the checkout.
-    GitUnknown,
-    /// Git does not list the directory as a linked checkout of its repository.
-    NotRegistered,
-    DetachedHead,
-    Locked,
-    Conflicts,
-    InitializedSubmodules,
-    /// Tracked changes, staged or not. `--preserve` lifts it.
-    Dirty,
-    /// Untracked files. `--preserve` lifts it.
-    Untracked,
-    /// The ignored files could not be counted.
-    IgnoredCountFailed,
-    /// Herdr, in use here, gave no usable answer.
-    HerdrUnknown,
-    /// Git, Herdr and the ownership manifest disagree about the checkout.
-    IdentityDisagrees,
-    /// The ownership manifests cannot be read or contradict each other.
-    ManifestUndecidable,
-    /// A run of the artifacts directory works in the checkout and its child is alive.
-    LiveChild,
-    /// A persistent specialist works in the checkout and is alive.
-    PersistentLease,
-    /// A run works in the checkout and whether its child is alive cannot be told.
-    ChildUnknown,
-    /// A pane of the checkout's workspace runs something other than its idle shell.
-    ForegroundProcess,
-    /// A process's cwd is inside the checkout.
-    ProcessHolder,
-    /// The processes could not be enumerated.
-    EnumerationFailed,
-    /// No process inspection exists for this platform.
-    UnsupportedPlatform,
-}
-
-impl BlockerCode {
-    /// Whether the blocker means "could not be established" (the entry is `unknown`) rather
-    /// than a definite reason to refuse (`blocked`).
-    pub fn is_unknown(self) -> bool {
-        use BlockerCode::*;
-        matches!(
-            self,
-            Unresolvable
-                | GitUnknown
-                | NotRegistered
-                | IgnoredCountFailed
-                | HerdrUnknown
-                | IdentityDisagrees
-                | ManifestUndecidable
-                | ChildUnknown
-                | EnumerationFailed
-                | UnsupportedPlatform
-        )
-    }
-
-    /// Whether `--preserve` lifts the blocker (by committing the work first).
-    pub fn preservable(self) -> bool {
-        matches!(self, BlockerCode::Dirty | BlockerCode::Untracked)
-    }
-}
-
-/// One reason the checkout cannot be removed now.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Blocker {
-    pub code: BlockerCode,
-    /// Human text; child-influenced values in it are already encoded for one line.
-    pub message: String,
-}
-
-/// An ownership manifest that names the checkout.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct ManifestRef {
-    pub run_id: String,
-    pub state: String,
-    pub file: String,
-    /// Whether it is evidence of ownership (not `removed`), and so is marked on removal.
-    pub owner: bool,
-}
-
-/// A process whose cwd is inside the checkout.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct HolderRef {
-    pub pid: u32,
-    pub name: Option<String>,
-    pub cwd: String,
-}
-
-/// Everything an inspection established about one entry of the managed root.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// Everything an inspection established about one entry of the managed root: what is reported
+/// (the protocol's [`Entry`](herd_protocol::cleanup::Entry), which this derefs to) and what
+/// removal needs beyond it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
-    /// The path under the managed root.
-    pub path: String,
-    /// Its canonical path, when it resolves.
-    pub canonical_path: Option<String>,
-    pub branch: Option<String>,
-    pub detached: bool,
-    /// The commit checked out.
-    pub head: Option<String>,
-    /// The canonical source repository (principal checkout, or submodule work tree).
-    pub source: Option<String>,
-    /// The open Herdr workspace on the checkout.
-    pub workspace: Option<String>,
-    pub manifests: Vec<ManifestRef>,
-    pub classification: Classification,
-    pub blockers: Vec<Blocker>,
-    pub warnings: Vec<String>,
-    /// Exact count of ignored files; `None` when not counted (or counting failed).
-    pub ignored_files: Option<u64>,
-    /// Tracked paths with changes, staged or not.
-    pub changed_files: Option<u64>,
-    pub untracked_files: Option<u64>,
-    pub holders: Vec<HolderRef>,
-    #[serde(skip)]
+    pub report: herd_protocol::cleanup::Entry,
     pub(crate) internal: Internal,
+}
+
+impl std::ops::Deref for Entry {
+    type Target = herd_protocol::cleanup::Entry;
+
+    fn deref(&self) -> &herd_protocol::cleanup::Entry {
+        &self.report
+    }
+}
+
+impl std::ops::DerefMut for Entry {
+    fn deref_mut(&mut self) -> &mut herd_protocol::cleanup::Entry {
+        &mut self.report
+    }
 }
 
 /// What removal needs beyond the report.
@@ -192,21 +61,23 @@ pub(crate) struct Internal {
 impl Entry {
     fn new(path: &Path) -> Entry {
         Entry {
-            path: text(path),
-            canonical_path: None,
-            branch: None,
-            detached: false,
-            head: None,
-            source: None,
-            workspace: None,
-            manifests: Vec::new(),
-            classification: Classification::Unknown,
-            blockers: Vec::new(),
-            warnings: Vec::new(),
-            ignored_files: None,
-            changed_files: None,
-            untracked_files: None,
-            holders: Vec::new(),
+            report: herd_protocol::cleanup::Entry {
+                path: text(path),
+                canonical_path: None,
+                branch: None,
+                detached: false,
+                head: None,
+                source: None,
+                workspace: None,
+                manifests: Vec::new(),
+                classification: Classification::Unknown,
+                blockers: Vec::new(),
+                warnings: Vec::new(),
+                ignored_files: None,
+                changed_files: None,
+                untracked_files: None,
+                holders: Vec::new(),
+            },
             internal: Internal::default(),
         }
     }

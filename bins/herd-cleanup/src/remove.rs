@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 use herd_core::{Error, ErrorCode};
 use herd_git::{Deadline, Git, budget};
 use herd_worktree::manifest::{self, Manifest, State};
-use serde::Serialize;
 
 use crate::inspect::{
     self, BlockerCode, Classification, Context, Depth, Entry, shown, shown_path, text,
@@ -28,119 +27,7 @@ use crate::paths::{self, Discovery};
 /// The commit message of a preservation commit.
 pub const WIP_MESSAGE: &str = "WIP: preserve worktree before explicit cleanup";
 
-/// How a removal ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The checkout is gone (exit 0).
-    Removed,
-    /// A `removed` manifest names the target and the checkout is absent (exit 0).
-    AlreadyRemoved,
-    /// Something named blocks it; nothing was removed (exit 1).
-    Blocked,
-    /// A removal command was sent and its effect is unknown; the checkout is still there (exit 3).
-    Uncertain,
-    /// Some fact could not be established; nothing was removed (exit 4).
-    Unknown,
-}
-
-impl Outcome {
-    pub fn exit_code(self) -> i32 {
-        use herd_core::exit;
-        match self {
-            Outcome::Removed | Outcome::AlreadyRemoved => exit::SUCCESS,
-            Outcome::Blocked => exit::NEGATIVE,
-            Outcome::Uncertain => exit::UNCERTAIN,
-            Outcome::Unknown => exit::NO_ANSWER,
-        }
-    }
-}
-
-/// What `--preserve` did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Preservation {
-    /// The WIP commit, reported even when the removal is later refused or fails.
-    pub sha: Option<String>,
-    /// Why the commit was not made.
-    pub error: Option<String>,
-    /// After a failed commit: whether the index was put back exactly as it was.
-    pub index_restored: Option<bool>,
-}
-
-/// Which tool removed the checkout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Via {
-    Herdr,
-    Git,
-}
-
-/// The report of one removal.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Removal {
-    pub target: String,
-    pub outcome: Outcome,
-    pub path: Option<String>,
-    pub branch: Option<String>,
-    pub source: Option<String>,
-    pub workspace: Option<String>,
-    pub removed_via: Option<Via>,
-    pub preservation: Option<Preservation>,
-    pub ignored_files: Option<u64>,
-    /// Why it was not removed (a blocker of the deciding inspection, or of the removal step).
-    pub blockers: Vec<inspect::Blocker>,
-    /// Every warning seen, including those of an earlier inspection of this removal.
-    pub warnings: Vec<String>,
-    /// Runs whose ownership manifest was marked `removed`.
-    pub manifests_marked: Vec<String>,
-    /// The inspection that decided.
-    pub entry: Option<Entry>,
-}
-
-impl Removal {
-    fn new(target: &str, outcome: Outcome) -> Removal {
-        Removal {
-            target: target.to_owned(),
-            outcome,
-            path: None,
-            branch: None,
-            source: None,
-            workspace: None,
-            removed_via: None,
-            preservation: None,
-            ignored_files: None,
-            blockers: Vec::new(),
-            warnings: Vec::new(),
-            manifests_marked: Vec::new(),
-            entry: None,
-        }
-    }
-
-    fn from_entry(target: &str, outcome: Outcome, entry: &Entry) -> Removal {
-        let mut r = Removal::new(target, outcome);
-        r.path = Some(entry.path.clone());
-        r.branch.clone_from(&entry.branch);
-        r.source.clone_from(&entry.source);
-        r.workspace.clone_from(&entry.workspace);
-        r.ignored_files = entry.ignored_files;
-        r.blockers.clone_from(&entry.blockers);
-        r.add_warnings(&entry.warnings);
-        r.entry = Some(entry.clone());
-        r
-    }
-
-    fn add_warnings(&mut self, warnings: &[String]) {
-        for w in warnings {
-            if !self.warnings.contains(w) {
-                self.warnings.push(w.clone());
-            }
-        }
-    }
-
-    fn block(&mut self, code: BlockerCode, message: String) {
-        self.blockers.push(inspect::Blocker { code, message });
-    }
-}
+pub use herd_protocol::cleanup::{Outcome, Preservation, Removal, Via};
 
 /// Removes the one managed checkout `target` names. Bad targets (none or several matches) are
 /// errors (`not_found`, `ambiguous`: exit 2); everything else is a [`Removal`].
@@ -190,7 +77,7 @@ pub fn remove(
         ctx.forget();
         let again = inspect::inspect(ctx, &found, Depth::Full, None);
         report.add_warnings(&again.warnings);
-        report.entry = Some(again.clone());
+        report.entry = Some(again.report.clone());
         report.ignored_files = again.ignored_files;
         let same = again.source == entry.source
             && again.branch == entry.branch

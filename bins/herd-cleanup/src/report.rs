@@ -8,7 +8,8 @@
 use std::path::Path;
 
 use herd_core::escape::json_string;
-use serde_json::{Value, json};
+use herd_protocol::cleanup::{CleanupList, Counts, ListedEntry};
+use serde_json::Value;
 
 use crate::inspect::{Blocker, Classification, Entry, shown, shown_path};
 use crate::remove::{Outcome, Removal, Via};
@@ -30,59 +31,24 @@ pub fn remove_command(entry: &Entry) -> Option<String> {
     ))
 }
 
-/// The counts by classification.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Counts {
-    pub eligible: usize,
-    pub blocked: usize,
-    pub unknown: usize,
-    pub out_of_scope: usize,
-}
-
-impl Counts {
-    pub fn of(entries: &[Entry]) -> Counts {
-        let mut c = Counts::default();
-        for e in entries {
-            match e.classification {
-                Classification::Eligible => c.eligible += 1,
-                Classification::Blocked => c.blocked += 1,
-                Classification::Unknown => c.unknown += 1,
-                Classification::OutOfScope => c.out_of_scope += 1,
-            }
-        }
-        c
-    }
-}
-
 /// The `--json` document of `list`.
 pub fn list_json(root: &Path, session_cwd: &Path, entries: &[Entry], warnings: &[String]) -> Value {
-    let c = Counts::of(entries);
-    let entries: Vec<Value> = entries
-        .iter()
-        .map(|e| {
-            let mut v = serde_json::to_value(e).unwrap_or(Value::Null);
-            if let Value::Object(map) = &mut v {
-                let command = (e.classification == Classification::Eligible)
+    let doc = CleanupList {
+        managed_root: root.to_string_lossy().into_owned(),
+        session_cwd: session_cwd.to_string_lossy().into_owned(),
+        worktrees: entries
+            .iter()
+            .map(|e| ListedEntry {
+                entry: e.report.clone(),
+                remove_command: (e.classification == Classification::Eligible)
                     .then(|| remove_command(e))
-                    .flatten();
-                map.insert("remove_command".into(), json!(command));
-            }
-            v
-        })
-        .collect();
-    json!({
-        "managed_root": root.to_string_lossy(),
-        "session_cwd": session_cwd.to_string_lossy(),
-        "worktrees": entries,
-        "counts": {
-            "total": c.eligible + c.blocked + c.unknown + c.out_of_scope,
-            "eligible": c.eligible,
-            "blocked": c.blocked,
-            "unknown": c.unknown,
-            "out_of_scope": c.out_of_scope,
-        },
-        "warnings": warnings,
-    })
+                    .flatten(),
+            })
+            .collect(),
+        counts: Counts::of(entries.iter().map(|e| &e.report)),
+        warnings: warnings.to_vec(),
+    };
+    herd_protocol::to_value(&doc)
 }
 
 /// The human form of `list`. `warnings` are shown once at the end; an entry's own warnings that
@@ -104,7 +70,7 @@ pub fn list_human(
         out.push(String::new());
         entry_lines(&mut out, e, warnings);
     }
-    let c = Counts::of(entries);
+    let c = Counts::of(entries.iter().map(|e| &e.report));
     let total = entries.len();
     out.push(String::new());
     out.push(format!(
@@ -182,7 +148,7 @@ fn blocker_line(b: &Blocker) -> String {
 
 /// The `--json` document of `remove`.
 pub fn removal_json(r: &Removal) -> Value {
-    serde_json::to_value(r).unwrap_or(Value::Null)
+    herd_protocol::to_value(r)
 }
 
 /// The human form of `remove`.

@@ -150,10 +150,10 @@ pub const FILES: &[SchemaFile] = &[
         "a line of `outcomes.jsonl`",
         sidecars::outcome
     ),
-    by_hand!(
+    read!(
         "worktree-manifest.schema.json",
         "`worktree-runs/<run-id>.json`; also `herd-worktree show --json`",
-        sidecars::worktree_manifest
+        herd_protocol::worktree::Manifest
     ),
     by_hand!(
         "activity.schema.json",
@@ -267,35 +267,35 @@ pub const FILES: &[SchemaFile] = &[
         "`herd-accept report --json`",
         herd_accept::report::Ledger
     ),
-    by_hand!(
+    printed!(
         "worktree-create.schema.json",
         "`herd-worktree create --json`",
-        outputs::worktree_create
+        herd_protocol::worktree::WorktreeCreate
     ),
-    by_hand!(
+    printed!(
         "worktree-inspect.schema.json",
         "`herd-worktree inspect --json` (the handoff)",
-        outputs::worktree_inspect
+        herd_protocol::worktree::WorktreeInspect
     ),
-    by_hand!(
+    printed!(
         "worktree-list.schema.json",
         "`herd-worktree list --json`",
-        outputs::worktree_list
+        herd_protocol::worktree::WorktreeList
     ),
-    by_hand!(
+    printed!(
         "cleanup-list.schema.json",
         "`herd-cleanup list --json`",
-        outputs::cleanup_list
+        herd_protocol::cleanup::CleanupList
     ),
     printed!(
         "cleanup-remove.schema.json",
         "`herd-cleanup remove --json`",
-        herd_cleanup::remove::Removal
+        herd_protocol::cleanup::Removal
     ),
     printed!(
         "cleanup-doctor.schema.json",
         "`herd-cleanup doctor --json`",
-        herd_cleanup::doctor::Report
+        herd_protocol::cleanup::DoctorReport
     ),
     by_hand!(
         "docs-report.schema.json",

@@ -13,78 +13,29 @@
 //! The temporary file is created exclusively, and the rename or link into place replaces or
 //! refuses a symlink planted at the final name, never following it.
 
-use std::fs;
-use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use herd_core::Error;
 use herd_core::layout::{Artifacts, validate_run_id};
 use herd_core::run::{FORMAT_VERSION, RunRecord};
-use herd_core::sidecar::PRIVATE_FILE_MODE;
-use herd_core::{Error, ErrorCode};
+use herd_core::sidecar::{AtomicWrite, Durability};
 
-fn io_error(path: &Path, err: io::Error) -> Error {
-    Error::new(
-        ErrorCode::Unavailable,
-        format!("cannot write {}: {err}", path.display()),
-    )
-}
+/// The writer of every herd-launch file: atomic, private, not fsynced (see the module docs).
+const WRITER: AtomicWrite = AtomicWrite::new(Durability::Unsynced);
 
-/// A temporary name beside `path`, unique to this process and call (the process id and a
-/// counter; the file is created exclusively, so a stale one of a dead process is never reused).
-fn temp_path(path: &Path) -> Result<PathBuf, Error> {
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    herd_core::sidecar::ensure_private_dir(dir)?;
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    Ok(dir.join(format!(".{name}.{}.{n}.tmp", std::process::id())))
-}
-
-/// Writes `bytes` to a new temporary file with `mode`.
-fn write_temp(tmp: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
-    let mut file = herd_core::sidecar::private()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(tmp)
-        .map_err(|e| io_error(tmp, e))?;
-    file.write_all(bytes).map_err(|e| io_error(tmp, e))
-}
-
-/// Replaces `path` with `bytes` atomically (mode 0600, or `mode`).
+/// Replaces `path` with `bytes` atomically (mode 0600).
 pub fn write(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    write_mode(path, bytes, PRIVATE_FILE_MODE)
+    Ok(WRITER.replace(path, bytes)?)
 }
 
 /// [`write`] with a file mode (e.g. 0700 for a launch script).
 pub fn write_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
-    let tmp = temp_path(path)?;
-    let result = write_temp(&tmp, bytes, mode)
-        .and_then(|()| fs::rename(&tmp, path).map_err(|e| io_error(path, e)));
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    Ok(WRITER.mode(mode).replace(path, bytes)?)
 }
 
 /// Creates `path` with `bytes` unless it exists; `false` when it already did (the first wins).
 pub fn create_once(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
-    let tmp = temp_path(path)?;
-    let result =
-        write_temp(&tmp, bytes, PRIVATE_FILE_MODE).and_then(|()| match fs::hard_link(&tmp, path) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-            Err(e) => Err(io_error(path, e)),
-        });
-    let _ = fs::remove_file(&tmp);
-    result
+    Ok(WRITER.create_once(path, bytes)?)
 }
 
 fn record_bytes(record: &RunRecord) -> Result<Vec<u8>, Error> {
@@ -124,6 +75,8 @@ pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), Err
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+
     use super::*;
 
     #[test]

@@ -46,7 +46,7 @@ pub fn append_ledger(
         "generation": generation,
         "logicalId": logical_id,
         "policyHash": policy_hash,
-        "at": crate::names::iso(herd_core::time::now_ms()),
+        "at": herd_core::time::iso(herd_core::time::now_ms()),
     });
     Ok(sidecar::append_line(ledger, &line.to_string())?)
 }
@@ -161,7 +161,7 @@ pub fn write_inbox(
         "type": kind,
         "task": task,
         "message": message,
-        "at": crate::names::iso(herd_core::time::now_ms()),
+        "at": herd_core::time::iso(herd_core::time::now_ms()),
     });
     let mut bytes = serde_json::to_vec(&entry).map_err(|e| Error::internal(e.to_string()))?;
     bytes.push(b'\n');

@@ -13,8 +13,9 @@ use std::path::Path;
 
 use herd_core::{Error, ErrorCode};
 
-use crate::names::{Utc, random_bytes};
+use crate::names::random_bytes;
 use crate::plan::Plan;
+use herd_core::time::Utc;
 
 /// The largest parent session a fork copies.
 pub const FORK_LIMIT: u64 = 256 * 1024 * 1024;

@@ -26,10 +26,11 @@ use herd_surface::{Launch, LaunchError, Surface};
 use serde_json::json;
 
 use crate::artifact::{self, Mode};
-use crate::names::{self, Utc};
+use crate::names;
 use crate::plan::{Plan, Runner};
 use crate::policy::{Owner, Policy, WorktreeBinding};
 use crate::script::Script;
+use herd_core::time::Utc;
 
 /// The environment variable that caps every operation's budget of a launch (milliseconds), e.g.
 /// in tests of a surface that hangs. Without it each operation has the seed's own budget

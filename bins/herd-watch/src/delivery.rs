@@ -115,13 +115,13 @@ fn file(artifacts: &Artifacts, stem: &str, suffix: &str) -> std::path::PathBuf {
 
 /// Writes `result` unless the run already has one; returns the result that stands.
 pub fn settle(artifacts: &Artifacts, result: &RunResult) -> Result<RunResult, Error> {
-    crate::crash_point("before-settle");
+    crate::crash::point("before-settle");
     let path = file(artifacts, &result.stem(), "result.json");
     let mut bytes = serde_json::to_vec_pretty(result)
         .map_err(|e| Error::internal(format!("cannot encode result: {e}")))?;
     bytes.push(b'\n');
     if sidecar::create_once(&path, &bytes)? {
-        crate::crash_point("after-settle");
+        crate::crash::point("after-settle");
         return Ok(result.clone());
     }
     load_task(artifacts, &result.run_id, result.task.as_deref())?
@@ -247,7 +247,7 @@ pub fn deliver_once(
     if marker.exists() || is_awaiting(&marker) {
         return Ok(false);
     }
-    crate::crash_point("before-emit");
+    crate::crash::point("before-emit");
     emit(result).map_err(|e| {
         Error::new(
             ErrorCode::Unavailable,
@@ -262,7 +262,7 @@ pub fn deliver_once(
     let stamp =
         serde_json::json!({ "format_version": 1, "delivered_at_ms": herd_core::time::now_ms() });
     sidecar::create_once(&marker, stamp.to_string().as_bytes())?;
-    crate::crash_point("after-mark");
+    crate::crash::point("after-mark");
     // Closed on disk: the run leaves the open-run set (a kill before this leaves a stale entry
     // that the next scan removes).
     if result.task.is_none() {

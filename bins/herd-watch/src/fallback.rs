@@ -117,7 +117,7 @@ pub fn launch_next(artifacts: &Artifacts, record: &RunRecord, error: &str) -> Fa
         }
         Err(err) => return Fallback::NotLaunched(format!("cannot claim the fallback: {err}")),
     }
-    crate::crash_point("fallback-claimed");
+    crate::crash::point(crate::FALLBACK_CRASH_POINT);
     let cmd = Command::new(subprocess::sibling_binary("herd-launch"), LAUNCH_BUDGET)
         .arg("--artifacts")
         .arg(artifacts.root())

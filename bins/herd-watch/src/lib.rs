@@ -2,6 +2,7 @@
 //! once, and control (cancel, interrupt, stop, steer).
 
 pub mod control;
+pub mod crash;
 pub mod delivery;
 pub mod evidence;
 pub mod fallback;
@@ -14,6 +15,10 @@ pub mod supervise;
 pub mod tasks;
 pub mod timeout;
 mod wake;
+
+pub use crash::{CRASH_AT_ENV, CRASH_POINTS, FALLBACK_CRASH_POINT};
+// The name the supervisor's and the finish's call sites use.
+pub(crate) use crash::point as crash_point;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -464,39 +469,4 @@ fn acknowledgements(alarm: Option<wake::Alarm>) -> std::sync::mpsc::Receiver<Ack
         }
     });
     rx
-}
-
-/// The environment variable naming a point at which herd-watch kills itself, for crash tests.
-pub const CRASH_AT_ENV: &str = "HERD_WATCH_CRASH_AT";
-
-/// The points [`crash_point`] knows, in lifecycle order. Between `before-emit` and `after-mark`
-/// lies the one window exactly-once cannot close: the result was written to stdout but the
-/// marker not yet (see [`delivery`]).
-pub const CRASH_POINTS: [&str; 10] = [
-    "scan",
-    "evidence",
-    "completion-observed",
-    "finish-start",
-    "before-settle",
-    "after-settle",
-    "before-deliver",
-    "before-ledger",
-    "before-emit",
-    "after-mark",
-];
-
-/// A crash point off the common path: after a model fallback was claimed, before its launch.
-pub const FALLBACK_CRASH_POINT: &str = "fallback-claimed";
-
-/// Kills this process with SIGKILL when `HERD_WATCH_CRASH_AT` names `point`.
-///
-/// The crash tests use it to stop herd-watch at exact points of a lifecycle; it costs one
-/// environment lookup otherwise.
-pub(crate) fn crash_point(point: &str) {
-    if std::env::var_os(CRASH_AT_ENV).is_some_and(|v| v == point) {
-        // SAFETY: raising a signal on our own process.
-        unsafe {
-            libc::raise(libc::SIGKILL);
-        }
-    }
 }

@@ -1383,7 +1383,7 @@ mod tests {
         // The stop directive was published just now, and no task holds it.
         let line = serde_json::json!({
             "task": "t1", "outcome": "stop-pending", "generation": "g1",
-            "at": herd_launch::names::iso(now_ms()),
+            "at": herd_core::time::iso(now_ms()),
         });
         herd_core::sidecar::append_line(&ledger, &line.to_string()).unwrap();
         let mut supervisor = Supervisor::new(artifacts.clone(), None, Options::default());

@@ -145,7 +145,7 @@ fn outcome(line: &serde_json::Value) -> Option<&str> {
 }
 
 fn at_ms(line: &serde_json::Value) -> Option<u64> {
-    herd_launch::names::parse_iso(line.get("at")?.as_str()?)
+    herd_core::time::parse_iso(line.get("at")?.as_str()?)
 }
 
 /// Since when the specialist's last stop attempt is unconfirmed (seed 003: "If confirmation
@@ -259,7 +259,7 @@ pub(crate) fn ledger_line(
     serde_json::json!({
         "task": task, "outcome": outcome, "generation": field("generation"),
         "logicalId": field("logicalId"), "policyHash": field("policyHash"),
-        "at": herd_launch::names::iso(now_ms()),
+        "at": herd_core::time::iso(now_ms()),
     })
     .to_string()
 }
@@ -302,7 +302,7 @@ mod tests {
         let line = |task: &str, outcome: &str, at: u64| {
             let line = serde_json::json!({
                 "task": task, "outcome": outcome, "generation": "g1",
-                "at": herd_launch::names::iso(at),
+                "at": herd_core::time::iso(at),
             });
             sidecar::append_line(&files.ledger(), &line.to_string()).unwrap();
         };

@@ -32,29 +32,14 @@ use herd_core::{Error, ErrorCode};
 use herd_git::refname::{branch_dir_name, check_branch_name};
 use herd_git::{Deadline, Git, budget};
 use herd_herdr::{Herdr, Recovery, Source, WorktreeCreate, WorktreeCreated};
+use herd_protocol::worktree::WorktreeCreate as CreateDocument;
 
 use crate::manifest::{Manifest, NewManifest, State};
 
 /// The environment variable that overrides the managed root.
 pub const ROOT_ENV: &str = "HERD_WORKTREE_ROOT";
 
-/// What creates the checkout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Surface {
-    /// `herdr worktree create`: the checkout plus a workspace and its root pane.
-    Herdr,
-    /// `git worktree add` under the managed root.
-    Git,
-}
-
-impl Surface {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Surface::Herdr => "herdr",
-            Surface::Git => "git",
-        }
-    }
-}
+pub use herd_protocol::worktree::Surface;
 
 /// A request to create a managed worktree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,22 +126,27 @@ pub struct Created {
 
 impl Created {
     /// The `--json` document of `herd-worktree create`.
+    pub fn document(&self) -> CreateDocument {
+        CreateDocument {
+            run_id: self.manifest.id.clone(),
+            state: self.manifest.state,
+            path: self.path.to_string_lossy().into_owned(),
+            branch: self.branch.clone(),
+            base_sha: self.base_sha.clone(),
+            base_ref: self.base_ref.clone(),
+            principal: self.principal.to_string_lossy().into_owned(),
+            surface: self.surface,
+            workspace_id: self.workspace_id.clone(),
+            pane_id: self.pane_id.clone(),
+            tab_id: self.tab_id.clone(),
+            manifest: self.manifest_file.to_string_lossy().into_owned(),
+            diagnostics: self.diagnostics.clone(),
+        }
+    }
+
+    /// [`Created::document`] as JSON.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "run_id": self.manifest.id,
-            "state": self.manifest.state.as_str(),
-            "path": self.path.to_string_lossy(),
-            "branch": self.branch,
-            "base_sha": self.base_sha,
-            "base_ref": self.base_ref,
-            "principal": self.principal.to_string_lossy(),
-            "surface": self.surface.as_str(),
-            "workspace_id": self.workspace_id,
-            "pane_id": self.pane_id,
-            "tab_id": self.tab_id,
-            "manifest": self.manifest_file.to_string_lossy(),
-            "diagnostics": self.diagnostics,
-        })
+        herd_protocol::to_value(&self.document())
     }
 }
 

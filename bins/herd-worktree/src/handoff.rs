@@ -8,104 +8,17 @@
 //! could not tell never claims a clean checkout.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use herd_core::escape::{Evidence, Noun, encode_host_value, encode_list};
 use herd_git::{Deadline, Git, Head};
-use serde_json::json;
 
 /// The bound of one encoded value (path, branch, warning) in a host line.
 pub const VALUE_MAX_CHARS: usize = 1_000;
 /// The bound of a `Changed:` or `Untracked:` line's list.
 pub const LIST_MAX_CHARS: usize = 2_000;
 
-/// The uncommitted state of a checkout. `clean` means no uncommitted files; the branch may
-/// still hold commits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TreeState {
-    Clean,
-    Dirty,
-    Conflicted,
-}
-
-impl TreeState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TreeState::Clean => "clean",
-            TreeState::Dirty => "dirty",
-            TreeState::Conflicted => "conflicted",
-        }
-    }
-}
-
-/// A captured handoff. Every `Option` Git field is `None` exactly when `warning` says why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Handoff {
-    pub path: PathBuf,
-    /// The checked-out branch; `None` when detached or unknown (see `detached`).
-    pub branch: Option<String>,
-    /// Whether inspection saw a detached `HEAD`.
-    pub detached: bool,
-    pub base_sha: String,
-    pub head_sha: Option<String>,
-    pub commits_ahead: Option<u64>,
-    pub tree: Option<TreeState>,
-    /// Union of `base...HEAD`, the working tree, the index and untracked files, sorted.
-    pub changed_files: Option<Vec<String>>,
-    /// Untracked files (not ignored), sorted.
-    pub untracked_files: Option<Vec<String>>,
-    /// Why the Git fields are unknown.
-    pub warning: Option<String>,
-}
-
-impl Handoff {
-    /// A handoff whose Git fields are all unknown, for `warning`.
-    pub fn unknown(path: &Path, base_sha: &str, warning: impl Into<String>) -> Handoff {
-        Handoff {
-            path: path.to_path_buf(),
-            branch: None,
-            detached: false,
-            base_sha: base_sha.to_owned(),
-            head_sha: None,
-            commits_ahead: None,
-            tree: None,
-            changed_files: None,
-            untracked_files: None,
-            warning: Some(warning.into()),
-        }
-    }
-
-    /// Whether inspection answered (no warning).
-    pub fn is_known(&self) -> bool {
-        self.warning.is_none()
-    }
-
-    /// `clean`, `dirty`, `conflicted` or `unknown`.
-    pub fn state_str(&self) -> &'static str {
-        match (self.is_known(), self.tree) {
-            (true, Some(tree)) => tree.as_str(),
-            _ => "unknown",
-        }
-    }
-
-    /// The `--json` document of `herd-worktree inspect` (herd's snake_case keys).
-    pub fn to_json(&self) -> serde_json::Value {
-        json!({
-            "path": self.path.to_string_lossy(),
-            "branch": self.branch,
-            "detached": self.detached,
-            "base_sha": self.base_sha,
-            "head_sha": self.head_sha,
-            "commits_ahead": self.commits_ahead,
-            "state": self.state_str(),
-            "clean": self.tree.map(|t| t == TreeState::Clean),
-            "conflicted": self.tree.map(|t| t == TreeState::Conflicted),
-            "changed_files": self.changed_files,
-            "untracked_files": self.untracked_files,
-            "warning": self.warning,
-        })
-    }
-}
+pub use herd_protocol::worktree::{Handoff, TreeState};
 
 /// Inspects the checkout at `path` against `base_sha` within `deadline`.
 ///

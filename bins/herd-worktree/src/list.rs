@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use herd_core::Error;
 use herd_core::escape::encode_host_value;
 use herd_git::{Deadline, Git, WorktreeEntry, budget};
-use serde_json::json;
+use herd_protocol::worktree::{ListedWorktree, WorktreeList};
 
 use crate::handoff::VALUE_MAX_CHARS;
 
@@ -45,29 +45,31 @@ pub fn list(git: &Git, cwd: &Path) -> Result<Listing, Error> {
 
 impl Listing {
     /// The `--json` document: each checkout with its branch (`null` when detached).
-    pub fn to_json(&self) -> serde_json::Value {
-        let rows: Vec<_> = self
-            .worktrees
-            .iter()
-            .enumerate()
-            .map(|(idx, w)| {
-                json!({
-                    "path": w.path.to_string_lossy(),
-                    "branch": w.branch,
-                    "label": w.branch_label(),
-                    "head": w.head,
-                    "detached": w.detached,
-                    "bare": w.bare,
-                    "principal": idx == 0,
-                    "locked": w.locked.is_some(),
-                    "prunable": w.prunable.is_some(),
+    pub fn document(&self) -> WorktreeList {
+        WorktreeList {
+            repository: self.repository.to_string_lossy().into_owned(),
+            worktrees: self
+                .worktrees
+                .iter()
+                .enumerate()
+                .map(|(idx, w)| ListedWorktree {
+                    path: w.path.to_string_lossy().into_owned(),
+                    branch: w.branch.clone(),
+                    label: w.branch_label().to_owned(),
+                    head: w.head.clone(),
+                    detached: w.detached,
+                    bare: w.bare,
+                    principal: idx == 0,
+                    locked: w.locked.is_some(),
+                    prunable: w.prunable.is_some(),
                 })
-            })
-            .collect();
-        json!({
-            "repository": self.repository.to_string_lossy(),
-            "worktrees": rows,
-        })
+                .collect(),
+        }
+    }
+
+    /// [`Listing::document`] as JSON.
+    pub fn to_json(&self) -> serde_json::Value {
+        herd_protocol::to_value(&self.document())
     }
 
     /// One line per checkout: the path and the branch (or `(detached HEAD)`), values encoded.

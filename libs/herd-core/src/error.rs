@@ -1,8 +1,8 @@
 //! Error kinds shared by every binary and the one mapping from kind to exit code.
 //!
 //! Module errors stay typed (`identity::Error`, `sidecar::Error`, …); each says which
-//! [`ErrorCode`] it is, and the binaries render `{"error":{"code","message","field"}}` from an
-//! [`Error`].
+//! [`ErrorCode`] it is by implementing [`Report`], and the binaries render
+//! `{"error":{"code","message","field"}}` from the [`Error`] it converts into.
 
 use std::fmt;
 
@@ -180,6 +180,33 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A typed module error that says how a binary reports it: every such error converts into an
+/// [`Error`] through the one `From` below, so no module writes its own conversion.
+pub trait Report: std::error::Error + Sized {
+    /// The error kind, and with it the exit code.
+    fn code(&self) -> ErrorCode;
+
+    /// The request field or file the error is about, when there is one.
+    fn field(&self) -> Option<&str> {
+        None
+    }
+
+    /// The reported message: by default the error's own followed by its sources' ([`chain`]).
+    fn message(&self) -> String {
+        chain(self)
+    }
+}
+
+impl<E: Report> From<E> for Error {
+    fn from(err: E) -> Error {
+        Error {
+            code: err.code(),
+            message: err.message(),
+            field: err.field().map(str::to_owned),
+        }
+    }
+}
 
 /// Converts a module error into the reported form, keeping its source chain in the message.
 pub fn report(code: ErrorCode, err: &dyn std::error::Error) -> Error {

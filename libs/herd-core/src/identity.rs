@@ -326,11 +326,13 @@ impl Error {
     }
 }
 
-impl From<Error> for crate::Error {
-    fn from(err: Error) -> crate::Error {
-        let mut out = crate::error::report(err.code(), &err);
-        out.field = err.field().map(str::to_owned);
-        out
+impl crate::error::Report for Error {
+    fn code(&self) -> ErrorCode {
+        Error::code(self)
+    }
+
+    fn field(&self) -> Option<&str> {
+        Error::field(self)
     }
 }
 

@@ -36,9 +36,9 @@ impl Error {
     }
 }
 
-impl From<Error> for crate::Error {
-    fn from(err: Error) -> crate::Error {
-        crate::error::report(err.code(), &err)
+impl crate::error::Report for Error {
+    fn code(&self) -> ErrorCode {
+        Error::code(self)
     }
 }
 

@@ -1,8 +1,9 @@
 //! Sidecar files: atomic writes, size-bounded reads and versioned JSON (DESIGN §5).
 //!
-//! Every file herd writes goes through [`write_atomic`]: a temporary file in the same directory,
-//! fsync, rename, fsync of the directory, so a reader sees the old file or the new one and never
-//! a torn one. Every read goes through [`read_bounded`], so a hostile or runaway file cannot make
+//! Every file herd writes goes through [`AtomicWrite`] ([`write_atomic`] for the common case): a
+//! temporary file in the same directory, fsync, rename, fsync of the directory, so a reader sees
+//! the old file or the new one and never a torn one; [`Durability::Unsynced`] skips the fsyncs
+//! for files that need not outlive the machine. Every read goes through [`read_bounded`], so a hostile or runaway file cannot make
 //! a reader allocate without bound.
 //!
 //! herd's files are private (tasks, prompts, results and child output can hold secrets): every
@@ -101,11 +102,13 @@ impl Error {
     }
 }
 
-impl From<Error> for crate::Error {
-    fn from(err: Error) -> crate::Error {
-        let mut out = crate::error::report(err.code(), &err);
-        out.field = err.field().map(str::to_owned);
-        out
+impl crate::error::Report for Error {
+    fn code(&self) -> ErrorCode {
+        Error::code(self)
+    }
+
+    fn field(&self) -> Option<&str> {
+        Error::field(self)
     }
 }
 
@@ -203,27 +206,102 @@ pub fn check_private_root(dir: &Path) -> Result<(), Error> {
 
 /// Writes `bytes` to `path` atomically: temp file beside it, fsync, rename, fsync of the directory.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let tmp = written_beside(path, bytes)?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    sync_dir(parent_dir(path))
+    AtomicWrite::new(Durability::Synced).replace(path, bytes)
 }
 
-/// A temporary file of a name no other writer uses, in the directory of `path` (created if
-/// missing), holding `bytes` synced to disk. Dropping it removes it.
-fn written_beside(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, Error> {
-    let dir = parent_dir(path);
-    ensure_private_dir(dir)?;
-    // tempfile creates the file 0600 with O_EXCL, which never follows a symlink.
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", file_name(path)))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(dir, e))?;
-    tmp.write_all(bytes).map_err(|e| Error::io(tmp.path(), e))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| Error::io(tmp.path(), e))?;
-    Ok(tmp)
+/// Whether an atomic write also survives a crash of the machine, or only one of its writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// The file is fsynced before it takes its name and the directory after: the new content
+    /// survives a power loss once the write returns.
+    Synced,
+    /// No fsync: readers still see the whole file or none of it, and a writer killed at any
+    /// instant leaves the old file or the new one, but a crash of the machine may lose the
+    /// write. For files that only matter while a process they describe can run, which no power
+    /// loss leaves running, where an fsync would cost milliseconds on a busy disk.
+    Unsynced,
+}
+
+/// The one atomic file writer: content goes to a temporary file of a name no other writer uses,
+/// beside the final name (its directory is created 0700 if missing), then takes the final name
+/// by a rename ([`AtomicWrite::replace`]) or a hard link ([`AtomicWrite::create_once`]).
+///
+/// The temporary file is created exclusively (`O_EXCL`), so nothing left at its name is written
+/// through, and both the rename and the link replace or refuse a symlink at the final name
+/// rather than follow it. The temporary file never outlives the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AtomicWrite {
+    durability: Durability,
+    mode: u32,
+}
+
+impl AtomicWrite {
+    /// A writer of private files (mode [`PRIVATE_FILE_MODE`]) with the given durability.
+    pub const fn new(durability: Durability) -> AtomicWrite {
+        AtomicWrite {
+            durability,
+            mode: PRIVATE_FILE_MODE,
+        }
+    }
+
+    /// Creates the file with `mode` instead (e.g. 0700 for a script); the umask still applies.
+    #[must_use]
+    pub const fn mode(self, mode: u32) -> AtomicWrite {
+        AtomicWrite { mode, ..self }
+    }
+
+    /// Replaces `path` with `bytes`: readers see the old file or the new one, never a torn one.
+    pub fn replace(&self, path: &Path, bytes: &[u8]) -> Result<(), Error> {
+        let tmp = self.written_beside(path, bytes)?;
+        tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+        self.sync_dir(path)
+    }
+
+    /// Creates `path` with `bytes` once: if the file already exists it is kept and `false`
+    /// returned.
+    ///
+    /// The final file appears complete or not at all, and the first writer wins. The temporary
+    /// name is unique per call: creators in one process (or one millisecond) never share it, so
+    /// none can fail on, or delete, another's.
+    pub fn create_once(&self, path: &Path, bytes: &[u8]) -> Result<bool, Error> {
+        let tmp = self.written_beside(path, bytes)?;
+        match fs::hard_link(tmp.path(), path) {
+            Ok(()) => {
+                self.sync_dir(path)?;
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    /// A temporary file in the directory of `path` (created if missing) holding `bytes`, synced
+    /// to disk when the write is durable. Dropping it removes it.
+    fn written_beside(&self, path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, Error> {
+        let dir = parent_dir(path);
+        ensure_private_dir(dir)?;
+        // tempfile creates the file with O_EXCL, which never follows a symlink.
+        let mut tmp = tempfile::Builder::new()
+            .prefix(&format!(".{}.", file_name(path)))
+            .suffix(".tmp")
+            .permissions(fs::Permissions::from_mode(self.mode))
+            .tempfile_in(dir)
+            .map_err(|e| Error::io(dir, e))?;
+        tmp.write_all(bytes).map_err(|e| Error::io(tmp.path(), e))?;
+        if self.durability == Durability::Synced {
+            tmp.as_file()
+                .sync_all()
+                .map_err(|e| Error::io(tmp.path(), e))?;
+        }
+        Ok(tmp)
+    }
+
+    fn sync_dir(&self, path: &Path) -> Result<(), Error> {
+        match self.durability {
+            Durability::Synced => sync_dir(parent_dir(path)),
+            Durability::Unsynced => Ok(()),
+        }
+    }
 }
 
 /// Writes `value` as pretty JSON plus a newline, atomically.
@@ -236,22 +314,10 @@ pub fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), E
     write_atomic(path, &bytes)
 }
 
-/// Creates `path` with `bytes` once: if the file already exists it is kept and `false` returned.
-///
-/// The content is written to a temporary file of its own first and then hard-linked to its name,
-/// so the final file appears complete or not at all, and the first writer wins. The temporary
-/// name is unique per call: creators in one process (or one millisecond) never share it, so
-/// none can fail on, or delete, another's.
+/// Creates `path` with `bytes` once, durably: if the file already exists it is kept and `false`
+/// returned (see [`AtomicWrite::create_once`]).
 pub fn create_once(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
-    let tmp = written_beside(path, bytes)?;
-    match fs::hard_link(tmp.path(), path) {
-        Ok(()) => {
-            sync_dir(parent_dir(path))?;
-            Ok(true)
-        }
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(Error::io(path, e)),
-    }
+    AtomicWrite::new(Durability::Synced).create_once(path, bytes)
 }
 
 /// Appends one line (a newline is added) with a single `write` on an `O_APPEND` descriptor.
@@ -455,6 +521,32 @@ fn sync_dir(dir: &Path) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unsynced_writer_keeps_the_mode_and_never_writes_through_a_symlink() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let writer = AtomicWrite::new(Durability::Unsynced);
+        let script = dir.path().join("new").join("run.sh");
+        writer.mode(0o700).replace(&script, b"#!/bin/sh\n").unwrap();
+        let mode = fs::metadata(&script).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        let target = dir.path().join("target");
+        fs::write(&target, "kept").unwrap();
+        let planted = dir.path().join("planted.json");
+        symlink(&target, &planted).unwrap();
+        assert!(!writer.create_once(&planted, b"new").unwrap());
+        writer.replace(&planted, b"new").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"kept");
+        assert_eq!(fs::read(&planted).unwrap(), b"new");
+        assert!(!fs::symlink_metadata(&planted).unwrap().is_symlink());
+        let mut names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["new", "planted.json", "target"]);
+    }
 
     #[test]
     fn atomic_write_replaces_and_leaves_no_temp_files() {

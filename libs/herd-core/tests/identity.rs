@@ -552,7 +552,10 @@ fn an_exit_watch_names_the_recorded_process_and_turns_readable_when_it_exits() {
     drop(proc.child.stdin.take());
     let status = proc.child.wait().unwrap();
     assert!(status.success(), "{status:?}");
-    assert!(watch.has_exited(), "the pidfd is readable once the child has exited");
+    assert!(
+        watch.has_exited(),
+        "the pidfd is readable once the child has exited"
+    );
     assert!(
         identity::ExitWatch::open(&record).is_none(),
         "an exited process is not watched"

@@ -111,8 +111,13 @@ impl Error {
     }
 }
 
-impl From<Error> for herd_core::Error {
-    fn from(err: Error) -> herd_core::Error {
-        herd_core::Error::new(err.code(), err.to_string())
+impl herd_core::error::Report for Error {
+    fn code(&self) -> ErrorCode {
+        Error::code(self)
+    }
+
+    /// The error's own message: it already says everything its sources would.
+    fn message(&self) -> String {
+        self.to_string()
     }
 }

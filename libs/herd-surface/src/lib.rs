@@ -374,12 +374,13 @@ impl Error {
     }
 }
 
-impl From<Error> for herd_core::Error {
-    fn from(err: Error) -> herd_core::Error {
-        let field = matches!(err.innermost(), Error::Unsupported { .. }).then_some("surface");
-        let mut out = herd_core::error::report(err.code(), &err);
-        out.field = field.map(str::to_owned);
-        out
+impl herd_core::error::Report for Error {
+    fn code(&self) -> ErrorCode {
+        Error::code(self)
+    }
+
+    fn field(&self) -> Option<&str> {
+        matches!(self.innermost(), Error::Unsupported { .. }).then_some("surface")
     }
 }
 

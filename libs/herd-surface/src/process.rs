@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use herd_core::identity::{self, Judgement, Record, Termination};
 use herd_core::layout::Artifacts;
+use herd_core::sidecar::{AtomicWrite, Durability};
 use herd_core::subprocess::{self, Detached};
 
 use crate::{
@@ -83,27 +84,13 @@ fn read_record(path: &Path) -> Result<Option<Record>, Error> {
 /// Writes the leader's identity once (temporary file, then a hard link), without an fsync: the
 /// record only means something while the script can run, which no power loss leaves it doing,
 /// and an fsync would cost every launch milliseconds on a busy disk. A reader finds it whole or
-/// not at all. The temporary file is created exclusively (0600), so nothing left at its name is
-/// written through, and the link refuses a symlink at the final name.
-fn write_leader(path: &Path, record: &Record) -> std::io::Result<bool> {
-    use std::io::Write;
+/// not at all, nothing left at the temporary name is written through, and the link refuses a
+/// symlink at the final name.
+fn write_leader(path: &Path, record: &Record) -> Result<bool, herd_core::sidecar::Error> {
     let bytes = record
         .to_json()
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
-    let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    herd_core::sidecar::private()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)?
-        .write_all(&bytes)?;
-    let linked = match std::fs::hard_link(&tmp, path) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(e),
-    };
-    let _ = std::fs::remove_file(&tmp);
-    linked
+        .map_err(|e| herd_core::sidecar::Error::io(path, std::io::Error::other(e.to_string())))?;
+    AtomicWrite::new(Durability::Unsynced).create_once(path, &bytes)
 }
 
 /// Reads the last `lines` lines of `path`, reading at most [`TAIL_READ_LIMIT`] bytes of its end.

@@ -449,8 +449,14 @@ fn process_child_is_detached_logged_and_closed_through_its_identity() {
     assert_eq!(identity::judge(&runner), identity::Judgement::Exited);
     let presence = process.presence(&target, soon()).unwrap();
     assert_eq!(presence, Presence::Exited { status: Some(143) });
-    assert!(watch.has_exited(), "the watch turned readable when presence ended");
-    assert!(process.exit_watch(&target).is_none(), "nothing left to watch");
+    assert!(
+        watch.has_exited(),
+        "the watch turned readable when presence ended"
+    );
+    assert!(
+        process.exit_watch(&target).is_none(),
+        "nothing left to watch"
+    );
     assert!(
         process
             .read_tail(&target, 1, soon())

@@ -173,24 +173,6 @@ pub fn outcome() -> Schema {
     )
 }
 
-/// `herd_worktree::manifest::Manifest` plus the constants its writer stamps on every write.
-pub fn worktree_manifest() -> Schema {
-    let mut schema = read_schema::<herd_worktree::manifest::Manifest>();
-    amend(
-        &mut schema,
-        Some(
-            "The worktree ownership manifest `worktree-runs/<run-id>.json` (pi-herdr-agents format, camelCase keys). A file whose constants `version`, `kind` and `owner` differ is not a manifest, and no evidence of anything.",
-        ),
-        json!({
-            "version": {"const": herd_worktree::manifest::VERSION},
-            "kind": {"const": herd_worktree::manifest::KIND},
-            "owner": {"const": herd_worktree::manifest::OWNER}
-        }),
-        &["version", "kind", "owner"],
-    );
-    schema
-}
-
 /// `herd_watch::evidence::read_activity` and protocol.md §1.3: written by the child.
 pub fn activity() -> Schema {
     let short = json!({"type": "string", "maxLength": 200, "pattern": "^[^\\r\\n]*$"});
@@ -312,7 +294,7 @@ pub fn completion() -> Schema {
     )
 }
 
-/// An ISO 8601 UTC time as `herd_launch::names::iso` writes it.
+/// An ISO 8601 UTC time as `herd_core::time::iso` writes it.
 fn iso_time() -> Value {
     json!({"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?Z$"})
 }

@@ -1,0 +1,89 @@
+//! The formats of `herd-worktree`: the ownership manifest on disk, and the `--json` documents of
+//! `create`, `inspect` and `list`.
+
+mod handoff;
+pub mod manifest;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use handoff::{Handoff, InspectedState, TreeState, WorktreeInspect};
+pub use manifest::{Manifest, State};
+
+/// What creates the checkout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Surface {
+    /// `herdr worktree create`: the checkout plus a workspace and its root pane.
+    Herdr,
+    /// `git worktree add` under the managed root.
+    Git,
+}
+
+impl Surface {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Surface::Herdr => "herdr",
+            Surface::Git => "git",
+        }
+    }
+}
+
+/// What `herd-worktree create` prints: the managed worktree created on a new branch, its
+/// manifest written first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct WorktreeCreate {
+    #[schemars(pattern(herd_core::layout::RUN_ID_PATTERN))]
+    pub run_id: String,
+    pub state: State,
+    pub path: String,
+    pub branch: String,
+    #[schemars(pattern("^[0-9a-f]{40,64}$"))]
+    pub base_sha: String,
+    /// The revision as requested (`HEAD` when none was).
+    pub base_ref: String,
+    /// The principal checkout the worktree was provisioned from.
+    pub principal: String,
+    pub surface: Surface,
+    pub workspace_id: Option<String>,
+    pub pane_id: Option<String>,
+    pub tab_id: Option<String>,
+    /// The ownership manifest file.
+    pub manifest: String,
+    pub diagnostics: Vec<String>,
+}
+
+impl WorktreeCreate {
+    /// The version of this document's shape (not printed; see the crate docs).
+    pub const FORMAT_VERSION: u64 = 1;
+}
+
+/// What `herd-worktree list` prints: every registered checkout of the repository, the
+/// principal one first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct WorktreeList {
+    /// The principal checkout.
+    pub repository: String,
+    pub worktrees: Vec<ListedWorktree>,
+}
+
+impl WorktreeList {
+    /// The version of this document's shape (not printed; see the crate docs).
+    pub const FORMAT_VERSION: u64 = 1;
+}
+
+/// One checkout of a [`WorktreeList`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ListedWorktree {
+    pub path: String,
+    /// `null` when detached or bare.
+    pub branch: Option<String>,
+    /// The branch, `(detached HEAD)` or `(bare)`.
+    pub label: String,
+    pub head: Option<String>,
+    pub detached: bool,
+    pub bare: bool,
+    pub principal: bool,
+    pub locked: bool,
+    pub prunable: bool,
+}
