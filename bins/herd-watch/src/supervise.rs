@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsString;
+use std::ops::ControlFlow;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 use std::thread::JoinHandle;
@@ -613,47 +614,28 @@ impl Supervisor {
         Ok(events)
     }
 
-    fn tick_run(
-        &mut self,
-        id: &str,
-        events: &mut Vec<Event>,
-        deliver: &mut impl FnMut(&RunResult) -> std::io::Result<()>,
-    ) -> Result<bool, Error> {
-        let artifacts = &self.artifacts;
-        let task_results = self.options.task_results;
-        let hang_warning = self.options.hang_warning;
-        let lost_grace = self.options.lost_grace;
+    /// What this tick knows of run `id` before it looks at it; `None` when the run has nothing
+    /// new, nothing due and nothing in progress, and so costs the tick nothing more.
+    fn look(&self, id: &str) -> Option<Look> {
+        let run = self.tracked.get(id)?;
         // Whether the run's files may have changed since they were last read.
         let changed = self.all_changed
             || self.touched.contains(id)
-            || self
-                .tracked
-                .get(id)
-                .is_none_or(|run| !run.read_once || !self.watched(&run.record));
-        let due = self.tracked.get(id).is_some_and(|run| self.due(run));
-        // A run with nothing new and nothing due costs the tick nothing more.
-        if !changed
-            && !due
-            && self
-                .tracked
-                .get(id)
-                .is_some_and(|run| run.finisher.is_none() && run.pending.is_none())
-        {
-            return Ok(false);
+            || !run.read_once
+            || !self.watched(&run.record);
+        let due = self.due(run);
+        if !changed && !due && run.finisher.is_none() && run.pending.is_none() {
+            return None;
         }
         // A watch of the child's exit is asked for once, while descriptors are left for one.
-        let may_watch = self
-            .tracked
-            .get(id)
-            .is_some_and(|run| !run.exit_watch_asked)
+        let may_watch = !run.exit_watch_asked
             && self
                 .tracked
                 .values()
                 .filter(|run| run.exit_watch.is_some())
                 .count()
                 < max_exit_watches();
-        let listed = self.tracked.get(id).and_then(|run| {
-            let pane = run.record.pane.as_ref()?;
+        let listed = run.record.pane.as_ref().and_then(|pane| {
             let (terminal, seen) = self
                 .listings
                 .get(&group_key(&run.record))?
@@ -664,308 +646,423 @@ impl Supervisor {
                 _ => Some(seen.clone()),
             }
         });
+        Some(Look {
+            changed,
+            due,
+            may_watch,
+            listed,
+        })
+    }
+
+    /// One run's part of a tick, in the order of its numbered steps; returns whether the run is
+    /// done (delivered, or handed to a successor).
+    fn tick_run(
+        &mut self,
+        id: &str,
+        events: &mut Vec<Event>,
+        deliver: &mut impl FnMut(&RunResult) -> std::io::Result<()>,
+    ) -> Result<bool, Error> {
+        let Some(look) = self.look(id) else {
+            return Ok(!self.tracked.contains_key(id));
+        };
+        let artifacts = &self.artifacts;
+        let options = &self.options;
         let Some(run) = self.tracked.get_mut(id) else {
             return Ok(true);
         };
 
-        // 1. A settled result is delivered, whoever settled it (a finisher, a cancel): its file
-        //    appearing is an event of the run.
-        let settled = if changed || run.finisher.is_some() {
-            delivery::load(artifacts, id)?
-        } else {
-            None
-        };
-        if let Some(result) = settled {
-            crate::crash_point("before-deliver");
-            finish::record_outcome(artifacts, &run.record, &result)?;
-            if let Some(finisher) = run.finisher.take() {
-                let _ = finisher.cancel.send(());
-                let _ = finisher.handle.join();
-            }
-            deliver_result(artifacts, &result, deliver, events)?;
-            control::close_finished_pane(artifacts, &run.record);
-            return Ok(true);
-        }
-        if run
-            .finisher
-            .as_ref()
-            .is_some_and(|f| f.handle.is_finished())
-        {
-            if let Some(finisher) = run.finisher.take() {
-                let _ = finisher.handle.join();
-            }
-            if let Some(successor) =
-                fallback::read_superseded(artifacts, id).and_then(|s| s.successor)
-            {
-                events.push(Event::Notice {
-                    run_id: id.to_owned(),
-                    message: format!(
-                        "{} hit a provider error; the next model runs as {successor}.",
-                        quoted(&run.record.name)
-                    ),
-                });
-                return Ok(true);
-            }
-            // The finisher ended without settling (an I/O error): the next tick tries again.
-            return Ok(false);
-        }
-        if run.finisher.is_some() {
-            // The re-check runs; a cancel stops it.
-            if control::read_intent(artifacts, id).is_some() {
-                if let Some(finisher) = &run.finisher {
-                    let _ = finisher.cancel.send(());
-                }
-            }
-            return Ok(false);
+        // 1. A settled result is delivered, whoever settled it; a finisher at work is waited on.
+        if let Some(done) = settle(run, artifacts, id, look.changed, events, deliver)? {
+            return Ok(done);
         }
         // Without a file event, a run is looked at when its reconciliation is due or while it
         // waits out the grace for a late sidecar.
-        if !changed && !due && run.pending.is_none() {
+        if !look.changed && !look.due && run.pending.is_none() {
             return Ok(false);
         }
         let now = now_ms();
         // A reconciliation due with no file of the run changed reads none of them again: it
         // asks the surface, and what the files said last stands.
-        let read = changed || run.pending.is_some();
+        let read = look.changed || run.pending.is_some();
         run.read_once = true;
 
-        // 2. Cheap evidence: cancel intent, interrupt, activity, the completion sidecar.
-        crate::crash_point("evidence");
-        if read {
-            run.intent = control::read_intent(artifacts, id);
-        }
-        let intent = run.intent.clone();
-        if intent.is_none()
-            && crate::timeout::expired(&run.record, now)
-            && run.timing_out.as_ref().is_none_or(|t| t.is_finished())
-        {
-            run.timing_out = Some(crate::timeout::enforce(artifacts, &run.record, now));
-        }
-        run.lifecycle.cancel = match &intent {
-            None => CancelState::None,
-            Some(i) if i.termination == Some(Termination::Unconfirmed) => CancelState::Unconfirmed,
-            Some(_) => CancelState::Requested,
-        };
-        if let Some(intent) = &intent {
-            retry_termination(run, artifacts, intent);
-        }
-        if let Some(at) = read
-            .then(|| control::read_interrupt(artifacts, id))
-            .flatten()
-        {
-            if run.interrupt_seen != Some(at) {
-                run.interrupt_seen = Some(at);
-                run.lifecycle.interrupt(at);
-            }
-        }
-        // An unconfirmed stop is judged from the ledger and the clock: looked at when the files
-        // changed and on each reconciliation, as the stop's deadline passes without an event.
-        if run.record.persistent && (read || due) {
-            let deadline = tasks::stop_deadline(&run.record);
-            run.lifecycle.stop_unconfirmed = deadline.filter(|at| now >= *at);
-            run.stop_due_ms = deadline.filter(|at| now < *at);
-        }
-        if read {
-            if let ActivityRead::Found(activity) =
-                evidence::read_activity(&artifacts.activity(id), id)
-            {
-                run.lifecycle.observe_activity(&activity);
-            }
-        }
-        // A sidecar found before started a finisher; one written since is an event.
-        let sidecar = match read.then(|| evidence::read_run_exit(&run.record)) {
-            Some(ExitRead::Found(completion)) => Some(completion),
-            _ => None,
-        };
-
-        // A persistent specialist's task results, each delivered once.
-        if read && run.record.persistent && task_results {
-            let pass = tasks::pass(artifacts, &run.record)?;
-            if pass.foreign && !run.foreign_noticed {
-                run.foreign_noticed = true;
-                events.push(Event::Notice {
-                    run_id: id.to_owned(),
-                    message: format!(
-                        "{} reported a task this parent did not issue; it was ignored.",
-                        quoted(&run.record.name)
-                    ),
-                });
-            }
-            for result in pass.results {
-                if deliver_result(artifacts, &result, deliver, events)? {
-                    let _ = tasks::record_delivery(&run.record, &result);
-                }
-            }
+        // 2. Cheap evidence: cancel intent, interrupt, stop, activity, the completion sidecar;
+        //    a persistent specialist's task results, each delivered once.
+        let sidecar = read_evidence(run, artifacts, id, now, read, look.due);
+        if read && run.record.persistent && options.task_results {
+            deliver_task_results(run, artifacts, id, events, deliver)?;
         }
 
-        // 3. Reconcile the surface once per interval. A record whose launch has not finished is
-        //    read again (the launch fills in its pane and status when it has them) and judged:
-        //    a launch that failed or lost its launcher settles without a child.
-        if run.record.status != LaunchStatus::Launched {
-            if let Ok(record) = RunRecord::load(artifacts, id) {
-                run.record = record;
-            }
-        }
-        let mut other_evidence = None;
-        match crate::launch::judge(artifacts, &run.record) {
-            LaunchState::Supervise => {
-                run.orphaned_since = None;
-                if due {
-                    run.last_reconcile = Some(Instant::now());
-                    other_evidence = reconcile(run, artifacts, now, listed, may_watch);
-                }
-            }
-            LaunchState::InProgress => run.orphaned_since = None,
-            LaunchState::Superseded => return Ok(true),
-            LaunchState::Failed(why) => {
-                other_evidence = Some(Observed::LaunchFailed(format!("the launch failed: {why}")));
-            }
-            LaunchState::Orphaned(why) => {
-                let since = *run.orphaned_since.get_or_insert_with(Instant::now);
-                if since.elapsed() >= lost_grace {
-                    other_evidence = Some(Observed::LaunchFailed(format!(
-                        "lost: {why} before a child was seen, and none appeared within {} s",
-                        lost_grace.as_secs()
-                    )));
-                }
-            }
-        }
-        if let Some(code) = read
-            .then(|| herd_surface::read_runner_exit(&herd_surface::runner_exit_file(artifacts, id)))
-            .flatten()
-        {
-            other_evidence = Some(Observed::Exited(code));
-        }
+        // 3. The launch judged and the surface reconciled once per interval.
+        let ControlFlow::Continue(other) =
+            judge_and_reconcile(run, artifacts, id, &look, now, read, options.lost_grace)
+        else {
+            return Ok(true);
+        };
 
         // 4. Completion: the sidecar decides; other evidence waits out the grace for a late one.
-        let observed = match (sidecar, other_evidence) {
-            (Some(completion), _) => Some(Observed::Sidecar(completion)),
-            (None, Some(other)) => {
-                let since = match &run.pending {
-                    Some((_, since)) => *since,
-                    None => {
-                        run.pending = Some((other.clone(), Instant::now()));
-                        Instant::now()
-                    }
-                };
-                (since.elapsed() >= SIDECAR_GRACE).then_some(other)
-            }
-            (None, None) => run
-                .pending
-                .as_ref()
-                .filter(|(_, since)| since.elapsed() >= SIDECAR_GRACE)
-                .map(|(o, _)| o.clone()),
-        };
-        let observed = match (observed, &intent) {
-            // After a cancel intent the run never takes another outcome than cancelled, unless
-            // the child's own report was already there.
-            (Some(Observed::Sidecar(c)), _) => Some(Observed::Sidecar(c)),
-            (Some(_), Some(intent)) => Some(Observed::Cancelled(intent.clone())),
-            (other, _) => other,
-        };
-        if let Some(observed) = observed {
-            crate::crash_point("completion-observed");
-            // The process clock stops when the child ended, when its files say so.
-            let ended = match &observed {
-                Observed::Sidecar(_) | Observed::Exited(_) => {
-                    evidence::ended_at_ms(artifacts, &run.record).map_or(now, |at| at.min(now))
-                }
-                _ => now,
-            };
-            run.lifecycle.finalize(ended);
-            let (tx, rx) = crossbeam_channel::bounded(1);
-            let record = run.record.clone();
-            let elapsed = run.lifecycle.elapsed_ms(now);
-            let finisher_artifacts = artifacts.clone();
-            let handle = std::thread::spawn(move || {
-                finish::finish(&finisher_artifacts, &record, observed, elapsed, &rx)
-            });
-            run.finisher = Some(Finisher { handle, cancel: tx });
-        }
+        complete(run, artifacts, sidecar, other, now);
 
         // 5. Status transitions; queued steering goes out between turns.
-        let projection = run.lifecycle.project(now);
-        if let Some(budget) = hang_warning {
-            no_progress(run, artifacts, &projection, budget, now, events);
-        }
-        if projection.label == Label::Waiting && run.finisher.is_none() {
-            if let Some((surface, target)) = &run.surface {
-                if let Ok(true) =
-                    control::deliver_queued_steer(artifacts, id, surface.as_ref(), target)
-                {
-                    events.push(Event::Notice {
-                        run_id: id.to_owned(),
-                        message: format!(
-                            "queued steering delivered to {}",
-                            quoted(&run.record.name)
-                        ),
-                    });
-                }
-            }
-        }
-        if projection.label != run.label || projection.detail != run.detail {
-            let previous = run.label;
-            // A stop asked again leaves the unconfirmed stop for another bounded check: that is
-            // the parent's own request, not a recovery to announce.
-            let stop_retried = run.detail.as_deref() == Some(crate::projection::STOP_UNCONFIRMED);
-            let stop_stalled = projection.label == Label::Stalled
-                && projection.detail.as_deref() == Some(crate::projection::STOP_UNCONFIRMED);
-            run.label = projection.label;
-            run.detail = projection.detail.clone();
-            let _ = append_event(artifacts, id, &projection);
-            // Seed 003's timeout notice of one stop attempt, to every parent: a specialist is
-            // interactive, and hears of no other stall.
-            if stop_stalled && !stop_retried {
-                events.push(Event::Notice {
-                    run_id: id.to_owned(),
-                    message: format!(
-                        "{} did not confirm its exit within {} s of its stop directive; it is stalled in an unconfirmed stop and takes no follow-up task. Stop it again for another exit check, or spawn a new specialist.",
-                        quoted(&run.record.name),
-                        tasks::STOP_DEADLINE_MS / 1000
-                    ),
-                });
-            }
-            if !run.record.interactive && !stop_stalled {
-                let name = run.record.name.clone();
-                // Protocol.md §3.2's shapes: "<name> running <rt>, stalled <d>." and
-                // "<name> running <rt>, recovered; active (<label> <d>)."
-                let running = short_duration(run.lifecycle.elapsed_ms(now));
-                let held = projection
-                    .since_ms
-                    .map(|since| short_duration(now.saturating_sub(since)));
-                let state = match (projection.label, projection.detail.as_deref(), &held) {
-                    (Label::Active, Some(detail), Some(d)) => format!(
-                        "active ({} {d})",
-                        herd_core::escape::encode_host_value(detail, 80)
-                    ),
-                    (Label::Active, _, Some(d)) => format!("active ({d})"),
-                    (label, _, Some(d)) => format!("{} {d}", label.as_str()),
-                    (label, _, None) => label.as_str().to_owned(),
-                };
-                match notice(previous, projection.label)
-                    .filter(|n| !(stop_retried && *n == Notice::Recovered))
-                {
-                    Some(Notice::Stalled) => events.push(Event::Stalled {
-                        run_id: id.to_owned(),
-                        line: format!("{} running {running}, {state}.", quoted(&name)),
-                        name,
-                    }),
-                    Some(Notice::Recovered) => events.push(Event::Recovered {
-                        run_id: id.to_owned(),
-                        line: format!("{} running {running}, recovered; {state}.", quoted(&name)),
-                        name,
-                    }),
-                    None => {}
-                }
-            }
-            events.push(Event::Status {
-                run_id: id.to_owned(),
-                name: run.record.name.clone(),
-                projection,
-            });
-        }
+        transitions(run, artifacts, id, now, options.hang_warning, events);
         Ok(false)
     }
+}
+
+/// What a tick knows of one run before it looks at it (see [`Supervisor::look`]).
+struct Look {
+    /// Whether the run's files may have changed since they were last read.
+    changed: bool,
+    /// Whether its reconciliation, or a judgement of the clock, is due.
+    due: bool,
+    /// Whether an exit watch may be asked for.
+    may_watch: bool,
+    /// What this interval's listing of its surface said of its pane.
+    listed: Option<Inspection>,
+}
+
+/// Step 1: delivers a settled result (a finisher's or a cancel's: its file appearing is an
+/// event of the run), and minds a finisher at work. `Some(done)` when the tick of the run ends
+/// here.
+fn settle(
+    run: &mut Tracked,
+    artifacts: &Artifacts,
+    id: &str,
+    changed: bool,
+    events: &mut Vec<Event>,
+    deliver: &mut impl FnMut(&RunResult) -> std::io::Result<()>,
+) -> Result<Option<bool>, Error> {
+    let settled = if changed || run.finisher.is_some() {
+        delivery::load(artifacts, id)?
+    } else {
+        None
+    };
+    if let Some(result) = settled {
+        crate::crash_point("before-deliver");
+        finish::record_outcome(artifacts, &run.record, &result)?;
+        if let Some(finisher) = run.finisher.take() {
+            let _ = finisher.cancel.send(());
+            let _ = finisher.handle.join();
+        }
+        deliver_result(artifacts, &result, deliver, events)?;
+        control::close_finished_pane(artifacts, &run.record);
+        return Ok(Some(true));
+    }
+    if run
+        .finisher
+        .as_ref()
+        .is_some_and(|f| f.handle.is_finished())
+    {
+        if let Some(finisher) = run.finisher.take() {
+            let _ = finisher.handle.join();
+        }
+        if let Some(successor) = fallback::read_superseded(artifacts, id).and_then(|s| s.successor)
+        {
+            events.push(Event::Notice {
+                run_id: id.to_owned(),
+                message: format!(
+                    "{} hit a provider error; the next model runs as {successor}.",
+                    quoted(&run.record.name)
+                ),
+            });
+            return Ok(Some(true));
+        }
+        // The finisher ended without settling (an I/O error): the next tick tries again.
+        return Ok(Some(false));
+    }
+    if let Some(finisher) = &run.finisher {
+        // The re-check runs; a cancel stops it.
+        if control::read_intent(artifacts, id).is_some() {
+            let _ = finisher.cancel.send(());
+        }
+        return Ok(Some(false));
+    }
+    Ok(None)
+}
+
+/// Step 2: the cheap evidence, read when the run's files may have changed: cancel intent (and
+/// the retries of its termination), a time limit, an interrupt, a specialist's stop, activity.
+/// Returns the completion sidecar when one is there.
+fn read_evidence(
+    run: &mut Tracked,
+    artifacts: &Artifacts,
+    id: &str,
+    now: u64,
+    read: bool,
+    due: bool,
+) -> Option<evidence::Completion> {
+    crate::crash_point("evidence");
+    if read {
+        run.intent = control::read_intent(artifacts, id);
+    }
+    let intent = run.intent.clone();
+    if intent.is_none()
+        && crate::timeout::expired(&run.record, now)
+        && run.timing_out.as_ref().is_none_or(|t| t.is_finished())
+    {
+        run.timing_out = Some(crate::timeout::enforce(artifacts, &run.record, now));
+    }
+    run.lifecycle.cancel = match &intent {
+        None => CancelState::None,
+        Some(i) if i.termination == Some(Termination::Unconfirmed) => CancelState::Unconfirmed,
+        Some(_) => CancelState::Requested,
+    };
+    if let Some(intent) = &intent {
+        retry_termination(run, artifacts, intent);
+    }
+    if let Some(at) = read
+        .then(|| control::read_interrupt(artifacts, id))
+        .flatten()
+    {
+        if run.interrupt_seen != Some(at) {
+            run.interrupt_seen = Some(at);
+            run.lifecycle.interrupt(at);
+        }
+    }
+    // An unconfirmed stop is judged from the ledger and the clock: looked at when the files
+    // changed and on each reconciliation, and woken for at its deadline.
+    if run.record.persistent && (read || due) {
+        let deadline = tasks::stop_deadline(&run.record);
+        run.lifecycle.stop_unconfirmed = deadline.filter(|at| now >= *at);
+        run.stop_due_ms = deadline.filter(|at| now < *at);
+    }
+    if read {
+        if let ActivityRead::Found(activity) = evidence::read_activity(&artifacts.activity(id), id)
+        {
+            run.lifecycle.observe_activity(&activity);
+        }
+    }
+    // A sidecar found before started a finisher; one written since is an event.
+    match read.then(|| evidence::read_run_exit(&run.record)) {
+        Some(ExitRead::Found(completion)) => Some(completion),
+        _ => None,
+    }
+}
+
+/// Step 2, for a persistent specialist: its task results, each delivered once.
+fn deliver_task_results(
+    run: &mut Tracked,
+    artifacts: &Artifacts,
+    id: &str,
+    events: &mut Vec<Event>,
+    deliver: &mut impl FnMut(&RunResult) -> std::io::Result<()>,
+) -> Result<(), Error> {
+    let pass = tasks::pass(artifacts, &run.record)?;
+    if pass.foreign && !run.foreign_noticed {
+        run.foreign_noticed = true;
+        events.push(Event::Notice {
+            run_id: id.to_owned(),
+            message: format!(
+                "{} reported a task this parent did not issue; it was ignored.",
+                quoted(&run.record.name)
+            ),
+        });
+    }
+    for result in pass.results {
+        if deliver_result(artifacts, &result, deliver, events)? {
+            let _ = tasks::record_delivery(&run.record, &result);
+        }
+    }
+    Ok(())
+}
+
+/// Step 3: a record whose launch has not finished is read again (the launch fills in its pane
+/// and status when it has them) and judged: a launch that failed or lost its launcher settles
+/// without a child. A launched child's surface is reconciled when due. Continues with the
+/// evidence other than the sidecar; breaks when the run was handed to a successor.
+fn judge_and_reconcile(
+    run: &mut Tracked,
+    artifacts: &Artifacts,
+    id: &str,
+    look: &Look,
+    now: u64,
+    read: bool,
+    lost_grace: Duration,
+) -> ControlFlow<(), Option<Observed>> {
+    if run.record.status != LaunchStatus::Launched {
+        if let Ok(record) = RunRecord::load(artifacts, id) {
+            run.record = record;
+        }
+    }
+    let mut other_evidence = None;
+    match crate::launch::judge(artifacts, &run.record) {
+        LaunchState::Supervise => {
+            run.orphaned_since = None;
+            if look.due {
+                run.last_reconcile = Some(Instant::now());
+                other_evidence =
+                    reconcile(run, artifacts, now, look.listed.clone(), look.may_watch);
+            }
+        }
+        LaunchState::InProgress => run.orphaned_since = None,
+        LaunchState::Superseded => return ControlFlow::Break(()),
+        LaunchState::Failed(why) => {
+            other_evidence = Some(Observed::LaunchFailed(format!("the launch failed: {why}")));
+        }
+        LaunchState::Orphaned(why) => {
+            let since = *run.orphaned_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= lost_grace {
+                other_evidence = Some(Observed::LaunchFailed(format!(
+                    "lost: {why} before a child was seen, and none appeared within {} s",
+                    lost_grace.as_secs()
+                )));
+            }
+        }
+    }
+    if let Some(code) = read
+        .then(|| herd_surface::read_runner_exit(&herd_surface::runner_exit_file(artifacts, id)))
+        .flatten()
+    {
+        other_evidence = Some(Observed::Exited(code));
+    }
+    ControlFlow::Continue(other_evidence)
+}
+
+/// Step 4: completion. The sidecar decides; other evidence waits out [`SIDECAR_GRACE`] for a
+/// late one; after a cancel intent the outcome is cancelled. Once observed, a finisher builds
+/// the result in a thread of its own.
+fn complete(
+    run: &mut Tracked,
+    artifacts: &Artifacts,
+    sidecar: Option<evidence::Completion>,
+    other_evidence: Option<Observed>,
+    now: u64,
+) {
+    let observed = match (sidecar, other_evidence) {
+        (Some(completion), _) => Some(Observed::Sidecar(completion)),
+        (None, Some(other)) => {
+            let since = match &run.pending {
+                Some((_, since)) => *since,
+                None => {
+                    run.pending = Some((other.clone(), Instant::now()));
+                    Instant::now()
+                }
+            };
+            (since.elapsed() >= SIDECAR_GRACE).then_some(other)
+        }
+        (None, None) => run
+            .pending
+            .as_ref()
+            .filter(|(_, since)| since.elapsed() >= SIDECAR_GRACE)
+            .map(|(o, _)| o.clone()),
+    };
+    let observed = match (observed, &run.intent) {
+        // After a cancel intent the run never takes another outcome than cancelled, unless
+        // the child's own report was already there.
+        (Some(Observed::Sidecar(c)), _) => Some(Observed::Sidecar(c)),
+        (Some(_), Some(intent)) => Some(Observed::Cancelled(intent.clone())),
+        (other, _) => other,
+    };
+    let Some(observed) = observed else {
+        return;
+    };
+    crate::crash_point("completion-observed");
+    // The process clock stops when the child ended, when its files say so.
+    let ended = match &observed {
+        Observed::Sidecar(_) | Observed::Exited(_) => {
+            evidence::ended_at_ms(artifacts, &run.record).map_or(now, |at| at.min(now))
+        }
+        _ => now,
+    };
+    run.lifecycle.finalize(ended);
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let record = run.record.clone();
+    let elapsed = run.lifecycle.elapsed_ms(now);
+    let finisher_artifacts = artifacts.clone();
+    let handle = std::thread::spawn(move || {
+        finish::finish(&finisher_artifacts, &record, observed, elapsed, &rx)
+    });
+    run.finisher = Some(Finisher { handle, cancel: tx });
+}
+
+/// Step 5: the status projection's transitions, each an event (and a line in the run's
+/// events); the stall and recovery notices of protocol.md §3.2 and seed 003's unconfirmed-stop
+/// notice; the no-progress notice; queued steering delivered between turns.
+fn transitions(
+    run: &mut Tracked,
+    artifacts: &Artifacts,
+    id: &str,
+    now: u64,
+    hang_warning: Option<Duration>,
+    events: &mut Vec<Event>,
+) {
+    let projection = run.lifecycle.project(now);
+    if let Some(budget) = hang_warning {
+        no_progress(run, artifacts, &projection, budget, now, events);
+    }
+    if projection.label == Label::Waiting && run.finisher.is_none() {
+        if let Some((surface, target)) = &run.surface {
+            if let Ok(true) = control::deliver_queued_steer(artifacts, id, surface.as_ref(), target)
+            {
+                events.push(Event::Notice {
+                    run_id: id.to_owned(),
+                    message: format!("queued steering delivered to {}", quoted(&run.record.name)),
+                });
+            }
+        }
+    }
+    if projection.label == run.label && projection.detail == run.detail {
+        return;
+    }
+    let previous = run.label;
+    // A stop asked again leaves the unconfirmed stop for another bounded check: that is the
+    // parent's own request, not a recovery to announce.
+    let stop_retried = run.detail.as_deref() == Some(crate::projection::STOP_UNCONFIRMED);
+    let stop_stalled = projection.label == Label::Stalled
+        && projection.detail.as_deref() == Some(crate::projection::STOP_UNCONFIRMED);
+    run.label = projection.label;
+    run.detail = projection.detail.clone();
+    let _ = append_event(artifacts, id, &projection);
+    // Seed 003's timeout notice of one stop attempt, to every parent: a specialist is
+    // interactive, and hears of no other stall.
+    if stop_stalled && !stop_retried {
+        events.push(Event::Notice {
+            run_id: id.to_owned(),
+            message: format!(
+                "{} did not confirm its exit within {} s of its stop directive; it is stalled in an unconfirmed stop and takes no follow-up task. Stop it again for another exit check, or spawn a new specialist.",
+                quoted(&run.record.name),
+                tasks::STOP_DEADLINE_MS / 1000
+            ),
+        });
+    }
+    if !run.record.interactive && !stop_stalled {
+        let name = run.record.name.clone();
+        // Protocol.md §3.2's shapes: "<name> running <rt>, stalled <d>." and
+        // "<name> running <rt>, recovered; active (<label> <d>)."
+        let running = short_duration(run.lifecycle.elapsed_ms(now));
+        let held = projection
+            .since_ms
+            .map(|since| short_duration(now.saturating_sub(since)));
+        let state = match (projection.label, projection.detail.as_deref(), &held) {
+            (Label::Active, Some(detail), Some(d)) => format!(
+                "active ({} {d})",
+                herd_core::escape::encode_host_value(detail, 80)
+            ),
+            (Label::Active, _, Some(d)) => format!("active ({d})"),
+            (label, _, Some(d)) => format!("{} {d}", label.as_str()),
+            (label, _, None) => label.as_str().to_owned(),
+        };
+        match notice(previous, projection.label)
+            .filter(|n| !(stop_retried && *n == Notice::Recovered))
+        {
+            Some(Notice::Stalled) => events.push(Event::Stalled {
+                run_id: id.to_owned(),
+                line: format!("{} running {running}, {state}.", quoted(&name)),
+                name,
+            }),
+            Some(Notice::Recovered) => events.push(Event::Recovered {
+                run_id: id.to_owned(),
+                line: format!("{} running {running}, recovered; {state}.", quoted(&name)),
+                name,
+            }),
+            None => {}
+        }
+    }
+    events.push(Event::Status {
+        run_id: id.to_owned(),
+        name: run.record.name.clone(),
+        projection,
+    });
 }
 
 /// Drives the termination of a cancelled run that its cancel could not confirm: another attempt
