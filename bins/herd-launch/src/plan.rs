@@ -120,6 +120,7 @@ pub fn plan(
     surface: SurfaceKind,
     ctx: &Context<'_>,
 ) -> Result<Plan, Error> {
+    // 1. The request, as the `subagent` tool's schema reads it.
     let request_json: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
         Error::new(
             ErrorCode::InvalidRequest,
@@ -134,61 +135,10 @@ pub fn plan(
         _ => None,
     };
     let acceptance_input = acceptance_input(&request_json)?;
-    let path = (ctx.env)("PATH").unwrap_or_default();
 
-    let runner = match runner {
-        RunnerChoice::Exec => {
-            let Some((program, rest)) = argv.split_first() else {
-                return Err(Error::invalid(
-                    "argv",
-                    "the exec runner needs a command after `--`",
-                ));
-            };
-            for (field, set) in [
-                ("agent", request.agent.is_some()),
-                ("model", request.model.is_some()),
-                ("thinking", request.thinking.is_some()),
-                ("skills", request.skills.is_some()),
-                ("tools", request.tools.is_some()),
-                ("fork", request.fork == Some(true)),
-            ] {
-                if set {
-                    return Err(Error::invalid(
-                        field,
-                        format!(
-                            "`{field}` is a Pi setting; the exec runner runs the command given after `--`"
-                        ),
-                    ));
-                }
-            }
-            let resolved = resolve_program(program, &path).ok_or_else(|| {
-                Error::new(
-                    ErrorCode::Unavailable,
-                    format!(
-                        "`{}` is not an executable on PATH",
-                        Path::new(program).display()
-                    ),
-                )
-                .with_field("argv")
-            })?;
-            let mut argv = vec![resolved.into_os_string()];
-            argv.extend(rest.iter().cloned());
-            Runner::Exec { argv }
-        }
-        RunnerChoice::Pi => {
-            if !argv.is_empty() {
-                return Err(Error::invalid(
-                    "argv",
-                    "a command after `--` is only for the exec runner (--runner exec)",
-                ));
-            }
-            // Resolved after every rule of the request, so a refused request is told as such.
-            Runner::Pi {
-                program: PathBuf::new(),
-            }
-        }
-    };
-
+    // 2. The runner, the directory and the role.
+    let runner = choose_runner(runner, argv, &request, ctx)?;
+    let exec = matches!(runner, Runner::Exec { .. });
     let cwd = match &request.cwd {
         Some(cwd) => ctx.cwd.join(cwd),
         None => ctx.cwd.clone(),
@@ -204,8 +154,9 @@ pub fn plan(
         Some(name) => Some(roles::load(name, &cwd, &agent_dir)?),
         None => None,
     };
+
+    // 3. How the child lives: autonomous, interactive or persistent.
     let persistent = request.persistent;
-    let exec = matches!(runner, Runner::Exec { .. });
     // A bare spawn completes autonomously; a role says so with `auto-exit: true`.
     let auto_exit =
         !persistent && (exec || role.as_ref().is_none_or(|r| r.auto_exit == Some(true)));
@@ -222,71 +173,29 @@ pub fn plan(
         .interactive
         .or(role.as_ref().and_then(|r| r.interactive))
         .unwrap_or(!auto_exit);
+    if !exec && surface == SurfaceKind::Process && (persistent || !auto_exit) {
+        return Err(Error::invalid(
+            "surface",
+            "an interactive or persistent Pi child needs a terminal: use --surface tmux or herdr",
+        ));
+    }
 
+    // 4. What Pi runs it with: models, thinking, tools, skills, the parent's conversation.
     let mut diagnostics = Vec::new();
     let config = if exec {
         Config::default()
     } else {
         Config::load(&agent_dir)?
     };
-    let models = match request.model_spec() {
-        Some(ModelSpec::Models(list)) => {
-            if list.iter().any(|m| m.starts_with("task:")) {
-                return Err(Error::invalid(
-                    "model",
-                    "task:<category> must be the whole value, not an entry of a list",
-                ));
-            }
-            list
-        }
-        Some(ModelSpec::Task(category)) => {
-            let candidates = config.task_candidates(&category)?;
-            // Only the candidates whose provider Pi has credentials for, asked now (seed 003:
-            // "worktrees use its first authenticated candidate").
-            let available = crate::catalog::list(&find_pi(ctx.env)?, &cwd)?;
-            let (authenticated, skipped) = crate::catalog::authenticated(candidates, &available);
-            if authenticated.is_empty() {
-                return Err(Error::invalid(
-                    "model",
-                    format!(
-                        "task:{category} has no authenticated candidate: Pi has no credentials for the provider of {} (it has credentials for {}); log in to one, or name another model",
-                        encode_list(candidates, 1_000, MODELS),
-                        match crate::catalog::providers(&available) {
-                            p if p.is_empty() => "no provider".to_owned(),
-                            p => encode_list(&p.into_iter().collect::<Vec<_>>(), 1_000, PROVIDERS),
-                        }
-                    ),
-                ));
-            }
-            if !skipped.is_empty() {
-                diagnostics.push(format!(
-                    "task:{category} skipped {}: Pi has no credentials for their provider",
-                    encode_list(&skipped, 1_000, MODELS)
-                ));
-            }
-            if request.worktree.is_some() {
-                diagnostics.push(format!(
-                    "task:{category} resolved to its first authenticated candidate {} for the worktree",
-                    authenticated[0]
-                ));
-                vec![authenticated[0].clone()]
-            } else {
-                authenticated
-            }
-        }
-        None if exec => Vec::new(),
-        None => role
-            .as_ref()
-            .and_then(|r| r.model.clone())
-            .or_else(|| {
-                role.as_ref()
-                    .and_then(|r| config.agent_model(&r.name).map(str::to_owned))
-            })
-            .or_else(|| config.default_model.clone())
-            .or_else(|| ctx.parent_model.clone())
-            .into_iter()
-            .collect(),
-    };
+    let models = choose_models(
+        &request,
+        exec,
+        role.as_ref(),
+        &config,
+        ctx,
+        &cwd,
+        &mut diagnostics,
+    )?;
     let thinking = match request.thinking {
         Some(t) => Some(t.as_str().to_owned()),
         None if exec => None,
@@ -295,34 +204,7 @@ pub fn plan(
             .and_then(|r| r.thinking.clone())
             .or_else(|| ctx.parent_thinking.clone()),
     };
-    let tools = match &request.tools {
-        Some(list) => {
-            let names = roles::list(list);
-            if names.is_empty() {
-                return Err(Error::invalid(
-                    "tools",
-                    "names no tool; omit it for the role's or Pi's default",
-                ));
-            }
-            Some(names)
-        }
-        None => role.as_ref().and_then(|r| r.tools.clone()),
-    };
-    if let Some(tools) = &tools {
-        check_tool_names(tools, "tools")?;
-    }
-    let mut denied_tools = role
-        .as_ref()
-        .map(|r| r.deny_tools.clone())
-        .unwrap_or_default();
-    if role.as_ref().and_then(|r| r.spawning) == Some(false) {
-        for tool in roles::SPAWNING_TOOLS {
-            if !denied_tools.iter().any(|d| d == tool) {
-                denied_tools.push(tool.to_owned());
-            }
-        }
-    }
-    check_tool_names(&denied_tools, "agent")?;
+    let (tools, denied_tools) = choose_tools(&request, role.as_ref())?;
     let skills = match &request.skills {
         Some(list) => roles::list(list),
         None => role
@@ -330,39 +212,13 @@ pub fn plan(
             .and_then(|r| r.skills.clone())
             .unwrap_or_default(),
     };
-    let role_forks = role.as_ref().and_then(|r| r.session_mode) == Some(SessionMode::Fork);
-    let mut fork = !exec && request.fork.unwrap_or(role_forks);
-    if fork && ctx.parent_session.is_none() {
-        // An explicit `fork: true` cannot be honoured and says why; a role's default
-        // session-mode gives way to a fresh child, and the acknowledgement says so.
-        if request.fork == Some(true) {
-            return Err(Error::invalid(
-                "fork",
-                "forking copies the parent's conversation, and this launch has no parent session: pass --parent-session, or fork: false for a fresh child",
-            ));
-        }
-        fork = false;
-        diagnostics.push(
-            "the role's session-mode is fork, but there is no parent session to copy: the child starts fresh".to_owned(),
-        );
-    }
-    if fork && request.worktree.is_some() {
-        diagnostics.push(
-            "the fork child starts in the new worktree with the parent's conversation".to_owned(),
-        );
-    }
+    let fork = choose_fork(&request, exec, role.as_ref(), ctx, &mut diagnostics)?;
     if persistent && request.worktree.is_some() {
         diagnostics
             .push("the persistent specialist holds its worktree for its whole life".to_owned());
     }
-    if let Runner::Pi { .. } = runner {
-        if surface == SurfaceKind::Process && (persistent || !auto_exit) {
-            return Err(Error::invalid(
-                "surface",
-                "an interactive or persistent Pi child needs a terminal: use --surface tmux or herdr",
-            ));
-        }
-    }
+
+    // 5. Seed 004's acceptance gate.
     let acceptance_explicit = acceptance_input != herd_accept::report::AcceptanceInput::Omitted;
     if persistent && (acceptance_explicit || request.reviews.is_some()) {
         let field = if request.reviews.is_some() {
@@ -400,6 +256,8 @@ pub fn plan(
             context,
         ))
     };
+
+    // 6. Pi itself, found last: a refused request is told as such first.
     let runner = match runner {
         Runner::Pi { .. } => Runner::Pi {
             program: find_pi(ctx.env)?,
@@ -436,6 +294,196 @@ pub fn plan(
         time_limit_ms: None,
     }
     .with_worktree())
+}
+
+/// The runner: the exec runner's command resolved on `PATH` (and no Pi setting beside it), or
+/// Pi, whose program is looked up once every rule of the request has passed.
+fn choose_runner(
+    choice: RunnerChoice,
+    argv: &[OsString],
+    request: &SubagentRequest,
+    ctx: &Context<'_>,
+) -> Result<Runner, Error> {
+    match choice {
+        RunnerChoice::Exec => {
+            let Some((program, rest)) = argv.split_first() else {
+                return Err(Error::invalid(
+                    "argv",
+                    "the exec runner needs a command after `--`",
+                ));
+            };
+            for (field, set) in [
+                ("agent", request.agent.is_some()),
+                ("model", request.model.is_some()),
+                ("thinking", request.thinking.is_some()),
+                ("skills", request.skills.is_some()),
+                ("tools", request.tools.is_some()),
+                ("fork", request.fork == Some(true)),
+            ] {
+                if set {
+                    return Err(Error::invalid(
+                        field,
+                        format!(
+                            "`{field}` is a Pi setting; the exec runner runs the command given after `--`"
+                        ),
+                    ));
+                }
+            }
+            let path = (ctx.env)("PATH").unwrap_or_default();
+            let resolved = resolve_program(program, &path).ok_or_else(|| {
+                Error::new(
+                    ErrorCode::Unavailable,
+                    format!(
+                        "`{}` is not an executable on PATH",
+                        Path::new(program).display()
+                    ),
+                )
+                .with_field("argv")
+            })?;
+            let mut argv = vec![resolved.into_os_string()];
+            argv.extend(rest.iter().cloned());
+            Ok(Runner::Exec { argv })
+        }
+        RunnerChoice::Pi if !argv.is_empty() => Err(Error::invalid(
+            "argv",
+            "a command after `--` is only for the exec runner (--runner exec)",
+        )),
+        RunnerChoice::Pi => Ok(Runner::Pi {
+            program: PathBuf::new(),
+        }),
+    }
+}
+
+/// The models, in the order they are tried: the request's list, a `task:<category>`'s
+/// candidates whose provider Pi has credentials for (asked now; seed 003: "worktrees use its
+/// first authenticated candidate"), else the role's, the configuration's or the parent's.
+fn choose_models(
+    request: &SubagentRequest,
+    exec: bool,
+    role: Option<&roles::Role>,
+    config: &Config,
+    ctx: &Context<'_>,
+    cwd: &Path,
+    diagnostics: &mut Vec<String>,
+) -> Result<Vec<String>, Error> {
+    match request.model_spec() {
+        Some(ModelSpec::Models(list)) => {
+            if list.iter().any(|m| m.starts_with("task:")) {
+                return Err(Error::invalid(
+                    "model",
+                    "task:<category> must be the whole value, not an entry of a list",
+                ));
+            }
+            Ok(list)
+        }
+        Some(ModelSpec::Task(category)) => {
+            let candidates = config.task_candidates(&category)?;
+            let available = crate::catalog::list(&find_pi(ctx.env)?, cwd)?;
+            let (authenticated, skipped) = crate::catalog::authenticated(candidates, &available);
+            if authenticated.is_empty() {
+                return Err(Error::invalid(
+                    "model",
+                    format!(
+                        "task:{category} has no authenticated candidate: Pi has no credentials for the provider of {} (it has credentials for {}); log in to one, or name another model",
+                        encode_list(candidates, 1_000, MODELS),
+                        match crate::catalog::providers(&available) {
+                            p if p.is_empty() => "no provider".to_owned(),
+                            p => encode_list(&p.into_iter().collect::<Vec<_>>(), 1_000, PROVIDERS),
+                        }
+                    ),
+                ));
+            }
+            if !skipped.is_empty() {
+                diagnostics.push(format!(
+                    "task:{category} skipped {}: Pi has no credentials for their provider",
+                    encode_list(&skipped, 1_000, MODELS)
+                ));
+            }
+            if request.worktree.is_some() {
+                diagnostics.push(format!(
+                    "task:{category} resolved to its first authenticated candidate {} for the worktree",
+                    authenticated[0]
+                ));
+                Ok(vec![authenticated[0].clone()])
+            } else {
+                Ok(authenticated)
+            }
+        }
+        None if exec => Ok(Vec::new()),
+        None => Ok(role
+            .and_then(|r| r.model.clone())
+            .or_else(|| role.and_then(|r| config.agent_model(&r.name).map(str::to_owned)))
+            .or_else(|| config.default_model.clone())
+            .or_else(|| ctx.parent_model.clone())
+            .into_iter()
+            .collect()),
+    }
+}
+
+/// The tools the child gets (the request's, else the role's) and those it is denied (the
+/// role's, plus the spawning tools of a role that may not spawn).
+fn choose_tools(
+    request: &SubagentRequest,
+    role: Option<&roles::Role>,
+) -> Result<(Option<Vec<String>>, Vec<String>), Error> {
+    let tools = match &request.tools {
+        Some(list) => {
+            let names = roles::list(list);
+            if names.is_empty() {
+                return Err(Error::invalid(
+                    "tools",
+                    "names no tool; omit it for the role's or Pi's default",
+                ));
+            }
+            Some(names)
+        }
+        None => role.and_then(|r| r.tools.clone()),
+    };
+    if let Some(tools) = &tools {
+        check_tool_names(tools, "tools")?;
+    }
+    let mut denied_tools = role.map(|r| r.deny_tools.clone()).unwrap_or_default();
+    if role.and_then(|r| r.spawning) == Some(false) {
+        for tool in roles::SPAWNING_TOOLS {
+            if !denied_tools.iter().any(|d| d == tool) {
+                denied_tools.push(tool.to_owned());
+            }
+        }
+    }
+    check_tool_names(&denied_tools, "agent")?;
+    Ok((tools, denied_tools))
+}
+
+/// Whether the child forks the parent's conversation: the request's `fork`, else the role's
+/// session-mode. An explicit fork without a parent session is refused with the reason; a
+/// role's default gives way to a fresh child, and the acknowledgement says so.
+fn choose_fork(
+    request: &SubagentRequest,
+    exec: bool,
+    role: Option<&roles::Role>,
+    ctx: &Context<'_>,
+    diagnostics: &mut Vec<String>,
+) -> Result<bool, Error> {
+    let role_forks = role.and_then(|r| r.session_mode) == Some(SessionMode::Fork);
+    let mut fork = !exec && request.fork.unwrap_or(role_forks);
+    if fork && ctx.parent_session.is_none() {
+        if request.fork == Some(true) {
+            return Err(Error::invalid(
+                "fork",
+                "forking copies the parent's conversation, and this launch has no parent session: pass --parent-session, or fork: false for a fresh child",
+            ));
+        }
+        fork = false;
+        diagnostics.push(
+            "the role's session-mode is fork, but there is no parent session to copy: the child starts fresh".to_owned(),
+        );
+    }
+    if fork && request.worktree.is_some() {
+        diagnostics.push(
+            "the fork child starts in the new worktree with the parent's conversation".to_owned(),
+        );
+    }
+    Ok(fork)
 }
 
 impl Plan {
