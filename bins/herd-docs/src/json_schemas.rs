@@ -186,20 +186,20 @@ pub const FILES: &[SchemaFile] = &[
         "`<session>.pi-herdr-subagent-policy.json`",
         sidecars::launch_policy
     ),
-    by_hand!(
+    read!(
         "task-ledger.schema.json",
         "a line of `<session>.ledger`",
-        sidecars::task_ledger
+        herd_protocol::persistent::LedgerLine
     ),
-    by_hand!(
+    read!(
         "task-inbox.schema.json",
         "`<session>.task-inbox.<seq>.json`",
-        sidecars::task_inbox
+        herd_protocol::persistent::InboxEntry
     ),
-    by_hand!(
+    read!(
         "task-event.schema.json",
         "a line of `<session>.tasks`",
-        sidecars::task_event
+        herd_protocol::persistent::TaskEvent
     ),
     // `--json` outputs.
     read!(

@@ -507,13 +507,17 @@ fn persistent_specialist_files_validate() {
     herd_launch::persistent::append_ledger(
         &files.ledger(),
         "t1",
-        "dispatched",
+        herd_launch::persistent::Outcome::Dispatched,
         "g1",
         "reviewer",
         &hash,
     )
     .unwrap();
-    for (kind, task, message) in [("task", "t1", "review the change"), ("stop", "", "")] {
+    use herd_launch::persistent::InboxKind;
+    for (kind, task, message) in [
+        (InboxKind::Task, "t1", "review the change"),
+        (InboxKind::Stop, "", ""),
+    ] {
         let inbox = herd_launch::persistent::write_inbox(&files, kind, task, message).unwrap();
         assert_valid("task-inbox.schema.json", &read_json(&inbox));
     }

@@ -1,172 +1,45 @@
-//! Persistent specialists: the delivery ledger, the task inbox and `herd-launch send`
-//! (protocol.md §1.11).
+//! `herd-launch send`: the next task to an idle persistent specialist (protocol.md §1.11).
 //!
-//! - The ledger `<session>.ledger` (host-written JSON Lines) records each task herd issued:
-//!   `{task, outcome, generation, logicalId, policyHash, at}` with `outcome` one of
-//!   `dispatched`, `delivered`, `rejected-busy`, `help-requested`, `stop-pending`, `stop-failed`,
-//!   `stopped`.
-//! - The child appends task events to `<session>.tasks`:
-//!   `{version:1, type:"task-done"|"help-request", task, generation, at, message?}`.
-//! - A task reaches the child through an inbox file `<session>.task-inbox.<12 digits>.json`,
-//!   `{version:1, type:"task", task, message, at}`, which the child claims and deletes.
-//!
-//! A specialist is busy while the last task dispatched to its generation has no task event. A send
-//! to a busy specialist records `rejected-busy` and queues nothing. Sends are serialised by an
-//! advisory lock on `<session>.ledger.lock`, so two senders never both find it idle.
+//! The files it reads and writes — the ledger, the task inbox and the child's task events — are
+//! `herd_protocol::persistent`'s. A specialist is busy while the last task dispatched to its
+//! generation has no task event. A send to a busy specialist records `rejected-busy` and queues
+//! nothing. Sends are serialised by an advisory lock on `<session>.ledger.lock`, so two senders
+//! never both find it idle.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use herd_core::identity::{self, Judgement};
-use herd_core::layout::{Artifacts, SessionFiles};
+use herd_core::layout::Artifacts;
 use herd_core::run::{LaunchStatus, RunRecord, Selector};
-use herd_core::{Error, ErrorCode, sidecar};
+use herd_core::{Error, ErrorCode};
+pub use herd_protocol::persistent::{
+    Activity, At, InboxKind, LOCK_WAIT, LedgerLine, Outcome, activity, write_inbox,
+};
 
 use crate::policy::Policy;
 
-/// How much of the end of the ledger and of the task events a send reads.
-pub const TAIL_LIMIT: u64 = 4 * 1024 * 1024;
 /// The longest message a send accepts.
 pub const MESSAGE_LIMIT: usize = 512 * 1024;
-/// How long a send waits for another sender's lock.
-pub const LOCK_WAIT: Duration = Duration::from_secs(2);
 
-/// Appends one ledger line.
+/// Appends one ledger line, timed now.
 pub fn append_ledger(
     ledger: &Path,
     task: &str,
-    outcome: &str,
+    outcome: Outcome,
     generation: &str,
     logical_id: &str,
     policy_hash: &str,
 ) -> Result<(), Error> {
-    let line = serde_json::json!({
-        "task": task,
-        "outcome": outcome,
-        "generation": generation,
-        "logicalId": logical_id,
-        "policyHash": policy_hash,
-        "at": herd_core::time::iso(herd_core::time::now_ms()),
-    });
-    Ok(sidecar::append_line(ledger, &line.to_string())?)
-}
-
-/// Reads the complete JSON lines of the last [`TAIL_LIMIT`] bytes of `path` (a line still being
-/// written, without its newline, is left out).
-fn read_lines(path: &Path) -> Result<Vec<serde_json::Value>, Error> {
-    let text = sidecar::read_tail_lines(path, TAIL_LIMIT)?.unwrap_or_default();
-    Ok(text
-        .split_inclusive('\n')
-        .filter(|l| l.ends_with('\n'))
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(serde_json::Value::is_object)
-        .collect())
-}
-
-/// What the ledger and the task events say about a specialist.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Activity {
-    Idle,
-    /// Working on this task.
-    Busy(String),
-    /// A stop was requested or confirmed.
-    Stopping,
-}
-
-/// Derives the activity of `generation` from its ledger and task events.
-pub fn activity(files: &SessionFiles, generation: &str) -> Result<Activity, Error> {
-    let ledger = read_lines(&files.ledger())?;
-    let events = read_lines(&files.tasks())?;
-    let text = |v: &serde_json::Value, k: &str| {
-        v.get(k)
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_owned)
-    };
-    let mine = |v: &serde_json::Value| text(v, "generation").as_deref() == Some(generation);
-    if ledger.iter().filter(|v| mine(v)).any(|v| {
-        matches!(
-            text(v, "outcome").as_deref(),
-            Some("stop-pending" | "stopped")
-        )
-    }) {
-        return Ok(Activity::Stopping);
+    LedgerLine {
+        task: task.to_owned(),
+        outcome,
+        generation: generation.to_owned(),
+        logical_id: logical_id.to_owned(),
+        policy_hash: policy_hash.to_owned(),
+        at: At::now(),
     }
-    let Some(current) = ledger
-        .iter()
-        .rev()
-        .find(|v| mine(v) && text(v, "outcome").as_deref() == Some("dispatched"))
-        .and_then(|v| text(v, "task"))
-    else {
-        return Ok(Activity::Idle);
-    };
-    let finished = events.iter().any(|v| {
-        mine(v)
-            && text(v, "task").as_deref() == Some(current.as_str())
-            && matches!(
-                text(v, "type").as_deref(),
-                Some("task-done" | "help-request")
-            )
-    });
-    Ok(if finished {
-        Activity::Idle
-    } else {
-        Activity::Busy(current)
-    })
-}
-
-/// The next inbox sequence number: one past every inbox file (claimed or not) beside the session.
-fn next_inbox_seq(files: &SessionFiles) -> Result<u64, Error> {
-    let session = files.session();
-    let dir = session.parent().unwrap_or(Path::new("."));
-    let prefix = format!(
-        "{}.task-inbox.",
-        session
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    );
-    let mut max = 0;
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(1),
-        Err(e) => {
-            return Err(Error::new(
-                ErrorCode::Unavailable,
-                format!("cannot list {}: {e}", dir.display()),
-            ));
-        }
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(rest) = name.strip_prefix(&prefix) {
-            if let Some(seq) = rest.get(..12).and_then(|d| d.parse::<u64>().ok()) {
-                max = max.max(seq);
-            }
-        }
-    }
-    Ok(max + 1)
-}
-
-/// Writes an inbox entry atomically; returns its path.
-pub fn write_inbox(
-    files: &SessionFiles,
-    kind: &str,
-    task: &str,
-    message: &str,
-) -> Result<PathBuf, Error> {
-    let seq = next_inbox_seq(files)?;
-    let path = files.inbox(seq);
-    let entry = serde_json::json!({
-        "version": 1,
-        "type": kind,
-        "task": task,
-        "message": message,
-        "at": herd_core::time::iso(herd_core::time::now_ms()),
-    });
-    let mut bytes = serde_json::to_vec(&entry).map_err(|e| Error::internal(e.to_string()))?;
-    bytes.push(b'\n');
-    sidecar::write_atomic(&path, &bytes)?;
-    Ok(path)
+    .append(ledger)
 }
 
 /// What a send did.
@@ -263,7 +136,7 @@ pub fn send(artifacts: &Artifacts, selector: &Selector<'_>, message: &str) -> Re
             append_ledger(
                 &files.ledger(),
                 &task_id,
-                "rejected-busy",
+                Outcome::RejectedBusy,
                 &policy.generation_id,
                 &policy.logical_id,
                 &policy.hash(),
@@ -283,12 +156,12 @@ pub fn send(artifacts: &Artifacts, selector: &Selector<'_>, message: &str) -> Re
             append_ledger(
                 &files.ledger(),
                 &task_id,
-                "dispatched",
+                Outcome::Dispatched,
                 &policy.generation_id,
                 &policy.logical_id,
                 &policy.hash(),
             )?;
-            let inbox = write_inbox(&files, "task", &task_id, message)?;
+            let inbox = write_inbox(&files, InboxKind::Task, &task_id, message)?;
             Ok(Sent {
                 record,
                 task_id,
@@ -300,15 +173,21 @@ pub fn send(artifacts: &Artifacts, selector: &Selector<'_>, message: &str) -> Re
 
 #[cfg(test)]
 mod tests {
+    use herd_core::layout::SessionFiles;
+    use herd_core::sidecar;
+
     use super::*;
 
     #[test]
     fn activity_follows_the_last_dispatched_task_of_the_generation() {
         let dir = tempfile::tempdir().unwrap();
         let files = SessionFiles::new(dir.path().join("s.jsonl"));
+        let append = |task, outcome, generation| {
+            append_ledger(&files.ledger(), task, outcome, generation, "l", "").unwrap();
+        };
         assert_eq!(activity(&files, "g1").unwrap(), Activity::Idle);
-        append_ledger(&files.ledger(), "t1", "dispatched", "g1", "l", "h").unwrap();
-        append_ledger(&files.ledger(), "t9", "dispatched", "g0", "l", "h").unwrap();
+        append("t1", Outcome::Dispatched, "g1");
+        append("t9", Outcome::Dispatched, "g0");
         assert_eq!(activity(&files, "g1").unwrap(), Activity::Busy("t1".into()));
         sidecar::append_line(&files.tasks(), "not json").unwrap();
         sidecar::append_line(
@@ -327,7 +206,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(activity(&files, "g1").unwrap(), Activity::Idle);
-        append_ledger(&files.ledger(), "t2", "stop-pending", "g1", "l", "h").unwrap();
+        append("t2", Outcome::StopPending, "g1");
         assert_eq!(activity(&files, "g1").unwrap(), Activity::Stopping);
     }
 
@@ -335,11 +214,11 @@ mod tests {
     fn inbox_entries_take_increasing_sequence_numbers() {
         let dir = tempfile::tempdir().unwrap();
         let files = SessionFiles::new(dir.path().join("s.jsonl"));
-        let first = write_inbox(&files, "task", "t1", "hello").unwrap();
+        let first = write_inbox(&files, InboxKind::Task, "t1", "hello").unwrap();
         assert_eq!(first, files.inbox(1));
         std::fs::rename(&first, format!("{}.consuming", first.display())).unwrap();
         assert_eq!(
-            write_inbox(&files, "task", "t2", "again").unwrap(),
+            write_inbox(&files, InboxKind::Task, "t2", "again").unwrap(),
             files.inbox(2)
         );
         let entry: serde_json::Value =

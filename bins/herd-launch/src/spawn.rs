@@ -728,7 +728,7 @@ fn prepare_and_launch(
         crate::persistent::append_ledger(
             &SessionFiles::new(&session).ledger(),
             &ids.task_id,
-            "dispatched",
+            crate::persistent::Outcome::Dispatched,
             &ids.generation_id,
             &ids.logical_id,
             &policy.hash(),

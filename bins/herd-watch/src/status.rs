@@ -390,14 +390,19 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
     // first"); asked before the directive, which makes the specialist `Stopping`.
     let busy = herd_launch::policy::Policy::read(&files.policy())
         .ok()
-        .and_then(|p| herd_launch::persistent::activity(&files, &p.generation_id).ok())
-        .is_some_and(|a| matches!(a, herd_launch::persistent::Activity::Busy(_)))
+        .and_then(|p| herd_protocol::persistent::activity(&files, &p.generation_id).ok())
+        .is_some_and(|a| matches!(a, herd_protocol::persistent::Activity::Busy(_)))
         // Seed 003: "An uncertain launch's initial task does not hold stop pending."
         && record.status != LaunchStatus::Uncertain;
     // The same inbox herd-launch sends tasks through, so the child sees one ordered queue. A
     // directive that could not be published changed nothing: the stop is failed and may be
     // asked again.
-    if let Err(err) = herd_launch::persistent::write_inbox(&files, "stop", "", "") {
+    if let Err(err) = herd_protocol::persistent::write_inbox(
+        &files,
+        herd_protocol::persistent::InboxKind::Stop,
+        "",
+        "",
+    ) {
         let task = dispatched.as_ref().and_then(|d| d.get("task")).cloned();
         let line =
             crate::tasks::ledger_line(dispatched.as_ref(), task.unwrap_or_default(), "stop-failed");

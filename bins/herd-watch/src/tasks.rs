@@ -223,7 +223,7 @@ pub(crate) fn record_stopped(record: &RunRecord) -> Result<(), Error> {
     lock_path.push(".lock");
     let _lock = herd_core::lock::exclusive(
         Path::new(&lock_path),
-        std::time::Instant::now() + herd_launch::persistent::LOCK_WAIT,
+        std::time::Instant::now() + herd_protocol::persistent::LOCK_WAIT,
     )
     .map_err(Error::from)?;
     let ledger = ledger(&files);

@@ -1405,7 +1405,7 @@ fn an_exit_after_a_failed_stop_is_one_stopped_result() {
         herd_launch::persistent::append_ledger(
             Path::new(&format!("{session}.ledger")),
             "first",
-            "stop-failed",
+            herd_launch::persistent::Outcome::StopFailed,
             "g",
             "l",
             "h",

@@ -77,9 +77,14 @@ export interface AcceptTries {
 }
 
 /**
- * One line of `<session>.tasks`, appended by a persistent child when a task ends or needs help.
- * Lines of another version or type are skipped; a task the host did not issue is ignored with one
- * notice.
+ * What a task event says.
+ */
+export type TaskEventTaskEventKind = "task-done" | "help-request";
+
+/**
+ * One line of `<session>.tasks`, appended by a persistent child when a task ends or needs
+ * help. Lines of another version or type are skipped; a task the host did not issue is
+ * ignored with one notice.
  *
  * Schema: docs/schemas/task-event.schema.json.
  */
@@ -91,14 +96,19 @@ export interface TaskEvent {
 	 */
 	message?: string;
 	task: string;
-	type: "task-done" | "help-request";
+	type: TaskEventTaskEventKind;
 	version: 1;
 }
 
 /**
- * `<session>.task-inbox.<seq>.json` (12-digit sequence), one entry of a persistent specialist's
- * inbox, written atomically by the host. The child claims the lowest one by renaming it, then
- * deletes it; an invalid one is renamed `….invalid`, never silently deleted.
+ * What an inbox entry asks of the child.
+ */
+export type TaskInboxInboxKind = "task" | "stop";
+
+/**
+ * `<session>.task-inbox.<seq>.json` (12-digit sequence), one entry of a specialist's inbox,
+ * written atomically by the host. The child claims the lowest one by renaming it, then deletes
+ * it; an invalid one is renamed `….invalid`, never silently deleted.
  *
  * Schema: docs/schemas/task-inbox.schema.json.
  */
@@ -106,7 +116,7 @@ export interface TaskInbox {
 	at: string;
 	message: string;
 	task: string;
-	type: "task" | "stop";
+	type: TaskInboxInboxKind;
 	version: 1;
 }
 

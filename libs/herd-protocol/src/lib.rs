@@ -9,9 +9,11 @@
 //! `herd-core`, for bounded and atomic file I/O, the artifacts layout and the error kinds.
 //!
 //! - [`worktree`]: the worktree ownership manifest, and `herd-worktree create/inspect/list`;
-//! - [`cleanup`]: `herd-cleanup list/remove/doctor`.
+//! - [`cleanup`]: `herd-cleanup list/remove/doctor`;
+//! - [`persistent`]: a persistent specialist's ledger, task inbox and task events.
 
 pub mod cleanup;
+pub mod persistent;
 pub mod worktree;
 
 use serde::Serialize;
