@@ -15,6 +15,7 @@ import { RUN_ID_PATTERN } from "../generated/protocol.ts";
 import { type JsonObject, isObject, parseObject } from "./bins.ts";
 import { type Pending, hub, pendingKey, withLive } from "./hub.ts";
 import { consumesResults } from "./context.ts";
+import { cancelRun, handOver, queue } from "./notices.ts";
 import { redraw } from "./widget.ts";
 
 export const RESULT_TYPE = "subagent_result";
@@ -143,7 +144,10 @@ function onLine(dir: string, line: string): void {
 			onStall(dir, event);
 			break;
 		case "notice":
-			if (typeof event.message === "string") notice(event.message, typeof event.run_id === "string" ? event.run_id : "");
+			if (typeof event.message === "string") {
+				queue(hub().notices, { dir, runId: typeof event.run_id === "string" ? event.run_id : "", message: event.message });
+				flushNotices();
+			}
 			break;
 		default:
 			break;
@@ -166,6 +170,9 @@ function onResult(dir: string, event: JsonObject): void {
 	const id = pendingKey(dir, result.key);
 	const h = hub();
 	if (!h.pending.has(id)) h.pending.set(id, result);
+	// The run's own result (not a specialist's task result) is its verified end: what it still
+	// had to say as a notice is moot.
+	if (event.task === undefined) cancelRun(h.notices, dir, runId);
 	flush();
 }
 
@@ -194,10 +201,11 @@ function acknowledge(dir: string, key: string): void {
 	follower.child.stdin.write(`${JSON.stringify({ ack: key })}\n`);
 }
 
-/** Hands every pending result to the live session once. */
+/** Hands every pending result, and every waiting notice, to the live session once. */
 export function flush(): void {
 	const h = hub();
 	if (!h.live) return;
+	flushNotices();
 	for (const [id, result] of h.pending) {
 		if (h.sent.has(id)) continue;
 		if (inTranscript(result.dir, result.key)) {
@@ -273,9 +281,22 @@ function onStall(dir: string, event: JsonObject): void {
 	});
 }
 
-/** A notice is shown, and never starts a turn. */
-function notice(message: string, runId: string): void {
-	withLive(({ pi }) => {
-		pi.sendMessage({ customType: STATUS_TYPE, content: message, display: true, details: { runId } }, { triggerTurn: false });
+/** Shows the waiting notices in the live session; a notice never starts a turn. */
+function flushNotices(): void {
+	const h = hub();
+	handOver(h.notices, ({ runId, message }) => {
+		const live = h.live;
+		if (!live) throw new Error("no live session");
+		live.pi.sendMessage({ customType: STATUS_TYPE, content: message, display: true, details: { runId } }, { triggerTurn: false });
 	});
+}
+
+/** A new stop of run `runId` of `dir` (or of the runs named `name` there) drops its old notices. */
+export function stopAsked(dir: string, target: { runId?: string | undefined; name?: string | undefined }): void {
+	const h = hub();
+	if (target.runId !== undefined) cancelRun(h.notices, dir, target.runId);
+	if (target.name === undefined) return;
+	for (const runId of new Set(h.notices.filter((n) => n.dir === dir).map((n) => n.runId))) {
+		if (readRecord(path.join(dir, "runs", `${runId}.json`))?.name === target.name) cancelRun(h.notices, dir, runId);
+	}
 }

@@ -9,6 +9,7 @@
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { JsonObject } from "./bins.ts";
+import type { Notice } from "./notices.ts";
 
 /** The current instance: set between its `session_start` and its `session_shutdown`. */
 export interface Live {
@@ -46,6 +47,8 @@ export interface Hub {
 	pending: Map<string, Pending>;
 	/** Of those, the ones handed to `pi.sendMessage`, awaiting their `message_end`. */
 	sent: Set<string>;
+	/** Notices waiting for a live session (`notices.ts`). */
+	notices: Notice[];
 	/** The clock of the widget while any run is open. */
 	widgetTimer?: ReturnType<typeof setInterval> | undefined;
 	/** A widget redraw is running; another is due after it. */
@@ -69,6 +72,7 @@ export function hub(): Hub {
 			dirs: new Set(),
 			pending: new Map(),
 			sent: new Set(),
+			notices: [],
 			widgetBusy: false,
 			widgetAgain: false,
 			widgetShown: false,

@@ -91,7 +91,9 @@ export default async function herdParent(pi: ExtensionAPI): Promise<void> {
 		const h = hub();
 		h.live = undefined;
 		if (event.reason === "quit") {
-			// Quitting stops delivery; results wait on disk for the next start.
+			// Quitting stops delivery; results wait on disk for the next start, and the notices
+			// of this process are dropped.
+			h.notices.length = 0;
 			stopFollowers();
 			stopWidget();
 		}

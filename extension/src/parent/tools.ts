@@ -5,7 +5,7 @@ import * as path from "node:path";
 import type { AgentToolResult, ExtensionAPI, ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { type Binary, type Ran, failureText, isObject, run } from "./bins.ts";
 import { artifactsDir, binaryEnv, inChild, surface } from "./context.ts";
-import { ensureFollower } from "./delivery.ts";
+import { ensureFollower, stopAsked } from "./delivery.ts";
 import type { ToolEntry } from "./registry.ts";
 
 /** Budgets of the binaries: a launch may take a worktree acquisition's 120 s and more. */
@@ -90,8 +90,14 @@ const HANDLERS: Record<string, Handler> = {
 		answer(await runBinary(call, "herd-watch", ["--artifacts", artifactsDir(call.ctx), "cancel", ...target(params)]), [0, 3]),
 	subagent_interrupt: async (call, params) =>
 		answer(await runBinary(call, "herd-watch", ["--artifacts", artifactsDir(call.ctx), "interrupt", ...target(params)])),
-	subagent_stop: async (call, params) =>
-		answer(await runBinary(call, "herd-watch", ["--artifacts", artifactsDir(call.ctx), "stop", ...target(params)]), [0, 3]),
+	subagent_stop: async (call, params) => {
+		// A new stop attempt cancels the notice of the old one (seed 003).
+		stopAsked(artifactsDir(call.ctx), {
+			runId: typeof params.id === "string" ? params.id : undefined,
+			name: typeof params.name === "string" ? params.name : undefined,
+		});
+		return answer(await runBinary(call, "herd-watch", ["--artifacts", artifactsDir(call.ctx), "stop", ...target(params)]), [0, 3]);
+	},
 	subagents_list: async (call) =>
 		answer(await runBinary(call, "herd-launch", ["--artifacts", artifactsDir(call.ctx), "roles", "--cwd", call.ctx.cwd])),
 	subagents_write_task_models: async (call, params) =>
