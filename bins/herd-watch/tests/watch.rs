@@ -1303,6 +1303,23 @@ fn a_persistent_specialist_delivers_each_task_once_and_stops() {
     assert_eq!(end["details"]["stopped"], true);
 }
 
+/// A herd-watch that may write no file byte: a file-size limit, with SIGXFSZ ignored so that a
+/// write fails instead of killing it.
+fn limited_watch(env: &Env) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let limited = env.dir.path().join("limited-watch.sh");
+    std::fs::write(
+        &limited,
+        format!(
+            "#!/bin/sh\nulimit -f 0\ntrap '' XFSZ\nexec '{}' \"$@\"\n",
+            watch_bin().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&limited, std::fs::Permissions::from_mode(0o755)).unwrap();
+    limited
+}
+
 #[test]
 fn a_stop_that_cannot_be_published_fails_retryably_and_the_next_one_stops() {
     let env = Env::new();
@@ -1313,19 +1330,8 @@ fn a_stop_that_cannot_be_published_fails_retryably_and_the_next_one_stops() {
     let pid = env.identity_pid(&id);
     let session = PathBuf::from(env.record(&id)["session_file"].as_str().unwrap());
     let dir = session.parent().unwrap().to_path_buf();
-    // A herd-watch that may write no file byte (a file-size limit, with SIGXFSZ ignored so the
-    // write fails instead of killing it): the directive cannot be published.
-    let limited = env.dir.path().join("limited-watch.sh");
-    std::fs::write(
-        &limited,
-        format!(
-            "#!/bin/sh\nulimit -f 0\ntrap '' XFSZ\nexec '{}' \"$@\"\n",
-            watch_bin().display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&limited, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A herd-watch that may write no file byte: the directive cannot be published.
+    let limited = limited_watch(&env);
     let out = env.run(
         &limited,
         &["stop", "--run", &id, "--json"],
@@ -1342,14 +1348,7 @@ fn a_stop_that_cannot_be_published_fails_retryably_and_the_next_one_stops() {
     );
     // A failed stop is not stop-pending: nothing was published and the specialist runs on.
     assert!(running(pid), "a failed stop changes nothing");
-    let outcomes = |session: &Path| -> Vec<String> {
-        std::fs::read_to_string(format!("{}.ledger", session.display()))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter_map(|v| v["outcome"].as_str().map(str::to_owned))
-            .collect()
-    };
+    let outcomes = |session: &Path| ledger_outcomes(session.to_str().unwrap());
     let before = outcomes(&session);
     assert!(!before.iter().any(|o| o.starts_with("stop")), "{before:?}");
     assert!(
@@ -1382,17 +1381,7 @@ fn an_exit_after_a_failed_stop_is_one_stopped_result() {
     let pid = env.identity_pid(&id);
     let session = env.record(&id)["session_file"].as_str().unwrap().to_owned();
     // A herd-watch that may write no file byte: the directive is not published.
-    let limited = env.dir.path().join("limited-watch.sh");
-    std::fs::write(
-        &limited,
-        format!(
-            "#!/bin/sh\nulimit -f 0\ntrap '' XFSZ\nexec '{}' \"$@\"\n",
-            watch_bin().display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&limited, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let limited = limited_watch(&env);
     let out = env.run(
         &limited,
         &["stop", "--run", &id, "--json"],
