@@ -33,7 +33,8 @@ struct Env {
     dir: tempfile::TempDir,
     surface: &'static str,
     extra: Vec<(String, String)>,
-    tmux: Option<PathBuf>,
+    /// The test kit's private tmux server (killed when dropped) and its socket.
+    tmux: Option<(herd_e2e::tmux::Tmux, PathBuf)>,
     /// The umask every herd program of this environment runs with, when not the test's own.
     umask: Option<&'static str>,
 }
@@ -51,7 +52,7 @@ impl Env {
 
     /// Runs `tmux -S <this environment's socket> ARGS`.
     fn tmux_cmd(&self, args: &[&str]) -> Output {
-        let socket = self.tmux.as_ref().expect("a tmux environment");
+        let (_, socket) = self.tmux.as_ref().expect("a tmux environment");
         subprocess::run(
             &Command::new("tmux", Duration::from_secs(5))
                 .arg("-S")
@@ -69,31 +70,20 @@ impl Env {
             .to_owned()
     }
 
-    /// An environment whose children run in panes of a private tmux server.
+    /// An environment whose children run in panes of a private tmux server, with one session.
     fn tmux() -> Env {
         let mut env = Env::new();
-        let socket = env.dir.path().join("tmux.sock");
-        let out = subprocess::run(
-            &Command::new("tmux", Duration::from_secs(10))
-                .arg("-S")
-                .arg(&socket)
-                .args([
-                    "new-session",
-                    "-d",
-                    "-s",
-                    "herd-test",
-                    "-x",
-                    "200",
-                    "-y",
-                    "50",
-                ]),
-        )
-        .unwrap();
-        assert!(out.success(), "tmux: {}", out.stderr.text());
+        let vars: Vec<(std::ffi::OsString, std::ffi::OsString)> = ["PATH", "HOME"]
+            .into_iter()
+            .filter_map(|k| Some((k.into(), std::env::var_os(k)?)))
+            .collect();
+        let server = herd_e2e::tmux::Tmux::start(&vars);
+        server.new_session("herd-test", env.dir.path(), &["sh".into()]);
+        let socket = server.socket_path();
         env.surface = "tmux";
         env.extra
             .push(("HERD_TMUX_SOCKET".into(), socket.to_str().unwrap().into()));
-        env.tmux = Some(socket);
+        env.tmux = Some((server, socket));
         env
     }
 
@@ -649,19 +639,6 @@ fn status_shows_the_activity_label_and_the_widget() {
         "{doc}"
     );
     kill(pid);
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        if let Some(socket) = &self.tmux {
-            let _ = subprocess::run(
-                &Command::new("tmux", Duration::from_secs(10))
-                    .arg("-S")
-                    .arg(socket)
-                    .arg("kill-server"),
-            );
-        }
-    }
 }
 
 fn wait_for_label(env: &Env, id: &str, label: &str) -> Value {
