@@ -762,6 +762,39 @@ mod tests {
         }
     }
 
+    /// The widget of one run in each open label, as the person sees it.
+    #[test]
+    fn every_open_label_draws_as_its_snapshot() {
+        let now = 1_000_000;
+        let ago = |s: u64| Some(now - s * 1000);
+        let rows = [
+            row(
+                "Builder",
+                "worker",
+                3_725,
+                Label::Active,
+                Some("bash"),
+                ago(12),
+            ),
+            row("Planner", "planner", 600, Label::Blocked, None, ago(95)),
+            row("Scout", "scout", 59, Label::Waiting, None, ago(4)),
+            row("Fixer", "worker", 61, Label::Interrupted, None, ago(30)),
+            row(
+                "Reviewer",
+                "reviewer",
+                300,
+                Label::Stalled,
+                Some(STOP_UNCONFIRMED),
+                ago(240),
+            ),
+            row("Tester", "worker", 42, Label::Finalizing, None, ago(1)),
+            row("Runner", "worker", 7, Label::Cancelling, None, None),
+            row("Stuck", "worker", 9, Label::CancelUnconfirmed, None, None),
+            row("Fresh", "scout", 0, Label::Starting, None, None),
+        ];
+        insta::assert_snapshot!(widget(&rows, now, WIDGET_WIDTH).text);
+    }
+
     #[test]
     fn a_child_written_tool_name_is_encoded_in_the_widget() {
         let rows = [row(
