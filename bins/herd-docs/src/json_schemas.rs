@@ -130,10 +130,10 @@ pub const FILES: &[SchemaFile] = &[
         "`runs/<run-id>.steering.json`",
         herd_watch::control::SteeringLedger
     ),
-    by_hand!(
+    read!(
         "delivered.schema.json",
         "`runs/<run-id>.delivered`",
-        sidecars::delivered
+        herd_protocol::result::Delivered
     ),
     by_hand!(
         "ledgered.schema.json",

@@ -43,15 +43,18 @@ pub struct CancelIntent {
 
 impl CancelIntent {
     /// The `cancellation` record of a cancelled result's details.
-    pub fn to_details(&self) -> serde_json::Value {
-        serde_json::json!({
-            "requestedAt": self.requested_at_ms,
-            "termination": self.termination.map_or("requested", |t| match t {
-                Termination::Confirmed => "confirmed",
-                Termination::Unconfirmed => "unconfirmed",
-            }),
-            "confirmedAt": self.confirmed_at_ms,
-        })
+    pub fn to_details(&self) -> herd_protocol::result::Cancellation {
+        use herd_protocol::result::{CancelTermination, Cancellation};
+        Cancellation {
+            confirmed_at: self.confirmed_at_ms,
+            requested_at: self.requested_at_ms,
+            termination: self
+                .termination
+                .map_or(CancelTermination::Requested, |t| match t {
+                    Termination::Confirmed => CancelTermination::Confirmed,
+                    Termination::Unconfirmed => CancelTermination::Unconfirmed,
+                }),
+        }
     }
 }
 

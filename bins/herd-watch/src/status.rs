@@ -126,8 +126,7 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
         // The run time is the child's own, as its result recorded it, not until settlement.
         let ended = result
             .details
-            .get("elapsedMs")
-            .and_then(serde_json::Value::as_u64)
+            .elapsed_ms
             .map_or(result.settled_at_ms, |ms| {
                 record.created_at_ms.saturating_add(ms)
             });

@@ -9,9 +9,12 @@
 //! `herd-core`, for bounded and atomic file I/O, the artifacts layout and the error kinds.
 //!
 //! - [`worktree`]: the worktree ownership manifest, and `herd-worktree create/inspect/list`;
-//! - [`cleanup`]: `herd-cleanup list/remove/doctor`.
+//! - [`cleanup`]: `herd-cleanup list/remove/doctor`;
+//! - [`result`]: the delivered result `runs/<run-id>.result.json`, its delivery marker, and
+//!   [`result::Outcome`], how a run ended.
 
 pub mod cleanup;
+pub mod result;
 pub mod worktree;
 
 use serde::Serialize;

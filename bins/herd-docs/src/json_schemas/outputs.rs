@@ -26,7 +26,7 @@ pub(crate) fn label() -> Value {
     })
 }
 
-/// How a run ended (`herd_watch::delivery::Outcome`).
+/// How a run ended (`herd_protocol::result::Outcome`).
 fn outcome() -> Value {
     json!({"enum": ["completed", "failed", "cancelled", "help"]})
 }
