@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use herd_core::identity::{self, Judgement};
 use herd_core::layout::Artifacts;
 use herd_core::run::{LaunchStatus, RunRecord};
-use herd_core::{Error, ErrorCode, exit, sidecar, time::now_ms};
+use herd_core::{Error, ErrorCode, sidecar, time::now_ms};
 use herd_surface::{Closed, Key, Surface, Target};
 use serde::{Deserialize, Serialize};
 
@@ -72,33 +72,7 @@ pub fn read_interrupt(artifacts: &Artifacts, run_id: &str) -> Option<u64> {
     value.get("at_ms")?.as_u64()
 }
 
-/// What `herd-watch cancel` answers (seed 003's table).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CancelStatus {
-    Confirmed,
-    Requested,
-    Unconfirmed,
-    AlreadyTerminal,
-}
-
-impl CancelStatus {
-    pub fn exit_code(self) -> i32 {
-        match self {
-            CancelStatus::Confirmed | CancelStatus::AlreadyTerminal => exit::SUCCESS,
-            CancelStatus::Requested | CancelStatus::Unconfirmed => exit::UNCERTAIN,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CancelStatus::Confirmed => "confirmed",
-            CancelStatus::Requested => "requested",
-            CancelStatus::Unconfirmed => "unconfirmed",
-            CancelStatus::AlreadyTerminal => "already-terminal",
-        }
-    }
-}
+pub use herd_protocol::watch::CancelStatus;
 
 /// The answer of a cancel.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -65,64 +65,19 @@ pub enum CancelState {
     Unconfirmed,
 }
 
-/// The projected label of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Label {
-    Starting,
-    Active,
-    Blocked,
-    Waiting,
-    Interrupted,
-    Stalled,
-    Running,
-    Finalizing,
-    Completed,
-    Failed,
-    Cancelled,
-    Cancelling,
-    CancelUnconfirmed,
-}
+pub use herd_protocol::watch::Label;
 
-impl Label {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Label::Starting => "starting",
-            Label::Active => "active",
-            Label::Blocked => "blocked",
-            Label::Waiting => "waiting",
-            Label::Interrupted => "interrupted",
-            Label::Stalled => "stalled",
-            Label::Running => "running",
-            Label::Finalizing => "finalizing",
-            Label::Completed => "completed",
-            Label::Failed => "failed",
-            Label::Cancelled => "cancelled",
-            Label::Cancelling => "cancelling…",
-            Label::CancelUnconfirmed => "cancel unconfirmed",
-        }
-    }
-
-    /// Whether the widget counts the run as active (the rest are open).
-    pub fn is_active(self) -> bool {
-        matches!(
-            self,
-            Label::Active | Label::Starting | Label::Running | Label::Blocked
-        )
-    }
-
-    /// Whether a transition into this label from `stalled` is a recovery.
-    fn recovers(self) -> bool {
-        matches!(
-            self,
-            Label::Active
-                | Label::Blocked
-                | Label::Waiting
-                | Label::Interrupted
-                | Label::Running
-                | Label::Starting
-        )
-    }
+/// Whether a transition into `label` from `stalled` is a recovery.
+fn recovers(label: Label) -> bool {
+    matches!(
+        label,
+        Label::Active
+            | Label::Blocked
+            | Label::Waiting
+            | Label::Interrupted
+            | Label::Running
+            | Label::Starting
+    )
 }
 
 /// A projection: the label, its detail (the active label), and since when it holds.
@@ -147,7 +102,7 @@ pub enum Notice {
 pub fn notice(previous: Label, next: Label) -> Option<Notice> {
     match (previous == Label::Stalled, next == Label::Stalled) {
         (false, true) => Some(Notice::Stalled),
-        (true, false) if next.recovers() => Some(Notice::Recovered),
+        (true, false) if recovers(next) => Some(Notice::Recovered),
         _ => None,
     }
 }

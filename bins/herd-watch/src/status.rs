@@ -9,6 +9,7 @@ use herd_core::identity::{self, Judgement};
 use herd_core::layout::Artifacts;
 use herd_core::run::{LaunchStatus, RunRecord, Runner, Selector};
 use herd_core::{Error, ErrorCode, escape, exit, sidecar, time::now_ms};
+use herd_protocol::watch::{StopStatus, WatchStop};
 use herd_surface::{Inspection, Presence, Surface, Target};
 
 use crate::control::{self, Termination};
@@ -401,8 +402,11 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
         let line =
             crate::tasks::ledger_line(dispatched.as_ref(), task.unwrap_or_default(), "stop-failed");
         let _ = sidecar::append_line(&files.ledger(), &line);
-        let json = serde_json::json!({
-            "run_id": record.run_id, "name": record.name, "status": "stop-failed", "error": err.message,
+        let json = herd_protocol::to_value(&WatchStop {
+            run_id: record.run_id.clone(),
+            name: record.name.clone(),
+            status: StopStatus::StopFailed,
+            error: Some(err.message.clone()),
         });
         return Ok(Output::ok(
             json,
@@ -433,19 +437,28 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
     let (state, code) = match judged {
         Judgement::Exited => {
             crate::tasks::record_stopped(record)?;
-            ("stopped", exit::SUCCESS)
+            (StopStatus::Stopped, exit::SUCCESS)
         }
         // A task still runs: it ends first, then the specialist exits.
-        Judgement::Alive if busy => ("stop-pending", exit::UNCERTAIN),
+        Judgement::Alive if busy => (StopStatus::StopPending, exit::UNCERTAIN),
         // Nothing held it, yet it did not exit within the bound: the unconfirmed stop, which
         // takes no follow-up work (its ledger says stop-pending) and is `stalled` until it
         // exits or is stopped again.
-        Judgement::Alive | Judgement::Unknown(_) => ("stop-unconfirmed", exit::UNCERTAIN),
+        Judgement::Alive | Judgement::Unknown(_) => (StopStatus::StopUnconfirmed, exit::UNCERTAIN),
     };
-    let json = serde_json::json!({"run_id": record.run_id, "name": record.name, "status": state});
+    let json = herd_protocol::to_value(&WatchStop {
+        run_id: record.run_id.clone(),
+        name: record.name.clone(),
+        status: state,
+        error: None,
+    });
     Ok(Output::ok(
         json,
-        format!("stop {}: {state}", escape::json_string(&record.name)),
+        format!(
+            "stop {}: {}",
+            escape::json_string(&record.name),
+            state.as_str()
+        ),
     )
     .with_exit(code))
 }

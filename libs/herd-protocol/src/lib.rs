@@ -11,10 +11,12 @@
 //! - [`worktree`]: the worktree ownership manifest, and `herd-worktree create/inspect/list`;
 //! - [`cleanup`]: `herd-cleanup list/remove/doctor`;
 //! - [`result`]: the delivered result `runs/<run-id>.result.json`, its delivery marker, and
-//!   [`result::Outcome`], how a run ended.
+//!   [`result::Outcome`], how a run ended;
+//! - [`watch`]: `herd-watch wait/follow/cancel/interrupt/stop`.
 
 pub mod cleanup;
 pub mod result;
+pub mod watch;
 pub mod worktree;
 
 use serde::Serialize;

@@ -26,11 +26,6 @@ pub(crate) fn label() -> Value {
     })
 }
 
-/// How a run ended (`herd_protocol::result::Outcome`).
-fn outcome() -> Value {
-    json!({"enum": ["completed", "failed", "cancelled", "help"]})
-}
-
 /// `herd_launch::spawn::Ack::to_json` (spawn and resume).
 pub fn launch_ack() -> Schema {
     hand(
@@ -130,92 +125,18 @@ pub fn launch_send() -> Schema {
     )
 }
 
-/// The keys a result carries in `wait` and in a `result` event.
-fn result_properties() -> Value {
-    json!({
-        "run_id": run_id(),
-        "name": {"type": "string"},
-        "outcome": outcome(),
-        "message": {"type": "string", "description": "The message the parent receives: host lines, the report block, evidence, continuation."},
-        "details": {"type": "object", "description": "Raw values for structured consumers, as in `run-result.schema.json`."}
-    })
-}
-
-/// `herd_watch::wait`.
+/// `herd_protocol::watch::WatchWait`, its details amended as the result's are.
 pub fn watch_wait() -> Schema {
-    hand(
-        "WatchWait",
-        "The settled result `herd-watch wait` prints. Exit 0 completed, 1 failed, 5 cancelled, 6 help.",
-        json!({
-            "type": "object",
-            "properties": result_properties(),
-            "required": ["run_id", "name", "outcome", "message", "details"]
-        }),
-    )
+    let mut schema = printed_schema::<herd_protocol::watch::WatchWait>();
+    super::sidecars::amend_details(&mut schema);
+    schema
 }
 
-/// `herd_watch::supervise::Event::to_json`.
+/// `herd_protocol::watch::WatchEvent`, the details of its `result` amended as the result's are.
 pub fn watch_event() -> Schema {
-    let mut result = result_properties();
-    if let Some(map) = result.as_object_mut() {
-        map.insert("event".into(), json!({"const": "result"}));
-        map.insert(
-            "key".into(),
-            json!({"type": "string", "description": "What `follow --ack` expects back on stdin, `{\"ack\":\"<key>\"}`: `<run_id>`, or `<run_id>.task-<task>` for a persistent specialist's task result."}),
-        );
-        map.insert(
-            "task".into(),
-            json!({"type": "string", "description": "The persistent specialist's task this result answers; absent for a run's own result."}),
-        );
-    }
-    let line = |event: &str| {
-        json!({
-            "type": "object",
-            "properties": {
-                "event": {"const": event},
-                "run_id": run_id(),
-                "name": {"type": "string"},
-                "message": {"type": "string", "description": "The one-line notice the parent hears."}
-            },
-            "required": ["event", "run_id", "name", "message"]
-        })
-    };
-    hand(
-        "WatchEvent",
-        "One line of `herd-watch follow --json`, selected by `event`. A `result` is delivered exactly once across restarts of any watcher; it carries the run id so a consumer can recognise the one repeat a crash between emitting and marking can cause.",
-        json!({
-            "oneOf": [
-                {
-                    "type": "object",
-                    "properties": {
-                        "event": {"const": "status"},
-                        "run_id": run_id(),
-                        "name": {"type": "string"},
-                        "label": label(),
-                        "detail": string_or_null(),
-                        "since_ms": {"type": ["integer", "null"], "minimum": 0}
-                    },
-                    "required": ["event", "run_id", "name", "label", "detail", "since_ms"]
-                },
-                line("stalled"),
-                line("recovered"),
-                {
-                    "type": "object",
-                    "properties": {
-                        "event": {"const": "notice"},
-                        "run_id": run_id(),
-                        "message": {"type": "string"}
-                    },
-                    "required": ["event", "run_id", "message"]
-                },
-                {
-                    "type": "object",
-                    "properties": result,
-                    "required": ["event", "run_id", "name", "outcome", "message", "details", "key"]
-                }
-            ]
-        }),
-    )
+    let mut schema = printed_schema::<herd_protocol::watch::WatchEvent>();
+    super::sidecars::amend_details(&mut schema);
+    schema
 }
 
 /// `herd_watch::status::status` and `transcript_of`.
@@ -270,61 +191,6 @@ pub fn watch_status() -> Schema {
                     "required": ["run_id", "lines"]
                 }
             ]
-        }),
-    )
-}
-
-/// `herd_watch::run`, `Command::Cancel`.
-pub fn watch_cancel() -> Schema {
-    hand(
-        "WatchCancel",
-        "What `herd-watch cancel` prints. Exit 0 `confirmed` or `already-terminal`; exit 3 `requested` (the launch is still acquiring its owner) or `unconfirmed` (termination was not confirmed within 5 s: state is kept, do not retry blindly).",
-        json!({
-            "type": "object",
-            "properties": {
-                "run_id": run_id(),
-                "name": {"type": "string"},
-                "status": {"enum": ["confirmed", "requested", "unconfirmed", "already-terminal"]},
-                "requested_at_ms": {"type": ["integer", "null"], "minimum": 0},
-                "error": {"type": ["string", "null"], "description": "Why termination was not confirmed."}
-            },
-            "required": ["run_id", "name", "status", "requested_at_ms", "error"]
-        }),
-    )
-}
-
-/// `herd_watch::run`, `Command::Interrupt`.
-pub fn watch_interrupt() -> Schema {
-    hand(
-        "WatchInterrupt",
-        "What `herd-watch interrupt` prints after it sent Escape to the child's pane.",
-        json!({
-            "type": "object",
-            "properties": {
-                "run_id": run_id(),
-                "name": {"type": "string"},
-                "status": {"const": "interrupted"},
-                "at_ms": ms()
-            },
-            "required": ["run_id", "name", "status", "at_ms"]
-        }),
-    )
-}
-
-/// `herd_watch::status::stop`.
-pub fn watch_stop() -> Schema {
-    hand(
-        "WatchStop",
-        "What `herd-watch stop` prints for a persistent specialist. Exit 0 `stopped`; exit 3 `stop-pending` (a task still runs; it ends first) or `stop-unconfirmed` (nothing held it, yet its exit was not confirmed by the deadline, or cannot be told); exit 4 `stop-failed` (the directive could not be published, nothing changed, `error` says why; ask again).",
-        json!({
-            "type": "object",
-            "properties": {
-                "run_id": run_id(),
-                "name": {"type": "string"},
-                "status": {"enum": ["stopped", "stop-pending", "stop-unconfirmed", "stop-failed"]},
-                "error": {"type": "string"}
-            },
-            "required": ["run_id", "name", "status"]
         }),
     )
 }

@@ -45,6 +45,12 @@ pub fn run_event() -> Schema {
 /// lives outside the protocol, or a flag that is only ever `true`.
 pub fn run_result() -> Schema {
     let mut schema = read_schema::<herd_protocol::result::RunResult>();
+    amend_details(&mut schema);
+    schema
+}
+
+/// Amends the `Details` of a schema that holds a result's details.
+pub(crate) fn amend_details(schema: &mut Schema) {
     let details = schema
         .pointer_mut("/$defs/Details/properties")
         .and_then(Value::as_object_mut);
@@ -77,7 +83,6 @@ pub fn run_result() -> Schema {
             );
         }
     }
-    schema
 }
 
 /// `herd_watch::control::interrupt`: when the run was last interrupted.
