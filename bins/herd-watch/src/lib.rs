@@ -263,8 +263,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 projection::Label::Active | projection::Label::Blocked
             );
             let receipt = control::steer(&artifacts, &record, &message, mode, active)?;
-            let mut json = receipt.to_json(&record.run_id);
-            json["name"] = record.name.clone().into();
+            let json = herd_protocol::to_value(&receipt.document(&record.run_id, &record.name));
             let mut human = format!(
                 "steer {}: {} (request {})",
                 quoted(&record.name),

@@ -12,7 +12,7 @@
 //! - [`cleanup`]: `herd-cleanup list/remove/doctor`;
 //! - [`result`]: the delivered result `runs/<run-id>.result.json`, its delivery marker, and
 //!   [`result::Outcome`], how a run ended;
-//! - [`watch`]: `herd-watch wait/follow/cancel/interrupt/stop`.
+//! - [`watch`]: `herd-watch wait/follow/status/cancel/interrupt/stop/steer`.
 
 pub mod cleanup;
 pub mod result;

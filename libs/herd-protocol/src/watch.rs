@@ -1,5 +1,6 @@
-//! The `--json` documents of `herd-watch`: `wait`, the lines of `follow`, and the replies of
-//! `cancel`, `interrupt` and `stop`; and [`Label`], the projected status a run shows.
+//! The `--json` documents of `herd-watch`: `wait`, the lines of `follow`, `status`, and the
+//! replies of `cancel`, `interrupt`, `stop` and `steer`; and [`Label`], the projected status a
+//! run shows.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -63,6 +64,71 @@ impl Label {
             Label::Active | Label::Starting | Label::Running | Label::Blocked
         )
     }
+}
+
+/// The widget's accent: blue while anything is active, amber when every row is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Accent {
+    Blue,
+    Amber,
+}
+
+/// One run as `herd-watch status` shows it, computed from its files alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StatusRow {
+    pub run_id: String,
+    pub name: String,
+    pub agent: Option<String>,
+    pub surface: herd_core::run::SurfaceKind,
+    pub label: Label,
+    pub detail: Option<String>,
+    pub since_ms: Option<u64>,
+    pub elapsed_ms: u64,
+    pub outcome: Option<Outcome>,
+    pub delivered: bool,
+}
+
+/// `herd-watch status --json`: the runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StatusRuns {
+    pub runs: Vec<StatusRow>,
+}
+
+/// `herd-watch status --widget --json`: the runs not yet delivered (the open-run set) and the
+/// widget.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StatusWidget {
+    /// The widget as text.
+    pub widget: String,
+    pub accent: Accent,
+    pub active: usize,
+    pub open: usize,
+    pub runs: Vec<StatusRow>,
+}
+
+/// `herd-watch status --transcript --json`: the last lines of one run's transcript.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StatusTranscript {
+    pub run_id: String,
+    /// Transcript lines, each encoded for one line.
+    pub lines: Vec<String>,
+}
+
+/// What `herd-watch status --json` prints: the runs, computed from their files alone; with
+/// `--widget` the runs not yet delivered (the open-run set) and the widget; with `--transcript`
+/// the last lines of one run's transcript instead.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum WatchStatus {
+    Widget(StatusWidget),
+    Transcript(StatusTranscript),
+    Runs(StatusRuns),
+}
+
+impl WatchStatus {
+    /// The version of this document's shape (not printed; see the crate docs).
+    pub const FORMAT_VERSION: u64 = 1;
 }
 
 /// The settled result `herd-watch wait` prints. Exit 0 completed, 1 failed, 5 cancelled, 6 help.
@@ -259,6 +325,86 @@ pub struct WatchStop {
 }
 
 impl WatchStop {
+    /// The version of this document's shape (not printed; see the crate docs).
+    pub const FORMAT_VERSION: u64 = 1;
+}
+
+/// The state of one steering request (seed 004's receipt).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SteerState {
+    /// Recorded, and its keys not yet known sent (a command killed here leaves it so).
+    Pending,
+    /// Typed into the child's input now.
+    Delivered,
+    /// Held in the run's FIFO for the next turn boundary.
+    Queued,
+    /// Not delivered and not queued; `error` says why.
+    Failed,
+}
+
+impl SteerState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SteerState::Pending => "pending",
+            SteerState::Delivered => "delivered",
+            SteerState::Queued => "queued",
+            SteerState::Failed => "failed",
+        }
+    }
+
+    /// Seed 004's `deliveryStatus`: `delivered` or `queued`, none for the other states.
+    pub fn delivery_status(self) -> Option<DeliveryStatus> {
+        match self {
+            SteerState::Delivered => Some(DeliveryStatus::Delivered),
+            SteerState::Queued => Some(DeliveryStatus::Queued),
+            SteerState::Pending | SteerState::Failed => None,
+        }
+    }
+}
+
+/// Seed 004's `deliveryStatus` of a steering request that went somewhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryStatus {
+    Delivered,
+    Queued,
+}
+
+/// Why a steering request failed: the error's code and its host text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SteerError {
+    pub code: String,
+    pub message: String,
+}
+
+/// What `herd-watch steer` prints: the request's receipt (seed 004), which
+/// `runs/<run-id>.steering.json` keeps. `delivered`: typed into the child now; `queued`: held
+/// (at most 20) for the next turn boundary; `failed`: neither, `error` says why, and the exit
+/// code is the error's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct WatchSteer {
+    pub run_id: String,
+    /// The run's display name (`steer` prints it; a receipt read back may not have it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub request_id: String,
+    /// The request's state, as `state` says it.
+    pub receipt: SteerState,
+    pub state: SteerState,
+    /// `steer`, `follow_up` or `auto`.
+    pub mode: String,
+    #[serde(
+        rename = "deliveryStatus",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub delivery_status: Option<DeliveryStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<SteerError>,
+}
+
+impl WatchSteer {
     /// The version of this document's shape (not printed; see the crate docs).
     pub const FORMAT_VERSION: u64 = 1;
 }

@@ -4,7 +4,7 @@
 use schemars::Schema;
 use serde_json::{Value, json};
 
-use super::sidecars::{ms, run_id};
+use super::sidecars::run_id;
 use super::{amend, hand, printed_schema};
 
 fn string_or_null() -> Value {
@@ -139,89 +139,44 @@ pub fn watch_event() -> Schema {
     schema
 }
 
-/// `herd_watch::status::status` and `transcript_of`.
+/// `herd_protocol::watch::WatchStatus`, amended with the bound `herd_watch::status` puts on a
+/// transcript, which serde does not know, and with what tells its shapes apart.
 pub fn watch_status() -> Schema {
-    let row = json!({
-        "type": "object",
-        "properties": {
-            "run_id": run_id(),
-            "name": {"type": "string"},
-            "agent": string_or_null(),
-            "surface": {"enum": ["herdr", "tmux", "process"]},
-            "label": label(),
-            "detail": string_or_null(),
-            "since_ms": {"type": ["integer", "null"], "minimum": 0},
-            "elapsed_ms": ms(),
-            "outcome": {"enum": ["completed", "failed", "cancelled", "help", null]},
-            "delivered": {"type": "boolean"}
-        },
-        "required": [
-            "run_id", "name", "agent", "surface", "label", "detail", "since_ms", "elapsed_ms",
-            "outcome", "delivered"
-        ]
-    });
-    hand(
-        "WatchStatus",
-        "What `herd-watch status --json` prints: the runs, computed from their files alone; with `--widget` the runs not yet delivered (the open-run set) and the widget; with `--transcript` the last lines of one run's transcript instead.",
-        json!({
-            "oneOf": [
-                {
-                    "type": "object",
-                    "properties": {"runs": {"type": "array", "items": row.clone()}},
-                    "required": ["runs"],
-                    "not": {"required": ["widget"]}
-                },
-                {
-                    "type": "object",
-                    "properties": {
-                        "widget": {"type": "string", "description": "The widget as text."},
-                        "accent": {"enum": ["blue", "amber"]},
-                        "active": {"type": "integer", "minimum": 0},
-                        "open": {"type": "integer", "minimum": 0},
-                        "runs": {"type": "array", "items": row}
-                    },
-                    "required": ["widget", "accent", "active", "open", "runs"]
-                },
-                {
-                    "type": "object",
-                    "properties": {
-                        "run_id": run_id(),
-                        "lines": {"type": "array", "items": {"type": "string"}, "maxItems": 500, "description": "Transcript lines, each encoded for one line."}
-                    },
-                    "required": ["run_id", "lines"]
-                }
-            ]
-        }),
-    )
+    let mut schema = printed_schema::<herd_protocol::watch::WatchStatus>();
+    // serde reads an untagged document as the first shape that fits, a widget before plain runs;
+    // JSON Schema has no order, so plain runs say they are not a widget.
+    if let Some(runs) = schema
+        .pointer_mut("/$defs/StatusRuns")
+        .and_then(Value::as_object_mut)
+    {
+        runs.insert("not".into(), json!({"required": ["widget"]}));
+    }
+    if let Some(lines) = schema
+        .pointer_mut("/$defs/StatusTranscript/properties/lines")
+        .and_then(Value::as_object_mut)
+    {
+        lines.insert(
+            "maxItems".into(),
+            herd_watch::status::TRANSCRIPT_MAX_LINES.into(),
+        );
+    }
+    schema
 }
 
-/// `herd_watch::run`, `Command::Steer`.
+/// `herd_protocol::watch::WatchSteer`, amended with what the ledger keeps as text: the mode's
+/// three values, and the request id, never empty.
 pub fn watch_steer() -> Schema {
-    hand(
-        "WatchSteer",
-        "What `herd-watch steer` prints: the request's receipt (seed 004), which `runs/<run-id>.steering.json` keeps. `delivered`: typed into the child now; `queued`: held (at most 20) for the next turn boundary; `failed`: neither, `error` says why, and the exit code is the error's.",
+    let mut schema = printed_schema::<herd_protocol::watch::WatchSteer>();
+    amend(
+        &mut schema,
+        None,
         json!({
-            "type": "object",
-            "properties": {
-                "run_id": run_id(),
-                "name": {"type": "string"},
-                "request_id": {"type": "string", "minLength": 1},
-                "receipt": {"enum": ["delivered", "queued", "failed"]},
-                "state": {"enum": ["delivered", "queued", "failed"]},
-                "deliveryStatus": {"enum": ["delivered", "queued"]},
-                "mode": {"enum": ["steer", "follow_up", "auto"]},
-                "error": {
-                    "type": "object",
-                    "properties": {
-                        "code": {"type": "string"},
-                        "message": {"type": "string"}
-                    },
-                    "required": ["code", "message"]
-                }
-            },
-            "required": ["run_id", "request_id", "receipt", "state", "mode"]
+            "mode": {"enum": ["steer", "follow_up", "auto"]},
+            "request_id": {"type": "string", "minLength": 1}
         }),
-    )
+        &[],
+    );
+    schema
 }
 
 /// `herd_accept::check::CheckRun` plus the keys `herd_accept::run_check_command` adds.
