@@ -130,10 +130,10 @@ pub const FILES: &[SchemaFile] = &[
         "`runs/<run-id>.steering.json`",
         herd_watch::control::SteeringLedger
     ),
-    by_hand!(
+    read!(
         "delivered.schema.json",
         "`runs/<run-id>.delivered`",
-        sidecars::delivered
+        herd_protocol::result::Delivered
     ),
     by_hand!(
         "ledgered.schema.json",
@@ -232,20 +232,20 @@ pub const FILES: &[SchemaFile] = &[
         "`herd-watch status --json` (also with `--widget` or `--transcript`)",
         outputs::watch_status
     ),
-    by_hand!(
+    printed!(
         "watch-cancel.schema.json",
         "`herd-watch cancel --json`",
-        outputs::watch_cancel
+        herd_protocol::watch::WatchCancel
     ),
-    by_hand!(
+    printed!(
         "watch-interrupt.schema.json",
         "`herd-watch interrupt --json`",
-        outputs::watch_interrupt
+        herd_protocol::watch::WatchInterrupt
     ),
-    by_hand!(
+    printed!(
         "watch-stop.schema.json",
         "`herd-watch stop --json`",
-        outputs::watch_stop
+        herd_protocol::watch::WatchStop
     ),
     by_hand!(
         "watch-steer.schema.json",

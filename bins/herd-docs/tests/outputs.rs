@@ -521,7 +521,7 @@ fn persistent_specialist_files_validate() {
         let inbox = herd_launch::persistent::write_inbox(&files, kind, task, message).unwrap();
         assert_valid("task-inbox.schema.json", &read_json(&inbox));
     }
-    let result: herd_watch::delivery::RunResult = serde_json::from_value(json!({
+    let result: herd_protocol::result::RunResult = serde_json::from_value(json!({
         "format_version": 1, "run_id": "pers1", "name": "reviewer", "outcome": "completed",
         "message": "done", "details": {}, "settled_at_ms": 1, "task": "t1",
     }))

@@ -122,7 +122,7 @@ fn valid_sidecar_fixtures_parse_as_their_rust_types() {
         }
     }
     parses::<herd_core::run::RunRecord>("run-record");
-    parses::<herd_watch::delivery::RunResult>("run-result");
+    parses::<herd_protocol::result::RunResult>("run-result");
     parses::<herd_watch::control::CancelIntent>("cancel-intent");
     parses::<herd_watch::control::SteerQueue>("steer-queue");
     parses::<herd_watch::control::SteeringLedger>("steering");

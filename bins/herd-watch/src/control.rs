@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use herd_core::identity::{self, Judgement};
 use herd_core::layout::Artifacts;
 use herd_core::run::{LaunchStatus, RunRecord};
-use herd_core::{Error, ErrorCode, exit, sidecar, time::now_ms};
+use herd_core::{Error, ErrorCode, sidecar, time::now_ms};
+use herd_protocol::watch::{SteerError, WatchSteer};
 use herd_surface::{Closed, Key, Surface, Target};
 use serde::{Deserialize, Serialize};
 
@@ -43,15 +44,18 @@ pub struct CancelIntent {
 
 impl CancelIntent {
     /// The `cancellation` record of a cancelled result's details.
-    pub fn to_details(&self) -> serde_json::Value {
-        serde_json::json!({
-            "requestedAt": self.requested_at_ms,
-            "termination": self.termination.map_or("requested", |t| match t {
-                Termination::Confirmed => "confirmed",
-                Termination::Unconfirmed => "unconfirmed",
-            }),
-            "confirmedAt": self.confirmed_at_ms,
-        })
+    pub fn to_details(&self) -> herd_protocol::result::Cancellation {
+        use herd_protocol::result::{CancelTermination, Cancellation};
+        Cancellation {
+            confirmed_at: self.confirmed_at_ms,
+            requested_at: self.requested_at_ms,
+            termination: self
+                .termination
+                .map_or(CancelTermination::Requested, |t| match t {
+                    Termination::Confirmed => CancelTermination::Confirmed,
+                    Termination::Unconfirmed => CancelTermination::Unconfirmed,
+                }),
+        }
     }
 }
 
@@ -69,33 +73,7 @@ pub fn read_interrupt(artifacts: &Artifacts, run_id: &str) -> Option<u64> {
     value.get("at_ms")?.as_u64()
 }
 
-/// What `herd-watch cancel` answers (seed 003's table).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CancelStatus {
-    Confirmed,
-    Requested,
-    Unconfirmed,
-    AlreadyTerminal,
-}
-
-impl CancelStatus {
-    pub fn exit_code(self) -> i32 {
-        match self {
-            CancelStatus::Confirmed | CancelStatus::AlreadyTerminal => exit::SUCCESS,
-            CancelStatus::Requested | CancelStatus::Unconfirmed => exit::UNCERTAIN,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CancelStatus::Confirmed => "confirmed",
-            CancelStatus::Requested => "requested",
-            CancelStatus::Unconfirmed => "unconfirmed",
-            CancelStatus::AlreadyTerminal => "already-terminal",
-        }
-    }
-}
+pub use herd_protocol::watch::CancelStatus;
 
 /// The answer of a cancel.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -350,39 +328,7 @@ pub enum SteerMode {
     Auto,
 }
 
-/// The state of one steering request (seed 004's receipt).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SteerState {
-    /// Recorded, and its keys not yet known sent (a command killed here leaves it so).
-    Pending,
-    /// Typed into the child's input now.
-    Delivered,
-    /// Held in the run's FIFO for the next turn boundary.
-    Queued,
-    /// Not delivered and not queued; `error` says why.
-    Failed,
-}
-
-impl SteerState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SteerState::Pending => "pending",
-            SteerState::Delivered => "delivered",
-            SteerState::Queued => "queued",
-            SteerState::Failed => "failed",
-        }
-    }
-
-    /// Seed 004's `deliveryStatus`: `delivered` or `queued`, none for the other states.
-    pub fn delivery_status(self) -> Option<&'static str> {
-        match self {
-            SteerState::Delivered => Some("delivered"),
-            SteerState::Queued => Some("queued"),
-            SteerState::Pending | SteerState::Failed => None,
-        }
-    }
-}
+pub use herd_protocol::watch::SteerState;
 
 /// One steering request as the ledger keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -404,25 +350,21 @@ pub struct SteerReceipt {
 }
 
 impl SteerReceipt {
-    /// The receipt as `herd-watch steer --json` prints it and a result's details carry it.
-    pub fn to_json(&self, run_id: &str) -> serde_json::Value {
-        let mut doc = serde_json::json!({
-            "run_id": run_id,
-            "request_id": self.request_id,
-            "receipt": self.state.as_str(),
-            "state": self.state.as_str(),
-            "mode": self.mode,
-        });
-        if let Some(status) = self.state.delivery_status() {
-            doc["deliveryStatus"] = status.into();
+    /// The receipt as `herd-watch steer --json` prints it for the run `run_id` named `name`.
+    pub fn document(&self, run_id: &str, name: &str) -> WatchSteer {
+        WatchSteer {
+            run_id: run_id.to_owned(),
+            name: Some(name.to_owned()),
+            request_id: self.request_id.clone(),
+            receipt: self.state,
+            state: self.state,
+            mode: self.mode.clone(),
+            delivery_status: self.state.delivery_status(),
+            error: self.error.as_ref().map(|message| SteerError {
+                code: self.error_code.as_deref().unwrap_or("internal").to_owned(),
+                message: message.clone(),
+            }),
         }
-        if let Some(error) = &self.error {
-            doc["error"] = serde_json::json!({
-                "code": self.error_code.as_deref().unwrap_or("internal"),
-                "message": error,
-            });
-        }
-        doc
     }
 }
 

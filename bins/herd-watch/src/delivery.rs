@@ -27,87 +27,13 @@ use std::sync::Mutex;
 
 use herd_core::layout::Artifacts;
 use herd_core::{Error, ErrorCode, sidecar};
-use serde::{Deserialize, Serialize};
 
-/// The newest result version this build reads and writes.
-pub const FORMAT_VERSION: u64 = 1;
+use herd_protocol::result::{Delivered, stem};
+pub use herd_protocol::result::{Details, FORMAT_VERSION, Outcome, RunResult};
+
 const READ_LIMIT: u64 = 1024 * 1024;
 /// How long a delivery waits for another watcher delivering the same result.
 const DELIVERY_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    Completed,
-    Failed,
-    Cancelled,
-    Help,
-}
-
-impl Outcome {
-    /// The exit code of `herd-watch wait` for this outcome.
-    pub fn exit_code(self) -> i32 {
-        match self {
-            Outcome::Completed => herd_core::exit::SUCCESS,
-            Outcome::Failed => herd_core::exit::NEGATIVE,
-            Outcome::Cancelled => herd_core::exit::CANCELLED,
-            Outcome::Help => herd_core::exit::HELP,
-        }
-    }
-}
-
-/// `runs/<id>.result.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RunResult {
-    pub format_version: u64,
-    pub run_id: String,
-    pub name: String,
-    pub outcome: Outcome,
-    /// The message the parent receives: host lines, the report block, evidence, continuation.
-    pub message: String,
-    /// Raw values for structured consumers (error message, accept, worktree, cancellation…).
-    pub details: serde_json::Value,
-    pub settled_at_ms: u64,
-    /// The persistent specialist's task this result answers; absent for a run's own result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<String>,
-}
-
-impl RunResult {
-    /// The exit code of `herd-watch wait` for this result: the outcome's, except that a completed
-    /// run whose parent re-check rejected it is a valid negative answer (1), and one whose check
-    /// gave no answer (it timed out or could not start) is 4, as DESIGN §6 gives them.
-    pub fn exit_code(&self) -> i32 {
-        let verdict = self
-            .details
-            .pointer("/accept/verdict")
-            .and_then(serde_json::Value::as_str);
-        match (self.outcome, verdict) {
-            (Outcome::Completed, Some("rejected")) => herd_core::exit::NEGATIVE,
-            (Outcome::Completed, Some("error")) => herd_core::exit::NO_ANSWER,
-            (outcome, _) => outcome.exit_code(),
-        }
-    }
-
-    /// The file-name stem of this result's files: `<run-id>` or `<run-id>.task-<task>`.
-    fn stem(&self) -> String {
-        stem(&self.run_id, self.task.as_deref())
-    }
-
-    /// The key a consumer acknowledges this result by: its file-name stem, `<run-id>` or
-    /// `<run-id>.task-<task>`.
-    pub fn key(&self) -> String {
-        self.stem()
-    }
-}
-
-fn stem(run_id: &str, task: Option<&str>) -> String {
-    match task {
-        Some(task) => format!("{run_id}.task-{task}"),
-        None => run_id.to_owned(),
-    }
-}
 
 fn file(artifacts: &Artifacts, stem: &str, suffix: &str) -> std::path::PathBuf {
     artifacts.runs_dir().join(format!("{stem}.{suffix}"))
@@ -116,7 +42,7 @@ fn file(artifacts: &Artifacts, stem: &str, suffix: &str) -> std::path::PathBuf {
 /// Writes `result` unless the run already has one; returns the result that stands.
 pub fn settle(artifacts: &Artifacts, result: &RunResult) -> Result<RunResult, Error> {
     crate::crash::point("before-settle");
-    let path = file(artifacts, &result.stem(), "result.json");
+    let path = file(artifacts, &result.key(), "result.json");
     let mut bytes = serde_json::to_vec_pretty(result)
         .map_err(|e| Error::internal(format!("cannot encode result: {e}")))?;
     bytes.push(b'\n');
@@ -202,9 +128,7 @@ pub fn acknowledge(artifacts: &Artifacts, key: &str) -> Result<bool, Error> {
         )));
     }
     let marker = file(artifacts, key, "delivered");
-    let stamp =
-        serde_json::json!({ "format_version": 1, "delivered_at_ms": herd_core::time::now_ms() });
-    let created = sidecar::create_once(&marker, stamp.to_string().as_bytes())?;
+    let created = sidecar::create_once(&marker, &delivered_stamp())?;
     if let Some(set) = awaiting().as_mut() {
         set.remove(&marker);
     }
@@ -212,6 +136,15 @@ pub fn acknowledge(artifacts: &Artifacts, key: &str) -> Result<bool, Error> {
         herd_core::open_runs::remove(artifacts, run_id);
     }
     Ok(created)
+}
+
+/// The content of a `delivered` marker, stamped now.
+fn delivered_stamp() -> Vec<u8> {
+    let stamp = Delivered {
+        format_version: Delivered::FORMAT_VERSION,
+        delivered_at_ms: herd_core::time::now_ms(),
+    };
+    serde_json::to_vec(&stamp).unwrap_or_default()
 }
 
 /// Whether the result of `run_id` was delivered.
@@ -242,8 +175,8 @@ pub fn deliver_once(
     // (a consumer that stopped reading) gets this watcher an error, not a wait without end.
     let deadline = std::time::Instant::now() + DELIVERY_LOCK_WAIT;
     let _lock =
-        herd_core::lock::exclusive(&file(artifacts, &result.stem(), "deliver.lock"), deadline)?;
-    let marker = file(artifacts, &result.stem(), "delivered");
+        herd_core::lock::exclusive(&file(artifacts, &result.key(), "deliver.lock"), deadline)?;
+    let marker = file(artifacts, &result.key(), "delivered");
     if marker.exists() || is_awaiting(&marker) {
         return Ok(false);
     }
@@ -259,9 +192,7 @@ pub fn deliver_once(
         set.insert(marker);
         return Ok(true);
     }
-    let stamp =
-        serde_json::json!({ "format_version": 1, "delivered_at_ms": herd_core::time::now_ms() });
-    sidecar::create_once(&marker, stamp.to_string().as_bytes())?;
+    sidecar::create_once(&marker, &delivered_stamp())?;
     crate::crash::point("after-mark");
     // Closed on disk: the run leaves the open-run set (a kill before this leaves a stale entry
     // that the next scan removes).
@@ -282,7 +213,7 @@ mod tests {
             name: "scout".into(),
             outcome: Outcome::Completed,
             message: message.into(),
-            details: serde_json::json!({}),
+            details: Details::default(),
             settled_at_ms: 1,
             task: None,
         }

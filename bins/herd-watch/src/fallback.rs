@@ -39,13 +39,7 @@ pub fn read_predecessor(artifacts: &Artifacts, run_id: &str) -> Option<Predecess
         .flatten()
 }
 
-/// One model that failed before `run_id`'s attempt, with its raw provider error.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FallbackFailure {
-    pub run_id: String,
-    pub model: Option<String>,
-    pub error: String,
-}
+pub use herd_protocol::result::FallbackFailure;
 
 /// Every attempt that failed before `run_id`, oldest first: the record's `fallback_of` chain,
 /// each link's error from its superseded claim, which exists before the next model is launched

@@ -11,10 +11,11 @@ use herd_accept::{AcceptSpec, ChildReport, RunOutcome, VerdictRequest};
 use herd_core::layout::Artifacts;
 use herd_core::run::{RunRecord, Runner};
 use herd_core::{sidecar, time::now_ms};
+use herd_protocol::result::{CancelError, ReportView};
 use herd_worktree::manifest::{Manifest, State};
 
 use crate::control::{self, CancelIntent};
-use crate::delivery::{self, Outcome, RunResult};
+use crate::delivery::{self, Details, Outcome, RunResult};
 use crate::evidence::{self, Completion};
 use crate::fallback::{self, Fallback};
 use crate::message::Ending;
@@ -87,7 +88,7 @@ pub fn finish(
     // Seed 003: an exit confirmed after a stop timeout or a failed publication is "one terminal
     // stopped update and a stopped ledger entry". The ledger first: a watcher killed before the
     // result settles finds the line and does not write it again.
-    if result.details.get("stopped") == Some(&serde_json::Value::Bool(true)) {
+    if result.details.stopped == Some(true) {
         let _ = crate::tasks::record_stopped(record);
     }
     let _ = delivery::settle(artifacts, &result);
@@ -170,7 +171,7 @@ pub fn build(
         notes: notes.to_vec(),
         ..Ending::default()
     };
-    let mut details = serde_json::Map::new();
+    let mut details = Details::default();
     // The models that failed before this attempt: each one's raw error in the details, and a
     // host line saying which model failed and why.
     let failures = fallback::failures(artifacts, &record.run_id);
@@ -185,10 +186,7 @@ pub fn build(
                 herd_core::escape::encode_host_value(&failure.error, 500)
             ));
         }
-        details.insert(
-            "fallbackFailures".into(),
-            serde_json::to_value(&failures).unwrap_or_default(),
-        );
+        details.fallback_failures = Some(failures);
     }
     let mut cancellation = None;
     match &observed {
@@ -201,7 +199,7 @@ pub fn build(
             ending.outcome = Some(Outcome::Failed);
             ending.provider_error = true;
             ending.failure = Some(evidence::provider_error_text(message).into_owned());
-            details.insert("errorMessage".into(), message.clone().into());
+            details.error_message = Some(message.clone());
         }
         Observed::Sidecar(Completion::Ping { message }) => {
             ending.outcome = Some(Outcome::Help);
@@ -212,11 +210,11 @@ pub fn build(
             ending.exit_code = Some(*code);
             ending.report = natural_report();
             ending.report_abbreviated_from = report_abbreviated_from(&ending, &exec_output);
-            details.insert("exitCode".into(), (*code).into());
+            details.exit_code = Some(*code);
             if record.runner == Runner::Exec {
                 if let Some(error) = exec_error(&artifacts.stderr_log(&record.run_id)) {
                     ending.failure = Some(error.clone());
-                    details.insert("stderrTail".into(), error.into());
+                    details.stderr_tail = Some(error);
                 }
             }
         }
@@ -224,16 +222,14 @@ pub fn build(
             ending.outcome = Some(Outcome::Failed);
             ending.failure =
                 Some("pane disappeared before completion evidence was recorded".into());
-            details.insert(
-                "errorMessage".into(),
-                "pane disappeared before completion evidence was recorded".into(),
-            );
+            details.error_message =
+                Some("pane disappeared before completion evidence was recorded".into());
         }
         Observed::LaunchFailed(why) => {
             ending.outcome = Some(Outcome::Failed);
             ending.failure = Some(why.clone());
-            details.insert("errorMessage".into(), why.clone().into());
-            details.insert("launchFailure".into(), why.clone().into());
+            details.error_message = Some(why.clone());
+            details.launch_failure = Some(why.clone());
         }
         Observed::Cancelled(intent) => {
             ending.outcome = Some(Outcome::Cancelled);
@@ -254,8 +250,8 @@ pub fn build(
             "timed out: still running after its time limit of {} ms; its process was terminated",
             expiry.limit_ms
         ));
-        details.insert("timedOut".into(), true.into());
-        details.insert("timeLimitMs".into(), expiry.limit_ms.into());
+        details.timed_out = Some(true);
+        details.time_limit_ms = Some(expiry.limit_ms);
     }
 
     // The worktree handoff, before the check so its changed files can be reported.
@@ -276,7 +272,7 @@ pub fn build(
             &handoff,
             record.pane.as_ref().and_then(|p| p.workspace_id.as_deref()),
         );
-        handoff_json = Some(handoff.to_json());
+        handoff_json = Some(handoff.document());
         let state = match ending.outcome {
             Some(Outcome::Completed) => Some(State::ReadyForReview),
             Some(Outcome::Help) => Some(State::NeedsHelp),
@@ -349,7 +345,7 @@ pub fn build(
                 serde_json::json!({"verdict": "error", "error": err.message})
             }
         };
-        details.insert("accept".into(), accept);
+        details.accept = Some(accept);
     }
     if ending.outcome == Some(Outcome::Cancelled) {
         ending.report = None;
@@ -373,58 +369,51 @@ pub fn build(
     {
         ending.outcome = Some(Outcome::Completed);
         ending.failure = None;
-        details.remove("errorMessage");
+        details.error_message = None;
         ending.stopped = true;
         ending.report = None;
-        details.insert("stopped".into(), true.into());
+        details.stopped = Some(true);
     }
     // What a renderer shows in the expanded view: the raw report, bounded as the block is.
     if let Some(report) = &ending.report {
-        details.insert(
-            "report".into(),
-            serde_json::json!({
-                "kind": ending.report_kind().as_str(),
-                "text": herd_core::escape::bounded_report(report),
-            }),
-        );
+        details.report = Some(ReportView {
+            kind: ending.report_kind(),
+            text: herd_core::escape::bounded_report(report),
+        });
     }
     if let Some(intent) = &cancellation {
-        let error = if expiry.is_some() {
-            "timed out"
+        details.error = Some(if expiry.is_some() {
+            CancelError::TimedOut
         } else {
-            "cancelled"
-        };
-        details.insert("error".into(), error.into());
-        details.insert("cancellation".into(), intent.to_details());
+            CancelError::Cancelled
+        });
+        details.cancellation = Some(intent.to_details());
     }
-    if let Some(handoff) = handoff_json {
-        details.insert("worktree".into(), handoff);
-    }
-    if let Some(model) = &ending.model_used {
-        details.insert("model".into(), model.clone().into());
-    }
+    details.worktree = handoff_json;
+    details.model.clone_from(&ending.model_used);
     match &output_files {
-        None => {
-            details.insert("sessionFile".into(), record.session_file.clone().into());
-        }
+        None => details.session_file = Some(record.session_file.clone()),
         Some((stdout, stderr)) => {
-            details.insert("stdoutFile".into(), stdout.clone().into());
-            details.insert("stderrFile".into(), stderr.clone().into());
+            details.stdout_file = Some(stdout.clone());
+            details.stderr_file = Some(stderr.clone());
         }
     }
     let queued = control::undelivered_steer(artifacts, &record.run_id);
     if !queued.is_empty() {
-        details.insert("undeliveredSteering".into(), queued.into());
+        details.undelivered_steering = Some(queued);
     }
     // Seed 004's steering ledger: every request's receipt, a queued one still `queued`.
     let steering = control::steering_ledger(artifacts, &record.run_id);
     if !steering.requests.is_empty() {
-        details.insert(
-            "steering".into(),
-            serde_json::to_value(&steering.requests).unwrap_or_default(),
+        details.steering = Some(
+            steering
+                .requests
+                .iter()
+                .map(herd_protocol::to_value)
+                .collect(),
         );
     }
-    details.insert("elapsedMs".into(), elapsed_ms.into());
+    details.elapsed_ms = Some(elapsed_ms);
     let outcome = ending.outcome.unwrap_or(Outcome::Failed);
     RunResult {
         format_version: delivery::FORMAT_VERSION,
@@ -432,7 +421,7 @@ pub fn build(
         name: record.name.clone(),
         outcome,
         message: ending.message().render(),
-        details: serde_json::Value::Object(details),
+        details,
         settled_at_ms: now_ms(),
         task: None,
     }
@@ -447,7 +436,7 @@ fn apply_acceptance(
     artifacts: &Artifacts,
     record: &RunRecord,
     ending: &mut Ending,
-    details: &mut serde_json::Map<String, serde_json::Value>,
+    details: &mut Details,
     cancellation: &mut Option<CancelIntent>,
     cancel: &Receiver<()>,
 ) {
@@ -465,10 +454,8 @@ fn apply_acceptance(
             // A gate that cannot be read is not a gate that held.
             ending.acceptance_line =
                 Some("Acceptance: error (the run's acceptance gate cannot be read)".to_owned());
-            details.insert(
-                "acceptance".into(),
-                serde_json::json!({"status": "error", "error": err.to_string()}),
-            );
+            details.acceptance =
+                Some(serde_json::json!({"status": "error", "error": err.to_string()}));
             return;
         }
     };
@@ -504,19 +491,13 @@ fn apply_acceptance(
             ending.outcome = Some(Outcome::Failed);
             ending.failure = Some("the explicit acceptance gate rejected the result".to_owned());
         }
-        details.insert(
-            "acceptance".into(),
-            serde_json::to_value(&ledger).unwrap_or_default(),
-        );
+        details.acceptance = Some(herd_protocol::to_value(&ledger));
     } else {
-        details.insert(
-            "acceptance".into(),
-            serde_json::json!({
-                "status": "not-evaluated",
-                "explicit": run_gate.gate.explicit,
-                "gate": run_gate.gate,
-            }),
-        );
+        details.acceptance = Some(serde_json::json!({
+            "status": "not-evaluated",
+            "explicit": run_gate.gate.explicit,
+            "gate": run_gate.gate,
+        }));
     }
     let Some(target) = &run_gate.reviews else {
         return;
@@ -554,10 +535,7 @@ fn apply_acceptance(
         ));
     }
     ending.notes.push(note);
-    details.insert(
-        "review".into(),
-        serde_json::to_value(&review).unwrap_or_default(),
-    );
+    details.review = Some(herd_protocol::to_value(&review));
 }
 
 /// The largest acceptance gate file read.
@@ -646,7 +624,7 @@ fn append_ledger(
     record: &RunRecord,
     result: &RunResult,
 ) -> Result<(), herd_core::Error> {
-    let accept = result.details.get("accept");
+    let accept = result.details.accept.as_ref();
     let earlier = earlier_models(artifacts, record);
     let line = serde_json::json!({
         "version": 1,
@@ -658,18 +636,12 @@ fn append_ledger(
         "thinking": record.thinking,
         "attempt": earlier.len() + 1,
         "candidates": earlier.iter().chain(record.model.iter()).chain(record.fallback_models.iter()).collect::<Vec<_>>(),
-        "outcome": match result.outcome {
-            Outcome::Completed => "completed",
-            Outcome::Failed if result.details.get("errorMessage").is_some() && result.details.get("exitCode").is_none() => "provider-error",
-            Outcome::Failed => "failed",
-            Outcome::Cancelled => "cancelled",
-            Outcome::Help => "help",
-        },
-        "exitCode": result.details.get("exitCode"),
+        "outcome": result.ledger_outcome(),
+        "exitCode": result.details.exit_code,
         "check": accept.and_then(|a| a.get("verdict")).cloned().unwrap_or_else(|| "none".into()),
-        "acceptance": result.details.pointer("/acceptance/status").cloned(),
+        "acceptance": result.details.acceptance.as_ref().and_then(|a| a.get("status")).cloned(),
         "tries": accept.and_then(|a| a.get("tries")).cloned(),
-        "elapsedMs": result.details.get("elapsedMs"),
+        "elapsedMs": result.details.elapsed_ms,
         "worktree": record.worktree.is_some(),
         "persistent": record.persistent,
     });

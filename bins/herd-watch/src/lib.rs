@@ -28,6 +28,7 @@ use herd_cli::{ArtifactsArgs, Output};
 use herd_core::layout::Artifacts;
 use herd_core::run::{self, RunRecord, Selector};
 use herd_core::{Error, exit};
+use herd_protocol::watch::{Interrupted, WatchCancel, WatchInterrupt, WatchWait};
 
 /// Supervise herd children and deliver their results exactly once.
 #[derive(Debug, Parser)]
@@ -209,9 +210,12 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
         Command::Cancel(c) => {
             let record = find_or_ended(&artifacts, &c.target)?;
             let reply = control::cancel(&artifacts, &record)?;
-            let json = serde_json::json!({
-                "run_id": record.run_id, "name": record.name, "status": reply.status.as_str(),
-                "requested_at_ms": reply.requested_at_ms, "error": reply.error,
+            let json = herd_protocol::to_value(&WatchCancel {
+                run_id: record.run_id.clone(),
+                name: record.name.clone(),
+                status: reply.status,
+                requested_at_ms: reply.requested_at_ms,
+                error: reply.error.clone(),
             });
             let mut human = format!("cancel {}: {}", quoted(&record.name), reply.status.as_str());
             if let Some(error) = &reply.error {
@@ -225,7 +229,12 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
         Command::Interrupt(c) => {
             let record = find(&artifacts, &c.target)?;
             let at = control::interrupt(&artifacts, &record)?;
-            let json = serde_json::json!({"run_id": record.run_id, "name": record.name, "status": "interrupted", "at_ms": at});
+            let json = herd_protocol::to_value(&WatchInterrupt {
+                run_id: record.run_id.clone(),
+                name: record.name.clone(),
+                status: Interrupted::Interrupted,
+                at_ms: at,
+            });
             Ok(Output::ok(
                 json,
                 format!("interrupted {}", quoted(&record.name)),
@@ -254,8 +263,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 projection::Label::Active | projection::Label::Blocked
             );
             let receipt = control::steer(&artifacts, &record, &message, mode, active)?;
-            let mut json = receipt.to_json(&record.run_id);
-            json["name"] = record.name.clone().into();
+            let json = herd_protocol::to_value(&receipt.document(&record.run_id, &record.name));
             let mut human = format!(
                 "steer {}: {} (request {})",
                 quoted(&record.name),
@@ -336,10 +344,7 @@ fn wait(artifacts: &Artifacts, target: &Target, json: bool) -> Result<Output, Er
             }
         },
     )?;
-    let doc = serde_json::json!({
-        "run_id": result.run_id, "name": result.name, "outcome": result.outcome,
-        "message": result.message, "details": result.details,
-    });
+    let doc = herd_protocol::to_value(&WatchWait::of(&result));
     Ok(Output::ok(doc, result.message.clone()).with_exit(result.exit_code()))
 }
 

@@ -65,64 +65,19 @@ pub enum CancelState {
     Unconfirmed,
 }
 
-/// The projected label of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Label {
-    Starting,
-    Active,
-    Blocked,
-    Waiting,
-    Interrupted,
-    Stalled,
-    Running,
-    Finalizing,
-    Completed,
-    Failed,
-    Cancelled,
-    Cancelling,
-    CancelUnconfirmed,
-}
+pub use herd_protocol::watch::Label;
 
-impl Label {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Label::Starting => "starting",
-            Label::Active => "active",
-            Label::Blocked => "blocked",
-            Label::Waiting => "waiting",
-            Label::Interrupted => "interrupted",
-            Label::Stalled => "stalled",
-            Label::Running => "running",
-            Label::Finalizing => "finalizing",
-            Label::Completed => "completed",
-            Label::Failed => "failed",
-            Label::Cancelled => "cancelled",
-            Label::Cancelling => "cancelling…",
-            Label::CancelUnconfirmed => "cancel unconfirmed",
-        }
-    }
-
-    /// Whether the widget counts the run as active (the rest are open).
-    pub fn is_active(self) -> bool {
-        matches!(
-            self,
-            Label::Active | Label::Starting | Label::Running | Label::Blocked
-        )
-    }
-
-    /// Whether a transition into this label from `stalled` is a recovery.
-    fn recovers(self) -> bool {
-        matches!(
-            self,
-            Label::Active
-                | Label::Blocked
-                | Label::Waiting
-                | Label::Interrupted
-                | Label::Running
-                | Label::Starting
-        )
-    }
+/// Whether a transition into `label` from `stalled` is a recovery.
+fn recovers(label: Label) -> bool {
+    matches!(
+        label,
+        Label::Active
+            | Label::Blocked
+            | Label::Waiting
+            | Label::Interrupted
+            | Label::Running
+            | Label::Starting
+    )
 }
 
 /// A projection: the label, its detail (the active label), and since when it holds.
@@ -147,7 +102,7 @@ pub enum Notice {
 pub fn notice(previous: Label, next: Label) -> Option<Notice> {
     match (previous == Label::Stalled, next == Label::Stalled) {
         (false, true) => Some(Notice::Stalled),
-        (true, false) if next.recovers() => Some(Notice::Recovered),
+        (true, false) if recovers(next) => Some(Notice::Recovered),
         _ => None,
     }
 }
@@ -450,49 +405,41 @@ pub fn encoded_detail(detail: &str) -> String {
     herd_core::escape::encode_host_value(detail, 200)
 }
 
-/// The widget's accent: blue while anything is active, amber when every row is open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Accent {
-    Blue,
-    Amber,
+pub use herd_protocol::watch::Accent;
+
+/// The terminal colour of the accent (256 colours: 33 blue, 214 amber).
+fn sgr(accent: Accent) -> &'static str {
+    match accent {
+        Accent::Blue => "\x1b[38;5;33m",
+        Accent::Amber => "\x1b[38;5;214m",
+    }
 }
 
-impl Accent {
-    /// The terminal colour of the accent (256 colours: 33 blue, 214 amber).
-    fn sgr(self) -> &'static str {
-        match self {
-            Accent::Blue => "\x1b[38;5;33m",
-            Accent::Amber => "\x1b[38;5;214m",
-        }
-    }
-
-    /// `text` with its frame (the box-drawing characters) in the accent, for a terminal. Row
-    /// text stays in the terminal's own colour; every line ends reset.
-    pub fn paint(self, text: &str) -> String {
-        const RESET: &str = "\x1b[0m";
-        let mut out = String::with_capacity(text.len() * 2);
-        for line in text.split_inclusive('\n') {
-            let (body, newline) = match line.strip_suffix('\n') {
-                Some(body) => (body, "\n"),
-                None => (line, ""),
-            };
-            let mut framed = false;
-            for c in body.chars() {
-                let frame = matches!(c, '╭' | '╮' | '╰' | '╯' | '│' | '─');
-                if frame != framed {
-                    out.push_str(if frame { self.sgr() } else { RESET });
-                    framed = frame;
-                }
-                out.push(c);
+/// `text` with its frame (the box-drawing characters) in `accent`, for a terminal. Row text
+/// stays in the terminal's own colour; every line ends reset.
+pub fn paint(accent: Accent, text: &str) -> String {
+    const RESET: &str = "\x1b[0m";
+    let mut out = String::with_capacity(text.len() * 2);
+    for line in text.split_inclusive('\n') {
+        let (body, newline) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        let mut framed = false;
+        for c in body.chars() {
+            let frame = matches!(c, '╭' | '╮' | '╰' | '╯' | '│' | '─');
+            if frame != framed {
+                out.push_str(if frame { sgr(accent) } else { RESET });
+                framed = frame;
             }
-            if framed {
-                out.push_str(RESET);
-            }
-            out.push_str(newline);
+            out.push(c);
         }
-        out
+        if framed {
+            out.push_str(RESET);
+        }
+        out.push_str(newline);
     }
+    out
 }
 
 /// The widget as text, and its accent.
@@ -659,7 +606,7 @@ mod tests {
     #[test]
     fn the_accent_paints_the_frame_and_resets_every_line() {
         let text = "╭─ Subagents ─╮\n│\"Scout\" · active│\n╰──╯\n";
-        let painted = Accent::Amber.paint(text);
+        let painted = paint(Accent::Amber, text);
         assert_eq!(
             painted,
             "\x1b[38;5;214m╭─\x1b[0m Subagents \x1b[38;5;214m─╮\x1b[0m\n\

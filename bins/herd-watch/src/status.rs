@@ -9,6 +9,9 @@ use herd_core::identity::{self, Judgement};
 use herd_core::layout::Artifacts;
 use herd_core::run::{LaunchStatus, RunRecord, Runner, Selector};
 use herd_core::{Error, ErrorCode, escape, exit, sidecar, time::now_ms};
+use herd_protocol::watch::{
+    StatusRow, StatusRuns, StatusTranscript, StatusWidget, StopStatus, WatchStatus, WatchStop,
+};
 use herd_surface::{Inspection, Presence, Surface, Target};
 
 use crate::control::{self, Termination};
@@ -126,8 +129,7 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
         // The run time is the child's own, as its result recorded it, not until settlement.
         let ended = result
             .details
-            .get("elapsedMs")
-            .and_then(serde_json::Value::as_u64)
+            .elapsed_ms
             .map_or(result.settled_at_ms, |ms| {
                 record.created_at_ms.saturating_add(ms)
             });
@@ -255,13 +257,18 @@ pub fn status(
     for record in &records {
         let status = project_with(artifacts, record, &mut looks);
         let name = escape::encode_host_value(&record.name, 80);
-        json_rows.push(serde_json::json!({
-            "run_id": record.run_id, "name": record.name, "agent": record.agent,
-            "surface": record.surface.as_str(), "label": status.projection.label.as_str(),
-            "detail": status.projection.detail, "since_ms": status.projection.since_ms,
-            "elapsed_ms": status.elapsed_ms, "outcome": status.outcome,
-            "delivered": delivery::is_delivered(artifacts, &record.run_id),
-        }));
+        json_rows.push(StatusRow {
+            run_id: record.run_id.clone(),
+            name: record.name.clone(),
+            agent: record.agent.clone(),
+            surface: record.surface,
+            label: status.projection.label,
+            detail: status.projection.detail.clone(),
+            since_ms: status.projection.since_ms,
+            elapsed_ms: status.elapsed_ms,
+            outcome: status.outcome,
+            delivered: delivery::is_delivered(artifacts, &record.run_id),
+        });
         let detail = status
             .projection
             .detail
@@ -287,12 +294,16 @@ pub fn status(
     }
     if widget {
         let w = projection::widget(&rows, now, projection::WIDGET_WIDTH);
-        let json = serde_json::json!({
-            "widget": w.text, "accent": w.accent, "active": w.active, "open": w.open, "runs": json_rows,
-        });
+        let json = herd_protocol::to_value(&WatchStatus::Widget(StatusWidget {
+            widget: w.text.clone(),
+            accent: w.accent,
+            active: w.active,
+            open: w.open,
+            runs: json_rows,
+        }));
         // The accent reaches a person at a terminal; `--json` carries it as a field.
         let human = if herd_cli::colour_stdout() {
-            w.accent.paint(&w.text)
+            projection::paint(w.accent, &w.text)
         } else {
             w.text
         };
@@ -301,7 +312,8 @@ pub fn status(
     if human.is_empty() {
         human = format!("no runs in {}\n", artifacts.root().display());
     }
-    Ok(Output::ok(serde_json::json!({ "runs": json_rows }), human))
+    let json = WatchStatus::Runs(StatusRuns { runs: json_rows });
+    Ok(Output::ok(herd_protocol::to_value(&json), human))
 }
 
 /// When the run last showed a sign of life in its files: its latest activity snapshot, else
@@ -341,7 +353,10 @@ fn transcript_of(record: &RunRecord, artifacts: &Artifacts, lines: usize) -> Res
     };
     let start = text.len().saturating_sub(lines);
     let shown = &text[start..];
-    let json = serde_json::json!({"run_id": record.run_id, "lines": shown});
+    let json = herd_protocol::to_value(&WatchStatus::Transcript(StatusTranscript {
+        run_id: record.run_id.clone(),
+        lines: shown.to_vec(),
+    }));
     Ok(Output::ok(json, shown.join("\n")))
 }
 
@@ -407,8 +422,11 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
         let line =
             crate::tasks::ledger_line(dispatched.as_ref(), task.unwrap_or_default(), "stop-failed");
         let _ = sidecar::append_line(&files.ledger(), &line);
-        let json = serde_json::json!({
-            "run_id": record.run_id, "name": record.name, "status": "stop-failed", "error": err.message,
+        let json = herd_protocol::to_value(&WatchStop {
+            run_id: record.run_id.clone(),
+            name: record.name.clone(),
+            status: StopStatus::StopFailed,
+            error: Some(err.message.clone()),
         });
         return Ok(Output::ok(
             json,
@@ -439,19 +457,28 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
     let (state, code) = match judged {
         Judgement::Exited => {
             crate::tasks::record_stopped(record)?;
-            ("stopped", exit::SUCCESS)
+            (StopStatus::Stopped, exit::SUCCESS)
         }
         // A task still runs: it ends first, then the specialist exits.
-        Judgement::Alive if busy => ("stop-pending", exit::UNCERTAIN),
+        Judgement::Alive if busy => (StopStatus::StopPending, exit::UNCERTAIN),
         // Nothing held it, yet it did not exit within the bound: the unconfirmed stop, which
         // takes no follow-up work (its ledger says stop-pending) and is `stalled` until it
         // exits or is stopped again.
-        Judgement::Alive | Judgement::Unknown(_) => ("stop-unconfirmed", exit::UNCERTAIN),
+        Judgement::Alive | Judgement::Unknown(_) => (StopStatus::StopUnconfirmed, exit::UNCERTAIN),
     };
-    let json = serde_json::json!({"run_id": record.run_id, "name": record.name, "status": state});
+    let json = herd_protocol::to_value(&WatchStop {
+        run_id: record.run_id.clone(),
+        name: record.name.clone(),
+        status: state,
+        error: None,
+    });
     Ok(Output::ok(
         json,
-        format!("stop {}: {state}", escape::json_string(&record.name)),
+        format!(
+            "stop {}: {}",
+            escape::json_string(&record.name),
+            state.as_str()
+        ),
     )
     .with_exit(code))
 }

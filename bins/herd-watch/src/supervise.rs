@@ -22,6 +22,7 @@ use crossbeam_channel::Sender;
 use herd_core::layout::Artifacts;
 use herd_core::run::{LaunchStatus, RunRecord};
 use herd_core::{Error, time::now_ms};
+use herd_protocol::watch::WatchEvent;
 use herd_surface::{Inspection, Presence, Surface, Target};
 
 use crate::control::{self, Termination};
@@ -128,36 +129,35 @@ impl Event {
 
     /// The JSON Lines form: `event` and `run_id` first.
     pub fn to_json(&self) -> serde_json::Value {
-        match self {
+        let event = match self {
             Event::Status {
                 run_id,
                 name,
                 projection,
-            } => serde_json::json!({
-                "event": "status", "run_id": run_id, "name": name,
-                "label": projection.label.as_str(), "detail": projection.detail, "since_ms": projection.since_ms,
-            }),
-            Event::Stalled { run_id, name, line } => {
-                serde_json::json!({"event": "stalled", "run_id": run_id, "name": name, "message": line})
-            }
-            Event::Recovered { run_id, name, line } => {
-                serde_json::json!({"event": "recovered", "run_id": run_id, "name": name, "message": line})
-            }
-            Event::Notice { run_id, message } => {
-                serde_json::json!({"event": "notice", "run_id": run_id, "message": message})
-            }
-            Event::Result(result) => {
-                let mut line = serde_json::json!({
-                    "event": "result", "run_id": result.run_id, "name": result.name,
-                    "outcome": result.outcome, "message": result.message, "details": result.details,
-                    "key": result.key(),
-                });
-                if let Some(task) = &result.task {
-                    line["task"] = task.as_str().into();
-                }
-                line
-            }
-        }
+            } => WatchEvent::Status {
+                run_id: run_id.clone(),
+                name: name.clone(),
+                label: projection.label,
+                detail: projection.detail.clone(),
+                since_ms: projection.since_ms,
+            },
+            Event::Stalled { run_id, name, line } => WatchEvent::Stalled {
+                run_id: run_id.clone(),
+                name: name.clone(),
+                message: line.clone(),
+            },
+            Event::Recovered { run_id, name, line } => WatchEvent::Recovered {
+                run_id: run_id.clone(),
+                name: name.clone(),
+                message: line.clone(),
+            },
+            Event::Notice { run_id, message } => WatchEvent::Notice {
+                run_id: run_id.clone(),
+                message: message.clone(),
+            },
+            Event::Result(result) => WatchEvent::result(result),
+        };
+        herd_protocol::to_value(&event)
     }
 
     /// The one-line human form (results print their whole message).

@@ -285,7 +285,11 @@ fn build(record: &RunRecord, event: &TaskEvent) -> RunResult {
         name: record.name.clone(),
         outcome,
         message: ending.message().render(),
-        details: serde_json::json!({ "task": event.task, "sessionFile": record.session_file }),
+        details: delivery::Details {
+            task: Some(event.task.clone()),
+            session_file: Some(record.session_file.clone()),
+            ..delivery::Details::default()
+        },
         settled_at_ms: now_ms(),
         task: Some(event.task.clone()),
     }

@@ -265,19 +265,196 @@ export interface Registry {
 }
 
 /**
- * One line of `herd-watch follow --json`, selected by `event`. A `result` is delivered exactly once
- * across restarts of any watcher; it carries the run id so a consumer can recognise the one repeat
- * a crash between emitting and marking can cause.
+ * Why a cancelled run's result is an error.
+ */
+export type WatchEventCancelError = "cancelled" | "timed out";
+
+/**
+ * How far a cancel's termination got.
+ */
+export type WatchEventCancelTermination = "requested" | "confirmed" | "unconfirmed";
+
+/**
+ * The `cancellation` record of a cancelled result's details.
+ */
+export interface WatchEventCancellation {
+	/**
+	 * When its process's exit was confirmed; `null` until it was.
+	 */
+	confirmedAt: number | null;
+	requestedAt: number;
+	termination: WatchEventCancelTermination;
+}
+
+/**
+ * Raw values for structured consumers; keys are camelCase and each is present only when it
+ * applies.
+ */
+export interface WatchEventDetails {
+	/**
+	 * The parent re-check: the document of `accept-verdict.schema.json`, or `{verdict: "error",
+	 * error}` when the accept spec cannot be read.
+	 */
+	accept?: {
+		verdict: "accepted" | "rejected" | "error" | "skipped" | "none";
+	};
+	/**
+	 * Seed 004's acceptance gate: its ledger (`accept-report.schema.json`), or
+	 * `{status: "error", error}` when the gate cannot be read, or
+	 * `{status: "not-evaluated", explicit, gate}` when the run did not complete.
+	 */
+	acceptance?: unknown;
+	cancellation?: WatchEventCancellation | null;
+	/**
+	 * How long the child ran, in milliseconds.
+	 */
+	elapsedMs?: number | null;
+	/**
+	 * `timed out` when the cancel was the watcher's, at the run's time limit.
+	 */
+	error?: WatchEventCancelError | null;
+	/**
+	 * The provider error, or why completion evidence is missing.
+	 */
+	errorMessage?: string | null;
+	/**
+	 * The runner's exit code, when it exited without a completion sidecar.
+	 */
+	exitCode?: number | null;
+	/**
+	 * The models that failed before this attempt, oldest first, each with its raw error.
+	 */
+	fallbackFailures?: WatchEventFallbackFailure[] | null;
+	/**
+	 * Why the child could not be launched.
+	 */
+	launchFailure?: string | null;
+	model?: string | null;
+	/**
+	 * What a renderer shows in the expanded view: the raw report, bounded as the block is.
+	 */
+	report?: WatchEventReportView | null;
+	/**
+	 * A reviewer's decision of the run it reviews, as `review.schema.json` describes it.
+	 */
+	review?: unknown;
+	/**
+	 * The child's Pi session (the pi runner).
+	 */
+	sessionFile?: string | null;
+	/**
+	 * The exec runner's stderr log, `logs/<run-id>.err`.
+	 */
+	stderrFile?: string | null;
+	/**
+	 * An exec runner that failed: the last lines of its stderr.
+	 */
+	stderrTail?: string | null;
+	/**
+	 * The exec runner's stdout log, `logs/<run-id>.out`.
+	 */
+	stdoutFile?: string | null;
+	/**
+	 * Seed 004's steering ledger: every request's receipt, as the `requests` of
+	 * `steering.schema.json`.
+	 */
+	steering?: unknown[] | null;
+	/**
+	 * A persistent specialist that ended on its stop directive.
+	 */
+	stopped?: true;
+	/**
+	 * The persistent specialist's task this result answers.
+	 */
+	task?: string | null;
+	/**
+	 * The run's time limit, in milliseconds, when it outlived it.
+	 */
+	timeLimitMs?: number | null;
+	/**
+	 * The run outlived its time limit (`herd-launch spawn --timeout-ms`) and was terminated.
+	 */
+	timedOut?: true;
+	/**
+	 * Steering messages still queued when the run ended.
+	 */
+	undeliveredSteering?: string[] | null;
+	/**
+	 * The handoff, as `worktree-inspect.schema.json` describes it.
+	 */
+	worktree?: WatchEventWorktreeInspect | null;
+}
+
+/**
+ * One model that failed before a run's attempt, with its raw provider error.
+ */
+export interface WatchEventFallbackFailure {
+	error: string;
+	model: string | null;
+	run_id: string;
+}
+
+/**
+ * `clean` means no uncommitted files; the branch may still hold commits.
+ */
+export type WatchEventInspectedState = "clean" | "dirty" | "conflicted" | "unknown";
+
+/**
+ * The projected label of a run.
+ */
+export type WatchEventLabel = "starting" | "active" | "blocked" | "waiting" | "interrupted" | "stalled" | "running" | "finalizing" | "completed" | "failed" | "cancelled" | "cancelling…" | "cancel unconfirmed";
+
+/**
+ * How a run ended.
+ */
+export type WatchEventOutcome = "completed" | "failed" | "cancelled" | "help";
+
+/**
+ * What the child's text in a block is.
+ */
+export type WatchEventReportKind = "result" | "failure" | "help-request" | "task-result";
+
+/**
+ * The raw report a renderer shows in the expanded view.
+ */
+export interface WatchEventReportView {
+	kind: WatchEventReportKind;
+	text: string;
+}
+
+/**
+ * The handoff `herd-worktree inspect` prints (and a worktree child's result carries): every Git
+ * field is `null` exactly when `warning` says why. Exit 0 known, 4 unknown.
+ */
+export interface WatchEventWorktreeInspect {
+	base_sha: string;
+	/**
+	 * The checked-out branch; `null` when detached or unknown.
+	 */
+	branch: string | null;
+	changed_files: string[] | null;
+	clean: boolean | null;
+	commits_ahead: number | null;
+	conflicted: boolean | null;
+	detached: boolean;
+	head_sha: string | null;
+	path: string;
+	state: WatchEventInspectedState;
+	untracked_files: string[] | null;
+	warning: string | null;
+}
+
+/**
+ * One line of `herd-watch follow --json`, selected by `event`. A `result` is delivered exactly
+ * once across restarts of any watcher; it carries the run id so a consumer can recognise the
+ * one repeat a crash between emitting and marking can cause.
  *
  * Schema: docs/schemas/watch-event.schema.json.
  */
 export type WatchEvent = {
 	detail: string | null;
 	event: "status";
-	/**
-	 * The projected status label.
-	 */
-	label: "starting" | "active" | "blocked" | "waiting" | "interrupted" | "stalled" | "running" | "finalizing" | "completed" | "failed" | "cancelling…" | "cancel unconfirmed";
+	label: WatchEventLabel;
 	name: string;
 	run_id: string;
 	since_ms: number | null;
@@ -305,7 +482,7 @@ export type WatchEvent = {
 	/**
 	 * Raw values for structured consumers, as in `run-result.schema.json`.
 	 */
-	details: Record<string, unknown>;
+	details: WatchEventDetails;
 	event: "result";
 	/**
 	 * What `follow --ack` expects back on stdin, `{"ack":"<key>"}`: `<run_id>`, or
@@ -313,16 +490,17 @@ export type WatchEvent = {
 	 */
 	key: string;
 	/**
-	 * The message the parent receives: host lines, the report block, evidence, continuation.
+	 * The message the parent receives: host lines, the report block, evidence,
+	 * continuation.
 	 */
 	message: string;
 	name: string;
-	outcome: "completed" | "failed" | "cancelled" | "help";
+	outcome: WatchEventOutcome;
 	run_id: string;
 	/**
 	 * The persistent specialist's task this result answers; absent for a run's own result.
 	 */
-	task?: string;
+	task?: string | null;
 };
 
 /**

@@ -10,10 +10,15 @@
 //!
 //! - [`worktree`]: the worktree ownership manifest, and `herd-worktree create/inspect/list`;
 //! - [`cleanup`]: `herd-cleanup list/remove/doctor`;
-//! - [`persistent`]: a persistent specialist's ledger, task inbox and task events.
+//! - [`persistent`]: a persistent specialist's ledger, task inbox and task events;
+//! - [`result`]: the delivered result `runs/<run-id>.result.json`, its delivery marker, and
+//!   [`result::Outcome`], how a run ended;
+//! - [`watch`]: `herd-watch wait/follow/status/cancel/interrupt/stop/steer`.
 
 pub mod cleanup;
 pub mod persistent;
+pub mod result;
+pub mod watch;
 pub mod worktree;
 
 use serde::Serialize;

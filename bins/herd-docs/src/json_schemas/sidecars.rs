@@ -5,7 +5,7 @@
 use schemars::Schema;
 use serde_json::{Value, json};
 
-use super::{amend, hand, read_schema};
+use super::{hand, read_schema};
 
 /// A run id (`herd_core::layout::validate_run_id`).
 pub(crate) fn run_id() -> Value {
@@ -41,51 +41,48 @@ pub fn run_event() -> Schema {
     )
 }
 
-/// `herd_watch::delivery::RunResult`, with the keys `herd_watch::finish` puts in `details`.
+/// `herd_protocol::result::RunResult`, amended where its details hold a document whose type
+/// lives outside the protocol, or a flag that is only ever `true`.
 pub fn run_result() -> Schema {
-    let mut schema = read_schema::<herd_watch::delivery::RunResult>();
-    amend(
-        &mut schema,
-        None,
-        json!({
-            "details": {
-                "description": "Raw values for structured consumers; keys are camelCase and each is present only when it applies.",
-                "type": "object",
-                "properties": {
-                    "errorMessage": {"type": "string", "description": "The provider error, or why completion evidence is missing."},
-                    "exitCode": {"type": "integer", "description": "The runner's exit code, when it exited without a completion sidecar."},
-                    "accept": {
-                        "type": "object",
-                        "description": "The parent re-check: the document of `accept-verdict.schema.json`, or `{verdict: \"error\", error}` when the accept spec cannot be read.",
-                        "properties": {"verdict": {"enum": ["accepted", "rejected", "error", "skipped", "none"]}},
-                        "required": ["verdict"]
-                    },
-                    "error": {"enum": ["cancelled", "timed out"], "description": "`timed out` when the cancel was the watcher's, at the run's time limit."},
-                    "timedOut": {"const": true, "description": "The run outlived its time limit (`herd-launch spawn --timeout-ms`) and was terminated."},
-                    "timeLimitMs": ms(),
-                    "stderrTail": {"type": "string", "description": "An exec runner that failed: the last lines of its stderr."},
-                    "cancellation": {
-                        "type": "object",
-                        "properties": {
-                            "requestedAt": ms(),
-                            "termination": {"enum": ["requested", "confirmed", "unconfirmed"]},
-                            "confirmedAt": {"type": ["integer", "null"], "minimum": 0}
-                        },
-                        "required": ["requestedAt", "termination"]
-                    },
-                    "worktree": {"type": "object", "description": "The handoff, as `worktree-inspect.schema.json` describes it."},
-                    "model": {"type": "string"},
-                    "sessionFile": {"type": "string", "description": "The child's Pi session (the pi runner)."},
-                    "stdoutFile": {"type": "string", "description": "The exec runner's stdout log, `logs/<run-id>.out`."},
-                    "stderrFile": {"type": "string", "description": "The exec runner's stderr log, `logs/<run-id>.err`."},
-                    "undeliveredSteering": {"type": "array", "items": {"type": "string"}, "description": "Steering messages still queued when the run ended."},
-                    "elapsedMs": ms()
-                }
-            }
-        }),
-        &[],
-    );
+    let mut schema = read_schema::<herd_protocol::result::RunResult>();
+    amend_details(&mut schema);
     schema
+}
+
+/// Amends the `Details` of a schema that holds a result's details.
+pub(crate) fn amend_details(schema: &mut Schema) {
+    let details = schema
+        .pointer_mut("/$defs/Details/properties")
+        .and_then(Value::as_object_mut);
+    if let Some(details) = details {
+        // herd-accept's verdict document, a JSON value in the protocol: its schema is
+        // `accept-verdict.schema.json`; what every reader relies on is the verdict.
+        details.insert(
+            "accept".into(),
+            json!({
+                "type": "object",
+                "description": "The parent re-check: the document of `accept-verdict.schema.json`, or `{verdict: \"error\", error}` when the accept spec cannot be read.",
+                "properties": {"verdict": {"enum": ["accepted", "rejected", "error", "skipped", "none"]}},
+                "required": ["verdict"]
+            }),
+        );
+        // serde says `Option<bool>`; the watcher writes the flag only as `true`.
+        for (key, description) in [
+            (
+                "timedOut",
+                "The run outlived its time limit (`herd-launch spawn --timeout-ms`) and was terminated.",
+            ),
+            (
+                "stopped",
+                "A persistent specialist that ended on its stop directive.",
+            ),
+        ] {
+            details.insert(
+                key.into(),
+                json!({"const": true, "description": description}),
+            );
+        }
+    }
 }
 
 /// `herd_watch::control::interrupt`: when the run was last interrupted.
@@ -97,19 +94,6 @@ pub fn interrupt() -> Schema {
             "type": "object",
             "properties": {"format_version": format_version(), "at_ms": ms()},
             "required": ["format_version", "at_ms"]
-        }),
-    )
-}
-
-/// `herd_watch::delivery::deliver_once`: the marker created after the result was emitted.
-pub fn delivered() -> Schema {
-    hand(
-        "Delivered",
-        "`runs/<run-id>.delivered`: created once, after the result was emitted; its existence means the result was delivered.",
-        json!({
-            "type": "object",
-            "properties": {"format_version": format_version(), "delivered_at_ms": ms()},
-            "required": ["format_version", "delivered_at_ms"]
         }),
     )
 }

@@ -20,7 +20,17 @@ pub const NAME_MAX_CHARS: usize = 80;
 const TAG_NAME: &str = "subagent_report";
 
 /// What the child's text in a block is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReportKind {
     /// The report of a completed run.

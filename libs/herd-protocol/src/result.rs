@@ -1,0 +1,329 @@
+//! The delivered result: `runs/<run-id>.result.json` (or `runs/<run-id>.task-<task>.result.json`
+//! for a persistent specialist's task), settled once and delivered once by `herd-watch`, and
+//! [`Outcome`], the one answer to "how did it end".
+//!
+//! The result's [`Details`] are raw values for structured consumers; their keys are camelCase
+//! and each is present only when it applies. Their fields are declared in the byte order of
+//! their keys, the order the map they replace printed them in.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::worktree::WorktreeInspect;
+
+/// The newest result version this build reads and writes.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Completed,
+    Failed,
+    Cancelled,
+    Help,
+}
+
+impl Outcome {
+    /// The exit code of `herd-watch wait` for this outcome.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Outcome::Completed => herd_core::exit::SUCCESS,
+            Outcome::Failed => herd_core::exit::NEGATIVE,
+            Outcome::Cancelled => herd_core::exit::CANCELLED,
+            Outcome::Help => herd_core::exit::HELP,
+        }
+    }
+
+    /// The outcome with a failed model provider told apart, as the outcome ledger and the
+    /// parent re-check name it.
+    pub fn ledgered(self, provider_error: bool) -> LedgerOutcome {
+        match self {
+            Outcome::Completed => LedgerOutcome::Completed,
+            Outcome::Failed if provider_error => LedgerOutcome::ProviderError,
+            Outcome::Failed => LedgerOutcome::Failed,
+            Outcome::Cancelled => LedgerOutcome::Cancelled,
+            Outcome::Help => LedgerOutcome::Help,
+        }
+    }
+}
+
+/// [`Outcome`] with a failure of the model provider told apart from other failures: the
+/// `outcome` of a line of `outcomes.jsonl`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum LedgerOutcome {
+    Completed,
+    Failed,
+    Cancelled,
+    Help,
+    /// Its model provider failed.
+    ProviderError,
+}
+
+/// `runs/<run-id>.result.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunResult {
+    pub format_version: u64,
+    pub run_id: String,
+    pub name: String,
+    pub outcome: Outcome,
+    /// The message the parent receives: host lines, the report block, evidence, continuation.
+    pub message: String,
+    /// Raw values for structured consumers (error message, accept, worktree, cancellation…).
+    pub details: Details,
+    pub settled_at_ms: u64,
+    /// The persistent specialist's task this result answers; absent for a run's own result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+}
+
+impl RunResult {
+    /// The exit code of `herd-watch wait` for this result: the outcome's, except that a completed
+    /// run whose parent re-check rejected it is a valid negative answer (1), and one whose check
+    /// gave no answer (it timed out or could not start) is 4, as DESIGN §6 gives them.
+    pub fn exit_code(&self) -> i32 {
+        match (self.outcome, self.details.verdict()) {
+            (Outcome::Completed, Some("rejected")) => herd_core::exit::NEGATIVE,
+            (Outcome::Completed, Some("error")) => herd_core::exit::NO_ANSWER,
+            (outcome, _) => outcome.exit_code(),
+        }
+    }
+
+    /// The file-name stem of this result's files, which is also the key a consumer acknowledges
+    /// it by: `<run-id>` or `<run-id>.task-<task>`.
+    pub fn key(&self) -> String {
+        stem(&self.run_id, self.task.as_deref())
+    }
+
+    /// The outcome as the outcome ledger names it: a failure with a provider error and no exit
+    /// code is `provider-error`.
+    pub fn ledger_outcome(&self) -> LedgerOutcome {
+        let provider_error =
+            self.details.error_message.is_some() && self.details.exit_code.is_none();
+        self.outcome.ledgered(provider_error)
+    }
+}
+
+/// The file-name stem of a result's files: `<run-id>` or `<run-id>.task-<task>`.
+pub fn stem(run_id: &str, task: Option<&str>) -> String {
+    match task {
+        Some(task) => format!("{run_id}.task-{task}"),
+        None => run_id.to_owned(),
+    }
+}
+
+/// Raw values for structured consumers; keys are camelCase and each is present only when it
+/// applies.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Details {
+    /// The parent re-check: the document of `accept-verdict.schema.json`, or
+    /// `{verdict: "error", error}` when the accept spec cannot be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept: Option<serde_json::Value>,
+    /// Seed 004's acceptance gate: its ledger (`accept-report.schema.json`), or
+    /// `{status: "error", error}` when the gate cannot be read, or
+    /// `{status: "not-evaluated", explicit, gate}` when the run did not complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acceptance: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancellation: Option<Cancellation>,
+    /// How long the child ran, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_ms: Option<u64>,
+    /// `timed out` when the cancel was the watcher's, at the run's time limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<CancelError>,
+    /// The provider error, or why completion evidence is missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    /// The runner's exit code, when it exited without a completion sidecar.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The models that failed before this attempt, oldest first, each with its raw error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_failures: Option<Vec<FallbackFailure>>,
+    /// Why the child could not be launched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_failure: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// What a renderer shows in the expanded view: the raw report, bounded as the block is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<ReportView>,
+    /// A reviewer's decision of the run it reviews, as `review.schema.json` describes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<serde_json::Value>,
+    /// The child's Pi session (the pi runner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_file: Option<String>,
+    /// The exec runner's stderr log, `logs/<run-id>.err`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_file: Option<String>,
+    /// An exec runner that failed: the last lines of its stderr.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_tail: Option<String>,
+    /// The exec runner's stdout log, `logs/<run-id>.out`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout_file: Option<String>,
+    /// Seed 004's steering ledger: every request's receipt, as the `requests` of
+    /// `steering.schema.json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steering: Option<Vec<serde_json::Value>>,
+    /// A persistent specialist that ended on its stop directive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<bool>,
+    /// The persistent specialist's task this result answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// The run's time limit, in milliseconds, when it outlived it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_limit_ms: Option<u64>,
+    /// The run outlived its time limit (`herd-launch spawn --timeout-ms`) and was terminated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_out: Option<bool>,
+    /// Steering messages still queued when the run ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undelivered_steering: Option<Vec<String>>,
+    /// The handoff, as `worktree-inspect.schema.json` describes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeInspect>,
+}
+
+impl Details {
+    /// The parent re-check's verdict, when the run had one.
+    pub fn verdict(&self) -> Option<&str> {
+        self.accept.as_ref()?.get("verdict")?.as_str()
+    }
+}
+
+/// Why a cancelled run's result is an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum CancelError {
+    #[serde(rename = "cancelled")]
+    Cancelled,
+    #[serde(rename = "timed out")]
+    TimedOut,
+}
+
+/// The `cancellation` record of a cancelled result's details.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Cancellation {
+    /// When its process's exit was confirmed; `null` until it was.
+    #[serde(default)]
+    pub confirmed_at: Option<u64>,
+    pub requested_at: u64,
+    pub termination: CancelTermination,
+}
+
+/// How far a cancel's termination got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelTermination {
+    Requested,
+    Confirmed,
+    Unconfirmed,
+}
+
+/// One model that failed before a run's attempt, with its raw provider error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FallbackFailure {
+    pub run_id: String,
+    pub model: Option<String>,
+    pub error: String,
+}
+
+/// The raw report a renderer shows in the expanded view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReportView {
+    pub kind: herd_core::escape::ReportKind,
+    pub text: String,
+}
+
+/// `runs/<run-id>.delivered` (and `runs/<run-id>.task-<task>.delivered`): created once, after
+/// the result was emitted (or acknowledged); its existence means the result was delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Delivered {
+    pub delivered_at_ms: u64,
+    pub format_version: u64,
+}
+
+impl Delivered {
+    /// The newest version of the marker.
+    pub const FORMAT_VERSION: u64 = 1;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn details_print_their_keys_in_byte_order() {
+        let details = Details {
+            accept: Some(serde_json::json!({"verdict": "accepted"})),
+            acceptance: Some(serde_json::json!({"status": "error", "error": "x"})),
+            cancellation: Some(Cancellation {
+                confirmed_at: None,
+                requested_at: 1,
+                termination: CancelTermination::Requested,
+            }),
+            elapsed_ms: Some(1),
+            error: Some(CancelError::TimedOut),
+            error_message: Some("e".into()),
+            exit_code: Some(2),
+            fallback_failures: Some(Vec::new()),
+            launch_failure: Some("l".into()),
+            model: Some("m".into()),
+            report: Some(ReportView {
+                kind: herd_core::escape::ReportKind::Result,
+                text: "t".into(),
+            }),
+            review: Some(serde_json::json!({})),
+            session_file: Some("s".into()),
+            stderr_file: Some("e".into()),
+            stderr_tail: Some("t".into()),
+            stdout_file: Some("o".into()),
+            steering: Some(Vec::new()),
+            stopped: Some(true),
+            task: Some("t".into()),
+            time_limit_ms: Some(3),
+            timed_out: Some(true),
+            undelivered_steering: Some(Vec::new()),
+            worktree: None,
+        };
+        let text = serde_json::to_string(&details).unwrap();
+        let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text).unwrap();
+        assert_eq!(serde_json::Value::Object(map).to_string(), text);
+        assert!(text.contains(
+            r#""cancellation":{"confirmedAt":null,"requestedAt":1,"termination":"requested"}"#
+        ));
+        assert!(text.contains(r#""error":"timed out""#));
+    }
+
+    #[test]
+    fn a_failure_without_an_exit_code_is_a_provider_error() {
+        let result = |details: Details| RunResult {
+            format_version: FORMAT_VERSION,
+            run_id: "r1".into(),
+            name: "scout".into(),
+            outcome: Outcome::Failed,
+            message: String::new(),
+            details,
+            settled_at_ms: 1,
+            task: None,
+        };
+        let provider = result(Details {
+            error_message: Some("overloaded".into()),
+            ..Details::default()
+        });
+        assert_eq!(provider.ledger_outcome(), LedgerOutcome::ProviderError);
+        let exited = result(Details {
+            error_message: Some("x".into()),
+            exit_code: Some(1),
+            ..Details::default()
+        });
+        assert_eq!(exited.ledger_outcome(), LedgerOutcome::Failed);
+    }
+}
