@@ -160,10 +160,10 @@ pub const FILES: &[SchemaFile] = &[
         "`subagent-activity/<run-id>.json`",
         sidecars::activity
     ),
-    by_hand!(
+    read!(
         "accept-spec.schema.json",
         "`accept/<run-id>.json`",
-        sidecars::accept_spec
+        herd_protocol::accept::SpecFile
     ),
     // Sidecars beside a child's session file.
     by_hand!(
@@ -176,10 +176,10 @@ pub const FILES: &[SchemaFile] = &[
         "`<session>.exit`",
         sidecars::completion
     ),
-    by_hand!(
+    read!(
         "accept-tries.schema.json",
         "`<session>.accept-tries.json`",
-        sidecars::accept_tries
+        herd_protocol::accept::AcceptTries
     ),
     by_hand!(
         "launch-policy.schema.json",
@@ -252,10 +252,10 @@ pub const FILES: &[SchemaFile] = &[
         "`herd-watch steer --json`",
         outputs::watch_steer
     ),
-    by_hand!(
+    printed!(
         "accept-check.schema.json",
         "`herd-accept check --json`",
-        outputs::accept_check
+        herd_protocol::accept::AcceptCheck
     ),
     printed!(
         "accept-verdict.schema.json",

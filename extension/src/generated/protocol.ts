@@ -64,15 +64,27 @@ export type Completion = {
 };
 
 /**
- * `<session>.accept-tries.json`: how many times the child ran its accept check and what the last
- * run said, written by the child extension after each check. herd-watch reports it with the parent
- * re-check; a file it cannot read counts as unknown.
+ * What the child's last check said.
+ */
+export type AcceptTriesChildTry = "pass" | "fail";
+
+/**
+ * `<session>.accept-tries.json`: how many times the child ran its accept check and what the
+ * last run said, written by the child extension after each check. herd-watch reports it with
+ * the parent re-check; a file it cannot read counts as unknown.
  *
  * Schema: docs/schemas/accept-tries.schema.json.
  */
 export interface AcceptTries {
-	last?: "pass" | "fail";
+	/**
+	 * A child writes `pass` or `fail` or nothing; a reader takes anything else as unknown.
+	 */
+	last?: AcceptTriesChildTry;
 	tries: number;
+	/**
+	 * The child writes exactly 1; an older child wrote no version. The field is optional only
+	 * so that reading stays tolerant, hence the schema of what a child writes.
+	 */
 	version?: 1;
 }
 
@@ -111,9 +123,11 @@ export interface TaskInbox {
 }
 
 /**
- * `accept/<run-id>.json` (mode 0600), the file a child finds through `PI_SUBAGENT_ACCEPT_FILE`: the
- * caller's check command and its limits. No other key is allowed, and `sha256` must be the SHA-256
- * of `run`, so a spec edited after launch is refused.
+ * `accept/<run-id>.json` (mode 0600), the file a child finds through `PI_SUBAGENT_ACCEPT_FILE`:
+ * the caller's check command and its limits. No other key is allowed, and `sha256` must be the
+ * SHA-256 of `run`, so a spec edited after launch is refused.
+ *
+ * herd writes every field; a reader takes `null` or an absent limit as its default.
  *
  * Schema: docs/schemas/accept-spec.schema.json.
  */
@@ -130,6 +144,9 @@ export interface AcceptSpec {
 	 * The command, run as `sh -c <run>`; exit 0 passes.
 	 */
 	run: string;
+	/**
+	 * The SHA-256 of `run`, in hex.
+	 */
 	sha256: string;
 	/**
 	 * The per-run timeout; `null` means the default, 600.
@@ -146,6 +163,8 @@ export type CheckRunCheckOutcome = "passed" | "failed" | "timed-out" | "signalle
 /**
  * What `herd-accept check` prints: one run of the check. Exit 0 passed, 1 failed, 4 no answer.
  *
+ * Its schema keeps the name `CheckRun`, which the child extension imports.
+ *
  * Schema: docs/schemas/accept-check.schema.json.
  */
 export interface CheckRun {
@@ -161,10 +180,13 @@ export interface CheckRun {
 	 */
 	error: string | null;
 	exit_code: number | null;
+	/**
+	 * The version of this document's shape; unlike most documents, this one prints it.
+	 */
 	format_version: number;
 	outcome: CheckRunCheckOutcome;
 	/**
-	 * The last 4,000 characters of the joined output (see [`crate::tail`]).
+	 * The last 4,000 characters of the joined output.
 	 */
 	output: string;
 	/**

@@ -8,9 +8,11 @@
 //! without a version change (DESIGN §5) and a breaking change gets a new document. The only dependency on the rest of herd is
 //! `herd-core`, for bounded and atomic file I/O, the artifacts layout and the error kinds.
 //!
+//! - [`accept`]: the accept spec's file form, `herd-accept check`, the child's accept tries;
 //! - [`worktree`]: the worktree ownership manifest, and `herd-worktree create/inspect/list`;
 //! - [`cleanup`]: `herd-cleanup list/remove/doctor`.
 
+pub mod accept;
 pub mod cleanup;
 pub mod worktree;
 

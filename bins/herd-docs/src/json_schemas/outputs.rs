@@ -4,8 +4,8 @@
 use schemars::Schema;
 use serde_json::{Value, json};
 
+use super::hand;
 use super::sidecars::{ms, run_id};
-use super::{amend, hand, printed_schema};
 
 fn string_or_null() -> Value {
     json!({"type": ["string", "null"]})
@@ -356,32 +356,6 @@ pub fn watch_steer() -> Schema {
             "required": ["run_id", "request_id", "receipt", "state", "mode"]
         }),
     )
-}
-
-/// `herd_accept::check::CheckRun` plus the keys `herd_accept::run_check_command` adds.
-pub fn accept_check() -> Schema {
-    let mut schema = printed_schema::<herd_accept::CheckRun>();
-    amend(
-        &mut schema,
-        Some(
-            "What `herd-accept check` prints: one run of the check. Exit 0 passed, 1 failed, 4 no answer.",
-        ),
-        json!({
-            "format_version": {"type": "integer", "minimum": 1},
-            "passed": {"type": "boolean"},
-            "command_sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "The SHA-256 of the command, which names it without repeating it."},
-            "cwd": {"type": "string"},
-            "timeout_sec": {"type": "integer", "minimum": 1}
-        }),
-        &[
-            "format_version",
-            "passed",
-            "command_sha256",
-            "cwd",
-            "timeout_sec",
-        ],
-    );
-    schema
 }
 
 /// `herd_docs::report_output`.
