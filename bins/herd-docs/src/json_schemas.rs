@@ -260,7 +260,7 @@ pub const FILES: &[SchemaFile] = &[
     printed!(
         "accept-verdict.schema.json",
         "`herd-accept verdict --json` and its `--out` file",
-        herd_accept::VerdictDetails
+        herd_protocol::accept::VerdictDetails
     ),
     printed!(
         "accept-report.schema.json",

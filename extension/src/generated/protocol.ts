@@ -64,9 +64,9 @@ export type Completion = {
 };
 
 /**
- * What the child's last check said.
+ * What the child said of its own last check run.
  */
-export type AcceptTriesChildTry = "pass" | "fail";
+export type AcceptTriesChildReport = "pass" | "fail";
 
 /**
  * `<session>.accept-tries.json`: how many times the child ran its accept check and what the
@@ -79,7 +79,7 @@ export interface AcceptTries {
 	/**
 	 * A child writes `pass` or `fail` or nothing; a reader takes anything else as unknown.
 	 */
-	last?: AcceptTriesChildTry;
+	last?: AcceptTriesChildReport;
 	tries: number;
 	/**
 	 * The child writes exactly 1; an older child wrote no version. The field is optional only

@@ -8,16 +8,10 @@ use herd_core::sidecar;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::ChildReport;
+
 /// The largest accept-tries file read.
 pub const TRIES_READ_LIMIT: u64 = 4096;
-
-/// What the child's last check said.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ChildTry {
-    Pass,
-    Fail,
-}
 
 /// `<session>.accept-tries.json`: how many times the child ran its accept check and what the
 /// last run said, written by the child extension after each check. herd-watch reports it with
@@ -33,8 +27,8 @@ pub struct AcceptTries {
     pub tries: u32,
     /// A child writes `pass` or `fail` or nothing; a reader takes anything else as unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "ChildTry")]
-    pub last: Option<ChildTry>,
+    #[schemars(with = "ChildReport")]
+    pub last: Option<ChildReport>,
 }
 
 /// The schema of `version`: the constant [`AcceptTries::FORMAT_VERSION`].
@@ -61,8 +55,8 @@ pub fn read_tries(session_file: &Path) -> Option<AcceptTries> {
         sidecar::read_json(&tries_file(session_file), TRIES_READ_LIMIT).ok()??;
     let tries = u32::try_from(value.get("tries")?.as_u64()?).ok()?;
     let last = match value.get("last").and_then(serde_json::Value::as_str) {
-        Some("pass") => Some(ChildTry::Pass),
-        Some("fail") => Some(ChildTry::Fail),
+        Some("pass") => Some(ChildReport::Pass),
+        Some("fail") => Some(ChildReport::Fail),
         _ => None,
     };
     Some(AcceptTries {
@@ -90,7 +84,7 @@ mod tests {
             Some(AcceptTries {
                 version: Some(1),
                 tries: 2,
-                last: Some(ChildTry::Fail)
+                last: Some(ChildReport::Fail)
             })
         );
         assert_eq!(read(r#"{"tries":1,"last":"maybe"}"#).unwrap().last, None);
