@@ -207,10 +207,10 @@ pub const FILES: &[SchemaFile] = &[
         "the `--json` error document of every binary",
         herd_core::error::ErrorDocument
     ),
-    by_hand!(
+    printed!(
         "launch-ack.schema.json",
         "`herd-launch spawn --json`, `herd-launch resume --json`",
-        outputs::launch_ack
+        herd_protocol::launch::LaunchAck
     ),
     by_hand!(
         "launch-send.schema.json",

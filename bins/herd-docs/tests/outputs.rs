@@ -487,7 +487,10 @@ fn launch_acknowledgements_validate() {
             failed_attempts: attempts,
             persistent_ids: ids,
         };
-        assert_valid("launch-ack.schema.json", &ack.to_json());
+        assert_valid(
+            "launch-ack.schema.json",
+            &serde_json::to_value(ack.document()).unwrap(),
+        );
     }
 }
 

@@ -299,7 +299,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 name: args.name.clone(),
             };
             let ack = resume::resume(&artifacts, &request, surface.as_ref(), &tools, &env)?;
-            Ok(Output::ok(ack.to_json(), ack.human()).with_exit(ack.exit_code()))
+            Ok(Output::ok(ack.document(), ack.human()).with_exit(ack.exit_code()))
         }
         Command::Send(args) => {
             let artifacts = cli.artifacts.resolve()?;
@@ -513,7 +513,7 @@ fn spawn_command(
         },
     };
     let ack = spawn::spawn(artifacts, &plan, surface.as_ref(), &tools, env)?;
-    Ok(Output::ok(ack.to_json(), ack.human()).with_exit(ack.exit_code()))
+    Ok(Output::ok(ack.document(), ack.human()).with_exit(ack.exit_code()))
 }
 
 /// `--cwd`, else the current directory.

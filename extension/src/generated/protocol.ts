@@ -338,6 +338,49 @@ export type WatchEvent = {
 };
 
 /**
+ * The managed worktree a child runs in.
+ */
+export interface LaunchAckAckWorktree {
+	base_sha: string;
+	branch: string;
+	manifest: string;
+	path: string;
+}
+
+/**
+ * An earlier model attempt that failed definitely.
+ */
+export interface LaunchAckFailedAttempt {
+	launch_failure: string;
+	model: string | null;
+	run_id: string;
+}
+
+/**
+ * How the launch ended, as the acknowledgement reports it.
+ */
+export type LaunchAckLaunchStatus = ("launched" | "failed") | "pending" | "uncertain";
+
+/**
+ * The identifiers of a persistent specialist.
+ */
+export interface LaunchAckPersistentIds {
+	generation_id: string;
+	logical_id: string;
+	task_id: string;
+}
+
+/**
+ * What the child is (DESIGN §4).
+ */
+export type LaunchAckRunner = "pi" | "exec";
+
+/**
+ * Where the child runs (DESIGN §3).
+ */
+export type LaunchAckSurfaceKind = "herdr" | "tmux" | "process";
+
+/**
  * The acknowledgement of `herd-launch spawn` and `resume`. Exit 0 `launched`, 3 `uncertain` (an
  * effect may have happened: the run stays supervised, do not retry blindly), 4 `failed`.
  *
@@ -346,8 +389,8 @@ export type WatchEvent = {
 export interface LaunchAck {
 	accept_spec?: string;
 	/**
-	 * The run's seed 004 acceptance gate: its level, whether the request asked for it, whether it
-	 * requires a review.
+	 * The run's seed 004 acceptance gate: its level, whether the request asked for it, whether
+	 * it requires a review.
 	 */
 	acceptance?: {
 		explicit: boolean;
@@ -365,11 +408,7 @@ export interface LaunchAck {
 	/**
 	 * Earlier model attempts that failed definitely.
 	 */
-	failed_attempts?: {
-		launch_failure: string;
-		model: string | null;
-		run_id: string;
-	}[];
+	failed_attempts?: LaunchAckFailedAttempt[];
 	fallback_models?: string[];
 	interactive: boolean;
 	launch_failure?: string;
@@ -377,25 +416,16 @@ export interface LaunchAck {
 	name: string;
 	pane_id?: string;
 	persistent: boolean;
-	persistent_ids?: {
-		generation_id: string;
-		logical_id: string;
-		task_id: string;
-	};
+	persistent_ids?: LaunchAckPersistentIds;
 	run_id: string;
-	runner: "pi" | "exec";
+	runner: LaunchAckRunner;
 	session_file: string;
-	status: "pending" | "launched" | "uncertain" | "failed";
-	surface: "herdr" | "tmux" | "process";
+	status: LaunchAckLaunchStatus;
+	surface: LaunchAckSurfaceKind;
 	tab_id?: string;
 	thinking?: string;
 	workspace_id?: string;
-	worktree?: {
-		base_sha: string;
-		branch: string;
-		manifest: string;
-		path: string;
-	};
+	worktree?: LaunchAckAckWorktree;
 }
 
 /**

@@ -9,11 +9,13 @@
 //! `herd-core`, for bounded and atomic file I/O, the artifacts layout and the error kinds.
 //!
 //! - [`accept`]: the accept spec's file form, `herd-accept check`, the child's accept tries;
+//! - [`launch`]: the acknowledgement of `herd-launch spawn` and `resume`;
 //! - [`worktree`]: the worktree ownership manifest, and `herd-worktree create/inspect/list`;
 //! - [`cleanup`]: `herd-cleanup list/remove/doctor`.
 
 pub mod accept;
 pub mod cleanup;
+pub mod launch;
 pub mod worktree;
 
 use serde::Serialize;
