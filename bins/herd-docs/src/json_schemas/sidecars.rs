@@ -335,7 +335,8 @@ pub fn task_event() -> Schema {
     )
 }
 
-/// `herd_launch::policy::Policy::to_json` and `read` (serde written by hand), protocol.md §1.4.
+/// `herd_protocol::launch::policy::Policy::to_json` and `read` (serde written by hand: two
+/// versions and a hash over a canonical key order), protocol.md §1.4.
 pub fn launch_policy() -> Schema {
     let name = json!({"type": "string", "pattern": "^[^,\\s]+$"});
     let names = json!({"type": "array", "items": name, "uniqueItems": true});

@@ -1,4 +1,7 @@
-//! The formats of `herd-launch`: the acknowledgement of `spawn` and `resume`.
+//! The formats of `herd-launch`: the acknowledgement of `spawn` and `resume`, and the launch
+//! policy beside a child's session.
+
+pub mod policy;
 
 use herd_core::layout::RUN_ID_PATTERN;
 use herd_core::run::{LaunchStatus, Runner, SurfaceKind};
