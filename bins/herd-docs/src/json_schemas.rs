@@ -140,10 +140,10 @@ pub const FILES: &[SchemaFile] = &[
         "`runs/<run-id>.ledgered`",
         sidecars::ledgered
     ),
-    by_hand!(
+    read!(
         "runner-exit.schema.json",
         "`runs/<run-id>.runner-exit.json`",
-        sidecars::runner_exit
+        herd_protocol::launch::runner_exit::RunnerExit
     ),
     by_hand!(
         "outcome.schema.json",

@@ -127,22 +127,6 @@ pub fn ledgered() -> Schema {
     )
 }
 
-/// `herd_surface::read_runner_exit` and the launch script that writes the file.
-pub fn runner_exit() -> Schema {
-    hand(
-        "RunnerExit",
-        "`runs/<run-id>.runner-exit.json`: the runner's exit code, written by the launch script when the runner has exited, on every surface.",
-        json!({
-            "type": "object",
-            "properties": {
-                "format_version": {"const": 1},
-                "exit_code": {"type": "integer", "minimum": -2147483648_i64, "maximum": 2147483647}
-            },
-            "required": ["format_version", "exit_code"]
-        }),
-    )
-}
-
 /// `herd_watch::finish::append_ledger`: one line per model attempt.
 pub fn outcome() -> Schema {
     hand(

@@ -1,7 +1,8 @@
-//! The formats of `herd-launch`: the acknowledgement of `spawn` and `resume`, and the launch
-//! policy beside a child's session.
+//! The formats of `herd-launch`: the acknowledgement of `spawn` and `resume`, the launch policy
+//! beside a child's session, and the runner's exit code its launch script writes.
 
 pub mod policy;
+pub mod runner_exit;
 
 use herd_core::layout::RUN_ID_PATTERN;
 use herd_core::run::{LaunchStatus, Runner, SurfaceKind};
