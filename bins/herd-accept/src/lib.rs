@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use herd_cli::Output;
 use herd_core::{Error, ErrorCode, sidecar, subprocess};
-use serde_json::json;
+use herd_protocol::accept::AcceptCheck;
 
 pub use check::{CheckOutcome, CheckRun, run_check};
 pub use spec::AcceptSpec;
@@ -28,8 +28,6 @@ pub use verdict::{
     ChildReport, RunOutcome, Verdict, VerdictDetails, VerdictRequest, decide, verdict,
 };
 
-/// The version of `herd-accept check --json`'s document.
-pub const CHECK_OUTPUT_VERSION: u64 = 1;
 /// The largest child output `report` reads from stdin.
 pub const REPORT_INPUT_LIMIT: u64 = 4 * 1024 * 1024;
 /// The largest `--changed-files` list read.
@@ -194,20 +192,19 @@ fn run_check_command(spec_path: &Path, cwd: &Path) -> Result<Output, Error> {
     let spec = AcceptSpec::load(spec_path)?;
     let signals = subprocess::termination_signals().map_err(Error::from)?;
     let run = run_check(&spec, cwd, &signals);
-    let mut json = serde_json::to_value(&run).map_err(|err| Error::internal(err.to_string()))?;
-    if let Some(object) = json.as_object_mut() {
-        object.insert("format_version".into(), json!(CHECK_OUTPUT_VERSION));
-        object.insert("passed".into(), json!(run.outcome == CheckOutcome::Passed));
-        object.insert("command_sha256".into(), json!(spec.sha256()));
-        object.insert("cwd".into(), json!(cwd.display().to_string()));
-        object.insert("timeout_sec".into(), json!(spec.timeout_sec));
-    }
     let mut human = run.summary(spec.timeout_sec);
     if !run.output.is_empty() && run.outcome != CheckOutcome::Passed {
         human.push('\n');
         human.push_str(&run.output);
     }
-    Ok(Output::ok(json, human).with_exit(run.outcome.exit_code()))
+    let exit = run.outcome.exit_code();
+    let doc = AcceptCheck::new(
+        run,
+        spec.sha256(),
+        cwd.display().to_string(),
+        spec.timeout_sec,
+    );
+    Ok(Output::ok(doc, human).with_exit(exit))
 }
 
 /// Reads the handoff's file list: one name per line, empty lines skipped.

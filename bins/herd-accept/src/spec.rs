@@ -5,7 +5,8 @@
 //! - the **tool form**, exactly the `accept` parameter of the `subagent` tool:
 //!   `{run, maxRetries?, timeoutSec?, paths?}` — no other key;
 //! - the **file form** herd writes with [`AcceptSpec::write`] (the file a child finds through
-//!   `PI_SUBAGENT_ACCEPT_FILE`): `{version: 1, run, maxRetries, timeoutSec, paths, sha256}`.
+//!   `PI_SUBAGENT_ACCEPT_FILE`), [`SpecFile`]: `{version: 1, run, maxRetries, timeoutSec, paths,
+//!   sha256}`.
 //!   It is recognised by its `version` key; `sha256` must then be present and match `run`, so a
 //!   spec edited by hand after launch is refused rather than silently run.
 //!
@@ -23,24 +24,13 @@ use herd_core::{Error, ErrorCode, sidecar};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-/// Extra child turns after a failed check when the spec does not say.
-pub const MAX_RETRIES_DEFAULT: u32 = 1;
-/// The most extra child turns a spec may ask for.
-pub const MAX_RETRIES_LIMIT: u32 = 5;
-/// The per-run timeout in seconds when the spec does not say.
-pub const TIMEOUT_SEC_DEFAULT: u64 = 600;
-/// The longest per-run timeout in seconds a spec may ask for.
-pub const TIMEOUT_SEC_LIMIT: u64 = 3600;
-/// The version of the file form this build writes and the newest it reads.
-pub const SPEC_VERSION: u64 = 1;
+pub use herd_protocol::accept::{
+    MAX_RETRIES_DEFAULT, MAX_RETRIES_LIMIT, PATH_MAX_BYTES, PATHS_MAX, RUN_MAX_BYTES, SPEC_VERSION,
+    SpecFile, TIMEOUT_SEC_DEFAULT, TIMEOUT_SEC_LIMIT,
+};
+
 /// The largest spec file read.
 pub const READ_LIMIT: u64 = 256 * 1024;
-/// The longest `run` command, in bytes; a longer one is a mistake, not a check.
-pub const RUN_MAX_BYTES: usize = 64 * 1024;
-/// The most `paths` entries.
-pub const PATHS_MAX: usize = 256;
-/// The longest `paths` entry, in bytes.
-pub const PATH_MAX_BYTES: usize = 4096;
 
 const TOOL_KEYS: [&str; 4] = ["run", "maxRetries", "timeoutSec", "paths"];
 const FILE_KEYS: [&str; 6] = [
@@ -152,21 +142,21 @@ impl AcceptSpec {
     }
 
     /// The file form `{version, run, maxRetries, timeoutSec, paths, sha256}`.
-    pub fn to_file_value(&self) -> Value {
-        serde_json::json!({
-            "version": SPEC_VERSION,
-            "run": self.run,
-            "maxRetries": self.max_retries,
-            "timeoutSec": self.timeout_sec,
-            "paths": self.paths,
-            "sha256": self.sha256(),
-        })
+    pub fn to_file(&self) -> SpecFile {
+        SpecFile {
+            version: SpecFile::FORMAT_VERSION,
+            run: self.run.clone(),
+            max_retries: Some(self.max_retries),
+            timeout_sec: Some(self.timeout_sec),
+            paths: Some(self.paths.clone()),
+            sha256: self.sha256(),
+        }
     }
 
     /// Writes the file form atomically with mode 0600: the command is the caller's and may
     /// carry secrets, so no other user may read it.
     pub fn write(&self, path: &Path) -> Result<(), Error> {
-        let mut bytes = serde_json::to_vec_pretty(&self.to_file_value())
+        let mut bytes = serde_json::to_vec_pretty(&self.to_file())
             .map_err(|err| Error::internal(format!("cannot serialise the accept spec: {err}")))?;
         bytes.push(b'\n');
         // The temporary file behind `write_atomic` is created 0600 and renamed into place, so

@@ -12,106 +12,24 @@
 //! | `skipped`  | a check was requested but the run was cancelled, asked for help, hit a provider error or exited non-zero, or the re-check was cancelled |
 //! | `none`     | no check was requested                                                       |
 
-use std::fmt;
 use std::path::Path;
 
-use clap::ValueEnum;
 use crossbeam_channel::Receiver;
 use herd_core::escape::{
     CHECK_MAX_CHARS, EVIDENCE_MAX_CHARS, Noun, encode_host_value, encode_list,
 };
-use herd_core::exit;
-use serde::{Deserialize, Serialize};
 
 use crate::check::{CheckOutcome, CheckRun, run_check};
 use crate::spec::AcceptSpec;
 use crate::tail::{LINE_TAIL_CHARS, tail_str};
 
-/// The version of the details record.
-pub const DETAILS_VERSION: u64 = 1;
-
 /// The prefix of the host line that carries the end of a failed re-check's output.
 pub const CHECK_OUTPUT_PREFIX: &str = "Check output (last 1,500 characters, encoded): ";
 
-/// How a child's run ended.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum, schemars::JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum RunOutcome {
-    /// It finished normally with exit 0.
-    Completed,
-    /// It exited non-zero.
-    Failed,
-    Cancelled,
-    /// It asked its parent for help.
-    Help,
-    /// Its model provider failed.
-    ProviderError,
-}
+pub use herd_protocol::accept::{ChildReport, Reason, RunOutcome, Verdict, VerdictDetails};
 
-/// What the child said of its own last check run.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum, schemars::JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum ChildReport {
-    Pass,
-    Fail,
-}
-
-/// The verdicts of seed 003's table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    Accepted,
-    Rejected,
-    Error,
-    Skipped,
-    None,
-}
-
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Accepted => "accepted",
-            Verdict::Rejected => "rejected",
-            Verdict::Error => "error",
-            Verdict::Skipped => "skipped",
-            Verdict::None => "none",
-        }
-    }
-
-    /// `herd-accept verdict`'s exit code: 0 accepted or none, 1 rejected, 4 error, 5 skipped.
-    pub fn exit_code(self) -> i32 {
-        match self {
-            Verdict::Accepted | Verdict::None => exit::SUCCESS,
-            Verdict::Rejected => exit::NEGATIVE,
-            Verdict::Error => exit::NO_ANSWER,
-            Verdict::Skipped => exit::CANCELLED,
-        }
-    }
-}
-
-impl fmt::Display for Verdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Why a verdict is `error` or `skipped`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Reason {
-    TimedOut,
-    KilledBySignal,
-    DirectoryMissing,
-    CouldNotStart,
-    Cancelled,
-    AskedForHelp,
-    ProviderError,
-    ExitedNonZero,
-}
+/// The version of the details record.
+pub const DETAILS_VERSION: u64 = VerdictDetails::FORMAT_VERSION;
 
 /// What the parent knows when it asks for a verdict.
 #[derive(Debug, Clone)]
@@ -128,62 +46,6 @@ pub struct VerdictRequest<'a> {
     pub changed_files: &'a [String],
     /// The re-check runs in an ordinary child's cwd, which others may share.
     pub shared_checkout: bool,
-}
-
-/// The structured details of a verdict: what `--json` prints and `--out` writes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct VerdictDetails {
-    pub format_version: u64,
-    pub verdict: Verdict,
-    pub reason: Option<Reason>,
-    pub outcome: RunOutcome,
-    pub tries: Option<u32>,
-    pub child_reported: Option<ChildReport>,
-    pub exit_code: Option<i32>,
-    pub signal: Option<i32>,
-    pub timed_out: bool,
-    pub timeout_sec: Option<u64>,
-    /// The SHA-256 of the command, which names it without repeating it.
-    pub command_sha256: Option<String>,
-    pub recheck_dir: Option<String>,
-    pub shared_checkout: bool,
-    /// Changed files under the spec's `paths`, raw.
-    pub changed_check_files: Vec<String>,
-    /// Up to 4,000 raw characters of the re-check's output.
-    pub output: String,
-    pub output_truncated: bool,
-    pub duration_ms: Option<u64>,
-    /// Why the re-check gave no answer, when it could not start or its directory is missing.
-    pub error: Option<String>,
-    /// The `Check:` host line.
-    pub check_line: String,
-    /// The `Check output (last 1,500 characters, encoded): …` host line, for `rejected` and
-    /// `error` when there was output.
-    pub check_output_line: Option<String>,
-}
-
-impl VerdictDetails {
-    /// The `Check:` host line.
-    pub fn check_line(&self) -> &str {
-        &self.check_line
-    }
-
-    /// The encoded output line that follows the report for `rejected` and `error`.
-    pub fn check_output_line(&self) -> Option<&str> {
-        self.check_output_line.as_deref()
-    }
-
-    pub fn exit_code(&self) -> i32 {
-        self.verdict.exit_code()
-    }
-
-    /// The human output of `herd-accept verdict`: the `Check:` line, then the output line.
-    pub fn human(&self) -> String {
-        match &self.check_output_line {
-            Some(line) => format!("{}\n{line}", self.check_line),
-            None => self.check_line.clone(),
-        }
-    }
 }
 
 /// Decides the verdict: runs the re-check when the run completed and a check was requested,
@@ -362,22 +224,20 @@ fn check_output_line(details: &VerdictDetails) -> Option<String> {
     ))
 }
 
-impl VerdictDetails {
-    /// The details of a run that requested no check: `Check: none`.
-    pub fn none(outcome: RunOutcome) -> VerdictDetails {
-        decide(
-            &VerdictRequest {
-                spec: None,
-                cwd: Path::new(""),
-                outcome,
-                tries: None,
-                child_reported: None,
-                changed_files: &[],
-                shared_checkout: false,
-            },
-            None,
-        )
-    }
+/// The details of a run that requested no check: `Check: none`.
+pub fn none(outcome: RunOutcome) -> VerdictDetails {
+    decide(
+        &VerdictRequest {
+            spec: None,
+            cwd: Path::new(""),
+            outcome,
+            tries: None,
+            child_reported: None,
+            changed_files: &[],
+            shared_checkout: false,
+        },
+        None,
+    )
 }
 
 #[cfg(test)]
@@ -602,11 +462,7 @@ mod tests {
                 "Check: skipped (cancelled)",
                 Verdict::Skipped,
             ),
-            (
-                VerdictDetails::none(R::Completed),
-                "Check: none",
-                Verdict::None,
-            ),
+            (none(R::Completed), "Check: none", Verdict::None),
             (
                 line(
                     R::Completed,

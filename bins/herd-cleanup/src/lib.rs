@@ -90,11 +90,10 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
         Command::List { session_cwd, .. } => {
             let mut ctx = context(&cli.artifacts, session_cwd)?;
             let (entries, warnings) = list(&mut ctx)?;
-            Ok(Output {
-                json: report::list_json(&ctx.root, &ctx.session_cwd, &entries, &warnings),
-                human: report::list_human(&ctx.root, &ctx.session_cwd, &entries, &warnings),
-                exit: exit::SUCCESS,
-            })
+            Ok(Output::ok(
+                report::list_json(&ctx.root, &ctx.session_cwd, &entries, &warnings),
+                report::list_human(&ctx.root, &ctx.session_cwd, &entries, &warnings),
+            ))
         }
         Command::Remove {
             target,
@@ -105,24 +104,21 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let mut ctx = context(&cli.artifacts, session_cwd)?;
             let discovery = discover(&ctx)?;
             let removal = remove::remove(&mut ctx, &discovery, &target, preserve)?;
-            Ok(Output {
-                json: report::removal_json(&removal),
-                human: report::removal_human(&removal),
-                exit: removal.outcome.exit_code(),
-            })
+            Ok(Output::ok(
+                report::removal_json(&removal),
+                report::removal_human(&removal),
+            )
+            .with_exit(removal.outcome.exit_code()))
         }
         Command::Doctor { .. } => {
             let setup = doctor::Setup::from_env(cli.artifacts.resolve());
             let report = doctor::doctor(&setup);
-            Ok(Output {
-                json: serde_json::to_value(&report).map_err(|e| Error::internal(e.to_string()))?,
-                human: doctor::human(&report),
-                exit: if report.ok {
-                    exit::SUCCESS
-                } else {
-                    exit::NO_ANSWER
-                },
-            })
+            let exit = if report.ok {
+                exit::SUCCESS
+            } else {
+                exit::NO_ANSWER
+            };
+            Ok(Output::ok(&report, doctor::human(&report)).with_exit(exit))
         }
     }
 }

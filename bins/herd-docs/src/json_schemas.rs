@@ -140,10 +140,10 @@ pub const FILES: &[SchemaFile] = &[
         "`runs/<run-id>.ledgered`",
         sidecars::ledgered
     ),
-    by_hand!(
+    read!(
         "runner-exit.schema.json",
         "`runs/<run-id>.runner-exit.json`",
-        sidecars::runner_exit
+        herd_protocol::launch::runner_exit::RunnerExit
     ),
     by_hand!(
         "outcome.schema.json",
@@ -160,10 +160,10 @@ pub const FILES: &[SchemaFile] = &[
         "`subagent-activity/<run-id>.json`",
         sidecars::activity
     ),
-    by_hand!(
+    read!(
         "accept-spec.schema.json",
         "`accept/<run-id>.json`",
-        sidecars::accept_spec
+        herd_protocol::accept::SpecFile
     ),
     // Sidecars beside a child's session file.
     by_hand!(
@@ -176,10 +176,10 @@ pub const FILES: &[SchemaFile] = &[
         "`<session>.exit`",
         sidecars::completion
     ),
-    by_hand!(
+    read!(
         "accept-tries.schema.json",
         "`<session>.accept-tries.json`",
-        sidecars::accept_tries
+        herd_protocol::accept::AcceptTries
     ),
     by_hand!(
         "launch-policy.schema.json",
@@ -207,10 +207,10 @@ pub const FILES: &[SchemaFile] = &[
         "the `--json` error document of every binary",
         herd_core::error::ErrorDocument
     ),
-    by_hand!(
+    printed!(
         "launch-ack.schema.json",
         "`herd-launch spawn --json`, `herd-launch resume --json`",
-        outputs::launch_ack
+        herd_protocol::launch::LaunchAck
     ),
     by_hand!(
         "launch-send.schema.json",
@@ -252,15 +252,15 @@ pub const FILES: &[SchemaFile] = &[
         "`herd-watch steer --json`",
         outputs::watch_steer
     ),
-    by_hand!(
+    printed!(
         "accept-check.schema.json",
         "`herd-accept check --json`",
-        outputs::accept_check
+        herd_protocol::accept::AcceptCheck
     ),
     printed!(
         "accept-verdict.schema.json",
         "`herd-accept verdict --json` and its `--out` file",
-        herd_accept::VerdictDetails
+        herd_protocol::accept::VerdictDetails
     ),
     printed!(
         "accept-report.schema.json",

@@ -169,11 +169,8 @@ fn watch(art: &Artifacts, rest: &[&str]) -> herd_cli::Output {
     let mut list = vec!["herd-watch", "--artifacts", path_str(art.root())];
     list.extend_from_slice(rest);
     let cli = herd_watch::Cli::try_parse_from(args(&list)).unwrap();
-    herd_watch::run(cli).unwrap_or_else(|err| herd_cli::Output {
-        json: err.to_json(),
-        human: err.message,
-        exit: -1,
-    })
+    herd_watch::run(cli)
+        .unwrap_or_else(|err| herd_cli::Output::ok(err.to_json(), err.message).with_exit(-1))
 }
 
 #[test]
@@ -490,7 +487,10 @@ fn launch_acknowledgements_validate() {
             failed_attempts: attempts,
             persistent_ids: ids,
         };
-        assert_valid("launch-ack.schema.json", &ack.to_json());
+        assert_valid(
+            "launch-ack.schema.json",
+            &serde_json::to_value(ack.document()).unwrap(),
+        );
     }
 }
 

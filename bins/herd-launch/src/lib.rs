@@ -299,11 +299,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 name: args.name.clone(),
             };
             let ack = resume::resume(&artifacts, &request, surface.as_ref(), &tools, &env)?;
-            Ok(Output {
-                json: ack.to_json(),
-                human: ack.human(),
-                exit: ack.exit_code(),
-            })
+            Ok(Output::ok(ack.document(), ack.human()).with_exit(ack.exit_code()))
         }
         Command::Send(args) => {
             let artifacts = cli.artifacts.resolve()?;
@@ -369,11 +365,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 env: &env,
             };
             let done = handoff::handoff(&place, &request)?;
-            Ok(Output {
-                json: done.to_json(),
-                human: done.human(),
-                exit: done.exit_code(),
-            })
+            Ok(Output::ok(done.to_json(), done.human()).with_exit(done.exit_code()))
         }
         Command::Models(args) => {
             let cwd = cwd_or_current(args.cwd.as_deref())?;
@@ -386,11 +378,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
         Command::Exec(args) => {
             let (err, code) = exec::exec(&args.identity, &args.run_id, &args.session, &args.argv);
             herd_cli::diagnostic(&format!("herd-launch exec: {}", err.message));
-            Ok(Output {
-                json: err.to_json(),
-                human: String::new(),
-                exit: code,
-            })
+            Ok(Output::ok(err.to_json(), String::new()).with_exit(code))
         }
     }
 }
@@ -525,11 +513,7 @@ fn spawn_command(
         },
     };
     let ack = spawn::spawn(artifacts, &plan, surface.as_ref(), &tools, env)?;
-    Ok(Output {
-        json: ack.to_json(),
-        human: ack.human(),
-        exit: ack.exit_code(),
-    })
+    Ok(Output::ok(ack.document(), ack.human()).with_exit(ack.exit_code()))
 }
 
 /// `--cwd`, else the current directory.

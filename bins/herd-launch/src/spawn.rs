@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 use herd_core::layout::{Artifacts, SessionFiles, safe_name};
 use herd_core::run::{LaunchStatus, PaneRef, RunRecord, SurfaceKind, WorktreeRef};
 use herd_core::{Error, ErrorCode, exit, sidecar};
+use herd_protocol::launch::{AckWorktree, FailedAttempt, LaunchAck};
 use herd_surface::{Launch, LaunchError, Surface};
-use serde_json::json;
 
 use crate::artifact::{self, Mode};
 use crate::names;
@@ -96,13 +96,7 @@ pub struct Ack {
     pub persistent_ids: Option<PersistentIds>,
 }
 
-/// The identifiers of a persistent specialist.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PersistentIds {
-    pub logical_id: String,
-    pub generation_id: String,
-    pub task_id: String,
-}
+pub use herd_protocol::launch::PersistentIds;
 
 impl Ack {
     pub fn exit_code(&self) -> i32 {
@@ -114,71 +108,48 @@ impl Ack {
     }
 
     /// The `--json` document.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub fn document(&self) -> LaunchAck {
         let r = &self.record;
-        let mut doc = json!({
-            "status": status_str(self.status),
-            "run_id": r.run_id,
-            "name": r.name,
-            "surface": r.surface.as_str(),
-            "runner": match r.runner { herd_core::run::Runner::Pi => "pi", herd_core::run::Runner::Exec => "exec" },
-            "session_file": r.session_file,
-            "artifacts": self.artifacts,
-            "cwd": r.cwd,
-            "persistent": r.persistent,
-            "auto_exit": r.auto_exit,
-            "interactive": r.interactive,
-            "diagnostics": r.diagnostics,
-        });
-        let obj = doc.as_object_mut().expect("a json! object is an object");
-        if let Some(pane) = &r.pane {
-            obj.insert("pane_id".into(), pane.pane_id.clone().into());
-            if let Some(tab) = &pane.tab_id {
-                obj.insert("tab_id".into(), tab.clone().into());
-            }
-            if let Some(ws) = &pane.workspace_id {
-                obj.insert("workspace_id".into(), ws.clone().into());
-            }
-        }
-        if let Some(model) = &r.model {
-            obj.insert("model".into(), model.clone().into());
-        }
-        if !r.fallback_models.is_empty() {
-            obj.insert("fallback_models".into(), r.fallback_models.clone().into());
-        }
-        if let Some(thinking) = &r.thinking {
-            obj.insert("thinking".into(), thinking.clone().into());
-        }
-        if let Some(wt) = &r.worktree {
-            obj.insert(
-                "worktree".into(),
-                json!({"path": wt.path, "branch": wt.branch, "base_sha": wt.base_sha, "manifest": wt.manifest}),
-            );
-        }
-        if let Some(spec) = &r.accept_spec {
-            obj.insert("accept_spec".into(), spec.clone().into());
-        }
-        if let Some(acceptance) = r.extra.get("acceptance") {
-            obj.insert("acceptance".into(), acceptance.clone());
-        }
-        if let Some(ids) = &self.persistent_ids {
-            obj.insert(
-                "persistent_ids".into(),
-                json!({"logical_id": ids.logical_id, "generation_id": ids.generation_id, "task_id": ids.task_id}),
-            );
-        }
-        if let Some(failure) = &r.launch_failure {
-            obj.insert("launch_failure".into(), failure.clone().into());
-        }
-        if !self.failed_attempts.is_empty() {
-            let attempts: Vec<_> = self
+        let pane = r.pane.as_ref();
+        LaunchAck {
+            status: self.status,
+            run_id: r.run_id.clone(),
+            name: r.name.clone(),
+            surface: r.surface,
+            runner: r.runner,
+            session_file: r.session_file.clone(),
+            artifacts: self.artifacts.display().to_string(),
+            cwd: r.cwd.clone(),
+            persistent: r.persistent,
+            auto_exit: r.auto_exit,
+            interactive: r.interactive,
+            diagnostics: r.diagnostics.clone(),
+            pane_id: pane.map(|p| p.pane_id.clone()),
+            tab_id: pane.and_then(|p| p.tab_id.clone()),
+            workspace_id: pane.and_then(|p| p.workspace_id.clone()),
+            model: r.model.clone(),
+            fallback_models: r.fallback_models.clone(),
+            thinking: r.thinking.clone(),
+            worktree: r.worktree.as_ref().map(|wt| AckWorktree {
+                path: wt.path.clone(),
+                branch: wt.branch.clone(),
+                base_sha: wt.base_sha.clone(),
+                manifest: wt.manifest.clone(),
+            }),
+            accept_spec: r.accept_spec.clone(),
+            acceptance: r.extra.get("acceptance").cloned(),
+            persistent_ids: self.persistent_ids.clone(),
+            launch_failure: r.launch_failure.clone(),
+            failed_attempts: self
                 .failed_attempts
                 .iter()
-                .map(|(id, model, failure)| json!({"run_id": id, "model": model, "launch_failure": failure}))
-                .collect();
-            obj.insert("failed_attempts".into(), attempts.into());
+                .map(|(run_id, model, failure)| FailedAttempt {
+                    run_id: run_id.clone(),
+                    model: model.clone(),
+                    launch_failure: failure.clone(),
+                })
+                .collect(),
         }
-        doc
     }
 
     /// The human text.

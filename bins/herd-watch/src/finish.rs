@@ -542,24 +542,10 @@ fn apply_acceptance(
 const RUN_GATE_MAX: u64 = 1024 * 1024;
 
 /// The child's own accept tries and its last check's verdict, from
-/// `<session>.accept-tries.json` (`{"version":1,"tries":N,"last":"pass"|"fail"}`), which the
-/// child extension writes after each check it runs.
+/// `<session>.accept-tries.json`, which the child extension writes after each check it runs.
 fn read_child_tries(record: &RunRecord) -> Option<(u32, Option<ChildReport>)> {
-    let value: serde_json::Value = sidecar::read_json(&child_tries_file(record), 4096).ok()??;
-    let tries = u32::try_from(value.get("tries")?.as_u64()?).ok()?;
-    let reported = match value.get("last").and_then(serde_json::Value::as_str) {
-        Some("pass") => Some(ChildReport::Pass),
-        Some("fail") => Some(ChildReport::Fail),
-        _ => None,
-    };
-    Some((tries, reported))
-}
-
-/// `<session>.accept-tries.json`.
-pub fn child_tries_file(record: &RunRecord) -> std::path::PathBuf {
-    let mut name = std::ffi::OsString::from(&record.session_file);
-    name.push(".accept-tries.json");
-    std::path::PathBuf::from(name)
+    let tries = herd_protocol::accept::read_tries(record.session_file.as_ref())?;
+    Some((tries.tries, tries.last))
 }
 
 /// The log size to name in the report's note, when the report is the exec output and was

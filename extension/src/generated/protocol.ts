@@ -64,15 +64,27 @@ export type Completion = {
 };
 
 /**
- * `<session>.accept-tries.json`: how many times the child ran its accept check and what the last
- * run said, written by the child extension after each check. herd-watch reports it with the parent
- * re-check; a file it cannot read counts as unknown.
+ * What the child said of its own last check run.
+ */
+export type AcceptTriesChildReport = "pass" | "fail";
+
+/**
+ * `<session>.accept-tries.json`: how many times the child ran its accept check and what the
+ * last run said, written by the child extension after each check. herd-watch reports it with
+ * the parent re-check; a file it cannot read counts as unknown.
  *
  * Schema: docs/schemas/accept-tries.schema.json.
  */
 export interface AcceptTries {
-	last?: "pass" | "fail";
+	/**
+	 * A child writes `pass` or `fail` or nothing; a reader takes anything else as unknown.
+	 */
+	last?: AcceptTriesChildReport;
 	tries: number;
+	/**
+	 * The child writes exactly 1; an older child wrote no version. The field is optional only
+	 * so that reading stays tolerant, hence the schema of what a child writes.
+	 */
 	version?: 1;
 }
 
@@ -121,9 +133,11 @@ export interface TaskInbox {
 }
 
 /**
- * `accept/<run-id>.json` (mode 0600), the file a child finds through `PI_SUBAGENT_ACCEPT_FILE`: the
- * caller's check command and its limits. No other key is allowed, and `sha256` must be the SHA-256
- * of `run`, so a spec edited after launch is refused.
+ * `accept/<run-id>.json` (mode 0600), the file a child finds through `PI_SUBAGENT_ACCEPT_FILE`:
+ * the caller's check command and its limits. No other key is allowed, and `sha256` must be the
+ * SHA-256 of `run`, so a spec edited after launch is refused.
+ *
+ * herd writes every field; a reader takes `null` or an absent limit as its default.
  *
  * Schema: docs/schemas/accept-spec.schema.json.
  */
@@ -140,6 +154,9 @@ export interface AcceptSpec {
 	 * The command, run as `sh -c <run>`; exit 0 passes.
 	 */
 	run: string;
+	/**
+	 * The SHA-256 of `run`, in hex.
+	 */
 	sha256: string;
 	/**
 	 * The per-run timeout; `null` means the default, 600.
@@ -156,6 +173,8 @@ export type CheckRunCheckOutcome = "passed" | "failed" | "timed-out" | "signalle
 /**
  * What `herd-accept check` prints: one run of the check. Exit 0 passed, 1 failed, 4 no answer.
  *
+ * Its schema keeps the name `CheckRun`, which the child extension imports.
+ *
  * Schema: docs/schemas/accept-check.schema.json.
  */
 export interface CheckRun {
@@ -171,10 +190,13 @@ export interface CheckRun {
 	 */
 	error: string | null;
 	exit_code: number | null;
+	/**
+	 * The version of this document's shape; unlike most documents, this one prints it.
+	 */
 	format_version: number;
 	outcome: CheckRunCheckOutcome;
 	/**
-	 * The last 4,000 characters of the joined output (see [`crate::tail`]).
+	 * The last 4,000 characters of the joined output.
 	 */
 	output: string;
 	/**
@@ -504,6 +526,49 @@ export type WatchEvent = {
 };
 
 /**
+ * The managed worktree a child runs in.
+ */
+export interface LaunchAckAckWorktree {
+	base_sha: string;
+	branch: string;
+	manifest: string;
+	path: string;
+}
+
+/**
+ * An earlier model attempt that failed definitely.
+ */
+export interface LaunchAckFailedAttempt {
+	launch_failure: string;
+	model: string | null;
+	run_id: string;
+}
+
+/**
+ * How the launch ended, as the acknowledgement reports it.
+ */
+export type LaunchAckLaunchStatus = ("launched" | "failed") | "pending" | "uncertain";
+
+/**
+ * The identifiers of a persistent specialist.
+ */
+export interface LaunchAckPersistentIds {
+	generation_id: string;
+	logical_id: string;
+	task_id: string;
+}
+
+/**
+ * What the child is (DESIGN §4).
+ */
+export type LaunchAckRunner = "pi" | "exec";
+
+/**
+ * Where the child runs (DESIGN §3).
+ */
+export type LaunchAckSurfaceKind = "herdr" | "tmux" | "process";
+
+/**
  * The acknowledgement of `herd-launch spawn` and `resume`. Exit 0 `launched`, 3 `uncertain` (an
  * effect may have happened: the run stays supervised, do not retry blindly), 4 `failed`.
  *
@@ -512,8 +577,8 @@ export type WatchEvent = {
 export interface LaunchAck {
 	accept_spec?: string;
 	/**
-	 * The run's seed 004 acceptance gate: its level, whether the request asked for it, whether it
-	 * requires a review.
+	 * The run's seed 004 acceptance gate: its level, whether the request asked for it, whether
+	 * it requires a review.
 	 */
 	acceptance?: {
 		explicit: boolean;
@@ -531,11 +596,7 @@ export interface LaunchAck {
 	/**
 	 * Earlier model attempts that failed definitely.
 	 */
-	failed_attempts?: {
-		launch_failure: string;
-		model: string | null;
-		run_id: string;
-	}[];
+	failed_attempts?: LaunchAckFailedAttempt[];
 	fallback_models?: string[];
 	interactive: boolean;
 	launch_failure?: string;
@@ -543,25 +604,16 @@ export interface LaunchAck {
 	name: string;
 	pane_id?: string;
 	persistent: boolean;
-	persistent_ids?: {
-		generation_id: string;
-		logical_id: string;
-		task_id: string;
-	};
+	persistent_ids?: LaunchAckPersistentIds;
 	run_id: string;
-	runner: "pi" | "exec";
+	runner: LaunchAckRunner;
 	session_file: string;
-	status: "pending" | "launched" | "uncertain" | "failed";
-	surface: "herdr" | "tmux" | "process";
+	status: LaunchAckLaunchStatus;
+	surface: LaunchAckSurfaceKind;
 	tab_id?: string;
 	thinking?: string;
 	workspace_id?: string;
-	worktree?: {
-		base_sha: string;
-		branch: string;
-		manifest: string;
-		path: string;
-	};
+	worktree?: LaunchAckAckWorktree;
 }
 
 /**

@@ -12,22 +12,37 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser};
 use herd_core::{Error, ErrorCode, exit, layout::Artifacts};
+use serde::Serialize;
 
 /// What a command produced: a JSON document, the human text, and the exit code.
+///
+/// Built with [`Output::ok`] or [`Output::streamed`]: a document that cannot be encoded is kept
+/// as the internal error [`main`] reports instead of the output.
 #[derive(Debug, Clone)]
 pub struct Output {
     pub json: serde_json::Value,
     pub human: String,
     pub exit: i32,
+    unencodable: Option<Error>,
 }
 
 impl Output {
-    /// A successful output (exit 0).
-    pub fn ok(json: serde_json::Value, human: impl Into<String>) -> Output {
+    /// A successful output (exit 0) of `doc`, a protocol type or a `serde_json::Value`.
+    pub fn ok(doc: impl Serialize, human: impl Into<String>) -> Output {
+        let (json, unencodable) = match serde_json::to_value(doc) {
+            Ok(json) => (json, None),
+            Err(err) => (
+                serde_json::Value::Null,
+                Some(Error::internal(format!(
+                    "cannot encode the JSON document: {err}"
+                ))),
+            ),
+        };
         Output {
             json,
             human: human.into(),
             exit: exit::SUCCESS,
+            unencodable,
         }
     }
 
@@ -37,6 +52,15 @@ impl Output {
             json: serde_json::Value::Null,
             human: String::new(),
             exit,
+            unencodable: None,
+        }
+    }
+
+    /// The output, or the internal error of a document that could not be encoded.
+    pub fn into_result(self) -> Result<Output, Error> {
+        match self.unencodable {
+            Some(err) => Err(err),
+            None => Ok(self),
         }
     }
 
@@ -146,7 +170,7 @@ where
         }
     };
     let json = json(&parsed);
-    match run(parsed) {
+    match run(parsed).and_then(Output::into_result) {
         Ok(output) => {
             if json {
                 // A stream (JSON Lines) has printed its documents already.
@@ -206,6 +230,21 @@ fn exit_code(code: i32) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_document_that_cannot_be_encoded_is_an_internal_error() {
+        let ok = Output::ok(serde_json::json!({"a": 1}), "a")
+            .into_result()
+            .unwrap();
+        assert_eq!(
+            (ok.json, ok.exit),
+            (serde_json::json!({"a": 1}), exit::SUCCESS)
+        );
+        // A map whose keys are not strings has no JSON form.
+        let doc: std::collections::BTreeMap<(u8, u8), u8> = [((1, 2), 3)].into();
+        let err = Output::ok(doc, "a").into_result().unwrap_err();
+        assert_eq!(err.code, ErrorCode::Internal);
+    }
 
     fn check(args: &[&str], expect: bool) {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();

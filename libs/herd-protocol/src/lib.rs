@@ -8,6 +8,8 @@
 //! without a version change (DESIGN §5) and a breaking change gets a new document. The only dependency on the rest of herd is
 //! `herd-core`, for bounded and atomic file I/O, the artifacts layout and the error kinds.
 //!
+//! - [`accept`]: the accept spec's file form, `herd-accept check`, the child's accept tries;
+//! - [`launch`]: the acknowledgement of `herd-launch spawn` and `resume`;
 //! - [`worktree`]: the worktree ownership manifest, and `herd-worktree create/inspect/list`;
 //! - [`cleanup`]: `herd-cleanup list/remove/doctor`;
 //! - [`persistent`]: a persistent specialist's ledger, task inbox and task events;
@@ -15,7 +17,9 @@
 //!   [`result::Outcome`], how a run ended;
 //! - [`watch`]: `herd-watch wait/follow/status/cancel/interrupt/stop/steer`.
 
+pub mod accept;
 pub mod cleanup;
+pub mod launch;
 pub mod persistent;
 pub mod result;
 pub mod watch;

@@ -189,11 +189,7 @@ pub fn leader_record(artifacts: &Artifacts, run_id: &str) -> PathBuf {
 
 /// Reads the exit code the launch script recorded; `None` while the runner has not exited.
 pub fn read_runner_exit(path: &Path) -> Option<i32> {
-    let value: serde_json::Value = herd_core::sidecar::read_json(path, 4096).ok()??;
-    if value.get("format_version")?.as_u64()? != 1 {
-        return None;
-    }
-    i32::try_from(value.get("exit_code")?.as_i64()?).ok()
+    herd_protocol::launch::runner_exit::read(path)
 }
 
 impl Target {

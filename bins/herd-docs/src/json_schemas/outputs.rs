@@ -11,10 +11,6 @@ fn string_or_null() -> Value {
     json!({"type": ["string", "null"]})
 }
 
-fn strings() -> Value {
-    json!({"type": "array", "items": {"type": "string"}})
-}
-
 /// The projected labels (`herd_watch::projection::Label::as_str`).
 pub(crate) fn label() -> Value {
     json!({
@@ -24,86 +20,6 @@ pub(crate) fn label() -> Value {
         ],
         "description": "The projected status label."
     })
-}
-
-/// `herd_launch::spawn::Ack::to_json` (spawn and resume).
-pub fn launch_ack() -> Schema {
-    hand(
-        "LaunchAck",
-        "The acknowledgement of `herd-launch spawn` and `resume`. Exit 0 `launched`, 3 `uncertain` (an effect may have happened: the run stays supervised, do not retry blindly), 4 `failed`.",
-        json!({
-            "type": "object",
-            "properties": {
-                "status": {"enum": ["pending", "launched", "uncertain", "failed"]},
-                "run_id": run_id(),
-                "name": {"type": "string"},
-                "surface": {"enum": ["herdr", "tmux", "process"]},
-                "runner": {"enum": ["pi", "exec"]},
-                "session_file": {"type": "string"},
-                "artifacts": {"type": "string", "description": "The artifacts directory of the run."},
-                "cwd": {"type": "string"},
-                "persistent": {"type": "boolean"},
-                "auto_exit": {"type": "boolean"},
-                "interactive": {"type": "boolean"},
-                "diagnostics": strings(),
-                "pane_id": {"type": "string"},
-                "tab_id": {"type": "string"},
-                "workspace_id": {"type": "string"},
-                "model": {"type": "string"},
-                "fallback_models": strings(),
-                "thinking": {"type": "string"},
-                "worktree": {
-                    "type": "object",
-                    "properties": {
-                        "path": {"type": "string"},
-                        "branch": {"type": "string"},
-                        "base_sha": {"type": "string"},
-                        "manifest": {"type": "string"}
-                    },
-                    "required": ["path", "branch", "base_sha", "manifest"]
-                },
-                "accept_spec": {"type": "string"},
-                "acceptance": {
-                    "type": "object",
-                    "description": "The run's seed 004 acceptance gate: its level, whether the request asked for it, whether it requires a review.",
-                    "properties": {
-                        "level": {"enum": ["none", "attested", "checked", "verified"]},
-                        "explicit": {"type": "boolean"},
-                        "review_required": {"type": "boolean"},
-                        "reviews": {"type": "string"}
-                    },
-                    "required": ["level", "explicit", "review_required"]
-                },
-                "persistent_ids": {
-                    "type": "object",
-                    "properties": {
-                        "logical_id": {"type": "string"},
-                        "generation_id": {"type": "string"},
-                        "task_id": {"type": "string"}
-                    },
-                    "required": ["logical_id", "generation_id", "task_id"]
-                },
-                "launch_failure": {"type": "string"},
-                "failed_attempts": {
-                    "type": "array",
-                    "description": "Earlier model attempts that failed definitely.",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "run_id": run_id(),
-                            "model": string_or_null(),
-                            "launch_failure": {"type": "string"}
-                        },
-                        "required": ["run_id", "model", "launch_failure"]
-                    }
-                }
-            },
-            "required": [
-                "status", "run_id", "name", "surface", "runner", "session_file", "artifacts", "cwd",
-                "persistent", "auto_exit", "interactive", "diagnostics"
-            ]
-        }),
-    )
 }
 
 /// `herd_launch::run`, `Command::Send`.
@@ -175,32 +91,6 @@ pub fn watch_steer() -> Schema {
             "request_id": {"type": "string", "minLength": 1}
         }),
         &[],
-    );
-    schema
-}
-
-/// `herd_accept::check::CheckRun` plus the keys `herd_accept::run_check_command` adds.
-pub fn accept_check() -> Schema {
-    let mut schema = printed_schema::<herd_accept::CheckRun>();
-    amend(
-        &mut schema,
-        Some(
-            "What `herd-accept check` prints: one run of the check. Exit 0 passed, 1 failed, 4 no answer.",
-        ),
-        json!({
-            "format_version": {"type": "integer", "minimum": 1},
-            "passed": {"type": "boolean"},
-            "command_sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "The SHA-256 of the command, which names it without repeating it."},
-            "cwd": {"type": "string"},
-            "timeout_sec": {"type": "integer", "minimum": 1}
-        }),
-        &[
-            "format_version",
-            "passed",
-            "command_sha256",
-            "cwd",
-            "timeout_sec",
-        ],
     );
     schema
 }

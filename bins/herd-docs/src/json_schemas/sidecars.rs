@@ -111,22 +111,6 @@ pub fn ledgered() -> Schema {
     )
 }
 
-/// `herd_surface::read_runner_exit` and the launch script that writes the file.
-pub fn runner_exit() -> Schema {
-    hand(
-        "RunnerExit",
-        "`runs/<run-id>.runner-exit.json`: the runner's exit code, written by the launch script when the runner has exited, on every surface.",
-        json!({
-            "type": "object",
-            "properties": {
-                "format_version": {"const": 1},
-                "exit_code": {"type": "integer", "minimum": -2147483648_i64, "maximum": 2147483647}
-            },
-            "required": ["format_version", "exit_code"]
-        }),
-    )
-}
-
 /// `herd_watch::finish::append_ledger`: one line per model attempt.
 pub fn outcome() -> Schema {
     hand(
@@ -194,33 +178,6 @@ pub fn activity() -> Schema {
     )
 }
 
-/// `herd_accept::spec::AcceptSpec::to_file_value` and `from_value`: the file form.
-pub fn accept_spec() -> Schema {
-    use herd_accept::spec::{MAX_RETRIES_LIMIT, PATH_MAX_BYTES, PATHS_MAX, TIMEOUT_SEC_LIMIT};
-    hand(
-        "AcceptSpec",
-        "`accept/<run-id>.json` (mode 0600), the file a child finds through `PI_SUBAGENT_ACCEPT_FILE`: the caller's check command and its limits. No other key is allowed, and `sha256` must be the SHA-256 of `run`, so a spec edited after launch is refused.",
-        json!({
-            "type": "object",
-            "properties": {
-                "version": {"type": "integer", "minimum": 1, "maximum": herd_accept::spec::SPEC_VERSION},
-                "run": {"type": "string", "pattern": "\\S", "description": "The command, run as `sh -c <run>`; exit 0 passes."},
-                "maxRetries": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_RETRIES_LIMIT, "description": "Extra child turns after a failed check; `null` means the default, 1."},
-                "timeoutSec": {"type": ["integer", "null"], "minimum": 1, "maximum": TIMEOUT_SEC_LIMIT, "description": "The per-run timeout; `null` means the default, 600."},
-                "paths": {
-                    "type": ["array", "null"],
-                    "maxItems": PATHS_MAX,
-                    "items": {"type": "string", "minLength": 1, "maxLength": PATH_MAX_BYTES, "pattern": "^[^/]"},
-                    "description": "Check files such as tests, relative to the checkout."
-                },
-                "sha256": {"type": "string", "pattern": "^[0-9a-fA-F]{64}$"}
-            },
-            "required": ["version", "run", "sha256"],
-            "additionalProperties": false
-        }),
-    )
-}
-
 /// `herd_core::identity::Record::to_json` and `from_slice` (serde written by hand).
 pub fn process_identity() -> Schema {
     let text = json!({"type": "string", "minLength": 1});
@@ -278,7 +235,8 @@ pub fn completion() -> Schema {
     )
 }
 
-/// `herd_launch::policy::Policy::to_json` and `read` (serde written by hand), protocol.md §1.4.
+/// `herd_protocol::launch::policy::Policy::to_json` and `read` (serde written by hand: two
+/// versions and a hash over a canonical key order), protocol.md §1.4.
 pub fn launch_policy() -> Schema {
     let name = json!({"type": "string", "pattern": "^[^,\\s]+$"});
     let names = json!({"type": "array", "items": name, "uniqueItems": true});
@@ -334,23 +292,6 @@ pub fn launch_policy() -> Schema {
                     "additionalProperties": false
                 }
             ]
-        }),
-    )
-}
-
-/// `herd_watch::finish::read_child_tries`: written by the child extension after each check.
-pub fn accept_tries() -> Schema {
-    hand(
-        "AcceptTries",
-        "`<session>.accept-tries.json`: how many times the child ran its accept check and what the last run said, written by the child extension after each check. herd-watch reports it with the parent re-check; a file it cannot read counts as unknown.",
-        json!({
-            "type": "object",
-            "properties": {
-                "version": {"const": 1},
-                "tries": {"type": "integer", "minimum": 0, "maximum": 4294967295_u64},
-                "last": {"enum": ["pass", "fail"]}
-            },
-            "required": ["tries"]
         }),
     )
 }

@@ -1,0 +1,469 @@
+//! The launch-policy sidecar `<session>.pi-herdr-subagent-policy.json` (protocol.md §1.4).
+//!
+//! herd-launch writes it once at spawn; `herd-launch resume` reads it back and restores exactly
+//! the tools the child had, so a later change of a role can never widen a resumed child. The
+//! reader fails closed: a missing file, a version other than 1 or 2, an unknown key, an owner other
+//! than `public` or `managed-worktree`, a malformed tool list or a hash that does not match is an
+//! error naming the file and the field, never a default.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use herd_core::sidecar::{AtomicWrite, Durability};
+use herd_core::{Error, ErrorCode, sidecar};
+
+/// herd-launch's writer: atomic and private, not fsynced, as every file of a launch is (a policy
+/// only matters while its child can run, and its reader fails closed on a lost file).
+const WRITER: AtomicWrite = AtomicWrite::new(Durability::Unsynced);
+
+/// The version this build writes.
+pub const VERSION: u64 = 2;
+
+/// The bound of a policy read; a genuine policy is well under a kilobyte per tool.
+pub const READ_LIMIT: u64 = 256 * 1024;
+
+/// Who launched the child, which decides whether it may be resumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// An ordinary child of the `subagent` tool.
+    Public,
+    /// A child in a managed worktree; resumed only in its retained workspace.
+    ManagedWorktree,
+}
+
+impl Owner {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Owner::Public => "public",
+            Owner::ManagedWorktree => "managed-worktree",
+        }
+    }
+}
+
+/// The worktree binding of a managed-worktree child.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorktreeBinding {
+    pub path: String,
+    pub workspace_id: String,
+    pub branch: String,
+    pub base_sha: String,
+}
+
+/// A launch policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    /// 1 or 2; version 1 files carry no persistence, ids, hash or worktree.
+    pub version: u64,
+    pub owner: Owner,
+    /// `None`: deliberately unrestricted (no `--tools` flag).
+    pub tools: Option<Vec<String>>,
+    pub denied_tools: Vec<String>,
+    pub persistent: bool,
+    pub logical_id: String,
+    pub generation_id: String,
+    pub worktree: Option<WorktreeBinding>,
+}
+
+/// The hashed part, in the key order the hash is defined over.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Canonical<'a> {
+    version: u64,
+    owner: &'static str,
+    tools: Option<&'a [String]>,
+    denied_tools: &'a [String],
+    persistent: bool,
+    logical_id: &'a str,
+    generation_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    worktree: Option<&'a WorktreeBinding>,
+}
+
+/// The file: the canonical part, its hash, then the worktree (key order as pi-herdr-agents).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Wire<'a> {
+    version: u64,
+    owner: &'static str,
+    tools: Option<&'a [String]>,
+    denied_tools: &'a [String],
+    persistent: bool,
+    logical_id: &'a str,
+    generation_id: &'a str,
+    policy_hash: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    worktree: Option<&'a WorktreeBinding>,
+}
+
+impl Policy {
+    /// A version 2 policy.
+    pub fn new(
+        owner: Owner,
+        tools: Option<Vec<String>>,
+        denied_tools: Vec<String>,
+        persistent: bool,
+        logical_id: String,
+        generation_id: String,
+        worktree: Option<WorktreeBinding>,
+    ) -> Policy {
+        Policy {
+            version: VERSION,
+            owner,
+            tools,
+            denied_tools,
+            persistent,
+            logical_id,
+            generation_id,
+            worktree,
+        }
+    }
+
+    fn canonical(&self) -> Canonical<'_> {
+        Canonical {
+            version: self.version,
+            owner: self.owner.as_str(),
+            tools: self.tools.as_deref(),
+            denied_tools: &self.denied_tools,
+            persistent: self.persistent,
+            logical_id: &self.logical_id,
+            generation_id: &self.generation_id,
+            worktree: self.worktree.as_ref(),
+        }
+    }
+
+    /// The lower-case hex SHA-256 of the canonical JSON of the policy.
+    ///
+    /// The canonical JSON is compact, keys in the order `version, owner, tools, deniedTools,
+    /// persistent, logicalId, generationId[, worktree]`, as `JSON.stringify` writes it.
+    pub fn hash(&self) -> String {
+        // Serialising plain strings, booleans and integers cannot fail.
+        let json = serde_json::to_vec(&self.canonical()).unwrap_or_default();
+        hex(&Sha256::digest(&json))
+    }
+
+    /// The file content: compact JSON and a newline.
+    pub fn to_json(&self) -> Vec<u8> {
+        let wire = Wire {
+            version: VERSION,
+            owner: self.owner.as_str(),
+            tools: self.tools.as_deref(),
+            denied_tools: &self.denied_tools,
+            persistent: self.persistent,
+            logical_id: &self.logical_id,
+            generation_id: &self.generation_id,
+            policy_hash: self.hash(),
+            worktree: self.worktree.as_ref(),
+        };
+        let mut bytes = serde_json::to_vec(&wire).unwrap_or_default();
+        bytes.push(b'\n');
+        bytes
+    }
+
+    /// Writes the policy beside the session; the first policy of a session is never replaced.
+    pub fn write(&self, path: &Path) -> Result<(), Error> {
+        validate_names(&self.tools.clone().unwrap_or_default(), path, "tools")?;
+        validate_names(&self.denied_tools, path, "deniedTools")?;
+        if WRITER.create_once(path, &self.to_json())? {
+            Ok(())
+        } else {
+            Err(Error::new(
+                ErrorCode::Conflict,
+                format!("{} already exists", path.display()),
+            )
+            .with_field("session"))
+        }
+    }
+
+    /// Reads and validates a policy; a missing file is an error, since resume fails closed.
+    pub fn read(path: &Path) -> Result<Policy, Error> {
+        let bytes = sidecar::read_bounded(path, READ_LIMIT)?.ok_or_else(|| {
+            Error::not_found(format!("{} is missing", path.display())).with_field("policy")
+        })?;
+        Policy::from_slice(&bytes, path)
+    }
+
+    /// Parses and validates a policy file; `origin` names it in errors.
+    pub fn from_slice(bytes: &[u8], origin: &Path) -> Result<Policy, Error> {
+        let bad = |field: &str, reason: &str| {
+            Error::invalid(field, format!("{}: `{field}` {reason}", origin.display()))
+        };
+        let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+            Error::invalid(
+                "policy",
+                format!("{} is not valid JSON: {e}", origin.display()),
+            )
+        })?;
+        let object = value
+            .as_object()
+            .ok_or_else(|| bad("policy", "is not a JSON object"))?;
+        let version = object
+            .get("version")
+            .and_then(serde_json::Value::as_u64)
+            .ok_or_else(|| bad("version", "is missing or not an integer"))?;
+        let allowed: &[&str] = match version {
+            1 => &["version", "owner", "tools", "deniedTools"],
+            2 => &[
+                "version",
+                "owner",
+                "tools",
+                "deniedTools",
+                "persistent",
+                "logicalId",
+                "generationId",
+                "policyHash",
+                "worktree",
+            ],
+            _ => {
+                return Err(bad(
+                    "version",
+                    &format!("is {version}; only 1 and 2 are supported"),
+                ));
+            }
+        };
+        if let Some(key) = object.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return Err(bad(key, "is not a known key"));
+        }
+        let owner = match object.get("owner").and_then(serde_json::Value::as_str) {
+            Some("public") => Owner::Public,
+            Some("managed-worktree") => Owner::ManagedWorktree,
+            Some(other) => {
+                return Err(bad(
+                    "owner",
+                    &format!("is {other:?}, not an owner herd can resume"),
+                ));
+            }
+            None => return Err(bad("owner", "is missing or not a string")),
+        };
+        let tools = match object.get("tools") {
+            Some(serde_json::Value::Null) => None,
+            Some(value) => {
+                let names = string_array(value)
+                    .ok_or_else(|| bad("tools", "is not null or an array of strings"))?;
+                if names.is_empty() {
+                    return Err(bad("tools", "is an empty list"));
+                }
+                validate_names(&names, origin, "tools")?;
+                Some(names)
+            }
+            None => return Err(bad("tools", "is missing")),
+        };
+        let denied_tools = object
+            .get("deniedTools")
+            .and_then(string_array)
+            .ok_or_else(|| bad("deniedTools", "is missing or not an array of strings"))?;
+        validate_names(&denied_tools, origin, "deniedTools")?;
+        if version == 1 {
+            return Ok(Policy {
+                version,
+                owner,
+                tools,
+                denied_tools,
+                persistent: false,
+                logical_id: String::new(),
+                generation_id: String::new(),
+                worktree: None,
+            });
+        }
+        let persistent = object
+            .get("persistent")
+            .and_then(serde_json::Value::as_bool)
+            .ok_or_else(|| bad("persistent", "is missing or not a boolean"))?;
+        let text = |key: &str| -> Result<String, Error> {
+            match object.get(key).and_then(serde_json::Value::as_str) {
+                Some("") => Err(bad(key, "is empty")),
+                Some(s) => Ok(s.to_owned()),
+                None => Err(bad(key, "is missing or not a string")),
+            }
+        };
+        let logical_id = text("logicalId")?;
+        let generation_id = text("generationId")?;
+        let policy_hash = text("policyHash")?;
+        let worktree = match object.get("worktree") {
+            None => None,
+            Some(value) => Some(worktree_binding(value).ok_or_else(|| {
+                bad(
+                    "worktree",
+                    "is not exactly {path, workspaceId, branch, baseSha} of non-empty strings",
+                )
+            })?),
+        };
+        let policy = Policy {
+            version,
+            owner,
+            tools,
+            denied_tools,
+            persistent,
+            logical_id,
+            generation_id,
+            worktree,
+        };
+        if policy.hash() != policy_hash {
+            return Err(bad("policyHash", "does not match the policy"));
+        }
+        Ok(policy)
+    }
+
+    /// Where a session's policy lives.
+    pub fn path_for(session: &Path) -> PathBuf {
+        herd_core::layout::SessionFiles::new(session).policy()
+    }
+}
+
+fn string_array(value: &serde_json::Value) -> Option<Vec<String>> {
+    value
+        .as_array()?
+        .iter()
+        .map(|v| v.as_str().map(str::to_owned))
+        .collect()
+}
+
+fn worktree_binding(value: &serde_json::Value) -> Option<WorktreeBinding> {
+    let object = value.as_object()?;
+    if object.len() != 4 {
+        return None;
+    }
+    let text = |key: &str| {
+        object
+            .get(key)?
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    Some(WorktreeBinding {
+        path: text("path")?,
+        workspace_id: text("workspaceId")?,
+        branch: text("branch")?,
+        base_sha: text("baseSha")?,
+    })
+}
+
+/// Tool names: non-empty, no commas or whitespace, no duplicates.
+fn validate_names(names: &[String], origin: &Path, field: &str) -> Result<(), Error> {
+    for (i, name) in names.iter().enumerate() {
+        if name.is_empty() || name.chars().any(|c| c == ',' || c.is_whitespace()) {
+            return Err(Error::invalid(
+                field,
+                format!(
+                    "{}: `{field}` has {name:?}, not a tool name",
+                    origin.display()
+                ),
+            ));
+        }
+        if names[..i].contains(name) {
+            return Err(Error::invalid(
+                field,
+                format!("{}: `{field}` lists {name:?} twice", origin.display()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> Policy {
+        Policy::new(
+            Owner::Public,
+            Some(vec!["read".into(), "bash".into()]),
+            vec!["subagent".into()],
+            false,
+            "ab12cd34".into(),
+            "gen-1".into(),
+            None,
+        )
+    }
+
+    #[test]
+    fn hash_is_over_the_canonical_json_in_key_order() {
+        let p = policy();
+        let canonical = r#"{"version":2,"owner":"public","tools":["read","bash"],"deniedTools":["subagent"],"persistent":false,"logicalId":"ab12cd34","generationId":"gen-1"}"#;
+        assert_eq!(p.hash(), hex(&Sha256::digest(canonical.as_bytes())));
+        let text = String::from_utf8(p.to_json()).unwrap();
+        assert!(
+            text.starts_with(r#"{"version":2,"owner":"public","tools":["read","bash"]"#),
+            "{text}"
+        );
+        assert!(text.ends_with("}\n"));
+    }
+
+    #[test]
+    fn round_trip_with_worktree_and_unrestricted_tools() {
+        let mut p = policy();
+        p.tools = None;
+        p.owner = Owner::ManagedWorktree;
+        p.worktree = Some(WorktreeBinding {
+            path: "/w".into(),
+            workspace_id: "w3".into(),
+            branch: "feat/x".into(),
+            base_sha: "abc".into(),
+        });
+        let back = Policy::from_slice(&p.to_json(), Path::new("p.json")).unwrap();
+        assert_eq!(back, p);
+        let json: serde_json::Value = serde_json::from_slice(&p.to_json()).unwrap();
+        assert_eq!(json["tools"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn reader_fails_closed_naming_the_field() {
+        let good: serde_json::Value = serde_json::from_slice(&policy().to_json()).unwrap();
+        let check = |edit: &dyn Fn(&mut serde_json::Value), field: &str| {
+            let mut v = good.clone();
+            edit(&mut v);
+            let err = Policy::from_slice(&serde_json::to_vec(&v).unwrap(), Path::new("p.json"))
+                .unwrap_err();
+            assert_eq!(err.field.as_deref(), Some(field), "{err}");
+            assert_eq!(err.code, ErrorCode::InvalidRequest);
+        };
+        check(&|v| v["version"] = 3.into(), "version");
+        check(&|v| v["owner"] = "workflow".into(), "owner");
+        check(&|v| v["extra"] = 1.into(), "extra");
+        check(&|v| v["tools"] = serde_json::json!([]), "tools");
+        check(&|v| v["tools"] = serde_json::json!(["a b"]), "tools");
+        check(&|v| v["tools"] = serde_json::json!(["a", "a"]), "tools");
+        check(
+            &|v| v["deniedTools"] = serde_json::Value::Null,
+            "deniedTools",
+        );
+        check(&|v| v["persistent"] = true.into(), "policyHash");
+        check(
+            &|v| v["worktree"] = serde_json::json!({"path": "/w"}),
+            "worktree",
+        );
+        check(&|v| v["logicalId"] = "".into(), "logicalId");
+        let err = Policy::from_slice(b"not json", Path::new("p.json")).unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("policy"));
+    }
+
+    #[test]
+    fn version_one_is_read_as_non_persistent() {
+        let v1 = br#"{"version":1,"owner":"public","tools":null,"deniedTools":[]}"#;
+        let p = Policy::from_slice(v1, Path::new("p.json")).unwrap();
+        assert_eq!(p.version, 1);
+        assert!(!p.persistent && p.tools.is_none());
+    }
+
+    #[test]
+    fn written_once_and_missing_is_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl.pi-herdr-subagent-policy.json");
+        assert_eq!(Policy::read(&path).unwrap_err().code, ErrorCode::NotFound);
+        policy().write(&path).unwrap();
+        assert_eq!(policy().write(&path).unwrap_err().code, ErrorCode::Conflict);
+        assert_eq!(Policy::read(&path).unwrap(), policy());
+    }
+}
