@@ -403,7 +403,7 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
     let dispatched = last_dispatched(&files);
     // Whether a task holds the stop pending (seed 003: "the task reaches its terminal outcome
     // first"); asked before the directive, which makes the specialist `Stopping`.
-    let busy = herd_launch::policy::Policy::read(&files.policy())
+    let busy = herd_protocol::launch::policy::Policy::read(&files.policy())
         .ok()
         .and_then(|p| herd_protocol::persistent::activity(&files, &p.generation_id).ok())
         .is_some_and(|a| matches!(a, herd_protocol::persistent::Activity::Busy(_)))

@@ -1368,14 +1368,16 @@ fn an_exit_after_a_failed_stop_is_one_stopped_result() {
     assert_eq!(out.code, Some(4), "{}", out.stdout.text());
     // The ledger line cannot be written by that herd-watch either; the parent records it.
     if !ledger_outcomes(&session).contains(&"stop-failed".to_owned()) {
-        herd_launch::persistent::append_ledger(
-            Path::new(&format!("{session}.ledger")),
-            "first",
-            herd_launch::persistent::Outcome::StopFailed,
-            "g",
-            "l",
-            "h",
-        )
+        use herd_protocol::persistent::{At, LedgerLine, Outcome};
+        LedgerLine {
+            task: "first".into(),
+            outcome: Outcome::StopFailed,
+            generation: "g".into(),
+            logical_id: "l".into(),
+            policy_hash: String::new(),
+            at: At::now(),
+        }
+        .append(Path::new(&format!("{session}.ledger")))
         .unwrap();
     }
     // The specialist then exits (here: it is killed): the stop's confirmed exit, not a crash.
