@@ -1408,18 +1408,17 @@ fn an_exit_after_a_failed_stop_is_one_stopped_result() {
     );
 }
 
-#[test]
-fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
-    let env = Env::new();
-    // Idle after its first task, it claims the stop directive and ignores it.
-    let deaf = SPECIALIST.replace(
+/// A specialist (`SPECIALIST`, doing `on_stop` when its stop directive comes) that has answered
+/// its first task: its run id, its runner's PID and its session file.
+fn specialist_after_its_first_task(env: &Env, name: &str, on_stop: &str) -> (String, u32, String) {
+    let script = SPECIALIST.replace(
         r#"*'"type":"stop"'*) printf '{"type":"done"}' > "$s.exit"; exit 0;;"#,
-        r#"*'"type":"stop"'*) ;;"#,
+        &format!(r#"*'"type":"stop"'*) {on_stop};;"#),
     );
-    assert_ne!(deaf, SPECIALIST);
+    assert_ne!(script, SPECIALIST);
     let id = env.spawn_request(
-        serde_json::json!({"name": "Deaf", "task": "first", "persistent": true}),
-        &["--runner", "exec", "--", "sh", "-c", &deaf],
+        serde_json::json!({"name": name, "task": "first", "persistent": true}),
+        &["--runner", "exec", "--", "sh", "-c", &script],
     );
     let pid = env.identity_pid(&id);
     let session = env.record(&id)["session_file"].as_str().unwrap().to_owned();
@@ -1428,6 +1427,14 @@ fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
             .ok()
             .filter(|t| t.contains("first task done"))
     });
+    (id, pid, session)
+}
+
+#[test]
+fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
+    let env = Env::new();
+    // Idle after its first task, it claims the stop directive and ignores it.
+    let (id, pid, session) = specialist_after_its_first_task(&env, "Deaf", "");
     let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
     assert_eq!(code, 3, "{text}");
     assert_eq!(doc["status"], "stop-unconfirmed", "{doc}");
@@ -1540,22 +1547,11 @@ fn run_end(stdout: &str) -> Value {
 fn an_unconfirmed_stop_is_stalled_and_its_late_exit_is_one_stopped_result() {
     let env = Env::new();
     // It honours the stop directive, but only after the stop's 5 s deadline.
-    let late = SPECIALIST.replace(
-        r#"*'"type":"stop"'*) printf '{"type":"done"}' > "$s.exit"; exit 0;;"#,
-        r#"*'"type":"stop"'*) sleep 9; printf '{"type":"done"}' > "$s.exit"; exit 0;;"#,
+    let (id, pid, session) = specialist_after_its_first_task(
+        &env,
+        "Late",
+        r#"sleep 9; printf '{"type":"done"}' > "$s.exit"; exit 0"#,
     );
-    assert_ne!(late, SPECIALIST);
-    let id = env.spawn_request(
-        serde_json::json!({"name": "Late", "task": "first", "persistent": true}),
-        &["--runner", "exec", "--", "sh", "-c", &late],
-    );
-    let pid = env.identity_pid(&id);
-    let session = env.record(&id)["session_file"].as_str().unwrap().to_owned();
-    wait_for("the first task's answer", Duration::from_secs(10), || {
-        std::fs::read_to_string(format!("{session}.tasks"))
-            .ok()
-            .filter(|t| t.contains("first task done"))
-    });
     // The first task's result is delivered before the stop.
     let first = env.run(
         &watch_bin(),
