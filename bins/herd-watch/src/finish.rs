@@ -118,7 +118,7 @@ fn earlier_models(artifacts: &Artifacts, record: &RunRecord) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Builds the result of a finished run.
+/// Builds the result of a finished run, in the order of its numbered steps.
 pub fn build(
     artifacts: &Artifacts,
     record: &RunRecord,
@@ -127,53 +127,12 @@ pub fn build(
     cancel: &Receiver<()>,
     notes: &[String],
 ) -> RunResult {
-    let session = match record.runner {
-        Runner::Pi => evidence::summarize_session(Path::new(&record.session_file))
-            .ok()
-            .flatten(),
-        Runner::Exec => None,
-    };
-    let exec_output =
-        evidence::read_output_tail(&artifacts.stdout_log(&record.run_id), EXEC_REPORT_TAIL)
-            .ok()
-            .flatten()
-            .filter(|tail| !tail.text.trim().is_empty());
-    let natural_report = || match record.runner {
-        Runner::Pi => session.as_ref().and_then(evidence::SessionSummary::report),
-        Runner::Exec => exec_output.as_ref().map(|tail| tail.text.clone()),
-    };
-    // An exec run has no session: its files are its output logs.
-    let (session_file, output_files) = match record.runner {
-        Runner::Pi => (Some(record.session_file.clone()), None),
-        Runner::Exec => (
-            None,
-            Some((
-                artifacts.stdout_log(&record.run_id).display().to_string(),
-                artifacts.stderr_log(&record.run_id).display().to_string(),
-            )),
-        ),
-    };
-    let mut ending = Ending {
-        name: record.name.clone(),
-        elapsed_ms,
-        session_file,
-        output_files: output_files.clone(),
-        resumable: record.runner == Runner::Pi,
-        model_used: session
-            .as_ref()
-            .and_then(|s| s.model.clone())
-            .or_else(|| record.model.clone()),
-        models_attempted: {
-            let mut models = earlier_models(artifacts, record);
-            models.extend(record.model.iter().cloned());
-            models
-        },
-        notes: notes.to_vec(),
-        ..Ending::default()
-    };
+    // 1. What the child left: its session, or an exec child's output logs.
+    let left = Left::read(artifacts, record);
+    let mut ending = left.ending(artifacts, record, elapsed_ms, notes);
     let mut details = Details::default();
-    // The models that failed before this attempt: each one's raw error in the details, and a
-    // host line saying which model failed and why.
+    // 2. The models that failed before this attempt: each one's raw error in the details, and a
+    //    host line saying which model failed and why.
     let failures = fallback::failures(artifacts, &record.run_id);
     if !failures.is_empty() {
         for failure in &failures {
@@ -188,12 +147,187 @@ pub fn build(
         }
         details.fallback_failures = Some(failures);
     }
-    let mut cancellation = None;
-    match &observed {
+    // 3. How it ended, from the evidence; a cancel that a passed time limit made is a failure.
+    let mut cancellation = observe(
+        &observed,
+        artifacts,
+        record,
+        &left,
+        &mut ending,
+        &mut details,
+    );
+    let expiry = match observed {
+        Observed::Cancelled(_) => crate::timeout::read(artifacts, &record.run_id),
+        _ => None,
+    };
+    if let Some(expiry) = &expiry {
+        ending.outcome = Some(Outcome::Failed);
+        ending.timed_out = true;
+        left.report_into(record, &mut ending);
+        ending.failure = Some(format!(
+            "timed out: still running after its time limit of {} ms; its process was terminated",
+            expiry.limit_ms
+        ));
+        details.timed_out = Some(true);
+        details.time_limit_ms = Some(expiry.limit_ms);
+    }
+    // 4. The worktree handoff, before the check so its changed files can be reported.
+    let (handoff_json, changed_files) = handoff(artifacts, record, &mut ending);
+    // 5. Seed 004's gate on the final report, then the review a reviewer supplies.
+    apply_acceptance(
+        artifacts,
+        record,
+        &mut ending,
+        &mut details,
+        &mut cancellation,
+        cancel,
+    );
+    // 6. The parent re-check decides the verdict.
+    if let Some(spec_path) = &record.accept_spec {
+        details.accept = Some(recheck(
+            artifacts,
+            record,
+            Path::new(spec_path),
+            &changed_files,
+            &mut ending,
+            &mut cancellation,
+            cancel,
+        ));
+    }
+    if ending.outcome == Some(Outcome::Cancelled) {
+        ending.report = None;
+    }
+    // 7. A persistent specialist's end: stopped, or vanished.
+    specialist_end(record, &observed, &mut ending, &mut details);
+    // 8. What structured consumers read beside the message.
+    // What a renderer shows in the expanded view: the raw report, bounded as the block is.
+    if let Some(report) = &ending.report {
+        details.report = Some(ReportView {
+            kind: ending.report_kind(),
+            text: herd_core::escape::bounded_report(report),
+        });
+    }
+    if let Some(intent) = &cancellation {
+        details.error = Some(if expiry.is_some() {
+            CancelError::TimedOut
+        } else {
+            CancelError::Cancelled
+        });
+        details.cancellation = Some(intent.to_details());
+    }
+    details.worktree = handoff_json;
+    details.model.clone_from(&ending.model_used);
+    match &left.output_files {
+        None => details.session_file = Some(record.session_file.clone()),
+        Some((stdout, stderr)) => {
+            details.stdout_file = Some(stdout.clone());
+            details.stderr_file = Some(stderr.clone());
+        }
+    }
+    steering_details(artifacts, record, &mut details);
+    details.elapsed_ms = Some(elapsed_ms);
+    let outcome = ending.outcome.unwrap_or(Outcome::Failed);
+    RunResult {
+        format_version: delivery::FORMAT_VERSION,
+        run_id: record.run_id.clone(),
+        name: record.name.clone(),
+        outcome,
+        message: ending.message().render(),
+        details,
+        settled_at_ms: now_ms(),
+        task: None,
+    }
+}
+
+/// What a finished child left to read: a Pi child's session, an exec child's output logs.
+struct Left {
+    session: Option<evidence::SessionSummary>,
+    exec_output: Option<evidence::OutputTail>,
+    /// An exec run's stdout and stderr logs (it has no session).
+    output_files: Option<(String, String)>,
+}
+
+impl Left {
+    fn read(artifacts: &Artifacts, record: &RunRecord) -> Left {
+        let session = match record.runner {
+            Runner::Pi => evidence::summarize_session(Path::new(&record.session_file))
+                .ok()
+                .flatten(),
+            Runner::Exec => None,
+        };
+        let exec_output =
+            evidence::read_output_tail(&artifacts.stdout_log(&record.run_id), EXEC_REPORT_TAIL)
+                .ok()
+                .flatten()
+                .filter(|tail| !tail.text.trim().is_empty());
+        let output_files = (record.runner == Runner::Exec).then(|| {
+            (
+                artifacts.stdout_log(&record.run_id).display().to_string(),
+                artifacts.stderr_log(&record.run_id).display().to_string(),
+            )
+        });
+        Left {
+            session,
+            exec_output,
+            output_files,
+        }
+    }
+
+    /// The ending before anything is known of how the run ended.
+    fn ending(
+        &self,
+        artifacts: &Artifacts,
+        record: &RunRecord,
+        elapsed_ms: u64,
+        notes: &[String],
+    ) -> Ending {
+        Ending {
+            name: record.name.clone(),
+            elapsed_ms,
+            session_file: (record.runner == Runner::Pi).then(|| record.session_file.clone()),
+            output_files: self.output_files.clone(),
+            resumable: record.runner == Runner::Pi,
+            model_used: self
+                .session
+                .as_ref()
+                .and_then(|s| s.model.clone())
+                .or_else(|| record.model.clone()),
+            models_attempted: {
+                let mut models = earlier_models(artifacts, record);
+                models.extend(record.model.iter().cloned());
+                models
+            },
+            notes: notes.to_vec(),
+            ..Ending::default()
+        }
+    }
+
+    /// Puts the child's own report into `ending`: its last message, or an exec child's output.
+    fn report_into(&self, record: &RunRecord, ending: &mut Ending) {
+        ending.report = match record.runner {
+            Runner::Pi => self
+                .session
+                .as_ref()
+                .and_then(evidence::SessionSummary::report),
+            Runner::Exec => self.exec_output.as_ref().map(|tail| tail.text.clone()),
+        };
+        ending.report_abbreviated_from = report_abbreviated_from(ending, &self.exec_output);
+    }
+}
+
+/// Step 3: what the evidence says of the end, into `ending` and `details`; a cancel's intent.
+fn observe(
+    observed: &Observed,
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    left: &Left,
+    ending: &mut Ending,
+    details: &mut Details,
+) -> Option<CancelIntent> {
+    match observed {
         Observed::Sidecar(Completion::Done) | Observed::Exited(0) => {
             ending.outcome = Some(Outcome::Completed);
-            ending.report = natural_report();
-            ending.report_abbreviated_from = report_abbreviated_from(&ending, &exec_output);
+            left.report_into(record, ending);
         }
         Observed::Sidecar(Completion::Error { message }) => {
             ending.outcome = Some(Outcome::Failed);
@@ -208,8 +342,7 @@ pub fn build(
         Observed::Exited(code) => {
             ending.outcome = Some(Outcome::Failed);
             ending.exit_code = Some(*code);
-            ending.report = natural_report();
-            ending.report_abbreviated_from = report_abbreviated_from(&ending, &exec_output);
+            left.report_into(record, ending);
             details.exit_code = Some(*code);
             if record.runner == Runner::Exec {
                 if let Some(error) = exec_error(&artifacts.stderr_log(&record.run_id)) {
@@ -233,123 +366,117 @@ pub fn build(
         }
         Observed::Cancelled(intent) => {
             ending.outcome = Some(Outcome::Cancelled);
-            cancellation = Some(intent.clone());
+            return Some(intent.clone());
         }
     }
-    // A cancel that a passed time limit made: the run failed, and says why.
-    let expiry = match observed {
-        Observed::Cancelled(_) => crate::timeout::read(artifacts, &record.run_id),
-        _ => None,
+    None
+}
+
+/// Step 4: inspects a worktree child's checkout for the handoff and records the outcome in its
+/// manifest. Returns the handoff document and the files it changed (untracked ones included).
+fn handoff(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    ending: &mut Ending,
+) -> (
+    Option<herd_protocol::worktree::WorktreeInspect>,
+    Vec<String>,
+) {
+    let Some(worktree) = &record.worktree else {
+        return (None, Vec::new());
     };
-    if let Some(expiry) = &expiry {
-        ending.outcome = Some(Outcome::Failed);
-        ending.timed_out = true;
-        ending.report = natural_report();
-        ending.report_abbreviated_from = report_abbreviated_from(&ending, &exec_output);
-        ending.failure = Some(format!(
-            "timed out: still running after its time limit of {} ms; its process was terminated",
-            expiry.limit_ms
-        ));
-        details.timed_out = Some(true);
-        details.time_limit_ms = Some(expiry.limit_ms);
+    let git = herd_git::Git::from_env();
+    let deadline = herd_git::Deadline::after(herd_git::budget::HANDOFF);
+    let handoff = herd_worktree::handoff::inspect(
+        &git,
+        Path::new(&worktree.path),
+        &worktree.base_sha,
+        deadline,
+    );
+    let mut changed_files = handoff.changed_files.clone().unwrap_or_default();
+    changed_files.extend(handoff.untracked_files.clone().unwrap_or_default());
+    ending.handoff = herd_worktree::handoff::render_lines(
+        &handoff,
+        record.pane.as_ref().and_then(|p| p.workspace_id.as_deref()),
+    );
+    let state = match ending.outcome {
+        Some(Outcome::Completed) => Some(State::ReadyForReview),
+        Some(Outcome::Help) => Some(State::NeedsHelp),
+        Some(Outcome::Failed) => Some(State::Failed),
+        Some(Outcome::Cancelled) => Some(State::Cancelled),
+        None => None,
+    };
+    if let Some(state) = state {
+        let _ = Manifest::record_result(artifacts, &record.run_id, state, &handoff);
     }
+    (Some(handoff.document()), changed_files)
+}
 
-    // The worktree handoff, before the check so its changed files can be reported.
-    let mut handoff_json = None;
-    let mut changed_files = Vec::new();
-    if let Some(worktree) = &record.worktree {
-        let git = herd_git::Git::from_env();
-        let deadline = herd_git::Deadline::after(herd_git::budget::HANDOFF);
-        let handoff = herd_worktree::handoff::inspect(
-            &git,
-            Path::new(&worktree.path),
-            &worktree.base_sha,
-            deadline,
-        );
-        changed_files = handoff.changed_files.clone().unwrap_or_default();
-        changed_files.extend(handoff.untracked_files.clone().unwrap_or_default());
-        ending.handoff = herd_worktree::handoff::render_lines(
-            &handoff,
-            record.pane.as_ref().and_then(|p| p.workspace_id.as_deref()),
-        );
-        handoff_json = Some(handoff.document());
-        let state = match ending.outcome {
-            Some(Outcome::Completed) => Some(State::ReadyForReview),
-            Some(Outcome::Help) => Some(State::NeedsHelp),
-            Some(Outcome::Failed) => Some(State::Failed),
-            Some(Outcome::Cancelled) => Some(State::Cancelled),
-            None => None,
-        };
-        if let Some(state) = state {
-            let _ = Manifest::record_result(artifacts, &record.run_id, state, &handoff);
+/// Step 6: the parent re-check of an accept spec, which decides the verdict; a cancel during
+/// it stops it, and the run is cancelled with the check skipped. Returns the verdict's details.
+fn recheck(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    spec_path: &Path,
+    changed_files: &[String],
+    ending: &mut Ending,
+    cancellation: &mut Option<CancelIntent>,
+    cancel: &Receiver<()>,
+) -> serde_json::Value {
+    let spec = match AcceptSpec::load(spec_path) {
+        Ok(spec) => spec,
+        Err(err) => {
+            ending.check_line = Some("Check: error (the accept spec cannot be read)".to_owned());
+            return serde_json::json!({"verdict": "error", "error": err.message});
+        }
+    };
+    let outcome = match ending.outcome {
+        Some(Outcome::Completed) => RunOutcome::Completed,
+        Some(Outcome::Help) => RunOutcome::Help,
+        Some(Outcome::Cancelled) => RunOutcome::Cancelled,
+        Some(Outcome::Failed) if ending.provider_error => RunOutcome::ProviderError,
+        _ => RunOutcome::Failed,
+    };
+    let cwd = record
+        .worktree
+        .as_ref()
+        .map_or(record.cwd.as_str(), |w| w.path.as_str())
+        .to_owned();
+    let tries = read_child_tries(record);
+    let req = VerdictRequest {
+        spec: Some(&spec),
+        cwd: Path::new(&cwd),
+        outcome,
+        tries: tries.map(|t| t.0),
+        child_reported: tries.and_then(|t| t.1),
+        changed_files,
+        shared_checkout: record.worktree.is_none(),
+    };
+    let mut verdict = herd_accept::verdict(&req, cancel);
+    if outcome == RunOutcome::Completed {
+        if let Some(intent) = control::read_intent(artifacts, &record.run_id) {
+            ending.outcome = Some(Outcome::Cancelled);
+            *cancellation = Some(intent);
+            let skipped = VerdictRequest {
+                outcome: RunOutcome::Cancelled,
+                ..req
+            };
+            verdict = herd_accept::decide(&skipped, None);
         }
     }
+    ending.check_line = Some(verdict.check_line().to_owned());
+    ending.check_output_line = verdict.check_output_line().map(str::to_owned);
+    serde_json::to_value(&verdict).unwrap_or_default()
+}
 
-    // Seed 004's gate on the final report, then the review a reviewer supplies.
-    apply_acceptance(
-        artifacts,
-        record,
-        &mut ending,
-        &mut details,
-        &mut cancellation,
-        cancel,
-    );
-
-    // The parent re-check decides the verdict.
-    if let Some(spec_path) = &record.accept_spec {
-        let accept = match AcceptSpec::load(Path::new(spec_path)) {
-            Ok(spec) => {
-                let outcome = match ending.outcome {
-                    Some(Outcome::Completed) => RunOutcome::Completed,
-                    Some(Outcome::Help) => RunOutcome::Help,
-                    Some(Outcome::Cancelled) => RunOutcome::Cancelled,
-                    Some(Outcome::Failed) if ending.provider_error => RunOutcome::ProviderError,
-                    _ => RunOutcome::Failed,
-                };
-                let cwd = record
-                    .worktree
-                    .as_ref()
-                    .map_or(record.cwd.as_str(), |w| w.path.as_str())
-                    .to_owned();
-                let tries = read_child_tries(record);
-                let req = VerdictRequest {
-                    spec: Some(&spec),
-                    cwd: Path::new(&cwd),
-                    outcome,
-                    tries: tries.map(|t| t.0),
-                    child_reported: tries.and_then(|t| t.1),
-                    changed_files: &changed_files,
-                    shared_checkout: record.worktree.is_none(),
-                };
-                let mut verdict = herd_accept::verdict(&req, cancel);
-                if outcome == RunOutcome::Completed {
-                    if let Some(intent) = control::read_intent(artifacts, &record.run_id) {
-                        // A cancel during the re-check stops it: the run is cancelled, the
-                        // check skipped.
-                        ending.outcome = Some(Outcome::Cancelled);
-                        cancellation = Some(intent);
-                        let skipped = VerdictRequest {
-                            outcome: RunOutcome::Cancelled,
-                            ..req
-                        };
-                        verdict = herd_accept::decide(&skipped, None);
-                    }
-                }
-                ending.check_line = Some(verdict.check_line().to_owned());
-                ending.check_output_line = verdict.check_output_line().map(str::to_owned);
-                serde_json::to_value(&verdict).unwrap_or_default()
-            }
-            Err(err) => {
-                ending.check_line =
-                    Some("Check: error (the accept spec cannot be read)".to_owned());
-                serde_json::json!({"verdict": "error", "error": err.message})
-            }
-        };
-        details.accept = Some(accept);
-    }
-    if ending.outcome == Some(Outcome::Cancelled) {
-        ending.report = None;
-    }
+/// Step 7: a persistent specialist's end. Gone without its stop directive, it vanished (one
+/// facts-only crash notice); ended on its directive, it stopped.
+fn specialist_end(
+    record: &RunRecord,
+    observed: &Observed,
+    ending: &mut Ending,
+    details: &mut Details,
+) {
     // A specialist gone without its stop directive: one facts-only crash notice.
     if record.persistent
         && ending.outcome == Some(Outcome::Failed)
@@ -374,30 +501,11 @@ pub fn build(
         ending.report = None;
         details.stopped = Some(true);
     }
-    // What a renderer shows in the expanded view: the raw report, bounded as the block is.
-    if let Some(report) = &ending.report {
-        details.report = Some(ReportView {
-            kind: ending.report_kind(),
-            text: herd_core::escape::bounded_report(report),
-        });
-    }
-    if let Some(intent) = &cancellation {
-        details.error = Some(if expiry.is_some() {
-            CancelError::TimedOut
-        } else {
-            CancelError::Cancelled
-        });
-        details.cancellation = Some(intent.to_details());
-    }
-    details.worktree = handoff_json;
-    details.model.clone_from(&ending.model_used);
-    match &output_files {
-        None => details.session_file = Some(record.session_file.clone()),
-        Some((stdout, stderr)) => {
-            details.stdout_file = Some(stdout.clone());
-            details.stderr_file = Some(stderr.clone());
-        }
-    }
+}
+
+/// Step 8: the steering left undelivered, and seed 004's steering ledger (every request's
+/// receipt, a queued one still `queued`).
+fn steering_details(artifacts: &Artifacts, record: &RunRecord, details: &mut Details) {
     let queued = control::undelivered_steer(artifacts, &record.run_id);
     if !queued.is_empty() {
         details.undelivered_steering = Some(queued);
@@ -412,18 +520,6 @@ pub fn build(
                 .map(herd_protocol::to_value)
                 .collect(),
         );
-    }
-    details.elapsed_ms = Some(elapsed_ms);
-    let outcome = ending.outcome.unwrap_or(Outcome::Failed);
-    RunResult {
-        format_version: delivery::FORMAT_VERSION,
-        run_id: record.run_id.clone(),
-        name: record.name.clone(),
-        outcome,
-        message: ending.message().render(),
-        details,
-        settled_at_ms: now_ms(),
-        task: None,
     }
 }
 
