@@ -14,10 +14,10 @@ use herd_core::{sidecar, time::now_ms};
 use herd_protocol::result::{CancelError, ReportView};
 use herd_worktree::manifest::{Manifest, State};
 
-use crate::control::{self, CancelIntent};
 use crate::delivery::{self, Details, Outcome, RunResult};
 use crate::evidence::{self, Completion};
 use crate::fallback::{self, Fallback};
+use crate::intents::{self, CancelIntent};
 use crate::message::Ending;
 
 /// How much of an exec runner's output becomes its report.
@@ -65,7 +65,7 @@ pub fn finish(
     // A provider error with a model left, and no cancel: the next model runs instead.
     if let Some(error) = &fallback_error {
         if !record.fallback_models.is_empty()
-            && control::read_intent(artifacts, &record.run_id).is_none()
+            && intents::read_intent(artifacts, &record.run_id).is_none()
         {
             // The failed attempt keeps its line in the outcome ledger.
             let attempt = build(artifacts, record, observed.clone(), elapsed_ms, cancel, &[]);
@@ -454,7 +454,7 @@ fn recheck(
     };
     let mut verdict = herd_accept::verdict(&req, cancel);
     if outcome == RunOutcome::Completed {
-        if let Some(intent) = control::read_intent(artifacts, &record.run_id) {
+        if let Some(intent) = intents::read_intent(artifacts, &record.run_id) {
             ending.outcome = Some(Outcome::Cancelled);
             *cancellation = Some(intent);
             let skipped = VerdictRequest {
@@ -506,12 +506,12 @@ fn specialist_end(
 /// Step 8: the steering left undelivered, and seed 004's steering ledger (every request's
 /// receipt, a queued one still `queued`).
 fn steering_details(artifacts: &Artifacts, record: &RunRecord, details: &mut Details) {
-    let queued = control::undelivered_steer(artifacts, &record.run_id);
+    let queued = intents::undelivered_steer(artifacts, &record.run_id);
     if !queued.is_empty() {
         details.undelivered_steering = Some(queued);
     }
     // Seed 004's steering ledger: every request's receipt, a queued one still `queued`.
-    let steering = control::steering_ledger(artifacts, &record.run_id);
+    let steering = intents::steering_ledger(artifacts, &record.run_id);
     if !steering.requests.is_empty() {
         details.steering = Some(
             steering
@@ -579,7 +579,7 @@ fn apply_acceptance(
         }
         ending.acceptance_line = Some(ledger.host_line());
         if ledger.cancelled {
-            if let Some(intent) = control::read_intent(artifacts, &record.run_id) {
+            if let Some(intent) = intents::read_intent(artifacts, &record.run_id) {
                 ending.outcome = Some(Outcome::Cancelled);
                 *cancellation = Some(intent);
             }

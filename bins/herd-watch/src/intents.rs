@@ -1,0 +1,146 @@
+//! What the parent asked of a run, as it stands on disk: the cancel intent, the last interrupt,
+//! and the steering queue and its ledger of receipts.
+//!
+//! `control` writes these files and `finish` reads them into a run's result; keeping them here,
+//! below both, leaves `control` (which settles a confirmed cancel through `finish`) the only
+//! one of the two that knows the other.
+
+use herd_core::layout::Artifacts;
+use herd_core::sidecar;
+use herd_protocol::watch::{SteerError, SteerState, WatchSteer};
+use serde::{Deserialize, Serialize};
+
+/// How a termination attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Termination {
+    Confirmed,
+    Unconfirmed,
+}
+
+/// `runs/<id>.cancel.json`: the intent, written once, then the termination's outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CancelIntent {
+    pub format_version: u64,
+    pub requested_at_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination: Option<Termination>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmed_at_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl CancelIntent {
+    /// The `cancellation` record of a cancelled result's details.
+    pub fn to_details(&self) -> herd_protocol::result::Cancellation {
+        use herd_protocol::result::{CancelTermination, Cancellation};
+        Cancellation {
+            confirmed_at: self.confirmed_at_ms,
+            requested_at: self.requested_at_ms,
+            termination: self
+                .termination
+                .map_or(CancelTermination::Requested, |t| match t {
+                    Termination::Confirmed => CancelTermination::Confirmed,
+                    Termination::Unconfirmed => CancelTermination::Unconfirmed,
+                }),
+        }
+    }
+}
+
+/// Reads the cancel intent of `run_id`, if one was recorded.
+pub fn read_intent(artifacts: &Artifacts, run_id: &str) -> Option<CancelIntent> {
+    sidecar::read_json(&artifacts.run_file(run_id, "cancel.json"), 16 * 1024)
+        .ok()
+        .flatten()
+}
+
+/// Reads when `run_id` was last interrupted.
+pub fn read_interrupt(artifacts: &Artifacts, run_id: &str) -> Option<u64> {
+    let value: serde_json::Value =
+        sidecar::read_json(&artifacts.run_file(run_id, "interrupt.json"), 4096).ok()??;
+    value.get("at_ms")?.as_u64()
+}
+
+/// One steering request as the ledger keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SteerReceipt {
+    pub request_id: String,
+    /// `steer`, `follow_up` or `auto`.
+    pub mode: String,
+    pub state: SteerState,
+    pub requested_at_ms: u64,
+    /// When its keys went to the child (at once, or later from the queue).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered_at_ms: Option<u64>,
+    /// Why it failed (host text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The error's code, for the exit code of the command that made the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+}
+
+impl SteerReceipt {
+    /// The receipt as `herd-watch steer --json` prints it for the run `run_id` named `name`.
+    pub fn document(&self, run_id: &str, name: &str) -> WatchSteer {
+        WatchSteer {
+            run_id: run_id.to_owned(),
+            name: Some(name.to_owned()),
+            request_id: self.request_id.clone(),
+            receipt: self.state,
+            state: self.state,
+            mode: self.mode.clone(),
+            delivery_status: self.state.delivery_status(),
+            error: self.error.as_ref().map(|message| SteerError {
+                code: self.error_code.as_deref().unwrap_or("internal").to_owned(),
+                message: message.clone(),
+            }),
+        }
+    }
+}
+
+/// `runs/<id>.steering.json`: the receipts of the run's last [`STEER_LEDGER_MAX`] requests,
+/// oldest first (seed 004's persisted `steering` ledger).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SteeringLedger {
+    pub format_version: u64,
+    pub requests: Vec<SteerReceipt>,
+}
+
+/// How many requests the steering ledger retains (seed 004).
+pub const STEER_LEDGER_MAX: usize = 20;
+
+/// `runs/<id>.steer.json`: the bounded FIFO of messages not yet delivered.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SteerQueue {
+    pub format_version: u64,
+    pub messages: Vec<String>,
+    /// The request id of each message, in the same order (absent in a queue written before
+    /// receipts were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub request_ids: Vec<String>,
+}
+
+pub(crate) const STEER_FILE_MAX: u64 = 1024 * 1024;
+
+pub(crate) fn steering_path(artifacts: &Artifacts, run_id: &str) -> std::path::PathBuf {
+    artifacts.run_file(run_id, "steering.json")
+}
+
+/// The steering ledger of `run_id` (empty when nothing was ever steered or it cannot be read).
+pub fn steering_ledger(artifacts: &Artifacts, run_id: &str) -> SteeringLedger {
+    sidecar::read_json(&steering_path(artifacts, run_id), STEER_FILE_MAX)
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// The steering messages still queued when a run ended (its result's details report them).
+pub fn undelivered_steer(artifacts: &Artifacts, run_id: &str) -> Vec<String> {
+    sidecar::read_json::<SteerQueue>(&artifacts.run_file(run_id, "steer.json"), 1024 * 1024)
+        .ok()
+        .flatten()
+        .map(|q| q.messages)
+        .unwrap_or_default()
+}
