@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use herd_core::identity::{self, Judgement, Record};
-use herd_core::layout::{Artifacts, SessionFiles};
 use herd_core::subprocess::Command;
+use herd_protocol::layout::{Artifacts, SessionFiles};
 use serde_json::Value;
 
 use crate::bench::{Ctx, Goal, Measured, Quantity, Row, median, progress, timed};
@@ -137,7 +137,7 @@ impl Fixture {
         for dir in [&bare, &full] {
             for i in 0..OPEN {
                 let id = self.spawn(dir, &format!("open {i}"), &["sleep", "900"])?;
-                let record = herd_core::run::RunRecord::load(&Artifacts::new(dir), &id)
+                let record = herd_protocol::run::RunRecord::load(&Artifacts::new(dir), &id)
                     .map_err(|e| e.message)?;
                 self.sessions.push(PathBuf::from(record.session_file));
             }

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use herd_core::identity::{self, Record};
-use herd_core::layout::Artifacts;
 use herd_core::subprocess::{self, Command};
+use herd_protocol::layout::Artifacts;
 use serde_json::Value;
 
 use crate::bench::{

@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use herd_core::identity::{self, Judgement, Record};
-use herd_core::layout::{Artifacts, SessionFiles};
 use herd_core::sidecar;
 use herd_core::subprocess::{self, Command, Detached};
+use herd_protocol::layout::{Artifacts, SessionFiles};
 use serde_json::Value;
 
 use crate::bench::{

@@ -913,7 +913,7 @@ fn wait_child_exit(result: &serde_json::Value) {
     let Some(session) = result["details"]["sessionFile"].as_str() else {
         return;
     };
-    let identity = herd_core::layout::SessionFiles::new(session).process();
+    let identity = herd_protocol::layout::SessionFiles::new(session).process();
     if let Ok(Some(child)) = herd_core::identity::Record::read(&identity) {
         let _ = herd_core::identity::wait_exited(
             &child,

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use herd_core::identity::{self, Judgement};
-use herd_core::layout::{Artifacts, SessionFiles};
-use herd_core::run::{LaunchStatus, RunRecord};
 use herd_core::subprocess::{self, Command, Keep};
 use herd_git::{Deadline, Git, budget};
 use herd_herdr::Herdr;
+use herd_protocol::layout::{Artifacts, SessionFiles};
+use herd_protocol::run::{LaunchStatus, RunRecord};
 
 use crate::holders;
 use crate::inspect::{shown, shown_path};
@@ -410,7 +410,7 @@ fn run_finding(artifacts: &Artifacts, id: &str, boot: Option<&str>) -> Option<Ru
         return None;
     }
     // Replaced by the next model or candidate: the successor carries the run.
-    if herd_core::run::Superseded::read(artifacts, id).is_some_and(|s| s.successor.is_some()) {
+    if herd_protocol::run::Superseded::read(artifacts, id).is_some_and(|s| s.successor.is_some()) {
         return None;
     }
     let finding = |state: FindingState, detail: String| {

@@ -10,11 +10,11 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use herd_core::identity::{self, Judgement};
-use herd_core::layout::{Artifacts, SessionFiles};
-use herd_core::run::RunRecord;
 use herd_git::index::{self, Gitlinks};
 use herd_git::{Deadline, EntryKind, Git, Head, WorktreeEntry, budget};
 use herd_herdr::{Herdr, Source, WorktreeList};
+use herd_protocol::layout::{Artifacts, SessionFiles};
+use herd_protocol::run::RunRecord;
 use herd_worktree::manifest::{self, Manifest};
 
 use crate::holders::{self, SHELLS};

@@ -78,7 +78,7 @@ pub const FILES: &[SchemaFile] = &[
     read!(
         "run-record.schema.json",
         "`runs/<run-id>.json`",
-        herd_core::run::RunRecord
+        herd_protocol::run::RunRecord
     ),
     by_hand!(
         "run-event.schema.json",

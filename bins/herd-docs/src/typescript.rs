@@ -46,7 +46,7 @@ pub fn render(schemas: &[(&str, Value)]) -> String {
     let _ = write!(
         out,
         "\n/** The rule of a run id, which names its files. */\nexport const RUN_ID_PATTERN = /{}/;\n",
-        herd_core::layout::RUN_ID_PATTERN
+        herd_protocol::layout::RUN_ID_PATTERN
     );
     for (file, schema) in schemas {
         let title = schema

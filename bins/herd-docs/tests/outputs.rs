@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use herd_core::layout::Artifacts;
+use herd_protocol::layout::Artifacts;
 use serde_json::{Value, json};
 use support::assert_valid;
 
@@ -155,7 +155,7 @@ fn accept_outputs_and_spec_validate() {
 /// name every field of the type.
 fn record(art: &Artifacts, id: &str, name: &str, status: &str, session: &Path) {
     fs::create_dir_all(art.runs_dir()).unwrap();
-    let mut record: herd_core::run::RunRecord = serde_json::from_value(json!({
+    let mut record: herd_protocol::run::RunRecord = serde_json::from_value(json!({
         "format_version": 1, "run_id": id, "name": name, "created_at_ms": herd_core::time::now_ms(),
         "runner": "exec", "surface": "process", "status": status, "cwd": path_str(session.parent().unwrap()),
         "session_file": path_str(session), "auto_exit": true,
@@ -186,7 +186,7 @@ fn watch_outputs_and_sidecars_validate() {
     fs::create_dir_all(art.logs_dir()).unwrap();
     fs::write(art.stdout_log("done1"), "building\nall tests pass\n").unwrap();
     fs::write(
-        herd_core::layout::SessionFiles::new(&done).exit(),
+        herd_protocol::layout::SessionFiles::new(&done).exit(),
         r#"{"type":"done"}"#,
     )
     .unwrap();
@@ -195,7 +195,7 @@ fn watch_outputs_and_sidecars_validate() {
     record(&art, "pend1", "waiter", "pending", &pending);
     assert_valid(
         "completion.schema.json",
-        &read_json(&herd_core::layout::SessionFiles::new(&done).exit()),
+        &read_json(&herd_protocol::layout::SessionFiles::new(&done).exit()),
     );
 
     for rest in [
@@ -436,9 +436,9 @@ fn launch_acknowledgements_validate() {
     let session = dir.path().join("s.jsonl");
     let art = Artifacts::new(dir.path().join("art"));
     record(&art, "ack1", "scout", "launched", &session);
-    let mut full = herd_core::run::RunRecord::load(&art, "ack1").unwrap();
+    let mut full = herd_protocol::run::RunRecord::load(&art, "ack1").unwrap();
     let minimal = full.clone();
-    full.pane = Some(herd_core::run::PaneRef {
+    full.pane = Some(herd_protocol::run::PaneRef {
         pane_id: "p_3".into(),
         tab_id: Some("t_1".into()),
         workspace_id: Some("w_2".into()),
@@ -450,7 +450,7 @@ fn launch_acknowledgements_validate() {
     full.model = Some("anthropic/claude-sonnet-4".into());
     full.fallback_models = vec!["openai/gpt-5".into()];
     full.thinking = Some("high".into());
-    full.worktree = Some(herd_core::run::WorktreeRef {
+    full.worktree = Some(herd_protocol::run::WorktreeRef {
         path: "/w/feat-x".into(),
         branch: "feat-x".into(),
         base_sha: "d1ec649307ad35d111882f392d6a9bf0323ef97d".into(),
@@ -460,13 +460,13 @@ fn launch_acknowledgements_validate() {
     full.launch_failure = Some("the pane did not confirm the launch command".into());
     for (status, record, attempts, ids) in [
         (
-            herd_core::run::LaunchStatus::Launched,
+            herd_protocol::run::LaunchStatus::Launched,
             minimal,
             vec![],
             None,
         ),
         (
-            herd_core::run::LaunchStatus::Uncertain,
+            herd_protocol::run::LaunchStatus::Uncertain,
             full,
             vec![(
                 "0f0f0f0f".to_owned(),
@@ -500,7 +500,7 @@ fn persistent_specialist_files_validate() {
     let art = Artifacts::new(dir.path().join("art"));
     let session = dir.path().join("spec.jsonl");
     record(&art, "pers1", "reviewer", "launched", &session);
-    let mut specialist = herd_core::run::RunRecord::load(&art, "pers1").unwrap();
+    let mut specialist = herd_protocol::run::RunRecord::load(&art, "pers1").unwrap();
     specialist.persistent = true;
     let files = specialist.session_files();
     let hash = "3f".repeat(32);

@@ -121,7 +121,7 @@ fn valid_sidecar_fixtures_parse_as_their_rust_types() {
             }
         }
     }
-    parses::<herd_core::run::RunRecord>("run-record");
+    parses::<herd_protocol::run::RunRecord>("run-record");
     parses::<herd_protocol::result::RunResult>("run-result");
     parses::<herd_watch::control::CancelIntent>("cancel-intent");
     parses::<herd_watch::control::SteerQueue>("steer-queue");
@@ -171,7 +171,7 @@ fn valid_sidecar_fixtures_parse_as_their_rust_types() {
     }
     for (path, value) in fixtures("valid", "worktree-manifest") {
         let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
-        let art = herd_core::layout::Artifacts::new(dir.path());
+        let art = herd_protocol::layout::Artifacts::new(dir.path());
         let id = value
             .get("id")
             .and_then(Value::as_str)

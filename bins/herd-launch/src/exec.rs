@@ -10,8 +10,8 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use herd_core::identity::{self, Judgement, Record};
-use herd_core::layout::validate_run_id;
 use herd_core::{Error, ErrorCode, subprocess};
+use herd_protocol::layout::validate_run_id;
 
 /// Writes the identity record of this process for `run_id`.
 ///

@@ -9,8 +9,8 @@
 
 use std::path::PathBuf;
 
-use herd_core::layout::Artifacts;
 use herd_core::{Error, ErrorCode};
+use herd_protocol::layout::Artifacts;
 use sha2::{Digest, Sha256};
 
 /// The entry file Pi loads; it imports the others by relative paths.

@@ -16,9 +16,9 @@
 use std::path::Path;
 
 use herd_core::Error;
-use herd_core::layout::{Artifacts, validate_run_id};
-use herd_core::run::{FORMAT_VERSION, RunRecord};
 use herd_core::sidecar::{AtomicWrite, Durability};
+use herd_protocol::layout::{Artifacts, validate_run_id};
+use herd_protocol::run::{FORMAT_VERSION, RunRecord};
 
 /// The writer of every herd-launch file: atomic, private, not fsynced (see the module docs).
 const WRITER: AtomicWrite = AtomicWrite::new(Durability::Unsynced);

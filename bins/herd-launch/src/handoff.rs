@@ -22,9 +22,9 @@ use std::time::{Duration, Instant};
 
 use herd_core::escape::encode_host_value;
 use herd_core::identity::{self, Ancestry, Judgement};
-use herd_core::layout::{Artifacts, SessionFiles};
-use herd_core::run::{PaneRef, SurfaceKind};
 use herd_core::{Error, ErrorCode, exit};
+use herd_protocol::layout::{Artifacts, SessionFiles};
+use herd_protocol::run::{PaneRef, SurfaceKind};
 use herd_surface::{Launch, LaunchError, Surface, Target};
 use herd_worktree::create::{CreateEnv, CreateRequest, Created};
 use herd_worktree::manifest::{Manifest, State};

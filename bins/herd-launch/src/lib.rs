@@ -28,9 +28,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use herd_cli::{ArtifactsArgs, Output};
-use herd_core::layout::Artifacts;
-use herd_core::run::{Selector, SurfaceKind};
 use herd_core::{Error, ErrorCode};
+use herd_protocol::layout::Artifacts;
+use herd_protocol::run::{Selector, SurfaceKind};
 use herd_surface::Surface;
 
 /// The environment variable naming the Pi executable (default: `pi` on `PATH`).
@@ -391,7 +391,7 @@ fn spawn_command(
 ) -> Result<Output, Error> {
     let (bytes, kind, runner, argv, tried, trust, time_limit_ms) = match &args.fallback_of {
         Some(run_id) => {
-            let previous = herd_core::run::RunRecord::load(artifacts, run_id)?;
+            let previous = herd_protocol::run::RunRecord::load(artifacts, run_id)?;
             let request_file = previous
                 .extra
                 .get("request_file")
@@ -401,8 +401,8 @@ fn spawn_command(
                 })?;
             let bytes = spawn::read_request(request_file)?;
             let runner = match previous.runner {
-                herd_core::run::Runner::Pi => plan::RunnerChoice::Pi,
-                herd_core::run::Runner::Exec => plan::RunnerChoice::Exec,
+                herd_protocol::run::Runner::Pi => plan::RunnerChoice::Pi,
+                herd_protocol::run::Runner::Exec => plan::RunnerChoice::Exec,
             };
             let argv: Vec<OsString> = previous
                 .extra

@@ -8,9 +8,9 @@
 use std::path::{Path, PathBuf};
 
 use herd_core::escape::encode_host_value;
-use herd_core::layout::Artifacts;
-use herd_core::run::{LaunchStatus, RunRecord};
 use herd_core::{Error, ErrorCode};
+use herd_protocol::layout::Artifacts;
+use herd_protocol::run::{LaunchStatus, RunRecord};
 use serde_json::{Value, json};
 
 use crate::persistent::{self, Activity};
@@ -115,7 +115,7 @@ pub fn list(artifacts: &Artifacts, cwd: &Path, agent_dir: &Path) -> Result<Listi
 fn specialists(artifacts: &Artifacts) -> Result<Vec<Specialist>, Error> {
     let mut found = Vec::new();
     // A live specialist is an open run.
-    for id in herd_core::open_runs::list(artifacts)? {
+    for id in herd_protocol::open_runs::list(artifacts)? {
         let Ok(record) = RunRecord::load(artifacts, &id) else {
             continue;
         };

@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use herd_core::identity::{self, Judgement};
-use herd_core::layout::Artifacts;
-use herd_core::run::{LaunchStatus, RunRecord, Selector};
 use herd_core::{Error, ErrorCode};
+use herd_protocol::layout::Artifacts;
 pub use herd_protocol::persistent::{
     Activity, At, InboxKind, LOCK_WAIT, LedgerLine, Outcome, activity, write_inbox,
 };
+use herd_protocol::run::{LaunchStatus, RunRecord, Selector};
 
 use crate::policy::Policy;
 
@@ -64,7 +64,7 @@ pub fn send(artifacts: &Artifacts, selector: &Selector<'_>, message: &str) -> Re
             format!("the message is longer than {MESSAGE_LIMIT} bytes"),
         ));
     }
-    let record = herd_core::run::find(artifacts, selector, |r| r.persistent)?;
+    let record = herd_protocol::run::find(artifacts, selector, |r| r.persistent)?;
     if !record.persistent {
         return Err(Error::invalid(
             "run",
@@ -173,8 +173,8 @@ pub fn send(artifacts: &Artifacts, selector: &Selector<'_>, message: &str) -> Re
 
 #[cfg(test)]
 mod tests {
-    use herd_core::layout::SessionFiles;
     use herd_core::sidecar;
+    use herd_protocol::layout::SessionFiles;
 
     use super::*;
 

@@ -10,8 +10,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use herd_core::escape::{Noun, encode_list};
-use herd_core::run::SurfaceKind;
 use herd_core::{Error, ErrorCode};
+use herd_protocol::run::SurfaceKind;
 use herd_tools::{ModelSpec, SubagentRequest, WorktreeRequest};
 
 use crate::roles::{self, Config, Role, SessionMode};
@@ -45,10 +45,10 @@ pub enum Runner {
 }
 
 impl Runner {
-    pub fn kind(&self) -> herd_core::run::Runner {
+    pub fn kind(&self) -> herd_protocol::run::Runner {
         match self {
-            Runner::Pi { .. } => herd_core::run::Runner::Pi,
-            Runner::Exec { .. } => herd_core::run::Runner::Exec,
+            Runner::Pi { .. } => herd_protocol::run::Runner::Pi,
+            Runner::Exec { .. } => herd_protocol::run::Runner::Exec,
         }
     }
 }

@@ -12,8 +12,8 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use herd_core::identity::{self, Judgement, Record};
-use herd_core::layout::{Artifacts, SessionFiles};
 use herd_core::{Error, ErrorCode, sidecar};
+use herd_protocol::layout::{Artifacts, SessionFiles};
 use herd_surface::Surface;
 use herd_tools::SubagentRequest;
 

@@ -19,10 +19,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use herd_core::layout::{Artifacts, SessionFiles, safe_name};
-use herd_core::run::{LaunchStatus, PaneRef, RunRecord, SurfaceKind, WorktreeRef};
 use herd_core::{Error, ErrorCode, exit, sidecar};
 use herd_protocol::launch::{AckWorktree, FailedAttempt, LaunchAck};
+use herd_protocol::layout::{Artifacts, SessionFiles, safe_name};
+use herd_protocol::run::{LaunchStatus, PaneRef, RunRecord, SurfaceKind, WorktreeRef};
 use herd_surface::{Launch, LaunchError, Surface};
 
 use crate::artifact::{self, Mode};
@@ -251,14 +251,14 @@ pub fn review_target(
         return Ok(None);
     };
     let refuse = |why: String| Err(Error::invalid("reviews", why));
-    let selector = if herd_core::layout::validate_run_id(target).is_ok()
+    let selector = if herd_protocol::layout::validate_run_id(target).is_ok()
         && artifacts.run_record(target).exists()
     {
-        herd_core::run::Selector::Id(target)
+        herd_protocol::run::Selector::Id(target)
     } else {
-        herd_core::run::Selector::Name(target)
+        herd_protocol::run::Selector::Name(target)
     };
-    let record = match herd_core::run::find(artifacts, &selector, |_| true) {
+    let record = match herd_protocol::run::find(artifacts, &selector, |_| true) {
         Ok(record) => record,
         Err(err) => return refuse(format!("names no run to review: {}", err.message)),
     };
@@ -297,7 +297,7 @@ fn acceptance_section(plan: &Plan) -> Option<String> {
 /// Records that the failed attempt `run_id` was replaced by `successor`. A failure to write it
 /// leaves the attempt to be delivered as the failure it is, which misleads nobody.
 fn mark_superseded(artifacts: &Artifacts, run_id: &str, successor: &str) {
-    let superseded = herd_core::run::Superseded {
+    let superseded = herd_protocol::run::Superseded {
         format_version: 1,
         at_ms: herd_core::time::now_ms(),
         successor: Some(successor.to_owned()),
@@ -305,10 +305,13 @@ fn mark_superseded(artifacts: &Artifacts, run_id: &str, successor: &str) {
         error: None,
     };
     if let Ok(bytes) = serde_json::to_vec(&superseded) {
-        if crate::files::create_once(&herd_core::run::Superseded::path(artifacts, run_id), &bytes)
-            .is_ok()
+        if crate::files::create_once(
+            &herd_protocol::run::Superseded::path(artifacts, run_id),
+            &bytes,
+        )
+        .is_ok()
         {
-            herd_core::open_runs::remove(artifacts, run_id);
+            herd_protocol::open_runs::remove(artifacts, run_id);
         }
     }
 }
@@ -321,7 +324,7 @@ fn persistent_cap(plan: &Plan, artifacts: &Artifacts) -> Result<(), Error> {
     let max = crate::roles::Config::max_persistent(&plan.agent_dir)?;
     let mut live = 0;
     // A live specialist is an open run.
-    for id in herd_core::open_runs::list(artifacts)? {
+    for id in herd_protocol::open_runs::list(artifacts)? {
         let Ok(record) = RunRecord::load(artifacts, &id) else {
             continue;
         };
@@ -488,7 +491,7 @@ fn launch_once(
     let model = plan.model(attempt).map(str::to_owned);
     let fallback_models: Vec<String> = plan.models.iter().skip(attempt + 1).cloned().collect();
     let mut record = RunRecord {
-        format_version: herd_core::run::FORMAT_VERSION,
+        format_version: herd_protocol::run::FORMAT_VERSION,
         run_id: String::new(),
         name: plan.request.name.clone(),
         agent: plan.role.as_ref().map(|r| r.name.clone()),
@@ -516,7 +519,7 @@ fn launch_once(
         auto_exit: plan.auto_exit,
         fallback_of: plan.fallback_of.clone(),
         parent_run_id: env("PI_SUBAGENT_ID")
-            .filter(|id| herd_core::layout::validate_run_id(id).is_ok()),
+            .filter(|id| herd_protocol::layout::validate_run_id(id).is_ok()),
         launch_failure: None,
         time_limit_ms: plan.time_limit_ms,
         diagnostics: plan.diagnostics.clone(),
@@ -556,7 +559,7 @@ fn launch_once(
             continue;
         }
         // In the open-run set before the record exists, so no open run is ever missing there.
-        herd_core::open_runs::add(artifacts, &record.run_id)?;
+        herd_protocol::open_runs::add(artifacts, &record.run_id)?;
         if crate::files::claim_record(artifacts, &mut record)? {
             claimed = Some((files, ids));
             break;
@@ -627,7 +630,7 @@ fn withdraw(artifacts: &Artifacts, record: &RunRecord) {
     }
     let _ = std::fs::remove_file(artifacts.launcher(id));
     let _ = std::fs::remove_file(artifacts.run_record(id));
-    herd_core::open_runs::remove(artifacts, id);
+    herd_protocol::open_runs::remove(artifacts, id);
 }
 
 /// Writes the identity of this herd-launch for `run_id` once; `false` when the id was taken.

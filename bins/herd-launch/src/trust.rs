@@ -77,7 +77,7 @@ impl Parent {
 
     /// The decision an earlier attempt recorded for its child in `dir` (a model-fallback launch
     /// repeats it); a record without one is untrusted.
-    pub fn from_record(record: &herd_core::run::RunRecord) -> Parent {
+    pub fn from_record(record: &herd_protocol::run::RunRecord) -> Parent {
         let trust = record
             .extra
             .get(RECORD_KEY)

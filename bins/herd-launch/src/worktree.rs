@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use herd_core::Error;
-use herd_core::layout::Artifacts;
-use herd_core::run::{PaneRef, SurfaceKind};
+use herd_protocol::layout::Artifacts;
+use herd_protocol::run::{PaneRef, SurfaceKind};
 use herd_tools::WorktreeRequest;
 use herd_worktree::create::{CreateEnv, CreateRequest, Created, Surface};
 use herd_worktree::manifest::{Manifest, State};

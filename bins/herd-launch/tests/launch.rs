@@ -1022,7 +1022,7 @@ fn a_persistent_specialist_takes_one_task_at_a_time() {
     });
 
     // A stop directive ends it; afterwards sends are refused.
-    let files = herd_core::layout::SessionFiles::new(&session);
+    let files = herd_protocol::layout::SessionFiles::new(&session);
     std::fs::write(
         files.inbox(99),
         "{\"version\":1,\"type\":\"stop\",\"task\":\"stop-1\",\"message\":\"\",\"at\":\"\"}\n",
@@ -1409,8 +1409,8 @@ fn a_tree_that_ignores_sigterm_is_killed_whole_before_its_close_is_confirmed() {
         read(env.work().join("grandchild.pid"))?.trim().parse().ok()
     });
     // What herd-watch does: open the surface from the record alone and close the child.
-    let artifacts = herd_core::layout::Artifacts::new(env.art());
-    let record = herd_core::run::RunRecord::load(&artifacts, run_id).unwrap();
+    let artifacts = herd_protocol::layout::Artifacts::new(env.art());
+    let record = herd_protocol::run::RunRecord::load(&artifacts, run_id).unwrap();
     let (surface, target) = herd_surface::open(&record, &artifacts).unwrap();
     assert_eq!(
         surface

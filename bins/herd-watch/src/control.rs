@@ -6,9 +6,9 @@
 use std::time::{Duration, Instant};
 
 use herd_core::identity::{self, Judgement};
-use herd_core::layout::Artifacts;
-use herd_core::run::{LaunchStatus, RunRecord};
 use herd_core::{Error, ErrorCode, sidecar, time::now_ms};
+use herd_protocol::layout::Artifacts;
+use herd_protocol::run::{LaunchStatus, RunRecord};
 use herd_surface::{Closed, Key, Surface, Target};
 
 use crate::delivery::{self, Outcome};
@@ -221,7 +221,7 @@ pub fn close_finished_pane(artifacts: &Artifacts, record: &RunRecord) {
     let Some(pane) = record.pane.as_ref() else {
         return;
     };
-    if record.surface != herd_core::run::SurfaceKind::Herdr
+    if record.surface != herd_protocol::run::SurfaceKind::Herdr
         || !pane.owned
         || record.worktree.is_some()
     {

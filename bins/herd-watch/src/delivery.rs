@@ -25,8 +25,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use herd_core::layout::Artifacts;
 use herd_core::{Error, ErrorCode, sidecar};
+use herd_protocol::layout::Artifacts;
 
 use herd_protocol::result::{Delivered, stem};
 pub use herd_protocol::result::{Details, FORMAT_VERSION, Outcome, RunResult};
@@ -133,7 +133,7 @@ pub fn acknowledge(artifacts: &Artifacts, key: &str) -> Result<bool, Error> {
         set.remove(&marker);
     }
     if task.is_none() {
-        herd_core::open_runs::remove(artifacts, run_id);
+        herd_protocol::open_runs::remove(artifacts, run_id);
     }
     Ok(created)
 }
@@ -197,7 +197,7 @@ pub fn deliver_once(
     // Closed on disk: the run leaves the open-run set (a kill before this leaves a stale entry
     // that the next scan removes).
     if result.task.is_none() {
-        herd_core::open_runs::remove(artifacts, &result.run_id);
+        herd_protocol::open_runs::remove(artifacts, &result.run_id);
     }
     Ok(true)
 }

@@ -44,7 +44,7 @@ pub const ERROR_FALLBACK: &str = "the child ended with a provider error and wrot
 /// Reads the `.exit` sidecar of `record`'s session, ignoring one written before the run was
 /// created: a resumed session keeps the sidecar of the run it continues (its help request, its
 /// result), which is that earlier run's evidence, not this one's.
-pub fn read_run_exit(record: &herd_core::run::RunRecord) -> ExitRead {
+pub fn read_run_exit(record: &herd_protocol::run::RunRecord) -> ExitRead {
     let path = record.session_files().exit();
     let written_ms = std::fs::metadata(&path)
         .and_then(|m| m.modified())
@@ -62,8 +62,8 @@ pub fn read_run_exit(record: &herd_core::run::RunRecord) -> ExitRead {
 /// the launch; `None` without either. The run time is the child's own, not the time until a
 /// watcher came to look.
 pub fn ended_at_ms(
-    artifacts: &herd_core::layout::Artifacts,
-    record: &herd_core::run::RunRecord,
+    artifacts: &herd_protocol::layout::Artifacts,
+    record: &herd_protocol::run::RunRecord,
 ) -> Option<u64> {
     let written_ms = |path: &Path| {
         std::fs::metadata(path)
@@ -631,7 +631,7 @@ mod tests {
         )
         .unwrap();
         let record = |created_at_ms| {
-            serde_json::from_value::<herd_core::run::RunRecord>(serde_json::json!({
+            serde_json::from_value::<herd_protocol::run::RunRecord>(serde_json::json!({
                 "format_version": 1, "run_id": "r1", "name": "n", "created_at_ms": created_at_ms,
                 "updated_at_ms": created_at_ms, "runner": "pi", "surface": "process",
                 "status": "launched", "cwd": "/", "session_file": session,

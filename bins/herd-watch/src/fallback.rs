@@ -8,16 +8,16 @@
 
 use std::time::Duration;
 
-use herd_core::layout::Artifacts;
-use herd_core::run::RunRecord;
 use herd_core::subprocess::{self, Command};
 use herd_core::{sidecar, time::now_ms};
+use herd_protocol::layout::Artifacts;
+use herd_protocol::run::RunRecord;
 use serde::{Deserialize, Serialize};
 
 /// The budget of the fallback launch (placement and worktree acquisition included).
 const LAUNCH_BUDGET: Duration = Duration::from_secs(180);
 
-pub use herd_core::run::Superseded;
+pub use herd_protocol::run::Superseded;
 
 /// `runs/<successor>.predecessor.json`: the attempts before this one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -172,7 +172,7 @@ pub fn launch_next(artifacts: &Artifacts, record: &RunRecord, error: &str) -> Fa
         ),
     };
     if sidecar::write_json(&path, &record_claim).is_ok() && record_claim.successor.is_some() {
-        herd_core::open_runs::remove(artifacts, &record.run_id);
+        herd_protocol::open_runs::remove(artifacts, &record.run_id);
     }
     result
 }

@@ -8,10 +8,10 @@ use std::path::Path;
 
 use crossbeam_channel::Receiver;
 use herd_accept::{AcceptSpec, ChildReport, RunOutcome, VerdictRequest};
-use herd_core::layout::Artifacts;
-use herd_core::run::{RunRecord, Runner};
 use herd_core::{sidecar, time::now_ms};
+use herd_protocol::layout::Artifacts;
 use herd_protocol::result::{CancelError, ReportView};
+use herd_protocol::run::{RunRecord, Runner};
 use herd_worktree::manifest::{Manifest, State};
 
 use crate::delivery::{self, Details, Outcome, RunResult};

@@ -5,8 +5,8 @@
 //! below both, leaves `control` (which settles a confirmed cancel through `finish`) the only
 //! one of the two that knows the other.
 
-use herd_core::layout::Artifacts;
 use herd_core::sidecar;
+use herd_protocol::layout::Artifacts;
 use herd_protocol::watch::{SteerError, SteerState, WatchSteer};
 use serde::{Deserialize, Serialize};
 

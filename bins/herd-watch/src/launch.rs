@@ -18,9 +18,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use herd_core::identity::{self, Record};
-use herd_core::layout::Artifacts;
-use herd_core::run::{LaunchStatus, RunRecord, Superseded, SurfaceKind};
 use herd_core::time::now_ms;
+use herd_protocol::layout::Artifacts;
+use herd_protocol::run::{LaunchStatus, RunRecord, Superseded, SurfaceKind};
 
 /// How long an orphaned launch waits for evidence of a child before it settles as lost.
 pub const LOST_GRACE: Duration = Duration::from_secs(30);

@@ -26,9 +26,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use herd_cli::{ArtifactsArgs, Output};
-use herd_core::layout::Artifacts;
-use herd_core::run::{self, RunRecord, Selector};
 use herd_core::{Error, exit};
+use herd_protocol::layout::Artifacts;
+use herd_protocol::run::{self, RunRecord, Selector};
 use herd_protocol::watch::{Interrupted, WatchCancel, WatchInterrupt, WatchWait};
 
 /// Supervise herd children and deliver their results exactly once.

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use herd_cli::Output;
 use herd_core::identity::{self, Judgement};
-use herd_core::layout::Artifacts;
-use herd_core::run::{LaunchStatus, RunRecord, Runner, Selector};
 use herd_core::{Error, ErrorCode, escape, exit, sidecar, time::now_ms};
+use herd_protocol::layout::Artifacts;
+use herd_protocol::run::{LaunchStatus, RunRecord, Runner, Selector};
 use herd_protocol::watch::{
     StatusRow, StatusRuns, StatusTranscript, StatusWidget, StopStatus, WatchStatus, WatchStop,
 };
@@ -64,7 +64,7 @@ impl Looks {
     ) -> Result<Inspection, herd_surface::Error> {
         // Herdr rows carry the terminal id that tells a restarted server's panes apart; a tmux
         // pane is asked on its own, where its server's pid is checked.
-        let (Target::Pane(pane), herd_core::run::SurfaceKind::Herdr) = (target, record.surface)
+        let (Target::Pane(pane), herd_protocol::run::SurfaceKind::Herdr) = (target, record.surface)
         else {
             return surface.inspect(target, self.deadline);
         };
@@ -213,14 +213,14 @@ pub fn status(
     transcript: Option<usize>,
 ) -> Result<Output, Error> {
     let records = match selector {
-        Some(selector) => vec![herd_core::run::find(artifacts, selector, |_| true)?],
+        Some(selector) => vec![herd_protocol::run::find(artifacts, selector, |_| true)?],
         None => {
             // The widget shows the runs in flight: the open-run set, whatever the history. The
             // plain listing is the history too.
             let ids = if widget {
-                herd_core::open_runs::list(artifacts)?
+                herd_protocol::open_runs::list(artifacts)?
                     .into_iter()
-                    .filter(|id| !herd_core::open_runs::is_closed(artifacts, id))
+                    .filter(|id| !herd_protocol::open_runs::is_closed(artifacts, id))
                     .collect()
             } else {
                 artifacts.run_ids()?
@@ -228,7 +228,7 @@ pub fn status(
             let mut records = Vec::new();
             for id in ids {
                 // An attempt replaced by the next model is not a run of its own any more.
-                if herd_core::run::Superseded::read(artifacts, &id)
+                if herd_protocol::run::Superseded::read(artifacts, &id)
                     .is_some_and(|s| s.successor.is_some())
                 {
                     continue;
@@ -484,7 +484,7 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
 }
 
 /// The specialist's last `dispatched` ledger line, whose ids the stop lines repeat.
-fn last_dispatched(files: &herd_core::layout::SessionFiles) -> Option<serde_json::Value> {
+fn last_dispatched(files: &herd_protocol::layout::SessionFiles) -> Option<serde_json::Value> {
     crate::tasks::ledger(files)
         .into_iter()
         .rev()

@@ -19,9 +19,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
-use herd_core::layout::Artifacts;
-use herd_core::run::{LaunchStatus, RunRecord};
 use herd_core::{Error, time::now_ms};
+use herd_protocol::layout::Artifacts;
+use herd_protocol::run::{LaunchStatus, RunRecord};
 use herd_protocol::watch::WatchEvent;
 use herd_surface::{Inspection, Presence, Surface, Target};
 
@@ -359,7 +359,7 @@ impl Supervisor {
         // The open-run set, not the history: finished runs cost a scan nothing.
         let ids = match &self.only {
             Some(id) => vec![id.clone()],
-            None => herd_core::open_runs::list(&self.artifacts)?,
+            None => herd_protocol::open_runs::list(&self.artifacts)?,
         };
         // A directory watched from now on may have changed unseen before: every run's files
         // are read once more. The root tells when `subagent-activity/` appears.
@@ -381,7 +381,8 @@ impl Supervisor {
                 continue;
             }
             // A run closed by a program killed before it removed its entry.
-            if self.only.is_none() && herd_core::open_runs::forget_closed(&self.artifacts, &id) {
+            if self.only.is_none() && herd_protocol::open_runs::forget_closed(&self.artifacts, &id)
+            {
                 continue;
             }
             if delivery::is_delivered(&self.artifacts, &id)
@@ -394,7 +395,7 @@ impl Supervisor {
                 Ok(record) => record,
                 Err(err) if self.only.is_some() => return Err(err),
                 Err(_) => {
-                    herd_core::open_runs::forget_unclaimed(&self.artifacts, &id);
+                    herd_protocol::open_runs::forget_unclaimed(&self.artifacts, &id);
                     continue;
                 }
             };
@@ -1236,7 +1237,7 @@ fn reconcile(
             }
             // A Herdr pane keeps its shell after the launch script: once the runner is gone,
             // the shell sentinel on the screen tells its status (the sidecars win, after grace).
-            (run.record.surface == herd_core::run::SurfaceKind::Herdr
+            (run.record.surface == herd_protocol::run::SurfaceKind::Herdr
                 && crate::status::runner_gone(&run.record))
             .then(|| sentinel(surface.as_ref(), target).map_or(Observed::Lost, Observed::Exited))
         }
@@ -1453,7 +1454,7 @@ mod tests {
             .extend(extra.as_object().unwrap().clone());
         let record: RunRecord = serde_json::from_value(record).unwrap();
         herd_core::sidecar::write_json(&artifacts.run_record("ab12cd34"), &record).unwrap();
-        herd_core::open_runs::add(artifacts, "ab12cd34").unwrap();
+        herd_protocol::open_runs::add(artifacts, "ab12cd34").unwrap();
         (record, target)
     }
 
@@ -1545,7 +1546,7 @@ mod tests {
         }))
         .unwrap();
         herd_core::sidecar::write_json(&artifacts.run_record("ab12cd34"), &record).unwrap();
-        herd_core::open_runs::add(&artifacts, "ab12cd34").unwrap();
+        herd_protocol::open_runs::add(&artifacts, "ab12cd34").unwrap();
         let mut supervisor = Supervisor::new(artifacts.clone(), None, Options::default());
         supervisor.scan().unwrap();
         let of = |dir: &Path, name: &str| supervisor.run_of(dir, &OsString::from(name));

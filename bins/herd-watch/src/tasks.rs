@@ -11,9 +11,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use herd_core::layout::{Artifacts, SessionFiles, validate_run_id};
-use herd_core::run::RunRecord;
 use herd_core::{Error, sidecar, time::now_ms};
+use herd_protocol::layout::{Artifacts, SessionFiles, validate_run_id};
+use herd_protocol::run::RunRecord;
 
 use crate::delivery::{self, Outcome, RunResult};
 use crate::evidence;
@@ -166,7 +166,7 @@ pub(crate) fn stop_unconfirmed_since(record: &RunRecord, now_ms: u64) -> Option<
 /// moment [`stop_unconfirmed_since`] answers from, already passed or not. `None` without a
 /// pending stop, or while a task holds it.
 pub(crate) fn stop_deadline(record: &RunRecord) -> Option<u64> {
-    let tasks_hold = record.status != herd_core::run::LaunchStatus::Uncertain;
+    let tasks_hold = record.status != herd_protocol::run::LaunchStatus::Uncertain;
     pending_stop_deadline(&record.session_files(), tasks_hold)
 }
 

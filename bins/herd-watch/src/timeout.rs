@@ -9,9 +9,9 @@
 
 use std::thread::JoinHandle;
 
-use herd_core::layout::Artifacts;
-use herd_core::run::RunRecord;
 use herd_core::sidecar;
+use herd_protocol::layout::Artifacts;
+use herd_protocol::run::RunRecord;
 use serde::{Deserialize, Serialize};
 
 /// `runs/<id>.timeout.json`: the limit that passed and when the watcher saw it pass.

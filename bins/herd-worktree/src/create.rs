@@ -27,11 +27,11 @@
 use std::path::{Path, PathBuf};
 
 use herd_core::escape::encode_host_value;
-use herd_core::layout::{Artifacts, validate_run_id};
 use herd_core::{Error, ErrorCode};
 use herd_git::refname::{branch_dir_name, check_branch_name};
 use herd_git::{Deadline, Git, budget};
 use herd_herdr::{Herdr, Recovery, Source, WorktreeCreate, WorktreeCreated};
+use herd_protocol::layout::{Artifacts, validate_run_id};
 use herd_protocol::worktree::WorktreeCreate as CreateDocument;
 
 use crate::manifest::{Manifest, NewManifest, State};

@@ -10,7 +10,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use herd_core::ErrorCode;
-use herd_core::layout::Artifacts;
+use herd_protocol::layout::Artifacts;
 
 pub use herd_protocol::worktree::manifest::{
     Error, KIND, Manifest, NewManifest, OWNER, READ_LIMIT, State, VERSION,

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser};
-use herd_core::{Error, ErrorCode, exit, layout::Artifacts};
+use herd_core::{Error, ErrorCode, exit};
+use herd_protocol::layout::Artifacts;
 use serde::Serialize;
 
 /// What a command produced: a JSON document, the human text, and the exit code.

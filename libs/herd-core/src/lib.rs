@@ -9,17 +9,13 @@
 //!   budget, TERM → grace → KILL, and capped output.
 //! - [`escape`]: the `<subagent_report>` block, host-line encoding and the message bound.
 //! - [`sidecar`]: atomic writes and size-bounded, versioned reads of JSON files.
-//! - [`layout`]: where every file of an artifacts directory lives.
 //! - [`exit`] and [`error`]: the one exit-code table and the error kinds that map onto it.
 
 pub mod error;
 pub mod escape;
 pub mod exit;
 pub mod identity;
-pub mod layout;
 pub mod lock;
-pub mod open_runs;
-pub mod run;
 pub mod sidecar;
 pub mod subprocess;
 pub mod time;

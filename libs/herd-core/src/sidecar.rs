@@ -165,6 +165,40 @@ pub fn ensure_private_dir(dir: &Path) -> Result<(), Error> {
     }
 }
 
+/// A new directory under `parent` named `prefix` and a random tail, 0700 whatever the umask;
+/// removed when the guard drops unless it was kept (or renamed away and then kept).
+pub fn private_temp_dir(parent: &Path, prefix: &str) -> io::Result<tempfile::TempDir> {
+    let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent)?;
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(PRIVATE_DIR_MODE))?;
+    Ok(dir)
+}
+
+/// Renames `from` to `to` unless `to` exists (`renameat2(RENAME_NOREPLACE)`): the first of
+/// several builders wins, and no one's file or directory is replaced.
+pub fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+    };
+    let (from, to) = (c(from)?, c(to)?);
+    // SAFETY: two NUL-terminated paths; AT_FDCWD resolves them as given.
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Refuses `dir` as the root of herd's private files when another user owns it or its group or
 /// others may write to it (as ssh's `StrictModes` refuses such a home): whoever can write there
 /// can replace herd's records, scripts and results. A directory that does not exist yet is

@@ -8,6 +8,9 @@
 //! without a version change (DESIGN §5) and a breaking change gets a new document. The only dependency on the rest of herd is
 //! `herd-core`, for bounded and atomic file I/O, the artifacts layout and the error kinds.
 //!
+//! - [`layout`]: where every file of an artifacts directory lives, and the managed root;
+//! - [`run`]: the run record `runs/<run-id>.json`, and the superseded marker;
+//! - [`open_runs`]: the index of the runs not yet settled;
 //! - [`accept`]: the accept spec's file form, `herd-accept check`, the child's accept tries;
 //! - [`launch`]: the acknowledgement of `herd-launch spawn` and `resume`;
 //! - [`worktree`]: the worktree ownership manifest, and `herd-worktree create/inspect/list`;
@@ -20,8 +23,11 @@
 pub mod accept;
 pub mod cleanup;
 pub mod launch;
+pub mod layout;
+pub mod open_runs;
 pub mod persistent;
 pub mod result;
+pub mod run;
 pub mod watch;
 pub mod worktree;
 

@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use herd_core::layout::SessionFiles;
+use crate::layout::SessionFiles;
 use herd_core::{Error, ErrorCode, sidecar};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -148,7 +148,7 @@ pub struct TaskEvent {
     pub version: u64,
     #[serde(rename = "type")]
     pub kind: TaskEventKind,
-    #[schemars(pattern(herd_core::layout::RUN_ID_PATTERN))]
+    #[schemars(pattern(crate::layout::RUN_ID_PATTERN))]
     pub task: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]

@@ -80,7 +80,7 @@ pub struct StatusRow {
     pub run_id: String,
     pub name: String,
     pub agent: Option<String>,
-    pub surface: herd_core::run::SurfaceKind,
+    pub surface: crate::run::SurfaceKind,
     pub label: Label,
     pub detail: Option<String>,
     pub since_ms: Option<u64>,

@@ -22,8 +22,8 @@ pub mod grouping;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use herd_core::layout::Artifacts;
 use herd_herdr::{Direction, PaneInfo, PaneLayout, PaneState, ProcessInfo, ReadSource};
+use herd_protocol::layout::Artifacts;
 
 use crate::{
     ABSENCE_CONFIRMATION, Env, Error, Inspection, Key, Launch, LaunchBudgets, LaunchError, Listed,

@@ -25,10 +25,11 @@ mod call;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub use herd_core::run::{PaneRef, SurfaceKind};
-use herd_core::{ErrorCode, layout::Artifacts, run::RunRecord};
+use herd_core::ErrorCode;
 /// The agent status Herdr reports for a pane: idle, working, blocked, done or unknown.
 pub use herd_herdr::AgentStatus;
+pub use herd_protocol::run::{PaneRef, SurfaceKind};
+use herd_protocol::{layout::Artifacts, run::RunRecord};
 
 /// The seed's budget for confirming that a closed pane is gone.
 pub const ABSENCE_CONFIRMATION: Duration = Duration::from_secs(5);
@@ -167,7 +168,7 @@ impl ProcessTarget {
     pub fn new(artifacts: &Artifacts, run_id: &str, session_file: &Path) -> ProcessTarget {
         ProcessTarget {
             run_id: run_id.to_owned(),
-            identity: herd_core::layout::SessionFiles::new(session_file).process(),
+            identity: herd_protocol::layout::SessionFiles::new(session_file).process(),
             leader: leader_record(artifacts, run_id),
             stdout: artifacts.stdout_log(run_id),
             stderr: artifacts.stderr_log(run_id),

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use herd_core::identity::{self, Judgement, Record, Termination};
-use herd_core::layout::Artifacts;
 use herd_core::sidecar::{AtomicWrite, Durability};
 use herd_core::subprocess::{self, Detached};
+use herd_protocol::layout::Artifacts;
 
 use crate::{
     Error, Key, Launch, LaunchBudgets, LaunchError, Listed, Presence, ProcessTarget, Surface,
@@ -205,7 +205,7 @@ impl Surface for Process {
             if !leader.exists() {
                 continue;
             }
-            let Ok(record) = herd_core::run::RunRecord::load(&self.artifacts, &id) else {
+            let Ok(record) = herd_protocol::run::RunRecord::load(&self.artifacts, &id) else {
                 continue;
             };
             let target = Target::Process(ProcessTarget::new(

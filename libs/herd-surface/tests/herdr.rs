@@ -26,7 +26,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use herd_core::layout::Artifacts;
+use herd_protocol::layout::Artifacts;
 use herd_surface::herdr::{Herdr, grouping};
 use herd_surface::{Key, Launch, LaunchBudgets, LaunchError, Presence, Surface, Target};
 

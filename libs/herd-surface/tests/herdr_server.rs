@@ -13,9 +13,9 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use herd_core::layout::Artifacts;
 use herd_e2e::herdr::HerdrServer;
 use herd_e2e::wait::wait_for;
+use herd_protocol::layout::Artifacts;
 use herd_surface::herdr::{Herdr, MIN_PANE_HEIGHT, MIN_PANE_WIDTH};
 use herd_surface::{
     AgentStatus, Closed, Error, Key, Launch, Presence, Surface, Target, close_confirmed,

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use herd_e2e::tmux::Tmux as TestTmux;
 
 use herd_core::identity;
-use herd_core::layout::Artifacts;
+use herd_protocol::layout::Artifacts;
 use herd_surface::process::Process;
 use herd_surface::tmux::Tmux;
 use herd_surface::{
@@ -374,7 +374,7 @@ fn record_runner(dir: &Path, run_id: &str, session: &Path, pid_file: &str) -> id
     let record = identity::capture(pid, run_id, session).unwrap();
     assert!(
         record
-            .write_once(&herd_core::layout::SessionFiles::new(session).process())
+            .write_once(&herd_protocol::layout::SessionFiles::new(session).process())
             .unwrap()
     );
     record

@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use herd_core::identity;
-use herd_core::layout::{Artifacts, SessionFiles};
 use herd_core::subprocess::{self, Command};
 use herd_git::testkit::Sandbox;
+use herd_protocol::layout::{Artifacts, SessionFiles};
 use herd_worktree::create::{CreateEnv, CreateRequest, Surface};
 use serde_json::Value;
 

@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use super::{hand, read_schema};
 
-/// A run id (`herd_core::layout::validate_run_id`).
+/// A run id (`herd_protocol::layout::validate_run_id`).
 pub(crate) fn run_id() -> Value {
-    json!({"type": "string", "pattern": herd_core::layout::RUN_ID_PATTERN})
+    json!({"type": "string", "pattern": herd_protocol::layout::RUN_ID_PATTERN})
 }
 
 /// Milliseconds since the Unix epoch.

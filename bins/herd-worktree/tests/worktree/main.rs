@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 
 use std::time::Duration;
 
-use herd_core::layout::Artifacts;
 use herd_core::subprocess::{self, Command};
 use herd_git::testkit::Sandbox;
+use herd_protocol::layout::Artifacts;
 
 /// A sandbox with an artifacts directory and a managed root inside it.
 pub struct World {

@@ -4,8 +4,8 @@
 pub mod policy;
 pub mod runner_exit;
 
-use herd_core::layout::RUN_ID_PATTERN;
-use herd_core::run::{LaunchStatus, Runner, SurfaceKind};
+use crate::layout::RUN_ID_PATTERN;
+use crate::run::{LaunchStatus, Runner, SurfaceKind};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

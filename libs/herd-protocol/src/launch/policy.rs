@@ -308,7 +308,7 @@ impl Policy {
 
     /// Where a session's policy lives.
     pub fn path_for(session: &Path) -> PathBuf {
-        herd_core::layout::SessionFiles::new(session).policy()
+        crate::layout::SessionFiles::new(session).policy()
     }
 }
 

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use herd_core::layout::{Artifacts, validate_run_id};
+use crate::layout::{Artifacts, validate_run_id};
 use herd_core::{ErrorCode, sidecar};
 
 /// The `version` constant.

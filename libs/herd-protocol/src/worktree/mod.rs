@@ -33,7 +33,7 @@ impl Surface {
 /// manifest written first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct WorktreeCreate {
-    #[schemars(pattern(herd_core::layout::RUN_ID_PATTERN))]
+    #[schemars(pattern(crate::layout::RUN_ID_PATTERN))]
     pub run_id: String,
     pub state: State,
     pub path: String,

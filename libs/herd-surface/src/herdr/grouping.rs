@@ -19,8 +19,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use herd_core::layout::Artifacts;
 use herd_herdr::WorkspaceInfo;
+use herd_protocol::layout::Artifacts;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::layout::{Artifacts, validate_run_id};
-use crate::{Error, ErrorCode, sidecar};
+use herd_core::{Error, ErrorCode, sidecar};
 
 /// The newest record version this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
@@ -179,7 +179,7 @@ impl RunRecord {
     pub fn save(&mut self, artifacts: &Artifacts) -> Result<(), Error> {
         validate_run_id(&self.run_id)?;
         self.format_version = FORMAT_VERSION;
-        self.updated_at_ms = crate::time::now_ms();
+        self.updated_at_ms = herd_core::time::now_ms();
         Ok(sidecar::write_json(
             &artifacts.run_record(&self.run_id),
             self,

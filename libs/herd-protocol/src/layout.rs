@@ -19,7 +19,7 @@ use std::ffi::OsString;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use crate::{Error, ErrorCode};
+use herd_core::{Error, ErrorCode};
 
 /// The environment variable naming the default artifacts directory.
 pub const ARTIFACTS_ENV: &str = "HERD_ARTIFACTS";
@@ -40,13 +40,13 @@ impl Artifacts {
 
     /// Resolves the directory from `--artifacts`, else `--parent-session`, else
     /// `$HERD_ARTIFACTS`, else the per-user state directory, and refuses one that another user
-    /// owns or that its group or others may write to ([`crate::sidecar::check_private_root`]).
+    /// owns or that its group or others may write to ([`herd_core::sidecar::check_private_root`]).
     pub fn resolve(
         artifacts: Option<&Path>,
         parent_session: Option<&Path>,
     ) -> Result<Artifacts, Error> {
         let art = Artifacts::locate(artifacts, parent_session)?;
-        crate::sidecar::check_private_root(art.root())
+        herd_core::sidecar::check_private_root(art.root())
             .map_err(|e| Error::from(e).with_field("--artifacts"))?;
         Ok(art)
     }
@@ -326,7 +326,7 @@ pub fn safe_name(name: &str, fallback: &str) -> String {
 }
 
 fn session_id_from_header(session: &Path) -> Option<String> {
-    let file = crate::sidecar::open_given(session).ok()??;
+    let file = herd_core::sidecar::open_given(session).ok()??;
     let mut line = Vec::new();
     std::io::BufReader::new(std::io::Read::take(file, 64 * 1024))
         .read_until(b'\n', &mut line)

@@ -25,13 +25,11 @@
 
 use std::fs;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::layout::{Artifacts, validate_run_id};
-use crate::{Error, ErrorCode, sidecar};
+use herd_core::{Error, ErrorCode, sidecar};
 
 /// The name of the set's directory inside `runs/`.
 pub const DIR_NAME: &str = "open";
@@ -112,7 +110,7 @@ fn check_boot(artifacts: &Artifacts, dir: &Path) -> Result<(), Error> {
     if checked.iter().any(|d| d == dir) {
         return Ok(());
     }
-    let Ok(boot) = crate::identity::boot_id() else {
+    let Ok(boot) = herd_core::identity::boot_id() else {
         return Ok(());
     };
     let stamped = sidecar::read_bounded(&dir.join(BOOT_FILE), 256)?;
@@ -190,20 +188,12 @@ pub fn ensure(artifacts: &Artifacts) -> Result<PathBuf, Error> {
     let runs = artifacts.runs_dir();
     sidecar::ensure_private_dir(&runs)?;
     // A name no other builder uses; 0700 whatever the umask, like every directory herd makes.
-    let building = tempfile::Builder::new()
-        .prefix(".open-")
-        .tempdir_in(&runs)
-        .map_err(|e| unavailable(&runs, e))?;
-    fs::set_permissions(
-        building.path(),
-        fs::Permissions::from_mode(sidecar::PRIVATE_DIR_MODE),
-    )
-    .map_err(|e| unavailable(building.path(), e))?;
+    let building = sidecar::private_temp_dir(&runs, ".open-").map_err(|e| unavailable(&runs, e))?;
     add_open_records(artifacts, building.path())?;
-    if let Ok(boot) = crate::identity::boot_id() {
+    if let Ok(boot) = herd_core::identity::boot_id() {
         stamp_boot(building.path(), &boot)?;
     }
-    match rename_no_replace(building.path(), &dir) {
+    match sidecar::rename_no_replace(building.path(), &dir) {
         Ok(()) => {
             // Renamed away: nothing is left for the guard to remove.
             let _ = building.keep();
@@ -212,29 +202,6 @@ pub fn ensure(artifacts: &Artifacts) -> Result<PathBuf, Error> {
         // Another program built it first; its set stands and this one goes with the guard.
         Err(_) if dir.is_dir() => Ok(dir),
         Err(e) => Err(unavailable(&dir, e)),
-    }
-}
-
-fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
-    let c = |p: &Path| {
-        std::ffi::CString::new(p.as_os_str().as_bytes())
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
-    };
-    let (from, to) = (c(from)?, c(to)?);
-    // SAFETY: two NUL-terminated paths; AT_FDCWD resolves them as given.
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            from.as_ptr(),
-            libc::AT_FDCWD,
-            to.as_ptr(),
-            libc::RENAME_NOREPLACE,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
     }
 }
 
@@ -297,12 +264,12 @@ mod tests {
         fs::write(entry(&art, "z9"), "").unwrap();
         fs::write(
             dir(&art).join(BOOT_FILE),
-            crate::identity::boot_id().unwrap(),
+            herd_core::identity::boot_id().unwrap(),
         )
         .unwrap();
         assert_eq!(list(&art).unwrap(), ["z9"]);
         let other = tempfile::tempdir_in(art.runs_dir()).unwrap();
-        assert!(rename_no_replace(other.path(), &dir(&art)).is_err());
+        assert!(sidecar::rename_no_replace(other.path(), &dir(&art)).is_err());
     }
 
     #[test]
@@ -318,7 +285,7 @@ mod tests {
         assert_eq!(list(&art).unwrap(), ["a1"]);
         assert_eq!(
             fs::read_to_string(dir(&art).join(BOOT_FILE)).unwrap(),
-            crate::identity::boot_id().unwrap()
+            herd_core::identity::boot_id().unwrap()
         );
     }
 
