@@ -265,7 +265,7 @@ fn copy_history(art: &Artifacts, template: &str, n: usize) -> Result<(), String>
         let id = format!("hist{i:06}");
         for (suffix, text) in &files {
             std::fs::write(
-                art.run_file(&id, suffix),
+                art.runs_dir().join(format!("{id}.{suffix}")),
                 text.replace(template, &id).as_bytes(),
             )
             .map_err(|e| e.to_string())?;

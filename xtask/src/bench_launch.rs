@@ -154,7 +154,7 @@ impl Drop for Scratch {
         for dir in dirs.filter_map(Result::ok) {
             let art = Artifacts::new(dir.path());
             for id in art.run_ids().unwrap_or_default() {
-                if let Ok(Some(leader)) = Record::read(&art.run_file(&id, "leader.json")) {
+                if let Ok(Some(leader)) = Record::read(&art.leader(&id)) {
                     identity::wait_exited(&leader, deadline);
                 }
             }

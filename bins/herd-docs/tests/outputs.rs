@@ -222,7 +222,7 @@ fn watch_outputs_and_sidecars_validate() {
     assert_valid("watch-steer.schema.json", &steer.json);
     assert_valid(
         "steer-queue.schema.json",
-        &read_json(&art.run_file("pend1", "steer.json")),
+        &read_json(&art.steer_queue("pend1")),
     );
 
     // `follow` prints the events of supervision, one per line; collect them from the
@@ -263,14 +263,8 @@ fn watch_outputs_and_sidecars_validate() {
     for line in lines(&art.root().join("outcomes.jsonl")) {
         assert_valid("outcome.schema.json", &line);
     }
-    assert_valid(
-        "delivered.schema.json",
-        &read_json(&art.run_file("done1", "delivered")),
-    );
-    assert_valid(
-        "ledgered.schema.json",
-        &read_json(&art.run_file("done1", "ledgered")),
-    );
+    assert_valid("delivered.schema.json", &read_json(&art.delivered("done1")));
+    assert_valid("ledgered.schema.json", &read_json(&art.ledgered("done1")));
 
     let wait = watch(&art, &["wait", "--run", "done1", "--json"]);
     assert_eq!(wait.exit, 0, "{}", wait.json);
@@ -282,7 +276,7 @@ fn watch_outputs_and_sidecars_validate() {
     }
     assert_valid(
         "cancel-intent.schema.json",
-        &read_json(&art.run_file("pend1", "cancel.json")),
+        &read_json(&art.cancel_intent("pend1")),
     );
     assert_valid(
         "watch-status.schema.json",

@@ -392,13 +392,9 @@ fn spawn_command(
     let (bytes, kind, runner, argv, tried, trust, time_limit_ms) = match &args.fallback_of {
         Some(run_id) => {
             let previous = herd_protocol::run::RunRecord::load(artifacts, run_id)?;
-            let request_file = previous
-                .extra
-                .get("request_file")
-                .and_then(serde_json::Value::as_str)
-                .ok_or_else(|| {
-                    Error::invalid("fallback_of", format!("run {run_id} kept no request"))
-                })?;
+            let request_file = previous.extra.request_file.as_deref().ok_or_else(|| {
+                Error::invalid("fallback_of", format!("run {run_id} kept no request"))
+            })?;
             let bytes = spawn::read_request(request_file)?;
             let runner = match previous.runner {
                 herd_protocol::run::Runner::Pi => plan::RunnerChoice::Pi,
@@ -406,14 +402,10 @@ fn spawn_command(
             };
             let argv: Vec<OsString> = previous
                 .extra
-                .get("exec_argv")
-                .and_then(serde_json::Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|v| v.as_str().map(OsString::from))
-                        .collect()
-                })
-                .unwrap_or_default();
+                .exec_argv
+                .iter()
+                .map(OsString::from)
+                .collect();
             // The models already tried, by name: the candidates are resolved again (which
             // providers have credentials is asked anew), so their positions may have moved.
             let mut tried = previous.attempted_models.clone();

@@ -137,7 +137,7 @@ impl Ack {
                 manifest: wt.manifest.clone(),
             }),
             accept_spec: r.accept_spec.clone(),
-            acceptance: r.extra.get("acceptance").cloned(),
+            acceptance: r.extra.acceptance.clone(),
             persistent_ids: self.persistent_ids.clone(),
             launch_failure: r.launch_failure.clone(),
             failed_attempts: self
@@ -384,7 +384,7 @@ fn session_for(
         (Some(resume), _) => resume.session.clone(),
         (None, Runner::Pi { .. }) => names::session_file(agent_dir, cwd, now, run_id)?,
         // An exec child has no Pi session; the name only anchors its sidecars, beside its record.
-        (None, Runner::Exec { .. }) => artifacts.run_file(run_id, "session.jsonl"),
+        (None, Runner::Exec { .. }) => artifacts.exec_session(run_id),
     })
 }
 
@@ -410,7 +410,7 @@ fn files_for(
                 .join(format!("{safe}-{stamp}-{run_id}.md")),
         ),
         // The exec runner's prompt, fed to its stdin.
-        (Runner::Exec { .. }, _) => Some(artifacts.run_file(run_id, "prompt.md")),
+        (Runner::Exec { .. }, _) => Some(artifacts.exec_prompt(run_id)),
     };
     let session = if plan.worktree.is_some() {
         None
@@ -433,49 +433,29 @@ fn files_for(
         acceptance: plan
             .acceptance
             .as_ref()
-            .map(|_| artifacts.run_file(run_id, "acceptance.json")),
-        request: fallback.then(|| artifacts.run_file(run_id, "request.json")),
+            .map(|_| artifacts.acceptance_gate(run_id)),
+        request: fallback.then(|| artifacts.launch_request(run_id)),
         skills: Vec::new(),
     })
 }
 
 /// Writes what the record says about the attempt's files.
 fn describe(record: &mut RunRecord, files: &Files, ids: Option<&PersistentIds>) {
-    let text = |p: &Path| serde_json::Value::from(p.to_string_lossy().into_owned());
+    let text = |p: &Path| p.to_string_lossy().into_owned();
     if let Some(session) = &files.session {
-        record.session_file = session.to_string_lossy().into_owned();
+        record.session_file = text(session);
     }
-    record.accept_spec = files
-        .accept_spec
-        .as_ref()
-        .map(|p| p.to_string_lossy().into_owned());
-    record
-        .extra
-        .insert("launch_script".into(), text(&files.script));
-    record
-        .extra
-        .insert("activity_file".into(), text(&files.activity));
-    if let Some(artifact) = &files.artifact {
-        record.extra.insert("task_artifact".into(), text(artifact));
-    }
-    if let Some(request) = &files.request {
-        record.extra.insert("request_file".into(), text(request));
-    }
-    if let Some(acceptance) = &files.acceptance {
-        record
-            .extra
-            .insert("acceptance_file".into(), text(acceptance));
-    }
+    record.accept_spec = files.accept_spec.as_deref().map(text);
+    let extra = &mut record.extra;
+    extra.launch_script = Some(text(&files.script));
+    extra.activity_file = Some(text(&files.activity));
+    extra.task_artifact = files.artifact.as_deref().map(text);
+    extra.request_file = files.request.as_deref().map(text);
+    extra.acceptance_file = files.acceptance.as_deref().map(text);
     if let Some(ids) = ids {
-        record
-            .extra
-            .insert("logical_id".into(), ids.logical_id.clone().into());
-        record
-            .extra
-            .insert("generation_id".into(), ids.generation_id.clone().into());
-        record
-            .extra
-            .insert("task_id".into(), ids.task_id.clone().into());
+        extra.logical_id = Some(ids.logical_id.clone());
+        extra.generation_id = Some(ids.generation_id.clone());
+        extra.task_id = Some(ids.task_id.clone());
     }
 }
 
@@ -551,7 +531,7 @@ fn launch_once(
             ..ids
         });
         record.run_id = run_id;
-        record.extra.clear();
+        record.extra = Default::default();
         describe(&mut record, &files, ids.as_ref());
         // This process's identity first: a record never exists without a launcher a watcher
         // can judge, so a launch whose herd-launch died is settled rather than waited on.
@@ -614,16 +594,7 @@ fn launch_once(
 /// crash part-way leaves a record a watcher settles, never an orphaned file).
 fn withdraw(artifacts: &Artifacts, record: &RunRecord) {
     let id = &record.run_id;
-    let mut files: Vec<PathBuf> = [
-        "launch_script",
-        "activity_file",
-        "task_artifact",
-        "request_file",
-        "acceptance_file",
-    ]
-    .iter()
-    .filter_map(|key| record.extra.get(*key)?.as_str().map(PathBuf::from))
-    .collect();
+    let mut files: Vec<PathBuf> = record.extra.launch_files().map(PathBuf::from).collect();
     files.extend(record.accept_spec.as_ref().map(PathBuf::from));
     for path in files {
         let _ = std::fs::remove_file(path);
@@ -673,9 +644,7 @@ fn prepare_and_launch(
     // 1. The worktree first: its manifest is written before anything is created for it.
     let place = attempt.place(record, &mut files, persistent_ids.as_ref())?;
     let trust = plan.trust.for_child(&place.cwd);
-    record
-        .extra
-        .insert(crate::trust::RECORD_KEY.into(), trust.as_str().into());
+    record.extra.project_trust = Some(trust);
     attempt.find_skills(record, &mut files, &place);
 
     // 2. The session and the first message.
@@ -728,11 +697,7 @@ fn prepare_and_launch(
     // is acquired (seed 003, cancel status `requested`); the watcher then delivers the cancelled
     // result. A pane herd was given (a retained worktree root) is never closed here.
     if let Some(target) = &owner {
-        if attempt
-            .artifacts
-            .run_file(&record.run_id, "cancel.json")
-            .exists()
-        {
+        if attempt.artifacts.cancel_intent(&record.run_id).exists() {
             let deadline = Instant::now() + herd_surface::ABSENCE_CONFIRMATION;
             let _ = herd_surface::close_confirmed(attempt.surface, target, deadline);
         }
@@ -906,15 +871,15 @@ impl Attempt<'_> {
             reviews: review_target(self.artifacts, self.plan)?,
         };
         herd_core::sidecar::write_json(path, &run_gate)?;
-        let mut summary = serde_json::json!({
-            "level": gate.level.as_str(),
-            "explicit": gate.explicit,
-            "review_required": gate.review.as_ref().is_some_and(|r| r.required),
+        record.extra.acceptance = Some(herd_protocol::run::AcceptanceSummary {
+            level: gate.level.as_str().to_owned(),
+            explicit: gate.explicit,
+            review_required: gate.review.as_ref().is_some_and(|r| r.required),
+            reviews: run_gate
+                .reviews
+                .as_ref()
+                .map(|target| target.run_id.clone()),
         });
-        if let Some(target) = &run_gate.reviews {
-            summary["reviews"] = target.run_id.clone().into();
-        }
-        record.extra.insert("acceptance".into(), summary);
         Ok(())
     }
 
@@ -970,13 +935,10 @@ impl Attempt<'_> {
         script.write(&files.script)?;
         if let Runner::Exec { argv } = &plan.runner {
             // Kept for a fallback launch of the same command; written with the final state.
-            record.extra.insert(
-                "exec_argv".into(),
-                argv.iter()
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .collect::<Vec<_>>()
-                    .into(),
-            );
+            record.extra.exec_argv = argv
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
         }
         Ok(())
     }

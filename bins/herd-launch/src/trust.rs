@@ -18,32 +18,8 @@ use herd_core::Error;
 /// The variable that carries a decision, to herd-launch and to the child.
 pub const ENV: &str = "HERD_PROJECT_TRUST";
 
-/// The key of the child's decision in its run record's `extra`, for a model-fallback launch.
-pub const RECORD_KEY: &str = "project_trust";
-
-/// A project-trust decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trust {
-    Trusted,
-    Untrusted,
-}
-
-impl Trust {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Trust::Trusted => "trusted",
-            Trust::Untrusted => "untrusted",
-        }
-    }
-
-    fn parse(value: &str) -> Option<Trust> {
-        match value {
-            "trusted" => Some(Trust::Trusted),
-            "untrusted" => Some(Trust::Untrusted),
-            _ => None,
-        }
-    }
-}
+/// A project-trust decision; the run record keeps the child's (`extra.project_trust`).
+pub use herd_protocol::run::ProjectTrust as Trust;
 
 /// The parent's decision and the folder it was made for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,12 +54,7 @@ impl Parent {
     /// The decision an earlier attempt recorded for its child in `dir` (a model-fallback launch
     /// repeats it); a record without one is untrusted.
     pub fn from_record(record: &herd_protocol::run::RunRecord) -> Parent {
-        let trust = record
-            .extra
-            .get(RECORD_KEY)
-            .and_then(serde_json::Value::as_str)
-            .and_then(Trust::parse)
-            .unwrap_or(Trust::Untrusted);
+        let trust = record.extra.project_trust.unwrap_or(Trust::Untrusted);
         Parent {
             trust,
             dir: PathBuf::from(&record.cwd),

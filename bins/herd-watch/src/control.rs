@@ -53,7 +53,7 @@ pub fn cancel(artifacts: &Artifacts, record: &RunRecord) -> Result<CancelReply, 
     if delivery::load(artifacts, &record.run_id)?.is_some() {
         return terminal(None);
     }
-    let path = artifacts.run_file(&record.run_id, "cancel.json");
+    let path = artifacts.cancel_intent(&record.run_id);
     let fresh = CancelIntent {
         format_version: 1,
         requested_at_ms: now_ms(),
@@ -125,7 +125,7 @@ pub fn cancel(artifacts: &Artifacts, record: &RunRecord) -> Result<CancelReply, 
 /// between attempts) and records the outcome in its intent: confirmed, or still unconfirmed with
 /// the newest reason. The result itself is settled by the watcher once the child is gone.
 pub fn retry_termination(artifacts: &Artifacts, record: &RunRecord) -> Result<(), String> {
-    let path = artifacts.run_file(&record.run_id, "cancel.json");
+    let path = artifacts.cancel_intent(&record.run_id);
     let outcome = terminate(artifacts, record, Instant::now() + CANCEL_DEADLINE);
     let Some(mut intent) = read_intent(artifacts, &record.run_id) else {
         return outcome;
@@ -261,10 +261,7 @@ pub fn interrupt(artifacts: &Artifacts, record: &RunRecord) -> Result<u64, Error
         Instant::now() + herd_surface::REQUEST_BUDGET,
     )?;
     let stamp = serde_json::json!({"format_version": 1, "at_ms": at});
-    sidecar::write_json(
-        &artifacts.run_file(&record.run_id, "interrupt.json"),
-        &stamp,
-    )?;
+    sidecar::write_json(&artifacts.interrupt(&record.run_id), &stamp)?;
     Ok(at)
 }
 
@@ -306,7 +303,7 @@ fn record_receipt(
 /// The lock every writer of a run's steering files holds (a command and the watcher).
 fn steering_lock(artifacts: &Artifacts, run_id: &str) -> Result<herd_core::lock::FileLock, Error> {
     Ok(herd_core::lock::exclusive(
-        &artifacts.run_file(run_id, "steer.lock"),
+        &artifacts.steer_lock(run_id),
         Instant::now() + herd_surface::REQUEST_BUDGET,
     )?)
 }
@@ -388,7 +385,7 @@ pub fn steer(
         SteerMode::Auto => turn_active,
     };
     if queue_now {
-        let path = artifacts.run_file(run_id, "steer.json");
+        let path = artifacts.steer_queue(run_id);
         let mut queue: SteerQueue = sidecar::read_json(&path, STEER_FILE_MAX)?.unwrap_or_default();
         if queue.messages.len() >= STEER_QUEUE_MAX {
             let err = Error::new(
@@ -441,7 +438,7 @@ pub fn deliver_queued_steer(
     surface: &dyn Surface,
     target: &Target,
 ) -> Result<bool, Error> {
-    let path = artifacts.run_file(run_id, "steer.json");
+    let path = artifacts.steer_queue(run_id);
     if !path.exists() {
         return Ok(false);
     }

@@ -34,7 +34,7 @@ pub fn read_superseded(artifacts: &Artifacts, run_id: &str) -> Option<Superseded
 }
 
 pub fn read_predecessor(artifacts: &Artifacts, run_id: &str) -> Option<Predecessor> {
-    sidecar::read_json(&artifacts.run_file(run_id, "predecessor.json"), 64 * 1024)
+    sidecar::read_json(&artifacts.predecessor(run_id), 64 * 1024)
         .ok()
         .flatten()
 }
@@ -151,10 +151,7 @@ pub fn launch_next(artifacts: &Artifacts, record: &RunRecord, error: &str) -> Fa
                 models,
                 error: error.to_owned(),
             };
-            let _ = sidecar::write_json(
-                &artifacts.run_file(&successor, "predecessor.json"),
-                &predecessor,
-            );
+            let _ = sidecar::write_json(&artifacts.predecessor(&successor), &predecessor);
             (
                 Superseded {
                     successor: Some(successor.clone()),

@@ -537,7 +537,7 @@ fn apply_acceptance(
     cancel: &Receiver<()>,
 ) {
     use herd_accept::report::{self, RunGate, Status};
-    let path = artifacts.run_file(&record.run_id, "acceptance.json");
+    let path = artifacts.acceptance_gate(&record.run_id);
     let run_gate = match sidecar::read_versioned::<RunGate>(
         &path,
         RUN_GATE_MAX,
@@ -611,7 +611,7 @@ fn apply_acceptance(
         at_ms: now_ms(),
     };
     // A reviewer that supplied no review leaves an earlier reviewer's decision in place.
-    let review_path = artifacts.run_file(&target.run_id, "review.json");
+    let review_path = artifacts.review(&target.run_id);
     let written = if status == Status::ReviewRequired && review_path.exists() {
         Ok(())
     } else {
@@ -672,7 +672,7 @@ pub fn record_outcome(
     record: &RunRecord,
     result: &RunResult,
 ) -> Result<(), herd_core::Error> {
-    let marker = artifacts.run_file(&record.run_id, "ledgered");
+    let marker = artifacts.ledgered(&record.run_id);
     if marker.exists() {
         return Ok(());
     }

@@ -50,7 +50,7 @@ impl CancelIntent {
 
 /// Reads the cancel intent of `run_id`, if one was recorded.
 pub fn read_intent(artifacts: &Artifacts, run_id: &str) -> Option<CancelIntent> {
-    sidecar::read_json(&artifacts.run_file(run_id, "cancel.json"), 16 * 1024)
+    sidecar::read_json(&artifacts.cancel_intent(run_id), 16 * 1024)
         .ok()
         .flatten()
 }
@@ -58,7 +58,7 @@ pub fn read_intent(artifacts: &Artifacts, run_id: &str) -> Option<CancelIntent> 
 /// Reads when `run_id` was last interrupted.
 pub fn read_interrupt(artifacts: &Artifacts, run_id: &str) -> Option<u64> {
     let value: serde_json::Value =
-        sidecar::read_json(&artifacts.run_file(run_id, "interrupt.json"), 4096).ok()??;
+        sidecar::read_json(&artifacts.interrupt(run_id), 4096).ok()??;
     value.get("at_ms")?.as_u64()
 }
 
@@ -125,7 +125,7 @@ pub struct SteerQueue {
 pub(crate) const STEER_FILE_MAX: u64 = 1024 * 1024;
 
 pub(crate) fn steering_path(artifacts: &Artifacts, run_id: &str) -> std::path::PathBuf {
-    artifacts.run_file(run_id, "steering.json")
+    artifacts.steering_ledger(run_id)
 }
 
 /// The steering ledger of `run_id` (empty when nothing was ever steered or it cannot be read).
@@ -138,7 +138,7 @@ pub fn steering_ledger(artifacts: &Artifacts, run_id: &str) -> SteeringLedger {
 
 /// The steering messages still queued when a run ended (its result's details report them).
 pub fn undelivered_steer(artifacts: &Artifacts, run_id: &str) -> Vec<String> {
-    sidecar::read_json::<SteerQueue>(&artifacts.run_file(run_id, "steer.json"), 1024 * 1024)
+    sidecar::read_json::<SteerQueue>(&artifacts.steer_queue(run_id), 1024 * 1024)
         .ok()
         .flatten()
         .map(|q| q.messages)

@@ -31,7 +31,7 @@ pub fn expired(record: &RunRecord, now_ms: u64) -> bool {
 
 /// Reads the expiry of `run_id`, if its limit passed.
 pub fn read(artifacts: &Artifacts, run_id: &str) -> Option<Expiry> {
-    sidecar::read_json(&artifacts.run_file(run_id, "timeout.json"), 4096)
+    sidecar::read_json(&artifacts.timeout(run_id), 4096)
         .ok()
         .flatten()
 }
@@ -50,9 +50,7 @@ pub fn enforce(artifacts: &Artifacts, record: &RunRecord, now_ms: u64) -> JoinHa
             return;
         };
         // The expiry comes first: a cancel intent without it would read as the parent's.
-        if sidecar::create_once(&artifacts.run_file(&record.run_id, "timeout.json"), &bytes)
-            .is_err()
-        {
+        if sidecar::create_once(&artifacts.timeout(&record.run_id), &bytes).is_err() {
             return;
         }
         // An unconfirmed termination keeps its intent; supervision goes on as after a cancel.

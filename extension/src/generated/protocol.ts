@@ -526,6 +526,20 @@ export type WatchEvent = {
 };
 
 /**
+ * A run's seed 004 acceptance gate as the record and the launch acknowledgement show it: its
+ * level, whether the request asked for it, whether it requires a review.
+ */
+export interface LaunchAckAcceptanceSummary {
+	explicit: boolean;
+	level: "none" | "attested" | "checked" | "verified";
+	review_required: boolean;
+	/**
+	 * The run a reviewer reviews.
+	 */
+	reviews?: string | null;
+}
+
+/**
  * The managed worktree a child runs in.
  */
 export interface LaunchAckAckWorktree {
@@ -576,16 +590,7 @@ export type LaunchAckSurfaceKind = "herdr" | "tmux" | "process";
  */
 export interface LaunchAck {
 	accept_spec?: string;
-	/**
-	 * The run's seed 004 acceptance gate: its level, whether the request asked for it, whether
-	 * it requires a review.
-	 */
-	acceptance?: {
-		explicit: boolean;
-		level: "none" | "attested" | "checked" | "verified";
-		review_required: boolean;
-		reviews?: string;
-	};
+	acceptance?: LaunchAckAcceptanceSummary;
 	/**
 	 * The artifacts directory of the run.
 	 */

@@ -131,8 +131,8 @@ impl Artifacts {
         self.run_file(run_id, "launcher.json")
     }
 
-    /// Any other per-run file of `runs/`, e.g. `run_file(id, "cancel.json")`.
-    pub fn run_file(&self, run_id: &str, suffix: &str) -> PathBuf {
+    /// A per-run file of `runs/`: `runs/<run-id>.<suffix>`; every one has its name below.
+    fn run_file(&self, run_id: &str, suffix: &str) -> PathBuf {
         self.runs_dir().join(format!("{run_id}.{suffix}"))
     }
 
@@ -340,6 +340,54 @@ fn session_id_from_name(session: &Path) -> Option<String> {
     let stem = session.file_stem()?.to_str()?;
     let id = stem.rsplit('_').next()?;
     validate_run_id(id).ok().map(|()| id.to_owned())
+}
+
+/// The per-run files of `runs/` beside the record, each `runs/<run-id>.<suffix>`.
+macro_rules! run_files {
+    ($($(#[$doc:meta])* $name:ident => $suffix:literal,)*) => {
+        impl Artifacts {
+            $($(#[$doc])* pub fn $name(&self, run_id: &str) -> PathBuf {
+                self.run_file(run_id, $suffix)
+            })*
+        }
+    };
+}
+
+run_files! {
+    /// `herd-watch cancel`'s intent, then the termination's outcome.
+    cancel_intent => "cancel.json",
+    /// When `herd-watch interrupt` last sent Escape.
+    interrupt => "interrupt.json",
+    /// The steering messages not yet delivered.
+    steer_queue => "steer.json",
+    /// The lock every steering writer takes.
+    steer_lock => "steer.lock",
+    /// The receipts of the last steering requests.
+    steering_ledger => "steering.json",
+    /// The time limit that passed.
+    timeout => "timeout.json",
+    /// The attempt a model fallback replaced, beside its successor.
+    predecessor => "predecessor.json",
+    /// The attempt was replaced and is not delivered.
+    superseded => "superseded.json",
+    /// The result was delivered (exactly once).
+    delivered => "delivered",
+    /// The run's line was appended to `outcomes.jsonl`.
+    ledgered => "ledgered",
+    /// The run's seed 004 acceptance gate.
+    acceptance_gate => "acceptance.json",
+    /// A reviewer's decision on the run.
+    review => "review.json",
+    /// The launch request as given, for a model fallback's launch.
+    launch_request => "request.json",
+    /// An exec child's prompt.
+    exec_prompt => "prompt.md",
+    /// The session file of an exec child, which has no Pi session.
+    exec_session => "session.jsonl",
+    /// The runner's exit status, written by the launch script.
+    runner_exit => "runner-exit.json",
+    /// The identity of the launch script's shell on the process surface.
+    leader => "leader.json",
 }
 
 #[cfg(test)]

@@ -50,7 +50,7 @@ pub fn entry(artifacts: &Artifacts, run_id: &str) -> PathBuf {
 
 /// Whether `run_id` is closed on disk: delivered, or replaced by a successor.
 pub fn is_closed(artifacts: &Artifacts, run_id: &str) -> bool {
-    artifacts.run_file(run_id, "delivered").exists()
+    artifacts.delivered(run_id).exists()
         || crate::run::Superseded::read(artifacts, run_id).is_some_and(|s| s.successor.is_some())
 }
 
@@ -231,7 +231,7 @@ mod tests {
         for id in ["a1", "b2", "c3", "d4"] {
             record(&art, id);
         }
-        fs::write(art.run_file("b2", "delivered"), "{}").unwrap();
+        fs::write(art.delivered("b2"), "{}").unwrap();
         sidecar::write_json(
             &crate::run::Superseded::path(&art, "c3"),
             &serde_json::json!({"format_version": 1, "at_ms": 1, "successor": "d4"}),
@@ -278,7 +278,7 @@ mod tests {
         let art = Artifacts::new(tmp.path());
         record(&art, "a1");
         record(&art, "b2");
-        fs::write(art.run_file("b2", "delivered"), "{}").unwrap();
+        fs::write(art.delivered("b2"), "{}").unwrap();
         // A set left by an earlier boot that lost the entry of a1 in a power loss.
         fs::create_dir_all(dir(&art)).unwrap();
         fs::write(dir(&art).join(BOOT_FILE), "an-earlier-boot").unwrap();
@@ -297,7 +297,7 @@ mod tests {
         add(&art, "a1").unwrap();
         add(&art, "b2").unwrap();
         assert!(!forget_closed(&art, "a1"));
-        fs::write(art.run_file("a1", "delivered"), "{}").unwrap();
+        fs::write(art.delivered("a1"), "{}").unwrap();
         assert!(forget_closed(&art, "a1"));
         // A fresh entry without a record may be a launch about to claim it.
         forget_unclaimed(&art, "b2");

@@ -148,9 +148,104 @@ pub struct RunRecord {
     /// Free-form launch diagnostics (host text, never child text).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub diagnostics: Vec<String>,
-    /// Runner-specific facts (e.g. the exec runner's argv, log files on the process surface).
-    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
-    pub extra: serde_json::Map<String, serde_json::Value>,
+    /// What herd-launch keeps of the launch for the programs after it.
+    #[serde(default, skip_serializing_if = "RunExtra::is_empty")]
+    pub extra: RunExtra,
+}
+
+/// The record's `extra`: the files herd-launch made for the run (removed if the launch is
+/// withdrawn), a specialist's ids, what a fallback launch repeats, and the acceptance gate.
+/// Readers ignore keys they do not know, so a record of a newer herd stays readable.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RunExtra {
+    /// The launch script the surface runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_script: Option<String>,
+    /// The child's activity snapshot (`subagent-activity/<run-id>.json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activity_file: Option<String>,
+    /// The task the child was given, as a file (`subagent-tasks/…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_artifact: Option<String>,
+    /// The launch request as given, kept for a model fallback's launch (`runs/<run-id>.request.json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_file: Option<String>,
+    /// The run's acceptance gate file (`runs/<run-id>.acceptance.json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acceptance_file: Option<String>,
+    /// A persistent specialist's ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logical_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// Pi's project trust decided for the child's folder; a fallback launch repeats it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_trust: Option<ProjectTrust>,
+    /// The exec runner's command, kept for a fallback launch of the same command.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exec_argv: Vec<String>,
+    /// The run's seed 004 acceptance gate, summarised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acceptance: Option<AcceptanceSummary>,
+}
+
+impl RunExtra {
+    pub fn is_empty(&self) -> bool {
+        *self == RunExtra::default()
+    }
+
+    /// The files made for the launch, to remove when it is withdrawn.
+    pub fn launch_files(&self) -> impl Iterator<Item = &str> {
+        [
+            &self.launch_script,
+            &self.activity_file,
+            &self.task_artifact,
+            &self.request_file,
+            &self.acceptance_file,
+        ]
+        .into_iter()
+        .filter_map(|file| file.as_deref())
+    }
+}
+
+/// Whether Pi may trust the child's project folder (Pi 1.6's "Trust project folder?").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProjectTrust {
+    Trusted,
+    Untrusted,
+}
+
+impl ProjectTrust {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProjectTrust::Trusted => "trusted",
+            ProjectTrust::Untrusted => "untrusted",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<ProjectTrust> {
+        match value {
+            "trusted" => Some(ProjectTrust::Trusted),
+            "untrusted" => Some(ProjectTrust::Untrusted),
+            _ => None,
+        }
+    }
+}
+
+/// A run's seed 004 acceptance gate as the record and the launch acknowledgement show it: its
+/// level, whether the request asked for it, whether it requires a review.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AcceptanceSummary {
+    #[schemars(extend("enum" = ["none", "attested", "checked", "verified"]))]
+    pub level: String,
+    pub explicit: bool,
+    pub review_required: bool,
+    /// The run a reviewer reviews.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviews: Option<String>,
 }
 
 impl RunRecord {
@@ -211,7 +306,7 @@ pub struct Superseded {
 
 impl Superseded {
     pub fn path(artifacts: &Artifacts, run_id: &str) -> std::path::PathBuf {
-        artifacts.run_file(run_id, "superseded.json")
+        artifacts.superseded(run_id)
     }
 
     /// Reads the file of `run_id`; `None` when there is none or it cannot be read.

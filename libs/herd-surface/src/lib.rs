@@ -180,12 +180,12 @@ impl ProcessTarget {
 /// `runs/<run-id>.runner-exit.json`: `{"format_version":1,"exit_code":N}`, written by the launch
 /// script when the runner has exited, on every surface.
 pub fn runner_exit_file(artifacts: &Artifacts, run_id: &str) -> PathBuf {
-    artifacts.run_file(run_id, "runner-exit.json")
+    artifacts.runner_exit(run_id)
 }
 
 /// `runs/<run-id>.leader.json`: the identity of a process-surface launch script's shell.
 pub fn leader_record(artifacts: &Artifacts, run_id: &str) -> PathBuf {
-    artifacts.run_file(run_id, "leader.json")
+    artifacts.leader(run_id)
 }
 
 /// Reads the exit code the launch script recorded; `None` while the runner has not exited.

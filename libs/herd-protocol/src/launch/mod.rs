@@ -52,13 +52,9 @@ pub struct LaunchAck {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub accept_spec: Option<String>,
-    /// The run's seed 004 acceptance gate: its level, whether the request asked for it, whether
-    /// it requires a review.
-    // The run record's `acceptance` as herd-accept resolved it, passed through; its schema is
-    // written here because the record keeps it untyped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "acceptance_schema")]
-    pub acceptance: Option<serde_json::Value>,
+    #[schemars(with = "crate::run::AcceptanceSummary")]
+    pub acceptance: Option<crate::run::AcceptanceSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "PersistentIds")]
     pub persistent_ids: Option<PersistentIds>,
@@ -99,19 +95,4 @@ pub struct FailedAttempt {
     pub run_id: String,
     pub model: Option<String>,
     pub launch_failure: String,
-}
-
-/// The schema of [`LaunchAck::acceptance`].
-fn acceptance_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({
-        "type": "object",
-        "description": "The run's seed 004 acceptance gate: its level, whether the request asked for it, whether it requires a review.",
-        "properties": {
-            "level": {"enum": ["none", "attested", "checked", "verified"]},
-            "explicit": {"type": "boolean"},
-            "review_required": {"type": "boolean"},
-            "reviews": {"type": "string"}
-        },
-        "required": ["level", "explicit", "review_required"]
-    })
 }
