@@ -80,10 +80,10 @@ pub const FILES: &[SchemaFile] = &[
         "`runs/<run-id>.json`",
         herd_protocol::run::RunRecord
     ),
-    by_hand!(
+    read!(
         "run-event.schema.json",
         "a line of `runs/<run-id>.events.jsonl`",
-        sidecars::run_event
+        herd_protocol::watch::RunEvent
     ),
     by_hand!(
         "run-result.schema.json",
@@ -93,22 +93,22 @@ pub const FILES: &[SchemaFile] = &[
     read!(
         "cancel-intent.schema.json",
         "`runs/<run-id>.cancel.json`",
-        herd_watch::control::CancelIntent
+        herd_protocol::intents::CancelIntent
     ),
     read!(
         "timeout.schema.json",
         "`runs/<run-id>.timeout.json`",
-        herd_watch::timeout::Expiry
+        herd_protocol::intents::Expiry
     ),
-    by_hand!(
+    read!(
         "interrupt.schema.json",
         "`runs/<run-id>.interrupt.json`",
-        sidecars::interrupt
+        herd_protocol::intents::Interrupt
     ),
     read!(
         "steer-queue.schema.json",
         "`runs/<run-id>.steer.json`",
-        herd_watch::control::SteerQueue
+        herd_protocol::intents::SteerQueue
     ),
     read!(
         "run-acceptance.schema.json",
@@ -128,27 +128,27 @@ pub const FILES: &[SchemaFile] = &[
     read!(
         "steering.schema.json",
         "`runs/<run-id>.steering.json`",
-        herd_watch::control::SteeringLedger
+        herd_protocol::intents::SteeringLedger
     ),
     read!(
         "delivered.schema.json",
         "`runs/<run-id>.delivered`",
         herd_protocol::result::Delivered
     ),
-    by_hand!(
+    read!(
         "ledgered.schema.json",
         "`runs/<run-id>.ledgered`",
-        sidecars::ledgered
+        herd_protocol::result::Ledgered
     ),
     read!(
         "runner-exit.schema.json",
         "`runs/<run-id>.runner-exit.json`",
         herd_protocol::launch::runner_exit::RunnerExit
     ),
-    by_hand!(
+    read!(
         "outcome.schema.json",
         "a line of `outcomes.jsonl`",
-        sidecars::outcome
+        herd_protocol::result::LedgerLine
     ),
     read!(
         "worktree-manifest.schema.json",
@@ -212,10 +212,10 @@ pub const FILES: &[SchemaFile] = &[
         "`herd-launch spawn --json`, `herd-launch resume --json`",
         herd_protocol::launch::LaunchAck
     ),
-    by_hand!(
+    printed!(
         "launch-send.schema.json",
         "`herd-launch send --json`",
-        outputs::launch_send
+        herd_protocol::launch::LaunchSend
     ),
     by_hand!(
         "watch-wait.schema.json",
@@ -297,10 +297,10 @@ pub const FILES: &[SchemaFile] = &[
         "`herd-cleanup doctor --json`",
         herd_protocol::cleanup::DoctorReport
     ),
-    by_hand!(
+    printed!(
         "docs-report.schema.json",
         "`herd-docs --json`",
-        outputs::docs_report
+        herd_protocol::docs::DocsReport
     ),
     // `herd-docs schemas --json`: the tool registry a host registers.
     printed!(

@@ -214,26 +214,28 @@ impl Report {
 }
 
 fn report_output(report: &Report) -> Output {
-    let findings: Vec<serde_json::Value> = report
+    use herd_protocol::docs::{DocsFinding, DocsMode, DocsProblem, DocsReport};
+    let findings = report
         .findings
         .iter()
-        .map(|finding| {
-            serde_json::json!({
-                "file": finding.file,
-                "block": finding.block,
-                "problem": match finding.problem {
-                    Problem::Stale => "stale",
-                    Problem::Missing => "missing",
-                    Problem::Orphan => "orphan",
-                },
-            })
+        .map(|finding| DocsFinding {
+            file: finding.file.clone(),
+            block: finding.block.clone(),
+            problem: match finding.problem {
+                Problem::Stale => DocsProblem::Stale,
+                Problem::Missing => DocsProblem::Missing,
+                Problem::Orphan => DocsProblem::Orphan,
+            },
         })
         .collect();
-    let mode = match report.mode {
-        Mode::Write => "write",
-        Mode::Check => "check",
+    let json = DocsReport {
+        mode: match report.mode {
+            Mode::Write => DocsMode::Write,
+            Mode::Check => DocsMode::Check,
+        },
+        fresh: report.is_fresh(),
+        findings,
     };
-    let json = serde_json::json!({"mode": mode, "fresh": report.is_fresh(), "findings": findings});
     match (report.mode, report.is_fresh()) {
         (_, true) => Output::ok(json, "docs are up to date"),
         (Mode::Check, false) => {

@@ -305,17 +305,17 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let artifacts = cli.artifacts.resolve()?;
             let selector = Selector::from_flags(args.run.as_deref(), args.name.as_deref())?;
             let sent = persistent::send(&artifacts, &selector, &args.message)?;
-            let json = serde_json::json!({
-                "status": "dispatched",
-                "run_id": sent.record.run_id,
-                "name": sent.record.name,
-                "task_id": sent.task_id,
-                "inbox": sent.inbox,
-            });
             let human = format!(
                 "sent task {} to {} ({})",
                 sent.task_id, sent.record.name, sent.record.run_id
             );
+            let json = herd_protocol::launch::LaunchSend {
+                status: herd_protocol::launch::SendStatus::Dispatched,
+                run_id: sent.record.run_id,
+                name: sent.record.name,
+                task_id: sent.task_id,
+                inbox: sent.inbox.to_string_lossy().into_owned(),
+            };
             Ok(Output::ok(json, human))
         }
         Command::Roles(args) => {

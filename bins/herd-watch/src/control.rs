@@ -12,12 +12,12 @@ use herd_protocol::run::{LaunchStatus, RunRecord};
 use herd_surface::{Closed, Key, Surface, Target};
 
 use crate::delivery::{self, Outcome};
-pub use crate::intents::{
+use crate::launch::LaunchState;
+pub use herd_protocol::intents::{
     CancelIntent, STEER_LEDGER_MAX, SteerQueue, SteerReceipt, SteeringLedger, Termination,
     read_intent, read_interrupt, steering_ledger, undelivered_steer,
 };
-use crate::intents::{STEER_FILE_MAX, steering_path};
-use crate::launch::LaunchState;
+use herd_protocol::intents::{Interrupt, STEER_FILE_MAX, steering_path};
 
 /// The cancel deadline of seed 003.
 pub const CANCEL_DEADLINE: Duration = Duration::from_secs(5);
@@ -260,7 +260,10 @@ pub fn interrupt(artifacts: &Artifacts, record: &RunRecord) -> Result<u64, Error
         &[Key::Escape],
         Instant::now() + herd_surface::REQUEST_BUDGET,
     )?;
-    let stamp = serde_json::json!({"format_version": 1, "at_ms": at});
+    let stamp = Interrupt {
+        format_version: herd_protocol::intents::FORMAT_VERSION,
+        at_ms: at,
+    };
     sidecar::write_json(&artifacts.interrupt(&record.run_id), &stamp)?;
     Ok(at)
 }

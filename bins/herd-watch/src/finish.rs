@@ -17,8 +17,8 @@ use herd_worktree::manifest::{Manifest, State};
 use crate::delivery::{self, Details, Outcome, RunResult};
 use crate::evidence::{self, Completion};
 use crate::fallback::{self, Fallback};
-use crate::intents::{self, CancelIntent};
 use crate::message::Ending;
+use herd_protocol::intents::{self, CancelIntent};
 
 /// How much of an exec runner's output becomes its report.
 const EXEC_REPORT_TAIL: u64 = 64 * 1024;
@@ -157,7 +157,7 @@ pub fn build(
         &mut details,
     );
     let expiry = match observed {
-        Observed::Cancelled(_) => crate::timeout::read(artifacts, &record.run_id),
+        Observed::Cancelled(_) => intents::read_expiry(artifacts, &record.run_id),
         _ => None,
     };
     if let Some(expiry) = &expiry {
@@ -677,7 +677,7 @@ pub fn record_outcome(
         return Ok(());
     }
     crate::crash_point("before-ledger");
-    let ledger = ledger_path(artifacts);
+    let ledger = artifacts.outcome_ledger();
     let needle = format!(
         "\"runId\":{}",
         serde_json::Value::from(record.run_id.as_str())
@@ -689,17 +689,18 @@ pub fn record_outcome(
     if !written {
         append_ledger(artifacts, record, result)?;
     }
-    sidecar::create_once(&marker, b"{\"format_version\":1}\n")?;
+    let marked = herd_protocol::result::Ledgered {
+        format_version: herd_protocol::result::LEDGERED_VERSION,
+    };
+    sidecar::create_once(
+        &marker,
+        format!("{}\n", herd_protocol::to_value(&marked)).as_bytes(),
+    )?;
     Ok(())
 }
 
 /// How much of the ledger's end is searched for a line written before a crash.
 const LEDGER_TAIL: u64 = 256 * 1024;
-
-/// The outcome ledger of an artifacts directory.
-pub fn ledger_path(artifacts: &Artifacts) -> std::path::PathBuf {
-    artifacts.root().join("outcomes.jsonl")
-}
 
 fn append_ledger(
     artifacts: &Artifacts,
@@ -708,27 +709,42 @@ fn append_ledger(
 ) -> Result<(), herd_core::Error> {
     let accept = result.details.accept.as_ref();
     let earlier = earlier_models(artifacts, record);
-    let line = serde_json::json!({
-        "version": 1,
-        "at": now_ms(),
-        "runId": record.run_id,
-        "name": record.name,
-        "agent": record.agent,
-        "model": record.model,
-        "thinking": record.thinking,
-        "attempt": earlier.len() + 1,
-        "candidates": earlier.iter().chain(record.model.iter()).chain(record.fallback_models.iter()).collect::<Vec<_>>(),
-        "outcome": result.ledger_outcome(),
-        "exitCode": result.details.exit_code,
-        "check": accept.and_then(|a| a.get("verdict")).cloned().unwrap_or_else(|| "none".into()),
-        "acceptance": result.details.acceptance.as_ref().and_then(|a| a.get("status")).cloned(),
-        "tries": accept.and_then(|a| a.get("tries")).cloned(),
-        "elapsedMs": result.details.elapsed_ms,
-        "worktree": record.worktree.is_some(),
-        "persistent": record.persistent,
-    });
+    let text =
+        |value: Option<&serde_json::Value>| value.and_then(|v| v.as_str()).map(str::to_owned);
+    let line = herd_protocol::result::LedgerLine {
+        version: herd_protocol::result::LEDGER_LINE_VERSION,
+        at: now_ms(),
+        run_id: record.run_id.clone(),
+        name: record.name.clone(),
+        agent: record.agent.clone(),
+        model: record.model.clone(),
+        thinking: record.thinking.clone(),
+        attempt: earlier.len() as u64 + 1,
+        candidates: earlier
+            .iter()
+            .chain(record.model.iter())
+            .chain(record.fallback_models.iter())
+            .cloned()
+            .collect(),
+        outcome: result.ledger_outcome(),
+        exit_code: result.details.exit_code,
+        check: accept
+            .and_then(|a| serde_json::from_value(a.get("verdict")?.clone()).ok())
+            .unwrap_or(herd_protocol::accept::Verdict::None),
+        acceptance: text(
+            result
+                .details
+                .acceptance
+                .as_ref()
+                .and_then(|a| a.get("status")),
+        ),
+        tries: accept.and_then(|a| a.get("tries")?.as_u64()),
+        elapsed_ms: result.details.elapsed_ms,
+        worktree: record.worktree.is_some(),
+        persistent: record.persistent,
+    };
     Ok(sidecar::append_line(
-        &artifacts.root().join("outcomes.jsonl"),
-        &line.to_string(),
+        &artifacts.outcome_ledger(),
+        &herd_protocol::to_value(&line).to_string(),
     )?)
 }

@@ -7,7 +7,6 @@ pub mod delivery;
 pub mod evidence;
 pub mod fallback;
 pub mod finish;
-pub mod intents;
 pub mod launch;
 pub mod message;
 pub mod projection;

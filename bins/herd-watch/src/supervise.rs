@@ -1327,13 +1327,19 @@ fn sentinel(surface: &dyn Surface, target: &Target) -> Option<i32> {
 
 /// Appends a status transition to `runs/<id>.events.jsonl`.
 fn append_event(artifacts: &Artifacts, id: &str, projection: &Projection) -> Result<(), Error> {
-    let line = serde_json::json!({
-        "format_version": 1, "at_ms": now_ms(), "event": "status",
-        "label": projection.label.as_str(), "detail": projection.detail,
-    });
+    use herd_protocol::watch::{RUN_EVENT_VERSION, RunEvent, RunEventKind};
+    let line = RunEvent {
+        format_version: RUN_EVENT_VERSION,
+        at_ms: now_ms(),
+        event: RunEventKind::Status,
+        label: projection.label,
+        detail: projection.detail.clone(),
+    };
+    let line = serde_json::to_string(&line)
+        .map_err(|e| Error::internal(format!("cannot encode a run event: {e}")))?;
     Ok(herd_core::sidecar::append_line(
         &artifacts.run_events(id),
-        &line.to_string(),
+        &line,
     )?)
 }
 

@@ -10,17 +10,9 @@
 use std::thread::JoinHandle;
 
 use herd_core::sidecar;
+use herd_protocol::intents::{self, Expiry};
 use herd_protocol::layout::Artifacts;
 use herd_protocol::run::RunRecord;
-use serde::{Deserialize, Serialize};
-
-/// `runs/<id>.timeout.json`: the limit that passed and when the watcher saw it pass.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Expiry {
-    pub format_version: u64,
-    pub limit_ms: u64,
-    pub expired_at_ms: u64,
-}
 
 /// Whether `record` has a time limit and it has passed at `now_ms`.
 pub fn expired(record: &RunRecord, now_ms: u64) -> bool {
@@ -29,20 +21,13 @@ pub fn expired(record: &RunRecord, now_ms: u64) -> bool {
         .is_some_and(|limit| now_ms >= record.created_at_ms.saturating_add(limit))
 }
 
-/// Reads the expiry of `run_id`, if its limit passed.
-pub fn read(artifacts: &Artifacts, run_id: &str) -> Option<Expiry> {
-    sidecar::read_json(&artifacts.timeout(run_id), 4096)
-        .ok()
-        .flatten()
-}
-
 /// Records the expiry of `record` (the first record stands) and cancels the run on a thread.
 pub fn enforce(artifacts: &Artifacts, record: &RunRecord, now_ms: u64) -> JoinHandle<()> {
     let artifacts = artifacts.clone();
     let record = record.clone();
     std::thread::spawn(move || {
         let expiry = Expiry {
-            format_version: 1,
+            format_version: intents::FORMAT_VERSION,
             limit_ms: record.time_limit_ms.unwrap_or_default(),
             expired_at_ms: now_ms,
         };

@@ -136,6 +136,11 @@ impl Artifacts {
         self.runs_dir().join(format!("{run_id}.{suffix}"))
     }
 
+    /// `outcomes.jsonl`, the outcome ledger: a line per model attempt.
+    pub fn outcome_ledger(&self) -> PathBuf {
+        self.root.join("outcomes.jsonl")
+    }
+
     pub fn worktree_runs_dir(&self) -> PathBuf {
         self.root.join("worktree-runs")
     }

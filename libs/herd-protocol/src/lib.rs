@@ -11,9 +11,12 @@
 //! - [`layout`]: where every file of an artifacts directory lives, and the managed root;
 //! - [`run`]: the run record `runs/<run-id>.json`, and the superseded marker;
 //! - [`open_runs`]: the index of the runs not yet settled;
+//! - [`intents`]: what the parent asked of a run (cancel, interrupt, steering) and a time limit's
+//!   expiry;
 //! - [`accept`]: the accept spec's file form, `herd-accept check`, the child's accept tries;
 //! - [`launch`]: the acknowledgement of `herd-launch spawn` and `resume`;
 //! - [`worktree`]: the worktree ownership manifest, and `herd-worktree create/inspect/list`;
+//! - [`docs`]: `herd-docs --json`;
 //! - [`cleanup`]: `herd-cleanup list/remove/doctor`;
 //! - [`persistent`]: a persistent specialist's ledger, task inbox and task events;
 //! - [`result`]: the delivered result `runs/<run-id>.result.json`, its delivery marker, and
@@ -22,6 +25,8 @@
 
 pub mod accept;
 pub mod cleanup;
+pub mod docs;
+pub mod intents;
 pub mod launch;
 pub mod layout;
 pub mod open_runs;
@@ -32,6 +37,21 @@ pub mod watch;
 pub mod worktree;
 
 use serde::Serialize;
+
+/// The schema of a version field whose only version is 1 (`#[schemars(schema_with = ...)]`):
+/// a reader refuses any other.
+pub(crate) fn version_one(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"const": 1})
+}
+
+/// The schema of a `format_version` a reader checks against the newest it knows: at least 1.
+pub(crate) fn format_version(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "integer",
+        "minimum": 1,
+        "description": "The format version; a reader refuses a newer major version than it knows."
+    })
+}
 
 /// `doc` as a JSON value, for a binary's `--json` output.
 ///

@@ -255,6 +255,51 @@ impl Delivered {
     pub const FORMAT_VERSION: u64 = 1;
 }
 
+/// The version of a line of `outcomes.jsonl`.
+pub const LEDGER_LINE_VERSION: u64 = 1;
+
+/// One line of `outcomes.jsonl`, the outcome ledger at the root of the artifacts directory: one
+/// line per model attempt, appended once when the result is delivered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerLine {
+    #[schemars(schema_with = "crate::version_one")]
+    pub version: u64,
+    pub at: u64,
+    #[schemars(pattern(crate::layout::RUN_ID_PATTERN))]
+    pub run_id: String,
+    pub name: String,
+    pub agent: Option<String>,
+    pub model: Option<String>,
+    pub thinking: Option<String>,
+    #[schemars(range(min = 1))]
+    pub attempt: u64,
+    /// The models tried before this one, this one, and the fallbacks left.
+    pub candidates: Vec<String>,
+    pub outcome: LedgerOutcome,
+    pub exit_code: Option<i32>,
+    /// The parent re-check's verdict.
+    pub check: crate::accept::Verdict,
+    /// The seed 004 acceptance status, when the run had a gate.
+    #[serde(default)]
+    pub acceptance: Option<String>,
+    pub tries: Option<u64>,
+    pub elapsed_ms: Option<u64>,
+    pub worktree: bool,
+    pub persistent: bool,
+}
+
+/// The version of the [`Ledgered`] marker.
+pub const LEDGERED_VERSION: u64 = 1;
+
+/// `runs/<run-id>.ledgered`: created once, after the run's line was appended to
+/// `outcomes.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Ledgered {
+    #[schemars(schema_with = "crate::format_version")]
+    pub format_version: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -409,6 +409,29 @@ impl WatchSteer {
     pub const FORMAT_VERSION: u64 = 1;
 }
 
+/// The version of a line of `runs/<run-id>.events.jsonl`.
+pub const RUN_EVENT_VERSION: u64 = 1;
+
+/// One line of `runs/<run-id>.events.jsonl`: a status transition of the run, appended by
+/// herd-watch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RunEvent {
+    #[schemars(schema_with = "crate::format_version")]
+    pub format_version: u64,
+    pub at_ms: u64,
+    pub event: RunEventKind,
+    pub label: Label,
+    /// What the run is doing (a tool name, `provider`, `streaming`), when active.
+    pub detail: Option<String>,
+}
+
+/// What a line of the run's events says; a status transition is the only kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunEventKind {
+    Status,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

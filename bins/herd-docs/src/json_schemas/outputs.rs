@@ -4,42 +4,7 @@
 use schemars::Schema;
 use serde_json::{Value, json};
 
-use super::sidecars::run_id;
-use super::{amend, hand, printed_schema};
-
-fn string_or_null() -> Value {
-    json!({"type": ["string", "null"]})
-}
-
-/// The projected labels (`herd_watch::projection::Label::as_str`).
-pub(crate) fn label() -> Value {
-    json!({
-        "enum": [
-            "starting", "active", "blocked", "waiting", "interrupted", "stalled", "running",
-            "finalizing", "completed", "failed", "cancelling…", "cancel unconfirmed"
-        ],
-        "description": "The projected status label."
-    })
-}
-
-/// `herd_launch::run`, `Command::Send`.
-pub fn launch_send() -> Schema {
-    hand(
-        "LaunchSend",
-        "What `herd-launch send` prints when it dispatched a task to an idle persistent specialist.",
-        json!({
-            "type": "object",
-            "properties": {
-                "status": {"const": "dispatched"},
-                "run_id": run_id(),
-                "name": {"type": "string"},
-                "task_id": {"type": "string"},
-                "inbox": {"type": "string", "description": "The inbox file the task was written to."}
-            },
-            "required": ["status", "run_id", "name", "task_id", "inbox"]
-        }),
-    )
-}
+use super::{amend, printed_schema};
 
 /// `herd_protocol::watch::WatchWait`, its details amended as the result's are.
 pub fn watch_wait() -> Schema {
@@ -93,32 +58,4 @@ pub fn watch_steer() -> Schema {
         &[],
     );
     schema
-}
-
-/// `herd_docs::report_output`.
-pub fn docs_report() -> Schema {
-    hand(
-        "DocsReport",
-        "What `herd-docs --json` (and `cargo xtask docs --json`) prints: in check mode what is stale (exit 1 when anything is), in write mode what was rewritten.",
-        json!({
-            "type": "object",
-            "properties": {
-                "mode": {"enum": ["write", "check"]},
-                "fresh": {"type": "boolean"},
-                "findings": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "file": {"type": "string"},
-                            "block": string_or_null(),
-                            "problem": {"enum": ["stale", "missing", "orphan"]}
-                        },
-                        "required": ["file", "block", "problem"]
-                    }
-                }
-            },
-            "required": ["mode", "fresh", "findings"]
-        }),
-    )
 }

@@ -7,38 +7,9 @@ use serde_json::{Value, json};
 
 use super::{hand, read_schema};
 
-/// A run id (`herd_protocol::layout::validate_run_id`).
-pub(crate) fn run_id() -> Value {
-    json!({"type": "string", "pattern": herd_protocol::layout::RUN_ID_PATTERN})
-}
-
 /// Milliseconds since the Unix epoch.
 pub(crate) fn ms() -> Value {
     json!({"type": "integer", "minimum": 0})
-}
-
-/// A `format_version` this build writes: 1 (readers refuse a newer one).
-fn format_version() -> Value {
-    json!({"type": "integer", "minimum": 1, "description": "The format version; a reader refuses a newer major version than it knows."})
-}
-
-/// `herd_watch::supervise::append_event`: one status transition per line.
-pub fn run_event() -> Schema {
-    hand(
-        "RunEvent",
-        "One line of `runs/<run-id>.events.jsonl`: a status transition of the run, appended by herd-watch.",
-        json!({
-            "type": "object",
-            "properties": {
-                "format_version": format_version(),
-                "at_ms": ms(),
-                "event": {"const": "status"},
-                "label": super::outputs::label(),
-                "detail": {"type": ["string", "null"], "description": "What the run is doing (a tool name, `provider`, `streaming`), when active."}
-            },
-            "required": ["format_version", "at_ms", "event", "label"]
-        }),
-    )
 }
 
 /// `herd_protocol::result::RunResult`, amended where its details hold a document whose type
@@ -83,62 +54,6 @@ pub(crate) fn amend_details(schema: &mut Schema) {
             );
         }
     }
-}
-
-/// `herd_watch::control::interrupt`: when the run was last interrupted.
-pub fn interrupt() -> Schema {
-    hand(
-        "Interrupt",
-        "`runs/<run-id>.interrupt.json`: when `herd-watch interrupt` last sent Escape to the child.",
-        json!({
-            "type": "object",
-            "properties": {"format_version": format_version(), "at_ms": ms()},
-            "required": ["format_version", "at_ms"]
-        }),
-    )
-}
-
-/// `herd_watch::finish::record_outcome`: the marker created after the outcome line was appended.
-pub fn ledgered() -> Schema {
-    hand(
-        "Ledgered",
-        "`runs/<run-id>.ledgered`: created once, after the run's line was appended to `outcomes.jsonl`.",
-        json!({
-            "type": "object",
-            "properties": {"format_version": format_version()},
-            "required": ["format_version"]
-        }),
-    )
-}
-
-/// `herd_watch::finish::append_ledger`: one line per model attempt.
-pub fn outcome() -> Schema {
-    hand(
-        "Outcome",
-        "One line of `outcomes.jsonl`, the outcome ledger at the root of the artifacts directory: one line per model attempt, appended once when the result is delivered.",
-        json!({
-            "type": "object",
-            "properties": {
-                "version": {"const": 1},
-                "at": ms(),
-                "runId": run_id(),
-                "name": {"type": "string"},
-                "agent": {"type": ["string", "null"]},
-                "model": {"type": ["string", "null"]},
-                "thinking": {"type": ["string", "null"]},
-                "attempt": {"type": "integer", "minimum": 1},
-                "candidates": {"type": "array", "items": {"type": "string"}, "description": "The models tried before this one, this one, and the fallbacks left."},
-                "outcome": {"enum": ["completed", "failed", "provider-error", "cancelled", "help"]},
-                "exitCode": {"type": ["integer", "null"]},
-                "check": {"enum": ["accepted", "rejected", "error", "skipped", "none"]},
-                "tries": {"type": ["integer", "null"], "minimum": 0},
-                "elapsedMs": {"type": ["integer", "null"], "minimum": 0},
-                "worktree": {"type": "boolean"},
-                "persistent": {"type": "boolean"}
-            },
-            "required": ["version", "at", "runId", "name", "attempt", "candidates", "outcome", "check", "worktree", "persistent"]
-        }),
-    )
 }
 
 /// `herd_watch::evidence::read_activity` and protocol.md §1.3: written by the child.

@@ -21,7 +21,7 @@ pub struct AcceptTries {
     /// The child writes exactly 1; an older child wrote no version. The field is optional only
     /// so that reading stays tolerant, hence the schema of what a child writes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "version_one")]
+    #[schemars(schema_with = "crate::version_one")]
     pub version: Option<u64>,
     #[schemars(range(min = 0, max = u32::MAX))]
     pub tries: u32,
@@ -29,11 +29,6 @@ pub struct AcceptTries {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "ChildReport")]
     pub last: Option<ChildReport>,
-}
-
-/// The schema of `version`: the constant [`AcceptTries::FORMAT_VERSION`].
-fn version_one(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"const": AcceptTries::FORMAT_VERSION})
 }
 
 impl AcceptTries {

@@ -96,3 +96,22 @@ pub struct FailedAttempt {
     pub model: Option<String>,
     pub launch_failure: String,
 }
+
+/// What `herd-launch send` prints when it dispatched a task to an idle persistent specialist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LaunchSend {
+    pub status: SendStatus,
+    #[schemars(pattern(RUN_ID_PATTERN))]
+    pub run_id: String,
+    pub name: String,
+    pub task_id: String,
+    /// The inbox file the task was written to.
+    pub inbox: String,
+}
+
+/// A send that printed a document dispatched its task; a refused one is an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SendStatus {
+    Dispatched,
+}

@@ -12,7 +12,7 @@ pub const READ_LIMIT: u64 = 4096;
 /// the runner has exited, on every surface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RunnerExit {
-    #[schemars(schema_with = "version_one")]
+    #[schemars(schema_with = "crate::version_one")]
     pub format_version: u64,
     #[schemars(range(min = i32::MIN, max = i32::MAX))]
     pub exit_code: i32,
@@ -21,11 +21,6 @@ pub struct RunnerExit {
 impl RunnerExit {
     /// The version the launch script writes.
     pub const FORMAT_VERSION: u64 = 1;
-}
-
-/// The schema of `format_version`: the constant [`RunnerExit::FORMAT_VERSION`].
-fn version_one(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"const": RunnerExit::FORMAT_VERSION})
 }
 
 /// Reads the exit code the launch script recorded; `None` while the runner has not exited, and

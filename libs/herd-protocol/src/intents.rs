@@ -1,13 +1,12 @@
 //! What the parent asked of a run, as it stands on disk: the cancel intent, the last interrupt,
 //! and the steering queue and its ledger of receipts.
 //!
-//! `control` writes these files and `finish` reads them into a run's result; keeping them here,
-//! below both, leaves `control` (which settles a confirmed cancel through `finish`) the only
-//! one of the two that knows the other.
+//! herd-watch's `control` writes these files and its `finish` reads them into a run's result;
+//! a timed-out run's expiry is here too, because it reads as the cancel that follows it.
 
+use crate::layout::Artifacts;
+use crate::watch::{SteerError, SteerState, WatchSteer};
 use herd_core::sidecar;
-use herd_protocol::layout::Artifacts;
-use herd_protocol::watch::{SteerError, SteerState, WatchSteer};
 use serde::{Deserialize, Serialize};
 
 /// How a termination attempt ended.
@@ -33,8 +32,8 @@ pub struct CancelIntent {
 
 impl CancelIntent {
     /// The `cancellation` record of a cancelled result's details.
-    pub fn to_details(&self) -> herd_protocol::result::Cancellation {
-        use herd_protocol::result::{CancelTermination, Cancellation};
+    pub fn to_details(&self) -> crate::result::Cancellation {
+        use crate::result::{CancelTermination, Cancellation};
         Cancellation {
             confirmed_at: self.confirmed_at_ms,
             requested_at: self.requested_at_ms,
@@ -55,11 +54,40 @@ pub fn read_intent(artifacts: &Artifacts, run_id: &str) -> Option<CancelIntent> 
         .flatten()
 }
 
+/// The version of the one-field stamps here ([`Interrupt`], [`Expiry`]) and of the intent.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// `runs/<id>.interrupt.json`: when `herd-watch interrupt` last sent Escape to the child.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Interrupt {
+    #[schemars(schema_with = "crate::format_version")]
+    pub format_version: u64,
+    pub at_ms: u64,
+}
+
 /// Reads when `run_id` was last interrupted.
 pub fn read_interrupt(artifacts: &Artifacts, run_id: &str) -> Option<u64> {
-    let value: serde_json::Value =
-        sidecar::read_json(&artifacts.interrupt(run_id), 4096).ok()??;
-    value.get("at_ms")?.as_u64()
+    sidecar::read_json::<Interrupt>(&artifacts.interrupt(run_id), 4096)
+        .ok()
+        .flatten()
+        .map(|stamp| stamp.at_ms)
+}
+
+/// `runs/<id>.timeout.json`: the limit that passed (`herd-launch spawn --timeout-ms`) and when
+/// the watcher saw it pass; written once, before the cancel intent it leads to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Expiry {
+    #[schemars(schema_with = "crate::format_version")]
+    pub format_version: u64,
+    pub limit_ms: u64,
+    pub expired_at_ms: u64,
+}
+
+/// Reads the expiry of `run_id`, if its limit passed.
+pub fn read_expiry(artifacts: &Artifacts, run_id: &str) -> Option<Expiry> {
+    sidecar::read_json(&artifacts.timeout(run_id), 4096)
+        .ok()
+        .flatten()
 }
 
 /// One steering request as the ledger keeps it.
@@ -122,9 +150,10 @@ pub struct SteerQueue {
     pub request_ids: Vec<String>,
 }
 
-pub(crate) const STEER_FILE_MAX: u64 = 1024 * 1024;
+/// The bound of a steering file read.
+pub const STEER_FILE_MAX: u64 = 1024 * 1024;
 
-pub(crate) fn steering_path(artifacts: &Artifacts, run_id: &str) -> std::path::PathBuf {
+pub fn steering_path(artifacts: &Artifacts, run_id: &str) -> std::path::PathBuf {
     artifacts.steering_ledger(run_id)
 }
 
