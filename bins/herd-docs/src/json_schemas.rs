@@ -155,10 +155,10 @@ pub const FILES: &[SchemaFile] = &[
         "`worktree-runs/<run-id>.json`; also `herd-worktree show --json`",
         herd_protocol::worktree::Manifest
     ),
-    by_hand!(
+    read!(
         "activity.schema.json",
         "`subagent-activity/<run-id>.json`",
-        sidecars::activity
+        herd_protocol::child::Activity
     ),
     read!(
         "accept-spec.schema.json",
@@ -171,10 +171,10 @@ pub const FILES: &[SchemaFile] = &[
         "`<session>.process.json`; also `runs/<run-id>.leader.json`",
         sidecars::process_identity
     ),
-    by_hand!(
+    read!(
         "completion.schema.json",
         "`<session>.exit`",
-        sidecars::completion
+        herd_protocol::child::CompletionFile
     ),
     read!(
         "accept-tries.schema.json",

@@ -1,5 +1,6 @@
-//! Completion evidence and what a child left behind: the `.exit` sidecar, the shell sentinel,
-//! activity snapshots, and the result text of a Pi session (protocol.md §1.2, §1.3, §1.7).
+//! Completion evidence and what a child left behind: when it ended, the shell sentinel, and the
+//! result text of a Pi session (protocol.md §1.7). The `.exit` sidecar and the activity snapshot
+//! are read by `herd_protocol::child`.
 //!
 //! Everything here reads files a child wrote, so every read is bounded and every parse is
 //! defensive: a torn or malformed file is "not yet" or "invalid", never a crash and never a
@@ -9,53 +10,10 @@ use std::path::Path;
 
 use herd_core::sidecar;
 
-/// The bound of a `.exit` sidecar read.
-const EXIT_READ_LIMIT: u64 = 256 * 1024;
-/// The bound of an activity snapshot read.
-const ACTIVITY_READ_LIMIT: u64 = 64 * 1024;
 /// How much of a session's end is read for its result.
 pub const SESSION_TAIL: u64 = 4 * 1024 * 1024;
 /// How much of a session's end the no-progress classification reads (protocol.md §1.7).
 pub const NO_PROGRESS_TAIL: u64 = 128 * 1024;
-
-/// What a `.exit` sidecar says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Completion {
-    /// `{"type":"done"}`: the child finished normally.
-    Done,
-    /// `{"type":"error",…}`: the last assistant message ended in an error.
-    Error { message: String },
-    /// `{"type":"ping",…}`: the child asked for help.
-    Ping { message: String },
-}
-
-/// The outcome of reading a `.exit` sidecar.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExitRead {
-    Missing,
-    /// Present but not parseable: the child may be mid-write; read again later.
-    NotYet,
-    Found(Completion),
-}
-
-/// The fallback sentence for an error sidecar without a message.
-pub const ERROR_FALLBACK: &str = "the child ended with a provider error and wrote no message";
-
-/// Reads the `.exit` sidecar of `record`'s session, ignoring one written before the run was
-/// created: a resumed session keeps the sidecar of the run it continues (its help request, its
-/// result), which is that earlier run's evidence, not this one's.
-pub fn read_run_exit(record: &herd_protocol::run::RunRecord) -> ExitRead {
-    let path = record.session_files().exit();
-    let written_ms = std::fs::metadata(&path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    if written_ms.is_some_and(|at| at < record.created_at_ms) {
-        return ExitRead::Missing;
-    }
-    read_exit(&path)
-}
 
 /// When the child itself ended, as its completion evidence was written: the earlier of its
 /// `.exit` sidecar and its runner's exit record (`runs/<id>.runner-exit.json`), never before
@@ -76,43 +34,6 @@ pub fn ended_at_ms(
     let sidecar = written_ms(&record.session_files().exit());
     let runner = written_ms(&herd_surface::runner_exit_file(artifacts, &record.run_id));
     sidecar.into_iter().chain(runner).min()
-}
-
-/// Reads the `.exit` sidecar at `path`.
-pub fn read_exit(path: &Path) -> ExitRead {
-    let bytes = match sidecar::read_bounded(path, EXIT_READ_LIMIT) {
-        Ok(Some(bytes)) => bytes,
-        Ok(None) => return ExitRead::Missing,
-        // Oversized or unreadable: treat as torn and look again; supervision has other evidence.
-        Err(_) => return ExitRead::NotYet,
-    };
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
-        return ExitRead::NotYet;
-    };
-    let text = |key: &str| {
-        value
-            .get(key)
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_owned)
-    };
-    let completion = match value.get("type").and_then(serde_json::Value::as_str) {
-        Some("done") => Completion::Done,
-        Some("error") => Completion::Error {
-            message: text("errorMessage")
-                .filter(|m| !m.is_empty())
-                .unwrap_or_else(|| ERROR_FALLBACK.to_owned()),
-        },
-        Some("ping") => Completion::Ping {
-            message: text("message").unwrap_or_default(),
-        },
-        other => Completion::Error {
-            message: format!(
-                "unsupported completion payload type {}",
-                serde_json::json!(other)
-            ),
-        },
-    };
-    ExitRead::Found(completion)
 }
 
 /// A provider error as a host line shows it (`Error:`, `Subagent error:`).
@@ -171,112 +92,6 @@ pub fn find_sentinel(text: &str) -> Option<i32> {
         rest = after;
     }
     found
-}
-
-/// The phase of an activity snapshot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    Starting,
-    Active,
-    Waiting,
-    Done,
-}
-
-/// The fields of an activity snapshot the host uses (protocol.md §1.3).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Activity {
-    pub sequence: u64,
-    pub updated_at_ms: u64,
-    pub phase: Phase,
-    pub latest_event: String,
-    pub active_scope: Option<String>,
-    pub tool_name: Option<String>,
-}
-
-impl Activity {
-    /// The label an active snapshot adds to `active`: the tool name, `provider`, `streaming`,
-    /// or the scope.
-    pub fn label(&self) -> Option<String> {
-        if self.phase != Phase::Active {
-            return None;
-        }
-        match self.active_scope.as_deref() {
-            Some("tool") => Some(self.tool_name.clone().unwrap_or_else(|| "tool".to_owned())),
-            Some(scope) => Some(scope.to_owned()),
-            None => self.tool_name.clone(),
-        }
-    }
-}
-
-/// The outcome of reading an activity snapshot.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ActivityRead {
-    Missing,
-    /// Malformed, of another version, or for another run.
-    Invalid(String),
-    Found(Activity),
-}
-
-/// Reads and validates the activity snapshot of `run_id` at `path`.
-pub fn read_activity(path: &Path, run_id: &str) -> ActivityRead {
-    let bytes = match sidecar::read_bounded(path, ACTIVITY_READ_LIMIT) {
-        Ok(Some(bytes)) => bytes,
-        Ok(None) => return ActivityRead::Missing,
-        Err(e) => return ActivityRead::Invalid(e.to_string()),
-    };
-    match parse_activity(&bytes, run_id) {
-        Ok(activity) => ActivityRead::Found(activity),
-        Err(reason) => ActivityRead::Invalid(reason),
-    }
-}
-
-fn parse_activity(bytes: &[u8], run_id: &str) -> Result<Activity, String> {
-    let value: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
-    if value.get("version").and_then(serde_json::Value::as_u64) != Some(1) {
-        return Err("version is not 1".into());
-    }
-    let short = |key: &str| -> Result<Option<String>, String> {
-        match value.get(key) {
-            None | Some(serde_json::Value::Null) => Ok(None),
-            Some(serde_json::Value::String(s))
-                if s.chars().count() <= 200 && !s.contains(['\r', '\n']) =>
-            {
-                Ok(Some(s.clone()))
-            }
-            Some(_) => Err(format!("`{key}` is not a short one-line string")),
-        }
-    };
-    if short("runningChildId")?.as_deref() != Some(run_id) {
-        return Err("runningChildId names another run".into());
-    }
-    let number = |key: &str| {
-        value
-            .get(key)
-            .and_then(serde_json::Value::as_u64)
-            .ok_or(format!("`{key}` is missing"))
-    };
-    let phase = match short("phase")?.as_deref() {
-        Some("starting") => Phase::Starting,
-        Some("active") => Phase::Active,
-        Some("waiting") => Phase::Waiting,
-        Some("done") => Phase::Done,
-        _ => return Err("`phase` is not one of starting, active, waiting, done".into()),
-    };
-    let active_scope = short("activeScope")?;
-    if let Some(scope) = &active_scope {
-        if !["agent", "turn", "provider", "streaming", "tool"].contains(&scope.as_str()) {
-            return Err("`activeScope` is not a known scope".into());
-        }
-    }
-    Ok(Activity {
-        sequence: number("sequence")?,
-        updated_at_ms: number("updatedAt")?,
-        phase,
-        latest_event: short("latestEvent")?.ok_or("`latestEvent` is missing")?,
-        active_scope,
-        tool_name: short("toolName")?,
-    })
 }
 
 /// What the end of a Pi session says about the run.
@@ -514,13 +329,6 @@ pub fn classify_no_progress(session_tail: &str) -> NoProgress {
 mod tests {
     use super::*;
 
-    fn exit_of(text: &str) -> ExitRead {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl.exit");
-        std::fs::write(&path, text).unwrap();
-        read_exit(&path)
-    }
-
     #[test]
     fn provider_errors_read_as_pi_073_wrote_them() {
         for (raw, shown) in [
@@ -586,67 +394,6 @@ mod tests {
     }
 
     #[test]
-    fn exit_sidecar_forms() {
-        assert_eq!(
-            exit_of(r#"{"type":"done"}"#),
-            ExitRead::Found(Completion::Done)
-        );
-        assert_eq!(
-            exit_of(r#"{"type":"error","errorMessage":"429 rate limited","stopReason":"error"}"#),
-            ExitRead::Found(Completion::Error {
-                message: "429 rate limited".into()
-            })
-        );
-        assert_eq!(
-            exit_of(r#"{"type":"error"}"#),
-            ExitRead::Found(Completion::Error {
-                message: ERROR_FALLBACK.into()
-            })
-        );
-        assert_eq!(
-            exit_of(r#"{"type":"ping","name":"W","message":"which schema?"}"#),
-            ExitRead::Found(Completion::Ping {
-                message: "which schema?".into()
-            })
-        );
-        assert!(matches!(
-            exit_of(r#"{"type":"weird"}"#),
-            ExitRead::Found(Completion::Error { .. })
-        ));
-        // A torn write is not an error: the child may be mid-write.
-        assert_eq!(exit_of(r#"{"type":"do"#), ExitRead::NotYet);
-        assert_eq!(
-            read_exit(Path::new("/nonexistent/x.exit")),
-            ExitRead::Missing
-        );
-    }
-
-    #[test]
-    fn a_sidecar_older_than_the_run_belongs_to_an_earlier_run() {
-        let dir = tempfile::tempdir().unwrap();
-        let session = dir.path().join("s.jsonl");
-        std::fs::write(
-            dir.path().join("s.jsonl.exit"),
-            r#"{"type":"ping","message":"?"}"#,
-        )
-        .unwrap();
-        let record = |created_at_ms| {
-            serde_json::from_value::<herd_protocol::run::RunRecord>(serde_json::json!({
-                "format_version": 1, "run_id": "r1", "name": "n", "created_at_ms": created_at_ms,
-                "updated_at_ms": created_at_ms, "runner": "pi", "surface": "process",
-                "status": "launched", "cwd": "/", "session_file": session,
-            }))
-            .unwrap()
-        };
-        assert!(matches!(
-            read_run_exit(&record(0)),
-            ExitRead::Found(Completion::Ping { .. })
-        ));
-        let resumed_later = herd_core::time::now_ms() + 60_000;
-        assert_eq!(read_run_exit(&record(resumed_later)), ExitRead::Missing);
-    }
-
-    #[test]
     fn sentinel_takes_the_last_complete_marker() {
         assert_eq!(find_sentinel("x\n__SUBAGENT_DONE_0__\n"), Some(0));
         assert_eq!(
@@ -655,21 +402,6 @@ mod tests {
         );
         assert_eq!(find_sentinel("__SUBAGENT_DONE_12"), None);
         assert_eq!(find_sentinel("echo __SUBAGENT_DONE_$?__"), None);
-    }
-
-    #[test]
-    fn activity_is_validated() {
-        let good = r#"{"version":1,"runningChildId":"r1","createdAt":1,"updatedAt":5,"sequence":3,
-            "latestEvent":"tool_execution_start","phase":"active","agentActive":true,"turnActive":true,
-            "providerActive":false,"toolActive":true,"activeScope":"tool","toolName":"read"}"#;
-        let activity = parse_activity(good.as_bytes(), "r1").unwrap();
-        assert_eq!(activity.label().as_deref(), Some("read"));
-        assert_eq!(activity.sequence, 3);
-        assert!(parse_activity(good.as_bytes(), "other").is_err());
-        let bad_phase = good.replace("\"active\",\"agentActive", "\"dancing\",\"agentActive");
-        assert!(parse_activity(bad_phase.as_bytes(), "r1").is_err());
-        let newline_tool = good.replace("\"read\"", "\"re\\nad\"");
-        assert!(parse_activity(newline_tool.as_bytes(), "r1").is_err());
     }
 
     #[test]

@@ -15,9 +15,10 @@ use herd_protocol::run::{RunRecord, Runner};
 use herd_worktree::manifest::{Manifest, State};
 
 use crate::delivery::{self, Details, Outcome, RunResult};
-use crate::evidence::{self, Completion};
+use crate::evidence;
 use crate::fallback::{self, Fallback};
 use crate::message::Ending;
+use herd_protocol::child::Completion;
 use herd_protocol::intents::{self, CancelIntent};
 
 /// How much of an exec runner's output becomes its report.

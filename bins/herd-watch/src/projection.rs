@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::evidence::{Activity, Phase};
+use herd_protocol::child::{ActiveScope, Activity, Phase};
 
 /// The detail of a `stalled` specialist whose stop is unconfirmed.
 pub const STOP_UNCONFIRMED: &str = "stop unconfirmed";
@@ -203,7 +203,7 @@ impl Lifecycle {
         if let Turn::Interrupted { at_ms } = self.turn {
             // The aborted turn ends after the Escape and says so (`waiting`): that is the
             // interrupt, not news. Only new work after it leaves the interrupted state.
-            if activity.updated_at_ms <= at_ms || activity.phase != Phase::Active {
+            if activity.updated_at <= at_ms || activity.phase != Phase::Active {
                 if activity.phase != Phase::Starting {
                     self.has_worked = true;
                 }
@@ -215,10 +215,10 @@ impl Lifecycle {
                 self.has_worked = true;
                 let since_ms = match &self.turn {
                     Turn::Active { since_ms, .. } => *since_ms,
-                    _ => activity.updated_at_ms,
+                    _ => activity.updated_at,
                 };
                 self.turn = Turn::Active {
-                    label: activity.label(),
+                    label: active_label(activity),
                     since_ms,
                 };
             }
@@ -227,7 +227,7 @@ impl Lifecycle {
                 self.has_worked = true;
                 if !matches!(self.turn, Turn::Waiting { .. }) {
                     self.turn = Turn::Waiting {
-                        since_ms: activity.updated_at_ms,
+                        since_ms: activity.updated_at,
                     };
                 }
             }
@@ -500,19 +500,49 @@ fn width(s: &str) -> usize {
     s.chars().count()
 }
 
+/// The label an active snapshot adds to `active`: the tool name, `provider`, `streaming`, or
+/// the scope.
+fn active_label(activity: &Activity) -> Option<String> {
+    if activity.phase != Phase::Active {
+        return None;
+    }
+    match activity.active_scope {
+        Some(ActiveScope::Tool) => Some(
+            activity
+                .tool_name
+                .clone()
+                .unwrap_or_else(|| "tool".to_owned()),
+        ),
+        Some(scope) => Some(scope.as_str().to_owned()),
+        None => activity.tool_name.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::{Activity, Phase};
-
     fn activity(seq: u64, at: u64, phase: Phase, tool: Option<&str>) -> Activity {
         Activity {
+            version: 1,
+            running_child_id: "r1".into(),
+            created_at: Some(1),
+            updated_at: at,
             sequence: seq,
-            updated_at_ms: at,
-            phase,
             latest_event: "tool_execution_start".into(),
-            active_scope: tool.map(|_| "tool".into()),
+            phase,
+            agent_active: phase == Phase::Active,
+            turn_active: phase == Phase::Active,
+            provider_active: false,
+            tool_active: tool.is_some(),
+            active_scope: tool.map(|_| ActiveScope::Tool),
+            active_since: None,
+            waiting_since: None,
+            turn_index: None,
+            message_event_type: None,
+            tool_call_id: None,
             tool_name: tool.map(Into::into),
+            tool_started_at: None,
+            tool_ended_at: None,
         }
     }
 

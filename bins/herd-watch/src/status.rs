@@ -16,10 +16,11 @@ use herd_surface::{Inspection, Presence, Surface, Target};
 
 use crate::control::{self, Termination};
 use crate::delivery::{self, Outcome};
-use crate::evidence::{self, ActivityRead, ExitRead};
+use crate::evidence;
 use crate::projection::{
     self, AgentStatus, CancelState, Label, Lifecycle, PaneObservation, Projection, WidgetRow,
 };
+use herd_protocol::child::{self, ActivityRead, ExitRead};
 
 /// The most transcript lines `--transcript` shows (seed 004).
 pub const TRANSCRIPT_MAX_LINES: usize = 500;
@@ -162,11 +163,11 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
         life.stop_unconfirmed = crate::tasks::stop_unconfirmed_since(record, now);
     }
     if let ActivityRead::Found(activity) =
-        evidence::read_activity(&artifacts.activity(&record.run_id), &record.run_id)
+        child::read_activity(&artifacts.activity(&record.run_id), &record.run_id)
     {
         life.observe_activity(&activity);
     }
-    if matches!(evidence::read_run_exit(record), ExitRead::Found(_)) {
+    if matches!(child::read_run_exit(record), ExitRead::Found(_)) {
         life.finalize(evidence::ended_at_ms(artifacts, record).map_or(now, |at| at.min(now)));
     } else if record.status != LaunchStatus::Pending {
         let observation = match herd_surface::open(record, artifacts) {
@@ -319,8 +320,8 @@ pub fn status(
 /// When the run last showed a sign of life in its files: its latest activity snapshot, else
 /// its launch.
 fn last_evidence_ms(artifacts: &Artifacts, record: &RunRecord) -> u64 {
-    match evidence::read_activity(&artifacts.activity(&record.run_id), &record.run_id) {
-        ActivityRead::Found(activity) => activity.updated_at_ms.max(record.created_at_ms),
+    match child::read_activity(&artifacts.activity(&record.run_id), &record.run_id) {
+        ActivityRead::Found(activity) => activity.updated_at.max(record.created_at_ms),
         _ => record.created_at_ms,
     }
 }

@@ -27,7 +27,7 @@ use herd_surface::{Inspection, Presence, Surface, Target};
 
 use crate::control::{self, Termination};
 use crate::delivery::{self, RunResult};
-use crate::evidence::{self, ActivityRead, ExitRead};
+use crate::evidence;
 use crate::fallback;
 use crate::finish::{self, Observed};
 use crate::launch::LaunchState;
@@ -36,6 +36,7 @@ use crate::projection::{
     short_duration,
 };
 use crate::tasks;
+use herd_protocol::child::{self, ActivityRead, ExitRead};
 
 /// How long completion evidence other than the sidecar waits for a late sidecar.
 pub const SIDECAR_GRACE: Duration = Duration::from_millis(500);
@@ -791,7 +792,7 @@ fn read_evidence(
     now: u64,
     read: bool,
     due: bool,
-) -> Option<evidence::Completion> {
+) -> Option<child::Completion> {
     crate::crash_point("evidence");
     if read {
         run.intent = control::read_intent(artifacts, id);
@@ -828,13 +829,12 @@ fn read_evidence(
         run.stop_due_ms = deadline.filter(|at| now < *at);
     }
     if read {
-        if let ActivityRead::Found(activity) = evidence::read_activity(&artifacts.activity(id), id)
-        {
+        if let ActivityRead::Found(activity) = child::read_activity(&artifacts.activity(id), id) {
             run.lifecycle.observe_activity(&activity);
         }
     }
     // A sidecar found before started a finisher; one written since is an event.
-    match read.then(|| evidence::read_run_exit(&run.record)) {
+    match read.then(|| child::read_run_exit(&run.record)) {
         Some(ExitRead::Found(completion)) => Some(completion),
         _ => None,
     }
@@ -925,7 +925,7 @@ fn judge_and_reconcile(
 fn complete(
     run: &mut Tracked,
     artifacts: &Artifacts,
-    sidecar: Option<evidence::Completion>,
+    sidecar: Option<child::Completion>,
     other_evidence: Option<Observed>,
     now: u64,
 ) {

@@ -9,6 +9,16 @@
 export const RUN_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
+ * What is active, the innermost first: tool > provider > turn > agent.
+ */
+export type ActivityActiveScope = "agent" | "turn" | "provider" | "streaming" | "tool";
+
+/**
+ * The phase of an activity snapshot.
+ */
+export type ActivityPhase = "starting" | "active" | "waiting" | "done";
+
+/**
  * `subagent-activity/<run-id>.json`: the child's activity snapshot (pi-herdr-agents format),
  * written atomically by the child extension. A snapshot that breaks these rules is read as invalid
  * and ignored.
@@ -16,13 +26,13 @@ export const RUN_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
  * Schema: docs/schemas/activity.schema.json.
  */
 export interface Activity {
-	activeScope?: "agent" | "turn" | "provider" | "streaming" | "tool" | null;
+	activeScope?: ActivityActiveScope | null;
 	activeSince?: number | null;
 	agentActive?: boolean;
 	createdAt?: number;
 	latestEvent: string;
 	messageEventType?: string | null;
-	phase: "starting" | "active" | "waiting" | "done";
+	phase: ActivityPhase;
 	providerActive?: boolean;
 	/**
 	 * Must equal the run id.

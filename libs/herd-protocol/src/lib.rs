@@ -13,6 +13,8 @@
 //! - [`open_runs`]: the index of the runs not yet settled;
 //! - [`intents`]: what the parent asked of a run (cancel, interrupt, steering) and a time limit's
 //!   expiry;
+//! - [`child`]: what a Pi child writes for its host: the `.exit` sidecar and the activity
+//!   snapshot, with their tolerant readers;
 //! - [`accept`]: the accept spec's file form, `herd-accept check`, the child's accept tries;
 //! - [`launch`]: the acknowledgement of `herd-launch spawn` and `resume`;
 //! - [`worktree`]: the worktree ownership manifest, and `herd-worktree create/inspect/list`;
@@ -24,6 +26,7 @@
 //! - [`watch`]: `herd-watch wait/follow/status/cancel/interrupt/stop/steer`.
 
 pub mod accept;
+pub mod child;
 pub mod cleanup;
 pub mod docs;
 pub mod intents;

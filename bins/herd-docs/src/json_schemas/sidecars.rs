@@ -7,11 +7,6 @@ use serde_json::{Value, json};
 
 use super::{hand, read_schema};
 
-/// Milliseconds since the Unix epoch.
-pub(crate) fn ms() -> Value {
-    json!({"type": "integer", "minimum": 0})
-}
-
 /// `herd_protocol::result::RunResult`, amended where its details hold a document whose type
 /// lives outside the protocol, or a flag that is only ever `true`.
 pub fn run_result() -> Schema {
@@ -56,43 +51,6 @@ pub(crate) fn amend_details(schema: &mut Schema) {
     }
 }
 
-/// `herd_watch::evidence::read_activity` and protocol.md §1.3: written by the child.
-pub fn activity() -> Schema {
-    let short = json!({"type": "string", "maxLength": 200, "pattern": "^[^\\r\\n]*$"});
-    let short_or_null =
-        json!({"type": ["string", "null"], "maxLength": 200, "pattern": "^[^\\r\\n]*$"});
-    hand(
-        "Activity",
-        "`subagent-activity/<run-id>.json`: the child's activity snapshot (pi-herdr-agents format), written atomically by the child extension. A snapshot that breaks these rules is read as invalid and ignored.",
-        json!({
-            "type": "object",
-            "properties": {
-                "version": {"const": 1},
-                "runningChildId": {"allOf": [short.clone()], "description": "Must equal the run id."},
-                "createdAt": ms(),
-                "updatedAt": ms(),
-                "sequence": {"type": "integer", "minimum": 0, "description": "+1 per event; a snapshot with a lower sequence than one already seen is ignored."},
-                "latestEvent": short.clone(),
-                "phase": {"enum": ["starting", "active", "waiting", "done"]},
-                "agentActive": {"type": "boolean"},
-                "turnActive": {"type": "boolean"},
-                "providerActive": {"type": "boolean"},
-                "toolActive": {"type": "boolean"},
-                "activeScope": {"enum": ["agent", "turn", "provider", "streaming", "tool", null]},
-                "activeSince": {"type": ["integer", "null"], "minimum": 0},
-                "waitingSince": {"type": ["integer", "null"], "minimum": 0},
-                "turnIndex": {"type": ["integer", "null"], "minimum": 0},
-                "messageEventType": short_or_null.clone(),
-                "toolCallId": short_or_null.clone(),
-                "toolName": short_or_null,
-                "toolStartedAt": {"type": ["integer", "null"], "minimum": 0},
-                "toolEndedAt": {"type": ["integer", "null"], "minimum": 0}
-            },
-            "required": ["version", "runningChildId", "sequence", "updatedAt", "phase", "latestEvent"]
-        }),
-    )
-}
-
 /// `herd_core::identity::Record::to_json` and `from_slice` (serde written by hand).
 pub fn process_identity() -> Schema {
     let text = json!({"type": "string", "minLength": 1});
@@ -111,41 +69,6 @@ pub fn process_identity() -> Schema {
                 "pidNamespace": {"allOf": [text], "description": "The link text of /proc/self/ns/pid of the capturing process, e.g. `pid:[4026531836]`."}
             },
             "required": ["version", "id", "sessionFile", "pid", "startTime", "bootId", "pidNamespace"]
-        }),
-    )
-}
-
-/// `herd_watch::evidence::read_exit` and protocol.md §1.2: written by the child.
-pub fn completion() -> Schema {
-    hand(
-        "Completion",
-        "`<session>.exit`, the completion sidecar the child writes just before it shuts down (pi-herdr-agents format). Any other `type` is read as an error with an unsupported payload; unparseable content is read as not written yet.",
-        json!({
-            "oneOf": [
-                {
-                    "type": "object",
-                    "properties": {"type": {"const": "done"}},
-                    "required": ["type"]
-                },
-                {
-                    "type": "object",
-                    "properties": {
-                        "type": {"const": "error"},
-                        "errorMessage": {"type": "string"},
-                        "stopReason": {"const": "error"}
-                    },
-                    "required": ["type"]
-                },
-                {
-                    "type": "object",
-                    "properties": {
-                        "type": {"const": "ping"},
-                        "name": {"type": "string"},
-                        "message": {"type": "string"}
-                    },
-                    "required": ["type"]
-                }
-            ]
         }),
     )
 }
