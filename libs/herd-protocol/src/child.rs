@@ -241,7 +241,7 @@ pub enum ActivityRead {
     Missing,
     /// Malformed, of another version, or for another run.
     Invalid(String),
-    Found(Activity),
+    Found(Box<Activity>),
 }
 
 /// Reads the activity snapshot at `path`, which must be of run `run_id`.
@@ -252,7 +252,7 @@ pub fn read_activity(path: &Path, run_id: &str) -> ActivityRead {
         Err(e) => return ActivityRead::Invalid(e.to_string()),
     };
     match parse_activity(&bytes, run_id) {
-        Ok(activity) => ActivityRead::Found(activity),
+        Ok(activity) => ActivityRead::Found(Box::new(activity)),
         Err(reason) => ActivityRead::Invalid(reason),
     }
 }
