@@ -166,10 +166,10 @@ pub const FILES: &[SchemaFile] = &[
         herd_protocol::accept::SpecFile
     ),
     // Sidecars beside a child's session file.
-    by_hand!(
+    read!(
         "process-identity.schema.json",
         "`<session>.process.json`; also `runs/<run-id>.leader.json`",
-        sidecars::process_identity
+        herd_core::identity::RecordFile<'static>
     ),
     read!(
         "completion.schema.json",

@@ -73,17 +73,37 @@ pub struct Record {
     pub pid_namespace: String,
 }
 
-/// The file as it is written, with the keys and types of pi-herdr-agents.
-#[derive(Serialize)]
+/// A [`Record`] as the file holds it, with the keys and types of pi-herdr-agents: what
+/// [`Record::to_json`] writes, and what [`Record::from_slice`] accepts (it checks each field in
+/// turn, to say which one is wrong).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct Wire<'a> {
-    version: u64,
-    id: &'a str,
-    session_file: &'a str,
-    pid: u32,
-    start_time: String,
-    boot_id: &'a str,
-    pid_namespace: &'a str,
+#[schemars(
+    title = "ProcessIdentity",
+    description = "A process identity (pi-herdr-agents format): `<session>.process.json`, written once by the runner (`herd-launch exec`) or a child, and `runs/<run-id>.leader.json`, the launch script's shell on the process surface. The first record wins and is never replaced. A record that breaks these rules is refused: herd never signals a process it cannot identify."
+)]
+pub struct RecordFile<'a> {
+    #[schemars(schema_with = "record_version")]
+    pub version: u64,
+    #[schemars(length(min = 1))]
+    pub id: &'a str,
+    #[schemars(length(min = 1))]
+    pub session_file: &'a str,
+    /// The PID, as seen in `pidNamespace`.
+    #[schemars(range(min = 1, max = 2147483647))]
+    pub pid: u32,
+    /// Field 22 of /proc/<pid>/stat: clock ticks after boot, as a decimal string.
+    #[schemars(pattern("^[0-9]+$"))]
+    pub start_time: String,
+    #[schemars(length(min = 1))]
+    pub boot_id: &'a str,
+    /// The link text of /proc/self/ns/pid of the capturing process, e.g. `pid:[4026531836]`.
+    #[schemars(length(min = 1))]
+    pub pid_namespace: &'a str,
+}
+
+fn record_version(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"const": RECORD_VERSION})
 }
 
 impl Record {
@@ -162,7 +182,7 @@ impl Record {
             .session_file
             .to_str()
             .ok_or_else(|| Error::argument("sessionFile", "is not valid UTF-8"))?;
-        let wire = Wire {
+        let wire = RecordFile {
             version: RECORD_VERSION,
             id: &self.id,
             session_file,

@@ -51,28 +51,6 @@ pub(crate) fn amend_details(schema: &mut Schema) {
     }
 }
 
-/// `herd_core::identity::Record::to_json` and `from_slice` (serde written by hand).
-pub fn process_identity() -> Schema {
-    let text = json!({"type": "string", "minLength": 1});
-    hand(
-        "ProcessIdentity",
-        "A process identity (pi-herdr-agents format): `<session>.process.json`, written once by the runner (`herd-launch exec`) or a child, and `runs/<run-id>.leader.json`, the launch script's shell on the process surface. The first record wins and is never replaced. A record that breaks these rules is refused: herd never signals a process it cannot identify.",
-        json!({
-            "type": "object",
-            "properties": {
-                "version": {"const": herd_core::identity::RECORD_VERSION},
-                "id": text.clone(),
-                "sessionFile": text.clone(),
-                "pid": {"type": "integer", "minimum": 1, "maximum": 2147483647_i64, "description": "The PID, as seen in `pidNamespace`."},
-                "startTime": {"type": "string", "pattern": "^[0-9]+$", "description": "Field 22 of /proc/<pid>/stat: clock ticks after boot, as a decimal string."},
-                "bootId": text.clone(),
-                "pidNamespace": {"allOf": [text], "description": "The link text of /proc/self/ns/pid of the capturing process, e.g. `pid:[4026531836]`."}
-            },
-            "required": ["version", "id", "sessionFile", "pid", "startTime", "bootId", "pidNamespace"]
-        }),
-    )
-}
-
 /// `herd_protocol::launch::policy::Policy::to_json` and `read` (serde written by hand: two
 /// versions and a hash over a canonical key order), protocol.md §1.4.
 pub fn launch_policy() -> Schema {
