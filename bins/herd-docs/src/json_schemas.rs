@@ -1,17 +1,19 @@
 //! The JSON Schemas in `docs/schemas/`: every sidecar herd writes or reads and every `--json`
-//! output, derived from the Rust types with schemars where a type exists.
+//! output, each derived from its Rust type with schemars (the types are herd-protocol's, and
+//! the process identity's file form is herd-core's).
 //!
 //! [`FILES`] is the one list. A type that is written to disk or printed with `--json` gets its
-//! schema by one line there: the type derives `schemars::JsonSchema`. A document that is built
-//! with `json!` (or a format whose serde is written by hand) has its schema written by hand in
-//! [`sidecars`] or [`outputs`], next to the note of the code it mirrors; the tests validate real
-//! output of that code against it, so a hand-written schema cannot drift silently.
+//! schema by one line there: the type derives `schemars::JsonSchema`. Where JSON Schema can say
+//! what serde cannot (a bound the binary puts on a list, a flag only ever written as `true`, a
+//! document held as a JSON value), [`sidecars`] and [`outputs`] amend the derived schema, each
+//! amendment with its reason. The tests validate real output against every schema, so neither
+//! the derive nor an amendment can drift silently.
 //!
 //! Sidecars use schemars' deserialize contract (what a reader accepts: a field with a default
 //! may be absent); `--json` outputs use the serialize contract (what a binary prints: a field
-//! that is always printed is required, `null` included). No schema forbids unknown properties:
-//! fields are added without a version change (DESIGN §5), and readers ignore what they do not
-//! know.
+//! that is always printed is required, `null` included). No schema forbids unknown properties but
+//! the launch policy's, whose reader fails closed: fields are added without a version change
+//! (DESIGN §5), and readers ignore what they do not know.
 
 pub mod outputs;
 pub mod sidecars;
@@ -26,7 +28,7 @@ pub struct SchemaFile {
     pub file: &'static str,
     /// The file or the command output the schema describes, as `docs/sidecars.md` shows it.
     pub describes: &'static str,
-    /// The Rust type, or the function of this module that writes the schema by hand.
+    /// The Rust type, or the function of this module that amends its derived schema.
     pub source: &'static str,
     pub schema: fn() -> Schema,
 }
@@ -55,8 +57,8 @@ macro_rules! printed {
     };
 }
 
-/// A file written (or amended) by hand in this module.
-macro_rules! by_hand {
+/// A file derived from a type and amended in this module.
+macro_rules! amended {
     ($file:literal, $describes:literal, $module:ident :: $f:ident) => {
         SchemaFile {
             file: $file,
@@ -85,7 +87,7 @@ pub const FILES: &[SchemaFile] = &[
         "a line of `runs/<run-id>.events.jsonl`",
         herd_protocol::watch::RunEvent
     ),
-    by_hand!(
+    amended!(
         "run-result.schema.json",
         "`runs/<run-id>.result.json`",
         sidecars::run_result
@@ -181,10 +183,10 @@ pub const FILES: &[SchemaFile] = &[
         "`<session>.accept-tries.json`",
         herd_protocol::accept::AcceptTries
     ),
-    by_hand!(
+    read!(
         "launch-policy.schema.json",
         "`<session>.pi-herdr-subagent-policy.json`",
-        sidecars::launch_policy
+        herd_protocol::launch::policy::PolicyFile<'static>
     ),
     read!(
         "task-ledger.schema.json",
@@ -217,17 +219,17 @@ pub const FILES: &[SchemaFile] = &[
         "`herd-launch send --json`",
         herd_protocol::launch::LaunchSend
     ),
-    by_hand!(
+    amended!(
         "watch-wait.schema.json",
         "`herd-watch wait --json`",
         outputs::watch_wait
     ),
-    by_hand!(
+    amended!(
         "watch-event.schema.json",
         "a line of `herd-watch follow --json`",
         outputs::watch_event
     ),
-    by_hand!(
+    amended!(
         "watch-status.schema.json",
         "`herd-watch status --json` (also with `--widget` or `--transcript`)",
         outputs::watch_status
@@ -247,7 +249,7 @@ pub const FILES: &[SchemaFile] = &[
         "`herd-watch stop --json`",
         herd_protocol::watch::WatchStop
     ),
-    by_hand!(
+    amended!(
         "watch-steer.schema.json",
         "`herd-watch steer --json`",
         outputs::watch_steer
@@ -332,21 +334,6 @@ pub fn printed_schema<T: JsonSchema>() -> Schema {
         .for_serialize()
         .into_generator()
         .into_root_schema_for::<T>()
-}
-
-/// A schema written by hand: `$schema`, `title` and `description`, then `body`'s keywords.
-pub(crate) fn hand(title: &str, description: &str, body: serde_json::Value) -> Schema {
-    let mut schema = schemars::json_schema!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": title,
-        "description": description,
-    });
-    if let serde_json::Value::Object(body) = body {
-        for (key, value) in body {
-            schema.insert(key, value);
-        }
-    }
-    schema
 }
 
 /// Amends a derived schema with what the code adds around the type: `properties` (an object of

@@ -1,7 +1,7 @@
 //! Real output against the schemas: each test runs the code a binary prints with (its `run`
 //! entry point, or the function that builds the document), on real files, real git
 //! repositories and real processes, and validates every document and sidecar it produces
-//! against the committed schema. A hand-written schema that drifts from its code fails here.
+//! against the committed schema. A derived schema (or an amendment) that drifts from what the code prints fails here.
 
 #![expect(
     clippy::unwrap_used,

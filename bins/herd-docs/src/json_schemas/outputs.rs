@@ -1,5 +1,6 @@
-//! Schemas of `--json` outputs built with `json!`: each function names the code it mirrors, and
-//! the tests run that code and validate what it prints against the schema.
+//! Amended schemas of `--json` outputs: each function names the type it derives from and says
+//! what it adds that serde cannot say; the tests run the binaries and validate what they print
+//! against the schema.
 
 use schemars::Schema;
 use serde_json::{Value, json};

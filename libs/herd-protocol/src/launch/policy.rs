@@ -25,7 +25,8 @@ pub const VERSION: u64 = 2;
 pub const READ_LIMIT: u64 = 256 * 1024;
 
 /// Who launched the child, which decides whether it may be resumed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
 pub enum Owner {
     /// An ordinary child of the `subagent` tool.
     Public,
@@ -43,12 +44,17 @@ impl Owner {
 }
 
 /// The worktree binding of a managed-worktree child.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct WorktreeBinding {
+    #[schemars(length(min = 1))]
     pub path: String,
+    #[schemars(length(min = 1))]
     pub workspace_id: String,
+    #[schemars(length(min = 1))]
     pub branch: String,
+    #[schemars(length(min = 1))]
     pub base_sha: String,
 }
 
@@ -82,20 +88,79 @@ struct Canonical<'a> {
     worktree: Option<&'a WorktreeBinding>,
 }
 
-/// The file: the canonical part, its hash, then the worktree (key order as pi-herdr-agents).
-#[derive(Serialize)]
+/// The file as [`Policy::read`] accepts it, either version; the reader checks each key in turn
+/// to say which one is wrong, and the schema is derived from these two forms.
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[schemars(
+    title = "LaunchPolicy",
+    description = "`<session>.pi-herdr-subagent-policy.json`, the launch policy herd-launch writes once at spawn (pi-herdr-agents format) and resume and send read. Anything else, an unknown key included, fails closed; `policyHash` must be the SHA-256 of the canonical JSON of the other keys in this order."
+)]
+pub enum PolicyFile<'a> {
+    V1(PolicyFileV1<'a>),
+    V2(PolicyFileV2<'a>),
+}
+
+/// A version 1 policy, which herd reads (a child of an older launcher) and never writes.
+#[derive(schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct Wire<'a> {
-    version: u64,
-    owner: &'static str,
-    tools: Option<&'a [String]>,
-    denied_tools: &'a [String],
-    persistent: bool,
-    logical_id: &'a str,
-    generation_id: &'a str,
-    policy_hash: String,
+#[schemars(deny_unknown_fields)]
+pub struct PolicyFileV1<'a> {
+    #[schemars(schema_with = "crate::version_one")]
+    pub version: u64,
+    pub owner: Owner,
+    #[schemars(schema_with = "tools_schema")]
+    pub tools: Option<&'a [String]>,
+    #[schemars(schema_with = "names_schema")]
+    pub denied_tools: &'a [String],
+}
+
+/// The file herd writes: the canonical part, its hash, then the worktree (key order as
+/// pi-herdr-agents).
+#[derive(Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
+pub struct PolicyFileV2<'a> {
+    #[schemars(schema_with = "version_two")]
+    pub version: u64,
+    pub owner: Owner,
+    #[schemars(schema_with = "tools_schema")]
+    pub tools: Option<&'a [String]>,
+    #[schemars(schema_with = "names_schema")]
+    pub denied_tools: &'a [String],
+    pub persistent: bool,
+    #[schemars(length(min = 1))]
+    pub logical_id: &'a str,
+    #[schemars(length(min = 1))]
+    pub generation_id: &'a str,
+    #[schemars(pattern("^[0-9a-f]{64}$"))]
+    pub policy_hash: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    worktree: Option<&'a WorktreeBinding>,
+    #[schemars(with = "WorktreeBinding")]
+    pub worktree: Option<&'a WorktreeBinding>,
+}
+
+fn version_two(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"const": VERSION})
+}
+
+// What `validate_names` checks, which serde cannot say: each name is one token without a comma
+// or white space, and no name is listed twice.
+fn names_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "array",
+        "items": {"type": "string", "pattern": "^[^,\\s]+$"},
+        "uniqueItems": true
+    })
+}
+
+// `null` (no `--tools` flag) is deliberate; a list is never empty.
+fn tools_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names = names_schema(generator);
+    schemars::json_schema!({
+        "description": "`null`: deliberately unrestricted (no `--tools` flag); else a non-empty list.",
+        "anyOf": [{"type": "null"}, {"allOf": [names], "minItems": 1}]
+    })
 }
 
 impl Policy {
@@ -146,9 +211,9 @@ impl Policy {
 
     /// The file content: compact JSON and a newline.
     pub fn to_json(&self) -> Vec<u8> {
-        let wire = Wire {
+        let wire = PolicyFileV2 {
             version: VERSION,
-            owner: self.owner.as_str(),
+            owner: self.owner,
             tools: self.tools.as_deref(),
             denied_tools: &self.denied_tools,
             persistent: self.persistent,
