@@ -87,6 +87,16 @@ pub const FILES: &[SchemaFile] = &[
         "a line of `runs/<run-id>.events.jsonl`",
         herd_protocol::watch::RunEvent
     ),
+    read!(
+        "superseded.schema.json",
+        "`runs/<run-id>.superseded.json`",
+        herd_protocol::run::Superseded
+    ),
+    read!(
+        "predecessor.schema.json",
+        "`runs/<run-id>.predecessor.json`",
+        herd_protocol::run::Predecessor
+    ),
     amended!(
         "run-result.schema.json",
         "`runs/<run-id>.result.json`",

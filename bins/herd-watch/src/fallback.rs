@@ -12,31 +12,14 @@ use herd_core::subprocess::{self, Command};
 use herd_core::{sidecar, time::now_ms};
 use herd_protocol::layout::Artifacts;
 use herd_protocol::run::RunRecord;
-use serde::{Deserialize, Serialize};
 
 /// The budget of the fallback launch (placement and worktree acquisition included).
 const LAUNCH_BUDGET: Duration = Duration::from_secs(180);
 
-pub use herd_protocol::run::Superseded;
-
-/// `runs/<successor>.predecessor.json`: the attempts before this one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Predecessor {
-    pub format_version: u64,
-    pub run_id: String,
-    /// Every model attempted before the successor, in order.
-    pub models: Vec<String>,
-    pub error: String,
-}
+pub use herd_protocol::run::{Predecessor, Superseded};
 
 pub fn read_superseded(artifacts: &Artifacts, run_id: &str) -> Option<Superseded> {
     Superseded::read(artifacts, run_id)
-}
-
-pub fn read_predecessor(artifacts: &Artifacts, run_id: &str) -> Option<Predecessor> {
-    sidecar::read_json(&artifacts.predecessor(run_id), 64 * 1024)
-        .ok()
-        .flatten()
 }
 
 pub use herd_protocol::result::FallbackFailure;
@@ -56,7 +39,7 @@ pub fn failures(artifacts: &Artifacts, run_id: &str) -> Vec<FallbackFailure> {
             Some(previous) => Superseded::read(artifacts, &previous)
                 .and_then(|s| s.error)
                 .map(|error| (previous, error)),
-            None => read_predecessor(artifacts, &current).map(|p| (p.run_id, p.error)),
+            None => Predecessor::read(artifacts, &current).map(|p| (p.run_id, p.error)),
         };
         let Some((previous, error)) = link else {
             break;
@@ -142,11 +125,11 @@ pub fn launch_next(artifacts: &Artifacts, record: &RunRecord, error: &str) -> Fa
         Ok(successor) => {
             let mut models = record.attempted_models.clone();
             models.extend(record.model.clone());
-            if let Some(earlier) = read_predecessor(artifacts, &record.run_id) {
+            if let Some(earlier) = Predecessor::read(artifacts, &record.run_id) {
                 models = earlier.models.into_iter().chain(models).collect();
             }
             let predecessor = Predecessor {
-                format_version: 1,
+                format_version: Predecessor::FORMAT_VERSION,
                 run_id: record.run_id.clone(),
                 models,
                 error: error.to_owned(),

@@ -114,7 +114,7 @@ fn earlier_models(artifacts: &Artifacts, record: &RunRecord) -> Vec<String> {
     if !record.attempted_models.is_empty() {
         return record.attempted_models.clone();
     }
-    fallback::read_predecessor(artifacts, &record.run_id)
+    fallback::Predecessor::read(artifacts, &record.run_id)
         .map(|p| p.models)
         .unwrap_or_default()
 }

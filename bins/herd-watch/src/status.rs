@@ -22,8 +22,6 @@ use crate::projection::{
 };
 use herd_protocol::child::{self, ActivityRead, ExitRead};
 
-/// The most transcript lines `--transcript` shows (seed 004).
-pub const TRANSCRIPT_MAX_LINES: usize = 500;
 /// The budget of the one presence query a status makes per run.
 const PRESENCE_BUDGET: Duration = Duration::from_secs(2);
 /// How long `stop` waits for the specialist's exit.
@@ -248,7 +246,11 @@ pub fn status(
                 "--transcript shows one run: add --run or --name",
             ));
         };
-        return transcript_of(record, artifacts, lines.min(TRANSCRIPT_MAX_LINES));
+        return transcript_of(
+            record,
+            artifacts,
+            lines.min(herd_protocol::watch::TRANSCRIPT_MAX_LINES),
+        );
     }
     let now = now_ms();
     let mut rows = Vec::new();

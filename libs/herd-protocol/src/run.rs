@@ -317,6 +317,33 @@ impl Superseded {
     }
 }
 
+/// `runs/<successor>.predecessor.json`: the attempts before this one, written once by the
+/// watcher that launched the successor of a model fallback.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Predecessor {
+    #[schemars(schema_with = "crate::format_version")]
+    pub format_version: u64,
+    /// The attempt the successor replaced.
+    #[schemars(pattern(crate::layout::RUN_ID_PATTERN))]
+    pub run_id: String,
+    /// Every model attempted before the successor, in order.
+    pub models: Vec<String>,
+    /// The provider error that ended the attempt.
+    pub error: String,
+}
+
+impl Predecessor {
+    /// The version this build writes.
+    pub const FORMAT_VERSION: u64 = 1;
+
+    /// Reads the predecessor of `run_id`; `None` when there is none or it cannot be read.
+    pub fn read(artifacts: &Artifacts, run_id: &str) -> Option<Predecessor> {
+        sidecar::read_json(&artifacts.predecessor(run_id), 64 * 1024)
+            .ok()
+            .flatten()
+    }
+}
+
 /// How a command names a run: `--run ID` or `--name NAME`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Selector<'a> {

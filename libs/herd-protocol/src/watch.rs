@@ -107,11 +107,15 @@ pub struct StatusWidget {
     pub runs: Vec<StatusRow>,
 }
 
+/// The most lines `herd-watch status --transcript` prints, whatever `--lines` asks for.
+pub const TRANSCRIPT_MAX_LINES: usize = 500;
+
 /// `herd-watch status --transcript --json`: the last lines of one run's transcript.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct StatusTranscript {
     pub run_id: String,
     /// Transcript lines, each encoded for one line.
+    #[schemars(length(max = TRANSCRIPT_MAX_LINES))]
     pub lines: Vec<String>,
 }
 

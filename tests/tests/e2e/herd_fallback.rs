@@ -10,7 +10,7 @@
 use herd_e2e::herd::{Herd, Where, results_of};
 use herd_e2e::model::{Fail, ModelServer, Models, Script, Text, ToolCall};
 use herd_e2e::pi::PiEnv;
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn a_provider_error_falls_back_to_the_next_model(place: Where) {
     let model = ModelServer::start_models(
@@ -69,6 +69,23 @@ fn a_provider_error_falls_back_to_the_next_model(place: Where) {
     assert_eq!(record["attempted_models"], json!(["fake/down"]), "{record}");
     assert_eq!(record["surface"], place.surface(), "{record}");
     assert_eq!(herd.run_ids().len(), 2);
+    // The fallback records: the first attempt gave way to the second, which knows what it
+    // replaced.
+    let runs = herd.artifacts().join("runs");
+    let read = |name: String| -> Value {
+        serde_json::from_slice(&std::fs::read(runs.join(&name)).unwrap()).unwrap()
+    };
+    let superseded = read(format!("{first}.superseded.json"));
+    assert_eq!(superseded["successor"], second.as_str(), "{superseded}");
+    assert!(
+        superseded["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("scripted outage")),
+        "{superseded}"
+    );
+    let predecessor = read(format!("{second}.predecessor.json"));
+    assert_eq!(predecessor["run_id"], first.as_str(), "{predecessor}");
+    assert_eq!(predecessor["models"], json!(["fake/down"]), "{predecessor}");
     assert_eq!(model.requests_for("down").len(), 1, "retries are off");
     assert_eq!(model.requests_for("up").len(), 2);
     assert_eq!(

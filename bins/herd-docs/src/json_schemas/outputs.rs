@@ -21,8 +21,7 @@ pub fn watch_event() -> Schema {
     schema
 }
 
-/// `herd_protocol::watch::WatchStatus`, amended with the bound `herd_watch::status` puts on a
-/// transcript, which serde does not know, and with what tells its shapes apart.
+/// `herd_protocol::watch::WatchStatus`, amended with what tells its shapes apart.
 pub fn watch_status() -> Schema {
     let mut schema = printed_schema::<herd_protocol::watch::WatchStatus>();
     // serde reads an untagged document as the first shape that fits, a widget before plain runs;
@@ -32,15 +31,6 @@ pub fn watch_status() -> Schema {
         .and_then(Value::as_object_mut)
     {
         runs.insert("not".into(), json!({"required": ["widget"]}));
-    }
-    if let Some(lines) = schema
-        .pointer_mut("/$defs/StatusTranscript/properties/lines")
-        .and_then(Value::as_object_mut)
-    {
-        lines.insert(
-            "maxItems".into(),
-            herd_watch::status::TRANSCRIPT_MAX_LINES.into(),
-        );
     }
     schema
 }
