@@ -229,6 +229,26 @@ pub const FILES: &[SchemaFile] = &[
         "`herd-launch send --json`",
         herd_protocol::launch::LaunchSend
     ),
+    printed!(
+        "launch-models.schema.json",
+        "`herd-launch models --json`",
+        herd_protocol::launch::docs::ModelCatalog
+    ),
+    printed!(
+        "launch-roles.schema.json",
+        "`herd-launch roles --json`",
+        herd_protocol::launch::docs::RolesListing
+    ),
+    printed!(
+        "launch-write-task-models.schema.json",
+        "`herd-launch write-task-models --json`",
+        herd_protocol::launch::docs::ModelsWritten
+    ),
+    printed!(
+        "launch-handoff.schema.json",
+        "`herd-launch handoff --json` and `handoffs/<id>.json`",
+        herd_protocol::launch::docs::HandoffDoc
+    ),
     amended!(
         "watch-wait.schema.json",
         "`herd-watch wait --json`",

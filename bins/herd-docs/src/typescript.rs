@@ -32,6 +32,7 @@ pub const FORMATS: &[&str] = &[
     "tool-registry.schema.json",
     "watch-event.schema.json",
     "launch-ack.schema.json",
+    "launch-models.schema.json",
     "error.schema.json",
 ];
 

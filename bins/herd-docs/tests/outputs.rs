@@ -539,3 +539,85 @@ fn persistent_specialist_files_validate() {
         assert_valid("task-ledger.schema.json", line);
     }
 }
+
+#[test]
+fn launch_catalog_roles_task_models_and_handoff_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let art = Artifacts::new(dir.path().join("art"));
+    let project = dir.path().join("project");
+    let agent_dir = dir.path().join("agent");
+    fs::create_dir_all(project.join(".pi/agents")).unwrap();
+    fs::create_dir_all(&agent_dir).unwrap();
+    // A role that parses and one that does not: the listing shows both shapes of a row.
+    fs::write(
+        project.join(".pi/agents/scout.md"),
+        "---\nname: scout\nmodel: fake/a\ntools: read, grep\nauto-exit: true\n---\nLook around.\n",
+    )
+    .unwrap();
+    fs::write(project.join(".pi/agents/broken.md"), "---\nname: [\n---\n").unwrap();
+    let listing = herd_launch::list::list(&art, &project, &agent_dir).unwrap();
+    let roles = serde_json::to_value(listing.to_json()).unwrap();
+    assert_eq!(roles["roles"].as_array().map(Vec::len), Some(2), "{roles}");
+    assert_valid("launch-roles.schema.json", &roles);
+
+    let request = herd_tools::parse(
+        "subagents_write_task_models",
+        &json!({
+            "tasks": {"coding": ["fake/a", "fake/b"]},
+            "tasksMeta": {"generatedAt": "2026-12-01T00:00:00Z", "method": "registry-only"},
+        }),
+    )
+    .unwrap();
+    let written = herd_launch::models::write(&agent_dir, &request).unwrap();
+    assert_valid(
+        "launch-write-task-models.schema.json",
+        &serde_json::to_value(written.to_json()).unwrap(),
+    );
+
+    let model = |provider: &str, id: &str| herd_launch::catalog::Model {
+        provider: provider.into(),
+        id: id.into(),
+        context: "128K".into(),
+        max_out: "16K".into(),
+        thinking: true,
+        images: false,
+    };
+    let catalog = herd_launch::catalog::Catalog::new(
+        vec![model("fake", "a"), model("fake", "b")],
+        &[(
+            "coding".to_owned(),
+            vec!["fake/a".to_owned(), "other/c".to_owned()],
+        )],
+    );
+    let printed_catalog = serde_json::to_value(catalog.to_json()).unwrap();
+    assert_eq!(
+        printed_catalog["tasks"][0]["authenticated"],
+        json!(["fake/a"])
+    );
+    assert_valid("launch-models.schema.json", &printed_catalog);
+
+    for (confirmed, focused) in [
+        (Ok(4242), Ok(())),
+        (
+            Err("the new Pi did not start".to_owned()),
+            Err("not focused: the start is unconfirmed".to_owned()),
+        ),
+    ] {
+        let handoff = herd_launch::handoff::Handoff {
+            id: "h1".into(),
+            worktree: dir.path().join("wt"),
+            branch: "feat-x".into(),
+            base_sha: "d1ec649307ad35d111882f392d6a9bf0323ef97d".into(),
+            workspace_id: None,
+            session: dir.path().join("wt.jsonl"),
+            pane: None,
+            confirmed,
+            focused,
+            diagnostics: vec![],
+        };
+        assert_valid(
+            "launch-handoff.schema.json",
+            &serde_json::to_value(handoff.to_json()).unwrap(),
+        );
+    }
+}

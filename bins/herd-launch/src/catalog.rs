@@ -18,7 +18,7 @@ use std::time::Duration;
 use herd_core::escape::{Noun, encode_host_value, encode_list};
 use herd_core::subprocess::{self, Command, Keep};
 use herd_core::{Error, ErrorCode};
-use serde_json::{Value, json};
+use herd_protocol::launch::docs::{CATALOG_VERSION, CatalogModel, CatalogTask, ModelCatalog};
 
 /// How long `pi --list-models` may take (Pi bounds its own listing by 15 s, startup comes first).
 pub const LIST_BUDGET: Duration = Duration::from_secs(30);
@@ -221,21 +221,33 @@ impl Catalog {
         Catalog { models, tasks }
     }
 
-    pub fn to_json(&self) -> Value {
-        let models: Vec<Value> = self
-            .models
-            .iter()
-            .map(|m| {
-                json!({"model": m.name(), "provider": m.provider, "id": m.id, "context": m.context,
-                    "max_out": m.max_out, "thinking": m.thinking, "images": m.images})
-            })
-            .collect();
-        let tasks: Vec<Value> = self
-            .tasks
-            .iter()
-            .map(|t| json!({"category": t.category, "candidates": t.candidates, "authenticated": t.authenticated}))
-            .collect();
-        json!({"format_version": 1, "models": models, "tasks": tasks, "guideline": self.guideline()})
+    pub fn to_json(&self) -> ModelCatalog {
+        ModelCatalog {
+            format_version: CATALOG_VERSION,
+            models: self
+                .models
+                .iter()
+                .map(|m| CatalogModel {
+                    model: m.name(),
+                    provider: m.provider.clone(),
+                    id: m.id.clone(),
+                    context: m.context.clone(),
+                    max_out: m.max_out.clone(),
+                    thinking: m.thinking,
+                    images: m.images,
+                })
+                .collect(),
+            tasks: self
+                .tasks
+                .iter()
+                .map(|t| CatalogTask {
+                    category: t.category.clone(),
+                    candidates: t.candidates.clone(),
+                    authenticated: t.authenticated.clone(),
+                })
+                .collect(),
+            guideline: self.guideline(),
+        }
     }
 
     /// The catalog as one guideline of the `subagent` tool, at most [`GUIDELINE_MAX_CHARS`]

@@ -23,18 +23,15 @@ use std::time::{Duration, Instant};
 use herd_core::escape::encode_host_value;
 use herd_core::identity::{self, Ancestry, Judgement};
 use herd_core::{Error, ErrorCode, exit};
+use herd_protocol::launch::docs::{HANDOFF_VERSION, HandoffDoc, HandoffStatus, HandoffWorktree};
 use herd_protocol::layout::{Artifacts, SessionFiles};
 use herd_protocol::run::{PaneRef, SurfaceKind};
 use herd_surface::{Launch, LaunchError, Surface, Target};
 use herd_worktree::create::{CreateEnv, CreateRequest, Created};
 use herd_worktree::manifest::{Manifest, State};
-use serde_json::json;
 
 use crate::script::Script;
 use crate::spawn::Tools;
-
-/// The format of `handoffs/<id>.json`.
-pub const RECORD_VERSION: u64 = 1;
 
 /// How long Pi may take to start once its pane runs (seed 003: the destination is focused only
 /// after Pi startup is confirmed).
@@ -93,25 +90,30 @@ impl Handoff {
     }
 
     /// The `--json` document, also kept as `handoffs/<id>.json`.
-    pub fn to_json(&self) -> serde_json::Value {
-        json!({
-            "format_version": RECORD_VERSION,
-            "status": if self.confirmed.is_ok() { "started" } else { "uncertain" },
-            "handoff_id": self.id,
-            "worktree": {
-                "path": self.worktree,
-                "branch": self.branch,
-                "base_sha": self.base_sha,
-                "workspace_id": self.workspace_id,
+    pub fn to_json(&self) -> HandoffDoc {
+        let text = |p: &std::path::Path| p.to_string_lossy().into_owned();
+        HandoffDoc {
+            format_version: HANDOFF_VERSION,
+            status: if self.confirmed.is_ok() {
+                HandoffStatus::Started
+            } else {
+                HandoffStatus::Uncertain
             },
-            "session_file": self.session,
-            "pane": self.pane,
-            "pid": self.confirmed.as_ref().ok(),
-            "unconfirmed": self.confirmed.as_ref().err(),
-            "focused": self.focused.is_ok(),
-            "focus_error": self.focused.as_ref().err(),
-            "diagnostics": self.diagnostics,
-        })
+            handoff_id: self.id.clone(),
+            worktree: HandoffWorktree {
+                path: text(&self.worktree),
+                branch: self.branch.clone(),
+                base_sha: self.base_sha.clone(),
+                workspace_id: self.workspace_id.clone(),
+            },
+            session_file: text(&self.session),
+            pane: self.pane.clone(),
+            pid: self.confirmed.as_ref().ok().copied(),
+            unconfirmed: self.confirmed.as_ref().err().cloned(),
+            focused: self.focused.is_ok(),
+            focus_error: self.focused.as_ref().err().cloned(),
+            diagnostics: self.diagnostics.clone(),
+        }
     }
 
     /// The notice: every value on its own host line, encoded.

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 use herd_core::escape::encode_host_value;
 use herd_core::{Error, ErrorCode};
+use herd_protocol::launch::docs::{self as doc, RoleSettings, RolesListing, SpecialistRow};
 use herd_protocol::layout::Artifacts;
 use herd_protocol::run::{LaunchStatus, RunRecord};
-use serde_json::{Value, json};
 
 use crate::persistent::{self, Activity};
 use crate::policy::Policy;
@@ -165,43 +165,50 @@ fn specialists(artifacts: &Artifacts) -> Result<Vec<Specialist>, Error> {
 
 impl Listing {
     /// The `--json` document.
-    pub fn to_json(&self) -> Value {
-        let roles: Vec<Value> = self
+    pub fn to_json(&self) -> RolesListing {
+        let roles = self
             .roles
             .iter()
-            .map(|row| {
-                let mut doc = json!({"name": row.name, "scope": row.scope, "file": row.file});
-                match &row.role {
-                    Ok(role) => {
-                        doc["model"] = role.model.clone().into();
-                        doc["thinking"] = role.thinking.clone().into();
-                        doc["tools"] = role.tools.clone().into();
-                        doc["deny_tools"] = role.deny_tools.clone().into();
-                        doc["auto_exit"] = role.auto_exit.into();
-                        doc["interactive"] = role.interactive.into();
-                        doc["spawning"] = role.spawning.into();
-                    }
-                    Err(error) => doc["error"] = error.clone().into(),
-                }
-                doc
+            .map(|row| doc::RoleRow {
+                name: row.name.clone(),
+                scope: row.scope.to_owned(),
+                file: row.file.to_string_lossy().into_owned(),
+                error: row.role.as_ref().err().cloned(),
+                settings: row.role.as_ref().ok().map(|role| RoleSettings {
+                    model: role.model.clone(),
+                    thinking: role.thinking.clone(),
+                    tools: role.tools.clone(),
+                    deny_tools: role.deny_tools.clone(),
+                    auto_exit: role.auto_exit,
+                    interactive: role.interactive,
+                    spawning: role.spawning,
+                }),
             })
             .collect();
-        let specialists: Vec<Value> = self
+        let specialists = self
             .specialists
             .iter()
-            .map(|s| {
-                json!({
-                    "run_id": s.record.run_id, "name": s.record.name, "agent": s.record.agent,
-                    "logical_id": s.logical_id, "generation_id": s.generation_id, "state": s.state,
-                    "completed_tasks": s.completed_tasks, "model": s.record.model,
-                    "thinking": s.record.thinking, "tools": s.tools, "denied_tools": s.denied_tools,
-                })
+            .map(|s| SpecialistRow {
+                run_id: s.record.run_id.clone(),
+                name: s.record.name.clone(),
+                agent: s.record.agent.clone(),
+                logical_id: s.logical_id.clone(),
+                generation_id: s.generation_id.clone(),
+                state: s.state.clone(),
+                completed_tasks: s.completed_tasks as u64,
+                model: s.record.model.clone(),
+                thinking: s.record.thinking.clone(),
+                tools: s.tools.clone(),
+                denied_tools: s.denied_tools.clone(),
             })
             .collect();
-        json!({
-            "roles": roles, "specialists": specialists, "supervision": self.supervision,
-            "config": self.config, "config_revision": self.config_revision,
-        })
+        RolesListing {
+            roles,
+            specialists,
+            supervision: self.supervision.to_owned(),
+            config: self.config.to_string_lossy().into_owned(),
+            config_revision: self.config_revision.clone(),
+        }
     }
 
     /// The text `subagents_list` answers with: one line per row, child-influenced values

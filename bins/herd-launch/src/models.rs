@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use herd_core::{Error, ErrorCode, sidecar};
 use herd_tools::WriteTaskModelsRequest;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::roles::READ_LIMIT;
@@ -37,8 +37,13 @@ pub struct Written {
 }
 
 impl Written {
-    pub fn to_json(&self) -> Value {
-        json!({"status": "written", "file": self.file, "previous_revision": self.previous_revision, "revision": self.revision})
+    pub fn to_json(&self) -> herd_protocol::launch::docs::ModelsWritten {
+        herd_protocol::launch::docs::ModelsWritten {
+            status: herd_protocol::launch::docs::WrittenStatus::Written,
+            file: self.file.to_string_lossy().into_owned(),
+            previous_revision: self.previous_revision.clone(),
+            revision: self.revision.clone(),
+        }
     }
 
     pub fn human(&self) -> String {
@@ -134,6 +139,7 @@ pub fn write(agent_dir: &Path, request: &WriteTaskModelsRequest) -> Result<Writt
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn request(expected: Option<&str>) -> WriteTaskModelsRequest {
         let mut value = json!({

@@ -632,6 +632,53 @@ export interface LaunchAck {
 }
 
 /**
+ * A model Pi has credentials for, as `pi --list-models` shows it.
+ */
+export interface LaunchModelsCatalogModel {
+	/**
+	 * The context window as Pi shows it (`128K`).
+	 */
+	context: string;
+	id: string;
+	images: boolean;
+	max_out: string;
+	/**
+	 * `provider/id`, the value `model` takes.
+	 */
+	model: string;
+	provider: string;
+	thinking: boolean;
+}
+
+/**
+ * A task category (`task:<category>`) and its candidates.
+ */
+export interface LaunchModelsCatalogTask {
+	/**
+	 * The candidates that have credentials, in order.
+	 */
+	authenticated: string[];
+	candidates: string[];
+	category: string;
+}
+
+/**
+ * What `herd-launch models --json` prints: the models Pi has credentials for, the candidates of
+ * each task category, and the catalog as one guideline of the `subagent` tool.
+ *
+ * Schema: docs/schemas/launch-models.schema.json.
+ */
+export interface LaunchModels {
+	format_version: 1;
+	/**
+	 * At most 2,000 characters, every value encoded.
+	 */
+	guideline: string;
+	models: LaunchModelsCatalogModel[];
+	tasks: LaunchModelsCatalogTask[];
+}
+
+/**
  * The body of an [`ErrorDocument`].
  */
 export interface ErrorDocumentErrorBody {

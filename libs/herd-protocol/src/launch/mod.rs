@@ -1,6 +1,7 @@
 //! The formats of `herd-launch`: the acknowledgement of `spawn` and `resume`, the launch policy
 //! beside a child's session, and the runner's exit code its launch script writes.
 
+pub mod docs;
 pub mod policy;
 pub mod runner_exit;
 

@@ -135,7 +135,7 @@ pub struct PolicyFileV2<'a> {
     pub generation_id: &'a str,
     #[schemars(pattern("^[0-9a-f]{64}$"))]
     pub policy_hash: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "WorktreeBinding")]
     pub worktree: Option<&'a WorktreeBinding>,
 }
