@@ -7,10 +7,11 @@
 use std::path::Path;
 
 use crossbeam_channel::Receiver;
-use herd_accept::{AcceptSpec, ChildReport, RunOutcome, VerdictRequest};
+use herd_accept::{AcceptSpec, VerdictRequest};
 use herd_core::layout::Artifacts;
 use herd_core::run::{RunRecord, Runner};
 use herd_core::{sidecar, time::now_ms};
+use herd_protocol::accept::{ChildReport, RunOutcome};
 use herd_protocol::result::{CancelError, ReportView};
 use herd_worktree::manifest::{Manifest, State};
 
@@ -536,14 +537,10 @@ fn apply_acceptance(
     cancellation: &mut Option<CancelIntent>,
     cancel: &Receiver<()>,
 ) {
-    use herd_accept::report::{self, RunGate, Status};
-    let path = artifacts.run_file(&record.run_id, "acceptance.json");
-    let run_gate = match sidecar::read_versioned::<RunGate>(
-        &path,
-        RUN_GATE_MAX,
-        "format_version",
-        report::RUN_GATE_VERSION,
-    ) {
+    use herd_accept::report;
+    use herd_protocol::accept::{self, ReviewRecord, Status};
+    let path = accept::run_gate_file(artifacts, &record.run_id);
+    let run_gate = match accept::read_run_gate(&path) {
         Ok(Some(gate)) => gate,
         Ok(None) => return,
         Err(err) => {
@@ -566,7 +563,7 @@ fn apply_acceptance(
         // Seed 004: verify results are memoized per workspace state and environment.
         let mut host = report::memo::MemoHost::new(
             report::host::RealHost::new(cancel),
-            artifacts.root().join("verify-memo"),
+            accept::memo_dir(artifacts),
         );
         let ledger = report::evaluate(
             &run_gate.gate,
@@ -577,7 +574,7 @@ fn apply_acceptance(
         if let Some(text) = &raw {
             ending.report = Some(report::strip_report(text).to_owned());
         }
-        ending.acceptance_line = Some(ledger.host_line());
+        ending.acceptance_line = Some(report::host_line(&ledger));
         if ledger.cancelled {
             if let Some(intent) = intents::read_intent(artifacts, &record.run_id) {
                 ending.outcome = Some(Outcome::Cancelled);
@@ -599,8 +596,8 @@ fn apply_acceptance(
         return;
     };
     let (status, blockers, findings, reason) = report::review::decide(completed, raw.as_deref());
-    let review = report::review::ReviewRecord {
-        format_version: report::review::REVIEW_VERSION,
+    let review = ReviewRecord {
+        format_version: ReviewRecord::FORMAT_VERSION,
         run_id: target.run_id.clone(),
         reviewer_run_id: record.run_id.clone(),
         reviewer_name: record.name.clone(),
@@ -611,7 +608,7 @@ fn apply_acceptance(
         at_ms: now_ms(),
     };
     // A reviewer that supplied no review leaves an earlier reviewer's decision in place.
-    let review_path = artifacts.run_file(&target.run_id, "review.json");
+    let review_path = accept::review_file(artifacts, &target.run_id);
     let written = if status == Status::ReviewRequired && review_path.exists() {
         Ok(())
     } else {
@@ -633,9 +630,6 @@ fn apply_acceptance(
     ending.notes.push(note);
     details.review = Some(herd_protocol::to_value(&review));
 }
-
-/// The largest acceptance gate file read.
-const RUN_GATE_MAX: u64 = 1024 * 1024;
 
 /// The child's own accept tries and its last check's verdict, from
 /// `<session>.accept-tries.json`, which the child extension writes after each check it runs.
