@@ -11,8 +11,8 @@ use herd_accept::{AcceptSpec, VerdictRequest};
 use herd_core::layout::Artifacts;
 use herd_core::run::{RunRecord, Runner};
 use herd_core::{sidecar, time::now_ms};
-use herd_protocol::accept::{ChildReport, RunOutcome};
-use herd_protocol::result::{CancelError, ReportView};
+use herd_protocol::accept::ChildReport;
+use herd_protocol::result::{CancelError, ReportView, RunOutcome};
 use herd_worktree::manifest::{Manifest, State};
 
 use crate::delivery::{self, Details, Outcome, RunResult};
@@ -431,13 +431,9 @@ fn recheck(
             return serde_json::json!({"verdict": "error", "error": err.message});
         }
     };
-    let outcome = match ending.outcome {
-        Some(Outcome::Completed) => RunOutcome::Completed,
-        Some(Outcome::Help) => RunOutcome::Help,
-        Some(Outcome::Cancelled) => RunOutcome::Cancelled,
-        Some(Outcome::Failed) if ending.provider_error => RunOutcome::ProviderError,
-        _ => RunOutcome::Failed,
-    };
+    let outcome = ending.outcome.map_or(RunOutcome::Failed, |outcome| {
+        outcome.with_provider_error(ending.provider_error)
+    });
     let cwd = record
         .worktree
         .as_ref()
@@ -712,7 +708,7 @@ fn append_ledger(
         "thinking": record.thinking,
         "attempt": earlier.len() + 1,
         "candidates": earlier.iter().chain(record.model.iter()).chain(record.fallback_models.iter()).collect::<Vec<_>>(),
-        "outcome": result.ledger_outcome(),
+        "outcome": result.run_outcome(),
         "exitCode": result.details.exit_code,
         "check": accept.and_then(|a| a.get("verdict")).cloned().unwrap_or_else(|| "none".into()),
         "acceptance": result.details.acceptance.as_ref().and_then(|a| a.get("status")).cloned(),
