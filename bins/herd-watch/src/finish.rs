@@ -534,7 +534,7 @@ fn apply_acceptance(
     cancel: &Receiver<()>,
 ) {
     use herd_accept::report;
-    use herd_protocol::accept::{self, ReviewRecord, Status};
+    use herd_protocol::accept::{self, NotApplied, ReviewRecord, Status};
     let path = accept::run_gate_file(artifacts, &record.run_id);
     let run_gate = match accept::read_run_gate(&path) {
         Ok(Some(gate)) => gate,
@@ -543,8 +543,9 @@ fn apply_acceptance(
             // A gate that cannot be read is not a gate that held.
             ending.acceptance_line =
                 Some("Acceptance: error (the run's acceptance gate cannot be read)".to_owned());
-            details.acceptance =
-                Some(serde_json::json!({"status": "error", "error": err.to_string()}));
+            details.acceptance = Some(herd_protocol::to_value(&NotApplied::Error {
+                error: err.to_string(),
+            }));
             return;
         }
     };
@@ -582,10 +583,9 @@ fn apply_acceptance(
         }
         details.acceptance = Some(herd_protocol::to_value(&ledger));
     } else {
-        details.acceptance = Some(serde_json::json!({
-            "status": "not-evaluated",
-            "explicit": run_gate.gate.explicit,
-            "gate": run_gate.gate,
+        details.acceptance = Some(herd_protocol::to_value(&NotApplied::NotEvaluated {
+            explicit: run_gate.gate.explicit,
+            gate: run_gate.gate.clone(),
         }));
     }
     let Some(target) = &run_gate.reviews else {

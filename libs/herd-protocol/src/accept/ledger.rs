@@ -132,3 +132,51 @@ impl Ledger {
         }
     }
 }
+
+/// What a result's details hold as `acceptance` in place of a [`Ledger`] when the run's gate was
+/// not applied; `status` tells it from a ledger's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum NotApplied {
+    /// The run's gate cannot be read, which is not a gate that held.
+    Error { error: String },
+    /// The run did not complete: the gate it had, unapplied.
+    NotEvaluated { explicit: bool, gate: Gate },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accept::Level;
+
+    #[test]
+    fn a_gate_not_applied_is_told_by_its_status() {
+        let error = NotApplied::Error {
+            error: "cannot access x".into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&error).unwrap(),
+            r#"{"status":"error","error":"cannot access x"}"#
+        );
+        let gate = Gate {
+            level: Level::Checked,
+            explicit: true,
+            inferred_level: Level::Attested,
+            criteria: Vec::new(),
+            evidence: Vec::new(),
+            verify: Vec::new(),
+            review: None,
+            stop_rules: Vec::new(),
+            reason: None,
+        };
+        let value = serde_json::to_value(NotApplied::NotEvaluated {
+            explicit: true,
+            gate: gate.clone(),
+        })
+        .unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"status": "not-evaluated", "explicit": true, "gate": gate})
+        );
+    }
+}

@@ -20,7 +20,7 @@ pub use gate::{
     ReviewTarget, RunGate, Severity, VerifyCommand, read_run_gate, run_gate_file,
 };
 pub use ledger::{
-    CheckStatus, LEDGER_VERSION, Ledger, RuntimeCheck, Status, VerifyRun, VerifyStatus,
+    CheckStatus, LEDGER_VERSION, Ledger, NotApplied, RuntimeCheck, Status, VerifyRun, VerifyStatus,
 };
 pub use memo::{MEMO_READ_LIMIT, MEMO_VERSION, Memo, memo_dir, memo_file, read_memo};
 pub use report::{
