@@ -20,13 +20,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use herd_cli::Output;
 use herd_core::{Error, ErrorCode, sidecar, subprocess};
-use herd_protocol::accept::AcceptCheck;
+use herd_protocol::accept::{AcceptCheck, ChildReport, RunOutcome};
 
 pub use check::{CheckOutcome, CheckRun, run_check};
 pub use spec::AcceptSpec;
-pub use verdict::{
-    ChildReport, RunOutcome, Verdict, VerdictDetails, VerdictRequest, decide, verdict,
-};
+pub use verdict::{VerdictRequest, decide, verdict};
 
 /// The largest child output `report` reads from stdin.
 pub const REPORT_INPUT_LIMIT: u64 = 4 * 1024 * 1024;
@@ -228,7 +226,7 @@ fn run_report(level: Option<&str>, acceptance: Option<&Path>, cwd: &Path) -> Res
         Some(text) => {
             report::config::parse_inferred_level(text).map_err(report::Diagnostics::into_error)?
         }
-        None => report::Level::Attested,
+        None => herd_protocol::accept::Level::Attested,
     };
     let input = match acceptance {
         Some(path) => {
@@ -278,5 +276,5 @@ fn run_report(level: Option<&str>, acceptance: Option<&Path>, cwd: &Path) -> Res
     let mut host = report::host::RealHost::new(&signals);
     let ledger = report::evaluate(&gate, &output, cwd, &mut host);
     let json = serde_json::to_value(&ledger).map_err(|err| Error::internal(err.to_string()))?;
-    Ok(Output::ok(json, ledger.human()).with_exit(ledger.exit_code()))
+    Ok(Output::ok(json, report::human(&ledger)).with_exit(ledger.exit_code()))
 }

@@ -26,7 +26,7 @@ use crate::tail::{LINE_TAIL_CHARS, tail_str};
 /// The prefix of the host line that carries the end of a failed re-check's output.
 pub const CHECK_OUTPUT_PREFIX: &str = "Check output (last 1,500 characters, encoded): ";
 
-pub use herd_protocol::accept::{ChildReport, Reason, RunOutcome, Verdict, VerdictDetails};
+use herd_protocol::accept::{ChildReport, Reason, RunOutcome, Verdict, VerdictDetails};
 
 /// The version of the details record.
 pub const DETAILS_VERSION: u64 = VerdictDetails::FORMAT_VERSION;

@@ -125,17 +125,17 @@ pub const FILES: &[SchemaFile] = &[
     read!(
         "run-acceptance.schema.json",
         "`runs/<run-id>.acceptance.json`",
-        herd_accept::report::RunGate
+        herd_protocol::accept::RunGate
     ),
     read!(
         "review.schema.json",
         "`runs/<run-id>.review.json`",
-        herd_accept::report::review::ReviewRecord
+        herd_protocol::accept::ReviewRecord
     ),
     read!(
         "verify-memo.schema.json",
         "`verify-memo/<key>.json`",
-        herd_accept::report::memo::Memo
+        herd_protocol::accept::Memo
     ),
     read!(
         "steering.schema.json",
@@ -297,7 +297,7 @@ pub const FILES: &[SchemaFile] = &[
     printed!(
         "accept-report.schema.json",
         "`herd-accept report --json`",
-        herd_accept::report::Ledger
+        herd_protocol::accept::Ledger
     ),
     printed!(
         "worktree-create.schema.json",

@@ -142,7 +142,7 @@ fn accept_outputs_and_spec_validate() {
         (herd_accept::report::AcceptanceInput::Omitted, "no report"),
     ] {
         let gate =
-            herd_accept::report::config::resolve(&input, herd_accept::report::Level::Checked);
+            herd_accept::report::config::resolve(&input, herd_protocol::accept::Level::Checked);
         let ledger = herd_accept::report::evaluate(&gate, output, &repo, &mut host);
         assert_valid(
             "accept-report.schema.json",

@@ -126,11 +126,11 @@ fn valid_sidecar_fixtures_parse_as_their_rust_types() {
     parses::<herd_watch::control::CancelIntent>("cancel-intent");
     parses::<herd_watch::control::SteerQueue>("steer-queue");
     parses::<herd_watch::control::SteeringLedger>("steering");
-    parses::<herd_accept::report::RunGate>("run-acceptance");
-    parses::<herd_accept::report::review::ReviewRecord>("review");
-    parses::<herd_accept::VerdictDetails>("accept-verdict");
-    parses::<herd_accept::report::Ledger>("accept-report");
-    parses::<herd_accept::report::memo::Memo>("verify-memo");
+    parses::<herd_protocol::accept::RunGate>("run-acceptance");
+    parses::<herd_protocol::accept::ReviewRecord>("review");
+    parses::<herd_protocol::accept::VerdictDetails>("accept-verdict");
+    parses::<herd_protocol::accept::Ledger>("accept-report");
+    parses::<herd_protocol::accept::Memo>("verify-memo");
     for (path, _) in fixtures("valid", "process-identity") {
         let bytes = fs::read(&path).unwrap_or_default();
         if let Err(err) = herd_core::identity::Record::from_slice(&bytes, &path) {

@@ -81,7 +81,7 @@ pub struct Plan {
     pub accept: Option<herd_accept::spec::AcceptSpec>,
     /// Seed 004's acceptance gate of the child's final report; `None`: no gate (level none
     /// inferred, an exec runner or a persistent specialist without an explicit one).
-    pub acceptance: Option<herd_accept::report::Gate>,
+    pub acceptance: Option<herd_protocol::accept::Gate>,
     /// Whether the request gave `acceptance` or `gate` (an explicit gate fails the run).
     pub acceptance_explicit: bool,
     pub worktree: Option<WorktreeRequest>,
@@ -241,7 +241,7 @@ pub fn plan(
         // Nothing is inferred for a command: the explicit gate is the whole of it.
         Some(herd_accept::report::config::resolve(
             &acceptance_input,
-            herd_accept::report::Level::None,
+            herd_protocol::accept::Level::None,
         ))
     } else {
         let context = acceptance_context(

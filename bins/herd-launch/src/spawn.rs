@@ -246,7 +246,7 @@ pub fn spawn(
 pub fn review_target(
     artifacts: &Artifacts,
     plan: &Plan,
-) -> Result<Option<herd_accept::report::ReviewTarget>, Error> {
+) -> Result<Option<herd_protocol::accept::ReviewTarget>, Error> {
     let Some(target) = plan.request.reviews.as_deref() else {
         return Ok(None);
     };
@@ -282,7 +282,7 @@ pub fn review_target(
             status.unwrap_or("none")
         ));
     }
-    Ok(Some(herd_accept::report::ReviewTarget {
+    Ok(Some(herd_protocol::accept::ReviewTarget {
         run_id: record.run_id,
         name: record.name,
     }))
@@ -865,8 +865,8 @@ impl Attempt<'_> {
         let (Some(gate), Some(path)) = (&self.plan.acceptance, &files.acceptance) else {
             return Ok(());
         };
-        let run_gate = herd_accept::report::RunGate {
-            format_version: herd_accept::report::RUN_GATE_VERSION,
+        let run_gate = herd_protocol::accept::RunGate {
+            format_version: herd_protocol::accept::RunGate::FORMAT_VERSION,
             gate: gate.clone(),
             reviews: review_target(self.artifacts, self.plan)?,
         };

@@ -7,10 +7,11 @@
 use std::path::Path;
 
 use crossbeam_channel::Receiver;
-use herd_accept::{AcceptSpec, ChildReport, RunOutcome, VerdictRequest};
+use herd_accept::{AcceptSpec, VerdictRequest};
 use herd_core::{sidecar, time::now_ms};
+use herd_protocol::accept::ChildReport;
 use herd_protocol::layout::Artifacts;
-use herd_protocol::result::{CancelError, ReportView};
+use herd_protocol::result::{CancelError, ReportView, RunOutcome};
 use herd_protocol::run::{RunRecord, Runner};
 use herd_worktree::manifest::{Manifest, State};
 
@@ -431,13 +432,9 @@ fn recheck(
             return serde_json::json!({"verdict": "error", "error": err.message});
         }
     };
-    let outcome = match ending.outcome {
-        Some(Outcome::Completed) => RunOutcome::Completed,
-        Some(Outcome::Help) => RunOutcome::Help,
-        Some(Outcome::Cancelled) => RunOutcome::Cancelled,
-        Some(Outcome::Failed) if ending.provider_error => RunOutcome::ProviderError,
-        _ => RunOutcome::Failed,
-    };
+    let outcome = ending.outcome.map_or(RunOutcome::Failed, |outcome| {
+        outcome.with_provider_error(ending.provider_error)
+    });
     let cwd = record
         .worktree
         .as_ref()
@@ -537,22 +534,19 @@ fn apply_acceptance(
     cancellation: &mut Option<CancelIntent>,
     cancel: &Receiver<()>,
 ) {
-    use herd_accept::report::{self, RunGate, Status};
+    use herd_accept::report;
+    use herd_protocol::accept::{self, NotApplied, ReviewRecord, Status};
     let path = artifacts.acceptance_gate(&record.run_id);
-    let run_gate = match sidecar::read_versioned::<RunGate>(
-        &path,
-        RUN_GATE_MAX,
-        "format_version",
-        report::RUN_GATE_VERSION,
-    ) {
+    let run_gate = match accept::read_run_gate(&path) {
         Ok(Some(gate)) => gate,
         Ok(None) => return,
         Err(err) => {
             // A gate that cannot be read is not a gate that held.
             ending.acceptance_line =
                 Some("Acceptance: error (the run's acceptance gate cannot be read)".to_owned());
-            details.acceptance =
-                Some(serde_json::json!({"status": "error", "error": err.to_string()}));
+            details.acceptance = Some(herd_protocol::to_value(&NotApplied::Error {
+                error: err.to_string(),
+            }));
             return;
         }
     };
@@ -567,7 +561,7 @@ fn apply_acceptance(
         // Seed 004: verify results are memoized per workspace state and environment.
         let mut host = report::memo::MemoHost::new(
             report::host::RealHost::new(cancel),
-            artifacts.root().join("verify-memo"),
+            accept::memo_dir(artifacts),
         );
         let ledger = report::evaluate(
             &run_gate.gate,
@@ -578,7 +572,7 @@ fn apply_acceptance(
         if let Some(text) = &raw {
             ending.report = Some(report::strip_report(text).to_owned());
         }
-        ending.acceptance_line = Some(ledger.host_line());
+        ending.acceptance_line = Some(report::host_line(&ledger));
         if ledger.cancelled {
             if let Some(intent) = intents::read_intent(artifacts, &record.run_id) {
                 ending.outcome = Some(Outcome::Cancelled);
@@ -590,18 +584,17 @@ fn apply_acceptance(
         }
         details.acceptance = Some(herd_protocol::to_value(&ledger));
     } else {
-        details.acceptance = Some(serde_json::json!({
-            "status": "not-evaluated",
-            "explicit": run_gate.gate.explicit,
-            "gate": run_gate.gate,
+        details.acceptance = Some(herd_protocol::to_value(&NotApplied::NotEvaluated {
+            explicit: run_gate.gate.explicit,
+            gate: run_gate.gate.clone(),
         }));
     }
     let Some(target) = &run_gate.reviews else {
         return;
     };
     let (status, blockers, findings, reason) = report::review::decide(completed, raw.as_deref());
-    let review = report::review::ReviewRecord {
-        format_version: report::review::REVIEW_VERSION,
+    let review = ReviewRecord {
+        format_version: ReviewRecord::FORMAT_VERSION,
         run_id: target.run_id.clone(),
         reviewer_run_id: record.run_id.clone(),
         reviewer_name: record.name.clone(),
@@ -634,9 +627,6 @@ fn apply_acceptance(
     ending.notes.push(note);
     details.review = Some(herd_protocol::to_value(&review));
 }
-
-/// The largest acceptance gate file read.
-const RUN_GATE_MAX: u64 = 1024 * 1024;
 
 /// The child's own accept tries and its last check's verdict, from
 /// `<session>.accept-tries.json`, which the child extension writes after each check it runs.
@@ -727,7 +717,7 @@ fn append_ledger(
             .chain(record.fallback_models.iter())
             .cloned()
             .collect(),
-        outcome: result.ledger_outcome(),
+        outcome: result.run_outcome(),
         exit_code: result.details.exit_code,
         check: accept
             .and_then(|a| serde_json::from_value(a.get("verdict")?.clone()).ok())

@@ -15,14 +15,17 @@
 //!   expiry;
 //! - [`child`]: what a Pi child writes for its host: the `.exit` sidecar and the activity
 //!   snapshot, with their tolerant readers;
-//! - [`accept`]: the accept spec's file form, `herd-accept check`, the child's accept tries;
+//! - [`accept`]: the accept spec's file form, `herd-accept check` and `verdict`, the child's
+//!   accept tries, and seed 004's gate: the run's gate, the child's acceptance report, the ledger
+//!   of `herd-accept report`, the review and the verify memo;
 //! - [`launch`]: the acknowledgement of `herd-launch spawn` and `resume`;
 //! - [`worktree`]: the worktree ownership manifest, and `herd-worktree create/inspect/list`;
 //! - [`docs`]: `herd-docs --json`;
 //! - [`cleanup`]: `herd-cleanup list/remove/doctor`;
 //! - [`persistent`]: a persistent specialist's ledger, task inbox and task events;
 //! - [`result`]: the delivered result `runs/<run-id>.result.json`, its delivery marker, and
-//!   [`result::Outcome`], how a run ended;
+//!   how a run ended: [`result::Outcome`] and, with a failed provider told apart,
+//!   [`result::RunOutcome`];
 //! - [`watch`]: `herd-watch wait/follow/status/cancel/interrupt/stop/steer`.
 
 pub mod accept;

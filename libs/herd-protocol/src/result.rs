@@ -1,6 +1,7 @@
 //! The delivered result: `runs/<run-id>.result.json` (or `runs/<run-id>.task-<task>.result.json`
 //! for a persistent specialist's task), settled once and delivered once by `herd-watch`, and
-//! [`Outcome`], the one answer to "how did it end".
+//! [`Outcome`] and [`RunOutcome`], the answers to "how did it end" (four cases for the wait's
+//! exit code, five with a failed model provider told apart).
 //!
 //! The result's [`Details`] are raw values for structured consumers; their keys are camelCase
 //! and each is present only when it applies. Their fields are declared in the byte order of
@@ -35,27 +36,34 @@ impl Outcome {
         }
     }
 
-    /// The outcome with a failed model provider told apart, as the outcome ledger and the
-    /// parent re-check name it.
-    pub fn ledgered(self, provider_error: bool) -> LedgerOutcome {
+    /// The outcome with a failed model provider told apart, as the outcome ledger and the parent
+    /// re-check name it: the one conversion of the wait's four cases into the five of
+    /// [`RunOutcome`].
+    pub fn with_provider_error(self, provider_error: bool) -> RunOutcome {
         match self {
-            Outcome::Completed => LedgerOutcome::Completed,
-            Outcome::Failed if provider_error => LedgerOutcome::ProviderError,
-            Outcome::Failed => LedgerOutcome::Failed,
-            Outcome::Cancelled => LedgerOutcome::Cancelled,
-            Outcome::Help => LedgerOutcome::Help,
+            Outcome::Completed => RunOutcome::Completed,
+            Outcome::Failed if provider_error => RunOutcome::ProviderError,
+            Outcome::Failed => RunOutcome::Failed,
+            Outcome::Cancelled => RunOutcome::Cancelled,
+            Outcome::Help => RunOutcome::Help,
         }
     }
 }
 
-/// [`Outcome`] with a failure of the model provider told apart from other failures: the
-/// `outcome` of a line of `outcomes.jsonl`.
+/// How a child's run ended.
+// The result's `Outcome` with a failure of the model provider told apart from other failures:
+// the `outcome` of a line of `outcomes.jsonl` and of the verdict (`herd-accept verdict
+// --outcome`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
-pub enum LedgerOutcome {
+pub enum RunOutcome {
+    /// It finished normally with exit 0.
     Completed,
+    /// It exited non-zero.
     Failed,
     Cancelled,
+    /// It asked its parent for help.
     Help,
     /// Its model provider failed.
     ProviderError,
@@ -98,10 +106,10 @@ impl RunResult {
 
     /// The outcome as the outcome ledger names it: a failure with a provider error and no exit
     /// code is `provider-error`.
-    pub fn ledger_outcome(&self) -> LedgerOutcome {
+    pub fn run_outcome(&self) -> RunOutcome {
         let provider_error =
             self.details.error_message.is_some() && self.details.exit_code.is_none();
-        self.outcome.ledgered(provider_error)
+        self.outcome.with_provider_error(provider_error)
     }
 }
 
@@ -276,7 +284,7 @@ pub struct LedgerLine {
     pub attempt: u64,
     /// The models tried before this one, this one, and the fallbacks left.
     pub candidates: Vec<String>,
-    pub outcome: LedgerOutcome,
+    pub outcome: RunOutcome,
     pub exit_code: Option<i32>,
     /// The parent re-check's verdict.
     pub check: crate::accept::Verdict,
@@ -348,6 +356,30 @@ mod tests {
     }
 
     #[test]
+    fn the_five_endings_keep_their_spellings() {
+        let spelled: Vec<String> = [
+            Outcome::Completed.with_provider_error(true),
+            Outcome::Failed.with_provider_error(false),
+            Outcome::Failed.with_provider_error(true),
+            Outcome::Cancelled.with_provider_error(true),
+            Outcome::Help.with_provider_error(true),
+        ]
+        .iter()
+        .map(|outcome| serde_json::to_string(outcome).unwrap())
+        .collect();
+        assert_eq!(
+            spelled,
+            [
+                r#""completed""#,
+                r#""failed""#,
+                r#""provider-error""#,
+                r#""cancelled""#,
+                r#""help""#
+            ]
+        );
+    }
+
+    #[test]
     fn a_failure_without_an_exit_code_is_a_provider_error() {
         let result = |details: Details| RunResult {
             format_version: FORMAT_VERSION,
@@ -363,12 +395,12 @@ mod tests {
             error_message: Some("overloaded".into()),
             ..Details::default()
         });
-        assert_eq!(provider.ledger_outcome(), LedgerOutcome::ProviderError);
+        assert_eq!(provider.run_outcome(), RunOutcome::ProviderError);
         let exited = result(Details {
             error_message: Some("x".into()),
             exit_code: Some(1),
             ..Details::default()
         });
-        assert_eq!(exited.ledger_outcome(), LedgerOutcome::Failed);
+        assert_eq!(exited.run_outcome(), RunOutcome::Failed);
     }
 }

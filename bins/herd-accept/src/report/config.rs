@@ -5,193 +5,43 @@
 //! ever running. Every problem is reported, each with the path of the field it concerns.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use herd_protocol::accept::{
+    Criterion, EvidenceKind, Gate, Level, Review, Severity, VerifyCommand,
+};
 use serde_json::{Map, Value};
 
 use super::{Diagnostics, normalized_token, render_value};
 use crate::spec::kind;
 
-/// An acceptance level, in increasing strictness.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Level {
-    None,
-    Attested,
-    Checked,
-    Verified,
-}
-
-impl Level {
-    pub const ALL: [Level; 4] = [
-        Level::None,
-        Level::Attested,
-        Level::Checked,
-        Level::Verified,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::None => "none",
-            Level::Attested => "attested",
-            Level::Checked => "checked",
-            Level::Verified => "verified",
-        }
+/// The evidence a level asks for by default.
+pub fn default_evidence(level: Level) -> &'static [EvidenceKind] {
+    use EvidenceKind::*;
+    match level {
+        Level::None => &[],
+        Level::Attested => &[ManualNotes, ResidualRisks],
+        Level::Checked => &[
+            ChangedFiles,
+            TestsAdded,
+            CommandsRun,
+            ResidualRisks,
+            NoStagedFiles,
+        ],
+        Level::Verified => &[
+            ChangedFiles,
+            TestsAdded,
+            CommandsRun,
+            ValidationOutput,
+            ResidualRisks,
+            NoStagedFiles,
+        ],
     }
-
-    /// The evidence a level asks for by default.
-    pub fn default_evidence(self) -> &'static [EvidenceKind] {
-        use EvidenceKind::*;
-        match self {
-            Level::None => &[],
-            Level::Attested => &[ManualNotes, ResidualRisks],
-            Level::Checked => &[
-                ChangedFiles,
-                TestsAdded,
-                CommandsRun,
-                ResidualRisks,
-                NoStagedFiles,
-            ],
-            Level::Verified => &[
-                ChangedFiles,
-                TestsAdded,
-                CommandsRun,
-                ValidationOutput,
-                ResidualRisks,
-                NoStagedFiles,
-            ],
-        }
-    }
-
-    fn parse(text: &str) -> Option<Level> {
-        Level::ALL.into_iter().find(|level| level.as_str() == text)
-    }
-}
-
-impl fmt::Display for Level {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The closed set of evidence kinds.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum EvidenceKind {
-    ChangedFiles,
-    TestsAdded,
-    CommandsRun,
-    ValidationOutput,
-    ResidualRisks,
-    NoStagedFiles,
-    DiffSummary,
-    ReviewFindings,
-    ManualNotes,
-}
-
-impl EvidenceKind {
-    pub const ALL: [EvidenceKind; 9] = [
-        EvidenceKind::ChangedFiles,
-        EvidenceKind::TestsAdded,
-        EvidenceKind::CommandsRun,
-        EvidenceKind::ValidationOutput,
-        EvidenceKind::ResidualRisks,
-        EvidenceKind::NoStagedFiles,
-        EvidenceKind::DiffSummary,
-        EvidenceKind::ReviewFindings,
-        EvidenceKind::ManualNotes,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EvidenceKind::ChangedFiles => "changed-files",
-            EvidenceKind::TestsAdded => "tests-added",
-            EvidenceKind::CommandsRun => "commands-run",
-            EvidenceKind::ValidationOutput => "validation-output",
-            EvidenceKind::ResidualRisks => "residual-risks",
-            EvidenceKind::NoStagedFiles => "no-staged-files",
-            EvidenceKind::DiffSummary => "diff-summary",
-            EvidenceKind::ReviewFindings => "review-findings",
-            EvidenceKind::ManualNotes => "manual-notes",
-        }
-    }
-
-    fn parse(text: &str) -> Option<EvidenceKind> {
-        EvidenceKind::ALL
-            .into_iter()
-            .find(|kind| kind.as_str() == text)
-    }
-}
-
-/// Whether a criterion must be satisfied for the gate to hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Severity {
-    Required,
-    Recommended,
-}
-
-/// One acceptance criterion.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Criterion {
-    /// The normalised id (`criterion-N` for a criterion given as a bare string).
-    pub id: String,
-    pub must: String,
-    /// Evidence this criterion asks for beyond the gate's own.
-    pub evidence: Vec<EvidenceKind>,
-    pub severity: Severity,
-}
-
-/// One host-run verification command.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct VerifyCommand {
-    pub id: String,
-    pub command: String,
-    pub timeout_ms: u64,
-    /// Resolved against the run's directory.
-    pub cwd: Option<String>,
-    /// Laid over the host's environment.
-    pub env: BTreeMap<String, String>,
-    pub allow_failure: bool,
 }
 
 /// The default budget of a verify command.
 pub const VERIFY_TIMEOUT_MS_DEFAULT: u64 = 120_000;
 /// The longest budget a verify command may ask for (one day): nothing waits without a deadline.
 pub const VERIFY_TIMEOUT_MS_LIMIT: u64 = 86_400_000;
-
-/// The review gate; herd records it and never runs a reviewer itself.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Review {
-    pub agent: Option<String>,
-    pub focus: Option<String>,
-    pub required: bool,
-}
 
 /// A level as requested: `auto` means "infer".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -222,21 +72,6 @@ pub enum AcceptanceInput {
     /// `acceptance: false`, the deprecated way to turn gates off.
     Disabled,
     Config(AcceptanceConfig),
-}
-
-/// The effective gate of a run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Gate {
-    pub level: Level,
-    /// The caller asked for acceptance explicitly; an explicit gate failure fails the run.
-    pub explicit: bool,
-    pub inferred_level: Level,
-    pub criteria: Vec<Criterion>,
-    pub evidence: Vec<EvidenceKind>,
-    pub verify: Vec<VerifyCommand>,
-    pub review: Option<Review>,
-    pub stop_rules: Vec<String>,
-    pub reason: Option<String>,
 }
 
 const CONFIG_KEYS: [&str; 7] = [
@@ -915,7 +750,7 @@ pub fn resolve(input: &AcceptanceInput, inferred: Level) -> Gate {
                 explicit: false,
                 inferred_level: inferred,
                 criteria: Vec::new(),
-                evidence: inferred.default_evidence().to_vec(),
+                evidence: default_evidence(inferred).to_vec(),
                 verify: Vec::new(),
                 review: None,
                 stop_rules: Vec::new(),
@@ -939,7 +774,7 @@ pub fn resolve(input: &AcceptanceInput, inferred: Level) -> Gate {
         LevelRequest::Auto => floor,
         LevelRequest::Level(level) => level.max(floor),
     };
-    let mut evidence = level.default_evidence().to_vec();
+    let mut evidence = default_evidence(level).to_vec();
     for kind in &config.evidence {
         if !evidence.contains(kind) {
             evidence.push(*kind);
@@ -1092,7 +927,7 @@ mod tests {
             ),
             ("gate", "npm test", 120_000)
         );
-        assert_eq!(g.evidence, Level::Verified.default_evidence());
+        assert_eq!(g.evidence, default_evidence(Level::Verified));
     }
 
     #[test]
@@ -1124,7 +959,7 @@ mod tests {
         assert_eq!(gate(json!(false), Level::Checked).level, Level::None);
         assert_eq!(
             resolve(&AcceptanceInput::Omitted, Level::Checked).evidence,
-            Level::Checked.default_evidence()
+            default_evidence(Level::Checked)
         );
     }
 

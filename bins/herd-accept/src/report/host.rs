@@ -16,8 +16,9 @@ use std::time::Duration;
 use crossbeam_channel::Receiver;
 use herd_core::subprocess::{self, Command, Keep};
 use herd_git::{Deadline, Git};
+use herd_protocol::accept::{VerifyCommand, VerifyRun, VerifyStatus};
 
-use super::{Host, Staged, VerifyCommand, VerifyRun, VerifyStatus};
+use super::{Host, Staged};
 use crate::check::SCRUBBED_PREFIX;
 
 /// How long `git status` may take.

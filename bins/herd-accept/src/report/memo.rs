@@ -20,7 +20,7 @@
 //! kept; one that timed out, was cancelled or could not start is not. A kept run found again
 //! comes back with `reused: true`.
 //!
-//! Each result is one private file `<dir>/<key>.json`, `{format_version, key, run}`, written
+//! Each result is one private file, herd-protocol's [`Memo`] in `<dir>/<key>.json`, written
 //! atomically and read with a bound; one that cannot be read is as none.
 
 use std::ffi::OsString;
@@ -30,29 +30,17 @@ use std::path::{Path, PathBuf};
 
 use herd_core::sidecar;
 use herd_git::{Deadline, EntryKind, Git, Status};
-use serde::{Deserialize, Serialize};
+use herd_protocol::accept::{
+    MEMO_VERSION, Memo, VerifyCommand, VerifyRun, VerifyStatus, memo_file, read_memo,
+};
 use sha2::{Digest, Sha256};
 
 use super::host::GIT_BUDGET;
-use super::{Host, Staged, VerifyCommand, VerifyRun, VerifyStatus};
+use super::{Host, Staged};
 use crate::check::SCRUBBED_PREFIX;
 
-/// The version of a memo file.
-pub const MEMO_VERSION: u64 = 1;
 /// The most bytes of changed and untracked files hashed for one key.
 pub const HASH_LIMIT: u64 = 64 * 1024 * 1024;
-/// The largest memo file read back.
-const MEMO_MAX: u64 = 1024 * 1024;
-
-/// `verify-memo/<key>.json`: one memoized verify run.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Memo {
-    pub format_version: u64,
-    /// The key the file is named by (64 lowercase hex characters).
-    pub key: String,
-    /// The run as the host made it (`reused` false).
-    pub run: VerifyRun,
-}
 
 /// A host whose verify runs are memoized in `dir`; everything else is `inner`'s.
 pub struct MemoHost<H> {
@@ -78,10 +66,8 @@ impl<H: Host> Host for MemoHost<H> {
         let Some(key) = key(command, cwd) else {
             return self.inner.verify(command, cwd);
         };
-        let path = self.dir.join(format!("{key}.json"));
-        if let Ok(Some(memo)) =
-            sidecar::read_versioned::<Memo>(&path, MEMO_MAX, "format_version", MEMO_VERSION)
-        {
+        let path = memo_file(&self.dir, &key);
+        if let Some(memo) = read_memo(&path) {
             if memo.key == key && memo.run.command == command.command {
                 let mut run = memo.run;
                 run.id.clone_from(&command.id);

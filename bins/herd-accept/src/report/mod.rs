@@ -17,17 +17,16 @@ use std::fmt;
 use std::path::Path;
 
 use herd_core::escape::{encode_host_line, encode_host_value};
-use herd_core::{Error, ErrorCode, exit};
+use herd_core::{Error, ErrorCode};
+use herd_protocol::accept::{
+    AcceptanceReport, CheckStatus, CriterionStatus, EvidenceKind, Gate, LEDGER_VERSION, Ledger,
+    Level, RuntimeCheck, Severity, Status, VerifyCommand, VerifyRun, VerifyStatus,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use config::{AcceptanceInput, EvidenceKind, Gate, Level, Severity, VerifyCommand};
-pub use parse::{
-    AcceptanceReport, CriterionStatus, Found, ReportSource, find_report, strip_report,
-};
-
-/// The version of the ledger document.
-pub const LEDGER_VERSION: u64 = 1;
+pub use config::AcceptanceInput;
+pub use parse::{Found, find_report, strip_report};
 
 /// One problem found while validating, with the path of the field it concerns.
 ///
@@ -137,174 +136,65 @@ pub(crate) fn render_value(value: &Value) -> String {
     }
 }
 
-/// The version of `runs/<id>.acceptance.json`.
-pub const RUN_GATE_VERSION: u64 = 1;
-
-/// `runs/<id>.acceptance.json`: the gate herd-launch resolved for a run, which herd-watch applies
-/// to the child's final report when the run settles.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RunGate {
-    pub format_version: u64,
-    pub gate: Gate,
-    /// The run this one reviews (the request's `reviews`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reviews: Option<ReviewTarget>,
-}
-
-/// The run a reviewer reviews.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ReviewTarget {
-    pub run_id: String,
-    pub name: String,
-}
-
-impl Ledger {
-    /// The host line of a result: `Acceptance: <status> (level <level>, explicit|inferred,
-    /// evidence <evidence>)`, then the first failed check or the review that is due. Child text
-    /// in it (a diagnostic quoting the report) is kept on the line, as every host line is.
-    pub fn host_line(&self) -> String {
-        let mut line = format!(
-            "Acceptance: {} (level {}, {}, evidence {})",
-            self.status.as_str(),
-            self.gate.level,
-            if self.explicit {
-                "explicit"
-            } else {
-                "inferred"
-            },
-            self.evidence_status.as_str()
-        );
-        let problem = self
-            .child_report_parse_error
-            .iter()
-            .flatten()
-            .next()
-            .map(|d| format!("report: {d}"))
-            .or_else(|| {
-                self.runtime_checks
-                    .iter()
-                    .find(|c| c.status == CheckStatus::Failed)
-                    .map(|c| format!("{}: {}", c.id, c.message))
-            })
-            .or_else(|| {
-                self.verify_runs
-                    .iter()
-                    .find(|r| {
-                        !matches!(
-                            r.status,
-                            VerifyStatus::Passed | VerifyStatus::AllowedFailure
-                        )
-                    })
-                    .map(|r| format!("verify {} did not pass", r.id))
-            });
-        if let Some(problem) = problem {
-            line.push_str(" · ");
-            line.push_str(&problem);
-        } else if self.status == Status::ReviewRequired {
-            let agent = self
-                .gate
-                .review
-                .as_ref()
-                .and_then(|r| r.agent.as_deref())
-                .unwrap_or("reviewer");
-            line.push_str(&format!(
-                " · review required: launch a {agent} with `reviews` naming this run"
-            ));
-        }
-        encode_host_line(&line, HOST_LINE_MAX_CHARS)
+/// The host line of a result: `Acceptance: <status> (level <level>, explicit|inferred,
+/// evidence <evidence>)`, then the first failed check or the review that is due. Child text in it
+/// (a diagnostic quoting the report) is kept on the line, as every host line is.
+pub fn host_line(ledger: &Ledger) -> String {
+    let mut line = format!(
+        "Acceptance: {} (level {}, {}, evidence {})",
+        ledger.status.as_str(),
+        ledger.gate.level,
+        if ledger.explicit {
+            "explicit"
+        } else {
+            "inferred"
+        },
+        ledger.evidence_status.as_str()
+    );
+    let problem = ledger
+        .child_report_parse_error
+        .iter()
+        .flatten()
+        .next()
+        .map(|d| format!("report: {d}"))
+        .or_else(|| {
+            ledger
+                .runtime_checks
+                .iter()
+                .find(|c| c.status == CheckStatus::Failed)
+                .map(|c| format!("{}: {}", c.id, c.message))
+        })
+        .or_else(|| {
+            ledger
+                .verify_runs
+                .iter()
+                .find(|r| {
+                    !matches!(
+                        r.status,
+                        VerifyStatus::Passed | VerifyStatus::AllowedFailure
+                    )
+                })
+                .map(|r| format!("verify {} did not pass", r.id))
+        });
+    if let Some(problem) = problem {
+        line.push_str(" · ");
+        line.push_str(&problem);
+    } else if ledger.status == Status::ReviewRequired {
+        let agent = ledger
+            .gate
+            .review
+            .as_ref()
+            .and_then(|r| r.agent.as_deref())
+            .unwrap_or("reviewer");
+        line.push_str(&format!(
+            " · review required: launch a {agent} with `reviews` naming this run"
+        ));
     }
+    encode_host_line(&line, HOST_LINE_MAX_CHARS)
 }
 
 /// The bound of the `Acceptance:` line.
 const HOST_LINE_MAX_CHARS: usize = 1_000;
-
-/// Where a run stands on its acceptance gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Status {
-    NotRequired,
-    /// The child finished without structured evidence.
-    Claimed,
-    /// The child returned a valid structured report.
-    Attested,
-    /// The host's structural checks passed.
-    Checked,
-    /// The host's verification commands passed.
-    Verified,
-    /// The evidence holds and an independent review is still to come.
-    ReviewRequired,
-    /// An independent reviewer's result is present and has no blockers.
-    Reviewed,
-    Rejected,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::NotRequired => "not-required",
-            Status::Claimed => "claimed",
-            Status::Attested => "attested",
-            Status::Checked => "checked",
-            Status::Verified => "verified",
-            Status::ReviewRequired => "review-required",
-            Status::Reviewed => "reviewed",
-            Status::Rejected => "rejected",
-        }
-    }
-}
-
-/// The outcome of one runtime check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum CheckStatus {
-    Passed,
-    Failed,
-    NotApplicable,
-}
-
-/// One structural check the host made.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RuntimeCheck {
-    /// `acceptance-report`, `criterion:<id>`, `evidence:<kind>` or `no-staged-files`.
-    pub id: String,
-    pub status: CheckStatus,
-    pub message: String,
-}
-
-/// How a verify command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum VerifyStatus {
-    Passed,
-    Failed,
-    TimedOut,
-    /// It failed and the caller allowed that.
-    AllowedFailure,
-    /// herd-accept was told to stop while it ran.
-    Cancelled,
-}
-
-/// One verify command as the host ran it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct VerifyRun {
-    pub id: String,
-    pub command: String,
-    pub cwd: String,
-    pub status: VerifyStatus,
-    pub exit_code: Option<i32>,
-    pub signal: Option<i32>,
-    pub duration_ms: u64,
-    /// The head of stdout and stderr, secrets redacted (see [`host`]).
-    pub stdout: String,
-    pub stderr: String,
-    pub truncated: bool,
-    /// Why it could not start, when it could not.
-    pub error: Option<String>,
-    /// Whether this is an earlier run's result, reused because the command, its directory, its
-    /// environment and the workspace state were the same (see [`memo`]).
-    #[serde(default)]
-    pub reused: bool,
-}
 
 /// What the git index says about staged changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -323,71 +213,40 @@ pub trait Host {
     fn verify(&mut self, command: &VerifyCommand, cwd: &Path) -> VerifyRun;
 }
 
-/// Everything the host decided about a run's acceptance.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Ledger {
-    pub format_version: u64,
-    pub status: Status,
-    pub evidence_status: Status,
-    pub explicit: bool,
-    pub gate: Gate,
-    pub report_source: Option<ReportSource>,
-    pub child_report: Option<AcceptanceReport>,
-    pub child_report_parse_error: Option<Vec<String>>,
-    pub runtime_checks: Vec<RuntimeCheck>,
-    pub verify_runs: Vec<VerifyRun>,
-    /// A verify command was stopped because herd-accept was told to stop.
-    pub cancelled: bool,
-}
-
-impl Ledger {
-    /// Exit 0 when the gate holds (including "not required" and "review still required"),
-    /// 1 when it is rejected, 5 when verification was cancelled.
-    pub fn exit_code(&self) -> i32 {
-        if self.cancelled {
-            exit::CANCELLED
-        } else if self.status == Status::Rejected {
-            exit::NEGATIVE
+/// A short human summary of a ledger: the status, then one line per failed check or command.
+pub fn human(ledger: &Ledger) -> String {
+    let mut out = format!(
+        "acceptance: {} (level {}, evidence {}{})",
+        ledger.status.as_str(),
+        ledger.gate.level,
+        ledger.evidence_status.as_str(),
+        if ledger.explicit {
+            ", explicit"
         } else {
-            exit::SUCCESS
+            ", inferred"
+        }
+    );
+    for diag in ledger.child_report_parse_error.iter().flatten() {
+        out.push_str("\n  report: ");
+        out.push_str(diag);
+    }
+    for check in ledger
+        .runtime_checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Failed)
+    {
+        out.push_str(&format!("\n  {}: {}", check.id, check.message));
+    }
+    for run in &ledger.verify_runs {
+        if !matches!(run.status, VerifyStatus::Passed) {
+            let status = serde_json::to_value(run.status)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            out.push_str(&format!("\n  verify {}: {status}", run.id));
         }
     }
-
-    /// A short human summary: the status, then one line per failed check or command.
-    pub fn human(&self) -> String {
-        let mut out = format!(
-            "acceptance: {} (level {}, evidence {}{})",
-            self.status.as_str(),
-            self.gate.level,
-            self.evidence_status.as_str(),
-            if self.explicit {
-                ", explicit"
-            } else {
-                ", inferred"
-            }
-        );
-        for diag in self.child_report_parse_error.iter().flatten() {
-            out.push_str("\n  report: ");
-            out.push_str(diag);
-        }
-        for check in self
-            .runtime_checks
-            .iter()
-            .filter(|c| c.status == CheckStatus::Failed)
-        {
-            out.push_str(&format!("\n  {}: {}", check.id, check.message));
-        }
-        for run in &self.verify_runs {
-            if !matches!(run.status, VerifyStatus::Passed) {
-                let status = serde_json::to_value(run.status)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default();
-                out.push_str(&format!("\n  verify {}: {status}", run.id));
-            }
-        }
-        out
-    }
+    out
 }
 
 /// Applies `gate` to a child's `output`, running host checks through `host` in `cwd`.

@@ -6,7 +6,7 @@
 //! verification, then shows the fence the parser reads. Everything in it is the caller's or the
 //! host's; nothing comes from a child.
 
-use super::config::{EvidenceKind, Gate, Level};
+use herd_protocol::accept::{EvidenceKind, Gate, Level};
 
 /// The heading every acceptance section starts with.
 pub const HEADING: &str = "## Acceptance";

@@ -7,37 +7,14 @@
 //! cannot be read or does not say `blockers`, supplies no review: the run stays
 //! `review-required`, and the record says why.
 
-use serde::{Deserialize, Serialize};
+use herd_protocol::accept::Status;
 
-use super::Status;
 use super::parse::{Found, find_report};
-
-/// The version of `runs/<id>.review.json`.
-pub const REVIEW_VERSION: u64 = 1;
 
 /// How many blockers and findings a review record keeps.
 const LIST_MAX: usize = 50;
 /// The bound of one blocker or finding kept.
 const ITEM_MAX_CHARS: usize = 500;
-
-/// `runs/<reviewed-run>.review.json`: the latest review of a run whose gate required one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ReviewRecord {
-    pub format_version: u64,
-    /// The run that was reviewed.
-    pub run_id: String,
-    /// The reviewer's run.
-    pub reviewer_run_id: String,
-    pub reviewer_name: String,
-    /// `reviewed`, `rejected`, or `review-required` when the reviewer supplied no review.
-    pub status: Status,
-    /// The reviewer's blockers (its text, each on one line, encoded as host text is).
-    pub blockers: Vec<String>,
-    pub findings: Vec<String>,
-    /// Why the status is what it is (host text).
-    pub reason: String,
-    pub at_ms: u64,
-}
 
 /// The review a reviewer's run gives: its status, blockers, findings and the reason.
 pub fn decide(completed: bool, output: Option<&str>) -> (Status, Vec<String>, Vec<String>, String) {

@@ -6,21 +6,7 @@ use herd_core::exit;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// How a child's run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-#[serde(rename_all = "kebab-case")]
-pub enum RunOutcome {
-    /// It finished normally with exit 0.
-    Completed,
-    /// It exited non-zero.
-    Failed,
-    Cancelled,
-    /// It asked its parent for help.
-    Help,
-    /// Its model provider failed.
-    ProviderError,
-}
+use crate::result::RunOutcome;
 
 /// What the child said of its own last check run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
