@@ -15,13 +15,14 @@ use herd_git::{Deadline, EntryKind, Git, Head, WorktreeEntry, budget};
 use herd_herdr::{Herdr, Source, WorktreeList};
 use herd_protocol::layout::{Artifacts, SessionFiles};
 use herd_protocol::run::RunRecord;
-use herd_worktree::manifest::{self, Manifest};
+use herd_protocol::worktree::claims;
+use herd_protocol::worktree::manifest::Manifest;
 
 use crate::holders::{self, SHELLS};
 use crate::paths::{self, Found};
 
 /// Where managed checkouts live unless `HERD_WORKTREE_ROOT` says otherwise: `~/.herdr/worktrees`.
-pub use herd_worktree::create::managed_root;
+pub use herd_protocol::layout::managed_root;
 
 pub use herd_protocol::cleanup::{Blocker, BlockerCode, Classification, HolderRef, ManifestRef};
 
@@ -186,7 +187,7 @@ pub struct Context {
     /// The run records, read once for all the entries of a listing.
     runs: Option<Result<Vec<Run>, String>>,
     /// The ownership manifests, likewise.
-    manifests: Option<Result<Vec<manifest::ManifestFile>, String>>,
+    manifests: Option<Result<Vec<claims::ManifestFile>, String>>,
 }
 
 /// A registered checkout and its path resolved (`None` when it does not resolve).
@@ -241,11 +242,11 @@ impl Context {
     }
 
     /// The ownership manifests of the artifacts directory.
-    fn manifest_files(&mut self) -> Result<&[manifest::ManifestFile], &str> {
+    fn manifest_files(&mut self) -> Result<&[claims::ManifestFile], &str> {
         let artifacts = &self.artifacts;
         let files = self
             .manifests
-            .get_or_insert_with(|| manifest::read_all(artifacts).map_err(|e| e.message));
+            .get_or_insert_with(|| claims::read_all(artifacts).map_err(|e| e.message));
         match files {
             Ok(files) => Ok(files),
             Err(message) => Err(message),
@@ -923,7 +924,7 @@ fn initialised_submodules(
 /// agree with git and Herdr.
 fn manifests(ctx: &mut Context, entry: &mut Entry, canonical: &Path) {
     let ownership = match ctx.manifest_files() {
-        Ok(files) => manifest::ownership_among(files, canonical),
+        Ok(files) => claims::ownership_among(files, canonical),
         Err(message) => {
             entry.block(
                 BlockerCode::ManifestUndecidable,

@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 
 use herd_core::{Error, ErrorCode};
 use herd_git::{Deadline, Git, budget};
-use herd_worktree::manifest::{self, Manifest, State};
+use herd_protocol::worktree::claims;
+use herd_protocol::worktree::manifest::{Manifest, State};
 
 use crate::inspect::{
     self, BlockerCode, Classification, Context, Depth, Entry, shown, shown_path, text,
@@ -172,7 +173,7 @@ fn resolve_target(
 /// Answers a target that names no checkout: "already removed" when exactly one `removed`
 /// manifest names it and its checkout is absent, else `not_found`.
 fn already_removed(ctx: &Context, target: &str) -> Result<Removal, Error> {
-    let files = manifest::read_all(&ctx.artifacts)?;
+    let files = claims::read_all(&ctx.artifacts)?;
     let mut hits: Vec<Manifest> = Vec::new();
     for file in files {
         let Ok(m) = file.manifest else { continue };

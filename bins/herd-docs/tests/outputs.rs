@@ -346,8 +346,8 @@ fn worktree_outputs_and_manifest_validate() {
     assert_valid("worktree-list.schema.json", &listing.to_json());
 
     // The handoff recorded into the manifest, as herd-watch records it when the run ends.
-    herd_worktree::manifest::Manifest::update(&art, "wt1", |m| {
-        m.state = herd_worktree::manifest::State::Running;
+    herd_protocol::worktree::manifest::Manifest::update(&art, "wt1", |m| {
+        m.state = herd_protocol::worktree::manifest::State::Running;
     })
     .unwrap();
     assert_valid(

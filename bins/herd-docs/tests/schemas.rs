@@ -179,7 +179,7 @@ fn valid_sidecar_fixtures_parse_as_their_rust_types() {
             .to_owned();
         fs::create_dir_all(art.worktree_runs_dir()).unwrap_or_else(|err| panic!("{err}"));
         fs::copy(&path, art.worktree_manifest(&id)).unwrap_or_else(|err| panic!("{err}"));
-        if let Err(err) = herd_worktree::manifest::Manifest::load(&art, &id) {
+        if let Err(err) = herd_protocol::worktree::manifest::Manifest::load(&art, &id) {
             panic!("{} is refused: {err}", path.display());
         }
     }

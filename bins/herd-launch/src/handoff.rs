@@ -26,9 +26,9 @@ use herd_core::{Error, ErrorCode, exit};
 use herd_protocol::launch::docs::{HANDOFF_VERSION, HandoffDoc, HandoffStatus, HandoffWorktree};
 use herd_protocol::layout::{Artifacts, SessionFiles};
 use herd_protocol::run::{PaneRef, SurfaceKind};
+use herd_protocol::worktree::manifest::{Manifest, State};
 use herd_surface::{Launch, LaunchError, Surface, Target};
 use herd_worktree::create::{CreateEnv, CreateRequest, Created};
-use herd_worktree::manifest::{Manifest, State};
 
 use crate::script::Script;
 use crate::spawn::Tools;

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use herd_core::Error;
 use herd_protocol::layout::Artifacts;
 use herd_protocol::run::{PaneRef, SurfaceKind};
+use herd_protocol::worktree::manifest::{Manifest, State};
 use herd_tools::WorktreeRequest;
 use herd_worktree::create::{CreateEnv, CreateRequest, Created, Surface};
-use herd_worktree::manifest::{Manifest, State};
 
 use crate::plan::Plan;
 

@@ -13,7 +13,7 @@ use herd_protocol::accept::ChildReport;
 use herd_protocol::layout::Artifacts;
 use herd_protocol::result::{CancelError, ReportView, RunOutcome};
 use herd_protocol::run::{RunRecord, Runner};
-use herd_worktree::manifest::{Manifest, State};
+use herd_protocol::worktree::manifest::{Manifest, State};
 
 use crate::delivery::{self, Details, Outcome, RunResult};
 use crate::evidence;

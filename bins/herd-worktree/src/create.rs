@@ -31,13 +31,10 @@ use herd_core::{Error, ErrorCode};
 use herd_git::refname::{branch_dir_name, check_branch_name};
 use herd_git::{Deadline, Git, budget};
 use herd_herdr::{Herdr, Recovery, Source, WorktreeCreate, WorktreeCreated};
-use herd_protocol::layout::{Artifacts, validate_run_id};
+use herd_protocol::layout::{Artifacts, ROOT_ENV, managed_root, validate_run_id};
 use herd_protocol::worktree::WorktreeCreate as CreateDocument;
 
-use crate::manifest::{Manifest, NewManifest, State};
-
-/// The environment variable that overrides the managed root.
-pub const ROOT_ENV: &str = "HERD_WORKTREE_ROOT";
+use herd_protocol::worktree::manifest::{Manifest, NewManifest, State};
 
 pub use herd_protocol::worktree::Surface;
 
@@ -79,31 +76,6 @@ impl CreateEnv {
 
 /// Worktree acquisition, including Herdr's workspace and pane (seed 003).
 pub const ACQUISITION_BUDGET: std::time::Duration = budget::ACQUISITION;
-
-/// The managed root: `$HERD_WORKTREE_ROOT`, else `$HOME/.herdr/worktrees`; refused when another
-/// user owns it or its group or others may write to it (whoever can write there can swap a
-/// checkout, or plant a symlink out of the root).
-pub fn managed_root() -> Result<PathBuf, Error> {
-    let root = configured_root()?;
-    herd_core::sidecar::check_private_root(&root)
-        .map_err(|e| Error::from(e).with_field(ROOT_ENV))?;
-    Ok(root)
-}
-
-fn configured_root() -> Result<PathBuf, Error> {
-    if let Some(root) = std::env::var_os(ROOT_ENV).filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(root));
-    }
-    let home = std::env::var_os("HOME")
-        .filter(|v| !v.is_empty())
-        .ok_or_else(|| {
-            Error::new(
-                ErrorCode::Unavailable,
-                format!("no managed root: set {ROOT_ENV} or HOME"),
-            )
-        })?;
-    Ok(PathBuf::from(home).join(".herdr").join("worktrees"))
-}
 
 /// A created worktree.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,7 +12,6 @@
 pub mod create;
 pub mod handoff;
 pub mod list;
-pub mod manifest;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -25,7 +24,7 @@ use herd_core::{Error, exit};
 use herd_git::{Deadline, Git, budget};
 
 use crate::create::{CreateEnv, CreateRequest, Surface};
-use crate::manifest::Manifest;
+use herd_protocol::worktree::manifest::Manifest;
 
 /// Create managed git worktrees, track their manifests, and inspect the handoff.
 #[derive(Debug, Parser)]

@@ -347,6 +347,34 @@ fn session_id_from_name(session: &Path) -> Option<String> {
     validate_run_id(id).ok().map(|()| id.to_owned())
 }
 
+/// The environment variable that overrides the managed root.
+pub const ROOT_ENV: &str = "HERD_WORKTREE_ROOT";
+
+/// The managed root: `$HERD_WORKTREE_ROOT`, else `$HOME/.herdr/worktrees`; refused when another
+/// user owns it or its group or others may write to it (whoever can write there can swap a
+/// checkout, or plant a symlink out of the root).
+pub fn managed_root() -> Result<PathBuf, Error> {
+    let root = configured_root()?;
+    herd_core::sidecar::check_private_root(&root)
+        .map_err(|e| Error::from(e).with_field(ROOT_ENV))?;
+    Ok(root)
+}
+
+fn configured_root() -> Result<PathBuf, Error> {
+    if let Some(root) = std::env::var_os(ROOT_ENV).filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(root));
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| {
+            Error::new(
+                ErrorCode::Unavailable,
+                format!("no managed root: set {ROOT_ENV} or HOME"),
+            )
+        })?;
+    Ok(PathBuf::from(home).join(".herdr").join("worktrees"))
+}
+
 /// The per-run files of `runs/` beside the record, each `runs/<run-id>.<suffix>`.
 macro_rules! run_files {
     ($($(#[$doc:meta])* $name:ident => $suffix:literal,)*) => {

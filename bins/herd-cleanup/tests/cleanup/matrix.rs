@@ -4,7 +4,7 @@
 use std::os::unix::fs::symlink;
 use std::path::PathBuf;
 
-use herd_worktree::manifest::Manifest;
+use herd_protocol::worktree::manifest::Manifest;
 
 use crate::{Sleeper, World, codes};
 

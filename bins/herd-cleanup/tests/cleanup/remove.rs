@@ -4,7 +4,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use herd_cleanup::remove::WIP_MESSAGE;
-use herd_worktree::manifest::{Manifest, State};
+use herd_protocol::worktree::manifest::{Manifest, State};
 
 use crate::World;
 

@@ -1,8 +1,8 @@
 //! Creating managed worktrees with git: bases, linked sources, refusals.
 
 use herd_core::ErrorCode;
+use herd_protocol::worktree::manifest::{Manifest, State};
 use herd_worktree::create::{CreateRequest, Surface, create};
-use herd_worktree::manifest::{Manifest, State};
 
 use crate::{World, entries};
 

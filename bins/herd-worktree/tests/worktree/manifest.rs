@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use herd_worktree::manifest::{self, Error, Manifest, NewManifest, State, ownership_of};
+use herd_protocol::worktree::claims::{self, ownership_of};
+use herd_protocol::worktree::manifest::{Error, Manifest, NewManifest, State};
 use serde_json::json;
 
 use crate::World;
@@ -324,7 +325,7 @@ fn removed_manifests_are_never_ownership_evidence() {
     assert!(own.owners.is_empty());
     assert_eq!(own.removed.len(), 1);
 
-    let all = manifest::read_all(&art).unwrap();
+    let all = claims::read_all(&art).unwrap();
     assert_eq!(all.len(), 4);
 }
 

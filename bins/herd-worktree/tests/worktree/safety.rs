@@ -10,7 +10,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use herd_core::subprocess::{self, Command};
-use herd_worktree::manifest;
+use herd_protocol::worktree::claims;
 
 use crate::{RUN_BUDGET, Run, World, entries};
 
@@ -119,7 +119,7 @@ fn concurrent_creates_of_one_branch_have_one_winner_and_every_loser_answers_conf
         entries(&w.artifacts().worktree_runs_dir()),
         [format!("{winner}.json")]
     );
-    let ownership = manifest::ownership_of(&w.artifacts(), &path).unwrap();
+    let ownership = claims::ownership_of(&w.artifacts(), &path).unwrap();
     let owners: Vec<&str> = ownership.owners.iter().map(|m| m.id.as_str()).collect();
     assert_eq!(owners, [winner.as_str()]);
     assert!(ownership.undecidable.is_empty(), "{ownership:?}");

@@ -1,6 +1,7 @@
 //! The formats of `herd-worktree`: the ownership manifest on disk, and the `--json` documents of
 //! `create`, `inspect` and `list`.
 
+pub mod claims;
 mod handoff;
 pub mod manifest;
 

@@ -1,20 +1,17 @@
-//! The ownership question cleanup asks of the worktree manifests.
+//! Which manifests claim a checkout: every manifest of an artifacts directory, and which of
+//! them name a checkout path, compared by real path.
 //!
-//! The manifest itself (its fields, states, reader and writer) is [`herd_protocol::worktree`]'s;
-//! this module re-exports it under its old paths and adds what only herd's own programs ask:
-//! every manifest of an artifacts directory, and which of them claim a checkout. A `removed`
-//! manifest is never evidence that a checkout at its path is owned (a checkout re-created there
-//! later belongs to nobody); it only lets a repeated removal answer "already removed".
+//! A `removed` manifest is never evidence that a checkout at its path is owned (a checkout
+//! re-created there later belongs to nobody); it only lets a repeated removal answer "already
+//! removed". Files that are not manifests are evidence of nothing.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
 use herd_core::ErrorCode;
-use herd_protocol::layout::Artifacts;
 
-pub use herd_protocol::worktree::manifest::{
-    Error, KIND, Manifest, NewManifest, OWNER, READ_LIMIT, State, VERSION,
-};
+use super::manifest::{Error, Manifest, State};
+use crate::layout::Artifacts;
 
 /// One manifest file of `worktree-runs/` and what reading it gave.
 #[derive(Debug)]
