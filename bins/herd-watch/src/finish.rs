@@ -429,7 +429,9 @@ fn recheck(
         Ok(spec) => spec,
         Err(err) => {
             ending.check_line = Some("Check: error (the accept spec cannot be read)".to_owned());
-            return serde_json::json!({"verdict": "error", "error": err.message});
+            return herd_protocol::to_value(&herd_protocol::accept::UnreadableSpec::new(
+                err.message,
+            ));
         }
     };
     let outcome = ending.outcome.map_or(RunOutcome::Failed, |outcome| {

@@ -32,6 +32,6 @@ pub use spec::{
     SpecFile, TIMEOUT_SEC_DEFAULT, TIMEOUT_SEC_LIMIT,
 };
 pub use tries::{AcceptTries, TRIES_READ_LIMIT, read_tries, tries_file};
-pub use verdict::{ChildReport, Reason, Verdict, VerdictDetails};
+pub use verdict::{ChildReport, Reason, UnreadableSpec, Verdict, VerdictDetails};
 // How a run ended, as the verdict's `outcome` names it, is the result's [`RunOutcome`].
 pub use crate::result::RunOutcome;

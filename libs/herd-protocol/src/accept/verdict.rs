@@ -128,3 +128,20 @@ impl VerdictDetails {
         }
     }
 }
+
+/// A result's parent re-check when the accept spec cannot be read: `{verdict: "error", error}`
+/// in place of the [`VerdictDetails`] of a re-check that ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct UnreadableSpec {
+    pub verdict: Verdict,
+    pub error: String,
+}
+
+impl UnreadableSpec {
+    pub fn new(error: String) -> UnreadableSpec {
+        UnreadableSpec {
+            verdict: Verdict::Error,
+            error,
+        }
+    }
+}
