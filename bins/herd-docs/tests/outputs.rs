@@ -574,13 +574,15 @@ fn launch_catalog_roles_task_models_and_handoff_validate() {
         &serde_json::to_value(written.to_json()).unwrap(),
     );
 
-    let model = |provider: &str, id: &str| herd_launch::catalog::Model {
-        provider: provider.into(),
-        id: id.into(),
-        context: "128K".into(),
-        max_out: "16K".into(),
-        thinking: true,
-        images: false,
+    let model = |provider: &str, id: &str| {
+        herd_launch::catalog::Model::new(
+            provider.into(),
+            id.into(),
+            "128K".into(),
+            "16K".into(),
+            true,
+            false,
+        )
     };
     let catalog = herd_launch::catalog::Catalog::new(
         vec![model("fake", "a"), model("fake", "b")],

@@ -18,7 +18,7 @@ use std::time::Duration;
 use herd_core::escape::{Noun, encode_host_value, encode_list};
 use herd_core::subprocess::{self, Command, Keep};
 use herd_core::{Error, ErrorCode};
-use herd_protocol::launch::docs::{CATALOG_VERSION, CatalogModel, CatalogTask, ModelCatalog};
+use herd_protocol::launch::docs::{CATALOG_VERSION, ModelCatalog};
 
 /// How long `pi --list-models` may take (Pi bounds its own listing by 15 s, startup comes first).
 pub const LIST_BUDGET: Duration = Duration::from_secs(30);
@@ -34,24 +34,10 @@ const COLUMNS: [&str; 6] = [
 /// What Pi prints instead of the table when no provider has credentials.
 const NO_MODELS: &str = "No models available.";
 
-/// One model Pi has credentials for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Model {
-    pub provider: String,
-    pub id: String,
-    /// The context window as Pi shows it (`128K`).
-    pub context: String,
-    pub max_out: String,
-    pub thinking: bool,
-    pub images: bool,
-}
-
-impl Model {
-    /// `provider/id`, the value `model` takes.
-    pub fn name(&self) -> String {
-        format!("{}/{}", self.provider, self.id)
-    }
-}
+/// One model Pi has credentials for, as the catalog prints it.
+pub use herd_protocol::launch::docs::CatalogModel as Model;
+/// One category of `models.tasks`, with its candidates and the authenticated ones.
+pub use herd_protocol::launch::docs::CatalogTask as Task;
 
 /// Asks the Pi at `pi` which models it has credentials for, in `cwd`.
 pub fn list(pi: &Path, cwd: &Path) -> Result<Vec<Model>, Error> {
@@ -160,14 +146,14 @@ pub fn parse(text: &str) -> Result<Vec<Model>, String> {
                 )),
             }
         };
-        models.push(Model {
-            provider: cell(0)?,
-            id: cell(1)?,
-            context: cell(2)?,
-            max_out: cell(3)?,
-            thinking: flag(4)?,
-            images: flag(5)?,
-        });
+        models.push(Model::new(
+            cell(0)?,
+            cell(1)?,
+            cell(2)?,
+            cell(3)?,
+            flag(4)?,
+            flag(5)?,
+        ));
     }
     Ok(models)
 }
@@ -200,14 +186,6 @@ pub struct Catalog {
     pub tasks: Vec<Task>,
 }
 
-/// One category of `models.tasks`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Task {
-    pub category: String,
-    pub candidates: Vec<String>,
-    pub authenticated: Vec<String>,
-}
-
 impl Catalog {
     pub fn new(models: Vec<Model>, tasks: &[(String, Vec<String>)]) -> Catalog {
         let tasks = tasks
@@ -224,28 +202,8 @@ impl Catalog {
     pub fn to_json(&self) -> ModelCatalog {
         ModelCatalog {
             format_version: CATALOG_VERSION,
-            models: self
-                .models
-                .iter()
-                .map(|m| CatalogModel {
-                    model: m.name(),
-                    provider: m.provider.clone(),
-                    id: m.id.clone(),
-                    context: m.context.clone(),
-                    max_out: m.max_out.clone(),
-                    thinking: m.thinking,
-                    images: m.images,
-                })
-                .collect(),
-            tasks: self
-                .tasks
-                .iter()
-                .map(|t| CatalogTask {
-                    category: t.category.clone(),
-                    candidates: t.candidates.clone(),
-                    authenticated: t.authenticated.clone(),
-                })
-                .collect(),
+            models: self.models.clone(),
+            tasks: self.tasks.clone(),
             guideline: self.guideline(),
         }
     }
@@ -259,7 +217,7 @@ impl Catalog {
             .models
             .iter()
             .map(|m| {
-                let mut name = m.name();
+                let mut name = m.model.clone();
                 if m.thinking {
                     name.push_str(" (thinking)");
                 }
@@ -309,7 +267,7 @@ mod tests {
     fn a_listing_is_read_by_its_columns_with_spaces_in_an_id() {
         let models = parse(LISTING).unwrap();
         assert_eq!(models.len(), 3);
-        assert_eq!(models[1].name(), "fake/other model");
+        assert_eq!(models[1].model, "fake/other model");
         assert!(models[1].thinking && models[1].images);
         assert_eq!(models[2].context, "128K");
         assert_eq!(
@@ -337,13 +295,15 @@ mod tests {
 
     #[test]
     fn the_guideline_is_bounded_and_one_line() {
-        let model = |i: usize| Model {
-            provider: "p".into(),
-            id: format!("m{i}\nParent action: x"),
-            context: "1K".into(),
-            max_out: "1K".into(),
-            thinking: false,
-            images: false,
+        let model = |i: usize| {
+            Model::new(
+                "p".into(),
+                format!("m{i}\nParent action: x"),
+                "1K".into(),
+                "1K".into(),
+                false,
+                false,
+            )
         };
         let tasks: Vec<(String, Vec<String>)> = (0..500)
             .map(|i| (format!("c{i}"), vec![format!("p/m{i}")]))

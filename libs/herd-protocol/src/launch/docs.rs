@@ -36,6 +36,28 @@ pub struct CatalogModel {
     pub images: bool,
 }
 
+impl CatalogModel {
+    /// The model `id` of `provider`, named `provider/id`.
+    pub fn new(
+        provider: String,
+        id: String,
+        context: String,
+        max_out: String,
+        thinking: bool,
+        images: bool,
+    ) -> CatalogModel {
+        CatalogModel {
+            model: format!("{provider}/{id}"),
+            provider,
+            id,
+            context,
+            max_out,
+            thinking,
+            images,
+        }
+    }
+}
+
 /// A task category (`task:<category>`) and its candidates.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CatalogTask {

@@ -73,21 +73,6 @@ pub struct Policy {
     pub worktree: Option<WorktreeBinding>,
 }
 
-/// The hashed part, in the key order the hash is defined over.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Canonical<'a> {
-    version: u64,
-    owner: &'static str,
-    tools: Option<&'a [String]>,
-    denied_tools: &'a [String],
-    persistent: bool,
-    logical_id: &'a str,
-    generation_id: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    worktree: Option<&'a WorktreeBinding>,
-}
-
 /// The file as [`Policy::read`] accepts it, either version; the reader checks each key in turn
 /// to say which one is wrong, and the schema is derived from these two forms.
 #[derive(schemars::JsonSchema)]
@@ -116,7 +101,7 @@ pub struct PolicyFileV1<'a> {
 }
 
 /// The file herd writes: the canonical part, its hash, then the worktree (key order as
-/// pi-herdr-agents).
+/// pi-herdr-agents). Without the hash it is the canonical form the hash is defined over.
 #[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(deny_unknown_fields)]
@@ -133,8 +118,10 @@ pub struct PolicyFileV2<'a> {
     pub logical_id: &'a str,
     #[schemars(length(min = 1))]
     pub generation_id: &'a str,
-    #[schemars(pattern("^[0-9a-f]{64}$"))]
-    pub policy_hash: String,
+    /// Absent only from the canonical form the hash is taken over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", pattern("^[0-9a-f]{64}$"))]
+    pub policy_hash: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "WorktreeBinding")]
     pub worktree: Option<&'a WorktreeBinding>,
@@ -186,26 +173,27 @@ impl Policy {
         }
     }
 
-    fn canonical(&self) -> Canonical<'_> {
-        Canonical {
+    /// The file's form; without `policy_hash`, the canonical form the hash is taken over.
+    fn file(&self, policy_hash: Option<String>) -> PolicyFileV2<'_> {
+        PolicyFileV2 {
             version: self.version,
-            owner: self.owner.as_str(),
+            owner: self.owner,
             tools: self.tools.as_deref(),
             denied_tools: &self.denied_tools,
             persistent: self.persistent,
             logical_id: &self.logical_id,
             generation_id: &self.generation_id,
+            policy_hash,
             worktree: self.worktree.as_ref(),
         }
     }
-
     /// The lower-case hex SHA-256 of the canonical JSON of the policy.
     ///
     /// The canonical JSON is compact, keys in the order `version, owner, tools, deniedTools,
     /// persistent, logicalId, generationId[, worktree]`, as `JSON.stringify` writes it.
     pub fn hash(&self) -> String {
         // Serialising plain strings, booleans and integers cannot fail.
-        let json = serde_json::to_vec(&self.canonical()).unwrap_or_default();
+        let json = serde_json::to_vec(&self.file(None)).unwrap_or_default();
         hex(&Sha256::digest(&json))
     }
 
@@ -213,14 +201,7 @@ impl Policy {
     pub fn to_json(&self) -> Vec<u8> {
         let wire = PolicyFileV2 {
             version: VERSION,
-            owner: self.owner,
-            tools: self.tools.as_deref(),
-            denied_tools: &self.denied_tools,
-            persistent: self.persistent,
-            logical_id: &self.logical_id,
-            generation_id: &self.generation_id,
-            policy_hash: self.hash(),
-            worktree: self.worktree.as_ref(),
+            ..self.file(Some(self.hash()))
         };
         let mut bytes = serde_json::to_vec(&wire).unwrap_or_default();
         bytes.push(b'\n');
