@@ -123,9 +123,24 @@ fn valid_sidecar_fixtures_parse_as_their_rust_types() {
     }
     parses::<herd_protocol::run::RunRecord>("run-record");
     parses::<herd_protocol::result::RunResult>("run-result");
-    parses::<herd_watch::control::CancelIntent>("cancel-intent");
-    parses::<herd_watch::control::SteerQueue>("steer-queue");
-    parses::<herd_watch::control::SteeringLedger>("steering");
+    parses::<herd_protocol::intents::CancelIntent>("cancel-intent");
+    parses::<herd_protocol::intents::SteerQueue>("steer-queue");
+    parses::<herd_protocol::intents::SteeringLedger>("steering");
+    parses::<herd_protocol::intents::Interrupt>("interrupt");
+    parses::<herd_protocol::intents::Expiry>("timeout");
+    parses::<herd_protocol::watch::RunEvent>("run-event");
+    parses::<herd_protocol::result::LedgerLine>("outcome");
+    parses::<herd_protocol::result::Ledgered>("ledgered");
+    parses::<herd_protocol::run::Superseded>("superseded");
+    parses::<herd_protocol::run::Predecessor>("predecessor");
+    parses::<herd_protocol::child::CompletionFile>("completion");
+    parses::<herd_protocol::child::Activity>("activity");
+    parses::<herd_protocol::launch::LaunchSend>("launch-send");
+    parses::<herd_protocol::launch::docs::ModelCatalog>("launch-models");
+    parses::<herd_protocol::launch::docs::RolesListing>("launch-roles");
+    parses::<herd_protocol::launch::docs::ModelsWritten>("launch-write-task-models");
+    parses::<herd_protocol::launch::docs::HandoffDoc>("launch-handoff");
+    parses::<herd_protocol::docs::DocsReport>("docs-report");
     parses::<herd_protocol::accept::RunGate>("run-acceptance");
     parses::<herd_protocol::accept::ReviewRecord>("review");
     parses::<herd_protocol::accept::VerdictDetails>("accept-verdict");

@@ -10,8 +10,9 @@ use crossbeam_channel::Receiver;
 use herd_accept::{AcceptSpec, VerdictRequest};
 use herd_core::{sidecar, time::now_ms};
 use herd_protocol::accept::ChildReport;
+use herd_protocol::accept::UnreadableSpec;
 use herd_protocol::layout::Artifacts;
-use herd_protocol::result::{CancelError, ReportView, RunOutcome};
+use herd_protocol::result::{Acceptance, CancelError, ParentCheck, ReportView, RunOutcome};
 use herd_protocol::run::{RunRecord, Runner};
 use herd_protocol::worktree::manifest::{Manifest, State};
 
@@ -424,14 +425,12 @@ fn recheck(
     ending: &mut Ending,
     cancellation: &mut Option<CancelIntent>,
     cancel: &Receiver<()>,
-) -> serde_json::Value {
+) -> ParentCheck {
     let spec = match AcceptSpec::load(spec_path) {
         Ok(spec) => spec,
         Err(err) => {
             ending.check_line = Some("Check: error (the accept spec cannot be read)".to_owned());
-            return herd_protocol::to_value(&herd_protocol::accept::UnreadableSpec::new(
-                err.message,
-            ));
+            return ParentCheck::Unreadable(UnreadableSpec::new(err.message));
         }
     };
     let outcome = ending.outcome.map_or(RunOutcome::Failed, |outcome| {
@@ -466,7 +465,7 @@ fn recheck(
     }
     ending.check_line = Some(verdict.check_line().to_owned());
     ending.check_output_line = verdict.check_output_line().map(str::to_owned);
-    serde_json::to_value(&verdict).unwrap_or_default()
+    ParentCheck::Ran(Box::new(verdict))
 }
 
 /// Step 7: a persistent specialist's end. Gone without its stop directive, it vanished (one
@@ -546,7 +545,7 @@ fn apply_acceptance(
             // A gate that cannot be read is not a gate that held.
             ending.acceptance_line =
                 Some("Acceptance: error (the run's acceptance gate cannot be read)".to_owned());
-            details.acceptance = Some(herd_protocol::to_value(&NotApplied::Error {
+            details.acceptance = Some(Acceptance::NotApplied(NotApplied::Error {
                 error: err.to_string(),
             }));
             return;
@@ -584,9 +583,9 @@ fn apply_acceptance(
             ending.outcome = Some(Outcome::Failed);
             ending.failure = Some("the explicit acceptance gate rejected the result".to_owned());
         }
-        details.acceptance = Some(herd_protocol::to_value(&ledger));
+        details.acceptance = Some(Acceptance::Applied(Box::new(ledger)));
     } else {
-        details.acceptance = Some(herd_protocol::to_value(&NotApplied::NotEvaluated {
+        details.acceptance = Some(Acceptance::NotApplied(NotApplied::NotEvaluated {
             explicit: run_gate.gate.explicit,
             gate: run_gate.gate.clone(),
         }));
@@ -702,8 +701,6 @@ fn append_ledger(
 ) -> Result<(), herd_core::Error> {
     let accept = result.details.accept.as_ref();
     let earlier = earlier_models(artifacts, record);
-    let text =
-        |value: Option<&serde_json::Value>| value.and_then(|v| v.as_str()).map(str::to_owned);
     let line = herd_protocol::result::LedgerLine {
         version: herd_protocol::result::LEDGER_LINE_VERSION,
         at: now_ms(),
@@ -721,17 +718,13 @@ fn append_ledger(
             .collect(),
         outcome: result.run_outcome(),
         exit_code: result.details.exit_code,
-        check: accept
-            .and_then(|a| serde_json::from_value(a.get("verdict")?.clone()).ok())
-            .unwrap_or(herd_protocol::accept::Verdict::None),
-        acceptance: text(
-            result
-                .details
-                .acceptance
-                .as_ref()
-                .and_then(|a| a.get("status")),
-        ),
-        tries: accept.and_then(|a| a.get("tries")?.as_u64()),
+        check: accept.map_or(herd_protocol::accept::Verdict::None, ParentCheck::verdict),
+        acceptance: result
+            .details
+            .acceptance
+            .as_ref()
+            .map(|a| a.status().to_owned()),
+        tries: accept.and_then(ParentCheck::tries).map(u64::from),
         elapsed_ms: result.details.elapsed_ms,
         worktree: record.worktree.is_some(),
         persistent: record.persistent,

@@ -297,6 +297,33 @@ export interface Registry {
 }
 
 /**
+ * A result's seed 004 acceptance: the ledger of the gate applied to the final report, or why
+ * the gate was not applied; `status` tells them apart.
+ */
+export type WatchEventAcceptance = WatchEventLedger | WatchEventNotApplied;
+
+/**
+ * A child's acceptance report after normalisation.
+ */
+export interface WatchEventAcceptanceReport {
+	/**
+	 * A reviewer's blocking findings; empty: none (what makes a review `reviewed`).
+	 */
+	blockers: string[] | null;
+	changed_files: string[] | null;
+	commands_run: WatchEventCommandReport[] | null;
+	criteria_satisfied: WatchEventCriterionReport[] | null;
+	diff_summary: string | null;
+	manual_notes: string | null;
+	no_staged_files: boolean | null;
+	notes: string | null;
+	residual_risks: string[] | null;
+	review_findings: string[] | null;
+	tests_added_or_updated: string[] | null;
+	validation_output: string[] | null;
+}
+
+/**
  * Why a cancelled run's result is an error.
  */
 export type WatchEventCancelError = "cancelled" | "timed out";
@@ -319,23 +346,66 @@ export interface WatchEventCancellation {
 }
 
 /**
+ * The outcome of one runtime check.
+ */
+export type WatchEventCheckStatus = "passed" | "failed" | "not-applicable";
+
+/**
+ * What the child said of its own last check run.
+ */
+export type WatchEventChildReport = "pass" | "fail";
+
+/**
+ * A command the child says it ran; evidence only, never verification.
+ */
+export interface WatchEventCommandReport {
+	command: string;
+	result: WatchEventCommandResult;
+	summary: string | null;
+}
+
+export type WatchEventCommandResult = "passed" | "failed" | "not-run";
+
+/**
+ * One acceptance criterion.
+ */
+export interface WatchEventCriterion {
+	/**
+	 * Evidence this criterion asks for beyond the gate's own.
+	 */
+	evidence: WatchEventEvidenceKind[];
+	/**
+	 * The normalised id (`criterion-N` for a criterion given as a bare string).
+	 */
+	id: string;
+	must: string;
+	severity: WatchEventSeverity;
+}
+
+/**
+ * A criterion as the child reports it.
+ */
+export interface WatchEventCriterionReport {
+	evidence: string | null;
+	id: string;
+	status: WatchEventCriterionStatus;
+}
+
+export type WatchEventCriterionStatus = "satisfied" | "not-satisfied" | "not-applicable";
+
+/**
  * Raw values for structured consumers; keys are camelCase and each is present only when it
  * applies.
  */
 export interface WatchEventDetails {
 	/**
-	 * The parent re-check: the document of `accept-verdict.schema.json`, or `{verdict: "error",
-	 * error}` when the accept spec cannot be read.
+	 * The parent re-check.
 	 */
-	accept?: {
-		verdict: "accepted" | "rejected" | "error" | "skipped" | "none";
-	};
+	accept?: WatchEventParentCheck | null;
 	/**
-	 * Seed 004's acceptance gate: its ledger (`accept-report.schema.json`), or
-	 * `{status: "error", error}` when the gate cannot be read, or
-	 * `{status: "not-evaluated", explicit, gate}` when the run did not complete.
+	 * Seed 004's acceptance gate.
 	 */
-	acceptance?: unknown;
+	acceptance?: WatchEventAcceptance | null;
 	cancellation?: WatchEventCancellation | null;
 	/**
 	 * How long the child ran, in milliseconds.
@@ -418,12 +488,35 @@ export interface WatchEventDetails {
 }
 
 /**
+ * The closed set of evidence kinds.
+ */
+export type WatchEventEvidenceKind = "changed-files" | "tests-added" | "commands-run" | "validation-output" | "residual-risks" | "no-staged-files" | "diff-summary" | "review-findings" | "manual-notes";
+
+/**
  * One model that failed before a run's attempt, with its raw provider error.
  */
 export interface WatchEventFallbackFailure {
 	error: string;
 	model: string | null;
 	run_id: string;
+}
+
+/**
+ * The effective gate of a run.
+ */
+export interface WatchEventGate {
+	criteria: WatchEventCriterion[];
+	evidence: WatchEventEvidenceKind[];
+	/**
+	 * The caller asked for acceptance explicitly; an explicit gate failure fails the run.
+	 */
+	explicit: boolean;
+	inferred_level: WatchEventLevel;
+	level: WatchEventLevel;
+	reason: string | null;
+	review: WatchEventReview | null;
+	stop_rules: string[];
+	verify: WatchEventVerifyCommand[];
 }
 
 /**
@@ -437,14 +530,67 @@ export type WatchEventInspectedState = "clean" | "dirty" | "conflicted" | "unkno
 export type WatchEventLabel = "starting" | "active" | "blocked" | "waiting" | "interrupted" | "stalled" | "running" | "finalizing" | "completed" | "failed" | "cancelled" | "cancelling…" | "cancel unconfirmed";
 
 /**
+ * Everything the host decided about a run's acceptance.
+ */
+export interface WatchEventLedger {
+	/**
+	 * A verify command was stopped because herd-accept was told to stop.
+	 */
+	cancelled: boolean;
+	child_report: WatchEventAcceptanceReport | null;
+	child_report_parse_error: string[] | null;
+	evidence_status: WatchEventStatus;
+	explicit: boolean;
+	format_version: number;
+	gate: WatchEventGate;
+	report_source: WatchEventReportSource | null;
+	runtime_checks: WatchEventRuntimeCheck[];
+	status: WatchEventStatus;
+	verify_runs: WatchEventVerifyRun[];
+}
+
+/**
+ * An acceptance level, in increasing strictness.
+ */
+export type WatchEventLevel = "none" | "attested" | "checked" | "verified";
+
+/**
+ * What a result's details hold as `acceptance` in place of a [`Ledger`] when the run's gate was
+ * not applied; `status` tells it from a ledger's.
+ */
+export type WatchEventNotApplied = {
+	error: string;
+	status: "error";
+} | {
+	explicit: boolean;
+	gate: WatchEventGate;
+	status: "not-evaluated";
+};
+
+/**
  * How a run ended.
  */
 export type WatchEventOutcome = "completed" | "failed" | "cancelled" | "help";
 
 /**
+ * A result's parent re-check.
+ */
+export type WatchEventParentCheck = WatchEventVerdictDetails | WatchEventUnreadableSpec;
+
+/**
+ * Why a verdict is `error` or `skipped`.
+ */
+export type WatchEventReason = "timed-out" | "killed-by-signal" | "directory-missing" | "could-not-start" | "cancelled" | "asked-for-help" | "provider-error" | "exited-non-zero";
+
+/**
  * What the child's text in a block is.
  */
 export type WatchEventReportKind = "result" | "failure" | "help-request" | "task-result";
+
+/**
+ * Where the report was found.
+ */
+export type WatchEventReportSource = "acceptance-fence" | "unterminated-fence" | "json-fence" | "marker";
 
 /**
  * The raw report a renderer shows in the expanded view.
@@ -453,6 +599,153 @@ export interface WatchEventReportView {
 	kind: WatchEventReportKind;
 	text: string;
 }
+
+/**
+ * The review gate; herd records it and never runs a reviewer itself.
+ */
+export interface WatchEventReview {
+	agent: string | null;
+	focus: string | null;
+	required: boolean;
+}
+
+/**
+ * How a child's run ended.
+ */
+export type WatchEventRunOutcome = "cancelled" | "completed" | "failed" | "help" | "provider-error";
+
+/**
+ * One structural check the host made.
+ */
+export interface WatchEventRuntimeCheck {
+	/**
+	 * `acceptance-report`, `criterion:<id>`, `evidence:<kind>` or `no-staged-files`.
+	 */
+	id: string;
+	message: string;
+	status: WatchEventCheckStatus;
+}
+
+/**
+ * Whether a criterion must be satisfied for the gate to hold.
+ */
+export type WatchEventSeverity = "required" | "recommended";
+
+/**
+ * Where a run stands on its acceptance gate.
+ */
+export type WatchEventStatus = ("not-required" | "rejected") | "claimed" | "attested" | "checked" | "verified" | "review-required" | "reviewed";
+
+/**
+ * A result's parent re-check when the accept spec cannot be read: `{verdict: "error", error}`
+ * in place of the [`VerdictDetails`] of a re-check that ran.
+ */
+export interface WatchEventUnreadableSpec {
+	error: string;
+	verdict: WatchEventVerdict;
+}
+
+/**
+ * The verdicts of seed 003's table.
+ */
+export type WatchEventVerdict = "accepted" | "rejected" | "error" | "skipped" | "none";
+
+/**
+ * The structured details of a verdict: what `--json` prints and `--out` writes.
+ */
+export interface WatchEventVerdictDetails {
+	/**
+	 * Changed files under the spec's `paths`, raw.
+	 */
+	changed_check_files: string[];
+	/**
+	 * The `Check:` host line.
+	 */
+	check_line: string;
+	/**
+	 * The `Check output (last 1,500 characters, encoded): …` host line, for `rejected` and
+	 * `error` when there was output.
+	 */
+	check_output_line: string | null;
+	child_reported: WatchEventChildReport | null;
+	/**
+	 * The SHA-256 of the command, which names it without repeating it.
+	 */
+	command_sha256: string | null;
+	duration_ms: number | null;
+	/**
+	 * Why the re-check gave no answer, when it could not start or its directory is missing.
+	 */
+	error: string | null;
+	exit_code: number | null;
+	format_version: number;
+	outcome: WatchEventRunOutcome;
+	/**
+	 * Up to 4,000 raw characters of the re-check's output.
+	 */
+	output: string;
+	output_truncated: boolean;
+	reason: WatchEventReason | null;
+	recheck_dir: string | null;
+	shared_checkout: boolean;
+	signal: number | null;
+	timed_out: boolean;
+	timeout_sec: number | null;
+	tries: number | null;
+	verdict: WatchEventVerdict;
+}
+
+/**
+ * One host-run verification command.
+ */
+export interface WatchEventVerifyCommand {
+	allow_failure: boolean;
+	command: string;
+	/**
+	 * Resolved against the run's directory.
+	 */
+	cwd: string | null;
+	/**
+	 * Laid over the host's environment.
+	 */
+	env: Record<string, string>;
+	id: string;
+	timeout_ms: number;
+}
+
+/**
+ * One verify command as the host ran it.
+ */
+export interface WatchEventVerifyRun {
+	command: string;
+	cwd: string;
+	duration_ms: number;
+	/**
+	 * Why it could not start, when it could not.
+	 */
+	error: string | null;
+	exit_code: number | null;
+	id: string;
+	/**
+	 * Whether this is an earlier run's result, reused because the command, its directory, its
+	 * environment and the workspace state were the same (the verify memo,
+	 * `verify-memo/<key>.json`).
+	 */
+	reused: boolean;
+	signal: number | null;
+	status: WatchEventVerifyStatus;
+	stderr: string;
+	/**
+	 * The head of stdout and stderr, secrets redacted (see herd-accept's `report::host`).
+	 */
+	stdout: string;
+	truncated: boolean;
+}
+
+/**
+ * How a verify command ended.
+ */
+export type WatchEventVerifyStatus = ("passed" | "failed" | "timed-out") | "allowed-failure" | "cancelled";
 
 /**
  * The handoff `herd-worktree inspect` prints (and a worktree child's result carries): every Git

@@ -5,7 +5,8 @@
 //!
 //! The result's [`Details`] are raw values for structured consumers; their keys are camelCase
 //! and each is present only when it applies. Their fields are declared in the byte order of
-//! their keys, the order the map they replace printed them in.
+//! their keys, the order the map they replace printed them in; the documents they hold (the
+//! re-check's verdict, the acceptance ledger) print their keys in the same order.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -113,6 +114,66 @@ impl RunResult {
     }
 }
 
+/// Prints a document the details hold with its keys in byte order, as the map it replaced did.
+fn keys_in_byte_order<T: Serialize, S: serde::Serializer>(
+    value: &T,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serde_json::to_value(value)
+        .map_err(serde::ser::Error::custom)?
+        .serialize(serializer)
+}
+
+/// A result's parent re-check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ParentCheck {
+    /// The re-check ran or was skipped: the document of `herd-accept verdict`.
+    Ran(Box<crate::accept::VerdictDetails>),
+    /// The accept spec cannot be read.
+    Unreadable(crate::accept::UnreadableSpec),
+}
+
+impl ParentCheck {
+    pub fn verdict(&self) -> crate::accept::Verdict {
+        match self {
+            ParentCheck::Ran(details) => details.verdict,
+            ParentCheck::Unreadable(unreadable) => unreadable.verdict,
+        }
+    }
+
+    /// How many times the child ran its own check, when it said.
+    pub fn tries(&self) -> Option<u32> {
+        match self {
+            ParentCheck::Ran(details) => details.tries,
+            ParentCheck::Unreadable(_) => None,
+        }
+    }
+}
+
+/// A result's seed 004 acceptance: the ledger of the gate applied to the final report, or why
+/// the gate was not applied; `status` tells them apart.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Acceptance {
+    /// The gate was applied: the ledger `herd-accept report --json` prints.
+    Applied(Box<crate::accept::Ledger>),
+    NotApplied(crate::accept::NotApplied),
+}
+
+impl Acceptance {
+    /// The `status` the outcome ledger keeps.
+    pub fn status(&self) -> &'static str {
+        match self {
+            Acceptance::Applied(ledger) => ledger.status.as_str(),
+            Acceptance::NotApplied(crate::accept::NotApplied::Error { .. }) => "error",
+            Acceptance::NotApplied(crate::accept::NotApplied::NotEvaluated { .. }) => {
+                "not-evaluated"
+            }
+        }
+    }
+}
+
 /// The file-name stem of a result's files: `<run-id>` or `<run-id>.task-<task>`.
 pub fn stem(run_id: &str, task: Option<&str>) -> String {
     match task {
@@ -126,15 +187,20 @@ pub fn stem(run_id: &str, task: Option<&str>) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Details {
-    /// The parent re-check: the document of `accept-verdict.schema.json`, or
-    /// `{verdict: "error", error}` when the accept spec cannot be read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub accept: Option<serde_json::Value>,
-    /// Seed 004's acceptance gate: its ledger (`accept-report.schema.json`), or
-    /// `{status: "error", error}` when the gate cannot be read, or
-    /// `{status: "not-evaluated", explicit, gate}` when the run did not complete.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub acceptance: Option<serde_json::Value>,
+    /// The parent re-check.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "keys_in_byte_order"
+    )]
+    pub accept: Option<ParentCheck>,
+    /// Seed 004's acceptance gate.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "keys_in_byte_order"
+    )]
+    pub acceptance: Option<Acceptance>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancellation: Option<Cancellation>,
     /// How long the child ran, in milliseconds.
@@ -201,8 +267,8 @@ pub struct Details {
 
 impl Details {
     /// The parent re-check's verdict, when the run had one.
-    pub fn verdict(&self) -> Option<&str> {
-        self.accept.as_ref()?.get("verdict")?.as_str()
+    pub fn verdict(&self) -> Option<&'static str> {
+        Some(self.accept.as_ref()?.verdict().as_str())
     }
 }
 
@@ -315,8 +381,12 @@ mod tests {
     #[test]
     fn details_print_their_keys_in_byte_order() {
         let details = Details {
-            accept: Some(serde_json::json!({"verdict": "accepted"})),
-            acceptance: Some(serde_json::json!({"status": "error", "error": "x"})),
+            accept: Some(ParentCheck::Unreadable(crate::accept::UnreadableSpec::new(
+                "x".into(),
+            ))),
+            acceptance: Some(Acceptance::NotApplied(crate::accept::NotApplied::Error {
+                error: "x".into(),
+            })),
             cancellation: Some(Cancellation {
                 confirmed_at: None,
                 requested_at: 1,

@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 
 use super::read_schema;
 
-/// `herd_protocol::result::RunResult`, amended where its details hold a document whose type
-/// lives outside the protocol, or a flag that is only ever `true`.
+/// `herd_protocol::result::RunResult`, amended where its details hold a flag that is only ever
+/// `true`.
 pub fn run_result() -> Schema {
     let mut schema = read_schema::<herd_protocol::result::RunResult>();
     amend_details(&mut schema);
@@ -20,17 +20,6 @@ pub(crate) fn amend_details(schema: &mut Schema) {
         .pointer_mut("/$defs/Details/properties")
         .and_then(Value::as_object_mut);
     if let Some(details) = details {
-        // herd-accept's verdict document, a JSON value in the protocol: its schema is
-        // `accept-verdict.schema.json`; what every reader relies on is the verdict.
-        details.insert(
-            "accept".into(),
-            json!({
-                "type": "object",
-                "description": "The parent re-check: the document of `accept-verdict.schema.json`, or `{verdict: \"error\", error}` when the accept spec cannot be read.",
-                "properties": {"verdict": {"enum": ["accepted", "rejected", "error", "skipped", "none"]}},
-                "required": ["verdict"]
-            }),
-        );
         // serde says `Option<bool>`; the watcher writes the flag only as `true`.
         for (key, description) in [
             (

@@ -14,7 +14,7 @@
 //! - the state moves along [`State::can_become`]; `removed` is final;
 //! - a `removed` manifest is never evidence that a checkout at its path is owned (a checkout
 //!   re-created there later belongs to nobody); it only lets a repeated removal answer
-//!   "already removed". `herd_worktree::manifest::ownership_of` applies that rule for every
+//!   "already removed". [`crate::worktree::claims::ownership_of`] applies that rule for every
 //!   caller.
 
 use std::collections::BTreeMap;
