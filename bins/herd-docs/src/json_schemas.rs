@@ -279,10 +279,10 @@ pub const FILES: &[SchemaFile] = &[
         "`herd-watch stop --json`",
         herd_protocol::watch::WatchStop
     ),
-    amended!(
+    printed!(
         "watch-steer.schema.json",
         "`herd-watch steer --json`",
-        outputs::watch_steer
+        herd_protocol::watch::WatchSteer
     ),
     printed!(
         "accept-check.schema.json",
@@ -364,41 +364,6 @@ pub fn printed_schema<T: JsonSchema>() -> Schema {
         .for_serialize()
         .into_generator()
         .into_root_schema_for::<T>()
-}
-
-/// Amends a derived schema with what the code adds around the type: `properties` (an object of
-/// property schemas) are inserted or replaced, `required` names are added, and `description`,
-/// when given, replaces the type's doc comment.
-pub(crate) fn amend(
-    schema: &mut Schema,
-    description: Option<&str>,
-    properties: serde_json::Value,
-    required: &[&str],
-) {
-    if let Some(description) = description {
-        schema.insert("description".into(), description.into());
-    }
-    let object = schema.ensure_object();
-    if let serde_json::Value::Object(properties) = properties {
-        let entry = object
-            .entry("properties")
-            .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
-        if let serde_json::Value::Object(existing) = entry {
-            existing.extend(properties);
-        }
-    }
-    if !required.is_empty() {
-        let entry = object
-            .entry("required")
-            .or_insert_with(|| serde_json::Value::Array(Vec::new()));
-        if let serde_json::Value::Array(names) = entry {
-            for name in required {
-                if !names.iter().any(|n| n == name) {
-                    names.push((*name).into());
-                }
-            }
-        }
-    }
 }
 
 /// The text of one schema file: pretty JSON with a comment saying where it comes from.

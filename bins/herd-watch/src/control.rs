@@ -268,16 +268,7 @@ pub fn interrupt(artifacts: &Artifacts, record: &RunRecord) -> Result<u64, Error
     Ok(at)
 }
 
-/// How a steering message is delivered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SteerMode {
-    /// Now, interrupting the current turn's wait for input.
-    Steer,
-    /// At the next turn boundary.
-    FollowUp,
-    /// Queued during an active turn, now between turns.
-    Auto,
-}
+pub use herd_protocol::watch::SteerMode;
 
 pub use herd_protocol::watch::SteerState;
 
@@ -365,12 +356,7 @@ pub fn steer(
     let at = now_ms();
     let mut receipt = SteerReceipt {
         request_id: new_request_id(&steering_ledger(artifacts, run_id), at),
-        mode: match mode {
-            SteerMode::Steer => "steer",
-            SteerMode::FollowUp => "follow_up",
-            SteerMode::Auto => "auto",
-        }
-        .to_owned(),
+        mode,
         state: SteerState::Pending,
         requested_at_ms: at,
         delivered_at_ms: None,

@@ -23,11 +23,12 @@ pub(crate) use crash::point as crash_point;
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use herd_cli::{ArtifactsArgs, Output};
 use herd_core::{Error, exit};
 use herd_protocol::layout::Artifacts;
 use herd_protocol::run::{self, RunRecord, Selector};
+use herd_protocol::watch::SteerMode;
 use herd_protocol::watch::{Interrupted, WatchCancel, WatchInterrupt, WatchWait};
 
 /// Supervise herd children and deliver their results exactly once.
@@ -143,16 +144,6 @@ pub enum Command {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SteerMode {
-    /// Deliver now.
-    Steer,
-    /// Queue for the next turn boundary.
-    FollowUp,
-    /// Queue during an active turn, deliver now between turns.
-    Auto,
-}
-
 impl Cli {
     fn json(&self) -> bool {
         match &self.command {
@@ -251,11 +242,6 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             json: _,
         } => {
             let record = find(&artifacts, &target)?;
-            let mode = match mode {
-                SteerMode::Steer => control::SteerMode::Steer,
-                SteerMode::FollowUp => control::SteerMode::FollowUp,
-                SteerMode::Auto => control::SteerMode::Auto,
-            };
             // Only a turn known to be in progress holds `auto` messages back.
             let label = status::project(&artifacts, &record).projection.label;
             let active = matches!(

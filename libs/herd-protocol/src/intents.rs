@@ -94,8 +94,7 @@ pub fn read_expiry(artifacts: &Artifacts, run_id: &str) -> Option<Expiry> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SteerReceipt {
     pub request_id: String,
-    /// `steer`, `follow_up` or `auto`.
-    pub mode: String,
+    pub mode: crate::watch::SteerMode,
     pub state: SteerState,
     pub requested_at_ms: u64,
     /// When its keys went to the child (at once, or later from the queue).
@@ -118,7 +117,7 @@ impl SteerReceipt {
             request_id: self.request_id.clone(),
             receipt: self.state,
             state: self.state,
-            mode: self.mode.clone(),
+            mode: self.mode,
             delivery_status: self.state.delivery_status(),
             error: self.error.as_ref().map(|message| SteerError {
                 code: self.error_code.as_deref().unwrap_or("internal").to_owned(),

@@ -392,12 +392,12 @@ pub struct WatchSteer {
     /// The run's display name (`steer` prints it; a receipt read back may not have it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    #[schemars(length(min = 1))]
     pub request_id: String,
     /// The request's state, as `state` says it.
     pub receipt: SteerState,
     pub state: SteerState,
-    /// `steer`, `follow_up` or `auto`.
-    pub mode: String,
+    pub mode: SteerMode,
     #[serde(
         rename = "deliveryStatus",
         default,
@@ -411,6 +411,19 @@ pub struct WatchSteer {
 impl WatchSteer {
     /// The version of this document's shape (not printed; see the crate docs).
     pub const FORMAT_VERSION: u64 = 1;
+}
+
+/// How a steering message is delivered (`herd-watch steer --mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "snake_case")]
+pub enum SteerMode {
+    /// Deliver now.
+    Steer,
+    /// Queue for the next turn boundary.
+    FollowUp,
+    /// Queue during an active turn, deliver now between turns.
+    Auto,
 }
 
 /// The version of a line of `runs/<run-id>.events.jsonl`.

@@ -5,7 +5,7 @@
 use schemars::Schema;
 use serde_json::{Value, json};
 
-use super::{amend, printed_schema};
+use super::printed_schema;
 
 /// `herd_protocol::watch::WatchWait`, its details amended as the result's are.
 pub fn watch_wait() -> Schema {
@@ -32,21 +32,5 @@ pub fn watch_status() -> Schema {
     {
         runs.insert("not".into(), json!({"required": ["widget"]}));
     }
-    schema
-}
-
-/// `herd_protocol::watch::WatchSteer`, amended with what the ledger keeps as text: the mode's
-/// three values, and the request id, never empty.
-pub fn watch_steer() -> Schema {
-    let mut schema = printed_schema::<herd_protocol::watch::WatchSteer>();
-    amend(
-        &mut schema,
-        None,
-        json!({
-            "mode": {"enum": ["steer", "follow_up", "auto"]},
-            "request_id": {"type": "string", "minLength": 1}
-        }),
-        &[],
-    );
     schema
 }
