@@ -112,9 +112,7 @@ pub fn send(artifacts: &Artifacts, selector: &Selector<'_>, message: &str) -> Re
     if !policy.persistent {
         return Err(refuse("has no persistent launch policy"));
     }
-    let mut lock_path = files.ledger().into_os_string();
-    lock_path.push(".lock");
-    let _lock = herd_core::lock::exclusive(Path::new(&lock_path), Instant::now() + LOCK_WAIT)
+    let _lock = herd_core::lock::exclusive(&files.ledger_lock(), Instant::now() + LOCK_WAIT)
         .map_err(|e| match e {
             herd_core::lock::Error::Held { path } => Error::new(
                 ErrorCode::Conflict,

@@ -280,6 +280,11 @@ impl SessionFiles {
         self.with_suffix(".ledger")
     }
 
+    /// The advisory lock every writer of the ledger takes (`<session>.ledger.lock`).
+    pub fn ledger_lock(&self) -> PathBuf {
+        self.with_suffix(".ledger.lock")
+    }
+
     /// A persistent task inbox file `<session>.task-inbox.<seq:12 digits>.json`.
     pub fn inbox(&self, seq: u64) -> PathBuf {
         self.with_suffix(&format!(".task-inbox.{seq:012}.json"))
