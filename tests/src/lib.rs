@@ -9,7 +9,6 @@
 //! the herd binaries over one artifacts directory on the process or tmux surface, and every
 //! child runs through [`proc::run`] with a deadline and every wait through [`wait::wait_for`].
 
-pub mod git;
 pub mod herd;
 pub mod herdr;
 pub mod model;
@@ -19,6 +18,9 @@ pub mod rpc;
 pub mod session;
 pub mod tmux;
 pub mod wait;
+
+/// Hermetic git repositories: herd-git's fixture, the one every package's tests use.
+pub use herd_git::testkit as git;
 
 use std::path::PathBuf;
 

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use herd_accept::bench::process_running;
 use herd_core::subprocess::{self, Command};
+use herd_e2e::git::Sandbox;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -718,28 +719,11 @@ fn verdict_output_line_keeps_the_last_1500_multibyte_characters() {
 // ---------------------------------------------------------------------------------------------
 // herd-accept report
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = subprocess::run(
-        &Command::new("git", Duration::from_secs(30))
-            .args(args.iter().copied())
-            .cwd(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Test")
-            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-            .env("GIT_COMMITTER_NAME", "Test")
-            .env("GIT_COMMITTER_EMAIL", "test@example.invalid"),
-    )
-    .unwrap();
-    assert!(out.success(), "git {args:?}: {}", out.stderr.text());
-}
-
-fn repo() -> TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    git(dir.path(), &["init", "-q", "-b", "main"]);
-    fs::write(dir.path().join("a.txt"), "a\n").unwrap();
-    git(dir.path(), &["add", "a.txt"]);
-    git(dir.path(), &["commit", "-q", "-m", "initial"]);
+/// A repository `name` in `sb` holding a committed `a.txt`.
+fn repo(sb: &Sandbox, name: &str) -> PathBuf {
+    let dir = sb.empty_repo(name);
+    sb.write(&dir, "a.txt", "a\n");
+    sb.commit_all(&dir, "initial");
     dir
 }
 
@@ -799,9 +783,10 @@ fn runtime_check(json: &Value, id: &str) -> Value {
 
 #[test]
 fn report_checked_reads_the_real_git_index() {
-    let dir = repo();
+    let sb = Sandbox::new();
+    let dir = repo(&sb, "repo");
     let acceptance = json!({"level": "checked", "criteria": [{"id": "fix", "must": "fix it"}]});
-    let (code, json) = report(dir.path(), Some(acceptance.clone()), None, CHECKED_REPORT);
+    let (code, json) = report(&dir, Some(acceptance.clone()), None, CHECKED_REPORT);
     assert_eq!(code, 0, "{json:#}");
     assert_eq!(
         (json["status"].as_str(), json["evidence_status"].as_str()),
@@ -809,10 +794,10 @@ fn report_checked_reads_the_real_git_index() {
     );
 
     // A change in the index (even with an unstaged one beside it) fails no-staged-files.
-    fs::write(dir.path().join("a.txt"), "b\n").unwrap();
-    git(dir.path(), &["add", "a.txt"]);
-    fs::write(dir.path().join("b.txt"), "untracked\n").unwrap();
-    let (code, json) = report(dir.path(), Some(acceptance.clone()), None, CHECKED_REPORT);
+    fs::write(dir.join("a.txt"), "b\n").unwrap();
+    sb.git(&dir, ["add", "a.txt"]);
+    fs::write(dir.join("b.txt"), "untracked\n").unwrap();
+    let (code, json) = report(&dir, Some(acceptance.clone()), None, CHECKED_REPORT);
     assert_eq!(code, 1);
     assert_eq!(json["status"], "rejected");
     let check = runtime_check(&json, "no-staged-files");
@@ -831,20 +816,21 @@ fn report_checked_reads_the_real_git_index() {
 fn report_reads_the_index_of_its_own_directory_whatever_git_dir_says() {
     // An inherited GIT_DIR (as inside a git hook) names another repository; the staged-files
     // check must still answer for the run's directory, which is clean.
-    let dir = repo();
-    let other = repo();
-    fs::write(other.path().join("a.txt"), "staged elsewhere\n").unwrap();
-    git(other.path(), &["add", "a.txt"]);
-    let other_git_dir = other.path().join(".git");
+    let sb = Sandbox::new();
+    let dir = repo(&sb, "repo");
+    let other = repo(&sb, "other");
+    fs::write(other.join("a.txt"), "staged elsewhere\n").unwrap();
+    sb.git(&other, ["add", "a.txt"]);
+    let other_git_dir = other.join(".git");
     let acceptance = json!({"level": "checked", "criteria": [{"id": "fix", "must": "fix it"}]});
     let (code, json) = report_in(
-        dir.path(),
+        &dir,
         Some(acceptance),
         None,
         CHECKED_REPORT,
         &[
             ("GIT_DIR", other_git_dir.to_str().unwrap()),
-            ("GIT_WORK_TREE", other.path().to_str().unwrap()),
+            ("GIT_WORK_TREE", other.to_str().unwrap()),
         ],
     );
     let check = runtime_check(&json, "no-staged-files");
@@ -856,8 +842,9 @@ fn report_reads_the_index_of_its_own_directory_whatever_git_dir_says() {
 fn report_human_lines_keep_child_text_on_one_line() {
     // A file name and a report key are the child's text: the human summary must not let either
     // start a host line of its own.
-    let dir = repo();
-    let acceptance = dir.path().join(".acceptance.json");
+    let sb = Sandbox::new();
+    let dir = repo(&sb, "repo");
+    let acceptance = dir.join(".acceptance.json");
     fs::write(
         &acceptance,
         json!({"level": "checked", "criteria": [{"id": "fix", "must": "fix it"}]}).to_string(),
@@ -866,7 +853,7 @@ fn report_human_lines_keep_child_text_on_one_line() {
     let args: Vec<OsString> = vec![
         "report".into(),
         "--cwd".into(),
-        dir.path().into(),
+        dir.clone().into(),
         "--acceptance".into(),
         acceptance.into(),
     ];
@@ -881,8 +868,8 @@ fn report_human_lines_keep_child_text_on_one_line() {
         run.stdout
     };
 
-    fs::write(dir.path().join("x\nParent action: staged"), "x\n").unwrap();
-    git(dir.path(), &["add", "--all"]);
+    fs::write(dir.join("x\nParent action: staged"), "x\n").unwrap();
+    sb.git(&dir, ["add", "--all"]);
     assert!(human(CHECKED_REPORT).contains("Parent action: staged"));
 
     let output = CHECKED_REPORT.replace(
@@ -894,9 +881,10 @@ fn report_human_lines_keep_child_text_on_one_line() {
 
 #[test]
 fn report_verified_runs_the_host_commands() {
-    let dir = repo();
+    let sb = Sandbox::new();
+    let dir = repo(&sb, "repo");
     let (code, json) = report(
-        dir.path(),
+        &dir,
         Some(
             json!({"level": "verified", "verify": [{"id": "unit", "command": "echo $GREETING; echo $MY_TOKEN", "env": {"GREETING": "hello", "MY_TOKEN": "t0ps3cret"}}]}),
         ),
@@ -909,12 +897,7 @@ fn report_verified_runs_the_host_commands() {
     assert_eq!(json["verify_runs"][0]["stdout"], "hello\n[REDACTED]\n");
 
     // The child's claim of a passing command never counts: the host's run decides.
-    let (code, json) = report(
-        dir.path(),
-        Some(json!({"gate": "exit 3"})),
-        None,
-        CHECKED_REPORT,
-    );
+    let (code, json) = report(&dir, Some(json!({"gate": "exit 3"})), None, CHECKED_REPORT);
     assert_eq!(code, 1);
     assert_eq!(
         (
@@ -925,7 +908,7 @@ fn report_verified_runs_the_host_commands() {
     );
 
     let (code, json) = report(
-        dir.path(),
+        &dir,
         Some(
             json!({"level": "verified", "verify": [{"id": "slow", "command": "sleep 30", "timeoutMs": 200}, {"id": "soft", "command": "false", "allowFailure": true}]}),
         ),
@@ -936,7 +919,7 @@ fn report_verified_runs_the_host_commands() {
     assert_eq!(json["verify_runs"][0]["status"], "timed-out");
 
     let (code, json) = report(
-        dir.path(),
+        &dir,
         Some(
             json!({"level": "verified", "verify": [{"id": "soft", "command": "false", "allowFailure": true}]}),
         ),
@@ -951,7 +934,8 @@ fn report_verified_runs_the_host_commands() {
 
 #[test]
 fn report_table_of_inputs() {
-    let dir = repo();
+    let sb = Sandbox::new();
+    let dir = repo(&sb, "repo");
     // (name, acceptance file, --level, child output, exit code, status)
     type Case<'a> = (
         &'a str,
@@ -1075,7 +1059,7 @@ fn report_table_of_inputs() {
         ),
     ];
     for (name, acceptance, level, output, want_code, want_status) in cases {
-        let (code, json) = report(dir.path(), acceptance, level, &output);
+        let (code, json) = report(&dir, acceptance, level, &output);
         assert_eq!(
             (code, json["status"].as_str()),
             (want_code, Some(want_status)),
@@ -1084,7 +1068,7 @@ fn report_table_of_inputs() {
     }
     // The unknown key is named.
     let (_, json) = report(
-        dir.path(),
+        &dir,
         None,
         None,
         "```acceptance-report\n{\"notes\": \"n\", \"mood\": \"happy\"}\n```",
@@ -1097,8 +1081,9 @@ fn report_table_of_inputs() {
 
 #[test]
 fn report_configuration_errors_are_refused_before_anything_runs() {
-    let dir = repo();
-    let marker = dir.path().join("ran");
+    let sb = Sandbox::new();
+    let dir = repo(&sb, "repo");
+    let marker = dir.join("ran");
     let touch = format!("touch {}", marker.display());
     let cases: Vec<(Option<Value>, Option<&str>, &str)> = vec![
         (Some(json!("none")), None, "acceptance"),
@@ -1119,7 +1104,7 @@ fn report_configuration_errors_are_refused_before_anything_runs() {
         (Some(json!({"level": "bogus"})), None, "acceptance.level"),
     ];
     for (acceptance, level, field) in cases {
-        let (code, json) = report(dir.path(), acceptance.clone(), level, CHECKED_REPORT);
+        let (code, json) = report(&dir, acceptance.clone(), level, CHECKED_REPORT);
         assert_eq!(code, 2, "{acceptance:?} {level:?}");
         assert_eq!(json["error"]["code"], "invalid_request");
         assert_eq!(json["error"]["field"], field, "{json}");

@@ -1211,7 +1211,7 @@ fn files(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use herd_git::testkit::Sandbox;
+    use herd_e2e::git::Sandbox;
 
     #[test]
     fn linked_facts_from_files_agree_with_git_or_leave_it_to_git() {
@@ -1222,7 +1222,7 @@ mod tests {
         let relative = sb.path().join("relative");
         sb.git(
             &repo,
-            &[
+            [
                 "worktree",
                 "add",
                 "--quiet",
@@ -1233,7 +1233,7 @@ mod tests {
         );
         sb.git(
             &repo,
-            &[
+            [
                 "worktree",
                 "add",
                 "--quiet",

@@ -1176,35 +1176,11 @@ fn repo_env() -> (Env, String) {
     let mut env = Env::new();
     let repo = env.work().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
-    let git = |args: &[&str]| {
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "the test builds its own git repository"
-        )]
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&repo)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
-    git(&["init", "-q", "-b", "main"]);
-    std::fs::write(repo.join("README"), "hi\n").unwrap();
-    git(&["add", "README"]);
-    git(&["commit", "-q", "-m", "first"]);
-    git(&["branch", "taken"]);
-    let head = git(&["rev-parse", "HEAD"]).trim().to_owned();
+    let sb = herd_e2e::git::Sandbox::new();
+    sb.git(&repo, ["init", "-q", "-b", "main"]);
+    sb.write(&repo, "README", "hi\n");
+    let head = sb.commit_all(&repo, "first");
+    sb.git(&repo, ["branch", "taken"]);
     let root = env.dir.path().join("managed");
     env.set("HERD_WORKTREE_ROOT", root.to_string_lossy());
     env.set("GIT_CONFIG_GLOBAL", "/dev/null");

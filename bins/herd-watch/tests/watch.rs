@@ -2454,8 +2454,9 @@ fn after_block(message: &str) -> &str {
 #[test]
 fn an_explicit_gate_asks_the_child_for_its_report_and_the_result_carries_the_verdict() {
     let env = Env::new();
-    let repo = herd_e2e::git::GitRepo::init();
-    let cwd = repo.path().to_str().unwrap();
+    let sb = herd_e2e::git::Sandbox::new();
+    let repo = sb.repo("repo");
+    let cwd = repo.to_str().unwrap();
     let id = env.spawn_gated(
         serde_json::json!({
             "name": "Gated",
@@ -2491,7 +2492,7 @@ fn an_explicit_gate_asks_the_child_for_its_report_and_the_result_carries_the_ver
         "{doc}"
     );
     // The prompt the child read named the criterion by its id.
-    let prompt = std::fs::read_to_string(repo.path().join("prompt.seen")).unwrap();
+    let prompt = std::fs::read_to_string(repo.join("prompt.seen")).unwrap();
     assert!(prompt.contains("## Acceptance"), "{prompt}");
     assert!(
         prompt.contains("- `criterion-1` (required): Keep the scope"),
@@ -2509,8 +2510,9 @@ fn an_explicit_gate_asks_the_child_for_its_report_and_the_result_carries_the_ver
 fn an_explicit_gate_that_rejects_fails_the_run_and_says_why() {
     let env = Env::new();
     // The child stages a file and says it did not: the host reads the git index itself.
-    let repo = herd_e2e::git::GitRepo::init();
-    let cwd = repo.path().to_str().unwrap();
+    let sb = herd_e2e::git::Sandbox::new();
+    let repo = sb.repo("repo");
+    let cwd = repo.to_str().unwrap();
     let id = env.spawn_gated(
         serde_json::json!({
             "name": "Stager",
@@ -2569,10 +2571,11 @@ fn an_explicit_gate_that_rejects_fails_the_run_and_says_why() {
 #[test]
 fn a_gate_on_an_unchanged_tree_is_not_run_again_and_a_changed_tree_runs_it() {
     let env = Env::new();
-    let repo = herd_e2e::git::GitRepo::init();
+    let sb = herd_e2e::git::Sandbox::new();
+    let repo = sb.repo("repo");
     // The test child leaves its prompt in its directory; that file is not the tree's.
-    std::fs::write(repo.path().join(".git/info/exclude"), "prompt.seen\n").unwrap();
-    let cwd = repo.path().to_str().unwrap();
+    std::fs::write(repo.join(".git/info/exclude"), "prompt.seen\n").unwrap();
+    let cwd = repo.to_str().unwrap();
     let counter = env.dir.path().join("gate-runs");
     let gate = format!("echo ran >> '{}'", counter.display());
     let report = r#"{"changedFiles":[],"testsAddedOrUpdated":[],"commandsRun":[{"command":"true","result":"passed"}],"validationOutput":["ok"],"residualRisks":["none"],"noStagedFiles":true}"#;
@@ -2601,7 +2604,7 @@ fn a_gate_on_an_unchanged_tree_is_not_run_again_and_a_changed_tree_runs_it() {
     assert!(gated("Second"));
     assert_eq!(runs(), 1);
     // A file of the tree changed: the command runs again.
-    repo.write("changed.txt", "new\n");
+    sb.write(&repo, "changed.txt", "new\n");
     assert!(!gated("Third"));
     assert_eq!(runs(), 2);
     assert!(gated("Fourth"));
@@ -2611,8 +2614,9 @@ fn a_gate_on_an_unchanged_tree_is_not_run_again_and_a_changed_tree_runs_it() {
 #[test]
 fn a_gate_command_verifies_in_the_childs_directory_and_a_bad_gate_is_refused() {
     let env = Env::new();
-    let repo = herd_e2e::git::GitRepo::init();
-    let cwd = repo.path().to_str().unwrap();
+    let sb = herd_e2e::git::Sandbox::new();
+    let repo = sb.repo("repo");
+    let cwd = repo.to_str().unwrap();
     let report = r#"{"changedFiles":["done.txt"],"testsAddedOrUpdated":[],"commandsRun":[{"command":"touch done.txt","result":"passed"}],"validationOutput":["done.txt exists"],"residualRisks":["none"],"noStagedFiles":true}"#;
     let id = env.spawn_gated(
         serde_json::json!({"name": "Verified", "task": "t", "cwd": cwd, "gate": "test -f done.txt"}),

@@ -21,7 +21,7 @@ use std::time::Duration;
 use herd_core::identity;
 use herd_core::layout::{Artifacts, SessionFiles};
 use herd_core::subprocess::{self, Command};
-use herd_git::testkit::Sandbox;
+use herd_e2e::git::Sandbox;
 use herd_worktree::create::{CreateEnv, CreateRequest, Surface};
 use serde_json::Value;
 

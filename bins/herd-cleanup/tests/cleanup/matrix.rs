@@ -45,13 +45,13 @@ fn every_dangerous_state_blocks_and_names_its_blocker() {
     sb.commit_all(&conflicted, "ours");
     sb.write(&repo, "c.txt", "theirs\n");
     sb.commit_all(&repo, "theirs");
-    sb.git_fails(&conflicted, &["merge", "--quiet", "main"]);
+    sb.git_fails(&conflicted, ["merge", "--quiet", "main"]);
     case("conflicted", conflicted, "conflicts", "blocked", 1);
 
     let locked = w.worktree(&repo, "locked", "r-locked");
     sb.git(
         &repo,
-        &[
+        [
             "worktree",
             "lock",
             "--reason",
@@ -65,7 +65,7 @@ fn every_dangerous_state_blocks_and_names_its_blocker() {
     let detached = w.root().join("repo/detached");
     sb.git(
         &repo,
-        &[
+        [
             "worktree",
             "add",
             "--quiet",
@@ -79,7 +79,7 @@ fn every_dangerous_state_blocks_and_names_its_blocker() {
     let submodule = w.worktree(&repo, "submodule", "r-submodule");
     sb.git(
         &submodule,
-        &[
+        [
             "-c",
             "protocol.file.allow=always",
             "submodule",
@@ -112,7 +112,7 @@ fn every_dangerous_state_blocks_and_names_its_blocker() {
     let outside = sb.path().join("outside/escape");
     sb.git(
         &repo,
-        &[
+        [
             "worktree",
             "add",
             "--quiet",

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use herd_core::layout::Artifacts;
 use herd_core::subprocess::{self, Command};
-use herd_git::testkit::Sandbox;
+use herd_e2e::git::Sandbox;
 
 /// A sandbox with an artifacts directory and a managed root inside it.
 pub struct World {

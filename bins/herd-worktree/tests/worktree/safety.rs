@@ -41,7 +41,7 @@ fn a_symlink_in_the_managed_root_that_leaves_it_is_refused_and_nothing_is_create
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::create_dir_all(w.managed_root()).unwrap();
     std::os::unix::fs::symlink(&outside, w.managed_root().join("repo")).unwrap();
-    let before = w.sb.git(&repo, &["worktree", "list", "--porcelain"]);
+    let before = w.sb.git(&repo, ["worktree", "list", "--porcelain"]);
 
     let run = w.run(&create_args(repo.to_str().unwrap(), "feat/x", "r1"), None);
     assert_eq!(run.code, 2, "{run:?}");
@@ -57,11 +57,8 @@ fn a_symlink_in_the_managed_root_that_leaves_it_is_refused_and_nothing_is_create
     );
     assert!(entries(&outside).is_empty(), "nothing was created outside");
     assert!(entries(&w.artifacts().worktree_runs_dir()).is_empty());
-    assert_eq!(w.sb.git(&repo, &["branch", "--list", "feat/x"]), "");
-    assert_eq!(
-        w.sb.git(&repo, &["worktree", "list", "--porcelain"]),
-        before
-    );
+    assert_eq!(w.sb.git(&repo, ["branch", "--list", "feat/x"]), "");
+    assert_eq!(w.sb.git(&repo, ["worktree", "list", "--porcelain"]), before);
 }
 
 #[test]
@@ -123,7 +120,7 @@ fn concurrent_creates_of_one_branch_have_one_winner_and_every_loser_answers_conf
     let owners: Vec<&str> = ownership.owners.iter().map(|m| m.id.as_str()).collect();
     assert_eq!(owners, [winner.as_str()]);
     assert!(ownership.undecidable.is_empty(), "{ownership:?}");
-    let listed = w.sb.git(&repo, &["worktree", "list", "--porcelain"]);
+    let listed = w.sb.git(&repo, ["worktree", "list", "--porcelain"]);
     assert_eq!(listed.matches("worktree ").count(), 2, "{listed}");
 }
 
@@ -177,7 +174,7 @@ fn a_managed_root_others_may_write_or_own_is_refused_with_nothing_created() {
         assert_eq!(doc["error"]["field"], "HERD_WORKTREE_ROOT", "{why}: {doc}");
         assert!(entries(&root).is_empty(), "{why}: nothing in the root");
         assert!(!w.artifacts().root().exists(), "{why}: no artifacts");
-        assert_eq!(w.sb.git(&repo, &["branch", "--list", "feat/q"]), "");
+        assert_eq!(w.sb.git(&repo, ["branch", "--list", "feat/q"]), "");
         doc["error"]["message"].as_str().unwrap().to_owned()
     };
     std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o777)).unwrap();
