@@ -5,10 +5,11 @@
 //!
 //! The real Pi CLI is the child: [`model`] is a scripted model server on 127.0.0.1, [`pi`]
 //! finds the pinned Pi and builds its isolated environment, [`session`] reads its session
-//! files, [`tmux`] is a private tmux server, [`herdr`] a private headless Herdr server, [`git`] makes hermetic repositories, [`herd`] runs
+//! files, [`cli`] runs one herd binary and captures what it printed, [`tmux`] is a private tmux server, [`herdr`] a private headless Herdr server, [`git`] makes hermetic repositories, [`herd`] runs
 //! the herd binaries over one artifacts directory on the process or tmux surface, and every
 //! child runs through [`proc::run`] with a deadline and every wait through [`wait::wait_for`].
 
+pub mod cli;
 pub mod herd;
 pub mod herdr;
 pub mod model;

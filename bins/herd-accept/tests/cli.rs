@@ -11,33 +11,16 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use herd_accept::bench::process_running;
-use herd_core::subprocess::{self, Command};
+use herd_e2e::cli::{self, Run};
 use herd_e2e::git::Sandbox;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
 const BIN: &str = env!("CARGO_BIN_EXE_herd-accept");
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|err| {
-            panic!(
-                "stdout is not JSON ({err}): {:?}\nstderr: {}",
-                self.stdout, self.stderr
-            )
-        })
-    }
-}
-
 /// Runs the binary with a hermetic environment plus `env`, feeding `stdin`.
 fn herd_accept<S: Into<OsString> + Clone>(args: &[S], stdin: &[u8], env: &[(&str, &str)]) -> Run {
-    let mut cmd = Command::new(BIN, Duration::from_secs(120))
+    let mut cmd = cli::command(BIN)
         .args(args.iter().cloned())
         .stdin_bytes(stdin.to_vec())
         .env_remove_prefix("PI_SUBAGENT_")
@@ -46,13 +29,7 @@ fn herd_accept<S: Into<OsString> + Clone>(args: &[S], stdin: &[u8], env: &[(&str
     for (name, value) in env {
         cmd = cmd.env(name, value);
     }
-    let out = subprocess::run(&cmd).expect("herd-accept runs");
-    assert!(!out.timed_out, "herd-accept ran out of its test budget");
-    Run {
-        code: out.code.unwrap_or(-1),
-        stdout: out.stdout.text().into_owned(),
-        stderr: out.stderr.text().into_owned(),
-    }
+    cli::run(&cmd)
 }
 
 fn spec_file(dir: &Path, spec: Value) -> PathBuf {

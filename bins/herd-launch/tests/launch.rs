@@ -81,33 +81,20 @@ impl Env {
     }
 
     fn run(&self, args: &[&str], request: &Value) -> Run {
-        use std::io::Write;
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "the test runs the binary under test"
-        )]
-        let mut child = std::process::Command::new(BIN)
-            .args(args)
-            .env_clear()
-            .envs(self.vars.iter().map(|(k, v)| (k, v)))
-            .current_dir(self.work())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
         // A command that does not read its stdin (send, resume) may have closed it already.
-        let _ = child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(request.to_string().as_bytes());
-        let out = child.wait_with_output().unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut cmd = herd_e2e::cli::command(BIN)
+            .args(args.iter().copied())
+            .env_clear()
+            .cwd(self.work())
+            .stdin_bytes(request.to_string());
+        for (k, v) in &self.vars {
+            cmd = cmd.env(k, v);
+        }
+        let out = herd_e2e::cli::run(&cmd);
         Run {
-            code: out.status.code().unwrap_or(-1),
-            json: serde_json::from_str(&stdout).unwrap_or(Value::String(stdout)),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            code: out.code,
+            json: serde_json::from_str(&out.stdout).unwrap_or(Value::String(out.stdout)),
+            stderr: out.stderr,
         }
     }
 

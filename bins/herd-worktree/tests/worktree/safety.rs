@@ -9,10 +9,10 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use herd_core::subprocess::{self, Command};
+use herd_e2e::cli;
 use herd_worktree::manifest;
 
-use crate::{RUN_BUDGET, Run, World, entries};
+use crate::{Run, World, entries};
 
 fn create_args<'a>(repo: &'a str, branch: &'a str, run_id: &'a str) -> Vec<&'a str> {
     vec![
@@ -128,7 +128,7 @@ fn concurrent_creates_of_one_branch_have_one_winner_and_every_loser_answers_conf
 fn managed_directories_are_private_whatever_the_umask() {
     let w = World::new();
     let repo = w.sb.repo("repo");
-    let mut cmd = Command::new("sh", RUN_BUDGET)
+    let mut cmd = cli::command("sh")
         .args(["-c", "umask 000 && exec \"$@\"", "sh"])
         .arg(env!("CARGO_BIN_EXE_herd-worktree"))
         .args(create_args(repo.to_str().unwrap(), "feat/p", "r1"))
@@ -140,8 +140,8 @@ fn managed_directories_are_private_whatever_the_umask() {
     for (k, v) in w.sb.env() {
         cmd = cmd.env(k, v);
     }
-    let out = subprocess::run(&cmd).unwrap();
-    assert_eq!(out.code, Some(0), "{}", out.stderr.text());
+    let out = cli::run(&cmd);
+    assert_eq!(out.code, 0, "{out}");
     let root = w.managed_root();
     for dir in [
         root.clone(),
