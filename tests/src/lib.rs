@@ -5,7 +5,8 @@
 //!
 //! The real Pi CLI is the child: [`model`] is a scripted model server on 127.0.0.1, [`pi`]
 //! finds the pinned Pi and builds its isolated environment, [`session`] reads its session
-//! files, [`cli`] runs one herd binary and captures what it printed, [`tmux`] is a private tmux server, [`herdr`] a private headless Herdr server, [`git`] makes hermetic repositories, [`herd`] runs
+//! files, [`cli`] runs one herd binary and captures what it printed, [`redact`] makes its
+//! text stable for a snapshot, [`tmux`] is a private tmux server, [`herdr`] a private headless Herdr server, [`git`] makes hermetic repositories, [`herd`] runs
 //! the herd binaries over one artifacts directory on the process or tmux surface, and every
 //! child runs through [`proc::run`] with a deadline and every wait through [`wait::wait_for`].
 
@@ -15,6 +16,7 @@ pub mod herdr;
 pub mod model;
 pub mod pi;
 pub mod proc;
+pub mod redact;
 pub mod rpc;
 pub mod session;
 pub mod tmux;

@@ -21,6 +21,7 @@ use herd_core::identity;
 use herd_core::layout::{Artifacts, SessionFiles};
 pub use herd_e2e::cli::Run;
 use herd_e2e::git::Sandbox;
+use herd_e2e::redact::Redactions;
 use herd_worktree::create::{CreateEnv, CreateRequest, Surface};
 use serde_json::Value;
 
@@ -105,6 +106,20 @@ impl World {
             cmd = cmd.env(*k, *v);
         }
         herd_e2e::cli::run(&cmd)
+    }
+
+    /// `text` without what differs between runs and machines, for a snapshot: the sandbox's
+    /// path, PIDs, git's version, and what the doctor found of the tools and processes here
+    /// (which the JSON tests check).
+    pub fn redact(&self, text: &str) -> String {
+        Redactions::new()
+            .path(&self.sb.path(), "SANDBOX")
+            .pattern(r"PID \d+", "PID [PID]")
+            .pattern(r"process \d+ \(", "process [PID] (")
+            .pattern(r"git version \S+", "git version [VERSION]")
+            .pattern(r"(?m)^(tmux|pi|proc): .*$", "$1: [HERE]")
+            .pattern(r"(?m)^ *warning: not proven unrelated: .*\n", "")
+            .apply(text)
     }
 
     /// `remove TARGET --json [extra…]` with the session cwd.
