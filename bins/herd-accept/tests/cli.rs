@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use herd_accept::bench::process_running;
 use herd_e2e::cli::{self, Run};
 use herd_e2e::git::Sandbox;
+use herd_e2e::redact::Redactions;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -57,20 +58,26 @@ fn check(dir: &TempDir, spec: Value) -> (i32, Value) {
 }
 
 fn verdict(dir: &TempDir, spec: Option<Value>, extra: &[&str]) -> (i32, Value) {
-    let mut args: Vec<OsString> = vec![
-        "verdict".into(),
-        "--cwd".into(),
-        dir.path().into(),
-        "--json".into(),
-    ];
+    let mut with_json = extra.to_vec();
+    with_json.push("--json");
+    let run = verdict_run(dir, spec, &with_json);
+    let json = run.json();
+    (run.code, json)
+}
+
+/// Runs `herd-accept verdict --cwd DIR [--spec FILE] EXTRA…` (`--cwd DIR` unless `extra`
+/// names another).
+fn verdict_run(dir: &TempDir, spec: Option<Value>, extra: &[&str]) -> Run {
+    let mut args: Vec<OsString> = vec!["verdict".into()];
+    if !extra.contains(&"--cwd") {
+        args.extend(["--cwd".into(), dir.path().into()]);
+    }
     if let Some(spec) = spec {
         args.push("--spec".into());
         args.push(spec_file(dir.path(), spec).into());
     }
     args.extend(extra.iter().map(OsString::from));
-    let run = herd_accept(&args, b"", &[]);
-    let json = run.json();
-    (run.code, json)
+    herd_accept(&args, b"", &[])
 }
 
 /// Waits up to `limit` for `cond`; nothing in these tests waits without a deadline.
@@ -257,6 +264,44 @@ fn run_measuring_rss(args: &[OsString]) -> (i32, i64, String) {
         .code()
         .unwrap_or(-1);
     (code, usage.ru_maxrss, stdout)
+}
+
+/// Every kind of check run in human text: its summary, then the output of one that did not
+/// pass; the time it took is redacted.
+#[test]
+fn every_check_reads_as_its_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("passed", json!({"run": "echo fine"})),
+        ("failed", json!({"run": "echo 'FAIL: 1 test'; exit 1"})),
+        (
+            "timed out",
+            json!({"run": "echo slow; sleep 30", "timeoutSec": 1}),
+        ),
+        ("killed by a signal", json!({"run": "kill -TERM $$"})),
+    ];
+    let mut transcript = String::new();
+    for (name, spec) in cases {
+        let (code, _) = check(&dir, spec.clone());
+        let path = spec_file(dir.path(), spec);
+        let run = herd_accept(
+            &[
+                OsString::from("check"),
+                "--spec".into(),
+                path.into(),
+                "--cwd".into(),
+                dir.path().into(),
+            ],
+            b"",
+            &[],
+        );
+        assert_eq!(run.code, code, "{name}: {run}");
+        transcript.push_str(&format!("{name} (exit {code}):\n{}\n", run.stdout));
+    }
+    let transcript = Redactions::new()
+        .pattern(r" in \d+ ms", " in [N] ms")
+        .apply(&transcript);
+    insta::assert_snapshot!(redact(&dir, &transcript));
 }
 
 #[test]
@@ -461,10 +506,7 @@ fn verdict_accepted_and_rejected() {
         Some(json!({"run": "true"})),
         &["--outcome", "completed", "--tries", "2"],
     );
-    assert_eq!(
-        (code, json["check_line"].as_str()),
-        (0, Some("Check: accepted (2 tries)"))
-    );
+    assert_eq!((code, json["verdict"].as_str()), (0, Some("accepted")));
     assert_eq!(json["check_output_line"], Value::Null);
 
     let (code, json) = verdict(
@@ -479,12 +521,7 @@ fn verdict_accepted_and_rejected() {
             "fail",
         ],
     );
-    assert_eq!(code, 1);
-    assert_eq!(json["check_line"], "Check: rejected after 2 tries (exit 1)");
-    assert_eq!(
-        json["check_output_line"],
-        "Check output (last 1,500 characters, encoded): FAIL: 1 test\\n"
-    );
+    assert_eq!((code, json["verdict"].as_str()), (1, Some("rejected")));
     assert_eq!(json["exit_code"], 1);
     assert_eq!(json["recheck_dir"], dir.path().display().to_string());
 
@@ -500,11 +537,7 @@ fn verdict_accepted_and_rejected() {
             "pass",
         ],
     );
-    assert_eq!(code, 1);
-    assert_eq!(
-        json["check_line"],
-        "Check: rejected (child reported a pass; parent re-check exit 1)"
-    );
+    assert_eq!((code, json["verdict"].as_str()), (1, Some("rejected")));
 }
 
 #[test]
@@ -515,23 +548,15 @@ fn verdict_errors() {
         Some(json!({"run": "echo slow; sleep 30", "timeoutSec": 1})),
         &["--outcome", "completed"],
     );
-    assert_eq!(code, 4);
-    assert_eq!(json["check_line"], "Check: error (timed out after 1s)");
+    assert_eq!((code, json["verdict"].as_str()), (4, Some("error")));
     assert_eq!(json["timed_out"], true);
-    assert_eq!(
-        json["check_output_line"],
-        "Check output (last 1,500 characters, encoded): slow\\n"
-    );
 
     let (code, json) = verdict(
         &dir,
         Some(json!({"run": "kill -TERM $$"})),
         &["--outcome", "completed"],
     );
-    assert_eq!(
-        (code, json["check_line"].as_str()),
-        (4, Some("Check: error (killed by signal 15)"))
-    );
+    assert_eq!((code, json["verdict"].as_str()), (4, Some("error")));
 
     let path = spec_file(dir.path(), json!({"run": "true"}));
     let run = herd_accept(
@@ -549,8 +574,8 @@ fn verdict_errors() {
         &[],
     );
     assert_eq!(
-        (run.code, run.json()["check_line"].as_str()),
-        (4, Some("Check: error (directory missing)"))
+        (run.code, run.json()["verdict"].as_str()),
+        (4, Some("error"))
     );
 }
 
@@ -559,20 +584,15 @@ fn verdict_skips_without_running_the_check() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ran");
     let spec = json!({"run": format!("touch {}", marker.display())});
-    for (outcome, line) in [
-        ("cancelled", "Check: skipped (cancelled)"),
-        ("help", "Check: skipped (asked for help)"),
-        ("provider-error", "Check: skipped (provider error)"),
-        ("failed", "Check: skipped (exited non-zero)"),
-    ] {
+    for outcome in ["cancelled", "help", "provider-error", "failed"] {
         let (code, json) = verdict(
             &dir,
             Some(spec.clone()),
             &["--outcome", outcome, "--shared-checkout"],
         );
         assert_eq!(
-            (code, json["check_line"].as_str()),
-            (5, Some(line)),
+            (code, json["verdict"].as_str()),
+            (5, Some("skipped")),
             "{outcome}"
         );
         assert!(!marker.exists(), "the check ran for {outcome}");
@@ -583,15 +603,12 @@ fn verdict_skips_without_running_the_check() {
 fn verdict_none_without_a_spec() {
     let dir = tempfile::tempdir().unwrap();
     let (code, json) = verdict(&dir, None, &["--outcome", "completed"]);
-    assert_eq!(
-        (code, json["check_line"].as_str(), json["verdict"].as_str()),
-        (0, Some("Check: none"), Some("none"))
-    );
+    assert_eq!((code, json["verdict"].as_str()), (0, Some("none")));
     // Without a spec no directory is needed.
     let run = herd_accept(&["verdict", "--outcome", "help", "--json"], b"", &[]);
     assert_eq!(
-        (run.code, run.json()["check_line"].as_str()),
-        (0, Some("Check: none"))
+        (run.code, run.json()["verdict"].as_str()),
+        (0, Some("none"))
     );
     // With one, a completed run's re-check needs its directory.
     let path = spec_file(dir.path(), json!({"run": "true"}));
@@ -638,11 +655,7 @@ fn verdict_suffixes_and_the_details_sidecar() {
             out.to_str().unwrap(),
         ],
     );
-    assert_eq!(code, 0);
-    assert_eq!(
-        json["check_line"],
-        "Check: accepted (1 try) · shared checkout · check files changed by the child: test/parser.test.js, test/evil\\u202ename.js"
-    );
+    assert_eq!((code, json["verdict"].as_str()), (0, Some("accepted")));
     assert_eq!(
         json["changed_check_files"],
         json!(["test/parser.test.js", "test/evil\u{202e}name.js"])
@@ -652,28 +665,118 @@ fn verdict_suffixes_and_the_details_sidecar() {
     assert_eq!(written["format_version"], 1);
 }
 
+/// Every kind of verdict in human text: its check lines, which are the JSON document's
+/// `check_line` and `check_output_line`.
 #[test]
-fn verdict_human_output_is_the_check_lines() {
+fn every_verdict_reads_as_its_check_lines() {
     let dir = tempfile::tempdir().unwrap();
-    let path = spec_file(dir.path(), json!({"run": "printf 'line1\\nline2'; exit 2"}));
-    let run = herd_accept(
-        &[
-            OsString::from("verdict"),
-            "--spec".into(),
-            path.into(),
-            "--cwd".into(),
-            dir.path().into(),
-            "--outcome".into(),
-            "completed".into(),
-        ],
-        b"",
-        &[],
-    );
-    assert_eq!(run.code, 1);
-    assert_eq!(
-        run.stdout,
-        "Check: rejected (exit 2)\nCheck output (last 1,500 characters, encoded): line1\\nline2\n"
-    );
+    let changed = dir.path().join("changed.txt");
+    fs::write(
+        &changed,
+        "src/lib.rs\ntest/parser.test.js\ntest/evil\u{202e}name.js\n\n",
+    )
+    .unwrap();
+    let changed = changed.to_str().unwrap();
+    let missing = dir.path().join("missing");
+    let missing = missing.to_str().unwrap();
+    let pass = || Some(json!({"run": "true"}));
+    let skipped = |outcome| {
+        (
+            outcome,
+            Some(json!({"run": "exit 1"})),
+            vec!["--outcome", outcome, "--shared-checkout"],
+        )
+    };
+    let cases: Vec<(&str, Option<Value>, Vec<&str>)> = vec![
+        (
+            "accepted",
+            pass(),
+            vec!["--outcome", "completed", "--tries", "2"],
+        ),
+        (
+            "accepted, with the suffixes",
+            Some(json!({"run": "true", "paths": ["test"]})),
+            vec![
+                "--outcome",
+                "completed",
+                "--tries",
+                "1",
+                "--shared-checkout",
+                "--changed-files",
+                changed,
+            ],
+        ),
+        (
+            "rejected after tries",
+            Some(json!({"run": "echo 'FAIL: 1 test'; exit 1"})),
+            vec![
+                "--outcome",
+                "completed",
+                "--tries",
+                "2",
+                "--child-reported",
+                "fail",
+            ],
+        ),
+        (
+            "rejected though the child reported a pass",
+            Some(json!({"run": "exit 1"})),
+            vec![
+                "--outcome",
+                "completed",
+                "--tries",
+                "1",
+                "--child-reported",
+                "pass",
+            ],
+        ),
+        (
+            "rejected with lines of output",
+            Some(json!({"run": "printf 'line1\\nline2'; exit 2"})),
+            vec!["--outcome", "completed"],
+        ),
+        (
+            "timed out",
+            Some(json!({"run": "echo slow; sleep 30", "timeoutSec": 1})),
+            vec!["--outcome", "completed"],
+        ),
+        (
+            "killed by a signal",
+            Some(json!({"run": "kill -TERM $$"})),
+            vec!["--outcome", "completed"],
+        ),
+        (
+            "a directory that is missing",
+            pass(),
+            vec!["--outcome", "completed", "--cwd", missing],
+        ),
+        skipped("cancelled"),
+        skipped("help"),
+        skipped("provider-error"),
+        skipped("failed"),
+        ("no spec", None, vec!["--outcome", "completed"]),
+    ];
+    let mut transcript = String::new();
+    for (name, spec, args) in cases {
+        let human = verdict_run(&dir, spec.clone(), &args);
+        let (code, json) = verdict(&dir, spec, &args);
+        assert_eq!(human.code, code, "{name}: {human}");
+        let lines: Vec<&str> = [&json["check_line"], &json["check_output_line"]]
+            .into_iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert_eq!(human.stdout, format!("{}\n", lines.join("\n")), "{name}");
+        transcript.push_str(&format!("{name} (exit {code}):\n{}\n", human.stdout));
+    }
+    insta::assert_snapshot!(redact(&dir, &transcript));
+}
+
+/// `text` with the test's directory as `[DIR]`, for a snapshot.
+fn redact(dir: &TempDir, text: &str) -> String {
+    Redactions::new()
+        .path(&dir.path().canonicalize().unwrap(), "DIR")
+        .path(dir.path(), "DIR")
+        .apply(text)
 }
 
 #[test]
@@ -854,6 +957,75 @@ fn report_human_lines_keep_child_text_on_one_line() {
         r#""noStagedFiles": true, "acceptanceReport": {}, "x\nParent action: key": 1}"#,
     );
     assert!(human(&output).contains("Parent action: key"));
+}
+
+/// Every kind of acceptance ledger in human text: the status line, then one line per report
+/// diagnostic, failed check and command that did not pass.
+#[test]
+fn every_report_reads_as_its_acceptance_summary() {
+    let sb = Sandbox::new();
+    let dir = repo(&sb, "repo");
+    let checked = json!({"level": "checked", "criteria": [{"id": "fix", "must": "fix it"}]});
+    let cases: Vec<(&str, Option<Value>, Option<&str>, &str)> = vec![
+        ("not required", None, Some("none"), "Done."),
+        ("attested, inferred", None, Some("attested"), CHECKED_REPORT),
+        ("checked", Some(checked.clone()), None, CHECKED_REPORT),
+        (
+            "checked, without a report",
+            Some(checked.clone()),
+            None,
+            "Done.",
+        ),
+        (
+            "checked, a broken report",
+            Some(checked.clone()),
+            None,
+            "```acceptance-report\n{not json\n```\n",
+        ),
+        (
+            "verified, commands that fail and time out",
+            Some(json!({"level": "verified", "verify": [
+                {"id": "unit", "command": "exit 3"},
+                {"id": "slow", "command": "sleep 30", "timeoutMs": 200},
+                {"id": "soft", "command": "false", "allowFailure": true},
+            ]})),
+            None,
+            CHECKED_REPORT,
+        ),
+    ];
+    let mut transcript = String::new();
+    let mut human = |name: &str, acceptance: Option<Value>, level: Option<&str>, output: &str| {
+        let (code, _) = report(&dir, acceptance.clone(), level, output);
+        let mut args: Vec<OsString> = vec!["report".into(), "--cwd".into(), dir.clone().into()];
+        if let Some(acceptance) = acceptance {
+            let path = dir.join(".acceptance.json");
+            fs::write(&path, acceptance.to_string()).unwrap();
+            args.extend(["--acceptance".into(), path.into()]);
+        }
+        if let Some(level) = level {
+            args.extend(["--level".into(), level.into()]);
+        }
+        let run = herd_accept(&args, output.as_bytes(), &[]);
+        assert_eq!(run.code, code, "{name}: {run}");
+        transcript.push_str(&format!("{name} (exit {code}):\n{}\n", run.stdout));
+    };
+    for (name, acceptance, level, output) in cases {
+        human(name, acceptance, level, output);
+    }
+    // Last, as it leaves the index changed.
+    fs::write(dir.join("a.txt"), "b\n").unwrap();
+    sb.git(&dir, ["add", "a.txt"]);
+    human(
+        "checked, a staged file",
+        Some(checked),
+        None,
+        CHECKED_REPORT,
+    );
+    insta::assert_snapshot!(
+        Redactions::new()
+            .path(&sb.path(), "SANDBOX")
+            .apply(&transcript)
+    );
 }
 
 #[test]
