@@ -9,7 +9,6 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use herd_core::subprocess;
 use herd_e2e::cli::{self, Run};
 use herd_e2e::proc::{process_alive, signal_pid};
 use herd_e2e::wait::wait_for;
@@ -19,14 +18,9 @@ fn watch_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_herd-watch"))
 }
 
+/// herd-launch of this build (the test kit says how to build it when it is missing).
 fn launch_bin() -> PathBuf {
-    let path = subprocess::sibling_binary("herd-launch");
-    assert!(
-        path.exists(),
-        "{} is missing: run the tests with `cargo test --workspace`",
-        path.display()
-    );
-    path
+    herd_e2e::bin("herd-launch")
 }
 
 /// A scratch artifacts directory and working directory.
@@ -776,7 +770,7 @@ fn a_provider_error_launches_the_next_model_and_one_result_names_both() {
         .collect();
     assert!(!ids.contains(&first.as_str()), "{status}");
     let doctor = env.run(
-        &subprocess::sibling_binary("herd-cleanup"),
+        &herd_e2e::bin("herd-cleanup"),
         &["doctor", "--json"],
         &[],
         Duration::from_secs(60),
@@ -1983,7 +1977,7 @@ fn a_launch_whose_herd_launch_dies_settles_as_lost() {
         assert_eq!(env.record(&id)["status"], "pending", "signal {signal}");
         // The doctor names the run and says what `wait` does with it, which the wait then does.
         let doctor = env.run(
-            &subprocess::sibling_binary("herd-cleanup"),
+            &herd_e2e::bin("herd-cleanup"),
             &["doctor", "--json"],
             &[],
             Duration::from_secs(60),

@@ -13,7 +13,6 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use herd_core::subprocess;
 use herd_e2e::cli::{self, Run};
 use herd_e2e::herdr::HerdrServer;
 use herd_e2e::proc::{process_alive, signal_pid};
@@ -24,14 +23,9 @@ fn watch_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_herd-watch"))
 }
 
+/// herd-launch of this build (the test kit says how to build it when it is missing).
 fn launch_bin() -> PathBuf {
-    let path = subprocess::sibling_binary("herd-launch");
-    assert!(
-        path.exists(),
-        "{} is missing: run the tests with `cargo test --workspace`",
-        path.display()
-    );
-    path
+    herd_e2e::bin("herd-launch")
 }
 
 /// A server, the parent's pane, and an artifacts directory.
