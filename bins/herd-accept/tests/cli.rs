@@ -40,21 +40,23 @@ fn spec_file(dir: &Path, spec: Value) -> PathBuf {
 }
 
 fn check(dir: &TempDir, spec: Value) -> (i32, Value) {
-    let path = spec_file(dir.path(), spec);
-    let run = herd_accept(
-        &[
-            OsString::from("check"),
-            "--spec".into(),
-            path.into(),
-            "--cwd".into(),
-            dir.path().into(),
-            "--json".into(),
-        ],
-        b"",
-        &[],
-    );
+    let run = check_run(dir, spec, &["--json"]);
     let json = run.json();
     (run.code, json)
+}
+
+/// Runs `herd-accept check --spec FILE --cwd DIR EXTRA…`.
+fn check_run(dir: &TempDir, spec: Value, extra: &[&str]) -> Run {
+    let path = spec_file(dir.path(), spec);
+    let mut args: Vec<OsString> = vec![
+        "check".into(),
+        "--spec".into(),
+        path.into(),
+        "--cwd".into(),
+        dir.path().into(),
+    ];
+    args.extend(extra.iter().map(OsString::from));
+    herd_accept(&args, b"", &[])
 }
 
 fn verdict(dir: &TempDir, spec: Option<Value>, extra: &[&str]) -> (i32, Value) {
@@ -283,18 +285,7 @@ fn every_check_reads_as_its_summary() {
     let mut transcript = String::new();
     for (name, spec) in cases {
         let (code, _) = check(&dir, spec.clone());
-        let path = spec_file(dir.path(), spec);
-        let run = herd_accept(
-            &[
-                OsString::from("check"),
-                "--spec".into(),
-                path.into(),
-                "--cwd".into(),
-                dir.path().into(),
-            ],
-            b"",
-            &[],
-        );
+        let run = check_run(&dir, spec, &[]);
         assert_eq!(run.code, code, "{name}: {run}");
         transcript.push_str(&format!("{name} (exit {code}):\n{}\n", run.stdout));
     }
@@ -630,15 +621,22 @@ fn verdict_none_without_a_spec() {
     );
 }
 
-#[test]
-fn verdict_suffixes_and_the_details_sidecar() {
-    let dir = tempfile::tempdir().unwrap();
+/// A `--changed-files` list in `dir`: one file outside the check's paths, two inside (one with
+/// a bidirectional control in its name), and a blank line.
+fn changed_files(dir: &TempDir) -> PathBuf {
     let changed = dir.path().join("changed.txt");
     fs::write(
         &changed,
         "src/lib.rs\ntest/parser.test.js\ntest/evil\u{202e}name.js\n\n",
     )
     .unwrap();
+    changed
+}
+
+#[test]
+fn verdict_suffixes_and_the_details_sidecar() {
+    let dir = tempfile::tempdir().unwrap();
+    let changed = changed_files(&dir);
     let out = dir.path().join("details").join("verdict.json");
     let (code, json) = verdict(
         &dir,
@@ -670,12 +668,7 @@ fn verdict_suffixes_and_the_details_sidecar() {
 #[test]
 fn every_verdict_reads_as_its_check_lines() {
     let dir = tempfile::tempdir().unwrap();
-    let changed = dir.path().join("changed.txt");
-    fs::write(
-        &changed,
-        "src/lib.rs\ntest/parser.test.js\ntest/evil\u{202e}name.js\n\n",
-    )
-    .unwrap();
+    let changed = changed_files(&dir);
     let changed = changed.to_str().unwrap();
     let missing = dir.path().join("missing");
     let missing = missing.to_str().unwrap();
@@ -833,8 +826,22 @@ fn report_in(
     output: &str,
     env: &[(&str, &str)],
 ) -> (i32, Value) {
-    let mut args: Vec<OsString> =
-        vec!["report".into(), "--cwd".into(), dir.into(), "--json".into()];
+    let run = report_run(dir, acceptance, level, output, env, &["--json"]);
+    let json = run.json();
+    (run.code, json)
+}
+
+/// Runs `herd-accept report --cwd DIR [--acceptance FILE] [--level L] EXTRA…` on the child's
+/// `output`, with more environment variables `env`.
+fn report_run(
+    dir: &Path,
+    acceptance: Option<Value>,
+    level: Option<&str>,
+    output: &str,
+    env: &[(&str, &str)],
+    extra: &[&str],
+) -> Run {
+    let mut args: Vec<OsString> = vec!["report".into(), "--cwd".into(), dir.into()];
     if let Some(acceptance) = acceptance {
         let path = dir.join(".acceptance.json");
         fs::write(&path, acceptance.to_string()).unwrap();
@@ -845,9 +852,8 @@ fn report_in(
         args.push("--level".into());
         args.push(level.into());
     }
-    let run = herd_accept(&args, output.as_bytes(), env);
-    let json = run.json();
-    (run.code, json)
+    args.extend(extra.iter().map(OsString::from));
+    herd_accept(&args, output.as_bytes(), env)
 }
 
 /// The runtime check `id` of a report's JSON document.
@@ -996,16 +1002,7 @@ fn every_report_reads_as_its_acceptance_summary() {
     let mut transcript = String::new();
     let mut human = |name: &str, acceptance: Option<Value>, level: Option<&str>, output: &str| {
         let (code, _) = report(&dir, acceptance.clone(), level, output);
-        let mut args: Vec<OsString> = vec!["report".into(), "--cwd".into(), dir.clone().into()];
-        if let Some(acceptance) = acceptance {
-            let path = dir.join(".acceptance.json");
-            fs::write(&path, acceptance.to_string()).unwrap();
-            args.extend(["--acceptance".into(), path.into()]);
-        }
-        if let Some(level) = level {
-            args.extend(["--level".into(), level.into()]);
-        }
-        let run = herd_accept(&args, output.as_bytes(), &[]);
+        let run = report_run(&dir, acceptance, level, output, &[], &[]);
         assert_eq!(run.code, code, "{name}: {run}");
         transcript.push_str(&format!("{name} (exit {code}):\n{}\n", run.stdout));
     };

@@ -133,14 +133,7 @@ impl Sandbox {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-        let out = self.try_git(cwd, &args);
-        assert!(
-            out.success(),
-            "git {args:?} in {} failed: {}",
-            cwd.display(),
-            out.stderr.text()
-        );
+        let out = self.git_ending(cwd, args, true);
         out.stdout.text().trim_end_matches('\n').to_owned()
     }
 
@@ -154,14 +147,25 @@ impl Sandbox {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        self.git_ending(cwd, args, false).stderr.text().into_owned()
+    }
+
+    /// Runs `git <args>` in `cwd`; panics unless its success is `success`.
+    fn git_ending<I, S>(&self, cwd: &Path, args: I, success: bool) -> Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
         let out = self.try_git(cwd, &args);
         assert!(
-            !out.success(),
-            "git {args:?} in {} succeeded",
-            cwd.display()
+            out.success() == success,
+            "git {args:?} in {} {}: {}",
+            cwd.display(),
+            if success { "failed" } else { "succeeded" },
+            out.stderr.text()
         );
-        out.stderr.text().into_owned()
+        out
     }
 
     /// A new repository `name` on branch `main` with one commit holding `README.md`.
