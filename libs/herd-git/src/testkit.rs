@@ -17,8 +17,10 @@ use crate::Git;
 pub const FIXTURE_BUDGET: Duration = Duration::from_secs(60);
 
 /// The variables that make git hermetic and its commits reproducible. Children that run git
-/// (a Pi child's bash tool, the herd binaries) get them too, with a `HOME` of their own.
-pub const ENV: [(&str, &str); 19] = [
+/// (a Pi child's bash tool, the herd binaries) get them too, with a `HOME` of their own. The
+/// locale is not among them (a terminal's child keeps its own); [`Sandbox::env`] adds `LC_ALL=C`
+/// so git's messages are the same everywhere.
+pub const ENV: [(&str, &str); 18] = [
     ("GIT_CONFIG_GLOBAL", "/dev/null"),
     ("GIT_CONFIG_NOSYSTEM", "1"),
     ("GIT_AUTHOR_NAME", "Herd Test"),
@@ -28,7 +30,6 @@ pub const ENV: [(&str, &str); 19] = [
     ("GIT_COMMITTER_EMAIL", "herd@example.invalid"),
     ("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z"),
     ("GIT_TERMINAL_PROMPT", "0"),
-    ("LC_ALL", "C"),
     ("GIT_CONFIG_COUNT", "4"),
     ("GIT_CONFIG_KEY_0", "init.defaultBranch"),
     ("GIT_CONFIG_VALUE_0", "main"),
@@ -77,13 +78,14 @@ impl Sandbox {
         self.path().join("home")
     }
 
-    /// The variables a hermetic git (or a herd binary running git) needs: [`ENV`] and the
-    /// sandbox's `HOME`.
+    /// The variables a hermetic git (or a herd binary running git) needs: [`ENV`], `LC_ALL=C`
+    /// and the sandbox's `HOME`.
     pub fn env(&self) -> Vec<(OsString, OsString)> {
         let mut env: Vec<(OsString, OsString)> = ENV
             .iter()
             .map(|(k, v)| (OsString::from(k), OsString::from(v)))
             .collect();
+        env.push(("LC_ALL".into(), "C".into()));
         env.push(("HOME".into(), self.home().into_os_string()));
         env.push((
             "XDG_CONFIG_HOME".into(),
