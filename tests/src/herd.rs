@@ -19,9 +19,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::cli::{self, Run};
 use crate::herdr::HerdrServer;
 use crate::pi::{PiEnv, pi_bin};
-use crate::proc::{self, Finished};
+use crate::proc;
 use crate::tmux::Tmux;
 
 /// The time one herd command may take; `wait` and `follow` include a Pi child's whole life.
@@ -170,20 +171,23 @@ impl<'env> Herd<'env> {
     }
 
     /// Runs the herd binary `name` with `args` in `cwd`, within [`HERD_BUDGET`].
-    pub fn run_in<I, S>(&self, cwd: &Path, name: &str, args: I) -> Finished
+    pub fn run_in<I, S>(&self, cwd: &Path, name: &str, args: I) -> Run
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut cmd = self.env.command(crate::bin(name));
-        cmd.envs(self.vars.iter().map(|(k, v)| (k, v)))
-            .args(args)
-            .current_dir(cwd);
-        proc::run(cmd, HERD_BUDGET)
+        let mut cmd = cli::within(crate::bin(name), HERD_BUDGET)
+            .env_clear()
+            .cwd(cwd)
+            .args(args.into_iter().map(|a| a.as_ref().to_owned()));
+        for (k, v) in self.env.vars().iter().chain(&self.vars) {
+            cmd = cmd.env(k, v);
+        }
+        cli::try_run(&cmd)
     }
 
     /// Runs the herd binary `name` with `args` in the environment's work directory.
-    pub fn run<I, S>(&self, name: &str, args: I) -> Finished
+    pub fn run<I, S>(&self, name: &str, args: I) -> Run
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -227,7 +231,7 @@ impl<'env> Herd<'env> {
     pub fn wait(&self, run_id: &str) -> (i32, Value) {
         let out = self.run("herd-watch", ["wait", "--run", run_id, "--json"]);
         assert!(!out.timed_out, "herd-watch wait timed out:\n{out}");
-        (out.code().unwrap_or(-1), json_doc(&out))
+        (out.code, json_doc(&out))
     }
 
     /// Runs `herd-watch follow --json` until no run is left; returns its events.
@@ -438,7 +442,7 @@ pub fn bin_dir() -> PathBuf {
 }
 
 /// Parses the one JSON document a `--json` command printed (`null` when there is none).
-pub fn json_doc(out: &Finished) -> Value {
+pub fn json_doc(out: &Run) -> Value {
     serde_json::from_str(out.stdout.trim()).unwrap_or(Value::Null)
 }
 

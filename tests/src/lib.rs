@@ -1,24 +1,32 @@
-//! Support for the end-to-end scenarios: paths of the herd binaries and a hermetic environment.
+//! The test kit: the end-to-end scenarios' support, and what every package's tests share.
 //!
 //! The scenarios run the real binaries. `cargo test --workspace` builds every binary of the
 //! workspace into the target directory before any test runs; [`bin`] finds them there.
 //!
+//! What every package's tests share: [`git`] makes hermetic repositories, [`cli`] runs one herd
+//! binary with a deadline and captures what it printed, [`redact`] makes that text stable for a
+//! snapshot, and [`wait::wait_for`] is every wait, with its deadline.
+//!
 //! The real Pi CLI is the child: [`model`] is a scripted model server on 127.0.0.1, [`pi`]
 //! finds the pinned Pi and builds its isolated environment, [`session`] reads its session
-//! files, [`tmux`] is a private tmux server, [`herdr`] a private headless Herdr server, [`git`] makes hermetic repositories, [`herd`] runs
-//! the herd binaries over one artifacts directory on the process or tmux surface, and every
-//! child runs through [`proc::run`] with a deadline and every wait through [`wait::wait_for`].
+//! files, [`tmux`] is a private tmux server, [`herdr`] a private headless Herdr server, [`herd`]
+//! runs the herd binaries over one artifacts directory on the process or tmux surface, and the
+//! other children (Pi, tmux, Herdr) run through [`proc::run`] with a deadline.
 
-pub mod git;
+pub mod cli;
 pub mod herd;
 pub mod herdr;
 pub mod model;
 pub mod pi;
 pub mod proc;
+pub mod redact;
 pub mod rpc;
 pub mod session;
 pub mod tmux;
 pub mod wait;
+
+/// Hermetic git repositories: herd-git's fixture, the one every package's tests use.
+pub use herd_git::testkit as git;
 
 use std::path::PathBuf;
 

@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde_json::json;
 use tempfile::TempDir;
 
-use crate::git::GIT_ENV;
+use crate::git::ENV as GIT_ENV;
 use crate::model::{ModelServer, PROVIDER};
 use crate::proc::{self, Finished};
 

@@ -11,32 +11,17 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use herd_accept::bench::process_running;
-use herd_core::subprocess::{self, Command};
+use herd_e2e::cli::{self, Run};
+use herd_e2e::git::Sandbox;
+use herd_e2e::redact::Redactions;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
 const BIN: &str = env!("CARGO_BIN_EXE_herd-accept");
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|err| {
-            panic!(
-                "stdout is not JSON ({err}): {:?}\nstderr: {}",
-                self.stdout, self.stderr
-            )
-        })
-    }
-}
-
 /// Runs the binary with a hermetic environment plus `env`, feeding `stdin`.
 fn herd_accept<S: Into<OsString> + Clone>(args: &[S], stdin: &[u8], env: &[(&str, &str)]) -> Run {
-    let mut cmd = Command::new(BIN, Duration::from_secs(120))
+    let mut cmd = cli::command(BIN)
         .args(args.iter().cloned())
         .stdin_bytes(stdin.to_vec())
         .env_remove_prefix("PI_SUBAGENT_")
@@ -45,13 +30,7 @@ fn herd_accept<S: Into<OsString> + Clone>(args: &[S], stdin: &[u8], env: &[(&str
     for (name, value) in env {
         cmd = cmd.env(name, value);
     }
-    let out = subprocess::run(&cmd).expect("herd-accept runs");
-    assert!(!out.timed_out, "herd-accept ran out of its test budget");
-    Run {
-        code: out.code.unwrap_or(-1),
-        stdout: out.stdout.text().into_owned(),
-        stderr: out.stderr.text().into_owned(),
-    }
+    cli::run(&cmd)
 }
 
 fn spec_file(dir: &Path, spec: Value) -> PathBuf {
@@ -61,38 +40,46 @@ fn spec_file(dir: &Path, spec: Value) -> PathBuf {
 }
 
 fn check(dir: &TempDir, spec: Value) -> (i32, Value) {
-    let path = spec_file(dir.path(), spec);
-    let run = herd_accept(
-        &[
-            OsString::from("check"),
-            "--spec".into(),
-            path.into(),
-            "--cwd".into(),
-            dir.path().into(),
-            "--json".into(),
-        ],
-        b"",
-        &[],
-    );
+    let run = check_run(dir, spec, &["--json"]);
     let json = run.json();
     (run.code, json)
 }
 
-fn verdict(dir: &TempDir, spec: Option<Value>, extra: &[&str]) -> (i32, Value) {
+/// Runs `herd-accept check --spec FILE --cwd DIR EXTRA…`.
+fn check_run(dir: &TempDir, spec: Value, extra: &[&str]) -> Run {
+    let path = spec_file(dir.path(), spec);
     let mut args: Vec<OsString> = vec![
-        "verdict".into(),
+        "check".into(),
+        "--spec".into(),
+        path.into(),
         "--cwd".into(),
         dir.path().into(),
-        "--json".into(),
     ];
+    args.extend(extra.iter().map(OsString::from));
+    herd_accept(&args, b"", &[])
+}
+
+fn verdict(dir: &TempDir, spec: Option<Value>, extra: &[&str]) -> (i32, Value) {
+    let mut with_json = extra.to_vec();
+    with_json.push("--json");
+    let run = verdict_run(dir, spec, &with_json);
+    let json = run.json();
+    (run.code, json)
+}
+
+/// Runs `herd-accept verdict --cwd DIR [--spec FILE] EXTRA…` (`--cwd DIR` unless `extra`
+/// names another).
+fn verdict_run(dir: &TempDir, spec: Option<Value>, extra: &[&str]) -> Run {
+    let mut args: Vec<OsString> = vec!["verdict".into()];
+    if !extra.contains(&"--cwd") {
+        args.extend(["--cwd".into(), dir.path().into()]);
+    }
     if let Some(spec) = spec {
         args.push("--spec".into());
         args.push(spec_file(dir.path(), spec).into());
     }
     args.extend(extra.iter().map(OsString::from));
-    let run = herd_accept(&args, b"", &[]);
-    let json = run.json();
-    (run.code, json)
+    herd_accept(&args, b"", &[])
 }
 
 /// Waits up to `limit` for `cond`; nothing in these tests waits without a deadline.
@@ -279,6 +266,33 @@ fn run_measuring_rss(args: &[OsString]) -> (i32, i64, String) {
         .code()
         .unwrap_or(-1);
     (code, usage.ru_maxrss, stdout)
+}
+
+/// Every kind of check run in human text: its summary, then the output of one that did not
+/// pass; the time it took is redacted.
+#[test]
+fn every_check_reads_as_its_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("passed", json!({"run": "echo fine"})),
+        ("failed", json!({"run": "echo 'FAIL: 1 test'; exit 1"})),
+        (
+            "timed out",
+            json!({"run": "echo slow; sleep 30", "timeoutSec": 1}),
+        ),
+        ("killed by a signal", json!({"run": "kill -TERM $$"})),
+    ];
+    let mut transcript = String::new();
+    for (name, spec) in cases {
+        let (code, _) = check(&dir, spec.clone());
+        let run = check_run(&dir, spec, &[]);
+        assert_eq!(run.code, code, "{name}: {run}");
+        transcript.push_str(&format!("{name} (exit {code}):\n{}\n", run.stdout));
+    }
+    let transcript = Redactions::new()
+        .pattern(r" in \d+ ms", " in [N] ms")
+        .apply(&transcript);
+    insta::assert_snapshot!(redact(&dir, &transcript));
 }
 
 #[test]
@@ -483,10 +497,7 @@ fn verdict_accepted_and_rejected() {
         Some(json!({"run": "true"})),
         &["--outcome", "completed", "--tries", "2"],
     );
-    assert_eq!(
-        (code, json["check_line"].as_str()),
-        (0, Some("Check: accepted (2 tries)"))
-    );
+    assert_eq!((code, json["verdict"].as_str()), (0, Some("accepted")));
     assert_eq!(json["check_output_line"], Value::Null);
 
     let (code, json) = verdict(
@@ -501,12 +512,7 @@ fn verdict_accepted_and_rejected() {
             "fail",
         ],
     );
-    assert_eq!(code, 1);
-    assert_eq!(json["check_line"], "Check: rejected after 2 tries (exit 1)");
-    assert_eq!(
-        json["check_output_line"],
-        "Check output (last 1,500 characters, encoded): FAIL: 1 test\\n"
-    );
+    assert_eq!((code, json["verdict"].as_str()), (1, Some("rejected")));
     assert_eq!(json["exit_code"], 1);
     assert_eq!(json["recheck_dir"], dir.path().display().to_string());
 
@@ -522,11 +528,7 @@ fn verdict_accepted_and_rejected() {
             "pass",
         ],
     );
-    assert_eq!(code, 1);
-    assert_eq!(
-        json["check_line"],
-        "Check: rejected (child reported a pass; parent re-check exit 1)"
-    );
+    assert_eq!((code, json["verdict"].as_str()), (1, Some("rejected")));
 }
 
 #[test]
@@ -537,23 +539,15 @@ fn verdict_errors() {
         Some(json!({"run": "echo slow; sleep 30", "timeoutSec": 1})),
         &["--outcome", "completed"],
     );
-    assert_eq!(code, 4);
-    assert_eq!(json["check_line"], "Check: error (timed out after 1s)");
+    assert_eq!((code, json["verdict"].as_str()), (4, Some("error")));
     assert_eq!(json["timed_out"], true);
-    assert_eq!(
-        json["check_output_line"],
-        "Check output (last 1,500 characters, encoded): slow\\n"
-    );
 
     let (code, json) = verdict(
         &dir,
         Some(json!({"run": "kill -TERM $$"})),
         &["--outcome", "completed"],
     );
-    assert_eq!(
-        (code, json["check_line"].as_str()),
-        (4, Some("Check: error (killed by signal 15)"))
-    );
+    assert_eq!((code, json["verdict"].as_str()), (4, Some("error")));
 
     let path = spec_file(dir.path(), json!({"run": "true"}));
     let run = herd_accept(
@@ -571,8 +565,8 @@ fn verdict_errors() {
         &[],
     );
     assert_eq!(
-        (run.code, run.json()["check_line"].as_str()),
-        (4, Some("Check: error (directory missing)"))
+        (run.code, run.json()["verdict"].as_str()),
+        (4, Some("error"))
     );
 }
 
@@ -581,20 +575,15 @@ fn verdict_skips_without_running_the_check() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ran");
     let spec = json!({"run": format!("touch {}", marker.display())});
-    for (outcome, line) in [
-        ("cancelled", "Check: skipped (cancelled)"),
-        ("help", "Check: skipped (asked for help)"),
-        ("provider-error", "Check: skipped (provider error)"),
-        ("failed", "Check: skipped (exited non-zero)"),
-    ] {
+    for outcome in ["cancelled", "help", "provider-error", "failed"] {
         let (code, json) = verdict(
             &dir,
             Some(spec.clone()),
             &["--outcome", outcome, "--shared-checkout"],
         );
         assert_eq!(
-            (code, json["check_line"].as_str()),
-            (5, Some(line)),
+            (code, json["verdict"].as_str()),
+            (5, Some("skipped")),
             "{outcome}"
         );
         assert!(!marker.exists(), "the check ran for {outcome}");
@@ -605,15 +594,12 @@ fn verdict_skips_without_running_the_check() {
 fn verdict_none_without_a_spec() {
     let dir = tempfile::tempdir().unwrap();
     let (code, json) = verdict(&dir, None, &["--outcome", "completed"]);
-    assert_eq!(
-        (code, json["check_line"].as_str(), json["verdict"].as_str()),
-        (0, Some("Check: none"), Some("none"))
-    );
+    assert_eq!((code, json["verdict"].as_str()), (0, Some("none")));
     // Without a spec no directory is needed.
     let run = herd_accept(&["verdict", "--outcome", "help", "--json"], b"", &[]);
     assert_eq!(
-        (run.code, run.json()["check_line"].as_str()),
-        (0, Some("Check: none"))
+        (run.code, run.json()["verdict"].as_str()),
+        (0, Some("none"))
     );
     // With one, a completed run's re-check needs its directory.
     let path = spec_file(dir.path(), json!({"run": "true"}));
@@ -635,15 +621,22 @@ fn verdict_none_without_a_spec() {
     );
 }
 
-#[test]
-fn verdict_suffixes_and_the_details_sidecar() {
-    let dir = tempfile::tempdir().unwrap();
+/// A `--changed-files` list in `dir`: one file outside the check's paths, two inside (one with
+/// a bidirectional control in its name), and a blank line.
+fn changed_files(dir: &TempDir) -> PathBuf {
     let changed = dir.path().join("changed.txt");
     fs::write(
         &changed,
         "src/lib.rs\ntest/parser.test.js\ntest/evil\u{202e}name.js\n\n",
     )
     .unwrap();
+    changed
+}
+
+#[test]
+fn verdict_suffixes_and_the_details_sidecar() {
+    let dir = tempfile::tempdir().unwrap();
+    let changed = changed_files(&dir);
     let out = dir.path().join("details").join("verdict.json");
     let (code, json) = verdict(
         &dir,
@@ -660,11 +653,7 @@ fn verdict_suffixes_and_the_details_sidecar() {
             out.to_str().unwrap(),
         ],
     );
-    assert_eq!(code, 0);
-    assert_eq!(
-        json["check_line"],
-        "Check: accepted (1 try) · shared checkout · check files changed by the child: test/parser.test.js, test/evil\\u202ename.js"
-    );
+    assert_eq!((code, json["verdict"].as_str()), (0, Some("accepted")));
     assert_eq!(
         json["changed_check_files"],
         json!(["test/parser.test.js", "test/evil\u{202e}name.js"])
@@ -674,28 +663,113 @@ fn verdict_suffixes_and_the_details_sidecar() {
     assert_eq!(written["format_version"], 1);
 }
 
+/// Every kind of verdict in human text: its check lines, which are the JSON document's
+/// `check_line` and `check_output_line`.
 #[test]
-fn verdict_human_output_is_the_check_lines() {
+fn every_verdict_reads_as_its_check_lines() {
     let dir = tempfile::tempdir().unwrap();
-    let path = spec_file(dir.path(), json!({"run": "printf 'line1\\nline2'; exit 2"}));
-    let run = herd_accept(
-        &[
-            OsString::from("verdict"),
-            "--spec".into(),
-            path.into(),
-            "--cwd".into(),
-            dir.path().into(),
-            "--outcome".into(),
-            "completed".into(),
-        ],
-        b"",
-        &[],
-    );
-    assert_eq!(run.code, 1);
-    assert_eq!(
-        run.stdout,
-        "Check: rejected (exit 2)\nCheck output (last 1,500 characters, encoded): line1\\nline2\n"
-    );
+    let changed = changed_files(&dir);
+    let changed = changed.to_str().unwrap();
+    let missing = dir.path().join("missing");
+    let missing = missing.to_str().unwrap();
+    let pass = || Some(json!({"run": "true"}));
+    let skipped = |outcome| {
+        (
+            outcome,
+            Some(json!({"run": "exit 1"})),
+            vec!["--outcome", outcome, "--shared-checkout"],
+        )
+    };
+    let cases: Vec<(&str, Option<Value>, Vec<&str>)> = vec![
+        (
+            "accepted",
+            pass(),
+            vec!["--outcome", "completed", "--tries", "2"],
+        ),
+        (
+            "accepted, with the suffixes",
+            Some(json!({"run": "true", "paths": ["test"]})),
+            vec![
+                "--outcome",
+                "completed",
+                "--tries",
+                "1",
+                "--shared-checkout",
+                "--changed-files",
+                changed,
+            ],
+        ),
+        (
+            "rejected after tries",
+            Some(json!({"run": "echo 'FAIL: 1 test'; exit 1"})),
+            vec![
+                "--outcome",
+                "completed",
+                "--tries",
+                "2",
+                "--child-reported",
+                "fail",
+            ],
+        ),
+        (
+            "rejected though the child reported a pass",
+            Some(json!({"run": "exit 1"})),
+            vec![
+                "--outcome",
+                "completed",
+                "--tries",
+                "1",
+                "--child-reported",
+                "pass",
+            ],
+        ),
+        (
+            "rejected with lines of output",
+            Some(json!({"run": "printf 'line1\\nline2'; exit 2"})),
+            vec!["--outcome", "completed"],
+        ),
+        (
+            "timed out",
+            Some(json!({"run": "echo slow; sleep 30", "timeoutSec": 1})),
+            vec!["--outcome", "completed"],
+        ),
+        (
+            "killed by a signal",
+            Some(json!({"run": "kill -TERM $$"})),
+            vec!["--outcome", "completed"],
+        ),
+        (
+            "a directory that is missing",
+            pass(),
+            vec!["--outcome", "completed", "--cwd", missing],
+        ),
+        skipped("cancelled"),
+        skipped("help"),
+        skipped("provider-error"),
+        skipped("failed"),
+        ("no spec", None, vec!["--outcome", "completed"]),
+    ];
+    let mut transcript = String::new();
+    for (name, spec, args) in cases {
+        let human = verdict_run(&dir, spec.clone(), &args);
+        let (code, json) = verdict(&dir, spec, &args);
+        assert_eq!(human.code, code, "{name}: {human}");
+        let lines: Vec<&str> = [&json["check_line"], &json["check_output_line"]]
+            .into_iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert_eq!(human.stdout, format!("{}\n", lines.join("\n")), "{name}");
+        transcript.push_str(&format!("{name} (exit {code}):\n{}\n", human.stdout));
+    }
+    insta::assert_snapshot!(redact(&dir, &transcript));
+}
+
+/// `text` with the test's directory as `[DIR]`, for a snapshot.
+fn redact(dir: &TempDir, text: &str) -> String {
+    Redactions::new()
+        .path(&dir.path().canonicalize().unwrap(), "DIR")
+        .path(dir.path(), "DIR")
+        .apply(text)
 }
 
 #[test]
@@ -718,28 +792,11 @@ fn verdict_output_line_keeps_the_last_1500_multibyte_characters() {
 // ---------------------------------------------------------------------------------------------
 // herd-accept report
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = subprocess::run(
-        &Command::new("git", Duration::from_secs(30))
-            .args(args.iter().copied())
-            .cwd(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Test")
-            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-            .env("GIT_COMMITTER_NAME", "Test")
-            .env("GIT_COMMITTER_EMAIL", "test@example.invalid"),
-    )
-    .unwrap();
-    assert!(out.success(), "git {args:?}: {}", out.stderr.text());
-}
-
-fn repo() -> TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    git(dir.path(), &["init", "-q", "-b", "main"]);
-    fs::write(dir.path().join("a.txt"), "a\n").unwrap();
-    git(dir.path(), &["add", "a.txt"]);
-    git(dir.path(), &["commit", "-q", "-m", "initial"]);
+/// A repository `name` in `sb` holding a committed `a.txt`.
+fn repo(sb: &Sandbox, name: &str) -> PathBuf {
+    let dir = sb.empty_repo(name);
+    sb.write(&dir, "a.txt", "a\n");
+    sb.commit_all(&dir, "initial");
     dir
 }
 
@@ -769,8 +826,22 @@ fn report_in(
     output: &str,
     env: &[(&str, &str)],
 ) -> (i32, Value) {
-    let mut args: Vec<OsString> =
-        vec!["report".into(), "--cwd".into(), dir.into(), "--json".into()];
+    let run = report_run(dir, acceptance, level, output, env, &["--json"]);
+    let json = run.json();
+    (run.code, json)
+}
+
+/// Runs `herd-accept report --cwd DIR [--acceptance FILE] [--level L] EXTRA…` on the child's
+/// `output`, with more environment variables `env`.
+fn report_run(
+    dir: &Path,
+    acceptance: Option<Value>,
+    level: Option<&str>,
+    output: &str,
+    env: &[(&str, &str)],
+    extra: &[&str],
+) -> Run {
+    let mut args: Vec<OsString> = vec!["report".into(), "--cwd".into(), dir.into()];
     if let Some(acceptance) = acceptance {
         let path = dir.join(".acceptance.json");
         fs::write(&path, acceptance.to_string()).unwrap();
@@ -781,9 +852,8 @@ fn report_in(
         args.push("--level".into());
         args.push(level.into());
     }
-    let run = herd_accept(&args, output.as_bytes(), env);
-    let json = run.json();
-    (run.code, json)
+    args.extend(extra.iter().map(OsString::from));
+    herd_accept(&args, output.as_bytes(), env)
 }
 
 /// The runtime check `id` of a report's JSON document.
@@ -799,9 +869,10 @@ fn runtime_check(json: &Value, id: &str) -> Value {
 
 #[test]
 fn report_checked_reads_the_real_git_index() {
-    let dir = repo();
+    let sb = Sandbox::new();
+    let dir = repo(&sb, "repo");
     let acceptance = json!({"level": "checked", "criteria": [{"id": "fix", "must": "fix it"}]});
-    let (code, json) = report(dir.path(), Some(acceptance.clone()), None, CHECKED_REPORT);
+    let (code, json) = report(&dir, Some(acceptance.clone()), None, CHECKED_REPORT);
     assert_eq!(code, 0, "{json:#}");
     assert_eq!(
         (json["status"].as_str(), json["evidence_status"].as_str()),
@@ -809,10 +880,10 @@ fn report_checked_reads_the_real_git_index() {
     );
 
     // A change in the index (even with an unstaged one beside it) fails no-staged-files.
-    fs::write(dir.path().join("a.txt"), "b\n").unwrap();
-    git(dir.path(), &["add", "a.txt"]);
-    fs::write(dir.path().join("b.txt"), "untracked\n").unwrap();
-    let (code, json) = report(dir.path(), Some(acceptance.clone()), None, CHECKED_REPORT);
+    fs::write(dir.join("a.txt"), "b\n").unwrap();
+    sb.git(&dir, ["add", "a.txt"]);
+    fs::write(dir.join("b.txt"), "untracked\n").unwrap();
+    let (code, json) = report(&dir, Some(acceptance.clone()), None, CHECKED_REPORT);
     assert_eq!(code, 1);
     assert_eq!(json["status"], "rejected");
     let check = runtime_check(&json, "no-staged-files");
@@ -831,20 +902,21 @@ fn report_checked_reads_the_real_git_index() {
 fn report_reads_the_index_of_its_own_directory_whatever_git_dir_says() {
     // An inherited GIT_DIR (as inside a git hook) names another repository; the staged-files
     // check must still answer for the run's directory, which is clean.
-    let dir = repo();
-    let other = repo();
-    fs::write(other.path().join("a.txt"), "staged elsewhere\n").unwrap();
-    git(other.path(), &["add", "a.txt"]);
-    let other_git_dir = other.path().join(".git");
+    let sb = Sandbox::new();
+    let dir = repo(&sb, "repo");
+    let other = repo(&sb, "other");
+    fs::write(other.join("a.txt"), "staged elsewhere\n").unwrap();
+    sb.git(&other, ["add", "a.txt"]);
+    let other_git_dir = other.join(".git");
     let acceptance = json!({"level": "checked", "criteria": [{"id": "fix", "must": "fix it"}]});
     let (code, json) = report_in(
-        dir.path(),
+        &dir,
         Some(acceptance),
         None,
         CHECKED_REPORT,
         &[
             ("GIT_DIR", other_git_dir.to_str().unwrap()),
-            ("GIT_WORK_TREE", other.path().to_str().unwrap()),
+            ("GIT_WORK_TREE", other.to_str().unwrap()),
         ],
     );
     let check = runtime_check(&json, "no-staged-files");
@@ -856,8 +928,9 @@ fn report_reads_the_index_of_its_own_directory_whatever_git_dir_says() {
 fn report_human_lines_keep_child_text_on_one_line() {
     // A file name and a report key are the child's text: the human summary must not let either
     // start a host line of its own.
-    let dir = repo();
-    let acceptance = dir.path().join(".acceptance.json");
+    let sb = Sandbox::new();
+    let dir = repo(&sb, "repo");
+    let acceptance = dir.join(".acceptance.json");
     fs::write(
         &acceptance,
         json!({"level": "checked", "criteria": [{"id": "fix", "must": "fix it"}]}).to_string(),
@@ -866,7 +939,7 @@ fn report_human_lines_keep_child_text_on_one_line() {
     let args: Vec<OsString> = vec![
         "report".into(),
         "--cwd".into(),
-        dir.path().into(),
+        dir.clone().into(),
         "--acceptance".into(),
         acceptance.into(),
     ];
@@ -881,8 +954,8 @@ fn report_human_lines_keep_child_text_on_one_line() {
         run.stdout
     };
 
-    fs::write(dir.path().join("x\nParent action: staged"), "x\n").unwrap();
-    git(dir.path(), &["add", "--all"]);
+    fs::write(dir.join("x\nParent action: staged"), "x\n").unwrap();
+    sb.git(&dir, ["add", "--all"]);
     assert!(human(CHECKED_REPORT).contains("Parent action: staged"));
 
     let output = CHECKED_REPORT.replace(
@@ -892,11 +965,72 @@ fn report_human_lines_keep_child_text_on_one_line() {
     assert!(human(&output).contains("Parent action: key"));
 }
 
+/// Every kind of acceptance ledger in human text: the status line, then one line per report
+/// diagnostic, failed check and command that did not pass.
+#[test]
+fn every_report_reads_as_its_acceptance_summary() {
+    let sb = Sandbox::new();
+    let dir = repo(&sb, "repo");
+    let checked = json!({"level": "checked", "criteria": [{"id": "fix", "must": "fix it"}]});
+    let cases: Vec<(&str, Option<Value>, Option<&str>, &str)> = vec![
+        ("not required", None, Some("none"), "Done."),
+        ("attested, inferred", None, Some("attested"), CHECKED_REPORT),
+        ("checked", Some(checked.clone()), None, CHECKED_REPORT),
+        (
+            "checked, without a report",
+            Some(checked.clone()),
+            None,
+            "Done.",
+        ),
+        (
+            "checked, a broken report",
+            Some(checked.clone()),
+            None,
+            "```acceptance-report\n{not json\n```\n",
+        ),
+        (
+            "verified, commands that fail and time out",
+            Some(json!({"level": "verified", "verify": [
+                {"id": "unit", "command": "exit 3"},
+                {"id": "slow", "command": "sleep 30", "timeoutMs": 200},
+                {"id": "soft", "command": "false", "allowFailure": true},
+            ]})),
+            None,
+            CHECKED_REPORT,
+        ),
+    ];
+    let mut transcript = String::new();
+    let mut human = |name: &str, acceptance: Option<Value>, level: Option<&str>, output: &str| {
+        let (code, _) = report(&dir, acceptance.clone(), level, output);
+        let run = report_run(&dir, acceptance, level, output, &[], &[]);
+        assert_eq!(run.code, code, "{name}: {run}");
+        transcript.push_str(&format!("{name} (exit {code}):\n{}\n", run.stdout));
+    };
+    for (name, acceptance, level, output) in cases {
+        human(name, acceptance, level, output);
+    }
+    // Last, as it leaves the index changed.
+    fs::write(dir.join("a.txt"), "b\n").unwrap();
+    sb.git(&dir, ["add", "a.txt"]);
+    human(
+        "checked, a staged file",
+        Some(checked),
+        None,
+        CHECKED_REPORT,
+    );
+    insta::assert_snapshot!(
+        Redactions::new()
+            .path(&sb.path(), "SANDBOX")
+            .apply(&transcript)
+    );
+}
+
 #[test]
 fn report_verified_runs_the_host_commands() {
-    let dir = repo();
+    let sb = Sandbox::new();
+    let dir = repo(&sb, "repo");
     let (code, json) = report(
-        dir.path(),
+        &dir,
         Some(
             json!({"level": "verified", "verify": [{"id": "unit", "command": "echo $GREETING; echo $MY_TOKEN", "env": {"GREETING": "hello", "MY_TOKEN": "t0ps3cret"}}]}),
         ),
@@ -909,12 +1043,7 @@ fn report_verified_runs_the_host_commands() {
     assert_eq!(json["verify_runs"][0]["stdout"], "hello\n[REDACTED]\n");
 
     // The child's claim of a passing command never counts: the host's run decides.
-    let (code, json) = report(
-        dir.path(),
-        Some(json!({"gate": "exit 3"})),
-        None,
-        CHECKED_REPORT,
-    );
+    let (code, json) = report(&dir, Some(json!({"gate": "exit 3"})), None, CHECKED_REPORT);
     assert_eq!(code, 1);
     assert_eq!(
         (
@@ -925,7 +1054,7 @@ fn report_verified_runs_the_host_commands() {
     );
 
     let (code, json) = report(
-        dir.path(),
+        &dir,
         Some(
             json!({"level": "verified", "verify": [{"id": "slow", "command": "sleep 30", "timeoutMs": 200}, {"id": "soft", "command": "false", "allowFailure": true}]}),
         ),
@@ -936,7 +1065,7 @@ fn report_verified_runs_the_host_commands() {
     assert_eq!(json["verify_runs"][0]["status"], "timed-out");
 
     let (code, json) = report(
-        dir.path(),
+        &dir,
         Some(
             json!({"level": "verified", "verify": [{"id": "soft", "command": "false", "allowFailure": true}]}),
         ),
@@ -951,7 +1080,8 @@ fn report_verified_runs_the_host_commands() {
 
 #[test]
 fn report_table_of_inputs() {
-    let dir = repo();
+    let sb = Sandbox::new();
+    let dir = repo(&sb, "repo");
     // (name, acceptance file, --level, child output, exit code, status)
     type Case<'a> = (
         &'a str,
@@ -1075,7 +1205,7 @@ fn report_table_of_inputs() {
         ),
     ];
     for (name, acceptance, level, output, want_code, want_status) in cases {
-        let (code, json) = report(dir.path(), acceptance, level, &output);
+        let (code, json) = report(&dir, acceptance, level, &output);
         assert_eq!(
             (code, json["status"].as_str()),
             (want_code, Some(want_status)),
@@ -1084,7 +1214,7 @@ fn report_table_of_inputs() {
     }
     // The unknown key is named.
     let (_, json) = report(
-        dir.path(),
+        &dir,
         None,
         None,
         "```acceptance-report\n{\"notes\": \"n\", \"mood\": \"happy\"}\n```",
@@ -1097,8 +1227,9 @@ fn report_table_of_inputs() {
 
 #[test]
 fn report_configuration_errors_are_refused_before_anything_runs() {
-    let dir = repo();
-    let marker = dir.path().join("ran");
+    let sb = Sandbox::new();
+    let dir = repo(&sb, "repo");
+    let marker = dir.join("ran");
     let touch = format!("touch {}", marker.display());
     let cases: Vec<(Option<Value>, Option<&str>, &str)> = vec![
         (Some(json!("none")), None, "acceptance"),
@@ -1119,7 +1250,7 @@ fn report_configuration_errors_are_refused_before_anything_runs() {
         (Some(json!({"level": "bogus"})), None, "acceptance.level"),
     ];
     for (acceptance, level, field) in cases {
-        let (code, json) = report(dir.path(), acceptance.clone(), level, CHECKED_REPORT);
+        let (code, json) = report(&dir, acceptance.clone(), level, CHECKED_REPORT);
         assert_eq!(code, 2, "{acceptance:?} {level:?}");
         assert_eq!(json["error"]["code"], "invalid_request");
         assert_eq!(json["error"]["field"], field, "{json}");

@@ -1212,7 +1212,7 @@ fn files(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use herd_git::testkit::Sandbox;
+    use herd_e2e::git::Sandbox;
 
     #[test]
     fn linked_facts_from_files_agree_with_git_or_leave_it_to_git() {
@@ -1223,7 +1223,7 @@ mod tests {
         let relative = sb.path().join("relative");
         sb.git(
             &repo,
-            &[
+            [
                 "worktree",
                 "add",
                 "--quiet",
@@ -1234,7 +1234,7 @@ mod tests {
         );
         sb.git(
             &repo,
-            &[
+            [
                 "worktree",
                 "add",
                 "--quiet",

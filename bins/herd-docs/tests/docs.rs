@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use herd_core::ErrorCode;
 use herd_docs::{Finding, Mode, Problem, SCHEMA_DIR, SCHEMAS_OUT_DIR, generate};
+use herd_e2e::cli;
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -297,10 +298,6 @@ fn a_broken_marker_is_an_error_naming_the_page() {
 }
 
 #[test]
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the test runs the real binary and reads its exit code"
-)]
 fn the_binary_exits_1_naming_each_stale_block() {
     let copy = Copy::new();
     copy.edit(
@@ -309,30 +306,29 @@ fn the_binary_exits_1_naming_each_stale_block() {
         "A new branch.",
     );
     let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_herd-docs"))
-            .args(args)
-            .arg("--root")
-            .arg(copy.root())
-            .output()
-            .unwrap()
+        cli::run(
+            &cli::command(env!("CARGO_BIN_EXE_herd-docs"))
+                .args(args.iter().copied())
+                .arg("--root")
+                .arg(copy.root()),
+        )
     };
     let out = run(&["--check"]);
-    assert_eq!(out.status.code(), Some(1));
-    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.code, 1, "{out}");
     assert_eq!(
-        stdout,
+        out.stdout,
         "docs/tools.md: block `subagent-params` is stale\ndocs/schemas/tools.json is stale\nrun `cargo xtask docs` to regenerate\n"
     );
 
     let out = run(&["--check", "--json"]);
-    assert_eq!(out.status.code(), Some(1));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.code, 1, "{out}");
+    let doc = out.json();
     assert_eq!(doc["fresh"], false);
     assert_eq!(doc["findings"][0]["block"], "subagent-params");
 
     let out = run(&[]);
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(run(&["--check"]).status.code(), Some(0));
+    assert_eq!(out.code, 0, "{out}");
+    assert_eq!(run(&["--check"]).code, 0);
     assert!(
         copy.read("docs/tools.md")
             .contains("| `worktree.branch` | string | yes | A new branch. |")
@@ -340,17 +336,10 @@ fn the_binary_exits_1_naming_each_stale_block() {
 }
 
 #[test]
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the test runs the real binary to read its stdout"
-)]
 fn schemas_json_prints_the_registry_in_schema_order() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_herd-docs"))
-        .args(["schemas", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let text = String::from_utf8(out.stdout).unwrap();
+    let out = cli::run(&cli::command(env!("CARGO_BIN_EXE_herd-docs")).args(["schemas", "--json"]));
+    assert_eq!(out.code, 0, "{out}");
+    let text = out.stdout;
     let committed = fs::read_to_string(workspace_root().join("docs/schemas/tools.json")).unwrap();
     assert_eq!(text, committed);
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();

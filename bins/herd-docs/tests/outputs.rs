@@ -128,7 +128,7 @@ fn accept_outputs_and_spec_validate() {
 
     // `report` reads the child's output from stdin; its document is the ledger `evaluate`
     // returns, run here with the real host (git and verify commands).
-    let sandbox = herd_git::testkit::Sandbox::new();
+    let sandbox = herd_e2e::git::Sandbox::new();
     let repo = sandbox.repo("repo");
     let signals = herd_core::subprocess::termination_signals().unwrap();
     let mut host = herd_accept::report::host::RealHost::new(&signals);
@@ -286,7 +286,7 @@ fn watch_outputs_and_sidecars_validate() {
 
 #[test]
 fn worktree_outputs_and_manifest_validate() {
-    let sandbox = herd_git::testkit::Sandbox::new();
+    let sandbox = herd_e2e::git::Sandbox::new();
     let repo = sandbox.repo("repo");
     let git = sandbox.git_handle();
     let art = Artifacts::new(sandbox.path().join("art"));

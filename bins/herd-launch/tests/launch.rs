@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use herd_e2e::cli::Run;
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_herd-launch");
@@ -27,12 +28,6 @@ fn support(name: &str) -> String {
 struct Env {
     dir: tempfile::TempDir,
     vars: Vec<(String, String)>,
-}
-
-struct Run {
-    code: i32,
-    json: Value,
-    stderr: String,
 }
 
 impl Env {
@@ -81,34 +76,16 @@ impl Env {
     }
 
     fn run(&self, args: &[&str], request: &Value) -> Run {
-        use std::io::Write;
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "the test runs the binary under test"
-        )]
-        let mut child = std::process::Command::new(BIN)
-            .args(args)
-            .env_clear()
-            .envs(self.vars.iter().map(|(k, v)| (k, v)))
-            .current_dir(self.work())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
         // A command that does not read its stdin (send, resume) may have closed it already.
-        let _ = child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(request.to_string().as_bytes());
-        let out = child.wait_with_output().unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            json: serde_json::from_str(&stdout).unwrap_or(Value::String(stdout)),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        let mut cmd = herd_e2e::cli::command(BIN)
+            .args(args.iter().copied())
+            .env_clear()
+            .cwd(self.work())
+            .stdin_bytes(request.to_string());
+        for (k, v) in &self.vars {
+            cmd = cmd.env(k, v);
         }
+        herd_e2e::cli::run(&cmd)
     }
 
     /// `herd-launch spawn --request - --json` with the exec runner running the test child.
@@ -204,8 +181,8 @@ fn process_launch_records_everything_and_the_identity_is_the_runners_own() {
         &request,
         &["--wait", "release", "--done", "--exit", "3"],
     );
-    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
-    let ack = &run.json;
+    assert_eq!(run.code, 0, "{run}");
+    let ack = &run.json();
     assert_eq!(ack["status"], "launched");
     assert_eq!(ack["surface"], "process");
     assert_eq!(ack["runner"], "exec");
@@ -436,13 +413,14 @@ fn every_request_rule_is_refused_before_anything_is_created() {
     ];
     for (rule, request, field) in cases {
         let run = env.run(&pi, &request);
-        assert_eq!(run.code, 2, "{rule}: {} {}", run.json, run.stderr);
+        assert_eq!(run.code, 2, "{rule}: {run}");
         assert_eq!(
-            run.json["error"]["code"], "invalid_request",
+            run.json()["error"]["code"],
+            "invalid_request",
             "{rule}: {}",
-            run.json
+            run.json()
         );
-        assert_eq!(run.json["error"]["field"], field, "{rule}: {}", run.json);
+        assert_eq!(run.json()["error"]["field"], field, "{rule}: {run}");
     }
     // The exec runner's own rules.
     let exec = [
@@ -457,20 +435,20 @@ fn every_request_rule_is_refused_before_anything_is_created() {
     ];
     let run = env.run(&exec, &base());
     assert_eq!(
-        (run.code, run.json["error"]["field"].as_str()),
+        (run.code, run.json()["error"]["field"].as_str()),
         (2, Some("argv")),
         "{}",
-        run.json
+        run.json()
     );
     let mut args = exec.to_vec();
     args.extend(["--", "true"]);
     for field in ["model", "thinking", "tools", "skills"] {
         let run = env.run(&args, &with(field, "x".into()));
         assert_eq!(
-            (run.code, run.json["error"]["field"].as_str()),
+            (run.code, run.json()["error"]["field"].as_str()),
             (2, Some(field)),
             "{}",
-            run.json
+            run.json()
         );
     }
     let run = env.run(
@@ -487,10 +465,10 @@ fn every_request_rule_is_refused_before_anything_is_created() {
         &base(),
     );
     assert_eq!(
-        (run.code, run.json["error"]["field"].as_str()),
+        (run.code, run.json()["error"]["field"].as_str()),
         (2, Some("argv")),
         "{}",
-        run.json
+        run.json()
     );
     assert!(
         env.run_ids().is_empty(),
@@ -509,10 +487,10 @@ fn accept_is_refused_for_a_role_that_does_not_exit_by_itself() {
         &request,
     );
     assert_eq!(
-        (run.code, run.json["error"]["field"].as_str()),
+        (run.code, run.json()["error"]["field"].as_str()),
         (2, Some("accept")),
         "{}",
-        run.json
+        run.json()
     );
     // The same role without accept is an interactive child: it needs a terminal.
     let request = serde_json::json!({"name": "p", "task": "t", "agent": "planner"});
@@ -521,10 +499,10 @@ fn accept_is_refused_for_a_role_that_does_not_exit_by_itself() {
         &request,
     );
     assert_eq!(
-        (run.code, run.json["error"]["field"].as_str()),
+        (run.code, run.json()["error"]["field"].as_str()),
         (2, Some("surface")),
         "{}",
-        run.json
+        run.json()
     );
     assert!(env.run_ids().is_empty());
 }
@@ -551,8 +529,8 @@ fn twenty_concurrent_spawns_collide_in_nothing() {
     let mut sessions = HashSet::new();
     let mut scripts = HashSet::new();
     for run in &runs {
-        assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
-        let id = run.json["run_id"].as_str().unwrap().to_owned();
+        assert_eq!(run.code, 0, "{run}");
+        let id = run.json()["run_id"].as_str().unwrap().to_owned();
         let record = env.record(&id);
         assert!(ids.insert(id.clone()));
         assert!(sessions.insert(record["session_file"].as_str().unwrap().to_owned()));
@@ -622,11 +600,12 @@ fn tmux_launch_places_a_pane_that_keeps_its_sentinel() {
         &serde_json::json!({"name": "pane child", "task": "t"}),
         &["--done", "--exit", "4"],
     );
-    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
-    assert_eq!(run.json["surface"], "tmux");
-    let pane = run.json["pane_id"].as_str().unwrap().to_owned();
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(run.json()["surface"], "tmux");
+    let pane = run.json()["pane_id"].as_str().unwrap().to_owned();
     assert!(pane.starts_with('%') && pane != tmux.pane, "{pane}");
-    let run_id = run.json["run_id"].as_str().unwrap();
+    let run_doc = run.json();
+    let run_id = run_doc["run_id"].as_str().unwrap();
     let record = env.record(run_id);
     assert_eq!(
         record["pane"]["socket"].as_str().unwrap(),
@@ -676,8 +655,8 @@ fn twenty_concurrent_tmux_spawns_get_their_own_panes() {
     });
     let mut panes = HashSet::new();
     for run in &runs {
-        assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
-        assert!(panes.insert(run.json["pane_id"].as_str().unwrap().to_owned()));
+        assert_eq!(run.code, 0, "{run}");
+        assert!(panes.insert(run.json()["pane_id"].as_str().unwrap().to_owned()));
     }
     assert_eq!(panes.len(), 20);
 }
@@ -702,17 +681,18 @@ fn a_hanging_tmux_is_an_uncertain_launch_within_the_budget() {
         "{:?}",
         started.elapsed()
     );
-    assert_eq!(run.code, 3, "{} {}", run.json, run.stderr);
-    assert_eq!(run.json["status"], "uncertain");
-    let failure = run.json["launch_failure"].as_str().unwrap();
-    assert!(failure.contains("did not answer"), "{}", run.json);
+    assert_eq!(run.code, 3, "{run}");
+    assert_eq!(run.json()["status"], "uncertain");
+    let run_doc = run.json();
+    let failure = run_doc["launch_failure"].as_str().unwrap();
+    assert!(failure.contains("did not answer"), "{run}");
     assert!(
         failure.starts_with("pane placement (its budget is 1500 ms): "),
         "the failure names the operation and its budget: {}",
-        run.json
+        run.json()
     );
     assert_eq!(
-        env.record(run.json["run_id"].as_str().unwrap())["status"],
+        env.record(run.json()["run_id"].as_str().unwrap())["status"],
         "uncertain"
     );
 }
@@ -740,19 +720,20 @@ fn a_definite_failure_tries_the_next_model_and_reports_every_attempt() {
         &["spawn", "--request", "-", "--json", "--surface", "tmux"],
         &request,
     );
-    assert_eq!(run.code, 4, "{} {}", run.json, run.stderr);
-    assert_eq!(run.json["status"], "failed");
-    assert_eq!(run.json["model"], "p/two");
-    assert_eq!(run.json["failed_attempts"][0]["model"], "p/one");
+    assert_eq!(run.code, 4, "{run}");
+    assert_eq!(run.json()["status"], "failed");
+    assert_eq!(run.json()["model"], "p/two");
+    assert_eq!(run.json()["failed_attempts"][0]["model"], "p/one");
     assert!(
-        run.json["launch_failure"]
+        run.json()["launch_failure"]
             .as_str()
             .unwrap()
             .contains("no space for new pane"),
         "{}",
-        run.json
+        run.json()
     );
-    let first = run.json["failed_attempts"][0]["run_id"].as_str().unwrap();
+    let run_doc = run.json();
+    let first = run_doc["failed_attempts"][0]["run_id"].as_str().unwrap();
     assert_eq!(env.record(first)["status"], "failed");
     assert_eq!(env.run_ids().len(), 2, "each attempt is a run of its own");
 }
@@ -783,14 +764,15 @@ fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
         &["spawn", "--request", "-", "--json", "--surface", "process"],
         &request,
     );
-    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
-    assert_eq!(run.json["model"], "fake/fast");
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(run.json()["model"], "fake/fast");
     assert_eq!(
-        run.json["fallback_models"],
+        run.json()["fallback_models"],
         serde_json::json!(["fake/slow"])
     );
-    let run_id = run.json["run_id"].as_str().unwrap();
-    let session = run.json["session_file"].as_str().unwrap().to_owned();
+    let run_doc = run.json();
+    let run_id = run_doc["run_id"].as_str().unwrap();
+    let session = run.json()["session_file"].as_str().unwrap().to_owned();
     assert!(
         session.starts_with(agent_dir.join("sessions").to_str().unwrap()),
         "{session}"
@@ -882,15 +864,15 @@ fn a_roles_fork_without_a_parent_session_starts_fresh_and_an_explicit_one_explai
         &args,
         &serde_json::json!({"name": "F", "task": "t", "agent": "forker"}),
     );
-    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
+    assert_eq!(run.code, 0, "{run}");
     assert!(
-        run.json["diagnostics"]
+        run.json()["diagnostics"]
             .as_array()
             .unwrap()
             .iter()
             .any(|d| d.as_str().unwrap().contains("the child starts fresh")),
         "{}",
-        run.json
+        run.json()
     );
     let argv = eventually("pi's argv", || read(env.work().join("pi.argv")));
     assert!(
@@ -901,15 +883,15 @@ fn a_roles_fork_without_a_parent_session_starts_fresh_and_an_explicit_one_explai
         &args,
         &serde_json::json!({"name": "G", "task": "t", "agent": "forker", "fork": true}),
     );
-    assert_eq!(run.code, 2, "{}", run.json);
-    assert_eq!(run.json["error"]["field"], "fork");
+    assert_eq!(run.code, 2, "{run}");
+    assert_eq!(run.json()["error"]["field"], "fork");
     assert!(
-        run.json["error"]["message"]
+        run.json()["error"]["message"]
             .as_str()
             .unwrap()
             .contains("no parent session"),
         "{}",
-        run.json
+        run.json()
     );
 }
 
@@ -942,9 +924,9 @@ fn a_fork_gets_the_raw_task_and_the_parents_conversation() {
         "process",
     ];
     let run = env.run(&args, &request);
-    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
+    assert_eq!(run.code, 0, "{run}");
     assert_eq!(
-        run.json["artifacts"].as_str().unwrap(),
+        run.json()["artifacts"].as_str().unwrap(),
         env.dir.path().join("artifacts/parent-1").to_str().unwrap()
     );
     let argv = eventually("pi's argv", || read(env.work().join("pi.argv")));
@@ -956,7 +938,7 @@ fn a_fork_gets_the_raw_task_and_the_parents_conversation() {
     );
     assert!(task.trim_end().ends_with("```"), "{argv}");
     assert!(!argv.contains("dropped"));
-    let session = read(run.json["session_file"].as_str().unwrap()).unwrap();
+    let session = read(run.json()["session_file"].as_str().unwrap()).unwrap();
     let lines: Vec<Value> = session
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -976,11 +958,11 @@ fn a_persistent_specialist_takes_one_task_at_a_time() {
     let env = Env::new();
     let request = serde_json::json!({"name": "keeper", "task": "first task", "persistent": true});
     let run = env.spawn_exec("process", &request, &["--persistent", "--wait", "go"]);
-    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
-    let run_id = run.json["run_id"].as_str().unwrap().to_owned();
-    let ids = &run.json["persistent_ids"];
+    assert_eq!(run.code, 0, "{run}");
+    let run_id = run.json()["run_id"].as_str().unwrap().to_owned();
+    let ids = &run.json()["persistent_ids"];
     let first_task = ids["task_id"].as_str().unwrap().to_owned();
-    let session = run.json["session_file"].as_str().unwrap().to_owned();
+    let session = run.json()["session_file"].as_str().unwrap().to_owned();
     let ledger = || read(format!("{session}.ledger")).unwrap_or_default();
     assert!(
         ledger().contains(&format!("\"task\":\"{first_task}\""))
@@ -996,8 +978,8 @@ fn a_persistent_specialist_takes_one_task_at_a_time() {
     };
     eventually("the child to start", || read(env.work().join("child.pid")));
     let busy = send("second task");
-    assert_eq!(busy.code, 7, "{} {}", busy.json, busy.stderr);
-    assert_eq!(busy.json["error"]["code"], "conflict");
+    assert_eq!(busy.code, 7, "{busy}");
+    assert_eq!(busy.json()["error"]["code"], "conflict");
     assert!(ledger().contains("\"rejected-busy\""), "{}", ledger());
     assert!(!Path::new(&format!("{session}.task-inbox.000000000001.json")).exists());
 
@@ -1007,15 +989,15 @@ fn a_persistent_specialist_takes_one_task_at_a_time() {
         read(format!("{session}.tasks")).filter(|t| t.contains(&first_task))
     });
     let sent = send("second task");
-    assert_eq!(sent.code, 0, "{} {}", sent.json, sent.stderr);
-    let second = sent.json["task_id"].as_str().unwrap().to_owned();
+    assert_eq!(sent.code, 0, "{sent}");
+    let second = sent.json()["task_id"].as_str().unwrap().to_owned();
     let log = eventually("the child to take the task", || {
         read(env.work().join("tasks.log")).filter(|l| l.contains(&second))
     });
     assert!(log.contains("second task"), "{log}");
     // It works on it until released, so it is busy again.
     let again = send("third task");
-    assert_eq!(again.code, 7, "{}", again.json);
+    assert_eq!(again.code, 7, "{again}");
     std::fs::write(env.work().join(format!("go.{second}")), "").unwrap();
     eventually("the second task's event", || {
         read(format!("{session}.tasks")).filter(|t| t.contains(&second))
@@ -1030,19 +1012,19 @@ fn a_persistent_specialist_takes_one_task_at_a_time() {
     .unwrap();
     assert_eq!(exit_code(&env, &run_id), 0);
     let refused = send("late task");
-    assert_eq!(refused.code, 2, "{}", refused.json);
+    assert_eq!(refused.code, 2, "{refused}");
     // Not a persistent run at all.
     let plain = env.spawn_exec(
         "process",
         &serde_json::json!({"name": "plain", "task": "t"}),
         &[],
     );
-    let plain_id = plain.json["run_id"].as_str().unwrap().to_owned();
+    let plain_id = plain.json()["run_id"].as_str().unwrap().to_owned();
     let not = env.run(
         &["send", "--run", &plain_id, "--message", "x", "--json"],
         &Value::Null,
     );
-    assert_eq!(not.code, 2, "{}", not.json);
+    assert_eq!(not.code, 2, "{not}");
 }
 
 #[test]
@@ -1057,9 +1039,9 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
         &["spawn", "--request", "-", "--json", "--surface", "process"],
         &request,
     );
-    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
-    let session = run.json["session_file"].as_str().unwrap().to_owned();
-    let first_run = run.json["run_id"].as_str().unwrap().to_owned();
+    assert_eq!(run.code, 0, "{run}");
+    let session = run.json()["session_file"].as_str().unwrap().to_owned();
+    let first_run = run.json()["run_id"].as_str().unwrap().to_owned();
     assert_eq!(exit_code(&env, &first_run), 0);
     // Pi creates the session file; the stand-in does not, so give it the header Pi writes.
     std::fs::write(
@@ -1083,9 +1065,9 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
         "--json",
     ];
     let run = env.run(&resume, &Value::Null);
-    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
-    assert_eq!(run.json["name"], "Resume");
-    assert_eq!(run.json["session_file"].as_str().unwrap(), session);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(run.json()["name"], "Resume");
+    assert_eq!(run.json()["session_file"].as_str().unwrap(), session);
     let argv = eventually("pi's argv", || read(env.work().join("pi.argv")));
     let argv: Vec<&str> = argv.lines().collect();
     let tools = argv[argv.iter().position(|a| *a == "--tools").unwrap() + 1];
@@ -1096,7 +1078,7 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
     );
     let message = argv.last().unwrap().strip_prefix('@').unwrap();
     assert_eq!(read(message).unwrap(), "carry on\n");
-    let resumed = run.json["run_id"].as_str().unwrap().to_owned();
+    let resumed = run.json()["run_id"].as_str().unwrap().to_owned();
     assert_eq!(exit_code(&env, &resumed), 0);
 
     // A refused resume changes nothing, not even a stale identity record it would replace.
@@ -1115,7 +1097,7 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
         "--json",
     ];
     let run = env.run(&empty, &Value::Null);
-    assert_eq!(run.code, 2, "{}", run.json);
+    assert_eq!(run.code, 2, "{run}");
     assert_eq!(read(&identity_file).unwrap(), stale.to_string());
 
     // Fails closed: a changed policy, a managed-worktree owner, no policy at all.
@@ -1124,8 +1106,8 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
     let check = |env: &Env, text: &str| {
         std::fs::write(&policy_file, text).unwrap();
         let run = env.run(&resume, &Value::Null);
-        assert_eq!(run.code, 2, "{text}: {}", run.json);
-        run.json["error"]["message"].as_str().unwrap().to_owned()
+        assert_eq!(run.code, 2, "{text}: {run}");
+        run.json()["error"]["message"].as_str().unwrap().to_owned()
     };
     let widened = policy.replace("[\"read\",\"grep\"]", "[\"read\",\"grep\",\"bash\"]");
     assert!(check(&env, &widened).contains("policyHash"));
@@ -1159,14 +1141,14 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
     assert!(check(&env, "{\"version\":2,\"owner\":\"workflow\"}").contains("owner"));
     std::fs::remove_file(&policy_file).unwrap();
     let run = env.run(&resume, &Value::Null);
-    assert_eq!(run.code, 2, "{}", run.json);
+    assert_eq!(run.code, 2, "{run}");
     assert!(
-        run.json["error"]["message"]
+        run.json()["error"]["message"]
             .as_str()
             .unwrap()
             .contains("start a new subagent"),
         "{}",
-        run.json
+        run.json()
     );
 }
 
@@ -1176,35 +1158,11 @@ fn repo_env() -> (Env, String) {
     let mut env = Env::new();
     let repo = env.work().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
-    let git = |args: &[&str]| {
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "the test builds its own git repository"
-        )]
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&repo)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
-    git(&["init", "-q", "-b", "main"]);
-    std::fs::write(repo.join("README"), "hi\n").unwrap();
-    git(&["add", "README"]);
-    git(&["commit", "-q", "-m", "first"]);
-    git(&["branch", "taken"]);
-    let head = git(&["rev-parse", "HEAD"]).trim().to_owned();
+    let sb = herd_e2e::git::Sandbox::new();
+    sb.git(&repo, ["init", "-q", "-b", "main"]);
+    sb.write(&repo, "README", "hi\n");
+    let head = sb.commit_all(&repo, "first");
+    sb.git(&repo, ["branch", "taken"]);
     let root = env.dir.path().join("managed");
     env.set("HERD_WORKTREE_ROOT", root.to_string_lossy());
     env.set("GIT_CONFIG_GLOBAL", "/dev/null");
@@ -1215,9 +1173,9 @@ fn repo_env() -> (Env, String) {
 /// `run` was refused as an invalid request naming `field` (exit 2), and nothing was written: no
 /// file in the artifacts directory, no managed checkout.
 fn assert_refused_with_nothing_written(env: &Env, run: &Run, rule: &str, field: &str) {
-    assert_eq!(run.code, 2, "{rule}: {} {}", run.json, run.stderr);
-    assert_eq!(run.json["error"]["code"], "invalid_request", "{rule}");
-    assert_eq!(run.json["error"]["field"], field, "{rule}: {}", run.json);
+    assert_eq!(run.code, 2, "{rule}: {run}");
+    assert_eq!(run.json()["error"]["code"], "invalid_request", "{rule}");
+    assert_eq!(run.json()["error"]["field"], field, "{rule}: {run}");
     assert_eq!(
         files_under(&env.art()),
         Vec::<PathBuf>::new(),
@@ -1316,9 +1274,9 @@ fn a_late_refusal_exits_2_and_changes_nothing() {
         &["spawn", "--request", ".", "--json", "--surface", "process"],
         &Value::Null,
     );
-    assert_eq!(run.code, 2, "{} {}", run.json, run.stderr);
-    assert_eq!(run.json["error"]["code"], "invalid_request");
-    assert_eq!(run.json["error"]["field"], "request");
+    assert_eq!(run.code, 2, "{run}");
+    assert_eq!(run.json()["error"]["code"], "invalid_request");
+    assert_eq!(run.json()["error"]["field"], "request");
     assert_eq!(files_under(&env.art()), Vec::<PathBuf>::new());
 }
 
@@ -1328,13 +1286,14 @@ fn a_worktree_launch_runs_the_child_in_a_new_managed_checkout() {
     let root = env.dir.path().join("managed");
     let request = serde_json::json!({"name": "Ticket 1", "task": "t", "cwd": "repo", "worktree": {"branch": "ticket/1"}});
     let run = env.spawn_exec("process", &request, &["--done"]);
-    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
-    let wt = &run.json["worktree"];
+    assert_eq!(run.code, 0, "{run}");
+    let wt = &run.json()["worktree"];
     assert_eq!(wt["branch"], "ticket/1");
     assert_eq!(wt["base_sha"], head.as_str());
     let path = PathBuf::from(wt["path"].as_str().unwrap());
     assert!(path.starts_with(&root), "{}", path.display());
-    let run_id = run.json["run_id"].as_str().unwrap();
+    let run_doc = run.json();
+    let run_id = run_doc["run_id"].as_str().unwrap();
     assert_eq!(exit_code(&env, run_id), 0);
     // The child ran in the worktree.
     assert!(path.join("child.pid").exists());
@@ -1349,7 +1308,8 @@ fn a_worktree_launch_runs_the_child_in_a_new_managed_checkout() {
     .unwrap();
     assert_eq!(manifest["state"], "running");
     assert_eq!(manifest["branch"], "ticket/1");
-    let session = run.json["session_file"].as_str().unwrap();
+    let run_doc = run.json();
+    let session = run_doc["session_file"].as_str().unwrap();
     let policy: Value =
         serde_json::from_str(&read(format!("{session}.pi-herdr-subagent-policy.json")).unwrap())
             .unwrap();
@@ -1369,27 +1329,27 @@ fn a_fallback_launch_takes_the_next_model_of_an_earlier_run() {
         &["spawn", "--request", "-", "--json", "--surface", "process"],
         &request,
     );
-    assert_eq!(first.code, 0, "{} {}", first.json, first.stderr);
-    assert_eq!(first.json["model"], "p/one");
-    let first_id = first.json["run_id"].as_str().unwrap().to_owned();
+    assert_eq!(first.code, 0, "{first}");
+    assert_eq!(first.json()["model"], "p/one");
+    let first_id = first.json()["run_id"].as_str().unwrap().to_owned();
     let second = env.run(
         &["spawn", "--fallback-of", &first_id, "--json"],
         &Value::Null,
     );
-    assert_eq!(second.code, 0, "{} {}", second.json, second.stderr);
-    assert_eq!(second.json["model"], "p/two");
-    assert_eq!(second.json["surface"], "process");
-    let record = env.record(second.json["run_id"].as_str().unwrap());
+    assert_eq!(second.code, 0, "{second}");
+    assert_eq!(second.json()["model"], "p/two");
+    assert_eq!(second.json()["surface"], "process");
+    let record = env.record(second.json()["run_id"].as_str().unwrap());
     assert!(record.get("fallback_models").is_none(), "{record}");
     assert_eq!(record["attempted_models"], serde_json::json!(["p/one"]));
     // No candidate is left after the last one.
-    let second_id = second.json["run_id"].as_str().unwrap().to_owned();
+    let second_id = second.json()["run_id"].as_str().unwrap().to_owned();
     let third = env.run(
         &["spawn", "--fallback-of", &second_id, "--json"],
         &Value::Null,
     );
-    assert_eq!(third.code, 2, "{}", third.json);
-    assert_eq!(third.json["error"]["field"], "fallback_of");
+    assert_eq!(third.code, 2, "{third}");
+    assert_eq!(third.json()["error"]["field"], "fallback_of");
 }
 
 #[test]
@@ -1400,8 +1360,9 @@ fn a_tree_that_ignores_sigterm_is_killed_whole_before_its_close_is_confirmed() {
         &serde_json::json!({"name": "stubborn", "task": "t"}),
         &["--ignore-term", "--grandchild", "--hang"],
     );
-    assert_eq!(run.code, 0, "{} {}", run.json, run.stderr);
-    let run_id = run.json["run_id"].as_str().unwrap();
+    assert_eq!(run.code, 0, "{run}");
+    let run_doc = run.json();
+    let run_id = run_doc["run_id"].as_str().unwrap();
     let child: u32 = eventually("the child's pid", || {
         read(env.work().join("child.pid"))?.trim().parse().ok()
     });

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use herd_core::subprocess::{self, Command, Keep, Output};
+use herd_e2e::cli::{self, Run};
 use herd_e2e::proc::{process_alive, signal_pid};
 use herd_e2e::wait::wait_for;
 use serde_json::Value;
@@ -18,14 +18,9 @@ fn watch_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_herd-watch"))
 }
 
+/// herd-launch of this build (the test kit says how to build it when it is missing).
 fn launch_bin() -> PathBuf {
-    let path = subprocess::sibling_binary("herd-launch");
-    assert!(
-        path.exists(),
-        "{} is missing: run the tests with `cargo test --workspace`",
-        path.display()
-    );
-    path
+    herd_e2e::bin("herd-launch")
 }
 
 /// A scratch artifacts directory and working directory.
@@ -51,15 +46,14 @@ impl Env {
     }
 
     /// Runs `tmux -S <this environment's socket> ARGS`.
-    fn tmux_cmd(&self, args: &[&str]) -> Output {
+    fn tmux_cmd(&self, args: &[&str]) -> Run {
         let (_, socket) = self.tmux.as_ref().expect("a tmux environment");
-        subprocess::run(
-            &Command::new("tmux", Duration::from_secs(5))
+        cli::run(
+            &cli::within("tmux", Duration::from_secs(5))
                 .arg("-S")
                 .arg(socket)
-                .args(args),
+                .args(args.iter().copied()),
         )
-        .unwrap()
     }
 
     /// The pane a run's record names.
@@ -97,10 +91,10 @@ impl Env {
         args: &[&str],
         extra_env: &[(&str, &str)],
         budget: Duration,
-    ) -> Output {
+    ) -> Run {
         let mut cmd = match self.umask {
-            None => Command::new(program, budget),
-            Some(umask) => Command::new("sh", budget)
+            None => cli::within(program, budget),
+            Some(umask) => cli::within("sh", budget)
                 .args(["-c", "umask \"$0\" && exec \"$@\""])
                 .arg(umask)
                 .arg(program),
@@ -110,15 +104,14 @@ impl Env {
             .arg(self.art())
             .args(args)
             .cwd(self.dir.path())
-            .grace(Duration::from_millis(200))
-            .stdout_cap(16 * 1024 * 1024, Keep::Head);
+            .grace(Duration::from_millis(200));
         for (k, v) in &self.extra {
             cmd = cmd.env(k, v);
         }
         for (k, v) in extra_env {
             cmd = cmd.env(k, v);
         }
-        subprocess::run(&cmd).unwrap()
+        cli::try_run(&cmd)
     }
 
     /// Launches a child running `script` under `sh -c`; returns its run id.
@@ -144,8 +137,8 @@ impl Env {
         ];
         args.extend_from_slice(rest);
         let out = self.run(&launch_bin(), &args, &[], Duration::from_secs(30));
-        let ack: Value = serde_json::from_slice(&out.stdout.bytes)
-            .unwrap_or_else(|_| panic!("spawn: {}\n{}", out.stdout.text(), out.stderr.text()));
+        let ack: Value = serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|_| panic!("spawn: {}\n{}", out.stdout, out.stderr));
         assert_eq!(ack["status"], "launched", "{ack}");
         ack["run_id"].as_str().unwrap().to_owned()
     }
@@ -156,12 +149,8 @@ impl Env {
 
     fn watch_env(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, Value, String) {
         let out = self.run(&watch_bin(), args, env, Duration::from_secs(60));
-        let doc = serde_json::from_slice(&out.stdout.bytes).unwrap_or(Value::Null);
-        (
-            out.code.unwrap_or(-1),
-            doc,
-            out.stdout.text().into_owned() + &out.stderr.text(),
-        )
+        let doc = serde_json::from_str(&out.stdout).unwrap_or(Value::Null);
+        (out.code, doc, out.stdout.clone() + &out.stderr)
     }
 
     fn record(&self, run_id: &str) -> Value {
@@ -398,7 +387,7 @@ fn a_time_limit_is_only_for_the_exec_runner() {
         &[],
         Duration::from_secs(30),
     );
-    assert_eq!(out.code, Some(2), "{}", out.stdout.text());
+    assert_eq!(out.code, 2, "{}", out.stdout);
     assert!(!env.art().join("runs").exists(), "nothing was written");
 }
 
@@ -464,7 +453,7 @@ fn sigkill_at_every_crash_point_still_delivers_exactly_once() {
             Some(libc::SIGKILL),
             "{point}: herd-watch reached the point and died there"
         );
-        let mut emitted = result_events(&first.stdout.text(), &id);
+        let mut emitted = result_events(&first.stdout, &id);
         // Restart as many times as it takes (each run ends when nothing is left to deliver).
         for _ in 0..3 {
             let again = env.run(
@@ -473,8 +462,8 @@ fn sigkill_at_every_crash_point_still_delivers_exactly_once() {
                 &[],
                 Duration::from_secs(60),
             );
-            assert_eq!(again.code, Some(0), "{point}: {}", again.stderr.text());
-            emitted += result_events(&again.stdout.text(), &id);
+            assert_eq!(again.code, 0, "{point}: {}", again.stderr);
+            emitted += result_events(&again.stdout, &id);
         }
         assert_eq!(emitted, 1, "{point}: one result event in total");
         let ledger = std::fs::read_to_string(env.art().join("outcomes.jsonl")).unwrap_or_default();
@@ -494,8 +483,8 @@ fn fifty_children_under_one_follow_give_fifty_results() {
         &[],
         Duration::from_secs(120),
     );
-    assert_eq!(out.code, Some(0), "{}", out.stderr.text());
-    let stdout = out.stdout.text();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let stdout = out.stdout;
     for (i, id) in ids.iter().enumerate() {
         assert_eq!(result_events(&stdout, id), 1, "child {i}");
     }
@@ -530,7 +519,7 @@ fn cancel_confirms_and_delivers_one_cancelled_result() {
         &[],
         Duration::from_secs(60),
     );
-    assert_eq!(result_events(&out.stdout.text(), &id), 1);
+    assert_eq!(result_events(&out.stdout, &id), 1);
     let result: Value = serde_json::from_slice(
         &std::fs::read(env.art().join(format!("runs/{id}.result.json"))).unwrap(),
     )
@@ -718,10 +707,9 @@ fn a_provider_error_launches_the_next_model_and_one_result_names_both() {
         &[],
         Duration::from_secs(60),
     );
-    assert_eq!(out.code, Some(0), "{}", out.stderr.text());
+    assert_eq!(out.code, 0, "{}", out.stderr);
     let events: Vec<Value> = out
         .stdout
-        .text()
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
@@ -782,12 +770,12 @@ fn a_provider_error_launches_the_next_model_and_one_result_names_both() {
         .collect();
     assert!(!ids.contains(&first.as_str()), "{status}");
     let doctor = env.run(
-        &subprocess::sibling_binary("herd-cleanup"),
+        &herd_e2e::bin("herd-cleanup"),
         &["doctor", "--json"],
         &[],
         Duration::from_secs(60),
     );
-    let doctor: Value = serde_json::from_slice(&doctor.stdout.bytes).unwrap();
+    let doctor: Value = serde_json::from_str(&doctor.stdout).unwrap();
     assert_eq!(doctor["runs"], serde_json::json!([]), "{doctor}");
 }
 
@@ -813,7 +801,7 @@ fn a_cancel_wins_over_a_pending_fallback() {
         &[],
         Duration::from_secs(60),
     );
-    let text = out.stdout.text();
+    let text = out.stdout;
     assert_eq!(result_events(&text, &first), 1, "{text}");
     assert!(
         !text.contains("next model"),
@@ -870,13 +858,13 @@ fn steering_is_delivered_queued_and_bounded() {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let out = env.tmux_cmd(&["capture-pane", "-p", "-t", &pane]);
-        if out.stdout.text().contains("check the parser first") {
+        if out.stdout.contains("check the parser first") {
             break;
         }
         assert!(
             Instant::now() < deadline,
             "the message never reached the pane: {}",
-            out.stdout.text()
+            out.stdout
         );
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -966,7 +954,7 @@ fn a_steering_message_the_pane_does_not_take_gets_a_failed_receipt_with_the_reas
     let pid = env.identity_pid(&id);
     let pane = env.pane(&id);
     let out = env.tmux_cmd(&["kill-pane", "-t", &pane]);
-    assert!(out.success(), "{}", out.stderr.text());
+    assert!(out.success(), "{}", out.stderr);
     wait_for(
         "the child gone with its pane",
         Duration::from_secs(10),
@@ -1131,8 +1119,8 @@ fn an_artifacts_directory_others_may_write_or_own_is_refused_with_nothing_writte
             "true",
         ];
         let out = env.run(&launch_bin(), &args, &[], Duration::from_secs(30));
-        let doc: Value = serde_json::from_slice(&out.stdout.bytes).unwrap_or(Value::Null);
-        assert_eq!(out.code, Some(2), "{why}: {doc}");
+        let doc: Value = serde_json::from_str(&out.stdout).unwrap_or(Value::Null);
+        assert_eq!(out.code, 2, "{why}: {doc}");
         assert_eq!(doc["error"]["code"], "invalid_request", "{why}: {doc}");
         assert_eq!(doc["error"]["field"], "--artifacts", "{why}: {doc}");
         let (code, doc, _) = env.watch(&["status", "--json"]);
@@ -1220,7 +1208,7 @@ fn a_persistent_specialist_delivers_each_task_once_and_stops() {
         &[],
         Duration::from_secs(3),
     );
-    let text = first.stdout.text();
+    let text = first.stdout;
     assert_eq!(task_results(&text).len(), 1, "{text}");
     assert_eq!(text.matches("did not issue").count(), 1, "{text}");
     let send = env.run(
@@ -1229,13 +1217,7 @@ fn a_persistent_specialist_delivers_each_task_once_and_stops() {
         &[],
         Duration::from_secs(30),
     );
-    assert_eq!(
-        send.code,
-        Some(0),
-        "{}{}",
-        send.stdout.text(),
-        send.stderr.text()
-    );
+    assert_eq!(send.code, 0, "{}{}", send.stdout, send.stderr);
     wait_for("the second task's answer", Duration::from_secs(10), || {
         std::fs::read_to_string(format!(
             "{}.tasks",
@@ -1254,8 +1236,8 @@ fn a_persistent_specialist_delivers_each_task_once_and_stops() {
         &[],
         Duration::from_secs(30),
     );
-    assert_eq!(last.code, Some(0), "{}", last.stderr.text());
-    let text = last.stdout.text();
+    assert_eq!(last.code, 0, "{}", last.stderr);
+    let text = last.stdout;
     let tasks = task_results(&text);
     assert_eq!(tasks.len(), 1, "only the second task is new: {text}");
     assert!(text.contains("answered"), "{text}");
@@ -1315,9 +1297,9 @@ fn a_stop_that_cannot_be_published_fails_retryably_and_the_next_one_stops() {
         &[],
         Duration::from_secs(60),
     );
-    let text = out.stdout.text().into_owned() + &out.stderr.text();
-    let doc: Value = serde_json::from_slice(&out.stdout.bytes).unwrap_or(Value::Null);
-    assert_eq!(out.code, Some(4), "{text}");
+    let text = out.stdout.clone() + &out.stderr;
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(out.code, 4, "{text}");
     assert_eq!(doc["status"], "stop-failed", "{doc}");
     assert!(
         doc["error"].as_str().is_some_and(|e| !e.is_empty()),
@@ -1365,7 +1347,7 @@ fn an_exit_after_a_failed_stop_is_one_stopped_result() {
         &[],
         Duration::from_secs(60),
     );
-    assert_eq!(out.code, Some(4), "{}", out.stdout.text());
+    assert_eq!(out.code, 4, "{}", out.stdout);
     // The ledger line cannot be written by that herd-watch either; the parent records it.
     if !ledger_outcomes(&session).contains(&"stop-failed".to_owned()) {
         use herd_protocol::persistent::{At, LedgerLine, Outcome};
@@ -1388,7 +1370,7 @@ fn an_exit_after_a_failed_stop_is_one_stopped_result() {
         &[],
         Duration::from_secs(40),
     );
-    let text = out.stdout.text();
+    let text = out.stdout;
     let end = run_end(&text);
     assert_eq!(end["details"]["stopped"], true, "{text}");
     let message = end["message"].as_str().unwrap();
@@ -1446,12 +1428,8 @@ fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
         &[],
         Duration::from_secs(30),
     );
-    assert_eq!(send.code, Some(2), "{}", send.stdout.text());
-    assert!(
-        send.stdout.text().contains("stopping"),
-        "{}",
-        send.stdout.text()
-    );
+    assert_eq!(send.code, 2, "{}", send.stdout);
+    assert!(send.stdout.contains("stopping"), "{}", send.stdout);
     // Killed after its unconfirmed stop, it is gone after a stop directive: stopped, once.
     kill(pid);
     let out = env.run(
@@ -1460,7 +1438,7 @@ fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
         &[],
         Duration::from_secs(40),
     );
-    let text = out.stdout.text();
+    let text = out.stdout;
     let end = run_end(&text);
     assert_eq!(end["details"]["stopped"], true, "{text}");
     assert!(
@@ -1559,7 +1537,7 @@ fn an_unconfirmed_stop_is_stalled_and_its_late_exit_is_one_stopped_result() {
         &[],
         Duration::from_secs(2),
     );
-    assert!(first.stdout.text().contains("first task done"));
+    assert!(first.stdout.contains("first task done"));
     let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
     assert_eq!(code, 3, "{text}");
     assert_eq!(doc["status"], "stop-unconfirmed", "{doc}");
@@ -1577,8 +1555,8 @@ fn an_unconfirmed_stop_is_stalled_and_its_late_exit_is_one_stopped_result() {
         &[],
         Duration::from_secs(30),
     );
-    assert_eq!(send.code, Some(2), "{}", send.stdout.text());
-    assert!(send.stdout.text().contains("stopping"));
+    assert_eq!(send.code, 2, "{}", send.stdout);
+    assert!(send.stdout.contains("stopping"));
     assert!(Path::new(&format!("{session}.tasks")).exists());
     assert!(!ledger_outcomes(&session).contains(&"stopped".to_owned()));
     // Its exit, confirmed after the deadline: one terminal stopped result and one stopped line.
@@ -1588,8 +1566,8 @@ fn an_unconfirmed_stop_is_stalled_and_its_late_exit_is_one_stopped_result() {
         &[],
         Duration::from_secs(40),
     );
-    assert_eq!(last.code, Some(0), "{}", last.stderr.text());
-    let text = last.stdout.text();
+    assert_eq!(last.code, 0, "{}", last.stderr);
+    let text = last.stdout;
     assert_eq!(result_events(&text, &id), 1, "{text}");
     // The follower hears of the unconfirmed stop once: the stop attempt's timeout notice.
     assert_eq!(
@@ -1631,7 +1609,6 @@ fn no_progress_is_a_notice_never_a_kill() {
     );
     let notices: Vec<Value> = out
         .stdout
-        .text()
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["event"] == "notice" && v["run_id"] == id.as_str())
@@ -1672,7 +1649,7 @@ fn a_cancel_during_acquisition_ends_the_owner_once_acquired() {
     assert!(
         !out.success(),
         "the pane {pane} is still there: {}",
-        out.stdout.text()
+        out.stdout
     );
     let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
     assert_eq!(code, 5, "{text}");
@@ -1728,7 +1705,6 @@ fn a_watcher_started_during_the_launch_follows_the_record_as_it_fills_in() {
     });
     let labels: Vec<String> = out
         .stdout
-        .text()
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["event"] == "status")
@@ -1738,7 +1714,7 @@ fn a_watcher_started_during_the_launch_follows_the_record_as_it_fills_in() {
         labels.iter().any(|l| l == "running"),
         "the pane was reconciled once the launch named it: {labels:?}"
     );
-    assert!(out.stdout.text().contains("late report"));
+    assert!(out.stdout.contains("late report"));
 }
 
 #[test]
@@ -1787,7 +1763,6 @@ fn tmux_panes_are_reconciled_by_one_listing_per_interval() {
     );
     let running = out
         .stdout
-        .text()
         .lines()
         .filter(|l| l.contains("\"label\":\"running\""))
         .count();
@@ -1823,7 +1798,7 @@ fn a_pane_gone_without_evidence_stalls_then_fails() {
     let pid = env.identity_pid(&id);
     let pane = env.pane(&id);
     let out = env.tmux_cmd(&["kill-pane", "-t", &pane]);
-    assert!(out.success(), "{}", out.stderr.text());
+    assert!(out.success(), "{}", out.stderr);
     let out = env.run(
         &watch_bin(),
         &["follow", "--json"],
@@ -1832,7 +1807,6 @@ fn a_pane_gone_without_evidence_stalls_then_fails() {
     );
     let events: Vec<Value> = out
         .stdout
-        .text()
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
@@ -1899,7 +1873,7 @@ fn launcher_pid(env: &Env, run_id: &str) -> u32 {
 
 /// Spawns `script` on `env` in a thread, kills its herd-launch with `signal` while the pane is
 /// being acquired, and returns the run id and what herd-launch printed.
-fn launch_killed_during_acquisition(env: &Env, signal: i32, script: &str) -> (String, Output) {
+fn launch_killed_during_acquisition(env: &Env, signal: i32, script: &str) -> (String, Run) {
     std::thread::scope(|scope| {
         let spawner = scope.spawn(|| {
             let path = env.dir.path().join("req.json");
@@ -1961,10 +1935,10 @@ fn a_definite_launch_failure_settles_at_once_as_failed() {
         &[],
         Duration::from_secs(30),
     );
-    let ack: Value = serde_json::from_slice(&out.stdout.bytes).unwrap();
+    let ack: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(
         (out.code, ack["status"].as_str()),
-        (Some(4), Some("failed")),
+        (4, Some("failed")),
         "{ack}"
     );
     let id = ack["run_id"].as_str().unwrap();
@@ -1988,8 +1962,8 @@ fn a_definite_launch_failure_settles_at_once_as_failed() {
         &[],
         Duration::from_secs(30),
     );
-    assert!(out.success(), "{}", out.stderr.text());
-    assert_eq!(result_events(&out.stdout.text(), id), 0);
+    assert!(out.success(), "{}", out.stderr);
+    assert_eq!(result_events(&out.stdout, id), 0);
     let (_, status, _) = env.watch(&["status", "--run", id, "--json"]);
     assert_eq!(status["runs"][0]["label"], "failed", "{status}");
 }
@@ -1999,21 +1973,16 @@ fn a_launch_whose_herd_launch_dies_settles_as_lost() {
     for signal in [libc::SIGKILL, libc::SIGTERM, libc::SIGABRT] {
         let env = held_tmux(false);
         let (id, launch) = launch_killed_during_acquisition(&env, signal, "echo never");
-        assert_ne!(
-            launch.code,
-            Some(0),
-            "signal {signal}: {}",
-            launch.stdout.text()
-        );
+        assert_ne!(launch.code, 0, "signal {signal}: {}", launch.stdout);
         assert_eq!(env.record(&id)["status"], "pending", "signal {signal}");
         // The doctor names the run and says what `wait` does with it, which the wait then does.
         let doctor = env.run(
-            &subprocess::sibling_binary("herd-cleanup"),
+            &herd_e2e::bin("herd-cleanup"),
             &["doctor", "--json"],
             &[],
             Duration::from_secs(60),
         );
-        let doc: Value = serde_json::from_slice(&doctor.stdout.bytes).unwrap();
+        let doc: Value = serde_json::from_str(&doctor.stdout).unwrap();
         let finding = doc["runs"]
             .as_array()
             .unwrap()
@@ -2204,11 +2173,11 @@ fn the_widget_carries_its_accent_to_a_terminal_and_not_to_a_pipe() {
         env.art().display()
     );
     let out = env.tmux_cmd(&["new-window", "-d", "-P", "-F", "#{pane_id}", &command]);
-    assert!(out.success(), "{}", out.stderr.text());
-    let pane = out.stdout.text().trim().to_owned();
+    assert!(out.success(), "{}", out.stderr);
+    let pane = out.stdout.trim().to_owned();
     let screen = wait_for("the painted widget", Duration::from_secs(20), || {
         let out = env.tmux_cmd(&["capture-pane", "-e", "-p", "-t", &pane]);
-        let text = out.stdout.text().into_owned();
+        let text = out.stdout.clone();
         text.contains("Subagents").then_some(text)
     });
     assert!(
@@ -2232,7 +2201,7 @@ fn a_specialist_that_vanishes_without_a_stop_gives_one_crash_notice() {
         &[],
         Duration::from_secs(60),
     );
-    let text = out.stdout.text();
+    let text = out.stdout;
     assert_eq!(result_events(&text, &id), 1, "{text}");
     let end: Value = text
         .lines()
@@ -2398,7 +2367,7 @@ fn a_follower_takes_on_only_the_runs_its_launcher_launched() {
         &[("PI_SUBAGENT_ID", "abc123")],
         Duration::from_secs(30),
     );
-    let ack: Value = serde_json::from_slice(&out.stdout.bytes).unwrap();
+    let ack: Value = serde_json::from_str(&out.stdout).unwrap();
     let own = ack["run_id"].as_str().unwrap().to_owned();
     assert_eq!(env.record(&own)["parent_run_id"], "abc123");
 
@@ -2454,8 +2423,9 @@ fn after_block(message: &str) -> &str {
 #[test]
 fn an_explicit_gate_asks_the_child_for_its_report_and_the_result_carries_the_verdict() {
     let env = Env::new();
-    let repo = herd_e2e::git::GitRepo::init();
-    let cwd = repo.path().to_str().unwrap();
+    let sb = herd_e2e::git::Sandbox::new();
+    let repo = sb.repo("repo");
+    let cwd = repo.to_str().unwrap();
     let id = env.spawn_gated(
         serde_json::json!({
             "name": "Gated",
@@ -2491,7 +2461,7 @@ fn an_explicit_gate_asks_the_child_for_its_report_and_the_result_carries_the_ver
         "{doc}"
     );
     // The prompt the child read named the criterion by its id.
-    let prompt = std::fs::read_to_string(repo.path().join("prompt.seen")).unwrap();
+    let prompt = std::fs::read_to_string(repo.join("prompt.seen")).unwrap();
     assert!(prompt.contains("## Acceptance"), "{prompt}");
     assert!(
         prompt.contains("- `criterion-1` (required): Keep the scope"),
@@ -2509,8 +2479,9 @@ fn an_explicit_gate_asks_the_child_for_its_report_and_the_result_carries_the_ver
 fn an_explicit_gate_that_rejects_fails_the_run_and_says_why() {
     let env = Env::new();
     // The child stages a file and says it did not: the host reads the git index itself.
-    let repo = herd_e2e::git::GitRepo::init();
-    let cwd = repo.path().to_str().unwrap();
+    let sb = herd_e2e::git::Sandbox::new();
+    let repo = sb.repo("repo");
+    let cwd = repo.to_str().unwrap();
     let id = env.spawn_gated(
         serde_json::json!({
             "name": "Stager",
@@ -2569,10 +2540,11 @@ fn an_explicit_gate_that_rejects_fails_the_run_and_says_why() {
 #[test]
 fn a_gate_on_an_unchanged_tree_is_not_run_again_and_a_changed_tree_runs_it() {
     let env = Env::new();
-    let repo = herd_e2e::git::GitRepo::init();
+    let sb = herd_e2e::git::Sandbox::new();
+    let repo = sb.repo("repo");
     // The test child leaves its prompt in its directory; that file is not the tree's.
-    std::fs::write(repo.path().join(".git/info/exclude"), "prompt.seen\n").unwrap();
-    let cwd = repo.path().to_str().unwrap();
+    std::fs::write(repo.join(".git/info/exclude"), "prompt.seen\n").unwrap();
+    let cwd = repo.to_str().unwrap();
     let counter = env.dir.path().join("gate-runs");
     let gate = format!("echo ran >> '{}'", counter.display());
     let report = r#"{"changedFiles":[],"testsAddedOrUpdated":[],"commandsRun":[{"command":"true","result":"passed"}],"validationOutput":["ok"],"residualRisks":["none"],"noStagedFiles":true}"#;
@@ -2601,7 +2573,7 @@ fn a_gate_on_an_unchanged_tree_is_not_run_again_and_a_changed_tree_runs_it() {
     assert!(gated("Second"));
     assert_eq!(runs(), 1);
     // A file of the tree changed: the command runs again.
-    repo.write("changed.txt", "new\n");
+    sb.write(&repo, "changed.txt", "new\n");
     assert!(!gated("Third"));
     assert_eq!(runs(), 2);
     assert!(gated("Fourth"));
@@ -2611,8 +2583,9 @@ fn a_gate_on_an_unchanged_tree_is_not_run_again_and_a_changed_tree_runs_it() {
 #[test]
 fn a_gate_command_verifies_in_the_childs_directory_and_a_bad_gate_is_refused() {
     let env = Env::new();
-    let repo = herd_e2e::git::GitRepo::init();
-    let cwd = repo.path().to_str().unwrap();
+    let sb = herd_e2e::git::Sandbox::new();
+    let repo = sb.repo("repo");
+    let cwd = repo.to_str().unwrap();
     let report = r#"{"changedFiles":["done.txt"],"testsAddedOrUpdated":[],"commandsRun":[{"command":"touch done.txt","result":"passed"}],"validationOutput":["done.txt exists"],"residualRisks":["none"],"noStagedFiles":true}"#;
     let id = env.spawn_gated(
         serde_json::json!({"name": "Verified", "task": "t", "cwd": cwd, "gate": "test -f done.txt"}),
@@ -2690,8 +2663,8 @@ fn a_gate_command_verifies_in_the_childs_directory_and_a_bad_gate_is_refused() {
             &[],
             Duration::from_secs(30),
         );
-        let doc: Value = serde_json::from_slice(&out.stdout.bytes).unwrap_or(Value::Null);
-        assert_eq!(out.code, Some(2), "{request}: {doc}");
+        let doc: Value = serde_json::from_str(&out.stdout).unwrap_or(Value::Null);
+        assert_eq!(out.code, 2, "{request}: {doc}");
         assert_eq!(doc["error"]["field"], field, "{request}: {doc}");
     }
     assert_eq!(
@@ -2998,8 +2971,8 @@ fn delivered_runs_leave_the_open_run_set_and_a_directory_without_one_is_indexed(
         &[],
         Duration::from_secs(60),
     );
-    assert_eq!(out.code, Some(0), "{}", out.stderr.text());
-    let stdout = out.stdout.text();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let stdout = out.stdout;
     assert_eq!(result_events(&stdout, &done), 0, "{stdout}");
     assert_eq!(result_events(&stdout, &open), 1, "{stdout}");
     assert_eq!(result_events(&stdout, &again), 1, "{stdout}");

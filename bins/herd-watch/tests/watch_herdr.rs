@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use herd_core::subprocess::{self, Command, Keep, Output};
+use herd_e2e::cli::{self, Run};
 use herd_e2e::herdr::HerdrServer;
 use herd_e2e::proc::{process_alive, signal_pid};
 use herd_e2e::wait::wait_for;
@@ -23,14 +23,9 @@ fn watch_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_herd-watch"))
 }
 
+/// herd-launch of this build (the test kit says how to build it when it is missing).
 fn launch_bin() -> PathBuf {
-    let path = subprocess::sibling_binary("herd-launch");
-    assert!(
-        path.exists(),
-        "{} is missing: run the tests with `cargo test --workspace`",
-        path.display()
-    );
-    path
+    herd_e2e::bin("herd-launch")
 }
 
 /// A server, the parent's pane, and an artifacts directory.
@@ -53,7 +48,7 @@ impl Env {
     }
 
     /// Runs a herd program as from inside the parent's pane.
-    fn run(&self, program: &Path, args: &[&str], budget: Duration) -> Output {
+    fn run(&self, program: &Path, args: &[&str], budget: Duration) -> Run {
         self.run_env(program, args, &[], budget)
     }
 
@@ -64,14 +59,13 @@ impl Env {
         args: &[&str],
         extra: &[(&str, &str)],
         budget: Duration,
-    ) -> Output {
-        let mut cmd = Command::new(program, budget)
+    ) -> Run {
+        let mut cmd = cli::within(program, budget)
             .arg("--artifacts")
             .arg(self.art())
             .args(args)
             .cwd(self.dir.path())
             .grace(Duration::from_millis(200))
-            .stdout_cap(16 * 1024 * 1024, Keep::Head)
             .env("HERD_HANG_WARNING_SECS", "0");
         for (k, v) in self.herdr.pane_vars(&self.parent) {
             cmd = cmd.env(k, v);
@@ -79,19 +73,19 @@ impl Env {
         for (k, v) in extra {
             cmd = cmd.env(k, v);
         }
-        subprocess::run(&cmd).unwrap()
+        cli::try_run(&cmd)
     }
 
     /// Launches a child running `script` under `sh -c`; returns its run id.
     fn spawn(&self, name: &str, script: &str) -> String {
         let (out, ack) = self.try_spawn(name, script, &[]);
-        assert_eq!(ack["status"], "launched", "{ack}\n{}", out.stderr.text());
+        assert_eq!(ack["status"], "launched", "{ack}\n{}", out.stderr);
         ack["run_id"].as_str().unwrap().to_owned()
     }
 
     /// Launches a child running `script` under `sh -c` with more environment `extra`; returns
     /// the outcome and the acknowledgement.
-    fn try_spawn(&self, name: &str, script: &str, extra: &[(&str, &str)]) -> (Output, Value) {
+    fn try_spawn(&self, name: &str, script: &str, extra: &[(&str, &str)]) -> (Run, Value) {
         let path = self.dir.path().join(format!("req-{name}.json"));
         let request = serde_json::json!({"name": name, "task": "the task"});
         std::fs::write(&path, request.to_string()).unwrap();
@@ -110,8 +104,8 @@ impl Env {
             script,
         ];
         let out = self.run_env(&launch_bin(), &args, extra, Duration::from_secs(90));
-        let ack: Value = serde_json::from_slice(&out.stdout.bytes)
-            .unwrap_or_else(|_| panic!("spawn: {}\n{}", out.stdout.text(), out.stderr.text()));
+        let ack: Value = serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|_| panic!("spawn: {}\n{}", out.stdout, out.stderr));
         (out, ack)
     }
 
@@ -120,10 +114,10 @@ impl Env {
         let started = Instant::now();
         let out = self.run(&watch_bin(), args, Duration::from_secs(60));
         let took = started.elapsed();
-        let doc = serde_json::from_slice(&out.stdout.bytes).unwrap_or(Value::Null);
-        let text = out.stdout.text().into_owned() + &out.stderr.text();
+        let doc = serde_json::from_str(&out.stdout).unwrap_or(Value::Null);
+        let text = out.stdout.clone() + &out.stderr;
         assert!(!out.timed_out, "herd-watch {args:?} did not end:\n{text}");
-        (out.code.unwrap_or(-1), doc, text, took)
+        (out.code, doc, text, took)
     }
 
     fn record(&self, run_id: &str) -> Value {
@@ -664,7 +658,7 @@ fn on_herdr_a_persistent_specialist_stops_and_its_pane_closes() {
         ],
         Duration::from_secs(60),
     );
-    let ack: Value = serde_json::from_slice(&out.stdout.bytes).unwrap();
+    let ack: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(ack["status"], "launched", "{ack}");
     let id = ack["run_id"].as_str().unwrap().to_owned();
     let pid = env.identity_pid(&id);
@@ -717,7 +711,7 @@ fn on_herdr_a_dispatch_herdr_does_not_answer_is_uncertain_and_never_retried() {
         "echo ran >> runs.log",
         &[("HERD_HERDR_BIN", wrapper.to_str().unwrap())],
     );
-    assert_eq!(out.code, Some(3), "{ack}\n{}", out.stderr.text());
+    assert_eq!(out.code, 3, "{ack}\n{}", out.stderr);
     assert_eq!(ack["status"], "uncertain", "{ack}");
     assert!(
         started.elapsed() < Duration::from_secs(45),

@@ -28,7 +28,7 @@ fn facts_of_principal_and_linked_checkouts() {
     let linked = sb.path().join("linked");
     sb.git(
         &repo,
-        &[
+        [
             "worktree",
             "add",
             "--quiet",
@@ -58,14 +58,14 @@ fn head_branch_and_config() {
         git.head_branch(&repo, &deadline()).unwrap().as_deref(),
         Some("main")
     );
-    sb.git(&repo, &["checkout", "--quiet", "--detach"]);
+    sb.git(&repo, ["checkout", "--quiet", "--detach"]);
     assert_eq!(git.head_branch(&repo, &deadline()).unwrap(), None);
     assert_eq!(
         git.config_get(&repo, None, "core.worktree", &deadline())
             .unwrap(),
         None
     );
-    sb.git(&repo, &["config", "herd.test", "some value"]);
+    sb.git(&repo, ["config", "herd.test", "some value"]);
     assert_eq!(
         git.config_get(&repo, None, "herd.test", &deadline())
             .unwrap()
@@ -147,7 +147,7 @@ fn branches_and_worktrees() {
         .unwrap_err();
     assert!(err.to_string().contains("already exists"), "{err}");
 
-    sb.git(&wt, &["checkout", "--quiet", "--detach"]);
+    sb.git(&wt, ["checkout", "--quiet", "--detach"]);
     let list = git.worktree_list(&repo, &deadline()).unwrap();
     assert_eq!(list.len(), 2);
     assert_eq!(list[0].path, repo);
@@ -178,7 +178,7 @@ fn status_sees_every_kind_of_change() {
     sb.write(&repo, "tracked.txt", "two\n");
     std::fs::remove_file(repo.join("gone.txt")).unwrap();
     sb.write(&repo, "staged.txt", "new\n");
-    sb.git(&repo, &["add", "staged.txt"]);
+    sb.git(&repo, ["add", "staged.txt"]);
     sb.write(&repo, "dir/untracked file.txt", "u\n");
     sb.write(&repo, "debug.log", "ignored\n");
 
@@ -210,13 +210,13 @@ fn conflicts_show_as_unmerged() {
     let sb = Sandbox::new();
     let repo = sb.repo("repo");
     let git = sb.git_handle();
-    sb.git(&repo, &["checkout", "--quiet", "-b", "other"]);
+    sb.git(&repo, ["checkout", "--quiet", "-b", "other"]);
     sb.write(&repo, "README.md", "other\n");
     sb.commit_all(&repo, "other");
-    sb.git(&repo, &["checkout", "--quiet", "main"]);
+    sb.git(&repo, ["checkout", "--quiet", "main"]);
     sb.write(&repo, "README.md", "main\n");
     sb.commit_all(&repo, "main");
-    sb.git_fails(&repo, &["merge", "--quiet", "other"]);
+    sb.git_fails(&repo, ["merge", "--quiet", "other"]);
     let status = git.status(&repo, &deadline()).unwrap();
     assert!(status.is_conflicted());
     let unmerged: Vec<_> = status
@@ -236,7 +236,7 @@ fn ahead_counts_and_committed_changes() {
     let base = sb.head(&repo);
     sb.write(&repo, "a.txt", "a\n");
     sb.commit_all(&repo, "a");
-    sb.git(&repo, &["mv", "README.md", "README2.md"]);
+    sb.git(&repo, ["mv", "README.md", "README2.md"]);
     sb.commit_all(&repo, "rename");
     assert_eq!(git.commits_ahead(&repo, &base, &deadline()).unwrap(), 2);
     let mut files = git
@@ -358,7 +358,7 @@ fn garbage_from_git_is_malformed_and_a_missing_git_is_a_spawn_error() {
 fn gitlinks_by_git(sb: &Sandbox, repo: &Path) -> Vec<(String, bool)> {
     let mut out: Vec<(String, bool)> = Vec::new();
     for line in sb
-        .git(repo, &["ls-files", "--stage", "-z"])
+        .git(repo, ["ls-files", "--stage", "-z"])
         .split('\0')
         .filter(|l| !l.is_empty())
     {
@@ -385,23 +385,23 @@ fn gitlinks_of_the_index_match_git_in_every_index_version() {
     for i in 0..300 {
         sb.write(&repo, &format!("d{}/file-{i}.txt", i % 7), "x\n");
     }
-    sb.git(&repo, &["add", "."]);
+    sb.git(&repo, ["add", "."]);
     // Gitlinks whose directories do not exist (`git add .` would record them as removed).
     for path in ["a-sub", "d3/nested sub", "zz/ü-sub"] {
         let info = format!("160000,{head},{path}");
-        sb.git(&repo, &["update-index", "--add", "--cacheinfo", &info]);
+        sb.git(&repo, ["update-index", "--add", "--cacheinfo", &info]);
     }
     // An intent-to-add entry carries the extended flags (version 3).
     sb.write(&repo, "later.txt", "y\n");
-    sb.git(&repo, &["add", "--intent-to-add", "later.txt"]);
+    sb.git(&repo, ["add", "--intent-to-add", "later.txt"]);
     let git_dir = repo.join(".git");
     let expected = gitlinks_by_git(&sb, &repo);
     assert_eq!(expected.len(), 3);
     for version in ["3", "4", "2"] {
         if version == "2" {
-            sb.git(&repo, &["rm", "--cached", "--quiet", "later.txt"]);
+            sb.git(&repo, ["rm", "--cached", "--quiet", "later.txt"]);
         }
-        sb.git(&repo, &["update-index", "--index-version", version]);
+        sb.git(&repo, ["update-index", "--index-version", version]);
         let Gitlinks::Paths(found) = gitlinks(&git_dir, 20) else {
             panic!("index version {version} is not read");
         };
@@ -412,7 +412,7 @@ fn gitlinks_of_the_index_match_git_in_every_index_version() {
         assert_eq!(found, expected, "index version {version}");
     }
     // A split index keeps its entries elsewhere: left to git.
-    sb.git(&repo, &["update-index", "--split-index"]);
+    sb.git(&repo, ["update-index", "--split-index"]);
     assert!(matches!(gitlinks(&git_dir, 20), Gitlinks::Unreadable(_)));
     // No index records nothing.
     let empty = sb.path().join("no-index");

@@ -12,7 +12,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use herd_e2e::git::GitRepo;
+use herd_e2e::git::Sandbox;
 use herd_e2e::herdr::HerdrServer;
 use herd_herdr::{Herdr, Recovery, Source, WorktreeCreate};
 
@@ -53,11 +53,12 @@ fn an_incomplete_worktree_create_reply_is_recovered_from_the_live_server() {
     else {
         return;
     };
-    let repo = GitRepo::init();
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
     let dir = tempfile::tempdir().unwrap();
     let checkout = dir.path().canonicalize().unwrap().join("wt-feature");
     let lossy = client(&server, &lossy_create(dir.path(), server.bin()));
-    let source = Source::Cwd(repo.path().to_path_buf());
+    let source = Source::Cwd(repo.clone());
     let created = lossy
         .worktree_create(&WorktreeCreate {
             source: source.clone(),
@@ -99,5 +100,5 @@ fn an_incomplete_worktree_create_reply_is_recovered_from_the_live_server() {
     assert!(!removed.forced);
     assert!(!checkout.exists());
     assert!(!server.pane_exists(&found.pane_id));
-    assert!(!repo.git(["rev-parse", "feature/x"]).is_empty());
+    assert!(!sb.git(&repo, ["rev-parse", "feature/x"]).is_empty());
 }

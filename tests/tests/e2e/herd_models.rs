@@ -92,7 +92,7 @@ fn task_categories_use_only_candidates_pi_has_credentials_for() {
             "--json".as_ref(),
         ],
     );
-    assert_eq!(out.code(), Some(2), "{out}");
+    assert_eq!(out.code, 2, "{out}");
     let refused = json_doc(&out);
     assert_eq!(refused["error"]["field"], "model", "{refused}");
     assert!(

@@ -6,7 +6,7 @@
     reason = "scenario steps shared by the tmux and process tests fail loudly on a broken fixture"
 )]
 
-use herd_e2e::git::GitRepo;
+use herd_e2e::git::Sandbox;
 use herd_e2e::herd::{Herd, Where, json_doc, read_json};
 use herd_e2e::model::{ModelServer, Script, Text, ToolCall};
 use herd_e2e::pi::PiEnv;
@@ -21,8 +21,9 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where,
             .step(Text("REPORT: committed greeting.txt")),
     );
     let env = PiEnv::new(&model);
-    let repo = GitRepo::init();
-    let base = repo.head();
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    let base = sb.head(&repo);
     let root = env.root().join("worktrees");
     let Some(mut herd) = Herd::try_new(&env, place, test) else {
         return;
@@ -30,7 +31,7 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where,
     herd.set_var("HERD_WORKTREE_ROOT", &root);
 
     let ack = herd.spawn_in(
-        repo.path(),
+        &repo,
         &json!({
             "name": "Greeter",
             "task": "Add a greeting and commit it",
@@ -72,14 +73,14 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where,
     assert_eq!(handoff["commits_ahead"], 1, "{handoff:#}");
     assert_eq!(handoff["base_sha"], base.as_str(), "{handoff:#}");
     // The commit is the child's, on the branch, and the source checkout is untouched.
-    let head = herd_e2e::git::git(checkout.as_ref(), ["rev-parse", "HEAD"]);
+    let head = sb.git(checkout.as_ref(), ["rev-parse", "HEAD"]);
     assert_eq!(handoff["head_sha"], head.as_str(), "{handoff:#}");
     assert_eq!(
-        repo.git(["log", "-1", "--format=%s", "feature/greeting"]),
+        sb.git(&repo, ["log", "-1", "--format=%s", "feature/greeting"]),
         "add greeting"
     );
-    assert_eq!(repo.head(), base);
-    assert!(!repo.path().join("greeting.txt").exists());
+    assert_eq!(sb.head(&repo), base);
+    assert!(!repo.join("greeting.txt").exists());
     let manifest = read_json(&herd.artifacts().join(format!("worktree-runs/{run}.json")))
         .expect("the ownership manifest");
     assert_eq!(manifest["state"], "ready_for_review", "{manifest:#}");
@@ -89,7 +90,7 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where,
     herd.wait_for_child_gone(run);
     let workspaces_before = herd.herdr().map(|herdr| herdr.json(["workspace", "list"]));
     let out = herd.run_in(
-        repo.path(),
+        &repo,
         "herd-cleanup",
         ["remove", "feature/greeting", "--json"],
     );
@@ -100,11 +101,11 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where,
         "the checkout is gone: {removal:#}"
     );
     assert!(
-        !repo.git(["worktree", "list"]).contains(&checkout),
+        !sb.git(&repo, ["worktree", "list"]).contains(&checkout),
         "git forgot the worktree"
     );
     assert_eq!(
-        repo.git(["rev-parse", "feature/greeting"]),
+        sb.git(&repo, ["rev-parse", "feature/greeting"]),
         head,
         "the branch and its commit are kept"
     );

@@ -1183,10 +1183,11 @@ fn worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree(place: Where,
     );
     let env = PiEnv::new(&model);
     let work = env.work_dir();
-    herd_e2e::git::git(&work, ["init", "-q", "-b", "main"]);
+    let sb = herd_e2e::git::Sandbox::new();
+    sb.git(&work, ["init", "-q", "-b", "main"]);
     std::fs::write(work.join("README.md"), "handoff\n").unwrap();
-    herd_e2e::git::git(&work, ["add", "README.md"]);
-    herd_e2e::git::git(&work, ["commit", "-q", "-m", "initial"]);
+    sb.git(&work, ["add", "README.md"]);
+    sb.git(&work, ["commit", "-q", "-m", "initial"]);
     let root = env.root().join("worktrees");
     let mut vars: Vec<(OsString, OsString)> =
         vec![("HERD_WORKTREE_ROOT".into(), root.clone().into())];
@@ -1246,7 +1247,7 @@ fn worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree(place: Where,
     let worktree = PathBuf::from(record["worktree"]["path"].as_str().unwrap());
     assert!(worktree.starts_with(&root), "{}", worktree.display());
     assert_eq!(
-        herd_e2e::git::git(&worktree, ["rev-parse", "--abbrev-ref", "HEAD"]),
+        sb.git(&worktree, ["rev-parse", "--abbrev-ref", "HEAD"]),
         "feat-handoff"
     );
 

@@ -191,12 +191,10 @@ fn children_get_only_the_isolated_environment() {
         "the test's own environment leaked:\n{dumped}"
     );
     let repo = env.work_dir().join("repo");
+    let sb = herd_e2e::git::Sandbox::new();
+    assert_eq!(sb.git(&repo, ["branch", "--show-current"]), "main");
     assert_eq!(
-        herd_e2e::git::git(&repo, ["branch", "--show-current"]),
-        "main"
-    );
-    assert_eq!(
-        herd_e2e::git::git(&repo, ["log", "-1", "--format=%an <%ae> %at %ct"]),
-        "Herd Test <test@herd.invalid> 981173106 981173106"
+        sb.git(&repo, ["log", "-1", "--format=%an <%ae> %at %ct"]),
+        "Herd Test <herd@example.invalid> 1767225600 1767225600"
     );
 }

@@ -221,7 +221,7 @@ fn hex(bytes: &[u8]) -> String {
 mod tests {
     use std::collections::BTreeMap;
 
-    use herd_git::testkit::Sandbox;
+    use herd_e2e::git::Sandbox;
 
     use super::*;
 
@@ -293,7 +293,7 @@ mod tests {
         sandbox.write(&repo, "new.txt", "m\n");
         assert!(!host.verify(&gate, &repo).reused);
         // The index: the same contents staged.
-        sandbox.git(&repo, &["add", "a.txt"]);
+        sandbox.git(&repo, ["add", "a.txt"]);
         assert!(!host.verify(&gate, &repo).reused);
         // A commit.
         sandbox.commit_all(&repo, "more");

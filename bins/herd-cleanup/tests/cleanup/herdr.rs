@@ -181,7 +181,7 @@ fn open_workspaces_exempt_idle_shells_block_busy_panes_and_remove_through_herdr(
     );
     assert!(idle.exists());
     assert!(
-        w.sb.git(&repo, &["worktree", "list", "--porcelain"])
+        w.sb.git(&repo, ["worktree", "list", "--porcelain"])
             .contains("idle")
     );
 

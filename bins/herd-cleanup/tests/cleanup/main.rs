@@ -16,36 +16,18 @@ mod matrix;
 mod remove;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use herd_core::identity;
-use herd_core::subprocess::{self, Command};
-use herd_git::testkit::Sandbox;
+pub use herd_e2e::cli::Run;
+use herd_e2e::git::Sandbox;
+use herd_e2e::redact::Redactions;
 use herd_protocol::layout::{Artifacts, SessionFiles};
 use herd_worktree::create::{CreateEnv, CreateRequest, Surface};
 use serde_json::Value;
 
-/// Generous: a run that hangs fails its test instead of the suite.
-const RUN_BUDGET: Duration = Duration::from_secs(120);
-
 /// A sandbox with a session directory, a managed root and an artifacts directory.
 pub struct World {
     pub sb: Sandbox,
-}
-
-/// What one run of the binary did.
-#[derive(Debug)]
-pub struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl Run {
-    pub fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("not one JSON document ({e}): {self:?}"))
-    }
 }
 
 impl Default for World {
@@ -109,7 +91,7 @@ impl World {
 
     pub fn cleanup_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         let artifacts = self.artifacts().root().to_path_buf();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_herd-cleanup"), RUN_BUDGET)
+        let mut cmd = herd_e2e::cli::command(env!("CARGO_BIN_EXE_herd-cleanup"))
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HERD_WORKTREE_ROOT", self.root())
@@ -123,16 +105,21 @@ impl World {
         for (k, v) in env {
             cmd = cmd.env(*k, *v);
         }
-        let out = subprocess::run(&cmd).expect("herd-cleanup runs");
-        assert!(
-            !out.timed_out,
-            "herd-cleanup {args:?} ran out of its test budget"
-        );
-        Run {
-            code: out.code.unwrap_or(-1),
-            stdout: out.stdout.text().into_owned(),
-            stderr: out.stderr.text().into_owned(),
-        }
+        herd_e2e::cli::run(&cmd)
+    }
+
+    /// `text` without what differs between runs and machines, for a snapshot: the sandbox's
+    /// path, PIDs, git's version, and what the doctor found of the tools and processes here
+    /// (which the JSON tests check).
+    pub fn redact(&self, text: &str) -> String {
+        Redactions::new()
+            .path(&self.sb.path(), "SANDBOX")
+            .pattern(r"PID \d+", "PID [PID]")
+            .pattern(r"process \d+ \(", "process [PID] (")
+            .pattern(r"git version \S+", "git version [VERSION]")
+            .pattern(r"(?m)^(tmux|pi|proc): .*$", "$1: [HERE]")
+            .pattern(r"(?m)^ *warning: not proven unrelated: .*\n", "")
+            .apply(text)
     }
 
     /// `remove TARGET --json [extra…]` with the session cwd.

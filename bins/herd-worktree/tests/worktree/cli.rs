@@ -84,7 +84,7 @@ fn create_show_inspect_round_trip() {
 fn create_refusals_exit_2_and_leave_nothing() {
     let w = World::new();
     let repo = w.sb.repo("repo");
-    w.sb.git(&repo, &["branch", "taken"]);
+    w.sb.git(&repo, ["branch", "taken"]);
     let run = w.run(
         &[
             "create",
@@ -235,7 +235,7 @@ fn list_labels_detached_entries() {
     let d = w.sb.path().join("wt-d");
     w.sb.git(
         &repo,
-        &[
+        [
             "worktree",
             "add",
             "--quiet",
@@ -246,7 +246,7 @@ fn list_labels_detached_entries() {
     );
     w.sb.git(
         &repo,
-        &[
+        [
             "worktree",
             "add",
             "--quiet",

@@ -33,7 +33,7 @@ fn default_base_is_the_committed_head_and_dirty_work_is_not_copied() {
     w.sb.write(&repo, "README.md", "uncommitted edit\n");
     w.sb.write(&repo, "scratch.txt", "untracked\n");
     w.sb.write(&repo, "staged.txt", "staged\n");
-    w.sb.git(&repo, &["add", "staged.txt"]);
+    w.sb.git(&repo, ["add", "staged.txt"]);
 
     let created = create(
         &w.artifacts(),
@@ -48,7 +48,7 @@ fn default_base_is_the_committed_head_and_dirty_work_is_not_copied() {
     assert_eq!(created.principal, repo);
     assert_eq!(w.sb.head(&expected), head);
     assert_eq!(
-        w.sb.git(&expected, &["symbolic-ref", "--short", "HEAD"])
+        w.sb.git(&expected, ["symbolic-ref", "--short", "HEAD"])
             .trim(),
         "feat/x"
     );
@@ -58,7 +58,7 @@ fn default_base_is_the_committed_head_and_dirty_work_is_not_copied() {
     );
     assert!(!expected.join("scratch.txt").exists());
     assert!(!expected.join("staged.txt").exists());
-    assert_eq!(w.sb.git(&expected, &["status", "--porcelain"]), "");
+    assert_eq!(w.sb.git(&expected, ["status", "--porcelain"]), "");
 
     let m = Manifest::load(&w.artifacts(), "r1").unwrap();
     assert_eq!(m.state, State::Provisioned);
@@ -76,7 +76,7 @@ fn an_explicit_base_is_resolved_to_an_exact_commit() {
     let w = World::new();
     let repo = w.sb.repo("repo");
     let first = w.sb.head(&repo);
-    w.sb.git(&repo, &["tag", "v1"]);
+    w.sb.git(&repo, ["tag", "v1"]);
     w.sb.write(&repo, "later.txt", "later\n");
     w.sb.commit_all(&repo, "later");
     let created = create(
@@ -108,7 +108,7 @@ fn a_linked_source_provisions_from_the_principal_checkout_with_its_own_base() {
     let linked = w.sb.path().join("linked");
     w.sb.git(
         &repo,
-        &[
+        [
             "worktree",
             "add",
             "--quiet",
@@ -141,8 +141,8 @@ fn a_linked_source_provisions_from_the_principal_checkout_with_its_own_base() {
 fn an_existing_branch_is_refused_and_nothing_is_created() {
     let w = World::new();
     let repo = w.sb.repo("repo");
-    w.sb.git(&repo, &["branch", "taken"]);
-    let before = w.sb.git(&repo, &["worktree", "list", "--porcelain"]);
+    w.sb.git(&repo, ["branch", "taken"]);
+    let before = w.sb.git(&repo, ["worktree", "list", "--porcelain"]);
     let err = create(
         &w.artifacts(),
         &request(&w, &repo, "taken", None, "r1"),
@@ -155,10 +155,7 @@ fn an_existing_branch_is_refused_and_nothing_is_created() {
     assert!(err.message.contains("already exists"), "{err}");
     assert!(entries(&w.artifacts().worktree_runs_dir()).is_empty());
     assert!(!w.managed_root().exists());
-    assert_eq!(
-        w.sb.git(&repo, &["worktree", "list", "--porcelain"]),
-        before
-    );
+    assert_eq!(w.sb.git(&repo, ["worktree", "list", "--porcelain"]), before);
 }
 
 #[test]
@@ -195,7 +192,7 @@ fn invalid_requests_change_nothing() {
     assert!(entries(&w.artifacts().worktree_runs_dir()).is_empty());
     assert!(
         !w.sb
-            .git(&repo, &["branch", "--list", "busy"])
+            .git(&repo, ["branch", "--list", "busy"])
             .contains("busy")
     );
 
@@ -213,11 +210,7 @@ fn invalid_requests_change_nothing() {
     )
     .unwrap_err();
     assert_eq!(err.field.as_deref(), Some("run_id"));
-    assert!(
-        !w.sb
-            .git(&repo, &["branch", "--list", "two"])
-            .contains("two")
-    );
+    assert!(!w.sb.git(&repo, ["branch", "--list", "two"]).contains("two"));
 }
 
 #[test]

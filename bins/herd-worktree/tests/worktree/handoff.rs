@@ -16,7 +16,7 @@ fn worktree(w: &World, branch: &str) -> (PathBuf, PathBuf, String) {
     let wt = w.sb.path().join("wt");
     w.sb.git(
         &repo,
-        &[
+        [
             "worktree",
             "add",
             "--quiet",
@@ -47,7 +47,7 @@ fn commits_ahead_with_staged_unstaged_and_untracked_changes() {
     w.sb.write(&wt, "README.md", "changed in a commit\n");
     let head = w.sb.commit_all(&wt, "edit readme");
     w.sb.write(&wt, "staged.rs", "s\n");
-    w.sb.git(&wt, &["add", "staged.rs"]);
+    w.sb.git(&wt, ["add", "staged.rs"]);
     w.sb.write(&wt, "src/a.rs", "unstaged edit\n");
     w.sb.write(&wt, "notes/new file.md", "u\n");
 
@@ -98,7 +98,7 @@ fn a_conflicted_worktree_says_so() {
     w.sb.commit_all(&repo, "main side");
     w.sb.write(&wt, "README.md", "branch side\n");
     w.sb.commit_all(&wt, "branch side");
-    w.sb.git_fails(&wt, &["merge", "--quiet", "main"]);
+    w.sb.git_fails(&wt, ["merge", "--quiet", "main"]);
     let h = inspect(&w, &wt, &base);
     assert_eq!(h.tree, Some(TreeState::Conflicted));
     assert_eq!(h.to_json()["conflicted"], true);
@@ -114,7 +114,7 @@ fn a_conflicted_worktree_says_so() {
 fn a_detached_worktree_is_inspected_too() {
     let w = World::new();
     let (_, wt, base) = worktree(&w, "feat/det");
-    w.sb.git(&wt, &["checkout", "--quiet", "--detach"]);
+    w.sb.git(&wt, ["checkout", "--quiet", "--detach"]);
     let h = inspect(&w, &wt, &base);
     assert!(h.is_known());
     assert!(h.detached);

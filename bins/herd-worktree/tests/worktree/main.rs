@@ -11,10 +11,8 @@ use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use std::time::Duration;
-
-use herd_core::subprocess::{self, Command};
-use herd_git::testkit::Sandbox;
+pub use herd_e2e::cli::Run;
+use herd_e2e::git::Sandbox;
 use herd_protocol::layout::Artifacts;
 
 /// A sandbox with an artifacts directory and a managed root inside it.
@@ -55,7 +53,7 @@ impl World {
 
     /// Runs the binary like [`World::run`] with `extra` variables set last.
     pub fn run_with_env(&self, args: &[&str], extra: &[(OsString, OsString)]) -> Run {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_herd-worktree"), RUN_BUDGET)
+        let mut cmd = herd_e2e::cli::command(env!("CARGO_BIN_EXE_herd-worktree"))
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HERD_WORKTREE_ROOT", self.managed_root())
@@ -65,41 +63,13 @@ impl World {
         for (k, v) in self.sb.env().into_iter().chain(extra.iter().cloned()) {
             cmd = cmd.env(k, v);
         }
-        let out = subprocess::run(&cmd).expect("herd-worktree runs");
-        assert!(
-            !out.timed_out,
-            "herd-worktree {args:?} ran out of its test budget"
-        );
-        Run {
-            code: out.code.unwrap_or(-1),
-            stdout: out.stdout.text().into_owned(),
-            stderr: out.stderr.text().into_owned(),
-        }
+        herd_e2e::cli::run(&cmd)
     }
 }
 
 impl Default for World {
     fn default() -> World {
         World::new()
-    }
-}
-
-/// Generous: a run that hangs fails its test instead of the suite.
-const RUN_BUDGET: Duration = Duration::from_secs(120);
-
-/// What a run of the binary printed.
-#[derive(Debug)]
-pub struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl Run {
-    /// The stdout as one JSON document.
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {self:?}"))
     }
 }
 

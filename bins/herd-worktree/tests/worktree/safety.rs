@@ -9,10 +9,10 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use herd_core::subprocess::{self, Command};
+use herd_e2e::cli;
 use herd_protocol::worktree::claims;
 
-use crate::{RUN_BUDGET, Run, World, entries};
+use crate::{Run, World, entries};
 
 fn create_args<'a>(repo: &'a str, branch: &'a str, run_id: &'a str) -> Vec<&'a str> {
     vec![
@@ -41,7 +41,7 @@ fn a_symlink_in_the_managed_root_that_leaves_it_is_refused_and_nothing_is_create
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::create_dir_all(w.managed_root()).unwrap();
     std::os::unix::fs::symlink(&outside, w.managed_root().join("repo")).unwrap();
-    let before = w.sb.git(&repo, &["worktree", "list", "--porcelain"]);
+    let before = w.sb.git(&repo, ["worktree", "list", "--porcelain"]);
 
     let run = w.run(&create_args(repo.to_str().unwrap(), "feat/x", "r1"), None);
     assert_eq!(run.code, 2, "{run:?}");
@@ -57,11 +57,8 @@ fn a_symlink_in_the_managed_root_that_leaves_it_is_refused_and_nothing_is_create
     );
     assert!(entries(&outside).is_empty(), "nothing was created outside");
     assert!(entries(&w.artifacts().worktree_runs_dir()).is_empty());
-    assert_eq!(w.sb.git(&repo, &["branch", "--list", "feat/x"]), "");
-    assert_eq!(
-        w.sb.git(&repo, &["worktree", "list", "--porcelain"]),
-        before
-    );
+    assert_eq!(w.sb.git(&repo, ["branch", "--list", "feat/x"]), "");
+    assert_eq!(w.sb.git(&repo, ["worktree", "list", "--porcelain"]), before);
 }
 
 #[test]
@@ -123,7 +120,7 @@ fn concurrent_creates_of_one_branch_have_one_winner_and_every_loser_answers_conf
     let owners: Vec<&str> = ownership.owners.iter().map(|m| m.id.as_str()).collect();
     assert_eq!(owners, [winner.as_str()]);
     assert!(ownership.undecidable.is_empty(), "{ownership:?}");
-    let listed = w.sb.git(&repo, &["worktree", "list", "--porcelain"]);
+    let listed = w.sb.git(&repo, ["worktree", "list", "--porcelain"]);
     assert_eq!(listed.matches("worktree ").count(), 2, "{listed}");
 }
 
@@ -131,7 +128,7 @@ fn concurrent_creates_of_one_branch_have_one_winner_and_every_loser_answers_conf
 fn managed_directories_are_private_whatever_the_umask() {
     let w = World::new();
     let repo = w.sb.repo("repo");
-    let mut cmd = Command::new("sh", RUN_BUDGET)
+    let mut cmd = cli::command("sh")
         .args(["-c", "umask 000 && exec \"$@\"", "sh"])
         .arg(env!("CARGO_BIN_EXE_herd-worktree"))
         .args(create_args(repo.to_str().unwrap(), "feat/p", "r1"))
@@ -143,8 +140,8 @@ fn managed_directories_are_private_whatever_the_umask() {
     for (k, v) in w.sb.env() {
         cmd = cmd.env(k, v);
     }
-    let out = subprocess::run(&cmd).unwrap();
-    assert_eq!(out.code, Some(0), "{}", out.stderr.text());
+    let out = cli::run(&cmd);
+    assert_eq!(out.code, 0, "{out}");
     let root = w.managed_root();
     for dir in [
         root.clone(),
@@ -177,7 +174,7 @@ fn a_managed_root_others_may_write_or_own_is_refused_with_nothing_created() {
         assert_eq!(doc["error"]["field"], "HERD_WORKTREE_ROOT", "{why}: {doc}");
         assert!(entries(&root).is_empty(), "{why}: nothing in the root");
         assert!(!w.artifacts().root().exists(), "{why}: no artifacts");
-        assert_eq!(w.sb.git(&repo, &["branch", "--list", "feat/q"]), "");
+        assert_eq!(w.sb.git(&repo, ["branch", "--list", "feat/q"]), "");
         doc["error"]["message"].as_str().unwrap().to_owned()
     };
     std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o777)).unwrap();
