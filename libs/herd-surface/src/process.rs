@@ -29,6 +29,10 @@ pub const TAIL_READ_LIMIT: u64 = 256 * 1024;
 /// How long the processes of a closed child get after SIGTERM before SIGKILL.
 pub const TERM_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// How long [`Surface::close`] lets the launch script record the runner's exit status and exit
+/// on its own, once the runner was asked to stop, before the session is ended around it.
+pub const RECORD_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The shell that runs launch scripts.
 const SHELL: &str = "/bin/sh";
 
@@ -267,7 +271,8 @@ impl Surface for Process {
         Ok(())
     }
 
-    /// Ends the child's whole tree: SIGTERM to the runner and to every process of the script's
+    /// Ends the child's whole tree: SIGTERM to the runner, up to [`RECORD_GRACE`] for the script
+    /// to record its exit status and exit, then SIGTERM to every process of the script's
     /// session, [`TERM_GRACE`] to exit, then SIGKILL to what is left. Every process is re-verified
     /// through a pidfd before its signal. `Ok` only once no process of the session is left.
     fn close(&self, target: &Target, deadline: Instant) -> Result<(), Error> {
@@ -314,6 +319,11 @@ impl Surface for Process {
             return Err(Error::NotFound {
                 target: format!("the processes of run {}", target.run_id),
             });
+        }
+        if !runner_exited && runner.is_some() {
+            // The script waits for the runner, records its exit status and exits: let it, so
+            // the status is evidence rather than lost to the session's SIGTERM.
+            identity::wait_exited(&leader, (Instant::now() + RECORD_GRACE).min(deadline));
         }
         match identity::terminate_session(&leader, TERM_GRACE, deadline) {
             Ok(0) => Ok(()),
