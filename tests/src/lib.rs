@@ -10,8 +10,8 @@
 //! The real Pi CLI is the child: [`model`] is a scripted model server on 127.0.0.1, [`pi`]
 //! finds the pinned Pi and builds its isolated environment, [`session`] reads its session
 //! files, [`tmux`] is a private tmux server, [`herdr`] a private headless Herdr server, [`herd`]
-//! runs the herd binaries over one artifacts directory on the process or tmux surface, and the
-//! other children (Pi, tmux, Herdr) run through [`proc::run`] with a deadline.
+//! runs the herd binaries over one artifacts directory on the process or tmux surface, [`ssh`]
+//! is another machine (a real OpenSSH server in a namespace of its own), and the other children (Pi, tmux, Herdr) run through [`proc::run`] with a deadline.
 
 pub mod cli;
 pub mod herd;
@@ -22,6 +22,7 @@ pub mod proc;
 pub mod redact;
 pub mod rpc;
 pub mod session;
+pub mod ssh;
 pub mod tmux;
 pub mod wait;
 

@@ -13,4 +13,6 @@ mod herd_worktree;
 mod model_server;
 mod pi_parent;
 mod pi_print;
+mod pi_start;
 mod pi_tmux;
+mod remote;
