@@ -20,6 +20,8 @@ use herd_core::subprocess::{self, Command, Keep};
 use herd_core::{Error, ErrorCode};
 use herd_protocol::launch::docs::{CATALOG_VERSION, ModelCatalog};
 
+use crate::pi::PiCommand;
+
 /// How long `pi --list-models` may take (Pi bounds its own listing by 15 s, startup comes first).
 pub const LIST_BUDGET: Duration = Duration::from_secs(30);
 /// The most of Pi's listing read.
@@ -40,14 +42,15 @@ pub use herd_protocol::launch::docs::CatalogModel as Model;
 pub use herd_protocol::launch::docs::CatalogTask as Task;
 
 /// Asks the Pi at `pi` which models it has credentials for, in `cwd`.
-pub fn list(pi: &Path, cwd: &Path) -> Result<Vec<Model>, Error> {
-    let cmd = Command::new(pi, LIST_BUDGET)
+pub fn list(pi: &PiCommand, cwd: &Path) -> Result<Vec<Model>, Error> {
+    let cmd = Command::new(pi.executable(), LIST_BUDGET)
+        .args(pi.leading_args())
         .arg("--list-models")
         .cwd(cwd)
         .stdin_null()
         .stdout_cap(LIST_CAP, Keep::Head)
         .stderr_cap(64 * 1024, Keep::Tail);
-    let what = format!("`{} --list-models`", pi.display());
+    let what = format!("`{pi} --list-models`");
     let unavailable = |why: String| {
         Error::new(
             ErrorCode::Unavailable,

@@ -30,6 +30,7 @@ use herd_protocol::worktree::manifest::{Manifest, State};
 use herd_surface::{Launch, LaunchError, Surface, Target};
 use herd_worktree::create::{CreateEnv, CreateRequest, Created};
 
+use crate::pi::PiCommand;
 use crate::script::Script;
 use crate::spawn::Tools;
 
@@ -154,8 +155,8 @@ pub struct Place<'a> {
     pub artifacts: &'a Artifacts,
     pub surface: &'a dyn Surface,
     pub tools: &'a Tools,
-    /// The Pi executable.
-    pub pi: &'a Path,
+    /// The command that starts Pi.
+    pub pi: &'a PiCommand,
     pub env: &'a dyn Fn(&str) -> Option<String>,
 }
 
@@ -343,8 +344,9 @@ fn session_env(
 
 /// `pi --session <new> [--model M] [--thinking T] [task]`: interactive, with the task as its
 /// first message.
-fn pi_argv(pi: &Path, request: &Request, session: &Path) -> Vec<OsString> {
-    let mut argv: Vec<OsString> = vec![pi.as_os_str().to_owned(), "--session".into()];
+fn pi_argv(pi: &PiCommand, request: &Request, session: &Path) -> Vec<OsString> {
+    let mut argv: Vec<OsString> = pi.argv();
+    argv.push("--session".into());
     argv.push(session.as_os_str().to_owned());
     if let Some(model) = &request.model {
         argv.push("--model".into());

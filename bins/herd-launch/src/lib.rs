@@ -11,6 +11,7 @@ pub mod list;
 pub mod models;
 pub mod names;
 pub mod persistent;
+pub mod pi;
 pub mod plan;
 pub mod policy;
 pub mod resume;
@@ -33,8 +34,7 @@ use herd_protocol::layout::Artifacts;
 use herd_protocol::run::{Selector, SurfaceKind};
 use herd_surface::Surface;
 
-/// The environment variable naming the Pi executable (default: `pi` on `PATH`).
-pub const PI_ENV: &str = "HERD_PI";
+pub use pi::{PI_ENV, PI_NODE_ENV};
 /// The environment variables of the parent's model and thinking level, the last defaults of a
 /// child's.
 pub const PARENT_MODEL_ENV: &str = "HERD_PARENT_MODEL";
@@ -356,7 +356,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 herd_launch: herd_launch_path(&env)?,
                 extension: None,
             };
-            let pi = plan::find_pi(&env)?;
+            let pi = pi::find_pi(&env)?;
             let place = handoff::Place {
                 artifacts: &artifacts,
                 surface: surface.as_ref(),
@@ -371,7 +371,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let cwd = cwd_or_current(args.cwd.as_deref())?;
             let agent_dir = names::agent_dir(Some(&cwd), &env)?;
             let config = roles::Config::load(&agent_dir)?;
-            let models = catalog::list(&plan::find_pi(&env)?, &cwd)?;
+            let models = catalog::list(&pi::find_pi(&env)?, &cwd)?;
             let catalog = catalog::Catalog::new(models, &config.tasks);
             Ok(Output::ok(catalog.to_json(), catalog.guideline()))
         }

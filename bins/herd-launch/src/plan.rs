@@ -14,6 +14,7 @@ use herd_core::{Error, ErrorCode};
 use herd_protocol::run::SurfaceKind;
 use herd_tools::{ModelSpec, SubagentRequest, WorktreeRequest};
 
+use crate::pi::PiCommand;
 use crate::roles::{self, Config, Role, SessionMode};
 
 const MODELS: Noun = Noun::new("model", "models");
@@ -38,8 +39,8 @@ pub struct Context<'a> {
 /// What the child is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Runner {
-    /// The Pi CLI at this path.
-    Pi { program: PathBuf },
+    /// The Pi CLI, started by this command.
+    Pi { program: PiCommand },
     /// This argv, without a shell; `argv[0]` resolved to a path.
     Exec { argv: Vec<OsString> },
 }
@@ -260,7 +261,7 @@ pub fn plan(
     // 6. Pi itself, found last: a refused request is told as such first.
     let runner = match runner {
         Runner::Pi { .. } => Runner::Pi {
-            program: find_pi(ctx.env)?,
+            program: crate::pi::find_pi(ctx.env)?,
         },
         exec => exec,
     };
@@ -349,7 +350,7 @@ fn choose_runner(
             "a command after `--` is only for the exec runner (--runner exec)",
         )),
         RunnerChoice::Pi => Ok(Runner::Pi {
-            program: PathBuf::new(),
+            program: PiCommand::direct(PathBuf::new()),
         }),
     }
 }
@@ -378,7 +379,7 @@ fn choose_models(
         }
         Some(ModelSpec::Task(category)) => {
             let candidates = config.task_candidates(&category)?;
-            let available = crate::catalog::list(&find_pi(ctx.env)?, cwd)?;
+            let available = crate::catalog::list(&crate::pi::find_pi(ctx.env)?, cwd)?;
             let (authenticated, skipped) = crate::catalog::authenticated(candidates, &available);
             if authenticated.is_empty() {
                 return Err(Error::invalid(
@@ -562,25 +563,6 @@ pub fn acceptance_context(
         }
     }
     writer
-}
-
-/// The Pi executable: `$HERD_PI`, else `pi` on `PATH`.
-pub fn find_pi(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, Error> {
-    let path = env("PATH").unwrap_or_default();
-    match env(crate::PI_ENV).filter(|p| !p.is_empty()) {
-        Some(pi) => resolve_program(&OsString::from(&pi), &path).ok_or_else(|| {
-            Error::new(
-                ErrorCode::Unavailable,
-                format!("${} ({pi}) is not executable", crate::PI_ENV),
-            )
-        }),
-        None => herd_surface::find_on_path("pi", &path).ok_or_else(|| {
-            Error::new(
-                ErrorCode::Unavailable,
-                format!("`pi` is not on PATH; install Pi or set ${}", crate::PI_ENV),
-            )
-        }),
-    }
 }
 
 fn check_tool_names(names: &[String], field: &str) -> Result<(), Error> {

@@ -226,7 +226,7 @@ pub fn resume(
     if name.is_empty() || name.chars().any(char::is_control) {
         return Err(Error::invalid("name", "is not a usable label"));
     }
-    let program = crate::plan::find_pi(env)?;
+    let program = crate::pi::find_pi(env)?;
     let agent_dir = crate::names::agent_dir(None, env)?;
     // The parent decided about the folder it resumes from.
     let launch_dir = std::env::current_dir().map_err(|e| {

@@ -1185,7 +1185,7 @@ fn runner_argv(
             Ok((argv.clone(), files.artifact.clone(), stdout, stderr))
         }
         Runner::Pi { program } => {
-            let mut argv: Vec<OsString> = vec![program.clone().into_os_string()];
+            let mut argv: Vec<OsString> = program.argv();
             if !surface.has_terminal() {
                 // No terminal: print mode runs the prompt and exits.
                 argv.push("-p".into());

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import type { AutocompleteItem } from "@earendil-works/pi-tui";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { failureText } from "./bins.ts";
-import { artifactsDir, inChild, surface } from "./context.ts";
+import { artifactsDir, inChild, launchPlace, surface } from "./context.ts";
 import { ensureFollower } from "./delivery.ts";
 import { activateWriter } from "./exposure.ts";
 import { hub } from "./hub.ts";
@@ -62,12 +62,10 @@ async function subagentCommand(pi: ExtensionAPI, binDir: string, args: string, c
 		say(ctx, "Usage: /subagent <agent> <task>, or /subagent list", "warning");
 		return;
 	}
-	const file = ctx.sessionManager.getSessionFile();
-	const place = !inChild() && file ? ["--parent-session", file] : ["--artifacts", artifactsDir(ctx)];
 	const ran = await runBinary(
 		call,
 		"herd-launch",
-		[...place, "spawn", "--request", "-", "--surface", surface(pi)],
+		[...launchPlace(ctx), "spawn", "--request", "-", "--surface", surface(pi)],
 		JSON.stringify({ name: agent, agent, task }),
 		10 * 60 * 1000,
 	);
@@ -85,7 +83,12 @@ async function worktreeCommand(pi: ExtensionAPI, binDir: string, args: string, c
 		say(ctx, ran.code === 0 ? ran.stdout.trim() : failureText(ran), ran.code === 0 ? "info" : "error");
 		return;
 	}
-	if (sub === "remove" && !inChild()) {
+	if (sub === "remove" && inChild()) {
+		// Not a branch named `remove`: removal is the parent's, which owns the child's worktrees.
+		say(ctx, "Removing a worktree belongs to the parent session: ask it, or run `herd-cleanup remove <target>` there.", "warning");
+		return;
+	}
+	if (sub === "remove") {
 		const words = rest.split(/\s+/).filter((w) => w.length > 0);
 		const preserve = words.includes("--preserve");
 		const targets = words.filter((w) => w !== "--preserve");
@@ -119,8 +122,7 @@ async function handoff(call: Call, branch: string, task: string): Promise<void> 
 		say(ctx, "/worktree needs a saved session to hand off: this session has no file.", "warning");
 		return;
 	}
-	const file = inChild() ? ["--artifacts", artifactsDir(ctx)] : ["--parent-session", from];
-	const args = [...file, "handoff", "--from", from, "--branch", branch, "--surface", surface(call.pi)];
+	const args = [...launchPlace(ctx), "handoff", "--from", from, "--branch", branch, "--surface", surface(call.pi)];
 	const leaf = ctx.sessionManager.getLeafId();
 	if (leaf) args.push("--leaf", leaf);
 	if (task) args.push("--task", task);

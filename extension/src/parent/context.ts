@@ -58,6 +58,31 @@ export function artifactsDir(ctx: ExtensionContext, env: NodeJS.ProcessEnv = pro
 	return path.join(state, "herd", "artifacts", `pi-${id}`);
 }
 
+/**
+ * Where a launch places its run: always this session's artifacts directory (the one its follower
+ * watches, named by Pi's own session id), and the parent's session file beside it when there is
+ * one, for a fork. Deriving the directory from the file alone would read a file that Pi has not
+ * written yet at a session's first input, and fall back to its name (`parent.jsonl` → `parent`).
+ */
+export function launchPlace(ctx: ExtensionContext, env: NodeJS.ProcessEnv = process.env): string[] {
+	const place = ["--artifacts", artifactsDir(ctx, env)];
+	const file = ctx.sessionManager.getSessionFile();
+	if (!inChild(env) && file) place.push("--parent-session", file);
+	return place;
+}
+
+/**
+ * The Pi a child runs: this session's own, on this session's own runtime. Pi's `cli.js` run
+ * directly would start on whichever `node` comes first on `PATH` (`#!/usr/bin/env node`), which
+ * need not be the one this Pi was started with by a launcher (nvm, volta, `npx`, a wrapper).
+ * A Pi compiled into one executable (Bun) is that executable.
+ */
+export function piCommand(proc: Pick<NodeJS.Process, "argv" | "execPath" | "versions">): Record<string, string> {
+	const script = proc.argv[1];
+	if (proc.versions.bun || !script) return { HERD_PI: proc.execPath };
+	return { HERD_PI: path.resolve(script), HERD_PI_NODE: proc.execPath };
+}
+
 /** The environment of every binary this session runs. */
 export function binaryEnv(pi: ExtensionAPI, ctx: ExtensionContext, binDir: string): NodeJS.ProcessEnv {
 	const env: NodeJS.ProcessEnv = { ...process.env, HERD_BIN_DIR: binDir };
@@ -73,8 +98,8 @@ export function binaryEnv(pi: ExtensionAPI, ctx: ExtensionContext, binDir: strin
 	} catch {
 		// A Pi without project trust (0.73): herd's default, untrusted.
 	}
-	// Children run the parent's own Pi.
-	if (!env.HERD_PI && process.argv[1]) env.HERD_PI = process.argv[1];
+	// Children run the parent's own Pi on its own runtime, unless the user named another.
+	if (!env.HERD_PI) Object.assign(env, piCommand(process));
 	// A shared artifacts directory would let one parent's follower deliver another's results.
 	delete env.HERD_ARTIFACTS;
 	return env;

@@ -4,7 +4,7 @@
 import * as path from "node:path";
 import type { AgentToolResult, ExtensionAPI, ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { type Binary, type Ran, failureText, isObject, run } from "./bins.ts";
-import { artifactsDir, binaryEnv, inChild, surface } from "./context.ts";
+import { artifactsDir, binaryEnv, launchPlace, surface } from "./context.ts";
 import { ensureFollower, stopAsked } from "./delivery.ts";
 import type { ToolEntry } from "./registry.ts";
 
@@ -30,13 +30,6 @@ export function runBinary(call: Call, binary: Binary, args: string[], input?: st
 		input,
 		timeoutMs,
 	});
-}
-
-/** `--parent-session F` for a parent with a session file, else the artifacts directory. */
-function launchPlace(call: Call): string[] {
-	const file = call.ctx.sessionManager.getSessionFile();
-	if (!inChild() && file) return ["--parent-session", file];
-	return ["--artifacts", artifactsDir(call.ctx)];
 }
 
 function text(value: string): AgentToolResult<Record<string, unknown>> {
@@ -73,9 +66,9 @@ type Handler = (call: Call, params: Record<string, unknown>) => Promise<AgentToo
 
 const HANDLERS: Record<string, Handler> = {
 	subagent: (call, params) =>
-		launch(call, [...launchPlace(call), "spawn", "--request", "-", "--surface", surface(call.pi)], JSON.stringify(params)),
+		launch(call, [...launchPlace(call.ctx), "spawn", "--request", "-", "--surface", surface(call.pi)], JSON.stringify(params)),
 	subagent_resume: (call, params) => {
-		const args = [...launchPlace(call), "resume", "--session", String(params.sessionPath ?? ""), "--surface", surface(call.pi)];
+		const args = [...launchPlace(call.ctx), "resume", "--session", String(params.sessionPath ?? ""), "--surface", surface(call.pi)];
 		if (typeof params.message === "string") args.push("--message", params.message);
 		if (typeof params.autoExit === "boolean") args.push("--auto-exit", String(params.autoExit));
 		if (typeof params.name === "string") args.push("--name", params.name);

@@ -107,14 +107,10 @@ pub fn not_yet_implemented(command: &str) -> Error {
 #[derive(Debug, Clone, Default, Args)]
 pub struct ArtifactsArgs {
     /// The artifacts directory [default: $HERD_ARTIFACTS, else the per-user state directory].
-    #[arg(
-        long,
-        value_name = "DIR",
-        global = true,
-        conflicts_with = "parent_session"
-    )]
+    #[arg(long, value_name = "DIR", global = true)]
     pub artifacts: Option<PathBuf>,
-    /// The parent's Pi session file; artifacts live in `<its dir>/artifacts/<its id>/`.
+    /// The parent's Pi session file; artifacts live in `<its dir>/artifacts/<its id>/` unless
+    /// --artifacts names the directory (then this only names the session a fork copies).
     #[arg(long, value_name = "FILE", global = true)]
     pub parent_session: Option<PathBuf>,
 }
