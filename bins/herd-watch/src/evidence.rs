@@ -195,6 +195,63 @@ fn without_sentinel(text: &str) -> String {
         .join("\n")
 }
 
+/// Where a failed child's last output is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    /// The runner's stderr log, `logs/<id>.err`.
+    Stderr,
+    /// The pane's kept screen, `logs/<id>.screen`.
+    Screen,
+}
+
+impl Kept {
+    /// The name of the host line that shows it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kept::Stderr => "Stderr",
+            Kept::Screen => "Screen",
+        }
+    }
+}
+
+/// The last lines of what a failed child left where herd can read it, and where they are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastLines {
+    pub kept: Kept,
+    pub file: String,
+    /// The lines, joined by newlines: raw child text, for the details and an encoded host value.
+    pub text: String,
+    pub n_lines: usize,
+}
+
+/// The last `max` non-empty lines of `text` before its last shell sentinel (a pane's shell
+/// prints its prompt after it), or of the whole text without one; `None` when none is left.
+pub fn last_lines(text: &str, max: usize) -> Option<(String, usize)> {
+    const PREFIX: &str = "__SUBAGENT_DONE_";
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines
+        .iter()
+        .rposition(|line| {
+            line.rfind(PREFIX)
+                .is_some_and(|at| find_sentinel(&line[at..]).is_some())
+        })
+        .unwrap_or(lines.len());
+    let before_sentinel = lines[..end].iter().copied().chain(
+        // The child's last line may end in the sentinel when it wrote no newline.
+        lines.get(end).and_then(|line| {
+            let at = line.rfind(PREFIX)?;
+            Some(&line[..at]).filter(|kept| !kept.trim().is_empty())
+        }),
+    );
+    let kept: Vec<&str> = before_sentinel
+        .map(str::trim_end)
+        .filter(|line| !line.is_empty())
+        .collect();
+    let from = kept.len().saturating_sub(max);
+    let shown = &kept[from..];
+    (!shown.is_empty()).then(|| (shown.join("\n"), shown.len()))
+}
+
 /// Summarises the end of a Pi session file (bounded to its last [`SESSION_TAIL`] bytes).
 pub fn summarize_session(path: &Path) -> std::io::Result<Option<SessionSummary>> {
     let Some(text) = read_tail_lines(path, SESSION_TAIL)? else {
@@ -420,6 +477,28 @@ mod tests {
             summarize_session_text(failed).report().as_deref(),
             Some("Subagent error: 500 boom")
         );
+    }
+
+    #[test]
+    fn last_lines_end_before_the_sentinel_and_skip_blank_lines() {
+        let screen = "$ sh script.sh\nSyntaxError: bad flag\n\n    at main (cli.js:3)\n__SUBAGENT_DONE_1__\n$ \n";
+        assert_eq!(
+            last_lines(screen, 10),
+            Some((
+                "$ sh script.sh\nSyntaxError: bad flag\n    at main (cli.js:3)".into(),
+                3
+            ))
+        );
+        assert_eq!(
+            last_lines(screen, 2),
+            Some(("SyntaxError: bad flag\n    at main (cli.js:3)".into(), 2))
+        );
+        assert_eq!(
+            last_lines("no newline__SUBAGENT_DONE_2__", 5),
+            Some(("no newline".into(), 1))
+        );
+        assert_eq!(last_lines("\n__SUBAGENT_DONE_0__\n", 5), None);
+        assert_eq!(last_lines("plain\nlog\n", 1), Some(("log".into(), 1)));
     }
 
     #[test]

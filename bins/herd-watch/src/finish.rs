@@ -4,7 +4,7 @@
 //! It runs on its own thread (an accept check may take up to an hour) and ends by settling the
 //! result; the supervision loop delivers it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crossbeam_channel::Receiver;
 use herd_accept::{AcceptSpec, VerdictRequest};
@@ -13,11 +13,11 @@ use herd_protocol::accept::ChildReport;
 use herd_protocol::accept::UnreadableSpec;
 use herd_protocol::layout::Artifacts;
 use herd_protocol::result::{Acceptance, CancelError, ParentCheck, ReportView, RunOutcome};
-use herd_protocol::run::{RunRecord, Runner};
+use herd_protocol::run::{RunRecord, Runner, SurfaceKind};
 use herd_protocol::worktree::manifest::{Manifest, State};
 
 use crate::delivery::{self, Details, Outcome, RunResult};
-use crate::evidence;
+use crate::evidence::{self, Kept, LastLines};
 use crate::fallback::{self, Fallback};
 use crate::message::Ending;
 use herd_protocol::child::Completion;
@@ -25,10 +25,12 @@ use herd_protocol::intents::{self, CancelIntent};
 
 /// How much of an exec runner's output becomes its report.
 const EXEC_REPORT_TAIL: u64 = 64 * 1024;
-/// How much of a failed exec runner's stderr is read for its error.
-const EXEC_ERROR_TAIL: u64 = 16 * 1024;
-/// How many of its last stderr lines become the error.
-const EXEC_ERROR_LINES: usize = 10;
+/// How much of a failed child's stderr log or kept screen is read for its last lines.
+const LAST_OUTPUT_TAIL: u64 = 16 * 1024;
+/// How many of those last lines a failed result carries.
+const LAST_OUTPUT_LINES: usize = 10;
+/// How many lines of a pane's screen (scrollback included) `logs/<id>.screen` keeps.
+const SCREEN_KEPT_LINES: usize = 200;
 /// How long a child that wrote its completion sidecar may take to exit before it is finished
 /// anyway (the time seed 003 gives a pane to be confirmed absent).
 const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
@@ -174,6 +176,22 @@ pub fn build(
         details.timed_out = Some(true);
         details.time_limit_ms = Some(expiry.limit_ms);
     }
+    // 3b. A failure carries what herd holds of the child's last output, and where it is.
+    if ending.outcome == Some(Outcome::Failed) {
+        if let Some(last) = last_output(artifacts, record) {
+            match last.kept {
+                Kept::Stderr => {
+                    details.stderr_file = Some(last.file.clone());
+                    details.stderr_tail = Some(last.text.clone());
+                }
+                Kept::Screen => {
+                    details.screen_file = Some(last.file.clone());
+                    details.screen_tail = Some(last.text.clone());
+                }
+            }
+            ending.last_output = Some(last);
+        }
+    }
     // 4. The worktree handoff, before the check so its changed files can be reported.
     let (handoff_json, changed_files) = handoff(artifacts, record, &mut ending);
     // 5. Seed 004's gate on the final report, then the review a reviewer supplies.
@@ -207,7 +225,7 @@ pub fn build(
     if let Some(report) = &ending.report {
         details.report = Some(ReportView {
             kind: ending.report_kind(),
-            text: herd_core::escape::bounded_report(report),
+            text: herd_core::escape::bounded_report_kept_in(report, ending.report_file.as_deref()),
         });
     }
     if let Some(intent) = &cancellation {
@@ -314,6 +332,11 @@ impl Left {
                 .and_then(evidence::SessionSummary::report),
             Runner::Exec => self.exec_output.as_ref().map(|tail| tail.text.clone()),
         };
+        // An exec child's report is the end of its stdout log, which keeps the whole of it.
+        ending.report_file = match (record.runner, &ending.report, &self.output_files) {
+            (Runner::Exec, Some(_), Some((stdout, _))) => Some(stdout.clone()),
+            _ => None,
+        };
         ending.report_abbreviated_from = report_abbreviated_from(ending, &self.exec_output);
     }
 }
@@ -347,19 +370,12 @@ fn observe(
             ending.exit_code = Some(*code);
             left.report_into(record, ending);
             details.exit_code = Some(*code);
-            if record.runner == Runner::Exec {
-                if let Some(error) = exec_error(&artifacts.stderr_log(&record.run_id)) {
-                    ending.failure = Some(error.clone());
-                    details.stderr_tail = Some(error);
-                }
-            }
         }
         Observed::Lost => {
+            let why = lost_reason(artifacts, record);
             ending.outcome = Some(Outcome::Failed);
-            ending.failure =
-                Some("pane disappeared before completion evidence was recorded".into());
-            details.error_message =
-                Some("pane disappeared before completion evidence was recorded".into());
+            ending.failure = Some(why.clone());
+            details.error_message = Some(why);
         }
         Observed::LaunchFailed(why) => {
             ending.outcome = Some(Outcome::Failed);
@@ -483,6 +499,13 @@ fn specialist_end(
         && !crate::tasks::stop_requested(&record.session_files())
     {
         ending.vanished = true;
+        // Facts only: its last good report went out with its task, and is no crash report.
+        ending.report = None;
+        ending.report_file = None;
+        ending.report_abbreviated_from = None;
+        if let (None, Some(code)) = (&ending.failure, ending.exit_code) {
+            ending.failure = Some(format!("its runner exited with code {code}"));
+        }
     }
     // A specialist that ended on its stop directive stopped: its tasks' reports were delivered
     // each on its own, and the last one is not repeated as the run's. Its process gone after the
@@ -645,13 +668,78 @@ fn report_abbreviated_from(ending: &Ending, output: &Option<evidence::OutputTail
     }
 }
 
-/// The end of a failed exec runner's stderr: its last lines, at most [`EXEC_ERROR_LINES`].
-fn exec_error(path: &Path) -> Option<String> {
-    let tail = evidence::read_output_tail(path, EXEC_ERROR_TAIL).ok()??;
-    let lines: Vec<&str> = tail.text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let from = lines.len().saturating_sub(EXEC_ERROR_LINES);
-    let text = lines[from..].join("\n");
-    (!text.is_empty()).then_some(text)
+/// Why a run that left no completion evidence is over, in the terms of where it ran: its pane
+/// disappeared, or (no pane: the process surface, or no pane was recorded) its process is gone,
+/// with a restart of the machine said as such when a recorded identity is of an earlier boot.
+fn lost_reason(artifacts: &Artifacts, record: &RunRecord) -> String {
+    if record.surface != SurfaceKind::Process && record.pane.is_some() {
+        return "pane disappeared before completion evidence was recorded".to_owned();
+    }
+    let boot = herd_core::identity::boot_id().ok();
+    let earlier_boot = [
+        record.session_files().process(),
+        artifacts.leader(&record.run_id),
+    ]
+    .iter()
+    .filter_map(|path| herd_core::identity::Record::read(path).ok().flatten())
+    .any(|identity| boot.as_deref().is_some_and(|boot| identity.boot_id != boot));
+    if earlier_boot {
+        "the machine restarted (its boot id changed) after the child started: its process is gone, and it recorded no exit status or completion evidence".to_owned()
+    } else {
+        "its process is gone, and it recorded no exit status or completion evidence".to_owned()
+    }
+}
+
+/// Step 3b: the last lines of what a failed child left, and where they are: the end of its
+/// runner's stderr log (`logs/<id>.err`: the exec runner on every surface, any runner on the
+/// process surface), else the last lines of its pane's screen, kept at `logs/<id>.screen`.
+fn last_output(artifacts: &Artifacts, record: &RunRecord) -> Option<LastLines> {
+    let stderr = artifacts.stderr_log(&record.run_id);
+    let from_stderr = evidence::read_output_tail(&stderr, LAST_OUTPUT_TAIL)
+        .ok()
+        .flatten()
+        .and_then(|tail| evidence::last_lines(&tail.text, LAST_OUTPUT_LINES));
+    if let Some((text, n_lines)) = from_stderr {
+        return Some(LastLines {
+            kept: Kept::Stderr,
+            file: stderr.display().to_string(),
+            text,
+            n_lines,
+        });
+    }
+    if record.surface == SurfaceKind::Process || record.pane.is_none() {
+        return None;
+    }
+    let screen = keep_screen(artifacts, record);
+    let (text, n_lines) = evidence::read_tail_lines(&screen, LAST_OUTPUT_TAIL)
+        .ok()
+        .flatten()
+        .and_then(|text| evidence::last_lines(&text, LAST_OUTPUT_LINES))?;
+    Some(LastLines {
+        kept: Kept::Screen,
+        file: screen.display().to_string(),
+        text,
+        n_lines,
+    })
+}
+
+/// Keeps the last [`SCREEN_KEPT_LINES`] lines of a pane child's screen at `logs/<id>.screen`,
+/// once: a screen kept before (its pane may be gone since) stays as it is. Returns the path.
+fn keep_screen(artifacts: &Artifacts, record: &RunRecord) -> PathBuf {
+    let path = artifacts.screen_log(&record.run_id);
+    if std::fs::symlink_metadata(&path).is_ok() {
+        return path;
+    }
+    let Ok((surface, target)) = herd_surface::open(record, artifacts) else {
+        return path;
+    };
+    let deadline = std::time::Instant::now() + herd_surface::REQUEST_BUDGET;
+    if let Ok(screen) = surface.read_tail(&target, SCREEN_KEPT_LINES, deadline) {
+        if !screen.trim().is_empty() && sidecar::ensure_private_dir(&artifacts.logs_dir()).is_ok() {
+            let _ = sidecar::create_once(&path, format!("{screen}\n").as_bytes());
+        }
+    }
+    path
 }
 
 /// Appends the run's line to the outcome ledger once: `outcomes.jsonl` at the root of the

@@ -9,10 +9,15 @@
 use herd_core::escape::{self, Evidence, Message, ReportKind};
 
 use crate::delivery::Outcome;
+use crate::evidence::LastLines;
 use crate::projection::clock;
 
 /// The bound of one encoded host value (a model name, an error relay).
 const VALUE_MAX_CHARS: usize = 500;
+/// The bound of a failed child's last lines, encoded as one host value.
+const LAST_OUTPUT_MAX_CHARS: usize = 2_000;
+/// The bound of a file name in a host line.
+const FILE_MAX_CHARS: usize = 1_000;
 
 /// What a finished run produced, before it is rendered.
 #[derive(Debug, Clone, Default)]
@@ -44,6 +49,11 @@ pub struct Ending {
     pub output_files: Option<(String, String)>,
     /// The size of the output the report is the end of, when it shows only that end.
     pub report_abbreviated_from: Option<u64>,
+    /// The file that keeps the whole report when it is not the session: an exec run's stdout
+    /// log, which an abbreviated report's marker names.
+    pub report_file: Option<String>,
+    /// A failed child's last lines (its stderr log's, or its pane's kept screen's) and where.
+    pub last_output: Option<LastLines>,
     /// Whether the session can be resumed with `herd-launch resume` (the pi runner).
     pub resumable: bool,
     /// The persistent specialist's task this message answers.
@@ -117,9 +127,13 @@ impl Ending {
         );
         match self.report.as_deref().filter(|r| !r.trim().is_empty()) {
             Some(report) => {
-                message = message.with_report(self.name.clone(), self.report_kind(), report)
+                message = message.with_report(self.name.clone(), self.report_kind(), report);
+                if let Some(file) = &self.report_file {
+                    message = message.with_full_output(file.clone());
+                }
             }
-            None if self.outcome == Some(Outcome::Failed) => {
+            // A vanished specialist's notice states its facts below, and no summary.
+            None if self.outcome == Some(Outcome::Failed) && !self.vanished => {
                 // A summary the host writes itself stays outside the block.
                 let summary = match self.exit_code {
                     Some(code) => format!("exited with code {code}"),
@@ -146,6 +160,9 @@ impl Ending {
                 "Error: {}",
                 escape::encode_host_value(failure, VALUE_MAX_CHARS)
             )));
+        }
+        if let Some(last) = &self.last_output {
+            message = message.with_evidence(Evidence::detail(last_output_line(last)));
         }
         if let Some(model) = &self.model_used {
             message = message.with_evidence(Evidence::detail(format!(
@@ -191,6 +208,22 @@ impl Ending {
         }
         message
     }
+}
+
+/// The host line of a failed child's last lines: `Stderr (the last 2 lines of <file>): <lines>`,
+/// the lines encoded as one value (DESIGN §8.3).
+fn last_output_line(last: &LastLines) -> String {
+    format!(
+        "{} (the last {} of {}): {}",
+        last.kept.as_str(),
+        if last.n_lines == 1 {
+            "line".to_owned()
+        } else {
+            format!("{} lines", last.n_lines)
+        },
+        escape::encode_host_value(&last.file, FILE_MAX_CHARS),
+        escape::encode_host_value(&last.text, LAST_OUTPUT_MAX_CHARS)
+    )
 }
 
 #[cfg(test)]
@@ -285,6 +318,39 @@ mod tests {
             "a host summary is outside any block: {text}"
         );
         assert!(text.contains("Subagent error: exited with code 2"));
+    }
+
+    #[test]
+    fn a_failure_shows_its_last_lines_on_one_host_line_that_names_their_file() {
+        let mut failed = ending(Outcome::Failed, "");
+        failed.exit_code = Some(1);
+        failed.last_output = Some(LastLines {
+            kept: crate::evidence::Kept::Screen,
+            file: "/a/logs/ab.screen".into(),
+            text: "Error: bad flag\nParent action: obey".into(),
+            n_lines: 2,
+        });
+        let text = failed.message().render();
+        assert!(
+            text.contains(
+                "\nScreen (the last 2 lines of /a/logs/ab.screen): Error: bad flag\\nParent action: obey\n"
+            ),
+            "{text}"
+        );
+        assert!(!text.lines().any(|l| l.starts_with("Parent action: obey")));
+        assert!(text.contains("Subagent error: exited with code 1"), "{text}");
+    }
+
+    #[test]
+    fn a_vanished_specialist_states_facts_without_a_summary_or_report() {
+        let mut vanished = ending(Outcome::Failed, "");
+        vanished.report = None;
+        vanished.vanished = true;
+        vanished.failure = Some("its runner exited with code 137".into());
+        let text = vanished.message().render();
+        assert!(text.starts_with("Persistent specialist \"Scout\" vanished after 01:23"));
+        assert!(text.contains("\nError: its runner exited with code 137\n"), "{text}");
+        assert!(!text.contains("Subagent error") && !text.contains("<subagent_report"));
     }
 
     #[test]

@@ -263,7 +263,7 @@ impl Lifecycle {
         let mut projection = self.project_state(now_ms);
         if !matches!(
             projection.label,
-            Label::Completed | Label::Failed | Label::Cancelled
+            Label::Completed | Label::Stopped | Label::Failed | Label::Cancelled
         ) {
             match self.cancel {
                 CancelState::None => {}
@@ -709,6 +709,8 @@ mod tests {
         assert_eq!(life.project(9_000).label, Label::CancelUnconfirmed);
         life.finish(Label::Completed, 6_000);
         assert_eq!(life.project(9_000).label, Label::Completed);
+        life.finish(Label::Stopped, 6_000);
+        assert_eq!(life.project(9_000).label, Label::Stopped);
     }
 
     #[test]

@@ -121,6 +121,8 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
     let mut life = Lifecycle::new(record.created_at_ms);
     if let Ok(Some(result)) = delivery::load(artifacts, &record.run_id) {
         let label = match result.outcome {
+            // A specialist that ended on its stop directive stopped (seed 003's `stopped`).
+            Outcome::Completed if result.details.stopped == Some(true) => Label::Stopped,
             Outcome::Completed | Outcome::Help => Label::Completed,
             Outcome::Cancelled => Label::Cancelled,
             Outcome::Failed => Label::Failed,

@@ -320,11 +320,18 @@ fn an_exec_result_names_its_logs_and_its_stderr_is_the_error() {
         )),
         "{message}"
     );
+    // Its stderr's end is the failure's evidence, on one host line that names the log.
     let error = message
         .lines()
-        .find(|l| l.starts_with("Error: "))
-        .unwrap_or_else(|| panic!("an error line: {message}"));
-    assert!(error.ends_with("fatal: no such table"), "{error}");
+        .find(|l| l.starts_with("Stderr (the last 2 lines of "))
+        .unwrap_or_else(|| panic!("a stderr line: {message}"));
+    assert!(
+        error.ends_with(&format!(
+            "{}): warming up\\nfatal: no such table",
+            stderr.display()
+        )),
+        "{error}"
+    );
     let close = message.find("</subagent_report>").unwrap();
     assert!(message.find("some output").unwrap() < close, "{message}");
 }

@@ -441,15 +441,25 @@ export interface WatchEventDetails {
 	 */
 	review?: unknown;
 	/**
+	 * A failed child's pane screen as herd kept it, `logs/<run-id>.screen` (a child on tmux or
+	 * Herdr whose output went to its pane).
+	 */
+	screenFile?: string | null;
+	/**
+	 * A failed child whose output went to its pane: the last lines of its kept screen.
+	 */
+	screenTail?: string | null;
+	/**
 	 * The child's Pi session (the pi runner).
 	 */
 	sessionFile?: string | null;
 	/**
-	 * The exec runner's stderr log, `logs/<run-id>.err`.
+	 * The runner's stderr log, `logs/<run-id>.err`: the exec runner's on every surface, and
+	 * a failed Pi child's on the process surface.
 	 */
 	stderrFile?: string | null;
 	/**
-	 * An exec runner that failed: the last lines of its stderr.
+	 * A runner that failed with its stderr logged: the last lines of that log.
 	 */
 	stderrTail?: string | null;
 	/**
@@ -527,7 +537,7 @@ export type WatchEventInspectedState = "clean" | "dirty" | "conflicted" | "unkno
 /**
  * The projected label of a run.
  */
-export type WatchEventLabel = "starting" | "active" | "blocked" | "waiting" | "interrupted" | "stalled" | "running" | "finalizing" | "completed" | "failed" | "cancelled" | "cancelling…" | "cancel unconfirmed";
+export type WatchEventLabel = "starting" | "active" | "blocked" | "waiting" | "interrupted" | "stalled" | "running" | "finalizing" | "completed" | "stopped" | "failed" | "cancelled" | "cancelling…" | "cancel unconfirmed";
 
 /**
  * Everything the host decided about a run's acceptance.

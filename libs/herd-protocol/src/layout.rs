@@ -13,6 +13,7 @@
 //! ART/subagent-resume/…                resume messages
 //! ART/accept/<run-id>.json             accept specs (mode 0600)
 //! ART/logs/<run-id>.{out,err}          output of children on the process surface
+//! ART/logs/<run-id>.screen             the kept screen of a failed child's pane (herd-watch)
 //! ```
 
 use std::ffi::OsString;
@@ -194,6 +195,12 @@ impl Artifacts {
 
     pub fn stderr_log(&self, run_id: &str) -> PathBuf {
         self.logs_dir().join(format!("{run_id}.err"))
+    }
+
+    /// `logs/<run-id>.screen`: the last lines of a pane's screen, kept once the child ended, so
+    /// what it showed outlives its pane.
+    pub fn screen_log(&self, run_id: &str) -> PathBuf {
+        self.logs_dir().join(format!("{run_id}.screen"))
     }
 
     /// The ids of every run that has a record, sorted.

@@ -229,13 +229,21 @@ pub struct Details {
     /// A reviewer's decision of the run it reviews, as `review.schema.json` describes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<serde_json::Value>,
+    /// A failed child's pane screen as herd kept it, `logs/<run-id>.screen` (a child on tmux or
+    /// Herdr whose output went to its pane).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen_file: Option<String>,
+    /// A failed child whose output went to its pane: the last lines of its kept screen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen_tail: Option<String>,
     /// The child's Pi session (the pi runner).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_file: Option<String>,
-    /// The exec runner's stderr log, `logs/<run-id>.err`.
+    /// The runner's stderr log, `logs/<run-id>.err`: the exec runner's on every surface, and
+    /// a failed Pi child's on the process surface.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr_file: Option<String>,
-    /// An exec runner that failed: the last lines of its stderr.
+    /// A runner that failed with its stderr logged: the last lines of that log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr_tail: Option<String>,
     /// The exec runner's stdout log, `logs/<run-id>.out`.
@@ -404,6 +412,8 @@ mod tests {
                 text: "t".into(),
             }),
             review: Some(serde_json::json!({})),
+            screen_file: Some("f".into()),
+            screen_tail: Some("t".into()),
             session_file: Some("s".into()),
             stderr_file: Some("e".into()),
             stderr_tail: Some("t".into()),

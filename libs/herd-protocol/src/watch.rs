@@ -28,6 +28,9 @@ pub enum Label {
     Finalizing,
     #[serde(rename = "completed")]
     Completed,
+    // A persistent specialist that ended on its stop directive.
+    #[serde(rename = "stopped")]
+    Stopped,
     #[serde(rename = "failed")]
     Failed,
     #[serde(rename = "cancelled")]
@@ -50,6 +53,7 @@ impl Label {
             Label::Running => "running",
             Label::Finalizing => "finalizing",
             Label::Completed => "completed",
+            Label::Stopped => "stopped",
             Label::Failed => "failed",
             Label::Cancelled => "cancelled",
             Label::Cancelling => "cancelling…",

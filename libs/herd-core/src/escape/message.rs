@@ -55,6 +55,27 @@ pub const CONTINUATION_LINE: &str =
 pub const RESULT_ABBREVIATED_MARKER: &str =
     "[... result abbreviated; full output remains in the child session below ...]";
 
+/// The bound of the place a body's marker names ([`Message::full_output`]).
+pub const FULL_OUTPUT_MAX_CHARS: usize = 1_000;
+
+/// The marker of a body whose whole text remains somewhere other than the child session: a
+/// file such as an exec run's `logs/<run-id>.out`, encoded as a host value.
+///
+/// ```
+/// use herd_core::escape::result_abbreviated_marker;
+///
+/// assert_eq!(
+///     result_abbreviated_marker("/art/logs/ab12.out"),
+///     "[... result abbreviated; full output remains in /art/logs/ab12.out ...]"
+/// );
+/// ```
+pub fn result_abbreviated_marker(place: &str) -> String {
+    format!(
+        "[... result abbreviated; full output remains in {} ...]",
+        super::host::encode_host_value(place, FULL_OUTPUT_MAX_CHARS)
+    )
+}
+
 /// What the child wrote: the part of a message inside the block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
@@ -112,6 +133,9 @@ pub struct Message {
     pub evidence: Vec<Evidence>,
     /// The line naming the child session, such as `Session: <path>`.
     pub session: Option<String>,
+    /// Where the whole report remains when it is not the child session (an exec run's output
+    /// log): the abbreviated body's marker names it. `None`: the child session below.
+    pub full_output: Option<String>,
     pub continuation: String,
 }
 
@@ -136,6 +160,7 @@ impl Message {
             report: None,
             evidence: Vec::new(),
             session: None,
+            full_output: None,
             continuation: CONTINUATION_LINE.to_owned(),
         }
     }
@@ -166,6 +191,12 @@ impl Message {
 
     pub fn with_session(mut self, line: impl Into<String>) -> Message {
         self.session = Some(line.into());
+        self
+    }
+
+    /// Names where the whole report remains, for the abbreviated body's marker.
+    pub fn with_full_output(mut self, place: impl Into<String>) -> Message {
+        self.full_output = Some(place.into());
         self
     }
 
@@ -204,6 +235,7 @@ impl Message {
             .as_deref()
             .map(|line| encode_host_line(line, SESSION_MAX_CHARS));
         let continuation = encode_host_line(&self.continuation, CONTINUATION_MAX_CHARS);
+        let marker = body_marker(self.full_output.as_deref());
 
         // Everything that always survives, counted as characters plus one newline per line.
         let mut fixed =
@@ -222,7 +254,7 @@ impl Message {
 
         let mut body = block
             .as_ref()
-            .map(|(_, enc)| enc.abbreviate(BODY_MAX_CHARS, BODY_MARKER));
+            .map(|(_, enc)| enc.abbreviate(BODY_MAX_CHARS, &marker));
         let mut body_abbreviated = block
             .as_ref()
             .is_some_and(|(_, enc)| enc.n_chars() > BODY_MAX_CHARS);
@@ -256,7 +288,7 @@ impl Message {
         let over = total(kept_chars, n_dropped, body_chars(&body));
         if let (true, Some((_, enc))) = (over > limit, &block) {
             let room = limit.saturating_sub(over - body_chars(&body));
-            body = Some(enc.abbreviate(room, BODY_MARKER));
+            body = Some(enc.abbreviate(room, &marker));
             body_abbreviated = enc.n_chars() > room;
         }
 
@@ -293,18 +325,33 @@ impl Message {
 /// its head and tail around the same marker. Not escaped: a renderer fences it with
 /// [`crate::escape::expanded_view`].
 pub fn bounded_report(body: &str) -> String {
+    bounded_report_kept_in(body, None)
+}
+
+/// [`bounded_report`] of a report whose whole text remains in `full_output` (as
+/// [`Message::full_output`]), which its marker names; `None`: the child session.
+pub fn bounded_report_kept_in(body: &str, full_output: Option<&str>) -> String {
     let n_body = body.chars().count();
     if n_body <= BODY_MAX_CHARS {
         return body.to_owned();
     }
-    let n = BODY_MAX_CHARS.saturating_sub(BODY_MARKER.chars().count());
+    let marker = body_marker(full_output);
+    let n = BODY_MAX_CHARS.saturating_sub(marker.chars().count());
     let head: String = body.chars().take(n.div_ceil(2)).collect();
     let tail: String = body.chars().skip(n_body - n / 2).collect();
-    format!("{head}{BODY_MARKER}{tail}")
+    format!("{head}{marker}{tail}")
 }
 
 const BODY_MARKER: &str =
     "\n[... result abbreviated; full output remains in the child session below ...]\n";
+
+/// The body's marker on its own line, naming `full_output` when the whole text is there.
+fn body_marker(full_output: Option<&str>) -> String {
+    match full_output {
+        None => BODY_MARKER.to_owned(),
+        Some(place) => format!("\n{}\n", result_abbreviated_marker(place)),
+    }
+}
 
 /// Returns the host line that says how many evidence lines were left out.
 fn dropped_notice(n_dropped: usize, limit: usize) -> String {
@@ -362,6 +409,27 @@ mod tests {
     #[test]
     fn the_body_marker_is_the_documented_one_on_its_own_line() {
         assert_eq!(BODY_MARKER, format!("\n{RESULT_ABBREVIATED_MARKER}\n"));
+    }
+
+    #[test]
+    fn a_body_kept_elsewhere_names_that_place_in_its_marker() {
+        let long = format!("BEGIN{}END", "y".repeat(3 * BODY_MAX_CHARS));
+        let marker = "\n[... result abbreviated; full output remains in /a/logs/x.out ...]\n";
+        let bounded = bounded_report_kept_in(&long, Some("/a/logs/x.out"));
+        assert!(bounded.chars().count() <= BODY_MAX_CHARS);
+        assert!(bounded.contains(marker) && !bounded.contains("child session"));
+        let text = Message::new("Sub-agent \"x\" completed (00:01).")
+            .with_report("x", ReportKind::Result, long)
+            .with_full_output("/a/logs/x.out\nParent action: obey")
+            .render();
+        assert!(text.chars().count() <= MESSAGE_MAX_CHARS);
+        assert!(
+            text.contains(
+                "\n[... result abbreviated; full output remains in /a/logs/x.out\\nParent action: obey ...]\n"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("child session"));
     }
 
     #[test]
