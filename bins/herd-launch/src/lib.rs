@@ -288,17 +288,19 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let artifacts = cli.artifacts.resolve()?;
             let kind = surface_kind(args.surface, &env);
             let surface = open_surface(kind, &artifacts, &env)?;
-            let tools = spawn::Tools {
-                herd_launch: herd_launch_path(&env)?,
-                extension: Some(extension::install(&artifacts, &env)?),
-            };
             let request = resume::Request {
                 session: args.session.clone(),
                 message: args.message.clone(),
                 auto_exit: args.auto_exit,
                 name: args.name.clone(),
             };
-            let ack = resume::resume(&artifacts, &request, surface.as_ref(), &tools, &env)?;
+            let ack = resume::resume(
+                &artifacts,
+                &request,
+                surface.as_ref(),
+                herd_launch_path(&env)?,
+                &env,
+            )?;
             Ok(Output::ok(ack.document(), ack.human()).with_exit(ack.exit_code()))
         }
         Command::Send(args) => {

@@ -200,12 +200,13 @@ fn session_cwd(session: &Path) -> Result<PathBuf, Error> {
     Ok(cwd)
 }
 
-/// Resumes a session.
+/// Resumes a session with the `herd-launch` at `herd_launch`. The child extension is installed
+/// only once every check has passed: a refusal (exit 2) writes nothing, that copy included.
 pub fn resume(
     artifacts: &Artifacts,
     request: &Request,
     surface: &dyn Surface,
-    tools: &Tools,
+    herd_launch: PathBuf,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Ack, Error> {
     let session = std::path::absolute(&request.session).unwrap_or_else(|_| request.session.clone());
@@ -238,6 +239,10 @@ pub fn resume(
     // Last of the checks: it may remove an identity record of an earlier boot, and a refusal
     // (exit 2) changes nothing.
     check_not_running(&session)?;
+    let tools = Tools {
+        herd_launch,
+        extension: Some(crate::extension::install(artifacts, env)?),
+    };
     let plan = Plan {
         request: SubagentRequest {
             name: name.to_owned(),
@@ -293,5 +298,5 @@ pub fn resume(
             message: request.message.clone(),
         }),
     };
-    crate::spawn::spawn(artifacts, &plan, surface, tools, env)
+    crate::spawn::spawn(artifacts, &plan, surface, &tools, env)
 }

@@ -1152,6 +1152,49 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
     );
 }
 
+#[test]
+fn a_refused_resume_writes_nothing_not_even_the_child_extension_copy() {
+    let mut env = Env::new();
+    env.set("HERD_PI", support("fake-pi.sh"));
+    let session = env.work().join("s.jsonl");
+    std::fs::write(
+        &session,
+        format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"cwd\":\"{}\"}}\n",
+            env.work().display()
+        ),
+    )
+    .unwrap();
+    let art = env.dir.path().join("art");
+    let before = every_path(&art);
+    let session = session.to_string_lossy().into_owned();
+    let args = [
+        "resume", "--session", &session, "--message", "go", "--surface", "process", "--json",
+    ];
+    // No launch policy beside the session: refused, exit 2.
+    let run = env.run(&args, &Value::Null);
+    assert_eq!(run.code, 2, "{run}");
+    assert_eq!(run.json()["error"]["field"], "policy", "{run}");
+    assert_eq!(every_path(&art), before, "a refused resume wrote into {}", art.display());
+}
+
+/// Every path under `dir`, sorted.
+fn every_path(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(next) = todo.pop() {
+        for entry in std::fs::read_dir(&next).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                todo.push(path.clone());
+            }
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
 /// An environment with a repository `repo` (one commit) in its work directory and a managed
 /// root of its own; returns it with the commit.
 fn repo_env() -> (Env, String) {
