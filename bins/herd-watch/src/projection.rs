@@ -455,8 +455,17 @@ pub struct Widget {
 pub const WIDGET_WIDTH: usize = 59;
 
 /// Draws the widget above Pi's input: a rounded box `width` columns wide (wider when a row needs
-/// it), a header `N active · M open`, one row per run still in flight.
+/// it), a header `N active · M open`, one row per run still in flight. With nothing in flight
+/// there is no box at all (seed 003 clears the widget), not an empty one.
 pub fn widget(rows: &[WidgetRow], now_ms: u64, width_cols: usize) -> Widget {
+    if rows.is_empty() {
+        return Widget {
+            text: String::new(),
+            accent: Accent::Amber,
+            active: 0,
+            open: 0,
+        };
+    }
     let active = rows
         .iter()
         .filter(|r| r.projection.label.is_active())
@@ -828,6 +837,13 @@ mod tests {
             lines.windows(2).all(|p| p[0] == p[1]),
             "every line has the same width: {lines:?}"
         );
+    }
+
+    #[test]
+    fn widget_with_nothing_in_flight_draws_no_box() {
+        let w = widget(&[], 0, WIDGET_WIDTH);
+        assert_eq!(w.text, "");
+        assert_eq!((w.active, w.open), (0, 0));
     }
 
     #[test]
