@@ -11,7 +11,8 @@
 //! finds the pinned Pi and builds its isolated environment, [`session`] reads its session
 //! files, [`tmux`] is a private tmux server, [`herdr`] a private headless Herdr server, [`herd`]
 //! runs the herd binaries over one artifacts directory on the process or tmux surface, [`ssh`]
-//! is another machine (a real OpenSSH server in a namespace of its own), and the other children (Pi, tmux, Herdr) run through [`proc::run`] with a deadline.
+//! is another machine (a real OpenSSH server in a namespace of its own), and the other children
+//! (Pi, tmux, Herdr) run through [`proc::run`] with a deadline.
 
 pub mod cli;
 pub mod herd;
