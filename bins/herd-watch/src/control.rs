@@ -255,8 +255,10 @@ pub fn interrupt(artifacts: &Artifacts, record: &RunRecord) -> Result<u64, Error
     }
     let (surface, target) = herd_surface::open(record, artifacts)?;
     let at = now_ms();
-    surface.send_keys(
+    herd_surface::deliver(
+        surface.as_ref(),
         &target,
+        &herd_surface::Child::of(record, artifacts),
         &[Key::Escape],
         Instant::now() + herd_surface::REQUEST_BUDGET,
     )?;
@@ -374,6 +376,12 @@ pub fn steer(
         SteerMode::Auto => turn_active,
     };
     if queue_now {
+        // A child that has ended never reaches a turn boundary: nothing is queued for it.
+        if let Err(err) = herd_surface::Child::of(record, artifacts).running() {
+            fail(&mut receipt, &Error::from(err));
+            record_receipt(artifacts, run_id, &receipt)?;
+            return Ok(receipt);
+        }
         let path = artifacts.steer_queue(run_id);
         let mut queue: SteerQueue = sidecar::read_json(&path, STEER_FILE_MAX)?.unwrap_or_default();
         if queue.messages.len() >= STEER_QUEUE_MAX {
@@ -400,13 +408,14 @@ pub fn steer(
     record_receipt(artifacts, run_id, &receipt)?;
     let sent = herd_surface::open(record, artifacts).and_then(|(surface, target)| {
         let deadline = Instant::now() + herd_surface::REQUEST_BUDGET;
-        surface
-            .send_keys(
-                &target,
-                &[Key::Text(message.to_owned()), Key::Enter],
-                deadline,
-            )
-            .map_err(Error::from)
+        herd_surface::deliver(
+            surface.as_ref(),
+            &target,
+            &herd_surface::Child::of(record, artifacts),
+            &[Key::Text(message.to_owned()), Key::Enter],
+            deadline,
+        )
+        .map_err(Error::from)
     });
     match sent {
         Ok(()) => {
@@ -419,14 +428,16 @@ pub fn steer(
     Ok(receipt)
 }
 
-/// Sends the oldest queued steering message of `run_id` to its child, between turns. Returns
-/// whether one was delivered; a failed send keeps it queued. Its receipt becomes `delivered`.
+/// Sends the oldest queued steering message of `record`'s run to its child, between turns.
+/// Returns whether one was delivered; a failed send, and a child that is not proven live (nothing
+/// is typed then), keeps it queued. Its receipt becomes `delivered`.
 pub fn deliver_queued_steer(
     artifacts: &Artifacts,
-    run_id: &str,
+    record: &RunRecord,
     surface: &dyn Surface,
     target: &Target,
 ) -> Result<bool, Error> {
+    let run_id = record.run_id.as_str();
     let path = artifacts.steer_queue(run_id);
     if !path.exists() {
         return Ok(false);
@@ -440,7 +451,13 @@ pub fn deliver_queued_steer(
     }
     let message = queue.messages[0].clone();
     let deadline = Instant::now() + herd_surface::REQUEST_BUDGET;
-    surface.send_keys(target, &[Key::Text(message), Key::Enter], deadline)?;
+    herd_surface::deliver(
+        surface,
+        target,
+        &herd_surface::Child::of(record, artifacts),
+        &[Key::Text(message), Key::Enter],
+        deadline,
+    )?;
     queue.messages.remove(0);
     let request_id = (!queue.request_ids.is_empty()).then(|| queue.request_ids.remove(0));
     sidecar::write_json(&path, &queue)?;

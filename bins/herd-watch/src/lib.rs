@@ -128,9 +128,12 @@ pub enum Command {
     /// `runs/<id>.steering.json` (the last 20 requests) and printed: `delivered` (typed into the
     /// child's input now), `queued` (held, at most 20, for the next turn boundary, where the
     /// watcher types it and marks it delivered) or `failed` with the reason, and then the exit
-    /// code of that reason: 7 the queue is full, 4 the surface did not answer, 3 the keys may
-    /// have gone out. Delivered means the child's input took the keys, not that the model
-    /// followed them. A message refused for its text (exit 2) records nothing.
+    /// code of that reason: 7 the queue is full or the child has ended (nothing is typed or
+    /// queued), 4 the surface did not answer, 3 the keys may have gone out. Keys go out only
+    /// once the child is proven the live program its pane's input reaches: no exit record, its
+    /// recorded identity alive, no sentinel on its screen, and on Herdr its runner in the pane's
+    /// foreground, not the shell. Delivered means the child's input took the keys, not that the
+    /// model followed them. A message refused for its text (exit 2) records nothing.
     Steer {
         #[command(flatten)]
         target: Target,

@@ -993,7 +993,8 @@ fn transitions(
     }
     if projection.label == Label::Waiting && run.finisher.is_none() {
         if let Some((surface, target)) = &run.surface {
-            if let Ok(true) = control::deliver_queued_steer(artifacts, id, surface.as_ref(), target)
+            if let Ok(true) =
+                control::deliver_queued_steer(artifacts, &run.record, surface.as_ref(), target)
             {
                 events.push(Event::Notice {
                     run_id: id.to_owned(),

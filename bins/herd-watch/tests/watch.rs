@@ -1044,6 +1044,73 @@ fn a_steering_message_with_control_characters_or_nothing_in_it_is_refused() {
     kill(pid);
 }
 
+/// Spawns a command child that ends at once, waits for its recorded exit (no watcher settles it,
+/// so only the child's own files and its surface say it ended), then steers, queues a follow-up
+/// and interrupts it with a message a shell would run: each is `conflict` "has ended" (exit 7),
+/// nothing is queued and the shell command never runs. Returns the run id and the message.
+fn an_ended_child_is_not_typed_into(env: &Env) -> (String, String) {
+    let id = env.spawn("Ended", "true");
+    let exit = env.art().join(format!("runs/{id}.runner-exit.json"));
+    wait_for("the child's recorded exit", Duration::from_secs(20), || {
+        exit.exists().then_some(())
+    });
+    let marker = env.dir.path().join("typed-into-a-shell");
+    let message = format!("touch '{}'", marker.display());
+    for mode in ["steer", "follow-up"] {
+        let (code, doc, text) = env.watch(&[
+            "steer",
+            "--run",
+            &id,
+            "--message",
+            &message,
+            "--mode",
+            mode,
+            "--json",
+        ]);
+        assert_eq!(
+            (code, doc["error"]["code"].as_str()),
+            (7, Some("conflict")),
+            "{mode}: {text}"
+        );
+        assert_eq!(doc["receipt"], "failed", "{mode}: {doc}");
+        let reason = doc["error"]["message"].as_str().unwrap();
+        assert!(reason.contains("has ended"), "{mode}: {reason}");
+    }
+    assert!(
+        !env.art().join(format!("runs/{id}.steer.json")).exists(),
+        "nothing was queued for a child that has ended"
+    );
+    let (code, doc, text) = env.watch(&["interrupt", "--run", &id, "--json"]);
+    assert_eq!(
+        (code, doc["error"]["code"].as_str()),
+        (7, Some("conflict")),
+        "{text}"
+    );
+    assert!(
+        !env.art().join(format!("runs/{id}.interrupt.json")).exists(),
+        "no interrupt was recorded"
+    );
+    assert!(!marker.exists(), "the steering message ran as a command");
+    (id, message)
+}
+
+#[test]
+fn a_process_child_that_has_ended_is_not_steered_queued_or_interrupted() {
+    let env = Env::new();
+    an_ended_child_is_not_typed_into(&env);
+}
+
+#[test]
+fn a_tmux_child_that_has_ended_is_not_steered_queued_or_interrupted() {
+    let env = Env::tmux();
+    let (id, message) = an_ended_child_is_not_typed_into(&env);
+    // Nothing was typed into its kept pane either.
+    let pane = env.pane(&id);
+    let screen = env.tmux_cmd(&["capture-pane", "-p", "-t", &pane]);
+    assert!(screen.success(), "{}", screen.stderr);
+    assert!(!screen.stdout.contains(&message), "{}", screen.stdout);
+}
+
 /// Paths with their permission bits.
 type Modes = Vec<(PathBuf, u32)>;
 

@@ -380,6 +380,144 @@ fn on_herdr_a_child_is_steered_interrupted_and_cancelled_with_its_pane_closed() 
     assert_eq!((code, doc["outcome"].as_str()), (5, Some("cancelled")));
 }
 
+/// Steers run `id` with `message`, a command a shell would run, in each of `modes`, and
+/// interrupts it: each answers `conflict` (exit 7) with a reason that holds `why`, and nothing is
+/// queued or recorded as an interrupt.
+fn refused_every_typed_delivery(env: &Env, id: &str, modes: &[&str], message: &str, why: &str) {
+    for &mode in modes {
+        let (code, doc, text, _) = env.watch(&[
+            "steer",
+            "--run",
+            id,
+            "--message",
+            message,
+            "--mode",
+            mode,
+            "--json",
+        ]);
+        assert_eq!(
+            (code, doc["error"]["code"].as_str()),
+            (7, Some("conflict")),
+            "{mode}: {text}"
+        );
+        let reason = doc["error"]["message"].as_str().unwrap();
+        assert!(reason.contains(why), "{mode}: {reason}");
+    }
+    let (code, doc, text, _) = env.watch(&["interrupt", "--run", id, "--json"]);
+    assert_eq!(
+        (code, doc["error"]["code"].as_str()),
+        (7, Some("conflict")),
+        "{text}"
+    );
+    for file in ["steer.json", "interrupt.json"] {
+        assert!(
+            !env.art().join(format!("runs/{id}.{file}")).exists(),
+            "runs/{id}.{file} was written"
+        );
+    }
+}
+
+/// Types `touch <after>` into `pane`'s shell and waits for the file: the shell reads its input
+/// in order, so whatever was typed before it has run by then.
+fn shell_has_read_its_input(env: &Env, pane: &str, after: &Path) {
+    let command = format!("touch '{}'", after.display());
+    env.herdr.ok(["pane", "run", pane, command.as_str()]);
+    wait_for(
+        "the shell to run the test's own command",
+        Duration::from_secs(20),
+        || after.exists().then_some(()),
+    );
+}
+
+#[test]
+fn on_herdr_a_child_that_has_ended_is_never_typed_into_and_its_shell_runs_nothing() {
+    let Some(env) = Env::start("on_herdr_a_child_that_has_ended_is_never_typed_into") else {
+        return;
+    };
+    let id = env.spawn("Ended", "true");
+    let pane = env.pane(&id);
+    // No watcher settles it: only its own files and its pane say that it ended, and the pane
+    // is back at its interactive shell, which would run what it is given.
+    env.herdr
+        .wait_for_text(&pane, "__SUBAGENT_DONE_0__", Duration::from_secs(20));
+    env.herdr.wait_shell(&pane);
+    let marker = env.dir.path().join("typed-into-a-shell");
+    let message = format!("touch '{}'", marker.display());
+    refused_every_typed_delivery(&env, &id, &["steer", "follow-up"], &message, "has ended");
+    shell_has_read_its_input(&env, &pane, &env.dir.path().join("after"));
+    assert!(!marker.exists(), "the steering message ran as a command");
+    assert!(
+        !env.herdr.read(&pane).contains(&message),
+        "{}",
+        env.herdr.read(&pane)
+    );
+}
+
+#[test]
+fn on_herdr_a_suspended_child_whose_shell_has_its_pane_is_not_typed_into() {
+    let Some(env) = Env::start("on_herdr_a_suspended_child_whose_shell_has_its_pane") else {
+        return;
+    };
+    // The child stops its whole job (as Ctrl+Z would): it is alive, but the pane's shell is in
+    // the foreground again and reads what is typed.
+    let id = env.spawn("Suspended", "kill -STOP 0");
+    let pid = env.identity_pid(&id);
+    let pane = env.pane(&id);
+    env.herdr
+        .wait_for_text(&pane, "Stopped", Duration::from_secs(20));
+    env.herdr.wait_shell(&pane);
+    assert!(process_alive(pid), "a stopped runner is alive");
+    let marker = env.dir.path().join("typed-into-a-shell");
+    let message = format!("touch '{}'", marker.display());
+    // A follow-up is still queued for it (it may be resumed); a watcher types it only once the
+    // same proof holds.
+    refused_every_typed_delivery(&env, &id, &["steer"], &message, "foreground");
+    shell_has_read_its_input(&env, &pane, &env.dir.path().join("after"));
+    assert!(!marker.exists(), "the steering message ran as a command");
+    signal_pid(pid, libc::SIGKILL);
+}
+
+#[test]
+fn on_herdr_a_dispatch_leaves_nothing_in_the_childs_input() {
+    let Some(env) = Env::start("on_herdr_a_dispatch_leaves_nothing_in_the_childs_input") else {
+        return;
+    };
+    // The child reads one line from its terminal: the first it gets is the steering message,
+    // not an empty line left by the dispatch.
+    let id = env.spawn(
+        "Reader",
+        "exec < /dev/tty; IFS= read -r line; printf 'got:%s\\n' \"$line\" > answer.tmp; \
+         mv answer.tmp answer.txt; exec sleep 30",
+    );
+    let pid = env.identity_pid(&id);
+    let pane = env.pane(&id);
+    wait_for(
+        "the child in its pane's foreground",
+        Duration::from_secs(20),
+        || {
+            let info = env.herdr.json(["pane", "process-info", "--pane", &pane]);
+            info["process_info"]["foreground_processes"]
+                .as_array()?
+                .iter()
+                .any(|p| p["pid"].as_u64() == Some(u64::from(pid)))
+                .then_some(())
+        },
+    );
+    let (code, doc, text, _) =
+        env.watch(&["steer", "--run", &id, "--message", "hello there", "--json"]);
+    assert_eq!(
+        (code, doc["receipt"].as_str()),
+        (0, Some("delivered")),
+        "{text}"
+    );
+    let answer = env.dir.path().join("answer.txt");
+    let got = wait_for("the child's answer", Duration::from_secs(20), || {
+        std::fs::read_to_string(&answer).ok()
+    });
+    assert_eq!(got, "got:hello there\n");
+    signal_pid(pid, libc::SIGKILL);
+}
+
 /// A child that reports its agent status through Herdr as Pi's Herdr integration does, one
 /// state per file the test writes: `working`, then `blocked`, then `idle`, then it ends.
 const REPORTER: &str = r#"

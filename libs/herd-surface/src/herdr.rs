@@ -14,6 +14,9 @@
 //! confirmed with `pane get`; if that cannot be confirmed, or `pane run` itself did not answer,
 //! the pane is the owner of an uncertain launch. Herdr panes keep their shell after the script
 //! ends, so presence is the pane's; the runner's end is told by the sentinel and the sidecars.
+//! Keys typed there after its end would be run by that shell: the child takes them only while its
+//! runner is in the pane's foreground process group and the shell is not
+//! ([`Surface::input_reaches`], through [`crate::live::deliver`]).
 //! A restarted Herdr brings its panes back under the same ids with fresh shells: a pane is the
 //! child's only while its terminal id is the one recorded at launch.
 
@@ -460,6 +463,26 @@ fn same_terminal(target: &Target, now: Option<&str>) -> bool {
     }
 }
 
+/// Why keys typed into the pane `info` describes would not reach the process `runner`, or `None`
+/// when they would: its foreground process group is not the shell's and holds `runner`.
+fn shell_or_stranger(info: &ProcessInfo, runner: u32) -> Option<String> {
+    match (info.foreground_pgid, info.shell_pid) {
+        (None, _) => Some(format!(
+            "pane {} names no foreground process group",
+            info.pane_id
+        )),
+        (Some(group), Some(shell)) if group == shell => Some(format!(
+            "the shell of pane {} is its foreground program",
+            info.pane_id
+        )),
+        _ if !info.foreground.iter().any(|p| p.pid == runner) => Some(format!(
+            "its runner, process {runner}, is not the foreground program of pane {}",
+            info.pane_id
+        )),
+        _ => None,
+    }
+}
+
 /// A failure of a call about `pane`: [`Error::NotFound`] when Herdr says the pane is not there.
 fn pane_error(pane: &str, err: herd_herdr::Error) -> Error {
     if err.is_pane_missing() {
@@ -619,6 +642,28 @@ impl Surface for Herdr {
         self.send_key_names(pane, &names, deadline)
     }
 
+    /// A Herdr pane keeps its shell after the child ends, and keys typed there would be run as
+    /// a command: they reach the child only while the pane's foreground process group is not the
+    /// shell and holds the runner's process.
+    fn input_reaches(
+        &self,
+        target: &Target,
+        runner: &herd_core::identity::Record,
+        deadline: Instant,
+    ) -> Result<Option<String>, Error> {
+        let pane = self.pane_id(target)?;
+        let info = match self
+            .client(REQUEST_BUDGET, deadline)?
+            .pane_process_info(pane)
+            .map_err(|err| pane_error(pane, err))
+        {
+            Ok(info) => info,
+            Err(Error::NotFound { .. }) => return Ok(Some(format!("its pane {pane} is gone"))),
+            Err(err) => return Err(err),
+        };
+        Ok(shell_or_stranger(&info, runner.pid))
+    }
+
     fn close(&self, target: &Target, deadline: Instant) -> Result<(), Error> {
         let Target::Pane(pane) = target else {
             return Err(Error::WrongTarget(
@@ -692,6 +737,30 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn keys_reach_the_runner_only_as_the_foreground_program_that_is_not_the_shell() {
+        let info = |group: Option<u32>, pids: &[u32]| ProcessInfo {
+            pane_id: "w1:p2".into(),
+            shell_pid: Some(100),
+            foreground_pgid: group,
+            foreground: pids
+                .iter()
+                .map(|pid| herd_herdr::ForegroundProcess {
+                    pid: *pid,
+                    name: "sh".into(),
+                    argv: Vec::new(),
+                    cwd: None,
+                })
+                .collect(),
+        };
+        assert_eq!(shell_or_stranger(&info(Some(200), &[200, 201]), 201), None);
+        let at_the_prompt = shell_or_stranger(&info(Some(100), &[100]), 201).unwrap();
+        assert!(at_the_prompt.contains("shell"), "{at_the_prompt}");
+        let another = shell_or_stranger(&info(Some(300), &[300]), 201).unwrap();
+        assert!(another.contains("not the foreground"), "{another}");
+        assert!(shell_or_stranger(&info(None, &[]), 201).is_some());
     }
 
     #[test]

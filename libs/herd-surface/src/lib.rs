@@ -17,10 +17,13 @@
 //! reach the child again from the files alone.
 
 pub mod herdr;
+pub mod live;
 pub mod process;
 pub mod tmux;
 
 mod call;
+
+pub use live::{Child, deliver, find_sentinel};
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -322,6 +325,10 @@ pub enum Error {
     /// A file of the child could not be read or the identity could not be judged.
     #[error("{0}")]
     Io(String),
+    /// The child is not the live program the target's input reaches (it has ended, or it was
+    /// never shown to run): nothing was sent ([`live::deliver`]).
+    #[error("{0}")]
+    NotLive(String),
     /// An operation of a launch failed, within or at the end of its own budget.
     #[error("{operation} (its budget is {budget_ms} ms): {source}")]
     During {
@@ -366,6 +373,7 @@ impl Error {
             Error::Timeout { .. } => ErrorCode::Timeout,
             Error::Malformed { .. } => ErrorCode::Uncertain,
             Error::NotFound { .. } => ErrorCode::NotFound,
+            Error::NotLive(_) => ErrorCode::Conflict,
             Error::Unsupported { .. } | Error::WrongTarget(_) => ErrorCode::InvalidRequest,
         }
     }
@@ -458,8 +466,31 @@ pub trait Surface {
     /// tail of the output logs).
     fn read_tail(&self, target: &Target, lines: usize, deadline: Instant) -> Result<String, Error>;
 
-    /// Sends keys to the child.
+    /// Sends keys to the target, whatever runs there now. Deliveries to a child go through
+    /// [`live::deliver`], which first proves that the child is the live program they reach.
     fn send_keys(&self, target: &Target, keys: &[Key], deadline: Instant) -> Result<(), Error>;
+
+    /// Whether keys sent to `target` reach `runner`, the child's live runner: `None` when they
+    /// do, else why not. The default asks [`Surface::presence`]: while the pane's (or the
+    /// script's) own process runs, it is the child's launch script and no shell reads the keys. A
+    /// surface whose panes keep an interactive shell (Herdr) proves that the runner, not the
+    /// shell, is the pane's foreground program.
+    fn input_reaches(
+        &self,
+        target: &Target,
+        runner: &herd_core::identity::Record,
+        deadline: Instant,
+    ) -> Result<Option<String>, Error> {
+        let _ = runner;
+        Ok(match self.presence(target, deadline)? {
+            Presence::Running => None,
+            Presence::Exited { .. } => Some(match target {
+                Target::Pane(_) => "its pane's command has exited".into(),
+                Target::Process(_) => "its launch script has exited".into(),
+            }),
+            Presence::Absent => Some("its pane is gone".into()),
+        })
+    }
 
     /// Closes the pane, or terminates the process surface's verified identity. Returns once the
     /// request is made; [`close_confirmed`] also waits for proof of absence.
