@@ -9,7 +9,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use herd_core::identity::{self, Judgement};
 use herd_core::{Error, ErrorCode};
 use herd_protocol::layout::Artifacts;
 pub use herd_protocol::persistent::{
@@ -52,8 +51,9 @@ pub struct Sent {
 
 /// Sends the next task to an idle persistent specialist.
 ///
-/// Refused (exit 2) for a run that is not a live persistent specialist; a busy one records
-/// `rejected-busy` and the error is `conflict` (exit 7).
+/// Refused (exit 2) for a run that is not a persistent specialist or never started; one that has
+/// ended (the proof of [`herd_surface::Child::running`]) is `conflict` (exit 7), as is a busy one,
+/// which records `rejected-busy`.
 pub fn send(artifacts: &Artifacts, selector: &Selector<'_>, message: &str) -> Result<Sent, Error> {
     if message.trim().is_empty() {
         return Err(Error::invalid("message", "the message is empty"));
@@ -95,19 +95,17 @@ pub fn send(artifacts: &Artifacts, selector: &Selector<'_>, message: &str) -> Re
         LaunchStatus::Pending | LaunchStatus::Failed => return Err(refuse("never started")),
     }
     let files = record.session_files();
-    if artifacts.run_result(&record.run_id).exists() || files.exit().exists() {
-        return Err(refuse("has ended"));
-    }
-    if herd_surface::read_runner_exit(&herd_surface::runner_exit_file(artifacts, &record.run_id))
-        .is_some()
-    {
-        return Err(refuse("has exited"));
-    }
-    if let Ok(Some(runner)) = identity::Record::read(&files.process()) {
-        if identity::judge(&runner) == Judgement::Exited {
-            return Err(refuse("has exited"));
-        }
-    }
+    // The same proof of life as every typed delivery: a specialist that has ended takes nothing.
+    herd_surface::Child::of(&record, artifacts)
+        .running()
+        .map_err(|err| {
+            let mut err = Error::from(err).with_field("run");
+            err.message = format!(
+                "{}: persistent specialist {} takes no task; spawn a new one",
+                err.message, record.name
+            );
+            err
+        })?;
     let policy = Policy::read(&files.policy())?;
     if !policy.persistent {
         return Err(refuse("has no persistent launch policy"));

@@ -1011,8 +1011,30 @@ fn a_persistent_specialist_takes_one_task_at_a_time() {
     )
     .unwrap();
     assert_eq!(exit_code(&env, &run_id), 0);
+    // It has ended: the proof every delivery makes refuses it as `conflict`, nothing written.
+    let inboxes = || {
+        let dir = Path::new(&session).parent().unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.contains(".task-inbox."))
+            .collect();
+        names.sort();
+        names
+    };
+    let before = inboxes();
     let refused = send("late task");
-    assert_eq!(refused.code, 2, "{refused}");
+    assert_eq!(
+        (refused.code, refused.json()["error"]["code"].as_str()),
+        (7, Some("conflict")),
+        "{refused}"
+    );
+    let reason = refused.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(reason.contains("has ended"), "{reason}");
+    assert_eq!(inboxes(), before, "no task was written for it");
     // Not a persistent run at all.
     let plain = env.spawn_exec(
         "process",
