@@ -3,10 +3,12 @@
 //! - **fork**: a new header, then the parent's entries up to (not including) its last user
 //!   message, without the parent's own header: the child continues the parent's conversation.
 //! - **lineage-only**: the header alone, naming the parent session.
-//! - **standalone**: nothing; Pi creates the file.
+//! - **standalone**: the header alone, naming no parent.
 //!
 //! A child whose role asks for `lineage-only`, or any child whose parent session is known and that
-//! does not fork, gets the lineage header.
+//! does not fork, gets the lineage header. herd always creates the file, private (0600), so a
+//! child's transcript is never left to Pi's umask-made 0644 (Pi keeps the mode of a file it
+//! opens).
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -20,36 +22,35 @@ use herd_core::time::Utc;
 /// The largest parent session a fork copies.
 pub const FORK_LIMIT: u64 = 256 * 1024 * 1024;
 
-/// Writes the seeded session, if the plan asks for one.
+/// Writes the child's new session file: forked, lineage-only or standalone.
 pub fn seed_session(plan: &Plan, session: &Path, cwd: &Path, now_ms: u64) -> Result<(), Error> {
-    let Some(parent) = &plan.parent_session else {
-        return Ok(());
-    };
-    let entries = if plan.fork {
-        fork_entries(parent)?
-    } else {
-        Vec::new()
+    let parent = plan.parent_session.as_deref();
+    let entries = match parent {
+        Some(parent) if plan.fork => fork_entries(parent)?,
+        _ => Vec::new(),
     };
     create_session(session, cwd, parent, &entries, now_ms)
 }
 
-/// Creates `session`: a new header for `cwd` naming `parent` as its parent session, then
-/// `entries`.
+/// Creates `session` (0600): a new header for `cwd`, naming `parent` as its parent session when
+/// there is one, then `entries`.
 fn create_session(
     session: &Path,
     cwd: &Path,
-    parent: &Path,
+    parent: Option<&Path>,
     entries: &[u8],
     now_ms: u64,
 ) -> Result<(), Error> {
-    let header = serde_json::json!({
+    let mut header = serde_json::json!({
         "type": "session",
         "version": 3,
         "id": uuid_v4()?,
         "timestamp": Utc::from_ms(now_ms).iso(),
         "cwd": cwd.to_string_lossy(),
-        "parentSession": parent.to_string_lossy(),
     });
+    if let Some(parent) = parent {
+        header["parentSession"] = parent.to_string_lossy().into();
+    }
     let mut bytes = serde_json::to_vec(&header).map_err(|e| Error::internal(e.to_string()))?;
     bytes.push(b'\n');
     bytes.extend_from_slice(entries);
@@ -90,7 +91,7 @@ pub fn seed_handoff(
     now_ms: u64,
 ) -> Result<(), Error> {
     let branch = branch_entries(from, leaf)?;
-    create_session(session, cwd, from, &branch, now_ms)
+    create_session(session, cwd, Some(from), &branch, now_ms)
 }
 
 /// The entries of the branch of `session` that ends at `leaf` (default: the last entry), root

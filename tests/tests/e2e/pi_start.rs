@@ -171,3 +171,27 @@ fn a_subagent_command_as_the_first_input_of_a_session_named_by_hand_is_delivered
     );
     assert!(parent.close().success());
 }
+
+#[test]
+fn a_child_launched_without_a_parent_session_keeps_a_private_transcript() {
+    use herd_e2e::herd::{Herd, Where};
+    let model = ModelServer::start(Script::new().step(Text("REPORT: 42")));
+    let env = PiEnv::new(&model);
+    // The command line, `HERD_ARTIFACTS` alone: no parent session to seed the child's from.
+    let herd = Herd::new(&env, Where::Process);
+    let ack =
+        herd.spawn(&json!({"name": "Scout", "task": "Report", "model": Herd::model("fake-model")}));
+    let (code, result) = herd.wait(ack["run_id"].as_str().unwrap());
+    assert_eq!(code, 0, "{result}");
+    let session = PathBuf::from(ack["session_file"].as_str().unwrap());
+    let mode = std::fs::metadata(&session).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{} is {mode:o}", session.display());
+    // Pi wrote its conversation into the file herd made.
+    let messages = session::messages(&session);
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["role"] == "assistant" && session::text(m) == "REPORT: 42"),
+        "{messages:#?}"
+    );
+}
