@@ -148,6 +148,12 @@ fn at_ms(line: &serde_json::Value) -> Option<u64> {
     herd_core::time::parse_iso(line.get("at")?.as_str()?)
 }
 
+fn modified_ms(path: &Path) -> Option<u64> {
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    let since = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
+    u64::try_from(since.as_millis()).ok()
+}
+
 /// Since when the specialist's last stop attempt is unconfirmed (seed 003: "If confirmation
 /// times out, the specialist is `stalled` in an unconfirmed-stop state"), from its ledger and
 /// task events: the attempt's directive was published (`stop-pending`, not followed by
@@ -189,17 +195,19 @@ fn pending_stop_deadline(files: &SessionFiles, tasks_hold: bool) -> Option<u64> 
         .rev()
         .find(|l| outcome(l) == Some("dispatched"))
         .and_then(|l| l.get("task")?.as_str());
+    // The task that held the stop releases it when it ends: the count starts then, not at the
+    // directive (a stop pending behind a long task is not unconfirmed the moment it ends).
+    let mut released = None;
     if let Some(current) = current.filter(|_| tasks_hold) {
-        let ended = lines(&files.tasks()).iter().any(|e| {
+        let end = lines(&files.tasks()).into_iter().find(|e| {
             e.get("task").and_then(|t| t.as_str()) == Some(current)
                 && matches!(
                     e.get("type").and_then(|t| t.as_str()),
                     Some("task-done" | "help-request")
                 )
-        });
-        if !ended {
-            return None;
-        }
+        })?;
+        // An event without its time (an older child): when the events file last changed.
+        released = at_ms(&end).or_else(|| modified_ms(&files.tasks()));
     }
     let started = ledger[last_stop..]
         .iter()
@@ -210,6 +218,7 @@ fn pending_stop_deadline(files: &SessionFiles, tasks_hold: bool) -> Option<u64> 
             )
         })
         .filter_map(at_ms)
+        .chain(released)
         .max()?;
     Some(started.saturating_add(STOP_DEADLINE_MS))
 }
@@ -310,9 +319,10 @@ mod tests {
             });
             sidecar::append_line(&files.ledger(), &line.to_string()).unwrap();
         };
-        let event = |task: &str| {
+        let event = |task: &str, at: u64| {
             let line = serde_json::json!({
                 "version": 1, "type": "task-done", "task": task, "generation": "g1",
+                "at": herd_core::time::iso(at),
             });
             sidecar::append_line(&files.tasks(), &line.to_string()).unwrap();
         };
@@ -324,8 +334,16 @@ mod tests {
         assert_eq!(unconfirmed_since(&files, true, t + 60_000), None, "held");
         // The initial task of an uncertain launch holds nothing.
         assert_eq!(unconfirmed_since(&files, false, t + 6_000), Some(t + 6_000));
-        // Delivered, the task no longer holds it: the deadline runs from the delivery.
-        event("t1");
+        // The task ends long after the directive: the deadline runs from its end, not from the
+        // directive (nor is it past the moment the task ends).
+        event("t1", t + 9_000);
+        assert_eq!(unconfirmed_since(&files, true, t + 9_000), None);
+        assert_eq!(unconfirmed_since(&files, true, t + 13_999), None);
+        assert_eq!(
+            unconfirmed_since(&files, true, t + 14_000),
+            Some(t + 14_000)
+        );
+        // Delivered, the deadline runs from the delivery.
         line("t1", "delivered", t + 10_000);
         assert_eq!(unconfirmed_since(&files, true, t + 14_999), None);
         assert_eq!(
