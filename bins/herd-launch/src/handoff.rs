@@ -282,10 +282,14 @@ fn start(
         herd_core::time::now_ms(),
     )?;
     let script_file = artifacts.handoff_file(id, "sh");
+    // The surface's lines keep the pane and title it; the pane id they export is for a child's
+    // extension, and the new Pi is no child.
+    let mut prologue = surface.script_prologue(&request.branch);
+    prologue.push(format!("unset {}", herd_surface::CHILD_PANE_ENV));
     let script = Script {
         run_id: id.to_owned(),
         name: request.branch.clone(),
-        prologue: surface.script_prologue(&request.branch),
+        prologue,
         cwd: created.path.clone(),
         unset: crate::spawn::unset_vars(surface.kind()),
         env: session_env(surface, session, agent_dir, tools, env),

@@ -122,6 +122,8 @@ impl LaunchBudgets {
 }
 /// How many lines of a pane a sentinel scan reads.
 pub const SENTINEL_LINES: usize = 50;
+/// The variable a surface's prologue exports inside a child's pane: the pane's own id.
+pub const CHILD_PANE_ENV: &str = "PI_SUBAGENT_SURFACE";
 /// The cap on output captured from a multiplexer client, per stream.
 pub const OUTPUT_CAP: usize = 1024 * 1024;
 

@@ -1265,11 +1265,14 @@ fn worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree(place: Where,
     // It is an ordinary session: no child protocol in its environment; its pane is in front.
     let pid = record["pid"].as_u64().unwrap();
     let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    let protocol: Vec<String> = environ
+        .split(|b| *b == 0)
+        .filter(|v| v.starts_with(b"PI_SUBAGENT_"))
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .collect();
     assert!(
-        !environ
-            .split(|b| *b == 0)
-            .any(|v| v.starts_with(b"PI_SUBAGENT_ID=")),
-        "no PI_SUBAGENT_ID in the handoff's environment"
+        protocol.is_empty(),
+        "no child protocol in the handoff's environment: {protocol:?}"
     );
     if let Some(tmux) = &tmux {
         let pane = record["pane"]["pane_id"].as_str().unwrap();
