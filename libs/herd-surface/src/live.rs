@@ -35,6 +35,9 @@ pub struct Child {
     pub identity: PathBuf,
     /// Each file that is there only once the child has ended, with what it says.
     pub ended: Vec<(PathBuf, &'static str)>,
+    /// When the run was created: a file of its end counts only when written then or later, since
+    /// a resumed session keeps the completion sidecar of the run it continues.
+    pub since_ms: u64,
 }
 
 impl Child {
@@ -55,6 +58,7 @@ impl Child {
                     "its result is settled",
                 ),
             ],
+            since_ms: record.created_at_ms,
         }
     }
 
@@ -65,7 +69,11 @@ impl Child {
     /// Proves from the child's files alone that it still runs, and returns its runner's identity:
     /// no file of its end is there and its recorded identity is alive.
     pub fn running(&self) -> Result<Record, Error> {
-        if let Some((_, says)) = self.ended.iter().find(|(path, _)| exists(path)) {
+        if let Some((_, says)) = self
+            .ended
+            .iter()
+            .find(|(path, _)| written_since(path, self.since_ms))
+        {
             return Err(self.not_live(says));
         }
         let record = match Record::read(&self.identity) {
@@ -100,10 +108,18 @@ impl Child {
     }
 }
 
-/// Whether `path` names something (a dangling name or an unreadable directory counts as there
-/// when it cannot be shown absent: only an absence that is proven lets keys go out).
-fn exists(path: &Path) -> bool {
-    !matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+/// Whether `path` names something written at `since_ms` or later. Only an absence, or a time
+/// before `since_ms`, that is proven lets keys go out: a file whose time cannot be read counts.
+fn written_since(path: &Path, since_ms: u64) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(_) => true,
+        Ok(meta) => meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .is_none_or(|d| d.as_millis() >= u128::from(since_ms)),
+    }
 }
 
 /// Sends `keys` to `child` at `target`, once it is proven the live program the target's input
@@ -178,6 +194,7 @@ mod tests {
             run_id: "r1".into(),
             identity: dir.join("s.jsonl.process.json"),
             ended: vec![(dir.join("r1.runner-exit.json"), "its runner exited")],
+            since_ms: 0,
         }
     }
 
@@ -199,6 +216,12 @@ mod tests {
             err.to_string().contains("has ended (its runner exited)"),
             "{err}"
         );
+        // A file of an earlier run of the same session (a resume) is not this run's end.
+        let later = Child {
+            since_ms: herd_core::time::now_ms() + 60_000,
+            ..c
+        };
+        assert_eq!(later.running().unwrap().pid, std::process::id());
     }
 
     #[test]
