@@ -14,6 +14,6 @@ mod model_server;
 mod pi_parent;
 mod pi_print;
 mod pi_start;
-mod pi_start;
 mod pi_tmux;
+mod readme;
 mod remote;
