@@ -120,3 +120,28 @@ pub fn wait_for_final_assistant(path: &Path, budget: Duration) -> Value {
         },
     )
 }
+
+/// Returns the `custom_message` entries of `custom_type` (a `subagent_result`, say).
+pub fn custom_entries(path: &Path, custom_type: &str) -> Vec<Value> {
+    entries(path)
+        .into_iter()
+        .filter(|e| e["type"] == "custom_message" && e["customType"] == custom_type)
+        .collect()
+}
+
+/// Waits until the session's last message is a final assistant text equal to `text`.
+///
+/// # Panics
+///
+/// When that does not happen within `budget`.
+pub fn wait_for_answer(path: &Path, text: &str, budget: Duration) {
+    crate::wait::wait_for(
+        &format!("the answer {text:?} in {}", path.display()),
+        budget,
+        || {
+            messages(path)
+                .pop()
+                .filter(|m| m["role"] == "assistant" && is_final(m) && self::text(m) == text)
+        },
+    );
+}

@@ -163,6 +163,19 @@ impl Script {
         self
     }
 
+    /// A parent that delegates: it searches for herd's tools, calls `subagent` with `request`,
+    /// says it waits, and answers the child's report with `Integrated the report.`
+    pub fn delegating(request: Value) -> Script {
+        Script::new()
+            .step(ToolCall::new(
+                "tool_search",
+                serde_json::json!({"query": "subagent"}),
+            ))
+            .step(ToolCall::new("subagent", request))
+            .step(Text("Launched; waiting."))
+            .step(Text("Integrated the report."))
+    }
+
     /// Returns the steps in order.
     pub fn steps(&self) -> &[Step] {
         &self.steps

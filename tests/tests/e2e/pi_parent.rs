@@ -17,7 +17,7 @@ use herd_e2e::model::{
 };
 use herd_e2e::pi::PiEnv;
 use herd_e2e::rpc::{PiRpc, STEP_BUDGET, custom_messages, watchers_of};
-use herd_e2e::session;
+use herd_e2e::session::{self, custom_entries};
 use herd_e2e::tmux::Tmux;
 use herd_e2e::wait::wait_for;
 use serde_json::{Value, json};
@@ -37,15 +37,6 @@ const ROUTINE: [&str; 9] = [
 
 const WRITER: &str = "subagents_write_task_models";
 
-/// The parent's script: search, launch a scout on `model`, wait, then answer the report.
-fn parent_script(request: Value) -> Script {
-    Script::new()
-        .step(ToolCall::new("tool_search", json!({"query": "subagent"})))
-        .step(ToolCall::new("subagent", request))
-        .step(Text("Launched; waiting."))
-        .step(Text("Integrated the report."))
-}
-
 fn scout(model: &str) -> Value {
     json!({"name": "Scout", "task": "Report the answer", "model": PiEnv::model_arg(model)})
 }
@@ -60,14 +51,6 @@ fn artifacts_of(session: &Path) -> PathBuf {
         .join(header["id"].as_str().unwrap())
 }
 
-/// The `custom_message` entries of `custom_type` in a session file.
-fn custom_entries(session: &Path, custom_type: &str) -> Vec<Value> {
-    session::entries(session)
-        .into_iter()
-        .filter(|e| e["type"] == "custom_message" && e["customType"] == custom_type)
-        .collect()
-}
-
 /// How often `needle` occurs in the user messages of a request.
 fn occurrences(body: &Value, needle: &str) -> usize {
     request::user_texts(body)
@@ -78,15 +61,7 @@ fn occurrences(body: &Value, needle: &str) -> usize {
 
 /// Waits until the session's last message is a final assistant text equal to `text`.
 fn wait_answer(session: &Path, text: &str) {
-    wait_for(
-        &format!("the answer {text:?} in {}", session.display()),
-        STEP_BUDGET,
-        || {
-            session::messages(session).pop().filter(|m| {
-                m["role"] == "assistant" && session::is_final(m) && session::text(m) == text
-            })
-        },
-    );
+    session::wait_for_answer(session, text, STEP_BUDGET);
 }
 
 /// Waits for herd's delivered marker of `id`: the parent acknowledged the result.
@@ -157,7 +132,7 @@ fn assert_one_report(model: &ModelServer, parent: &PiRpc, session: &Path, parent
 fn a_parent_searches_delegates_on_the_process_surface_and_hears_the_report_once() {
     let model = ModelServer::start_models(
         Models::new()
-            .model("parent", parent_script(scout("child")))
+            .model("parent", Script::delegating(scout("child")))
             .model("child", Script::new().step(Text("REPORT: 42"))),
     );
     let env = PiEnv::new(&model);
@@ -325,7 +300,7 @@ fn a_reload_while_the_child_runs_still_delivers_the_report_once() {
     let gate = Gate(scratch.path().join("gate"));
     let model = ModelServer::start_models(
         Models::new()
-            .model("parent", parent_script(scout("child")))
+            .model("parent", Script::delegating(scout("child")))
             .model("child", gated_child(&gate)),
     );
     let env = PiEnv::new(&model);
@@ -354,7 +329,7 @@ fn a_new_session_while_the_child_runs_receives_the_report() {
     let gate = Gate(scratch.path().join("gate"));
     let model = ModelServer::start_models(
         Models::new()
-            .model("parent", parent_script(scout("child")))
+            .model("parent", Script::delegating(scout("child")))
             .model("parent-b", Script::new().step(Text("Got it here.")))
             .model("child", gated_child(&gate)),
     );
@@ -402,7 +377,7 @@ fn a_parent_that_quits_leaves_no_follower_and_hears_the_report_when_started_agai
     let gate = Gate(scratch.path().join("gate"));
     let model = ModelServer::start_models(
         Models::new()
-            .model("parent", parent_script(scout("child")))
+            .model("parent", Script::delegating(scout("child")))
             .model("child", gated_child(&gate)),
     );
     let env = PiEnv::new(&model);
@@ -463,7 +438,7 @@ fn a_parent_killed_mid_run_hears_the_report_once_after_a_restart() {
     let gate = Gate(scratch.path().join("gate"));
     let model = ModelServer::start_models(
         Models::new()
-            .model("parent", parent_script(scout("child")))
+            .model("parent", Script::delegating(scout("child")))
             .model("child", gated_child(&gate)),
     );
     let env = PiEnv::new(&model);
@@ -669,7 +644,7 @@ fn on_tmux_a_worker_ends_with_subagent_done_and_the_parent_hears_it_once() {
         Models::new()
             .model(
                 "parent",
-                parent_script(json!({
+                Script::delegating(json!({
                     "name": "Scout", "agent": "worker", "task": "Report the answer",
                     "model": PiEnv::model_arg("child"),
                 })),
@@ -725,7 +700,7 @@ fn on_tmux_a_worker_ends_with_subagent_done_and_the_parent_hears_it_once() {
 fn a_child_delegates_to_a_grandchild_through_the_subagent_tool() {
     let model = ModelServer::start_models(
         Models::new()
-            .model("parent", parent_script(scout("child")))
+            .model("parent", Script::delegating(scout("child")))
             .model(
                 "child",
                 Script::new()
@@ -774,7 +749,7 @@ fn a_child_delegates_to_a_grandchild_through_the_subagent_tool() {
 fn a_persistent_grandchild_never_holds_an_auto_exit_child_open() {
     let model = ModelServer::start_models(
         Models::new()
-            .model("parent", parent_script(scout("child")))
+            .model("parent", Script::delegating(scout("child")))
             .model(
                 "child",
                 Script::new()
@@ -898,7 +873,7 @@ fn a_child_whose_role_forbids_spawning_cannot_load_the_subagent_tools() {
         Models::new()
             .model(
                 "parent",
-                parent_script(json!({
+                Script::delegating(json!({
                     "name": "Scout", "agent": "scout", "task": "Report the answer",
                     "model": PiEnv::model_arg("child"),
                 })),

@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use herd_e2e::model::{ModelServer, Models, Script, Text, ToolCall};
+use herd_e2e::model::{ModelServer, Models, Script, Text};
 use herd_e2e::pi::PiEnv;
 use herd_e2e::rpc::{PiRpc, STEP_BUDGET};
 use herd_e2e::session;
@@ -54,22 +54,10 @@ fn results(session: &Path) -> Vec<Value> {
         &format!("a subagent_result in {}", session.display()),
         STEP_BUDGET,
         || {
-            let found: Vec<Value> = session::entries(session)
-                .into_iter()
-                .filter(|e| e["type"] == "custom_message" && e["customType"] == "subagent_result")
-                .collect();
+            let found = session::custom_entries(session, "subagent_result");
             (!found.is_empty()).then_some(found)
         },
     )
-}
-
-/// Waits until the session's last message is the final assistant text `text`.
-fn wait_answer(session: &Path, text: &str) {
-    wait_for(&format!("the answer {text:?}"), STEP_BUDGET, || {
-        session::messages(session).pop().filter(|m| {
-            m["role"] == "assistant" && session::is_final(m) && session::text(m) == text
-        })
-    });
 }
 
 #[test]
@@ -78,14 +66,9 @@ fn a_parent_on_a_node_of_its_own_launches_a_child_that_reports_whatever_node_is_
         Models::new()
             .model(
                 "parent",
-                Script::new()
-                    .step(ToolCall::new("tool_search", json!({"query": "subagent"})))
-                    .step(ToolCall::new(
-                        "subagent",
-                        json!({"name": "Scout", "task": "Report the answer", "model": PiEnv::model_arg("child")}),
-                    ))
-                    .step(Text("Launched; waiting."))
-                    .step(Text("Integrated the report.")),
+                Script::delegating(
+                    json!({"name": "Scout", "task": "Report the answer", "model": PiEnv::model_arg("child")}),
+                ),
             )
             .model("child", Script::new().step(Text("REPORT: 42"))),
     );
@@ -103,7 +86,7 @@ fn a_parent_on_a_node_of_its_own_launches_a_child_that_reports_whatever_node_is_
         &["--herd-surface", "process"],
     );
     parent.prompt("Delegate to a scout.");
-    wait_answer(&session, "Integrated the report.");
+    session::wait_for_answer(&session, "Integrated the report.", STEP_BUDGET);
     let found = results(&session);
     assert_eq!(found.len(), 1, "{found:#?}");
     let content = found[0]["content"].as_str().unwrap();
@@ -148,7 +131,7 @@ fn a_subagent_command_as_the_first_input_of_a_session_named_by_hand_is_delivered
         &["--herd-surface", "process"],
     );
     parent.prompt("/subagent scout Report the answer");
-    wait_answer(&session, "Integrated the report.");
+    session::wait_for_answer(&session, "Integrated the report.", STEP_BUDGET);
     let found = results(&session);
     assert_eq!(found.len(), 1, "{found:#?}");
     let content = found[0]["content"].as_str().unwrap();

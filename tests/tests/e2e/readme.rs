@@ -12,12 +12,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use herd_e2e::model::{ModelServer, Models, Script, Text, ToolCall};
+use herd_e2e::model::{ModelServer, Models, Script, Text};
 use herd_e2e::pi::{PiEnv, pi_bin};
 use herd_e2e::tmux::Tmux;
 use herd_e2e::wait::{try_wait_for, wait_for};
 use herd_e2e::{proc, session};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// The budget of a scenario step that includes a child Pi's whole life.
 const STEP: Duration = Duration::from_secs(90);
@@ -113,14 +113,9 @@ fn the_readme_path_a_fresh_home_an_install_and_an_interactive_parent_in_tmux() {
         Models::new()
             .model(
                 "parent",
-                Script::new()
-                    .step(ToolCall::new("tool_search", json!({"query": "subagent"})))
-                    .step(ToolCall::new(
-                        "subagent",
-                        json!({"name": "Scout", "task": "Count the files here", "model": PiEnv::model_arg("child")}),
-                    ))
-                    .step(Text("Launched; waiting."))
-                    .step(Text("Integrated the report.")),
+                Script::delegating(
+                    json!({"name": "Scout", "task": "Count the files here", "model": PiEnv::model_arg("child")}),
+                ),
             )
             .model("child", Script::new().step(Text("REPORT: 3 files"))),
     );
@@ -181,10 +176,7 @@ fn the_readme_path_a_fresh_home_an_install_and_an_interactive_parent_in_tmux() {
     // 4. The report arrived once, as a subagent_result, and started the turn that answered it.
     let session = try_wait_for(STEP, || parent_session(&env))
         .unwrap_or_else(|| panic!("no parent session; the screen:\n{screen}"));
-    let results: Vec<Value> = session::entries(&session)
-        .into_iter()
-        .filter(|e| e["type"] == "custom_message" && e["customType"] == "subagent_result")
-        .collect();
+    let results = session::custom_entries(&session, "subagent_result");
     assert_eq!(results.len(), 1, "{results:#?}\n{screen}");
     let content = results[0]["content"].as_str().unwrap();
     assert!(
