@@ -340,41 +340,39 @@ pub fn check(req: &CreateRequest, env: &CreateEnv) -> Result<Plan, Error> {
             )
         })?;
     let path = checkout_path(&env.managed_root, &repo_name, &req.branch)?;
-    if path.symlink_metadata().is_ok() {
-        return Err(held_checkout(&path));
-    }
-    let exists = env
-        .git
-        .branch_exists(&principal, &req.branch, &Deadline::after(budget::BASE))
-        .map_err(Error::from)?;
+    let taken = path.symlink_metadata().is_ok();
+    let exists = taken
+        || env
+            .git
+            .branch_exists(&principal, &req.branch, &Deadline::after(budget::BASE))
+            .map_err(Error::from)?;
     if exists {
-        // A branch that a creation of this very checkout is making (it holds the lock) or made
-        // (its directory is there) lost a race, not a request: the same conflict as under the
-        // lock.
-        // Only an existing lock file is tried, so the check creates nothing.
-        let lock = checkout_lock(&path);
-        let creating = lock.is_file()
-            && matches!(
-                herd_core::lock::exclusive(&lock, std::time::Instant::now()),
-                Err(herd_core::lock::Error::Held { .. })
-            );
-        if creating || path.symlink_metadata().is_ok() {
+        // Only a creation of this very checkout that holds its lock right now makes this a race
+        // (`conflict`, exit 7). A branch or checkout that is simply there, a finished creation's
+        // included, is a request that retrying will never make good: `invalid_request`.
+        if creation_in_progress(&path) {
             return Err(Error::new(
                 ErrorCode::Conflict,
                 format!(
-                    "branch {} was created by another creation of {}",
+                    "another creation of branch {} at {} is in progress",
                     req.branch,
                     path.display()
                 ),
             )
             .with_field("branch"));
         }
+        let why = if taken {
+            format!(
+                "the checkout directory {} of branch {} already exists",
+                path.display(),
+                req.branch
+            )
+        } else {
+            format!("branch {} already exists", req.branch)
+        };
         return Err(Error::invalid(
             "branch",
-            format!(
-                "branch {} already exists; a worktree run needs a new branch",
-                req.branch
-            ),
+            format!("{why}; a worktree run needs a new branch"),
         ));
     }
     Ok(Plan {
@@ -432,7 +430,17 @@ fn checkout_path(root: &Path, repo: &str, branch: &str) -> Result<PathBuf, Error
     Ok(repo_dir.join(branch_dir_name(branch)))
 }
 
-/// The refusal of a checkout path another creation already holds.
+/// Whether a creation of the checkout `path` holds its lock now. Only an existing lock file is
+/// tried, so the check creates nothing.
+fn creation_in_progress(path: &Path) -> bool {
+    let lock = checkout_lock(path);
+    lock.is_file()
+        && matches!(
+            herd_core::lock::exclusive(&lock, std::time::Instant::now()),
+            Err(herd_core::lock::Error::Held { .. })
+        )
+}
+
 /// The lock a creation of the checkout `path` takes: `<root>/<repo>/.<branch dir>.lock`.
 fn checkout_lock(path: &Path) -> PathBuf {
     let name = path
@@ -442,11 +450,12 @@ fn checkout_lock(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.lock"))
 }
 
+/// The refusal of a checkout path another creation made while this one waited for its lock.
 fn held_checkout(path: &Path) -> Error {
     Error::new(
         ErrorCode::Conflict,
         format!(
-            "the checkout directory {} already exists: another creation holds it",
+            "the checkout directory {} was made by another creation meanwhile",
             path.display()
         ),
     )

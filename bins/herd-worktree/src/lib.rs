@@ -48,8 +48,9 @@ pub enum Command {
     ///
     /// The checkout goes to `<canonical managed root>/<repo>/<branch dir>`, never through a
     /// symlink below the root. Of concurrent creations of one branch exactly one succeeds; every
-    /// other answers `conflict` (exit 7) and leaves no manifest. A branch that already exists
-    /// without a managed checkout is an invalid request (exit 2).
+    /// other that meets it while it runs answers `conflict` (exit 7) and leaves no manifest. A
+    /// branch or checkout that already exists otherwise (a finished creation's included) is an
+    /// invalid request (exit 2, field `branch`): retrying will not help.
     Create {
         /// The source repository.
         #[arg(long, value_name = "SRC")]

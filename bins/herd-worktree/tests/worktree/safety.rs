@@ -106,8 +106,15 @@ fn concurrent_creates_of_one_branch_have_one_winner_and_every_loser_answers_conf
         if run.code == 0 {
             continue;
         }
-        assert_eq!(run.code, 7, "{id}: {run:?}");
-        assert_eq!(run.json()["error"]["code"], "conflict", "{id}: {run:?}");
+        // A loser that met the winner's creation running is refused as busy; one that came
+        // after it had finished finds the branch taken, which no retry makes good.
+        let doc = run.json();
+        match run.code {
+            7 => assert_eq!(doc["error"]["code"], "conflict", "{id}: {run:?}"),
+            2 => assert_eq!(doc["error"]["code"], "invalid_request", "{id}: {run:?}"),
+            _ => panic!("{id}: {run:?}"),
+        }
+        assert_eq!(doc["error"]["field"], "branch", "{id}: {run:?}");
     }
     let (winner, run) = winners[0];
     let path = PathBuf::from(run.json()["path"].as_str().unwrap());
@@ -122,6 +129,37 @@ fn concurrent_creates_of_one_branch_have_one_winner_and_every_loser_answers_conf
     assert!(ownership.undecidable.is_empty(), "{ownership:?}");
     let listed = w.sb.git(&repo, ["worktree", "list", "--porcelain"]);
     assert_eq!(listed.matches("worktree ").count(), 2, "{listed}");
+}
+
+#[test]
+fn a_branch_created_before_is_an_invalid_request_and_only_a_creation_running_now_is_busy() {
+    let w = World::new();
+    let repo = w.sb.repo("repo");
+    let repo_s = repo.to_str().unwrap();
+    assert_eq!(
+        w.run(&create_args(repo_s, "feat/again", "r1"), None).code,
+        0
+    );
+
+    // The first creation has finished: its branch and checkout are simply there.
+    let again = w.run(&create_args(repo_s, "feat/again", "r2"), None);
+    assert_eq!(again.code, 2, "{again:?}");
+    let doc = again.json();
+    assert_eq!(doc["error"]["code"], "invalid_request", "{doc}");
+    assert_eq!(doc["error"]["field"], "branch", "{doc}");
+    assert!(!w.artifacts().worktree_manifest("r2").exists());
+
+    // A creation that holds the checkout's lock right now makes the next one wait its turn.
+    let lock = w.managed_root().join("repo/.feat-busy.lock");
+    let held = herd_core::lock::exclusive(&lock, std::time::Instant::now()).unwrap();
+    let busy = w.run(&create_args(repo_s, "feat/busy", "r3"), None);
+    assert_eq!(busy.code, 7, "{busy:?}");
+    let doc = busy.json();
+    assert_eq!(doc["error"]["code"], "conflict", "{doc}");
+    assert_eq!(doc["error"]["field"], "branch", "{doc}");
+    assert!(!w.artifacts().worktree_manifest("r3").exists());
+    drop(held);
+    assert_eq!(w.run(&create_args(repo_s, "feat/busy", "r3"), None).code, 0);
 }
 
 #[test]
