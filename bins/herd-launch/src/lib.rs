@@ -7,6 +7,7 @@ pub mod exec;
 pub mod extension;
 pub mod files;
 pub mod handoff;
+pub mod host;
 pub mod list;
 pub mod models;
 pub mod names;
@@ -14,6 +15,7 @@ pub mod persistent;
 pub mod pi;
 pub mod plan;
 pub mod policy;
+pub mod remote;
 pub mod resume;
 pub mod roles;
 pub mod script;
@@ -83,6 +85,39 @@ pub enum Command {
     /// the task categories of the configuration over them, with the text of the `subagent`
     /// guideline that shows it.
     Models(ModelsArgs),
+    /// The other machines children can run on (`spawn --host`): add (check the host over ssh
+    /// and copy this herd there), list, remove.
+    Host(HostArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct HostArgs {
+    #[command(subcommand)]
+    pub command: HostCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HostCommand {
+    /// Check an ssh destination (or ~/.ssh/config alias) and prepare it: its OS, architecture,
+    /// home and Pi; this herd's six programs copied into ~/.herd/bin/<version>/ there when the
+    /// OS and architecture match (else exit 4 with the command that builds herd there).
+    Add {
+        /// The ssh destination or alias.
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The prepared hosts.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget a host and close its master connection (refused while runs are open there).
+    Remove {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -192,6 +227,10 @@ pub struct SpawnArgs {
     /// terminates its process tree and the run fails as timed out.
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_ms: Option<u64>,
+    /// Run the child on another machine, a host `herd-launch host add` prepared (or the
+    /// request's `host`): the host's herd launches and owns it; its result comes home.
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
@@ -262,6 +301,11 @@ impl Cli {
             Command::WriteTaskModels(a) => a.json,
             Command::Handoff(a) => a.json,
             Command::Models(a) => a.json,
+            Command::Host(a) => match &a.command {
+                HostCommand::Add { json, .. }
+                | HostCommand::List { json }
+                | HostCommand::Remove { json, .. } => *json,
+            },
             Command::Exec(_) => false,
         }
     }
@@ -277,12 +321,32 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
     match cli.command {
         Command::Spawn(args) => {
             let artifacts = cli.artifacts.resolve()?;
+            // A child on another machine is the host's to launch.
+            let request = match (&args.request, &args.fallback_of) {
+                (Some(source), None) => Some(spawn::read_request(source)?),
+                _ => None,
+            };
+            if let Some(host) = request.as_deref().and_then(|r| remote::host_of(&args, r)) {
+                let bytes = request.unwrap_or_default();
+                return remote::spawn(&artifacts, &host, &bytes, &args, &env);
+            }
             spawn_command(
                 &artifacts,
                 &args,
+                request,
                 cli.artifacts.parent_session.as_deref(),
                 &env,
             )
+        }
+        Command::Host(args) => {
+            let (json, human) = match &args.command {
+                HostCommand::Add { name, .. } => host::add(name, &env)?,
+                HostCommand::List { .. } => host::list(&env)?,
+                HostCommand::Remove { name, .. } => {
+                    host::remove(name, cli.artifacts.resolve().ok().as_ref(), &env)?
+                }
+            };
+            Ok(Output::ok(json, human))
         }
         Command::Resume(args) => {
             let artifacts = cli.artifacts.resolve()?;
@@ -339,7 +403,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
         Command::Handoff(args) => {
             let artifacts = cli.artifacts.resolve()?;
             let kind = surface_kind(args.surface, &env);
-            let surface = open_surface(kind, &artifacts, &env)?;
+            let surface = open_handoff_surface(kind, &artifacts, &env)?;
             let cwd = cwd_or_current(args.cwd.as_deref())?;
             let from_env = |value: Option<String>, key: &str| {
                 value.or_else(|| env(key)).filter(|v| !v.is_empty())
@@ -388,6 +452,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
 fn spawn_command(
     artifacts: &Artifacts,
     args: &SpawnArgs,
+    request: Option<Vec<u8>>,
     parent_session: Option<&Path>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Output, Error> {
@@ -440,7 +505,10 @@ fn spawn_command(
                 RunnerChoice::Exec => plan::RunnerChoice::Exec,
             };
             (
-                spawn::read_request(source)?,
+                match request {
+                    Some(bytes) => bytes,
+                    None => spawn::read_request(source)?,
+                },
                 surface_kind(args.surface, env),
                 runner,
                 args.argv.clone(),
@@ -537,7 +605,10 @@ pub fn open_surface(
 ) -> Result<Box<dyn Surface>, Error> {
     Ok(match kind {
         SurfaceKind::Process => Box::new(herd_surface::process::Process::new(artifacts.clone())),
-        SurfaceKind::Tmux => Box::new(herd_surface::tmux::Tmux::from_env(env)?),
+        // Children of one parent share its herd window, unless $HERD_TMUX_PLACEMENT says split.
+        SurfaceKind::Tmux => {
+            Box::new(herd_surface::tmux::Tmux::from_env(env)?.for_children(artifacts, env)?)
+        }
         // Children of one parent share its owned "Agents" tab (seed 003's grouping).
         SurfaceKind::Herdr => {
             Box::new(herd_surface::herdr::Herdr::from_env(env).grouped(artifacts))
@@ -545,8 +616,24 @@ pub fn open_surface(
     })
 }
 
+/// Opens the surface a `/worktree` handoff's Pi starts on: a child's, but on tmux a window of its
+/// own in the caller's session, since the handoff is the conversation's new home and is brought in
+/// front, not squeezed beside the parent.
+pub fn open_handoff_surface(
+    kind: SurfaceKind,
+    artifacts: &Artifacts,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Box<dyn Surface>, Error> {
+    if kind == SurfaceKind::Tmux {
+        let tmux = herd_surface::tmux::Tmux::from_env(env)?
+            .with_placement(herd_surface::tmux::Placement::Window);
+        return Ok(Box::new(tmux));
+    }
+    open_surface(kind, artifacts, env)
+}
+
 /// This program's path, which launch scripts run as `herd-launch exec`.
-fn herd_launch_path(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, Error> {
+pub(crate) fn herd_launch_path(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, Error> {
     let found = herd_core::subprocess::sibling_binary("herd-launch");
     if found.is_absolute() && found.is_file() {
         return Ok(found);

@@ -633,6 +633,122 @@ fn tmux_launch_places_a_pane_that_keeps_its_sentinel() {
     assert!(out.contains("working"), "{out}");
 }
 
+impl Tmux {
+    /// `format` of `target`, as tmux expands it.
+    fn show(&self, target: &str, format: &str) -> String {
+        self.server
+            .cmd(["display-message", "-p", "-t", target, format])
+    }
+}
+
+#[test]
+fn eight_tmux_children_share_one_herd_window_and_the_parent_keeps_its_pane() {
+    let mut env = Env::new();
+    let tmux = Tmux::start(env.dir.path());
+    tmux.inside(&mut env);
+    tmux.server
+        .cmd(["resize-window", "-t", &tmux.pane, "-x", "160", "-y", "45"]);
+    let parent = |format: &str| tmux.show(&tmux.pane, format);
+    let before = parent("#{pane_width}x#{pane_height}");
+    assert_eq!(before, "160x45");
+    let parent_window = parent("#{window_id}");
+    let mut windows = HashSet::new();
+    for i in 0..8 {
+        let run = env.spawn_exec(
+            "tmux",
+            &serde_json::json!({"name": format!("c{i}"), "task": "t"}),
+            &["--hang"],
+        );
+        assert_eq!(run.code, 0, "{run}");
+        let pane = run.json()["pane_id"].as_str().unwrap().to_owned();
+        let window = tmux.show(&pane, "#{window_id}");
+        let record = env.record(run.json()["run_id"].as_str().unwrap());
+        assert_eq!(record["pane"]["tab_id"].as_str(), Some(window.as_str()));
+        windows.insert(window);
+        // The parent's pane keeps its size, its window stays in front and the focus stays in it.
+        assert_eq!(
+            parent("#{pane_width}x#{pane_height}"),
+            before,
+            "after child {i}"
+        );
+        assert_eq!(
+            parent("#{window_active}#{pane_active}"),
+            "11",
+            "after child {i}"
+        );
+    }
+    assert_eq!(windows.len(), 1, "one herd window: {windows:?}");
+    let window = windows.into_iter().next().unwrap();
+    assert_ne!(window, parent_window);
+    assert_eq!(
+        tmux.show(&window, "#{window_name} #{window_panes}"),
+        "herd 8"
+    );
+    let art = std::fs::canonicalize(env.art()).unwrap();
+    assert_eq!(tmux.show(&window, "#{@herd-parent}"), art.to_string_lossy());
+    // Tiled: eight panes of a 160 x 45 window in three columns and three rows.
+    let sizes = tmux.server.cmd([
+        "list-panes",
+        "-t",
+        &window,
+        "-F",
+        "#{pane_width}x#{pane_height}",
+    ]);
+    for size in sizes.lines() {
+        let (w, h) = size.split_once('x').unwrap();
+        let (w, h): (u32, u32) = (w.parse().unwrap(), h.parse().unwrap());
+        assert!(w >= 50 && h >= 13, "a tiled pane is {size}: {sizes}");
+    }
+}
+
+#[test]
+fn tmux_children_of_two_parents_get_a_herd_window_each() {
+    let mut env = Env::new();
+    let tmux = Tmux::start(env.dir.path());
+    tmux.inside(&mut env);
+    let request = serde_json::json!({"name": "c", "task": "t"});
+    let window_of = |env: &Env| {
+        let run = env.spawn_exec("tmux", &request, &["--hang"]);
+        assert_eq!(run.code, 0, "{run}");
+        tmux.show(run.json()["pane_id"].as_str().unwrap(), "#{window_id}")
+    };
+    let first = window_of(&env);
+    assert_eq!(window_of(&env), first);
+    let other = env.dir.path().join("other-art");
+    env.set("HERD_ARTIFACTS", other.to_string_lossy());
+    assert_ne!(window_of(&env), first);
+}
+
+#[test]
+fn tmux_placement_split_puts_the_child_beside_the_parent() {
+    let mut env = Env::new();
+    let tmux = Tmux::start(env.dir.path());
+    tmux.inside(&mut env);
+    env.set("HERD_TMUX_PLACEMENT", "split");
+    let run = env.spawn_exec(
+        "tmux",
+        &serde_json::json!({"name": "beside", "task": "t"}),
+        &["--hang"],
+    );
+    assert_eq!(run.code, 0, "{run}");
+    let pane = run.json()["pane_id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        tmux.show(&pane, "#{window_id}"),
+        tmux.show(&tmux.pane, "#{window_id}")
+    );
+
+    // Any other value is a usage error, and nothing is launched.
+    env.set("HERD_TMUX_PLACEMENT", "beside");
+    let run = env.spawn_exec(
+        "tmux",
+        &serde_json::json!({"name": "nowhere", "task": "t"}),
+        &["--hang"],
+    );
+    assert_eq!(run.code, 2, "{run}");
+    assert_eq!(run.json()["error"]["field"], "HERD_TMUX_PLACEMENT");
+    assert_eq!(env.run_ids().len(), 1);
+}
+
 #[test]
 fn twenty_concurrent_tmux_spawns_get_their_own_panes() {
     let mut env = Env::new();
@@ -654,18 +770,30 @@ fn twenty_concurrent_tmux_spawns_get_their_own_panes() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let mut panes = HashSet::new();
+    let mut windows = HashSet::new();
     for run in &runs {
         assert_eq!(run.code, 0, "{run}");
-        assert!(panes.insert(run.json()["pane_id"].as_str().unwrap().to_owned()));
+        let pane = run.json()["pane_id"].as_str().unwrap().to_owned();
+        windows.insert(tmux.show(&pane, "#{window_id}"));
+        assert!(panes.insert(pane));
     }
     assert_eq!(panes.len(), 20);
+    // They took turns: the first made the parent's herd window, every other found it (twenty
+    // tiled panes of 160 x 48 still have 39 x 8 cells each).
+    assert_eq!(windows.len(), 1, "{windows:?}");
 }
 
 #[test]
 fn a_hanging_tmux_is_an_uncertain_launch_within_the_budget() {
     let mut env = Env::new();
     let fake = env.dir.path().join("tmux");
-    std::fs::write(&fake, "#!/bin/sh\nexec sleep 60\n").unwrap();
+    // A server with no windows yet, whose placement of the first one never answers. (A query that
+    // hangs creates nothing: that launch fails definitely.)
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\ncase \"$*\" in *list-windows*) echo 'no server running on sock' >&2; exit 1;; esac\nexec sleep 60\n",
+    )
+    .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     env.set("HERD_TMUX", fake.to_string_lossy());
@@ -1191,13 +1319,25 @@ fn a_refused_resume_writes_nothing_not_even_the_child_extension_copy() {
     let before = every_path(&art);
     let session = session.to_string_lossy().into_owned();
     let args = [
-        "resume", "--session", &session, "--message", "go", "--surface", "process", "--json",
+        "resume",
+        "--session",
+        &session,
+        "--message",
+        "go",
+        "--surface",
+        "process",
+        "--json",
     ];
     // No launch policy beside the session: refused, exit 2.
     let run = env.run(&args, &Value::Null);
     assert_eq!(run.code, 2, "{run}");
     assert_eq!(run.json()["error"]["field"], "policy", "{run}");
-    assert_eq!(every_path(&art), before, "a refused resume wrote into {}", art.display());
+    assert_eq!(
+        every_path(&art),
+        before,
+        "a refused resume wrote into {}",
+        art.display()
+    );
 }
 
 /// Every path under `dir`, sorted.
@@ -1538,4 +1678,53 @@ fn a_handoff_that_cannot_work_is_refused_with_nothing_written() {
         args.extend(extra);
         assert_refused_with_nothing_written(&env, &env.run(&args, &Value::Null), rule, field);
     }
+}
+
+#[test]
+fn a_tmux_handoff_gets_a_window_of_its_own_in_front_and_the_parent_keeps_its_pane() {
+    let (mut env, _) = repo_env();
+    let tmux = Tmux::start(env.dir.path());
+    tmux.inside(&mut env);
+    let from = env.work().join("from.jsonl");
+    std::fs::write(
+        &from,
+        "{\"type\":\"session\",\"id\":\"p\"}\n{\"type\":\"message\",\"id\":\"1\",\"parentId\":null}\n",
+    )
+    .unwrap();
+    // A Pi that stays, so its pane stays for the look.
+    let pi = env.work().join("fake-pi");
+    std::fs::write(&pi, "#!/bin/sh\nexec sleep 30\n").unwrap();
+    std::fs::set_permissions(&pi, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    env.set("HERD_PI", pi.to_string_lossy());
+    let size = "#{pane_width}x#{pane_height}";
+    let before = tmux.show(&tmux.pane, size);
+    let repo = env.work().join("repo").to_string_lossy().into_owned();
+    let from = from.to_string_lossy().into_owned();
+    let args = [
+        "handoff",
+        "--json",
+        "--surface",
+        "tmux",
+        "--cwd",
+        &repo,
+        "--from",
+        &from,
+        "--branch",
+        "feat-h",
+    ];
+    let run = env.run(&args, &Value::Null);
+    let doc = run.json();
+    let pane = doc["pane"]["pane_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{run}"));
+    assert_eq!(tmux.show(&tmux.pane, size), before, "{run}");
+    assert_ne!(
+        tmux.show(pane, "#{window_id}"),
+        tmux.show(&tmux.pane, "#{window_id}"),
+        "{run}"
+    );
+    assert_eq!(tmux.show(pane, "#{window_name}"), "feat-h");
+    // Started and brought in front: it is meant to be looked at.
+    assert_eq!(doc["status"], "started", "{run}");
+    assert_eq!(tmux.show(pane, "#{window_active}#{pane_active}"), "11");
 }

@@ -1,8 +1,13 @@
 //! The tmux surface: a pane of a tmux server per child.
 //!
-//! Placement splits the caller's pane (`split-window -d`), or opens a window when there is no
-//! room for a split or no caller pane (`new-window -d`), with the launch script as the pane's
-//! command, in one client call. The script's first line keeps the pane after its command exits
+//! Placement ([`Placement`]) puts a parent's children in its herd window: a window named `herd`
+//! in the caller's session, created behind the current one (`new-window -d`) by the first child
+//! and marked with the parent's artifacts directory (the window option `@herd-parent`), so any
+//! later `herd-launch` finds it from tmux alone; later children split it (`split-window -d`) and
+//! it is tiled again, until its panes would get too small and a new herd window follows. The
+//! caller's pane keeps its size and the focus. `HERD_TMUX_PLACEMENT=split` splits the caller's
+//! pane instead, and a `/worktree` handoff gets a window of its own. The launch script is the
+//! pane's command, in one client call; its first line keeps the pane after its command exits
 //! (`remain-on-exit`), so the final screen and the sentinel stay readable until herd closes it.
 //!
 //! A tmux pane id (`%N`) is unique only within one server: a new server starts again at `%0`. The
@@ -13,6 +18,8 @@ use std::borrow::Cow;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+use herd_protocol::layout::Artifacts;
 
 use crate::call::{Reply, call};
 use crate::{
@@ -30,13 +37,32 @@ pub const SOCKET_ENV: &str = "HERD_TMUX_SOCKET";
 /// The environment variable naming the tmux executable.
 pub const PROGRAM_ENV: &str = "HERD_TMUX";
 
+/// The environment variable choosing where children go: `window` (the default, the parent's
+/// herd window) or `split` (beside the caller's pane).
+pub const PLACEMENT_ENV: &str = "HERD_TMUX_PLACEMENT";
+
+/// Where a launch puts the child's pane.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Placement {
+    /// A split beside the caller's pane, else a window of its own (`HERD_TMUX_PLACEMENT=split`).
+    #[default]
+    Split,
+    /// A pane of the parent's herd window in the caller's session, tiled; the parent is the one
+    /// of this artifacts directory.
+    Grouped(Artifacts),
+    /// A window of its own in the caller's session, behind the current one.
+    Window,
+}
+
 /// A tmux server reached through its socket.
 #[derive(Debug, Clone)]
 pub struct Tmux {
     program: PathBuf,
     socket: PathBuf,
-    /// The pane to split: the caller's own pane, when it runs inside this server.
+    /// The caller's own pane, when it runs inside this server: the pane a split goes beside, and
+    /// the session windows go to.
     anchor: Option<String>,
+    placement: Placement,
 }
 
 /// Finds the tmux executable: `$HERD_TMUX`, else `tmux` on `PATH`.
@@ -79,6 +105,7 @@ impl Tmux {
             program,
             socket,
             anchor,
+            placement: Placement::default(),
         })
     }
 
@@ -87,7 +114,34 @@ impl Tmux {
             program,
             socket,
             anchor,
+            placement: Placement::default(),
         }
+    }
+
+    /// The same surface, placing new children as `placement` says.
+    pub fn with_placement(self, placement: Placement) -> Tmux {
+        Tmux { placement, ..self }
+    }
+
+    /// The same surface, placing the children of the parent of `artifacts` as
+    /// `$HERD_TMUX_PLACEMENT` says: in the parent's herd window (`window`, the default), or
+    /// beside the caller's pane (`split`). Another value is refused.
+    pub fn for_children(
+        self,
+        artifacts: &Artifacts,
+        env: Env<'_>,
+    ) -> Result<Tmux, herd_core::Error> {
+        let placement = match env(PLACEMENT_ENV).as_deref() {
+            None | Some("" | "window") => Placement::Grouped(artifacts.clone()),
+            Some("split") => Placement::Split,
+            Some(other) => {
+                return Err(herd_core::Error::invalid(
+                    PLACEMENT_ENV,
+                    format!("${PLACEMENT_ENV} is {other:?}; it is `window` or `split`"),
+                ));
+            }
+        };
+        Ok(self.with_placement(placement))
     }
 
     fn args(&self, rest: &[&str]) -> Vec<OsString> {
@@ -126,34 +180,65 @@ impl Tmux {
         }
     }
 
-    /// Creates the pane with `command`: a split of the caller's pane; else (no room, no caller
-    /// pane) a window in the caller's session or the server's current one; else, on a server
-    /// without sessions, a session named `herd`. Each fallback follows only a definite refusal.
+    /// One placement attempt: `Ok(Ok(pane))` when tmux created it, `Ok(Err(_))` when tmux
+    /// definitely refused (nothing was created), `Err` when the answer leaves it unknown.
+    fn attempt(
+        &self,
+        label: &str,
+        rest: &[&str],
+        deadline: Instant,
+    ) -> Result<Result<PaneRef, Error>, LaunchError> {
+        match self.run(label, rest, deadline) {
+            Ok(reply) if reply.success() => parse_new_pane(&reply.stdout, &self.socket)
+                .map(Ok)
+                .map_err(|detail| {
+                    LaunchError::Unowned(Error::Malformed {
+                        command: label.into(),
+                        detail,
+                    })
+                }),
+            Ok(reply) => Ok(Err(Error::Failed {
+                command: label.into(),
+                message: reply.message(),
+            })),
+            Err(err) if err.is_uncertain() => Err(LaunchError::Unowned(err)),
+            Err(err) => Err(LaunchError::Definite(err)),
+        }
+    }
+
+    /// Creates the pane with `command` as the placement says.
     fn place(
         &self,
         launch: &Launch<'_>,
         command: &str,
         deadline: Instant,
     ) -> Result<PaneRef, LaunchError> {
-        let cwd = launch.cwd.to_string_lossy();
-        let attempt = |label: &str, rest: &[&str]| -> Result<Result<PaneRef, Error>, LaunchError> {
-            match self.run(label, rest, deadline) {
-                Ok(reply) if reply.success() => parse_new_pane(&reply.stdout, &self.socket)
-                    .map(Ok)
-                    .map_err(|detail| {
-                        LaunchError::Unowned(Error::Malformed {
-                            command: label.into(),
-                            detail,
-                        })
-                    }),
-                Ok(reply) => Ok(Err(Error::Failed {
-                    command: label.into(),
-                    message: reply.message(),
-                })),
-                Err(err) if err.is_uncertain() => Err(LaunchError::Unowned(err)),
-                Err(err) => Err(LaunchError::Definite(err)),
+        match &self.placement {
+            Placement::Split => self.place_split(launch, command, deadline),
+            Placement::Window => {
+                let session = self.caller_session(deadline)?;
+                self.open_window(
+                    launch.name,
+                    launch.cwd,
+                    session.as_deref(),
+                    command,
+                    deadline,
+                )
             }
-        };
+            Placement::Grouped(artifacts) => {
+                self.place_grouped(artifacts, launch, command, deadline)
+            }
+        }
+    }
+
+    /// A split of the caller's pane; else (no room, no caller pane) a window of its own.
+    fn place_split(
+        &self,
+        launch: &Launch<'_>,
+        command: &str,
+        deadline: Instant,
+    ) -> Result<PaneRef, LaunchError> {
+        let cwd = launch.cwd.to_string_lossy();
         let mut session = None;
         if let Some(anchor) = &self.anchor {
             let split = [
@@ -169,31 +254,58 @@ impl Tmux {
                 &cwd,
                 command,
             ];
-            match attempt("tmux split-window", &split)? {
+            match self.attempt("tmux split-window", &split, deadline)? {
                 Ok(pane) => return Ok(pane),
-                Err(_) => {
-                    // No room beside the caller (or the caller's pane is gone): a window of the
-                    // caller's session instead.
-                    let reply = self
-                        .run(
-                            "tmux list-panes",
-                            &[
-                                "list-panes",
-                                "-t",
-                                anchor,
-                                "-F",
-                                "#{pane_id}\t#{session_id}",
-                            ],
-                            deadline,
-                        )
-                        .map_err(LaunchError::Definite)?;
-                    session = reply.stdout.lines().find_map(|line| {
-                        let (id, session) = line.split_once('\t')?;
-                        (id == anchor && session.starts_with('$')).then(|| format!("{session}:"))
-                    });
-                }
+                // No room beside the caller (or the caller's pane is gone): a window of the
+                // caller's session instead.
+                Err(_) => session = self.caller_session(deadline)?,
             }
         }
+        self.open_window(
+            launch.name,
+            launch.cwd,
+            session.as_deref(),
+            command,
+            deadline,
+        )
+    }
+
+    /// The caller's session as a target (`$N:`), when the caller runs in a pane of this server.
+    fn caller_session(&self, deadline: Instant) -> Result<Option<String>, LaunchError> {
+        let Some(anchor) = &self.anchor else {
+            return Ok(None);
+        };
+        let reply = self
+            .run(
+                "tmux list-panes",
+                &[
+                    "list-panes",
+                    "-t",
+                    anchor,
+                    "-F",
+                    "#{pane_id}\t#{session_id}",
+                ],
+                deadline,
+            )
+            .map_err(LaunchError::Definite)?;
+        Ok(reply.stdout.lines().find_map(|line| {
+            let (id, session) = line.split_once('\t')?;
+            (id == anchor && session.starts_with('$')).then(|| format!("{session}:"))
+        }))
+    }
+
+    /// A window named `name` with `command` in it, behind the current one (`-d`): in `session`,
+    /// else the server's current session; else, on a server without sessions, a session named
+    /// `herd`. Each fallback follows only a definite refusal.
+    fn open_window(
+        &self,
+        name: &str,
+        cwd: &Path,
+        session: Option<&str>,
+        command: &str,
+        deadline: Instant,
+    ) -> Result<PaneRef, LaunchError> {
+        let cwd = cwd.to_string_lossy();
         let mut window = vec![
             "new-window",
             "-d",
@@ -201,25 +313,21 @@ impl Tmux {
             "-F",
             PANE_FORMAT,
             "-n",
-            launch.name,
+            name,
             "-c",
             &cwd,
         ];
-        if let Some(session) = &session {
-            window.extend(["-t", session.as_str()]);
+        if let Some(session) = session {
+            window.extend(["-t", session]);
         }
         window.push(command);
-        let failure = match attempt("tmux new-window", &window)? {
+        let failure = match self.attempt("tmux new-window", &window, deadline)? {
             Ok(pane) => return Ok(pane),
             Err(failure) => failure,
         };
         // tmux 3.3 answers "no current target" for a server without sessions, earlier
         // versions "no current session".
-        let no_session = matches!(&failure, Error::Failed { message, .. }
-            if server_gone(message)
-                || message.contains("no current session")
-                || message.contains("no current target")
-                || message.contains("no sessions"));
+        let no_session = matches!(&failure, Error::Failed { message, .. } if no_sessions(message));
         if !no_session {
             return Err(LaunchError::Definite(failure));
         }
@@ -229,7 +337,7 @@ impl Tmux {
             "-s",
             "herd",
             "-n",
-            launch.name,
+            name,
             "-P",
             "-F",
             PANE_FORMAT,
@@ -237,11 +345,231 @@ impl Tmux {
             &cwd,
             command,
         ];
-        match attempt("tmux new-session", &new_session)? {
+        match self.attempt("tmux new-session", &new_session, deadline)? {
             Ok(pane) => Ok(pane),
             Err(err) => Err(LaunchError::Definite(err)),
         }
     }
+
+    /// A pane of the parent's herd window in the caller's session, the window tiled again after
+    /// the split; the first child there (or one the window has no room for) opens a new herd
+    /// window. Placements of one parent take turns, so children launched at once share a window.
+    fn place_grouped(
+        &self,
+        artifacts: &Artifacts,
+        launch: &Launch<'_>,
+        command: &str,
+        deadline: Instant,
+    ) -> Result<PaneRef, LaunchError> {
+        let _turn = take_turn(artifacts, deadline).map_err(LaunchError::Definite)?;
+        let key = parent_key(artifacts);
+        let session = self.caller_session(deadline)?;
+        let windows = self.herd_windows(&key, deadline)?;
+        let wanted = session.as_deref().map(|s| s.trim_end_matches(':'));
+        let window = windows
+            .iter()
+            .filter(|w| wanted.is_none_or(|s| w.session_id == s))
+            .max_by_key(|w| w.serial());
+        if let Some(window) = window.filter(|w| w.has_room_for_one_more()) {
+            let cwd = launch.cwd.to_string_lossy();
+            let split = [
+                "split-window",
+                "-d",
+                "-P",
+                "-F",
+                PANE_FORMAT,
+                "-t",
+                &window.window_id,
+                "-c",
+                &cwd,
+                command,
+            ];
+            // A window gone (or full) since it was listed gets the child a new one.
+            if let Ok(pane) = self.attempt("tmux split-window", &split, deadline)? {
+                self.tile(&window.window_id, deadline);
+                return Ok(pane);
+            }
+        }
+        let pane = self.open_window(
+            HERD_WINDOW,
+            launch.cwd,
+            session.as_deref(),
+            command,
+            deadline,
+        )?;
+        if let Some(window) = &pane.tab_id {
+            // Cosmetic for this child, which is placed: only later children need the mark to
+            // find the window, and the titles to tell its panes apart.
+            let _ = self.run(
+                "tmux set-option",
+                &[
+                    "set-option",
+                    "-w",
+                    "-t",
+                    window,
+                    PARENT_OPTION,
+                    &key,
+                    ";",
+                    "set-option",
+                    "-w",
+                    "-t",
+                    window,
+                    "pane-border-status",
+                    "top",
+                ],
+                deadline,
+            );
+        }
+        Ok(pane)
+    }
+
+    /// The windows of this server that carry `key` as their parent mark, in every session.
+    fn herd_windows(&self, key: &str, deadline: Instant) -> Result<Vec<HerdWindow>, LaunchError> {
+        let format = format!(
+            "#{{window_id}}\t#{{session_id}}\t#{{window_width}}\t#{{window_height}}\t#{{window_panes}}\t#{{{PARENT_OPTION}}}"
+        );
+        let reply = self
+            .run(
+                "tmux list-windows",
+                &["list-windows", "-a", "-F", &format],
+                deadline,
+            )
+            .map_err(LaunchError::Definite)?;
+        if !reply.success() {
+            let message = reply.message();
+            if server_gone(&message) || no_sessions(&message) {
+                return Ok(Vec::new());
+            }
+            return Err(LaunchError::Definite(Error::Failed {
+                command: "tmux list-windows".into(),
+                message,
+            }));
+        }
+        Ok(reply
+            .stdout
+            .lines()
+            .filter_map(HerdWindow::parse)
+            .filter(|w| w.key == key)
+            .collect())
+    }
+
+    /// Tiles `window` again, so every pane of it keeps a usable share (cosmetic).
+    fn tile(&self, window: &str, deadline: Instant) {
+        let _ = self.run(
+            "tmux select-layout",
+            &["select-layout", "-t", window, "tiled"],
+            deadline,
+        );
+    }
+}
+
+/// The name of a parent's herd window.
+pub const HERD_WINDOW: &str = "herd";
+
+/// The window option that marks a herd window with its parent's artifacts directory.
+pub const PARENT_OPTION: &str = "@herd-parent";
+
+/// The narrowest pane tiling gives a child of a herd window, in columns.
+pub const MIN_PANE_WIDTH: u32 = 20;
+/// The lowest pane tiling gives a child of a herd window, in rows.
+pub const MIN_PANE_HEIGHT: u32 = 8;
+
+/// The mark of a parent's herd window: its artifacts directory, which is one per parent session.
+fn parent_key(artifacts: &Artifacts) -> String {
+    let root = artifacts.root();
+    std::fs::canonicalize(root)
+        .unwrap_or_else(|_| root.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `tmux-window.lock` in the artifacts directory: the lock grouped placements of one parent take
+/// turns on.
+pub fn placement_lock(artifacts: &Artifacts) -> PathBuf {
+    artifacts.root().join("tmux-window.lock")
+}
+
+/// Waits for this process's turn at grouped placement until `deadline`; the turn ends when the
+/// returned lock is dropped or the process dies.
+fn take_turn(artifacts: &Artifacts, deadline: Instant) -> Result<herd_core::lock::FileLock, Error> {
+    let path = placement_lock(artifacts);
+    let started = Instant::now();
+    match herd_core::lock::exclusive(&path, deadline) {
+        Ok(lock) => Ok(lock),
+        Err(herd_core::lock::Error::Held { .. }) => Err(Error::Timeout {
+            command: format!("wait for {}", path.display()),
+            budget_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        }),
+        Err(err) => Err(Error::Io(err.to_string())),
+    }
+}
+
+/// One row of `list-windows` for grouped placement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct HerdWindow {
+    window_id: String,
+    session_id: String,
+    width: u32,
+    height: u32,
+    panes: u32,
+    key: String,
+}
+
+impl HerdWindow {
+    /// A row `@w\t$s\twidth\theight\tpanes\tkey`; the key, last, may itself hold tabs.
+    fn parse(line: &str) -> Option<HerdWindow> {
+        let mut fields = line.splitn(6, '\t');
+        let window_id = fields.next().filter(|w| w.starts_with('@'))?.to_owned();
+        let session_id = fields.next().filter(|s| s.starts_with('$'))?.to_owned();
+        let width = fields.next()?.parse().ok()?;
+        let height = fields.next()?.parse().ok()?;
+        let panes = fields.next()?.parse().ok()?;
+        let key = fields.next().filter(|k| !k.is_empty())?.to_owned();
+        Some(HerdWindow {
+            window_id,
+            session_id,
+            width,
+            height,
+            panes,
+            key,
+        })
+    }
+
+    /// The window's number (`@N`): tmux counts them up, so the highest is the newest.
+    fn serial(&self) -> u64 {
+        self.window_id[1..].parse().unwrap_or(0)
+    }
+
+    /// Whether tiling the window with one more pane leaves every pane the minimum size.
+    fn has_room_for_one_more(&self) -> bool {
+        let (width, height) = tiled_pane_size(self.width, self.height, self.panes + 1);
+        width >= MIN_PANE_WIDTH && height >= MIN_PANE_HEIGHT
+    }
+}
+
+/// The size of each pane when tmux tiles `panes` panes in a window of `width` × `height` (tmux's
+/// `select-layout tiled`: rows and columns grow in turn until they hold every pane, one cell of
+/// border between two).
+pub fn tiled_pane_size(width: u32, height: u32, panes: u32) -> (u32, u32) {
+    let (mut rows, mut columns) = (1u32, 1u32);
+    while rows * columns < panes {
+        rows += 1;
+        if rows * columns < panes {
+            columns += 1;
+        }
+    }
+    (
+        width.saturating_sub(columns - 1) / columns,
+        height.saturating_sub(rows - 1) / rows,
+    )
+}
+
+/// Whether a failed client call says the server has no session to put a window in.
+fn no_sessions(message: &str) -> bool {
+    server_gone(message)
+        || message.contains("no current session")
+        || message.contains("no current target")
+        || message.contains("no sessions")
 }
 
 /// tmux's default socket: `${TMUX_TMPDIR:-/tmp}/tmux-<uid>/default`.
@@ -667,6 +995,59 @@ mod tests {
             Tmux::from_env(&vars(&[("HERD_TMUX", "/bin/tmux"), ("TMUX_TMPDIR", "/x")])).unwrap();
         assert!(t.socket.starts_with("/x"), "{:?}", t.socket);
         assert!(Tmux::from_env(&vars(&[("PATH", "")])).is_err());
+    }
+
+    #[test]
+    fn tiling_is_tmux_s_rows_and_columns() {
+        // One pane is the whole window; eight of 160 x 45 are three by three.
+        assert_eq!(tiled_pane_size(160, 45, 1), (160, 45));
+        assert_eq!(tiled_pane_size(160, 45, 2), (160, 22));
+        assert_eq!(tiled_pane_size(160, 45, 8), (52, 14));
+        let window = |panes| HerdWindow {
+            window_id: "@3".into(),
+            session_id: "$0".into(),
+            width: 80,
+            height: 24,
+            panes,
+            key: "/a".into(),
+        };
+        // 80 x 24: four panes of 39 x 11; a fifth row would leave 7 rows each.
+        assert!(window(3).has_room_for_one_more());
+        assert!(!window(4).has_room_for_one_more());
+    }
+
+    #[test]
+    fn herd_window_rows_are_parsed_with_the_key_last() {
+        let row = HerdWindow::parse("@12\t$1\t160\t45\t3\t/a/b\tc").unwrap();
+        assert_eq!(row.window_id, "@12");
+        assert_eq!(row.serial(), 12);
+        assert_eq!((row.width, row.height, row.panes), (160, 45, 3));
+        assert_eq!(row.key, "/a/b\tc");
+        // A window without the mark is no herd window.
+        assert_eq!(HerdWindow::parse("@1\t$0\t80\t24\t1\t"), None);
+        assert_eq!(HerdWindow::parse("1\t$0\t80\t24\t1\t/a"), None);
+        assert_eq!(HerdWindow::parse("@1\t$0\tx\t24\t1\t/a"), None);
+    }
+
+    #[test]
+    fn placement_is_the_herd_window_unless_the_setting_says_split() {
+        let artifacts = Artifacts::new("/a");
+        let tmux = || Tmux::with_socket("/bin/tmux".into(), "/s".into(), Some("%1".into()));
+        let with = |value: Option<&'static str>| {
+            move |k: &str| (k == PLACEMENT_ENV).then_some(value?.to_owned())
+        };
+        let placed = |value| tmux().for_children(&artifacts, &with(value));
+        assert_eq!(
+            placed(None).unwrap().placement,
+            Placement::Grouped(artifacts.clone())
+        );
+        assert_eq!(
+            placed(Some("window")).unwrap().placement,
+            Placement::Grouped(artifacts.clone())
+        );
+        assert_eq!(placed(Some("split")).unwrap().placement, Placement::Split);
+        let err = placed(Some("beside")).unwrap_err();
+        assert_eq!(err.field.as_deref(), Some(PLACEMENT_ENV));
     }
 
     #[test]
