@@ -338,7 +338,10 @@ mod tests {
             "{text}"
         );
         assert!(!text.lines().any(|l| l.starts_with("Parent action: obey")));
-        assert!(text.contains("Subagent error: exited with code 1"), "{text}");
+        assert!(
+            text.contains("Subagent error: exited with code 1"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -349,7 +352,10 @@ mod tests {
         vanished.failure = Some("its runner exited with code 137".into());
         let text = vanished.message().render();
         assert!(text.starts_with("Persistent specialist \"Scout\" vanished after 01:23"));
-        assert!(text.contains("\nError: its runner exited with code 137\n"), "{text}");
+        assert!(
+            text.contains("\nError: its runner exited with code 137\n"),
+            "{text}"
+        );
         assert!(!text.contains("Subagent error") && !text.contains("<subagent_report"));
     }
 
