@@ -261,6 +261,7 @@ pub fn resume(
             acceptance: None,
             gate: None,
             reviews: None,
+            host: None,
             interactive: None,
         },
         request_json: serde_json::Value::Null,

@@ -149,6 +149,8 @@ impl Ack {
                     launch_failure: failure.clone(),
                 })
                 .collect(),
+            host: r.extra.remote.as_ref().map(|m| m.host.clone()),
+            remote_run_id: r.extra.remote.as_ref().and_then(|m| m.run_id.clone()),
         }
     }
 

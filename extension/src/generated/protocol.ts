@@ -916,6 +916,11 @@ export interface LaunchAck {
 	 */
 	failed_attempts?: LaunchAckFailedAttempt[];
 	fallback_models?: string[];
+	/**
+	 * The host the child runs on, for a child on another machine (`--host`); `run_id` is
+	 * then this machine's record of it and `remote_run_id` the host's.
+	 */
+	host?: string;
 	interactive: boolean;
 	launch_failure?: string;
 	model?: string;
@@ -923,6 +928,7 @@ export interface LaunchAck {
 	pane_id?: string;
 	persistent: boolean;
 	persistent_ids?: LaunchAckPersistentIds;
+	remote_run_id?: string;
 	run_id: string;
 	runner: LaunchAckRunner;
 	session_file: string;

@@ -132,6 +132,18 @@ impl Artifacts {
         self.run_file(run_id, "launcher.json")
     }
 
+    /// What the relay last heard of a run on another machine (`runs/<id>.remote.json`): its
+    /// label on the host and when; it also stands as the run's local session file.
+    pub fn remote_state(&self, run_id: &str) -> PathBuf {
+        self.run_file(run_id, "remote.json")
+    }
+
+    /// The relay of one host: its lock and its connection state (`relays/<host>.lock`,
+    /// `relays/<host>.json`).
+    pub fn relay_dir(&self) -> PathBuf {
+        self.root().join("relays")
+    }
+
     /// A per-run file of `runs/`: `runs/<run-id>.<suffix>`; every one has its name below.
     fn run_file(&self, run_id: &str, suffix: &str) -> PathBuf {
         self.runs_dir().join(format!("{run_id}.{suffix}"))

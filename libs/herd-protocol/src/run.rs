@@ -189,6 +189,25 @@ pub struct RunExtra {
     /// The run's seed 004 acceptance gate, summarised.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acceptance: Option<AcceptanceSummary>,
+    /// The child runs on another machine, owned by that machine's herd.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteRun>,
+}
+
+/// Where a run on another machine is: the host (an ssh destination `herd-launch host add`
+/// prepared), the remote's artifacts directory and the run's id there. The remote's herd owns
+/// the child; this machine only relays its result and forwards control.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RemoteRun {
+    pub host: String,
+    /// The artifacts directory on the host.
+    pub artifacts: String,
+    /// The run id on the host; absent until the host acknowledged the launch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// The child's session file on the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_file: Option<String>,
 }
 
 impl RunExtra {

@@ -57,6 +57,9 @@ pub struct SubagentRequest {
     /// The run this child reviews.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reviews: Option<String>,
+    /// The prepared host (`herd-launch host add`) the child runs on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interactive: Option<bool>,
 }

@@ -3,8 +3,10 @@
 
 use std::time::Duration;
 
-use herd_e2e::ssh::Remote;
+use herd_e2e::cli::Run;
+use herd_e2e::ssh::{ALIAS, Remote};
 use herd_e2e::wait::wait_for;
+use serde_json::Value;
 
 /// The fixture is another machine: its sessions see their own PIDs, home and `/tmp`, key login
 /// works with the test configuration, and its faults do what they say.
@@ -60,4 +62,236 @@ fn the_ssh_fixture_is_another_machine_with_its_faults() {
     remote.power_off();
     assert!(!herd_e2e::proc::process_alive(sleeper));
     assert!(!remote.accepting());
+}
+
+/// One local artifacts directory, the remote, and the local herd programs run with the
+/// remote's client configuration.
+struct Scene {
+    remote: Remote,
+    dir: tempfile::TempDir,
+}
+
+impl Scene {
+    fn new() -> Scene {
+        let scene = Scene {
+            remote: Remote::start(&[]),
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(scene.art()).unwrap();
+        scene
+    }
+
+    /// Prepared: `host add` succeeded.
+    fn prepared() -> Scene {
+        let scene = Scene::new();
+        let out = scene.herd("herd-launch", &["host", "add", ALIAS, "--json"], None);
+        assert_eq!(out.code, 0, "{out}\n{}", scene.remote.log());
+        scene
+    }
+
+    fn art(&self) -> std::path::PathBuf {
+        self.dir.path().join("art")
+    }
+
+    fn herd(&self, program: &str, args: &[&str], stdin: Option<&str>) -> Run {
+        let mut cmd = herd_e2e::cli::within(herd_e2e::bin(program), Duration::from_secs(120))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HERD_ARTIFACTS", self.art())
+            .env("HERD_HANG_WARNING_SECS", "0")
+            .cwd(self.dir.path())
+            .args(args.iter().copied());
+        for (k, v) in self.remote.env() {
+            cmd = cmd.env(k, v);
+        }
+        if let Some(text) = stdin {
+            cmd = cmd.stdin_bytes(text.as_bytes().to_vec());
+        }
+        herd_e2e::cli::try_run(&cmd)
+    }
+
+    /// Launches an exec child running `script` on the remote; returns the acknowledgement.
+    fn spawn(&self, request: &Value, script: &str) -> Run {
+        self.herd(
+            "herd-launch",
+            &[
+                "spawn",
+                "--host",
+                ALIAS,
+                "--request",
+                "-",
+                "--json",
+                "--runner",
+                "exec",
+                "--",
+                "sh",
+                "-c",
+                script,
+            ],
+            Some(&request.to_string()),
+        )
+    }
+
+    fn local_runs(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.art().join("runs"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".json") && n.matches('.').count() == 1)
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The remote artifacts directories (as the local side sees them).
+    fn remote_artifacts(&self) -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(self.remote.home().join(".herd/artifacts"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect()
+    }
+
+    fn remote_runs(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for dir in self.remote_artifacts() {
+            names.extend(
+                std::fs::read_dir(dir.join("runs"))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".json") && n.matches('.').count() == 1),
+            );
+        }
+        names
+    }
+}
+
+/// `host add` copies this herd to the remote's home, records the host, and `host list` and
+/// `host remove` show and forget it.
+#[test]
+fn host_add_copies_herd_into_a_versioned_directory_and_records_the_host() {
+    let scene = Scene::new();
+    let out = scene.herd("herd-launch", &["host", "add", ALIAS, "--json"], None);
+    assert_eq!(out.code, 0, "{out}");
+    let doc = out.json();
+    assert_eq!(doc["status"], "added");
+    let bin_dir = doc["host"]["bin_dir"].as_str().unwrap().to_owned();
+    assert!(bin_dir.ends_with(&format!("/.herd/bin/{}", env!("CARGO_PKG_VERSION"))));
+    for program in herd_e2e::BINARIES {
+        let local = scene.remote.local_path(&format!("{bin_dir}/{program}"));
+        assert!(local.is_file(), "{} is missing", local.display());
+    }
+    let run = scene
+        .remote
+        .ssh(&format!("'{bin_dir}/herd-watch' --version"));
+    assert!(run.stdout.starts_with("herd-watch "), "{run}");
+    let record = scene
+        .remote
+        .local_home()
+        .join(format!(".config/herd/hosts/{ALIAS}.json"));
+    assert!(record.is_file());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&record).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+
+    let out = scene.herd("herd-launch", &["host", "list", "--json"], None);
+    assert_eq!(out.json()["hosts"][0]["name"], ALIAS, "{out}");
+    let out = scene.herd("herd-launch", &["host", "remove", ALIAS, "--json"], None);
+    assert_eq!(out.code, 0, "{out}");
+    assert!(!record.exists());
+    let out = scene.herd("herd-launch", &["host", "list", "--json"], None);
+    assert_eq!(out.json()["hosts"], serde_json::json!([]));
+}
+
+/// A remote child is the remote's: the remote's herd launched it in its own artifacts
+/// directory (private), its processes are the remote's, and the local record names the host
+/// and the remote run id.
+#[test]
+fn spawn_on_a_host_runs_the_child_there_and_records_it_here() {
+    let scene = Scene::prepared();
+    let out = scene.spawn(
+        &serde_json::json!({"name": "Builder", "task": "build it"}),
+        "cat > \"$HOME/task-seen\"; echo built",
+    );
+    assert_eq!(out.code, 0, "{out}");
+    let ack = out.json();
+    assert_eq!(ack["status"], "launched", "{ack}");
+    assert_eq!(ack["host"], ALIAS);
+    let local_id = ack["run_id"].as_str().unwrap().to_owned();
+    let remote_id = ack["remote_run_id"].as_str().unwrap().to_owned();
+    assert_ne!(local_id, remote_id);
+    let record: Value = serde_json::from_slice(
+        &std::fs::read(scene.art().join(format!("runs/{local_id}.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["extra"]["remote"]["host"], ALIAS, "{record}");
+    assert_eq!(record["extra"]["remote"]["run_id"], remote_id.as_str());
+    let remote_art = record["extra"]["remote"]["artifacts"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let local_view = scene.remote.local_path(&remote_art);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&local_view).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "the remote artifacts directory is private");
+    assert!(local_view.join(format!("runs/{remote_id}.json")).is_file());
+    wait_for("the task on the remote", Duration::from_secs(30), || {
+        std::fs::read_to_string(scene.remote.home().join("task-seen"))
+            .ok()
+            .filter(|t| t.contains("build it"))
+    });
+}
+
+/// A host whose herd is another version is refused at spawn with the fix named, and nothing is
+/// left on either side; so is a host that is down, and a host never added.
+#[test]
+fn spawn_refuses_a_mismatched_unreachable_or_unknown_host_and_leaves_nothing() {
+    let scene = Scene::prepared();
+    let request = serde_json::json!({"name": "Builder", "task": "build it"});
+
+    let out = scene.herd(
+        "herd-launch",
+        &["spawn", "--host", "elsewhere", "--request", "-", "--json"],
+        Some(&request.to_string()),
+    );
+    assert_eq!(out.code, 2, "{out}");
+    assert!(
+        out.text().contains("herd-launch host add elsewhere"),
+        "{out}"
+    );
+
+    let bin = scene.remote.home().join(format!(
+        ".herd/bin/{}/herd-launch",
+        env!("CARGO_PKG_VERSION")
+    ));
+    let real = bin.with_file_name("herd-launch.real");
+    std::fs::rename(&bin, &real).unwrap();
+    std::fs::write(&bin, "#!/bin/sh\necho herd-launch 0.0.1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let out = scene.spawn(&request, "echo never");
+    assert_eq!(out.code, 4, "{out}");
+    let error = &out.json()["error"];
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("herd-launch host add {ALIAS}")),
+        "{out}"
+    );
+    assert_eq!(scene.local_runs(), Vec::<String>::new());
+    assert!(scene.remote_artifacts().is_empty(), "nothing on the remote");
+    std::fs::rename(&real, &bin).unwrap();
+
+    scene.remote.stop();
+    let out = scene.spawn(&request, "echo never");
+    assert_eq!(out.code, 4, "{out}");
+    assert!(out.text().contains("not reachable"), "{out}");
+    assert_eq!(scene.local_runs(), Vec::<String>::new());
+    scene.remote.restart();
+    assert!(scene.remote_runs().is_empty());
 }

@@ -65,6 +65,14 @@ pub struct LaunchAck {
     /// Earlier model attempts that failed definitely.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_attempts: Vec<FailedAttempt>,
+    /// The host the child runs on, for a child on another machine (`--host`); `run_id` is
+    /// then this machine's record of it and `remote_run_id` the host's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub host: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub remote_run_id: Option<String>,
 }
 
 impl LaunchAck {

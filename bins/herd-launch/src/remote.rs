@@ -1,0 +1,310 @@
+//! `herd-launch spawn --host H` (or a request's `host`): a child on another machine.
+//!
+//! The remote's herd launches and owns the child: this runs `herd-launch spawn --request -
+//! --json` there over the host's master connection, the request on stdin (never on the command
+//! line), into the remote artifacts directory of this artifacts directory (private, 0700), on
+//! the remote's process surface unless a surface was named. Locally a run record names the
+//! host and the remote run id, so `herd-watch status`, the widget and `follow` include it; the
+//! relay (`herd-watch relay`) brings its result home.
+//!
+//! The local record is claimed first (with this process's identity, as every launch), so a
+//! crash leaves an owner on disk; a launch the remote refused or that never reached it is
+//! withdrawn, leaving nothing on either side.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use herd_cli::Output;
+use herd_core::{Error, ErrorCode, exit};
+use herd_protocol::launch::LaunchAck;
+use herd_protocol::layout::Artifacts;
+use herd_protocol::run::{LaunchStatus, RemoteRun, RunRecord, Runner, SurfaceKind};
+use herd_remote::{Hosts, Ssh};
+use serde_json::Value;
+
+use crate::{RunnerChoice, SpawnArgs, SurfaceChoice};
+
+/// The budget of the remote launch (its placement, readiness and dispatch included).
+const SPAWN_BUDGET: Duration = Duration::from_secs(120);
+
+/// The host a launch names: `--host`, else the request's `host`.
+pub fn host_of(args: &SpawnArgs, request: &[u8]) -> Option<String> {
+    args.host.clone().or_else(|| {
+        serde_json::from_slice::<Value>(request)
+            .ok()?
+            .get("host")?
+            .as_str()
+            .map(str::to_owned)
+    })
+}
+
+/// Launches `request` on `host`; the acknowledgement names the local run and the remote one.
+pub fn spawn(
+    artifacts: &Artifacts,
+    host: &str,
+    request: &[u8],
+    args: &SpawnArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Output, Error> {
+    let record = Hosts::from_env(env)?.require(host)?;
+    let mut request: Value = serde_json::from_slice(request)
+        .map_err(|e| Error::invalid("request", format!("the request is not JSON: {e}")))?;
+    let Some(fields) = request.as_object_mut() else {
+        return Err(Error::invalid(
+            "request",
+            "the request is not a JSON object",
+        ));
+    };
+    fields.remove("host");
+    let name = fields
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Error::invalid("name", "the request has no name"))?
+        .to_owned();
+    if args.runner == RunnerChoice::Pi && record.pi_version.is_none() {
+        return Err(Error::new(
+            ErrorCode::Unavailable,
+            format!(
+                "{host} has no Pi on its PATH: install Pi there (npm install -g \
+                 @earendil-works/pi-coding-agent), then run `herd-launch host add {host}` again"
+            ),
+        )
+        .with_field("host"));
+    }
+    if args.fallback_of.is_some() {
+        return Err(Error::invalid(
+            "fallback_of",
+            "a fallback launch of a run on another machine is the host's: run it there",
+        ));
+    }
+    let ssh = Ssh::new(record.destination()?, env)?;
+    let remote_artifacts = record.artifacts_for(artifacts.root());
+
+    // The remote's argv: data only as quoted words, the request itself on stdin.
+    let surface = match args.surface {
+        SurfaceChoice::Auto | SurfaceChoice::Process => "process",
+        SurfaceChoice::Tmux => "tmux",
+        SurfaceChoice::Herdr => "herdr",
+    };
+    let runner = match args.runner {
+        RunnerChoice::Pi => "pi",
+        RunnerChoice::Exec => "exec",
+    };
+    let mut remote_args: Vec<String> = [
+        "spawn",
+        "--request",
+        "-",
+        "--json",
+        "--surface",
+        surface,
+        "--runner",
+        runner,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let parent_model = args
+        .parent_model
+        .clone()
+        .or_else(|| env(crate::PARENT_MODEL_ENV))
+        .filter(|m| !m.is_empty());
+    if let Some(model) = parent_model {
+        remote_args.extend(["--parent-model".to_owned(), model]);
+    }
+    if let Some(ms) = args.timeout_ms {
+        remote_args.extend(["--timeout-ms".to_owned(), ms.to_string()]);
+    }
+    if !args.argv.is_empty() {
+        remote_args.push("--".into());
+        for arg in &args.argv {
+            remote_args.push(os_text(arg)?);
+        }
+    }
+
+    let mut local = claim(artifacts, &name, args, host, &remote_artifacts)?;
+    let body = serde_json::to_vec(&request).map_err(|e| Error::internal(e.to_string()))?;
+    let words: Vec<&str> = remote_args.iter().map(String::as_str).collect();
+    let out = match record.run_herd(
+        &ssh,
+        "herd-launch",
+        &remote_artifacts,
+        &words,
+        Some(&body),
+        SPAWN_BUDGET,
+    ) {
+        Ok(out) => out,
+        Err(err) if err.code == ErrorCode::Timeout => {
+            // The request went out: the remote may have launched it.
+            local.status = LaunchStatus::Uncertain;
+            local.launch_failure = Some(err.message.clone());
+            crate::files::save_record(artifacts, &mut local)?;
+            return Err(Error::new(
+                ErrorCode::Uncertain,
+                format!(
+                    "{} (the launch may have happened there: check with `ssh {host} \
+                     herd-watch --artifacts {remote_artifacts} status`)",
+                    err.message
+                ),
+            ));
+        }
+        Err(err) => {
+            withdraw(artifacts, &local);
+            return Err(err);
+        }
+    };
+    let text = out.stdout.text().into_owned();
+    let doc: Value = serde_json::from_str(text.trim()).unwrap_or(Value::Null);
+    if let Some(error) = doc.get("error") {
+        // The remote refused or failed before launching: its error, and nothing left here.
+        withdraw(artifacts, &local);
+        let code = error
+            .get("code")
+            .and_then(Value::as_str)
+            .and_then(|c| ErrorCode::ALL.into_iter().find(|k| k.as_str() == c))
+            .unwrap_or(ErrorCode::Unavailable);
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("the remote launch failed");
+        let mut err = Error::new(code, format!("on {host}: {message}"));
+        if let Some(field) = error.get("field").and_then(Value::as_str) {
+            err = err.with_field(field);
+        }
+        return Err(err);
+    }
+    let Ok(mut ack) = serde_json::from_value::<LaunchAck>(doc) else {
+        local.status = LaunchStatus::Uncertain;
+        local.launch_failure = Some(format!(
+            "{host} answered the launch with no acknowledgement (exit {:?}): {}",
+            out.code,
+            herd_core::escape::encode_host_value(out.stderr.text().trim(), 300)
+        ));
+        crate::files::save_record(artifacts, &mut local)?;
+        return Ok(
+            Output::ok(herd_protocol::to_value(&local), local_human(&local))
+                .with_exit(exit::UNCERTAIN),
+        );
+    };
+    local.status = ack.status;
+    local.surface = ack.surface;
+    local.runner = ack.runner;
+    local.cwd.clone_from(&ack.cwd);
+    local.model.clone_from(&ack.model);
+    local.thinking.clone_from(&ack.thinking);
+    local.persistent = ack.persistent;
+    local.auto_exit = ack.auto_exit;
+    local.interactive = ack.interactive;
+    local.launch_failure.clone_from(&ack.launch_failure);
+    if let Some(remote) = local.extra.remote.as_mut() {
+        remote.run_id = Some(ack.run_id.clone());
+        remote.session_file = Some(ack.session_file.clone());
+    }
+    crate::files::save_record(artifacts, &mut local)?;
+
+    let code = match ack.status {
+        LaunchStatus::Launched => exit::SUCCESS,
+        LaunchStatus::Uncertain => exit::UNCERTAIN,
+        LaunchStatus::Failed | LaunchStatus::Pending => exit::NO_ANSWER,
+    };
+    ack.remote_run_id = Some(std::mem::replace(&mut ack.run_id, local.run_id.clone()));
+    ack.host = Some(host.to_owned());
+    ack.artifacts = artifacts.root().display().to_string();
+    let human = local_human(&local);
+    Ok(Output::ok(ack, human).with_exit(code))
+}
+
+fn local_human(record: &RunRecord) -> String {
+    let remote = record.extra.remote.as_ref();
+    format!(
+        "{} {} on {} ({}; there {})",
+        crate::spawn::status_str(record.status),
+        herd_core::escape::json_string(&record.name),
+        remote.map_or("?", |r| r.host.as_str()),
+        record.run_id,
+        remote
+            .and_then(|r| r.run_id.as_deref())
+            .unwrap_or("no run id"),
+    )
+}
+
+fn os_text(arg: &OsString) -> Result<String, Error> {
+    arg.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| Error::invalid("argv", "a remote command's argument is not UTF-8"))
+}
+
+/// Claims the local record of a run on `host`, pending until the host acknowledges it.
+fn claim(
+    artifacts: &Artifacts,
+    name: &str,
+    args: &SpawnArgs,
+    host: &str,
+    remote_artifacts: &str,
+) -> Result<RunRecord, Error> {
+    let now = herd_core::time::now_ms();
+    for _ in 0..16 {
+        let run_id = crate::names::new_run_id()?;
+        let launcher = artifacts.launcher(&run_id);
+        let me = herd_core::identity::capture(
+            std::process::id(),
+            &run_id,
+            &artifacts.run_record(&run_id),
+        )?;
+        if !crate::files::create_once(&launcher, &me.to_json()?)? {
+            continue;
+        }
+        let mut record = RunRecord {
+            format_version: herd_protocol::run::FORMAT_VERSION,
+            run_id: run_id.clone(),
+            name: name.to_owned(),
+            agent: None,
+            created_at_ms: now,
+            updated_at_ms: now,
+            runner: match args.runner {
+                RunnerChoice::Pi => Runner::Pi,
+                RunnerChoice::Exec => Runner::Exec,
+            },
+            surface: SurfaceKind::Process,
+            status: LaunchStatus::Pending,
+            cwd: String::new(),
+            session_file: artifacts.remote_state(&run_id).display().to_string(),
+            pane: None,
+            worktree: None,
+            accept_spec: None,
+            model: None,
+            fallback_models: Vec::new(),
+            attempted_models: Vec::new(),
+            thinking: None,
+            persistent: false,
+            interactive: false,
+            auto_exit: true,
+            fallback_of: None,
+            parent_run_id: std::env::var("PI_SUBAGENT_ID")
+                .ok()
+                .filter(|id| herd_protocol::layout::validate_run_id(id).is_ok()),
+            launch_failure: None,
+            time_limit_ms: None,
+            diagnostics: Vec::new(),
+            extra: Default::default(),
+        };
+        record.extra.remote = Some(RemoteRun {
+            host: host.to_owned(),
+            artifacts: remote_artifacts.to_owned(),
+            run_id: None,
+            session_file: None,
+        });
+        herd_protocol::open_runs::add(artifacts, &run_id)?;
+        if crate::files::claim_record(artifacts, &mut record)? {
+            return Ok(record);
+        }
+        let _ = std::fs::remove_file(&launcher);
+    }
+    Err(Error::internal("could not claim a free run id in 16 tries"))
+}
+
+/// Removes a local record that never became a run.
+fn withdraw(artifacts: &Artifacts, record: &RunRecord) {
+    let id = &record.run_id;
+    let _ = std::fs::remove_file(artifacts.launcher(id));
+    let _ = std::fs::remove_file(artifacts.run_record(id));
+    herd_protocol::open_runs::remove(artifacts, id);
+}
