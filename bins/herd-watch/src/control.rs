@@ -376,8 +376,9 @@ pub fn steer(
         SteerMode::Auto => turn_active,
     };
     if queue_now {
-        // A child that has ended never reaches a turn boundary: nothing is queued for it.
-        if let Err(err) = herd_surface::Child::of(record, artifacts).running() {
+        // A child that has ended never reaches a turn boundary: nothing is queued for it. One
+        // still starting will: it is queued for its first.
+        if let Err(err) = herd_surface::Child::of(record, artifacts).not_ended() {
             fail(&mut receipt, &Error::from(err));
             record_receipt(artifacts, run_id, &receipt)?;
             return Ok(receipt);

@@ -66,6 +66,23 @@ impl Child {
         Error::NotLive(format!("run {} has ended ({why})", self.run_id))
     }
 
+    /// Whether the child has ended, for what waits for its next turn (a queued follow-up): a
+    /// file of its end is there, or its recorded runner has exited. A child whose launch has not
+    /// recorded its runner yet has not ended: it is still to reach its first turn.
+    pub fn not_ended(&self) -> Result<(), Error> {
+        match self.running() {
+            Err(Error::NotLive(_)) if !self.identity.exists() && !self.has_end_record() => Ok(()),
+            Err(Error::Io(_)) => Ok(()),
+            other => other.map(drop),
+        }
+    }
+
+    fn has_end_record(&self) -> bool {
+        self.ended
+            .iter()
+            .any(|(path, _)| written_since(path, self.since_ms))
+    }
+
     /// Proves from the child's files alone that it still runs, and returns its runner's identity:
     /// no file of its end is there and its recorded identity is alive.
     pub fn running(&self) -> Result<Record, Error> {
@@ -222,6 +239,17 @@ mod tests {
             ..c
         };
         assert_eq!(later.running().unwrap().pid, std::process::id());
+    }
+
+    #[test]
+    fn a_child_still_starting_has_not_ended_and_one_with_an_end_record_has() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = child(dir.path());
+        // No identity yet: not running, but not ended either (a follow-up waits for its turn).
+        assert!(c.running().is_err());
+        c.not_ended().unwrap();
+        std::fs::write(&c.ended[0].0, "{}").unwrap();
+        assert!(matches!(c.not_ended(), Err(Error::NotLive(_))));
     }
 
     #[test]
