@@ -15,6 +15,8 @@ import { SURFACE_FLAG, artifactsDir, consumesResults, deniedTools, inChild } fro
 import { ensureFollower, flush, onMessageEnd, resendDropped, stopFollowers, undelivered } from "./delivery.ts";
 import { applyLoading } from "./exposure.ts";
 import { hub } from "./hub.ts";
+import { chooseFace } from "./piherd/face.ts";
+import { piHerdTool } from "./piherd/tool.ts";
 import { type Registry, loadRegistry } from "./registry.ts";
 import { CHILD_ONLY, definition } from "./tools.ts";
 import { redraw, stopWidget } from "./widget.ts";
@@ -45,7 +47,12 @@ export default async function herdParent(pi: ExtensionAPI): Promise<void> {
 	const denied = deniedTools();
 	const routine: string[] = [];
 	let subagent: ToolDefinition | undefined;
-	for (const entry of registry.tools) {
+	// The Pi Herd face (seed 000) registers its one `subagent` instead of seed 003's tools.
+	const face = chooseFace();
+	if (typeof face !== "string") pi.on("session_start", (_event, ctx) => notify(ctx, face.error));
+	const piHerd = face === "pi-herd";
+	if (piHerd && !denied.has("subagent")) pi.registerTool(piHerdTool(binDir, pi));
+	for (const entry of face === "herd" ? registry.tools : []) {
 		if (CHILD_ONLY.has(entry.name) || !entry.sessions.includes(kind) || denied.has(entry.name)) continue;
 		const tool = definition(entry, binDir, pi);
 		if (!tool) continue;
@@ -68,7 +75,7 @@ export default async function herdParent(pi: ExtensionAPI): Promise<void> {
 		// Whatever an earlier instance handed over without its `message_end` goes again, unless
 		// the transcript already has it.
 		h.sent.clear();
-		applyLoading(pi, routine, h.writerActive);
+		if (!piHerd) applyLoading(pi, routine, h.writerActive);
 		if (subagent) {
 			const tool = subagent;
 			catalog = catalogGuideline(pi, ctx, binDir).then((guideline) => {

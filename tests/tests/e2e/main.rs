@@ -11,6 +11,7 @@ mod herd_report;
 mod herd_trust;
 mod herd_worktree;
 mod model_server;
+mod pi_herd;
 mod pi_parent;
 mod pi_print;
 mod pi_start;
