@@ -1,9 +1,14 @@
 //! `herd-cleanup doctor`: what herd needs and what it sees, one check at a time.
 //!
 //! Each check says whether it passed, whether herd needs it here (git, a trustworthy `/proc`, a
-//! writable artifacts directory, and Herdr when `HERDR_ENV=1` says it is in use), and why it
-//! failed. Runs whose child is gone without a delivered result, or whose record cannot be read,
-//! are listed as findings that need a hand. The command succeeds when every needed check passes.
+//! writable artifacts directory, a Pi that starts, since the pi runner is the default, and Herdr
+//! when `HERDR_ENV=1` says it is in use), and why it failed. Runs whose child is gone without a
+//! delivered result, or whose record cannot be read, are listed as findings that need a hand.
+//!
+//! The command succeeds (exit 0) only when every needed check passes and no run needs a hand.
+//! Otherwise its answer is a valid negative one, exit 1, as `herd-accept check` rejecting is:
+//! the doctor did find out, and what it found is wrong. (Exit 4 would tell a script that the
+//! doctor itself got no answer, and so that asking again might help.)
 
 use std::ffi::OsStr;
 use std::io;
@@ -25,6 +30,8 @@ const PROBE_BUDGET: Duration = Duration::from_secs(15);
 
 /// The environment variable naming the Pi CLI (default: `pi` on `PATH`).
 pub const PI_BIN_ENV: &str = "HERD_PI";
+/// The environment variable naming the runtime `$HERD_PI` runs on, when it is a script.
+pub const PI_NODE_ENV: &str = "HERD_PI_NODE";
 
 pub use herd_protocol::cleanup::{Check, DoctorReport, FindingState, RunFinding};
 
@@ -35,6 +42,8 @@ pub struct Setup {
     pub herdr_env: Option<std::ffi::OsString>,
     pub path_env: Option<std::ffi::OsString>,
     pub pi: std::ffi::OsString,
+    /// The runtime that runs `pi`, when `$HERD_PI_NODE` names one.
+    pub pi_node: Option<std::ffi::OsString>,
     pub artifacts: Result<Artifacts, herd_core::Error>,
     pub managed_root: Result<PathBuf, herd_core::Error>,
 }
@@ -49,6 +58,7 @@ impl Setup {
             pi: std::env::var_os(PI_BIN_ENV)
                 .filter(|v| !v.is_empty())
                 .unwrap_or_else(|| "pi".into()),
+            pi_node: std::env::var_os(PI_NODE_ENV).filter(|v| !v.is_empty()),
             artifacts,
             managed_root: crate::inspect::managed_root(),
         }
@@ -57,7 +67,13 @@ impl Setup {
 
 /// Runs every check.
 pub fn doctor(setup: &Setup) -> DoctorReport {
-    let mut checks = vec![git(&setup.git), tmux(), herdr(setup), pi(&setup.pi), proc()];
+    let mut checks = vec![
+        git(&setup.git),
+        tmux(),
+        herdr(setup),
+        pi(&setup.pi, setup.pi_node.as_deref()),
+        proc(),
+    ];
     let mut runs = Vec::new();
     let mut runs_inspected = 0;
     match &setup.artifacts {
@@ -73,8 +89,8 @@ pub fn doctor(setup: &Setup) -> DoctorReport {
                         .collect();
                     checks.push(Check {
                         name: "runs".into(),
-                        ok: true,
-                        needed: false,
+                        ok: runs.is_empty(),
+                        needed: true,
                         detail: format!("{} run records, {} need a hand", ids.len(), runs.len()),
                     });
                 }
@@ -133,9 +149,10 @@ fn git(git: &Git) -> Check {
 }
 
 /// Runs `program args` and returns its first line of output, or why it could not.
-fn probe(program: &OsStr, args: &[&str]) -> Result<String, String> {
+fn probe(program: &OsStr, args: &[&OsStr]) -> Result<String, String> {
     let cmd = Command::new(program, PROBE_BUDGET)
         .args(args.iter().copied())
+        .stdin_null()
         .stdout_cap(4096, Keep::Head)
         .stderr_cap(4096, Keep::Tail);
     let out = subprocess::run(&cmd).map_err(|e| match e {
@@ -144,11 +161,14 @@ fn probe(program: &OsStr, args: &[&str]) -> Result<String, String> {
         }
         other => other.to_string(),
     })?;
+    let line = || {
+        let args: Vec<_> = args.iter().map(|a| a.to_string_lossy()).collect();
+        shown(&format!("{} {}", program.to_string_lossy(), args.join(" ")))
+    };
     if out.timed_out {
         return Err(format!(
-            "`{} {}` did not answer within {}s",
-            program.to_string_lossy(),
-            args.join(" "),
+            "`{}` did not answer within {}s",
+            line(),
             PROBE_BUDGET.as_secs()
         ));
     }
@@ -156,18 +176,19 @@ fn probe(program: &OsStr, args: &[&str]) -> Result<String, String> {
     if out.success() {
         Ok(first(&out.stdout.text()))
     } else {
-        Err(format!(
-            "`{} {}` failed: {}",
-            program.to_string_lossy(),
-            args.join(" "),
-            shown(&first(&out.stderr.text()))
-        ))
+        let said = first(&out.stderr.text());
+        let said = if said.is_empty() {
+            first(&out.stdout.text())
+        } else {
+            said
+        };
+        Err(format!("`{}` failed: {}", line(), shown(&said)))
     }
 }
 
 fn tmux() -> Check {
     let inside = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
-    match probe(OsStr::new("tmux"), &["-V"]) {
+    match probe(OsStr::new("tmux"), &[OsStr::new("-V")]) {
         Ok(version) => Check {
             name: "tmux".into(),
             ok: true,
@@ -231,20 +252,27 @@ fn herdr(setup: &Setup) -> Check {
     }
 }
 
-fn pi(program: &OsStr) -> Check {
-    match probe(program, &["--version"]) {
+/// Whether Pi starts: `pi --version` (`$HERD_PI`, run by `$HERD_PI_NODE` when set) answers
+/// within the probe budget. The pi runner is the default, so herd needs it.
+fn pi(program: &OsStr, node: Option<&OsStr>) -> Check {
+    let version = OsStr::new("--version");
+    let answer = match node {
+        Some(node) => probe(node, &[program, version]),
+        None => probe(program, &[version]),
+    };
+    match answer {
         Ok(version) => Check {
             name: "pi".into(),
             ok: true,
-            needed: false,
+            needed: true,
             detail: format!("pi {}", shown(&version)),
         },
         Err(reason) => Check {
             name: "pi".into(),
             ok: false,
-            needed: false,
+            needed: true,
             detail: format!(
-                "{reason}; needed only for the pi runner (set {PI_BIN_ENV} to its path)"
+                "{reason}: Pi cannot start, and the pi runner is the default (set {PI_BIN_ENV} to a Pi that starts, or launch with --runner exec)"
             ),
         },
     }
@@ -537,16 +565,27 @@ pub fn human(report: &DoctorReport) -> String {
             .unwrap_or_default();
         out.push(format!("run {}{name}: {}", r.run_id, r.detail));
     }
-    out.push(if report.ok {
-        "everything herd needs here is fine".into()
-    } else {
-        let failed: Vec<&str> = report
-            .checks
-            .iter()
-            .filter(|c| c.needed && !c.ok)
-            .map(|c| c.name.as_str())
-            .collect();
-        format!("herd cannot work here until fixed: {}", failed.join(", "))
-    });
+    if report.ok {
+        out.push("everything herd needs here is fine".into());
+        return out.join("\n");
+    }
+    let failed: Vec<&str> = report
+        .checks
+        .iter()
+        // Runs that need a hand are told below; a runs directory that cannot be read is here.
+        .filter(|c| c.needed && !c.ok && (c.name != "runs" || report.runs.is_empty()))
+        .map(|c| c.name.as_str())
+        .collect();
+    if !failed.is_empty() {
+        out.push(format!(
+            "herd cannot work here until fixed: {}",
+            failed.join(", ")
+        ));
+    }
+    match report.runs.len() {
+        0 => {}
+        1 => out.push("1 run needs a hand: see its line above".into()),
+        n => out.push(format!("{n} runs need a hand: see their lines above")),
+    }
     out.join("\n")
 }

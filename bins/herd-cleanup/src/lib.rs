@@ -62,8 +62,11 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Check what herd needs (git, tmux, Herdr, Pi, /proc, the artifacts directory) and list
-    /// runs that need a hand.
+    /// Check what herd needs (git, tmux, Herdr, a Pi that starts, /proc, the artifacts directory)
+    /// and list runs that need a hand.
+    ///
+    /// Exits 0 when everything herd needs here is fine and no run needs a hand, else 1, with what
+    /// is wrong on its own line.
     Doctor {
         #[arg(long)]
         json: bool,
@@ -113,10 +116,11 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
         Command::Doctor { .. } => {
             let setup = doctor::Setup::from_env(cli.artifacts.resolve());
             let report = doctor::doctor(&setup);
+            // Something is wrong here: a valid negative answer (see the doctor's module docs).
             let exit = if report.ok {
                 exit::SUCCESS
             } else {
-                exit::NO_ANSWER
+                exit::NEGATIVE
             };
             Ok(Output::ok(&report, doctor::human(&report)).with_exit(exit))
         }

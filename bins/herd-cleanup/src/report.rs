@@ -18,16 +18,36 @@ use crate::remove::{Outcome, Removal, Via};
 /// replaced by the workspace-id form (seed 003).
 pub const TARGET_MAX_CHARS: usize = 1024;
 
-/// The `worktree_remove` call that removes `entry`, when it has a form short enough.
-pub fn remove_command(entry: &Entry) -> Option<String> {
-    let target = if entry.path.chars().count() <= TARGET_MAX_CHARS {
-        &entry.path
+/// The target a removal suggestion names: the path, or the workspace id when the path is too
+/// long.
+fn remove_target(entry: &Entry) -> Option<&str> {
+    if entry.path.chars().count() <= TARGET_MAX_CHARS {
+        Some(&entry.path)
     } else {
-        entry.workspace.as_ref()?
-    };
+        entry.workspace.as_deref()
+    }
+}
+
+/// The `worktree_remove` call that removes `entry`, when it has a form short enough: what the
+/// model is told (the JSON document's `remove_command`).
+pub fn remove_command(entry: &Entry) -> Option<String> {
     Some(format!(
         "worktree_remove({{ target: {} }})",
-        json_string(target)
+        json_string(remove_target(entry)?)
+    ))
+}
+
+/// The command a person runs to remove `entry`: `herd-cleanup remove '<target>'`, quoted for a
+/// POSIX shell. `None` when the target holds a control character, which no line can carry as
+/// typed; the JSON document has it raw.
+pub fn remove_shell_command(entry: &Entry) -> Option<String> {
+    let target = remove_target(entry)?;
+    if target.chars().any(char::is_control) {
+        return None;
+    }
+    Some(format!(
+        "herd-cleanup remove '{}'",
+        target.replace('\'', "'\\''")
     ))
 }
 
@@ -130,8 +150,12 @@ fn entry_lines(out: &mut Vec<String>, e: &Entry, shared: &[String]) {
         out.push(format!("  warning: {w}"));
     }
     if e.classification == Classification::Eligible {
-        if let Some(cmd) = remove_command(e) {
+        // A person runs the command; a model reading this list calls the tool.
+        if let Some(cmd) = remove_shell_command(e) {
             out.push(format!("  remove with: {cmd}"));
+        }
+        if let Some(call) = remove_command(e) {
+            out.push(format!("  or, as a tool call: {call}"));
         }
     }
 }

@@ -1,7 +1,23 @@
-//! The doctor: one line per check, findings for runs that need a hand, exit 0 when everything
-//! needed is fine.
+//! The doctor: one line per check, findings for runs that need a hand, exit 0 only when
+//! everything needed is fine and no run needs a hand, else exit 1 with what is wrong.
+
+use std::path::PathBuf;
 
 use crate::{Sleeper, World};
+
+/// A stand-in Pi in the sandbox: a shell script with `body`.
+fn pi(w: &World, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = w.sb.path().join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// A Pi that starts: it answers `--version`.
+fn good_pi(w: &World) -> PathBuf {
+    pi(w, "pi", "echo 1.6.0")
+}
 
 #[test]
 fn doctor_reports_checks_and_runs_whose_owner_is_gone() {
@@ -14,10 +30,13 @@ fn doctor_reports_checks_and_runs_whose_owner_is_gone() {
     let alive = Sleeper::in_dir(&w.sb.path());
     w.run_record("run-alive", &wt, alive.pid(), false);
 
-    let run = w.cleanup(&["doctor", "--json"]);
-    assert_eq!(run.code, 0, "{run:?}");
+    let pi = good_pi(&w);
+    let env = [("HERD_PI", pi.to_str().unwrap())];
+    let run = w.cleanup_with(&["doctor", "--json"], &env);
+    // A run needs a hand: that is a valid negative answer.
+    assert_eq!(run.code, 1, "{run:?}");
     let doc = run.json();
-    assert_eq!(doc["ok"], true, "{doc:#}");
+    assert_eq!(doc["ok"], false, "{doc:#}");
     let check = |name: &str| {
         doc["checks"]
             .as_array()
@@ -38,29 +57,102 @@ fn doctor_reports_checks_and_runs_whose_owner_is_gone() {
     assert_eq!(check("artifacts")["ok"], true);
     assert_eq!(check("herdr")["detail"], "not in use (HERDR_ENV is not 1)");
     assert_eq!(check("managed root")["ok"], true);
+    assert_eq!(check("pi")["ok"], true);
+    assert_eq!(check("pi")["detail"], "pi 1.6.0");
+    assert_eq!(check("runs")["ok"], false);
     assert_eq!(doc["runs_inspected"], 2);
     let runs = doc["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 1, "{doc:#}");
     assert_eq!(runs[0]["run_id"], "run-gone");
     assert_eq!(runs[0]["state"], "owner_gone");
 
-    let human = w.cleanup(&["doctor"]);
-    assert_eq!(human.code, 0, "{human:?}");
+    let human = w.cleanup_with(&["doctor"], &env);
+    assert_eq!(human.code, 1, "{human:?}");
     insta::assert_snapshot!(w.redact(&human.stdout));
+    drop(alive);
+}
+
+#[test]
+fn doctor_is_fine_only_when_pi_starts_and_no_run_needs_a_hand() {
+    let w = World::new();
+    let repo = w.repo("repo");
+    let wt = w.worktree(&repo, "x", "r1");
+    let alive = Sleeper::in_dir(&w.sb.path());
+    w.run_record("run-alive", &wt, alive.pid(), false);
+    let good = good_pi(&w);
+    let fine = w.cleanup_with(&["doctor"], &[("HERD_PI", good.to_str().unwrap())]);
+    assert_eq!(fine.code, 0, "{fine:?}");
+    assert!(
+        fine.stdout
+            .ends_with("everything herd needs here is fine\n"),
+        "{fine:?}"
+    );
+
+    // A Pi that dies at start (the wrong Node, say), and one that is not there at all.
+    let broken = pi(
+        &w,
+        "broken-pi",
+        "echo \"SyntaxError: Unexpected identifier 'enableCompileCache'\" >&2; exit 1",
+    );
+    for (pi, why) in [
+        (
+            broken.to_str().unwrap(),
+            "SyntaxError: Unexpected identifier",
+        ),
+        ("/nonexistent/pi", "not found"),
+    ] {
+        let run = w.cleanup_with(&["doctor"], &[("HERD_PI", pi)]);
+        assert_eq!(run.code, 1, "{run:?}");
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("pi: "))
+            .unwrap_or_else(|| panic!("{run:?}"));
+        assert!(line.starts_with("pi: FAILED: "), "{line}");
+        assert!(line.contains(why), "{line}");
+        assert!(line.contains("Pi cannot start"), "{line}");
+        assert!(
+            run.stdout
+                .ends_with("herd cannot work here until fixed: pi\n"),
+            "{run:?}"
+        );
+        let json = w.cleanup_with(&["doctor", "--json"], &[("HERD_PI", pi)]);
+        assert_eq!(json.code, 1, "{json:?}");
+        assert_eq!(json.json()["ok"], false);
+    }
+
+    // $HERD_PI_NODE runs $HERD_PI, as herd-launch does.
+    let node = pi(
+        &w,
+        "node",
+        "[ \"$2\" = --version ] && echo \"run by node: $1\"",
+    );
+    let script = w.sb.path().join("cli.js");
+    std::fs::write(&script, "").unwrap();
+    let run = w.cleanup_with(
+        &["doctor", "--json"],
+        &[
+            ("HERD_PI", script.to_str().unwrap()),
+            ("HERD_PI_NODE", node.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
     drop(alive);
 }
 
 #[test]
 fn doctor_fails_when_something_needed_is_missing() {
     let w = World::new();
+    let pi = good_pi(&w);
     let run = w.cleanup_with(
         &["doctor"],
         &[
             ("HERD_GIT_BIN", "/nonexistent/git"),
             ("HERDR_ENV", "1"),
             ("HERD_HERDR_BIN", "/nonexistent/herdr"),
+            ("HERD_PI", pi.to_str().unwrap()),
         ],
     );
-    assert_eq!(run.code, 4, "{run:?}");
+    assert_eq!(run.code, 1, "{run:?}");
     insta::assert_snapshot!(w.redact(&run.stdout));
 }
