@@ -14,6 +14,7 @@ use herd_e2e::model::{ModelServer, Models, Script, Text, ToolCall, request};
 use herd_e2e::pi::PiEnv;
 use herd_e2e::rpc::{PiRpc, STEP_BUDGET, custom_messages};
 use herd_e2e::session;
+use herd_e2e::tmux::Tmux;
 use herd_e2e::wait::wait_for;
 use serde_json::{Value, json};
 
@@ -268,5 +269,282 @@ fn pi_herd_lists_refuses_invalid_requests_assigns_and_delivers_one_enveloped_res
             .exists()
             .then_some(())
     });
+    assert!(parent.close().success());
+}
+
+/// A file the child's bash step waits for (bounded), so the scenario decides when it goes on.
+struct Gate(PathBuf);
+
+impl Gate {
+    fn step(&self) -> ToolCall {
+        ToolCall::bash(format!(
+            "for i in $(seq 1 1200); do [ -e '{}' ] && break; sleep 0.05; done; echo gate open",
+            self.0.display()
+        ))
+    }
+
+    fn open(&self) {
+        std::fs::write(&self.0, b"open").unwrap();
+    }
+}
+
+/// The parent extension in the agent directory's settings, so every child loads it too.
+fn install_for_children(env: &PiEnv) {
+    let settings = env.agent_dir().join("settings.json");
+    let mut value: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    value["extensions"] = json!([herd_e2e::rpc::parent_extension()]);
+    std::fs::write(&settings, value.to_string()).unwrap();
+}
+
+#[test]
+fn pi_herd_close_of_a_parent_ends_its_own_worker_first() {
+    let scratch = tempfile::tempdir().unwrap();
+    let never = Gate(scratch.path().join("never"));
+    let model = ModelServer::start_models(
+        Models::new()
+            .model(
+                "parent",
+                Script::new()
+                    .step(call(
+                        json!({"action": "assign", "agent": "lead", "label": "lead", "task": "Delegate, then wait"}),
+                    ))
+                    .step(Text("Assigned."))
+                    .step(call(json!({"action": "list"})))
+                    .step(call(json!({"action": "close", "label": "lead"})))
+                    .step(call(json!({"action": "list"})))
+                    .step(Text("Closed."))
+                    .step(Text("Noted.")),
+            )
+            .model(
+                "lead",
+                Script::new()
+                    .step(call(
+                        json!({"action": "assign", "agent": "helper", "label": "helper", "task": "Wait"}),
+                    ))
+                    .step(never.step())
+                    .step(Text("LEAD: never")),
+            )
+            .model(
+                "helper",
+                Script::new().step(never.step()).step(Text("HELPER: never")),
+            ),
+    );
+    let env = PiEnv::new(&model);
+    role(&env, "lead", "lead");
+    role(&env, "helper", "helper");
+    install_for_children(&env);
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_installed(
+        &env,
+        &session,
+        "parent",
+        &[
+            (FACE.0, FACE.1.as_ref()),
+            ("HERD_SURFACE", "process".as_ref()),
+        ],
+        &["--herd-surface", "process"],
+    );
+    parent.prompt("Delegate to a lead.");
+    wait_answer(&session, "Assigned.");
+    // The lead assigned its helper through its own face, and both wait in a bash step.
+    wait_for("the helper and the lead at work", STEP_BUDGET, || {
+        (model.requests_for("helper").len() == 1 && model.requests_for("lead").len() == 2)
+            .then_some(())
+    });
+    let artifacts = artifacts_of(&session);
+    parent.prompt("Close the lead.");
+    wait_answer(&session, "Closed.");
+
+    // The root sees its worker and, below it, the lead's own.
+    let listed = &answers(&model, 3)[0];
+    let workers = listed["workers"].as_array().unwrap();
+    let lead = workers.iter().find(|w| w["label"] == "lead").unwrap();
+    assert_eq!(lead["state"], "working", "{listed:#}");
+    assert_eq!(lead["direct"], true, "{listed:#}");
+    let helper = workers.iter().find(|w| w["label"] == "helper").unwrap();
+    assert_eq!(helper["parent_label"], "lead", "{listed:#}");
+    assert_eq!(helper["direct"], false, "{listed:#}");
+    assert_eq!(helper["steerable"], false, "{listed:#}");
+    // The close ended the helper first, then the lead.
+    let closed = &answers(&model, 4)[0];
+    assert_eq!(closed["ok"], true, "{closed:#}");
+    let ended = closed["ended"].as_array().unwrap();
+    let names: Vec<&str> = ended.iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["helper", "lead"], "{closed:#}");
+    for e in ended {
+        assert_eq!(e["via"], "cancel", "{closed:#}");
+        assert!(
+            ["confirmed", "requested"].contains(&e["status"].as_str().unwrap()),
+            "{closed:#}"
+        );
+    }
+    let after = &answers(&model, 5)[0];
+    assert_eq!(after["workers"], json!([]), "{after:#}");
+    // herd's status shows both runs cancelled.
+    wait_for("both runs cancelled in herd's status", STEP_BUDGET, || {
+        let status = herd_status(&artifacts);
+        let rows = status["runs"].as_array().unwrap().clone();
+        (rows.len() == 2 && rows.iter().all(|r| r["outcome"] == "cancelled")).then_some(rows)
+    });
+    // The lead's one result is the closed assignment's.
+    let entry = wait_for("the lead's result", STEP_BUDGET, || {
+        result_entries(&session).into_iter().next()
+    });
+    let content = entry["content"].as_str().unwrap();
+    let request_id = answers(&model, 1)[0]["request_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        content.starts_with(&envelope("lead", "lead", &request_id, "closed")),
+        "{content}"
+    );
+    assert!(parent.close().success());
+}
+
+#[test]
+fn pi_herd_steers_a_working_worker_answers_its_ask_and_attaches_files() {
+    let scratch = tempfile::tempdir().unwrap();
+    let gate = Gate(scratch.path().join("gate"));
+    let model = ModelServer::start_models(
+        Models::new()
+            .model(
+                "parent",
+                Script::new()
+                    .step(call(json!({
+                        "action": "assign", "agent": "impl", "label": "impl", "task": "Implement the change",
+                        "files": ["notes.md", "blob.bin", "./notes.md"],
+                    })))
+                    .step(Text("Assigned."))
+                    .step(call(json!({
+                        "action": "steer", "label": "impl", "message": "Also update the tests.",
+                    })))
+                    .step(Text("Steered."))
+                    .step(call(json!({"action": "list"})))
+                    .step(call(json!({
+                        "action": "reply", "label": "impl", "message": "Use option B.", "files": ["decision.md"],
+                    })))
+                    .step(Text("Replied."))
+                    .step(Text("Integrated the report.")),
+            )
+            .model(
+                "impl",
+                Script::new()
+                    .step(gate.step())
+                    .step(ToolCall::new(
+                        "caller_ping",
+                        json!({"message": "Option A or B?"}),
+                    ))
+                    .step(Text("REPORT: used option B")),
+            ),
+    );
+    let env = PiEnv::new(&model);
+    role(&env, "impl", "impl");
+    std::fs::write(env.work_dir().join("notes.md"), "# Notes\nKeep it small.\n").unwrap();
+    std::fs::write(
+        env.work_dir().join("blob.bin"),
+        [0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0xfe],
+    )
+    .unwrap();
+    std::fs::write(env.work_dir().join("decision.md"), "Decision: B.\n").unwrap();
+    let tmux = Tmux::start(env.vars());
+    let socket = tmux.socket_path();
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[
+            (FACE.0, FACE.1.as_ref()),
+            ("HERD_TMUX_SOCKET", socket.as_os_str()),
+        ],
+        &["--herd-surface", "tmux"],
+    );
+    parent.prompt("Delegate the change.");
+    wait_answer(&session, "Assigned.");
+    let assigned = &answers(&model, 1)[0];
+    assert_eq!(assigned["ok"], true, "{assigned:#}");
+    let request_id = assigned["request_id"].as_str().unwrap().to_owned();
+    wait_for("the worker's first request", STEP_BUDGET, || {
+        (!model.requests_for("impl").is_empty()).then_some(())
+    });
+    // The text file is embedded once, the binary one referenced.
+    let task = request::user_texts(&model.requests_for("impl")[0]).join("\n");
+    let work = std::fs::canonicalize(env.work_dir()).unwrap();
+    let notes = work.join("notes.md");
+    assert_eq!(
+        task.matches(&format!(
+            "<file path=\"{}\" bytes=\"23\">\n# Notes\nKeep it small.\n</file>",
+            notes.display()
+        ))
+        .count(),
+        1,
+        "{task}"
+    );
+    let blob = work.join("blob.bin");
+    assert!(
+        task.contains(&format!(
+            "<file path=\"{}\" bytes=\"7\" reference=\"not strict UTF-8 text\" />",
+            blob.display()
+        )),
+        "{task}"
+    );
+
+    // The worker is in its bash step: steerable, and the steer is typed into its input.
+    parent.prompt("Steer it.");
+    wait_answer(&session, "Steered.");
+    let steered = &answers(&model, 3)[0];
+    assert_eq!(steered["ok"], true, "{steered:#}");
+    assert_eq!(steered["action"], "steer");
+    assert_eq!(steered["assignment_request_id"], request_id.as_str());
+    gate.open();
+
+    // The worker asks; the owner hears it as blocked, lists it, and replies.
+    wait_answer(&session, "Integrated the report.");
+    let impl_requests = model.requests_for("impl");
+    assert!(
+        request::user_texts(&impl_requests[1])
+            .iter()
+            .any(|t| t.contains("Also update the tests.")),
+        "{:#}",
+        impl_requests[1]
+    );
+    let entries = result_entries(&session);
+    assert_eq!(entries.len(), 2, "the ask, then the result: {entries:#?}");
+    let ask = entries[0]["content"].as_str().unwrap();
+    assert!(
+        ask.starts_with(&envelope("impl", "impl", &request_id, "blocked")),
+        "{ask}"
+    );
+    assert!(ask.contains("Option A or B?"), "{ask}");
+    let listed = &answers(&model, 5)[0];
+    let worker = &listed["workers"][0];
+    assert_eq!(worker["state"], "blocked", "{listed:#}");
+    let ask_id = worker["pending_ask_id"].as_str().unwrap().to_owned();
+    let replied = &answers(&model, 6)[0];
+    assert_eq!(replied["ok"], true, "{replied:#}");
+    assert_eq!(replied["ask_id"], ask_id.as_str(), "{replied:#}");
+    assert_eq!(replied["assignment_request_id"], request_id.as_str());
+    // The reply (with its file) resumed the same session; the result closes the same assignment.
+    let last = impl_requests.last().unwrap();
+    let texts = request::user_texts(last).join("\n");
+    assert!(texts.contains("Use option B."), "{texts}");
+    assert!(texts.contains("Decision: B."), "{texts}");
+    let result = entries[1]["content"].as_str().unwrap();
+    assert!(
+        result.starts_with(&envelope("impl", "impl", &request_id, "completed")),
+        "{result}"
+    );
+    assert!(result.contains("REPORT: used option B"), "{result}");
+    assert_eq!(
+        entries[1]["details"]["piHerd"]["requestId"],
+        request_id.as_str()
+    );
+    // herd's status has both runs of the assignment under the label.
+    let artifacts = artifacts_of(&session);
+    let status = herd_status(&artifacts);
+    let rows = status["runs"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{status:#}");
+    assert!(rows.iter().all(|r| r["name"] == "impl"), "{status:#}");
     assert!(parent.close().success());
 }
