@@ -10,6 +10,7 @@ pub mod finish;
 pub mod launch;
 pub mod message;
 pub mod projection;
+pub mod relay;
 pub mod status;
 pub mod supervise;
 pub mod tasks;
@@ -145,6 +146,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Relay the results of the runs on another machine (started by `follow` and `wait`; one per
+    /// host): the host's `herd-watch follow --json --ack` over ssh, each result settled here
+    /// before it is acknowledged there.
+    #[command(hide = true)]
+    Relay {
+        #[arg(long)]
+        host: String,
+    },
 }
 
 impl Cli {
@@ -154,6 +163,7 @@ impl Cli {
             | Command::Follow { json, .. }
             | Command::Status { json, .. } => *json,
             Command::Steer { json, .. } => *json,
+            Command::Relay { .. } => false,
             Command::Cancel(c) | Command::Interrupt(c) | Command::Stop(c) => c.json,
         }
     }
@@ -201,8 +211,12 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 transcript.then_some(lines),
             )
         }
+        Command::Relay { host } => relay::run(&artifacts, &host),
         Command::Cancel(c) => {
             let record = find_or_ended(&artifacts, &c.target)?;
+            if let Some(remote) = &record.extra.remote {
+                return relay::forward(&record, remote, &["cancel"]);
+            }
             let reply = control::cancel(&artifacts, &record)?;
             let json = herd_protocol::to_value(&WatchCancel {
                 run_id: record.run_id.clone(),
@@ -222,6 +236,9 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
         }
         Command::Interrupt(c) => {
             let record = find(&artifacts, &c.target)?;
+            if let Some(remote) = &record.extra.remote {
+                return relay::forward(&record, remote, &["interrupt"]);
+            }
             let at = control::interrupt(&artifacts, &record)?;
             let json = herd_protocol::to_value(&WatchInterrupt {
                 run_id: record.run_id.clone(),
@@ -236,6 +253,9 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
         }
         Command::Stop(c) => {
             let record = find(&artifacts, &c.target)?;
+            if let Some(remote) = &record.extra.remote {
+                return relay::forward(&record, remote, &["stop"]);
+            }
             status::stop(&artifacts, &record)
         }
         Command::Steer {
@@ -245,6 +265,15 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             json: _,
         } => {
             let record = find(&artifacts, &target)?;
+            if let Some(remote) = &record.extra.remote {
+                let mode = match mode {
+                    SteerMode::Steer => "steer",
+                    SteerMode::FollowUp => "follow-up",
+                    SteerMode::Auto => "auto",
+                };
+                let args = ["steer", "--message", message.as_str(), "--mode", mode];
+                return relay::forward(&record, remote, &args);
+            }
             // Only a turn known to be in progress holds `auto` messages back.
             let label = status::project(&artifacts, &record).projection.label;
             let active = matches!(

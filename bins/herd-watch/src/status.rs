@@ -141,6 +141,9 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
             outcome: Some(result.outcome),
         };
     }
+    if let Some(remote) = &record.extra.remote {
+        return crate::relay::project(artifacts, record, remote, now);
+    }
     // A launch that failed definitely is failed before any watcher has settled it.
     if let crate::launch::LaunchState::Failed(_) = crate::launch::judge(artifacts, record) {
         life.finish(Label::Failed, record.updated_at_ms);

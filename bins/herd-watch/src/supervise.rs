@@ -677,6 +677,11 @@ impl Supervisor {
         if let Some(done) = settle(run, artifacts, id, look.changed, events, deliver)? {
             return Ok(done);
         }
+        // A run on another machine is its host's to judge: its result comes by the relay.
+        if let Some(remote) = &run.record.extra.remote {
+            crate::relay::ensure(artifacts, &remote.host);
+            return Ok(false);
+        }
         // Without a file event, a run is looked at when its reconciliation is due or while it
         // waits out the grace for a late sidecar.
         if !look.changed && !look.due && run.pending.is_none() {

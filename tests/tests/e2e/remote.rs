@@ -75,9 +75,9 @@ impl Scene {
     fn new() -> Scene {
         let scene = Scene {
             remote: Remote::start(&[]),
-            dir: tempfile::tempdir().unwrap(),
+            dir: tempfile::tempdir().expect("a temporary directory"),
         };
-        std::fs::create_dir_all(scene.art()).unwrap();
+        std::fs::create_dir_all(scene.art()).expect("the artifacts directory");
         scene
     }
 
@@ -294,4 +294,253 @@ fn spawn_refuses_a_mismatched_unreachable_or_unknown_host_and_leaves_nothing() {
     assert_eq!(scene.local_runs(), Vec::<String>::new());
     scene.remote.restart();
     assert!(scene.remote_runs().is_empty());
+}
+
+/// A local `herd-watch follow --json --forever`, writing its events to a file, stopped by the
+/// test (or SIGKILLed).
+struct Follow {
+    child: std::process::Child,
+    out: std::path::PathBuf,
+}
+
+impl Scene {
+    fn follow(&self, tag: &str) -> Follow {
+        use std::os::unix::process::CommandExt;
+        let out = self.dir.path().join(format!("follow-{tag}.jsonl"));
+        let file = std::fs::File::create(&out).expect("the follow output");
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a follower the test stops once what it waits for is on disk"
+        )]
+        let mut cmd = std::process::Command::new(herd_e2e::bin("herd-watch"));
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HERD_ARTIFACTS", self.art())
+            .env("HERD_HANG_WARNING_SECS", "0")
+            .envs(self.remote.env())
+            .args(["follow", "--json", "--forever"])
+            .current_dir(self.dir.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(file)
+            .stderr(std::process::Stdio::null())
+            .process_group(0);
+        #[expect(clippy::disallowed_methods, reason = "see above")]
+        let child = cmd.spawn().expect("herd-watch starts");
+        Follow { child, out }
+    }
+
+    /// The relay's connection state, `relays/devbox.json`.
+    fn relay_state(&self) -> Value {
+        std::fs::read(self.art().join(format!("relays/{ALIAS}.json")))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or(Value::Null)
+    }
+
+    /// The relay's PID, while one holds the lock.
+    fn relay_pid(&self) -> Option<u32> {
+        let lock = self.art().join(format!("relays/{ALIAS}.lock"));
+        let inode = {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(&lock).ok()?.ino()
+        };
+        std::fs::read_to_string("/proc/locks")
+            .ok()?
+            .lines()
+            .find(|l| l.contains(&format!(":{inode} ")))
+            .and_then(|l| l.split_whitespace().nth(4)?.parse().ok())
+    }
+
+    fn status(&self, local_id: &str) -> Value {
+        let out = self.herd("herd-watch", &["status", "--run", local_id, "--json"], None);
+        out.json()
+    }
+
+    fn spawn_waiting(&self, name: &str, task: &str) -> (String, String) {
+        let out = self.spawn(
+            &serde_json::json!({"name": name, "task": task}),
+            "t=$(cat); while [ ! -e \"$HOME/go\" ]; do sleep 0.1; done; printf 'done: %s\\n' \"$t\"",
+        );
+        assert_eq!(out.code, 0, "{out}");
+        let ack = out.json();
+        (
+            ack["run_id"].as_str().expect("a run id").to_owned(),
+            ack["remote_run_id"]
+                .as_str()
+                .expect("a remote run id")
+                .to_owned(),
+        )
+    }
+
+    fn remote_delivered(&self, remote_id: &str) -> bool {
+        self.remote_artifacts()
+            .iter()
+            .any(|d| d.join(format!("runs/{remote_id}.delivered")).exists())
+    }
+}
+
+impl Follow {
+    fn events(&self) -> Vec<Value> {
+        herd_e2e::herd::read_text(&self.out)
+            .map(|t| herd_e2e::herd::json_lines(&t))
+            .unwrap_or_default()
+    }
+
+    fn results(&self, run_id: &str) -> Vec<Value> {
+        herd_e2e::herd::results_of(&self.events(), run_id)
+            .into_iter()
+            .cloned()
+            .collect()
+    }
+
+    fn wait_result(&self, run_id: &str) -> Value {
+        wait_for(
+            &format!("the result of {run_id}"),
+            Duration::from_secs(60),
+            || self.results(run_id).into_iter().next(),
+        )
+    }
+
+    fn kill(&mut self) {
+        herd_e2e::proc::signal_group(self.child.id(), libc::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Follow {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+const BUDGET: Duration = Duration::from_secs(60);
+
+/// A remote child's report comes home once: the relay settles it here, acknowledges it there,
+/// and the local follower delivers it; the remote marks it delivered only after that.
+#[test]
+fn a_remote_result_arrives_once_and_is_acknowledged_on_the_host() {
+    let scene = Scene::prepared();
+    let out = scene.spawn(
+        &serde_json::json!({"name": "Builder", "task": "build it"}),
+        "t=$(cat); printf 'done: %s\\n' \"$t\"",
+    );
+    assert_eq!(out.code, 0, "{out}");
+    let ack = out.json();
+    let id = ack["run_id"].as_str().unwrap().to_owned();
+    let remote_id = ack["remote_run_id"].as_str().unwrap().to_owned();
+    let out = scene.herd("herd-watch", &["follow", "--json"], None);
+    assert_eq!(out.code, 0, "{out}");
+    let events = herd_e2e::herd::json_lines(&out.stdout);
+    let results = herd_e2e::herd::results_of(&events, &id);
+    assert_eq!(results.len(), 1, "{out}");
+    assert_eq!(results[0]["outcome"], "completed");
+    assert!(
+        results[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("done: build it"),
+        "{}",
+        results[0]
+    );
+    wait_for("the acknowledgement on the host", BUDGET, || {
+        scene.remote_delivered(&remote_id).then_some(())
+    });
+    assert!(scene.art().join(format!("runs/{id}.delivered")).exists());
+    wait_for("the relay to end", BUDGET, || {
+        scene.relay_pid().is_none().then_some(())
+    });
+}
+
+/// The connection killed mid-run, then sshd stopped (the child finishes meanwhile) and started
+/// again: the run shows disconnected, never fails for it, and its result arrives once.
+#[test]
+fn a_result_survives_killed_connections_and_an_sshd_restart_and_arrives_once() {
+    let scene = Scene::prepared();
+    let (id, remote_id) = scene.spawn_waiting("Builder", "build it");
+    let follow = scene.follow("a");
+    wait_for("the relay to connect", BUDGET, || {
+        (scene.relay_state()["connected"] == true).then_some(())
+    });
+    scene.remote.kill_connections();
+    wait_for("the relay to connect again", BUDGET, || {
+        let state = scene.relay_state();
+        (state["connected"] == true && scene.remote.pids_named("herd-watch").len() == 1)
+            .then_some(())
+    });
+
+    scene.remote.stop();
+    let status = wait_for("the run to show disconnected", BUDGET, || {
+        let doc = scene.status(&id);
+        let detail = doc["runs"][0]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        detail.contains("disconnected · last seen").then_some(doc)
+    });
+    assert_ne!(status["runs"][0]["label"], "failed", "{status}");
+    std::fs::write(scene.remote.home().join("go"), "").unwrap();
+    wait_for("the child to finish on the host", BUDGET, || {
+        scene
+            .remote_artifacts()
+            .iter()
+            .any(|d| d.join(format!("runs/{remote_id}.result.json")).exists())
+            .then_some(())
+            .or_else(|| {
+                // The host's follower died with its connection; the child's files are there.
+                scene.remote.pids_named("sh").is_empty().then_some(())
+            })
+    });
+    assert!(follow.results(&id).is_empty(), "no result while down");
+    scene.remote.restart();
+    let result = follow.wait_result(&id);
+    assert_eq!(result["outcome"], "completed", "{result}");
+    assert!(
+        result["message"]
+            .as_str()
+            .unwrap()
+            .contains("done: build it")
+    );
+    wait_for("the acknowledgement on the host", BUDGET, || {
+        scene.remote_delivered(&remote_id).then_some(())
+    });
+    // Nothing more comes.
+    wait_for("the relay to end", BUDGET, || {
+        scene.relay_pid().is_none().then_some(())
+    });
+    assert_eq!(follow.results(&id).len(), 1, "{:?}", follow.events());
+}
+
+/// The local follower and the relay SIGKILLed mid-run, and the relay killed after it settled a
+/// result but before it acknowledged it: a new follower brings the result home once.
+#[test]
+fn a_killed_local_follower_and_relay_lose_nothing_and_deliver_once() {
+    let scene = Scene::prepared();
+    let (id, remote_id) = scene.spawn_waiting("Builder", "build it");
+    let mut follow = scene.follow("a");
+    let relay = wait_for("the relay", BUDGET, || scene.relay_pid());
+    wait_for("the relay to connect", BUDGET, || {
+        (scene.relay_state()["connected"] == true).then_some(())
+    });
+    follow.kill();
+    herd_e2e::proc::signal_pid(relay, libc::SIGKILL);
+    wait_for("the relay to be gone", BUDGET, || {
+        (!herd_e2e::proc::process_alive(relay)).then_some(())
+    });
+    std::fs::write(scene.remote.home().join("go"), "").unwrap();
+    let follow = scene.follow("b");
+    let result = follow.wait_result(&id);
+    assert_eq!(result["outcome"], "completed", "{result}");
+    wait_for("the acknowledgement on the host", BUDGET, || {
+        scene.remote_delivered(&remote_id).then_some(())
+    });
+    wait_for("the relay to end", BUDGET, || {
+        scene.relay_pid().is_none().then_some(())
+    });
+    let all: usize = [&follow].iter().map(|f| f.results(&id).len()).sum();
+    assert_eq!(all, 1);
+    assert!(
+        herd_e2e::herd::read_text(&scene.dir.path().join("follow-a.jsonl"))
+            .map(|t| herd_e2e::herd::results_of(&herd_e2e::herd::json_lines(&t), &id).is_empty())
+            .unwrap_or(true)
+    );
 }

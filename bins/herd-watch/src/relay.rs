@@ -1,0 +1,536 @@
+//! The relay: results of children on other machines brought home exactly once.
+//!
+//! One relay per host and artifacts directory (`herd-watch relay --host H`, holding the lock
+//! `relays/<host>.lock`) runs the remote `herd-watch follow --json --ack --forever` over the
+//! host's master connection. The remote follower is the remote's herd supervising its children:
+//! it judges their processes, settles their results and emits each one. For each result the
+//! relay settles the local run's result (`runs/<id>.result.json`, written once and durably),
+//! and only then acknowledges it on the remote (`{"ack":"<key>"}` on the follower's stdin), so
+//! the remote marks it delivered only once it is safe here. The local delivery path (`follow`,
+//! `wait`) then delivers it once, as any local result.
+//!
+//! Every break is a restart of one side: a relay or connection that dies before the
+//! acknowledgement leaves the result unacknowledged on the remote, whose next follower emits it
+//! again, and the write-once local result takes it as the same one. While the host cannot be
+//! reached the relay records `disconnected` with the last time it heard from the host, and
+//! tries again after 1 s, doubling to 30 s, with ±20 % jitter; no run fails for that alone.
+//!
+//! Local supervisors start the relay when they track a run on a host ([`ensure`]); it ends when
+//! no open run of its host is left. Control of a remote run (cancel, interrupt, stop, steer) is
+//! forwarded to the remote's herd-watch ([`forward`]); this machine never signals a remote
+//! process.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use herd_cli::Output;
+use herd_core::{Error, ErrorCode, exit, sidecar};
+use herd_protocol::layout::Artifacts;
+use herd_protocol::run::{RemoteRun, RunRecord};
+use herd_protocol::watch::{Label, WatchEvent};
+use herd_remote::stream::{Line, Session};
+use herd_remote::{Destination, HostRecord, Hosts, Ssh};
+use serde::{Deserialize, Serialize};
+
+use crate::delivery::{self, FORMAT_VERSION, RunResult};
+use crate::projection::Projection;
+use crate::status::RunStatus;
+
+/// The first wait before reconnecting, and the longest.
+const BACKOFF_FIRST: Duration = Duration::from_secs(1);
+const BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// How often the relay looks whether runs are left while the connection is quiet.
+const LOOK_EVERY: Duration = Duration::from_secs(1);
+/// How often a supervisor may start a relay for one host.
+const ENSURE_EVERY: Duration = Duration::from_secs(2);
+/// The budget of a forwarded control call.
+const CONTROL_BUDGET: Duration = Duration::from_secs(60);
+
+/// `relays/<host>.json`: the relay's connection to its host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RelayState {
+    pub format_version: u64,
+    pub host: String,
+    pub connected: bool,
+    /// Since when the state holds.
+    pub since_ms: u64,
+    /// The last time a line came from the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_seen_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// `runs/<id>.remote.json`: what the host last said of the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteState {
+    pub format_version: u64,
+    pub label: Label,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since_ms: Option<u64>,
+    pub seen_at_ms: u64,
+}
+
+const STATE_LIMIT: u64 = 64 * 1024;
+
+fn state_path(artifacts: &Artifacts, host: &str) -> PathBuf {
+    artifacts.relay_dir().join(format!("{host}.json"))
+}
+
+fn lock_path(artifacts: &Artifacts, host: &str) -> PathBuf {
+    artifacts.relay_dir().join(format!("{host}.lock"))
+}
+
+/// The relay's state of `host`, when a relay ran.
+pub fn read_state(artifacts: &Artifacts, host: &str) -> Option<RelayState> {
+    sidecar::read_json(&state_path(artifacts, host), STATE_LIMIT)
+        .ok()
+        .flatten()
+}
+
+fn write_state(artifacts: &Artifacts, state: &RelayState) {
+    let _ = sidecar::ensure_private_dir(&artifacts.relay_dir());
+    let _ = sidecar::write_json(&state_path(artifacts, &state.host), state);
+}
+
+/// Starts the relay of `host` unless one runs (its lock is held); at most every 2 s per host.
+pub fn ensure(artifacts: &Artifacts, host: &str) {
+    static LAST: Mutex<Option<HashMap<PathBuf, Instant>>> = Mutex::new(None);
+    let lock = lock_path(artifacts, host);
+    {
+        let mut last = LAST
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let map = last.get_or_insert_with(HashMap::new);
+        if map.get(&lock).is_some_and(|at| at.elapsed() < ENSURE_EVERY) {
+            return;
+        }
+        map.insert(lock.clone(), Instant::now());
+    }
+    if Destination::new(host).is_err() {
+        return;
+    }
+    match herd_core::lock::exclusive(&lock, Instant::now()) {
+        Ok(held) => drop(held),
+        // Held: the relay runs.
+        Err(_) => return,
+    }
+    let log = artifacts.relay_dir().join(format!("{host}.log"));
+    let program = herd_core::subprocess::sibling_binary("herd-watch");
+    let cmd = herd_core::subprocess::Detached::new(program, &log, &log)
+        .arg("--artifacts")
+        .arg(artifacts.root())
+        .args(["relay", "--host", host]);
+    if let Err(err) = herd_core::subprocess::spawn_detached(&cmd) {
+        herd_cli::diagnostic(&format!("cannot start the relay of {host}: {err}"));
+    }
+}
+
+/// The open runs of `host` whose result is not yet settled here.
+fn open_runs(artifacts: &Artifacts, host: &str) -> Vec<RunRecord> {
+    herd_protocol::open_runs::list(artifacts)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|id| RunRecord::load(artifacts, &id).ok())
+        .filter(|r| r.extra.remote.as_ref().is_some_and(|m| m.host == host))
+        .filter(|r| {
+            delivery::load(artifacts, &r.run_id)
+                .ok()
+                .flatten()
+                .is_none()
+        })
+        .collect()
+}
+
+/// The local run of the remote run `remote_id`: among `open` first, else among every record.
+fn local_of(
+    artifacts: &Artifacts,
+    open: &[RunRecord],
+    host: &str,
+    remote_id: &str,
+) -> Option<RunRecord> {
+    let matches = |r: &RunRecord| {
+        r.extra
+            .remote
+            .as_ref()
+            .is_some_and(|m| m.host == host && m.run_id.as_deref() == Some(remote_id))
+    };
+    if let Some(found) = open.iter().find(|r| matches(r)) {
+        return Some(found.clone());
+    }
+    artifacts
+        .run_ids()
+        .ok()?
+        .into_iter()
+        .filter_map(|id| RunRecord::load(artifacts, &id).ok())
+        .find(|r| matches(r))
+}
+
+/// The wait before the next attempt: 1 s doubling to 30 s, ±20 % jitter.
+struct Backoff {
+    next: Duration,
+}
+
+impl Backoff {
+    fn new() -> Backoff {
+        Backoff {
+            next: BACKOFF_FIRST,
+        }
+    }
+
+    fn reset(&mut self) {
+        self.next = BACKOFF_FIRST;
+    }
+
+    fn take(&mut self) -> Duration {
+        let base = self.next;
+        self.next = (self.next * 2).min(BACKOFF_MAX);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        // A factor in [0.8, 1.2).
+        let factor = 0.8 + f64::from(nanos % 400) / 1000.0;
+        base.mul_f64(factor)
+    }
+}
+
+/// `herd-watch relay --host H`: the relay's life (see the module's documentation).
+pub fn run(artifacts: &Artifacts, host: &str) -> Result<Output, Error> {
+    let dest = Destination::new(host)?;
+    let Ok(_lock) = herd_core::lock::exclusive(&lock_path(artifacts, host), Instant::now()) else {
+        // Another relay of this host runs.
+        return Ok(Output::streamed(exit::SUCCESS));
+    };
+    let env = |k: &str| std::env::var(k).ok();
+    let record = Hosts::from_env(&env)?.require(host)?;
+    let ssh = Ssh::new(dest, &env)?;
+    let mut backoff = Backoff::new();
+    let mut last_seen = read_state(artifacts, host).and_then(|s| s.last_seen_ms);
+    let mut disconnected_since: Option<u64> = None;
+    loop {
+        let runs = open_runs(artifacts, host);
+        let Some(remote_artifacts) = runs.iter().find_map(|r| {
+            r.extra
+                .remote
+                .as_ref()
+                .map(|m: &RemoteRun| m.artifacts.clone())
+        }) else {
+            return Ok(Output::streamed(exit::SUCCESS));
+        };
+        let error = match converse(artifacts, &record, &ssh, &remote_artifacts, &mut last_seen) {
+            Ok(Ended::NoRunsLeft) => return Ok(Output::streamed(exit::SUCCESS)),
+            Ok(Ended::Dropped { heard }) => {
+                if heard {
+                    backoff.reset();
+                    disconnected_since = None;
+                }
+                None
+            }
+            Err(err) => Some(err.message),
+        };
+        let since = *disconnected_since.get_or_insert_with(herd_core::time::now_ms);
+        write_state(
+            artifacts,
+            &RelayState {
+                format_version: 1,
+                host: host.to_owned(),
+                connected: false,
+                since_ms: since,
+                last_seen_ms: last_seen,
+                error,
+            },
+        );
+        let wait_until = Instant::now() + backoff.take();
+        while Instant::now() < wait_until {
+            if open_runs(artifacts, host).is_empty() {
+                return Ok(Output::streamed(exit::SUCCESS));
+            }
+            std::thread::sleep(
+                LOOK_EVERY.min(wait_until.saturating_duration_since(Instant::now())),
+            );
+        }
+    }
+}
+
+enum Ended {
+    NoRunsLeft,
+    /// The connection ended; `heard` when the host answered before it did.
+    Dropped {
+        heard: bool,
+    },
+}
+
+/// One connection: the remote follower's lines until the connection drops or no run is left.
+fn converse(
+    artifacts: &Artifacts,
+    record: &HostRecord,
+    ssh: &Ssh,
+    remote_artifacts: &str,
+    last_seen: &mut Option<u64>,
+) -> Result<Ended, Error> {
+    let host = record.name.as_str();
+    let argv = record.herd_argv(
+        "herd-watch",
+        remote_artifacts,
+        &["follow", "--json", "--ack", "--forever"],
+    );
+    let mut session = Session::start(ssh, &argv)?;
+    let started = Instant::now();
+    let mut heard = false;
+    let mut last_look = Instant::now();
+    let mut open = open_runs(artifacts, host);
+    loop {
+        match session.next_line(LOOK_EVERY) {
+            Line::Text(line) => {
+                let now = herd_core::time::now_ms();
+                *last_seen = Some(now);
+                if !heard {
+                    heard = true;
+                    connected(artifacts, host, now);
+                }
+                if last_look.elapsed() >= LOOK_EVERY {
+                    open = open_runs(artifacts, host);
+                    last_look = Instant::now();
+                }
+                take_line(artifacts, host, &open, &line, &mut session)?;
+            }
+            Line::Quiet => {
+                if !heard && started.elapsed() >= Duration::from_secs(2) && ssh.master_up() {
+                    heard = true;
+                    let now = herd_core::time::now_ms();
+                    *last_seen = Some(now);
+                    connected(artifacts, host, now);
+                }
+                open = open_runs(artifacts, host);
+                last_look = Instant::now();
+                if open.is_empty() {
+                    session.close();
+                    return Ok(Ended::NoRunsLeft);
+                }
+            }
+            Line::Closed => {
+                let code = session.exit_code();
+                let out = herd_core::subprocess::Output {
+                    code,
+                    signal: None,
+                    timed_out: false,
+                    cancelled: false,
+                    elapsed: started.elapsed(),
+                    stdout: Default::default(),
+                    stderr: Default::default(),
+                };
+                if let Some(err) = herd_remote::host::guard_error(host, &out) {
+                    return Err(err);
+                }
+                if code == Some(herd_remote::ssh::SSH_FAILED) {
+                    let dest = Destination::new(host)?;
+                    return Err(herd_remote::ssh::classify(&dest, &session.stderr()));
+                }
+                return Ok(Ended::Dropped { heard });
+            }
+        }
+    }
+}
+
+fn connected(artifacts: &Artifacts, host: &str, now: u64) {
+    write_state(
+        artifacts,
+        &RelayState {
+            format_version: 1,
+            host: host.to_owned(),
+            connected: true,
+            since_ms: now,
+            last_seen_ms: Some(now),
+            error: None,
+        },
+    );
+}
+
+/// One line of the remote follower: a result is settled here and then acknowledged there; a
+/// status is kept for the local status and widget.
+fn take_line(
+    artifacts: &Artifacts,
+    host: &str,
+    open: &[RunRecord],
+    line: &str,
+    session: &mut Session,
+) -> Result<(), Error> {
+    let Ok(event) = serde_json::from_str::<WatchEvent>(line) else {
+        return Ok(());
+    };
+    match event {
+        WatchEvent::Result {
+            run_id,
+            outcome,
+            message,
+            details,
+            key,
+            task,
+            ..
+        } => {
+            if task.is_some() {
+                // A persistent specialist's task result stays the host's (not relayed yet).
+                return Ok(());
+            }
+            let Some(local) = local_of(artifacts, open, host, &run_id) else {
+                // No run here stands for it: it waits on the host.
+                return Ok(());
+            };
+            let result = RunResult {
+                format_version: FORMAT_VERSION,
+                run_id: local.run_id.clone(),
+                name: local.name.clone(),
+                outcome,
+                message,
+                details: *details,
+                settled_at_ms: herd_core::time::now_ms(),
+                task: None,
+            };
+            // Durable here first (write-once: a repeat reads back the first), then acknowledged.
+            delivery::settle(artifacts, &result)?;
+            crate::crash_point("relay-before-ack");
+            let ack = serde_json::json!({ "ack": key }).to_string();
+            session.send(&ack)?;
+        }
+        WatchEvent::Status {
+            run_id,
+            label,
+            detail,
+            since_ms,
+            ..
+        } => {
+            if let Some(local) = open.iter().find(|r| {
+                r.extra
+                    .remote
+                    .as_ref()
+                    .is_some_and(|m| m.run_id.as_deref() == Some(run_id.as_str()))
+            }) {
+                let state = RemoteState {
+                    format_version: 1,
+                    label,
+                    detail,
+                    since_ms,
+                    seen_at_ms: herd_core::time::now_ms(),
+                };
+                let _ = sidecar::write_json(&artifacts.remote_state(&local.run_id), &state);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The status of a run on another machine, from what its host last said and whether the relay
+/// is connected: `on <host>`, and `disconnected · last seen …` while it is not.
+pub fn project(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    remote: &RemoteRun,
+    now: u64,
+) -> RunStatus {
+    let said: Option<RemoteState> =
+        sidecar::read_json(&artifacts.remote_state(&record.run_id), STATE_LIMIT)
+            .ok()
+            .flatten();
+    let relay = read_state(artifacts, &remote.host);
+    let mut detail = format!("on {}", remote.host);
+    if let Some(d) = said.as_ref().and_then(|s| s.detail.as_deref()) {
+        detail.push_str(" · ");
+        detail.push_str(d);
+    }
+    if let Some(state) = relay.as_ref().filter(|s| !s.connected) {
+        detail.push_str(" · disconnected");
+        if let Some(seen) = state.last_seen_ms {
+            detail.push_str(" · last seen ");
+            detail.push_str(&crate::projection::short_duration(now.saturating_sub(seen)));
+            detail.push_str(" ago");
+        }
+    }
+    let label = said.as_ref().map_or(
+        if remote.run_id.is_some() {
+            Label::Running
+        } else {
+            Label::Starting
+        },
+        |s| s.label,
+    );
+    RunStatus {
+        projection: Projection {
+            label,
+            detail: Some(detail),
+            since_ms: said.and_then(|s| s.since_ms).or(Some(record.created_at_ms)),
+        },
+        elapsed_ms: now.saturating_sub(record.created_at_ms),
+        outcome: None,
+    }
+}
+
+/// Runs `herd-watch <args>` for the remote run of `record` on its host (`--run <remote id>` is
+/// added) and answers with the host's document, the run id made this machine's.
+pub fn forward(record: &RunRecord, remote: &RemoteRun, args: &[&str]) -> Result<Output, Error> {
+    let Some(remote_id) = remote.run_id.as_deref() else {
+        return Err(Error::new(
+            ErrorCode::Uncertain,
+            format!(
+                "the launch of {} on {} was not acknowledged: check with `ssh {} herd-watch \
+                 --artifacts {} status`",
+                record.run_id, remote.host, remote.host, remote.artifacts
+            ),
+        ));
+    };
+    let env = |k: &str| std::env::var(k).ok();
+    let host = Hosts::from_env(&env)?.require(&remote.host)?;
+    let ssh = Ssh::new(host.destination()?, &env)?;
+    let mut words: Vec<&str> = args.to_vec();
+    words.extend(["--run", remote_id, "--json"]);
+    let out = host
+        .run_herd(
+            &ssh,
+            "herd-watch",
+            &remote.artifacts,
+            &words,
+            None,
+            CONTROL_BUDGET,
+        )
+        .map_err(|e| {
+            Error::new(
+                e.code,
+                format!(
+                    "{} (the run goes on on {}; nothing was changed here)",
+                    e.message, remote.host
+                ),
+            )
+        })?;
+    let text = out.stdout.text().into_owned();
+    let mut doc: serde_json::Value = serde_json::from_str(text.trim()).map_err(|_| {
+        Error::new(
+            ErrorCode::Unavailable,
+            format!(
+                "{} answered {} with no JSON document: {}",
+                remote.host,
+                args.first().copied().unwrap_or("the call"),
+                herd_core::escape::encode_host_value(out.stderr.text().trim(), 300)
+            ),
+        )
+    })?;
+    if let Some(obj) = doc.as_object_mut() {
+        if obj.contains_key("run_id") {
+            obj.insert("run_id".into(), record.run_id.clone().into());
+        }
+        obj.insert("host".into(), remote.host.clone().into());
+    }
+    let human = format!(
+        "{} {} on {}: {}",
+        args.first().copied().unwrap_or(""),
+        herd_core::escape::json_string(&record.name),
+        remote.host,
+        doc.get("status")
+            .and_then(|s| s.as_str())
+            .unwrap_or("answered")
+    );
+    Ok(Output::ok(doc, human).with_exit(out.code.unwrap_or(exit::NO_ANSWER)))
+}
