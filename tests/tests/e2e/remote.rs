@@ -544,3 +544,86 @@ fn a_killed_local_follower_and_relay_lose_nothing_and_deliver_once() {
             .unwrap_or(true)
     );
 }
+
+/// Hostile names, tasks and argv words reach the remote child verbatim, and nothing they spell
+/// runs on either machine.
+#[test]
+fn hostile_names_tasks_and_argv_reach_the_remote_child_verbatim() {
+    let scene = Scene::prepared();
+    let name = "it's $(touch /tmp/pwned-name) `id` \"q\"";
+    let task = "line one\n'; touch ~/pwned-task; echo '\n$(touch ~/pwned-sub) `touch ~/pwned-tick`\n\\ end";
+    let out = scene.herd(
+        "herd-launch",
+        &[
+            "spawn",
+            "--host",
+            ALIAS,
+            "--request",
+            "-",
+            "--json",
+            "--runner",
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "cat > \"$HOME/task-seen\"; printf '%s\\n' \"$@\" > \"$HOME/argv-seen\"; echo ok",
+            "argv0",
+            "a'b",
+            "$(touch ~/pwned-argv)",
+            "semi; touch ~/pwned-semi",
+        ],
+        Some(&serde_json::json!({"name": name, "task": task}).to_string()),
+    );
+    assert_eq!(out.code, 0, "{out}");
+    let ack = out.json();
+    assert_eq!(ack["name"], name);
+    let id = ack["run_id"].as_str().expect("a run id").to_owned();
+    let out = scene.herd("herd-watch", &["wait", "--run", &id, "--json"], None);
+    assert_eq!(out.code, 0, "{out}");
+    let seen = std::fs::read_to_string(scene.remote.home().join("task-seen")).unwrap();
+    assert!(seen.starts_with(task), "the task arrived as {seen:?}");
+    assert_eq!(
+        std::fs::read_to_string(scene.remote.home().join("argv-seen")).unwrap(),
+        "a'b\n$(touch ~/pwned-argv)\nsemi; touch ~/pwned-semi\n"
+    );
+    let leftovers: Vec<String> = std::fs::read_dir(scene.remote.home())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("pwned"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert!(!std::path::Path::new("/tmp/pwned-name").exists());
+    let record: Value = serde_json::from_slice(
+        &std::fs::read(scene.art().join(format!("runs/{id}.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["name"], name);
+}
+
+/// A cancel of a remote run is the host's: its herd-watch terminates the child there, confirms
+/// it, and the cancelled result comes home once.
+#[test]
+fn a_cancel_is_confirmed_on_the_host_and_its_result_comes_home() {
+    let scene = Scene::prepared();
+    let (id, _remote_id) = scene.spawn_waiting("Builder", "build it");
+    let follow = scene.follow("a");
+    wait_for("the child's loop on the host", BUDGET, || {
+        (!scene.remote.pids_named("sleep").is_empty()).then_some(())
+    });
+    let out = scene.herd("herd-watch", &["cancel", "--run", &id, "--json"], None);
+    assert_eq!(out.code, 0, "{out}");
+    let doc = out.json();
+    assert_eq!(doc["status"], "confirmed", "{doc}");
+    assert_eq!(doc["run_id"], id.as_str());
+    assert_eq!(doc["host"], ALIAS);
+    let result = follow.wait_result(&id);
+    assert_eq!(result["outcome"], "cancelled", "{result}");
+    wait_for("the child's processes gone on the host", BUDGET, || {
+        scene.remote.pids_named("sleep").is_empty().then_some(())
+    });
+    wait_for("the relay to end", BUDGET, || {
+        scene.relay_pid().is_none().then_some(())
+    });
+    assert_eq!(follow.results(&id).len(), 1);
+}
