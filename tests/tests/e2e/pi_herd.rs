@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use herd_e2e::model::{ModelServer, Models, Script, Text, ToolCall, request};
+use herd_e2e::model::{ModelServer, Models, REPORTED_SESSION, Script, Text, ToolCall, request};
 use herd_e2e::pi::PiEnv;
 use herd_e2e::rpc::{PiRpc, STEP_BUDGET, custom_messages};
 use herd_e2e::session;
@@ -136,9 +136,18 @@ fn pi_herd_lists_refuses_invalid_requests_assigns_and_delivers_one_enveloped_res
                     ))
                     .step(call(json!({"action": "list"})))
                     .step(Text("Assigned; waiting."))
-                    .step(Text("Integrated the report.")),
+                    .step(call(
+                        json!({"action": "assign", "session": REPORTED_SESSION, "task": "Go on from there"}),
+                    ))
+                    .step(Text("Resumed; waiting."))
+                    .step(Text("Integrated both reports.")),
             )
-            .model("child", Script::new().step(Text("REPORT: 42"))),
+            .model(
+                "child",
+                Script::new()
+                    .step(Text("REPORT: 42"))
+                    .step(Text("REPORT: went on")),
+            ),
     );
     let env = PiEnv::new(&model);
     role(&env, "scout", "child");
@@ -151,7 +160,7 @@ fn pi_herd_lists_refuses_invalid_requests_assigns_and_delivers_one_enveloped_res
         &["--herd-surface", "process"],
     );
     parent.prompt("Delegate to a scout.");
-    wait_answer(&session, "Integrated the report.");
+    wait_answer(&session, "Integrated both reports.");
 
     let requests = model.requests_for("parent");
     // 1. The face declares seed 000's one `subagent` and none of seed 003's tools.
@@ -208,9 +217,9 @@ fn pi_herd_lists_refuses_invalid_requests_assigns_and_delivers_one_enveloped_res
     );
     // 6. One result, beginning with the envelope, with the completion details once.
     let results = custom_messages(&parent.events(), "subagent_result");
-    assert_eq!(results.len(), 1, "{results:#?}");
+    assert_eq!(results.len(), 2, "{results:#?}");
     let entries = result_entries(&session);
-    assert_eq!(entries.len(), 1, "{entries:#?}");
+    assert_eq!(entries.len(), 2, "{entries:#?}");
     let content = entries[0]["content"].as_str().unwrap();
     let mut lines = content.lines();
     assert_eq!(
@@ -234,8 +243,13 @@ fn pi_herd_lists_refuses_invalid_requests_assigns_and_delivers_one_enveloped_res
     assert_eq!(details["truncated"], false);
     let artifacts = artifacts_of(&session);
     let ids = runs(&artifacts);
-    assert_eq!(ids.len(), 1, "one run, the valid assign's: {ids:?}");
-    let id = &ids[0];
+    assert_eq!(
+        ids.len(),
+        2,
+        "the valid assign's run and the resumed one: {ids:?}"
+    );
+    let id = assigned["run_id"].as_str().unwrap().to_owned();
+    let id = &id;
     assert_eq!(
         details["resultPath"],
         artifacts
@@ -245,14 +259,38 @@ fn pi_herd_lists_refuses_invalid_requests_assigns_and_delivers_one_enveloped_res
             .unwrap()
     );
     assert!(Path::new(details["resultPath"].as_str().unwrap()).exists());
-    // 7. The last request carries the result once.
-    let last = model.requests_for("parent").pop().unwrap();
-    let carried: usize = request::user_texts(&last)
+    // 7. The request after the result carries it once.
+    let answered = &model.requests_for("parent")[6];
+    let carried: usize = request::user_texts(answered)
         .iter()
         .map(|t| t.matches("Pi Herd worker result").count())
         .sum();
-    assert_eq!(carried, 1, "{last:#}");
-    // 8. herd's own status shows the same run, under the worker's label, delivered.
+    assert_eq!(carried, 1, "{answered:#}");
+    // 8. The historical session is restored under its saved label, as a new assignment of the
+    // same session, whose own result follows.
+    let resumed = &answers(&model, 7)[0];
+    assert_eq!(resumed["ok"], true, "{resumed:#}");
+    assert_eq!(resumed["label"], "scout", "{resumed:#}");
+    assert_eq!(
+        resumed["session_path"], assigned["session_path"],
+        "{resumed:#}"
+    );
+    let second = resumed["request_id"].as_str().unwrap();
+    assert_ne!(second, request_id);
+    let content = entries[1]["content"].as_str().unwrap();
+    assert!(
+        content.starts_with(&envelope("scout", "scout", second, "completed")),
+        "{content}"
+    );
+    assert!(content.contains("REPORT: went on"), "{content}");
+    let child = model.requests_for("child");
+    assert!(
+        request::user_texts(child.last().unwrap())
+            .iter()
+            .any(|t| t.contains("Go on from there")),
+        "{child:#?}"
+    );
+    // 9. herd's own status shows the same run, under the worker's label, delivered.
     let status = herd_status(&artifacts);
     let row = status["runs"]
         .as_array()
@@ -546,5 +584,75 @@ fn pi_herd_steers_a_working_worker_answers_its_ask_and_attaches_files() {
     let rows = status["runs"].as_array().unwrap();
     assert_eq!(rows.len(), 2, "{status:#}");
     assert!(rows.iter().all(|r| r["name"] == "impl"), "{status:#}");
+    assert!(parent.close().success());
+}
+
+#[test]
+fn pi_herd_a_reusable_worker_takes_a_second_assignment_once_its_first_result_is_delivered() {
+    let model = ModelServer::start_models(
+        Models::new()
+            .model(
+                "parent",
+                Script::new()
+                    .step(call(json!({
+                        "action": "assign", "agent": "keeper", "task": "First task", "reusable": true,
+                    })))
+                    .step(Text("Assigned."))
+                    .step(call(json!({"action": "list"})))
+                    .step(call(
+                        json!({"action": "assign", "label": "keeper", "task": "Second task"}),
+                    ))
+                    .step(Text("Assigned again."))
+                    .step(Text("Both done.")),
+            )
+            .model(
+                "keeper",
+                Script::new()
+                    .step(Text("FIRST: done"))
+                    .step(Text("SECOND: done")),
+            ),
+    );
+    let env = PiEnv::new(&model);
+    role(&env, "keeper", "keeper");
+    let tmux = Tmux::start(env.vars());
+    let socket = tmux.socket_path();
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[
+            (FACE.0, FACE.1.as_ref()),
+            ("HERD_TMUX_SOCKET", socket.as_os_str()),
+        ],
+        &["--herd-surface", "tmux"],
+    );
+    parent.prompt("Keep a worker.");
+    wait_answer(&session, "Both done.");
+    let first = &answers(&model, 1)[0];
+    assert_eq!(first["ok"], true, "{first:#}");
+    let listed = &answers(&model, 3)[0];
+    assert_eq!(listed["workers"][0]["state"], "ready", "{listed:#}");
+    assert_eq!(listed["workers"][0]["active_request_id"], Value::Null);
+    let second = &answers(&model, 4)[0];
+    assert_eq!(second["ok"], true, "{second:#}");
+    assert_eq!(
+        second["run_id"], first["run_id"],
+        "the same worker: {second:#}"
+    );
+    let entries = result_entries(&session);
+    assert_eq!(entries.len(), 2, "{entries:#?}");
+    for (entry, answer, report) in [
+        (&entries[0], first, "FIRST: done"),
+        (&entries[1], second, "SECOND: done"),
+    ] {
+        let content = entry["content"].as_str().unwrap();
+        let request_id = answer["request_id"].as_str().unwrap();
+        assert!(
+            content.starts_with(&envelope("keeper", "keeper", request_id, "completed")),
+            "{content}"
+        );
+        assert!(content.contains(report), "{content}");
+    }
     assert!(parent.close().success());
 }

@@ -10,7 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { type JsonObject, type Ran, failureText, isObject, parseObject, run } from "../bins.ts";
 import { artifactsDir, binaryEnv, launchPlace, surface } from "../context.ts";
-import { ensureFollower } from "../delivery.ts";
+import { RESULT_TYPE, ensureFollower } from "../delivery.ts";
 import type { Call } from "../tools.ts";
 import { type Attachment, resolveFiles, withFiles } from "./files.ts";
 import { type Category, DIAGNOSTIC_RESERVE_MS, LABEL_PATTERN, type Request, UUID_PATTERN, refuse } from "./validate.ts";
@@ -96,8 +96,25 @@ function evidence(c: Context, worker: WorkerFile, rows: Map<string, StatusFacts>
 		row: rows.get(id),
 		record: readRun(c.dir, id),
 		specialist: specialists.get(id),
-		taskDelivered: task ? fs.existsSync(path.join(c.dir, "runs", `${id}.task-${task}.delivered`)) : undefined,
+		taskDelivered: task ? delivered(c, `${id}.task-${task}`) : undefined,
 	};
+}
+
+/**
+ * Whether the result `key` reached its owner: herd's delivered marker, or this session's
+ * transcript holding it (the marker follows the acknowledgement a moment later).
+ */
+function delivered(c: Context, key: string): boolean {
+	if (fs.existsSync(path.join(c.dir, "runs", `${key}.delivered`))) return true;
+	try {
+		return c.call.ctx.sessionManager.getEntries().some((entry) => {
+			if (entry.type !== "custom_message" || entry.customType !== RESULT_TYPE) return false;
+			const details = entry.details;
+			return isObject(details) && details.key === key && details.artifacts === c.dir;
+		});
+	} catch {
+		return false;
+	}
 }
 
 async function projectOne(c: Context, worker: WorkerFile): Promise<{ projected: Projected; evidence: Evidence }> {
