@@ -215,9 +215,78 @@ pub struct Manifest {
     /// herd addition: `herdr` or `git`, what created the checkout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub surface: Option<String>,
+    /// herd addition: what the worktree's setup made (copies, links, installs, commands) and
+    /// the port it was given. Absent in manifests written before setup existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<SetupRecord>,
     /// Every key this build does not know, kept verbatim across updates.
     #[serde(skip)]
     pub extra: BTreeMap<String, Value>,
+}
+
+/// What a worktree's setup made, recorded in its manifest so cleanup knows it as herd's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetupRecord {
+    /// The port of `HERD_PORT`, unique among the manifests not yet `removed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// When setup began to bring files over (milliseconds since the epoch): a hard-linked file
+    /// modified later was changed through the link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<u64>,
+    /// What setup put into the checkout, relative to its root.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entries: Vec<SetupEntry>,
+    /// What was not done, and why (an untrusted project file, a missing source).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
+    /// The log of the setup and install commands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<PathBuf>,
+    /// The PIDs of the background commands, as started.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background_pids: Vec<u32>,
+}
+
+/// One thing setup put into the checkout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetupEntry {
+    /// Relative to the checkout's root.
+    pub path: String,
+    pub kind: SetupKind,
+    /// The source it came from (absolute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<PathBuf>,
+}
+
+/// How setup made an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SetupKind {
+    /// An ignored file or directory copied (`copy`, `.worktreeinclude`, a `copy` link).
+    Copy,
+    /// A symlink to the source's directory; removal deletes the link, never its target.
+    Symlink,
+    /// A tree of hard links sharing the source's files.
+    Hardlink,
+    /// A copy sharing blocks with the source (or a plain copy where the filesystem has none).
+    Reflink,
+    /// Made by an `install` command in the checkout.
+    Install,
+}
+
+impl SetupKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SetupKind::Copy => "copy",
+            SetupKind::Symlink => "symlink",
+            SetupKind::Hardlink => "hardlink",
+            SetupKind::Reflink => "reflink",
+            SetupKind::Install => "install",
+        }
+    }
 }
 
 /// Adds the three constants to the schema of [`Manifest`]: the writer stamps them on every
@@ -289,6 +358,7 @@ const KNOWN_KEYS: &[&str] = &[
     "workspaceRemovedAt",
     "provisionCwd",
     "surface",
+    "setup",
 ];
 
 const CONSTANT_KEYS: [&str; 3] = ["version", "kind", "owner"];
@@ -437,6 +507,7 @@ impl Manifest {
             workspace_removed_at: None,
             provision_cwd: None,
             surface: None,
+            setup: None,
             extra: BTreeMap::new(),
         }
     }
