@@ -169,6 +169,8 @@ pub struct Plan {
     pub base_ref: String,
     pub base_sha: String,
     pub path: PathBuf,
+    /// What setup will do in the new checkout ([`crate::setup`]).
+    pub setup: crate::setup::SetupPlan,
 }
 
 /// Creates a managed worktree (see the module docs for the order of steps).
@@ -201,6 +203,13 @@ pub fn create(
         Surface::Git => acquire_with_git(&plan, env),
         Surface::Herdr => acquire_with_herdr(&plan, req, &env.herdr),
     };
+    let (found, error) = match error {
+        None => match set_up(artifacts, req, &plan, &found) {
+            Ok(()) => (found, None),
+            Err(e) => (found, Some(e)),
+        },
+        Some(e) => (found, Some(e)),
+    };
     match error {
         None => {
             let acquired = found;
@@ -212,6 +221,10 @@ pub fn create(
                 m.tab_id.clone_from(&acquired.tab_id);
                 m.diagnostics.extend(acquired.diagnostics.iter().cloned());
             })?;
+            let mut diagnostics = acquired.diagnostics.clone();
+            if let Some(setup) = &manifest.setup {
+                diagnostics.extend(setup.skipped.iter().cloned());
+            }
             Ok(Created {
                 path: manifest.path.clone().unwrap_or_else(|| plan.path.clone()),
                 manifest,
@@ -224,7 +237,7 @@ pub fn create(
                 workspace_id: acquired.workspace_id,
                 pane_id: acquired.pane_id,
                 tab_id: acquired.tab_id,
-                diagnostics: acquired.diagnostics,
+                diagnostics,
             })
         }
         Some(error) => {
@@ -256,6 +269,45 @@ pub fn create(
             };
             Err(error)
         }
+    }
+}
+
+/// Does the plan's setup in the new checkout: a port when there is anything to set up, then
+/// [`crate::setup::apply`], its record written to the manifest whether it succeeded or not.
+fn set_up(
+    artifacts: &Artifacts,
+    req: &CreateRequest,
+    plan: &Plan,
+    found: &Acquired,
+) -> Result<(), Error> {
+    if plan.setup.is_empty() && plan.setup.skipped.is_empty() {
+        return Ok(());
+    }
+    let worktree = found.path.clone().unwrap_or_else(|| plan.path.clone());
+    let port = if plan.setup.is_empty() {
+        None
+    } else {
+        Some(crate::setup::port::allocate(artifacts, &req.run_id)?)
+    };
+    let env = crate::setup::apply::CommandEnv {
+        worktree,
+        source_root: plan.principal.clone(),
+        branch: plan.branch.clone(),
+        run_id: req.run_id.clone(),
+        port,
+        log: artifacts
+            .logs_dir()
+            .join(format!("{}.setup.log", req.run_id)),
+        background_log: artifacts
+            .logs_dir()
+            .join(format!("{}.background.log", req.run_id)),
+    };
+    let applied = crate::setup::apply(&plan.setup, &env);
+    let record = applied.record;
+    Manifest::update(artifacts, &req.run_id, |m| m.setup = Some(record))?;
+    match applied.error {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
 }
 
@@ -375,6 +427,9 @@ pub fn check(req: &CreateRequest, env: &CreateEnv) -> Result<Plan, Error> {
             format!("{why}; a worktree run needs a new branch"),
         ));
     }
+    // The setup description is read and checked now: a hostile one is refused before
+    // anything exists.
+    let setup = crate::setup::prepare_from_env(&env.git, &principal)?;
     Ok(Plan {
         source_cwd,
         principal,
@@ -382,6 +437,7 @@ pub fn check(req: &CreateRequest, env: &CreateEnv) -> Result<Plan, Error> {
         base_ref,
         base_sha,
         path,
+        setup,
     })
 }
 

@@ -12,6 +12,7 @@
 pub mod create;
 pub mod handoff;
 pub mod list;
+pub mod setup;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -89,6 +90,19 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Approve the repository's committed setup file `.herd/worktree.toml` as it is now.
+    ///
+    /// Shows the file and records the SHA-256 of its exact content under the user's
+    /// configuration (`$XDG_CONFIG_HOME/herd/trust/`). Its `setup`, `background`, `install` and
+    /// `[[link]]` then run in new worktrees when the launching parent also trusts the project
+    /// (`HERD_PROJECT_TRUST=trusted`); a changed file needs a new approval.
+    Trust {
+        /// A directory inside the repository [default: the current directory].
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// List the checkouts of the repository at C: named branches, detached ones as
     /// `(detached HEAD)`.
     List {
@@ -106,7 +120,8 @@ impl Cli {
             Command::Create { json, .. }
             | Command::Inspect { json, .. }
             | Command::Show { json, .. }
-            | Command::List { json, .. } => *json,
+            | Command::List { json, .. }
+            | Command::Trust { json, .. } => *json,
         }
     }
 }
@@ -173,6 +188,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let manifest = Manifest::load(&artifacts, &run_id)?;
             Ok(Output::ok(manifest.to_json(), show_human(&manifest)))
         }
+        Command::Trust { cwd, json: _ } => trust(cwd),
         Command::List { cwd, json: _ } => {
             let cwd = match cwd {
                 Some(cwd) => cwd,
@@ -184,6 +200,57 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             Ok(Output::ok(listing.to_json(), listing.human()))
         }
     }
+}
+
+/// `herd-worktree trust`: shows the project file and records its approval.
+fn trust(cwd: Option<PathBuf>) -> Result<Output, Error> {
+    let cwd = match cwd {
+        Some(cwd) => cwd,
+        None => std::env::current_dir().map_err(|e| {
+            Error::invalid("cwd", format!("cannot tell the current directory: {e}"))
+        })?,
+    };
+    let git = Git::from_env();
+    let facts = git
+        .facts(&cwd, &Deadline::after(budget::BASE))
+        .map_err(|e| create::source_error(e, &cwd))?;
+    let principal = git
+        .principal_checkout(&cwd, &facts, &Deadline::after(budget::PRINCIPAL))
+        .map_err(Error::from)?;
+    let config = setup::config::config_dir()?;
+    let description = setup::config::load(&principal, None)?;
+    let Some(project) = description.project else {
+        return Err(Error::not_found(format!(
+            "{} has no {}",
+            principal.display(),
+            setup::config::PROJECT_FILE
+        ))
+        .with_field("cwd"));
+    };
+    let text = herd_core::sidecar::read_given(&project.file, setup::config::READ_LIMIT)?
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let recorded = setup::trust::approve(&config, &principal, &project)?;
+    let user_file = setup::config::user_file(&config, &principal);
+    let json = serde_json::json!({
+        "file": project.file,
+        "sha256": project.sha256,
+        "approval": recorded,
+        "userFile": user_file,
+    });
+    let shown: String = text
+        .lines()
+        .map(|l| format!("  {}", encode_host_value(l, 4096)))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let human = format!(
+        "Approved {} (sha256 {}):\n{shown}\nApproval: {}\nIts commands run in new worktrees when the parent trusts the project (HERD_PROJECT_TRUST=trusted); a changed file needs a new approval.\nYour own setup file for this repository: {}",
+        project.file.display(),
+        project.sha256,
+        recorded.display(),
+        user_file.display()
+    );
+    Ok(Output::ok(json, human))
 }
 
 /// `--base` of `inspect` is a commit id (full or abbreviated hex), never a revision expression.

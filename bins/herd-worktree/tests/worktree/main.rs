@@ -6,6 +6,7 @@ mod handoff;
 mod herdr;
 mod manifest;
 mod safety;
+mod setup;
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;

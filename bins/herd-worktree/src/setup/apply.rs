@@ -1,0 +1,432 @@
+//! Doing a [`SetupPlan`] in a new checkout.
+//!
+//! Nothing is written outside the checkout: every destination is created component by
+//! component below its root, and an existing component that is a symlink (a committed link into
+//! elsewhere) refuses that entry. Trees are walked without following symlinks, which are
+//! recreated as symlinks.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use herd_core::subprocess::{self, Command, Detached, Keep};
+use herd_core::{Error, ErrorCode};
+use herd_protocol::worktree::manifest::{SetupEntry, SetupKind, SetupRecord};
+
+use super::config::Strategy;
+use super::{CommandItem, SetupPlan};
+
+/// The most bytes of each stream of one command kept in the setup log.
+pub const LOG_STREAM_CAP: usize = 256 * 1024;
+/// The most bytes of the setup log quoted in a failure.
+pub const TAIL_BYTES: u64 = 2048;
+
+/// The variables every setup command gets, besides the inherited environment.
+#[derive(Debug, Clone)]
+pub struct CommandEnv {
+    pub worktree: PathBuf,
+    pub source_root: PathBuf,
+    pub branch: String,
+    pub run_id: String,
+    pub port: Option<u16>,
+    /// `logs/<id>.setup.log`.
+    pub log: PathBuf,
+    /// `logs/<id>.background.log`.
+    pub background_log: PathBuf,
+}
+
+impl CommandEnv {
+    fn vars(&self) -> Vec<(OsString, OsString)> {
+        let mut vars: Vec<(OsString, OsString)> = vec![
+            ("HERD_WORKTREE_PATH".into(), self.worktree.clone().into()),
+            ("HERD_SOURCE_ROOT".into(), self.source_root.clone().into()),
+            ("HERD_BRANCH".into(), self.branch.clone().into()),
+            ("HERD_RUN_ID".into(), self.run_id.clone().into()),
+        ];
+        if let Some(port) = self.port {
+            vars.push(("HERD_PORT".into(), port.to_string().into()));
+        }
+        vars
+    }
+}
+
+/// What setup did, and the failure that stopped it if one did.
+#[derive(Debug, Clone, Default)]
+pub struct Applied {
+    pub record: SetupRecord,
+    pub error: Option<Error>,
+}
+
+/// Does `plan` in the checkout `env.worktree`. A failed setup command stops it: the record
+/// holds what was made before, and the error the log's tail (`unavailable`, exit 4).
+pub fn apply(plan: &SetupPlan, env: &CommandEnv) -> Applied {
+    let mut applied = Applied::default();
+    applied.record.port = env.port;
+    applied.record.started_at = Some(herd_core::time::now_ms());
+    applied.record.skipped.clone_from(&plan.skipped);
+    let root = &env.worktree;
+    let source_root = &env.source_root;
+    for item in &plan.copies {
+        let source = source_root.join(&item.rel);
+        match bring(&source, root, &item.rel, Strategy::Copy) {
+            Ok(Made::Done(_)) => applied.record.entries.push(SetupEntry {
+                path: item.rel.clone(),
+                kind: SetupKind::Copy,
+                source: Some(source),
+            }),
+            Ok(Made::Skipped(why)) | Err(why) => applied
+                .record
+                .skipped
+                .push(format!("copy of {}: {why}", item.rel)),
+        }
+    }
+    for link in &plan.links {
+        let identical = match &link.when {
+            None => Ok(true),
+            Some(when) => same_bytes(&source_root.join(when), &root.join(when)),
+        };
+        match identical {
+            Ok(true) => match bring(&link.source, root, &link.dest, link.strategy) {
+                Ok(Made::Done(kind)) => applied.record.entries.push(SetupEntry {
+                    path: link.dest.clone(),
+                    kind,
+                    source: Some(link.source.clone()),
+                }),
+                Ok(Made::Skipped(why)) | Err(why) => applied
+                    .record
+                    .skipped
+                    .push(format!("link of {}: {why}", link.dest)),
+            },
+            Ok(false) => {
+                let when = link.when.as_deref().unwrap_or_default();
+                match &link.install {
+                    Some(install) => {
+                        let item = CommandItem {
+                            command: install.clone(),
+                            origin: link.origin,
+                        };
+                        if let Err(e) = run_setup(&item, env, plan.budget) {
+                            applied.error = Some(e);
+                            return applied;
+                        }
+                        applied.record.entries.push(SetupEntry {
+                            path: link.dest.clone(),
+                            kind: SetupKind::Install,
+                            source: None,
+                        });
+                        applied.record.log = Some(env.log.clone());
+                    }
+                    None => applied.record.skipped.push(format!(
+                        "link of {}: {when} differs from the source's and no install is given",
+                        link.dest
+                    )),
+                }
+            }
+            Err(why) => applied
+                .record
+                .skipped
+                .push(format!("link of {}: {why}", link.dest)),
+        }
+    }
+    for item in &plan.setup {
+        applied.record.log = Some(env.log.clone());
+        if let Err(e) = run_setup(item, env, plan.budget) {
+            applied.error = Some(e);
+            return applied;
+        }
+    }
+    for item in &plan.background {
+        match start_background(item, env) {
+            Ok(pid) => applied.record.background_pids.push(pid),
+            Err(e) => applied
+                .record
+                .skipped
+                .push(format!("background command {:?}: {e}", item.command)),
+        }
+    }
+    applied
+}
+
+enum Made {
+    Done(SetupKind),
+    Skipped(String),
+}
+
+/// Whether two files have the same bytes; a missing file differs from everything.
+fn same_bytes(a: &Path, b: &Path) -> Result<bool, String> {
+    let open = |p: &Path| match std::fs::File::open(p) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {e}", p.display())),
+    };
+    let (Some(mut fa), Some(mut fb)) = (open(a)?, open(b)?) else {
+        return Ok(false);
+    };
+    let (ma, mb) = (
+        fa.metadata().map_err(|e| e.to_string())?,
+        fb.metadata().map_err(|e| e.to_string())?,
+    );
+    if !ma.is_file() || !mb.is_file() || ma.len() != mb.len() {
+        return Ok(false);
+    }
+    let mut ba = vec![0u8; 64 * 1024];
+    let mut bb = vec![0u8; 64 * 1024];
+    loop {
+        let n = fa.read(&mut ba).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Ok(true);
+        }
+        fb.read_exact(&mut bb[..n]).map_err(|e| e.to_string())?;
+        if ba[..n] != bb[..n] {
+            return Ok(false);
+        }
+    }
+}
+
+/// Makes the parent directories of `rel` below `root`, refusing any existing component that is
+/// not a real directory, and returns the destination (which must not exist yet).
+fn destination(root: &Path, rel: &str) -> Result<PathBuf, String> {
+    let rel = Path::new(rel);
+    let mut at = root.to_path_buf();
+    let parts: Vec<_> = rel.components().collect();
+    let Some((last, parents)) = parts.split_last() else {
+        return Err("an empty path".into());
+    };
+    for part in parents {
+        let Component::Normal(name) = part else {
+            return Err("a path that is not plain".into());
+        };
+        at.push(name);
+        match at.symlink_metadata() {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(format!(
+                    "{} in the new worktree is not a directory of its own (a symlink or a file)",
+                    at.display()
+                ));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir(&at)
+                    .map_err(|e| format!("cannot create {}: {e}", at.display()))?;
+            }
+            Err(e) => return Err(format!("cannot read {}: {e}", at.display())),
+        }
+    }
+    let Component::Normal(name) = last else {
+        return Err("a path that is not plain".into());
+    };
+    at.push(name);
+    if at.symlink_metadata().is_ok() {
+        return Err(format!("{} is already in the new worktree", at.display()));
+    }
+    Ok(at)
+}
+
+/// Brings `source` to `rel` below `root` by `strategy`.
+fn bring(source: &Path, root: &Path, rel: &str, strategy: Strategy) -> Result<Made, String> {
+    let meta = match source.symlink_metadata() {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Made::Skipped(format!(
+                "{} does not exist",
+                source.display()
+            )));
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", source.display())),
+    };
+    let dest = destination(root, rel)?;
+    match strategy {
+        Strategy::Symlink => {
+            std::os::unix::fs::symlink(source, &dest)
+                .map_err(|e| format!("cannot link {}: {e}", dest.display()))?;
+            Ok(Made::Done(SetupKind::Symlink))
+        }
+        Strategy::Hardlink => {
+            tree(source, &dest, &meta, Leaf::HardLink)?;
+            Ok(Made::Done(SetupKind::Hardlink))
+        }
+        Strategy::Copy => {
+            tree(source, &dest, &meta, Leaf::Copy)?;
+            Ok(Made::Done(SetupKind::Copy))
+        }
+        Strategy::Reflink => {
+            if reflink_copy(source, &dest) {
+                return Ok(Made::Done(SetupKind::Reflink));
+            }
+            // No reflink here (ext4, tmpfs): a plain copy, recorded as one.
+            if dest.symlink_metadata().is_ok() {
+                let _ = std::fs::remove_dir_all(&dest).or_else(|_| std::fs::remove_file(&dest));
+            }
+            tree(source, &dest, &meta, Leaf::Copy)?;
+            Ok(Made::Done(SetupKind::Copy))
+        }
+    }
+}
+
+/// `cp -a --reflink=always`; false when the filesystem cannot (or cp is not GNU's).
+fn reflink_copy(source: &Path, dest: &Path) -> bool {
+    let cmd = Command::new("cp", Duration::from_secs(600))
+        .args([
+            OsString::from("-a"),
+            "--reflink=always".into(),
+            "--".into(),
+            source.into(),
+            dest.into(),
+        ])
+        .stdin_null()
+        .stdout_cap(4096, Keep::Tail)
+        .stderr_cap(4096, Keep::Tail);
+    subprocess::run(&cmd).is_ok_and(|out| out.success())
+}
+
+#[derive(Clone, Copy)]
+enum Leaf {
+    HardLink,
+    Copy,
+}
+
+/// Recreates `source` (metadata `meta`, not followed) at `dest`: directories made with their
+/// mode, symlinks recreated, files hard-linked or copied; sockets, FIFOs and devices skipped.
+fn tree(source: &Path, dest: &Path, meta: &std::fs::Metadata, leaf: Leaf) -> Result<(), String> {
+    let kind = meta.file_type();
+    let fail =
+        |what: &str, p: &Path, e: std::io::Error| format!("cannot {what} {}: {e}", p.display());
+    if kind.is_symlink() {
+        let target = std::fs::read_link(source).map_err(|e| fail("read", source, e))?;
+        std::os::unix::fs::symlink(&target, dest).map_err(|e| fail("create", dest, e))?;
+    } else if kind.is_dir() {
+        std::fs::create_dir(dest).map_err(|e| fail("create", dest, e))?;
+        let entries = std::fs::read_dir(source).map_err(|e| fail("read", source, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| fail("read", source, e))?;
+            let meta = entry
+                .metadata()
+                .map_err(|e| fail("read", &entry.path(), e))?;
+            tree(&entry.path(), &dest.join(entry.file_name()), &meta, leaf)?;
+        }
+        std::fs::set_permissions(dest, std::fs::Permissions::from_mode(meta.mode() & 0o7777))
+            .map_err(|e| fail("set the mode of", dest, e))?;
+    } else if kind.is_file() {
+        match leaf {
+            Leaf::HardLink => {
+                std::fs::hard_link(source, dest).map_err(|e| fail("link", dest, e))?
+            }
+            Leaf::Copy => {
+                std::fs::copy(source, dest).map_err(|e| fail("copy", dest, e))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs one setup (or install) command in the worktree within `budget`, appending its output
+/// to the setup log; a failure is `unavailable` (exit 4) with the log's tail.
+fn run_setup(item: &CommandItem, env: &CommandEnv, budget: Duration) -> Result<(), Error> {
+    let mut cmd = Command::new("sh", budget)
+        .args(["-c", item.command.as_str()])
+        .cwd(&env.worktree)
+        .stdin_null()
+        .stdout_cap(LOG_STREAM_CAP, Keep::Tail)
+        .stderr_cap(LOG_STREAM_CAP, Keep::Tail);
+    for (k, v) in env.vars() {
+        cmd = cmd.env(k, v);
+    }
+    let out = subprocess::run(&cmd);
+    let mut log = format!(
+        "$ {}   # from the {} file\n",
+        item.command,
+        item.origin.as_str()
+    );
+    let verdict = match &out {
+        Ok(out) => {
+            for (name, stream) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+                if stream.truncated {
+                    log.push_str(&format!(
+                        "[{name}: {} bytes, the last {} kept]\n",
+                        stream.total,
+                        stream.bytes.len()
+                    ));
+                }
+                log.push_str(&stream.text());
+                if !stream.bytes.is_empty() && !stream.bytes.ends_with(b"\n") {
+                    log.push('\n');
+                }
+            }
+            if out.timed_out {
+                Err(format!("timed out after {} s", budget.as_secs()))
+            } else if out.success() {
+                Ok(())
+            } else {
+                Err(match (out.code, out.signal) {
+                    (Some(code), _) => format!("exited {code}"),
+                    (_, Some(sig)) => format!("killed by signal {sig}"),
+                    _ => "failed".to_owned(),
+                })
+            }
+        }
+        Err(e) => Err(format!("could not start: {e}")),
+    };
+    if let Err(why) = &verdict {
+        log.push_str(&format!("[{why}]\n"));
+    }
+    let written = append_log(&env.log, &log);
+    match verdict {
+        Ok(()) => written,
+        Err(why) => {
+            let tail = herd_core::sidecar::read_tail_lines(&env.log, TAIL_BYTES)
+                .ok()
+                .flatten()
+                .unwrap_or_default();
+            Err(Error::new(
+                ErrorCode::Unavailable,
+                format!(
+                    "the setup command {:?} {why}; the end of {}:\n{}",
+                    item.command,
+                    env.log.display(),
+                    tail.trim_end()
+                ),
+            )
+            .with_field("setup"))
+        }
+    }
+}
+
+fn append_log(path: &Path, text: &str) -> Result<(), Error> {
+    use std::io::Write;
+    if let Some(dir) = path.parent() {
+        herd_core::sidecar::ensure_private_dir(dir)?;
+    }
+    let mut file = herd_core::sidecar::private()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::Unavailable,
+                format!("cannot open {}: {e}", path.display()),
+            )
+        })?;
+    file.write_all(text.as_bytes()).map_err(|e| {
+        Error::new(
+            ErrorCode::Unavailable,
+            format!("cannot write {}: {e}", path.display()),
+        )
+    })
+}
+
+/// Starts a background command detached in the worktree, its output appended to
+/// `logs/<id>.background.log`; returns at once.
+fn start_background(item: &CommandItem, env: &CommandEnv) -> Result<u32, Error> {
+    if let Some(dir) = env.background_log.parent() {
+        herd_core::sidecar::ensure_private_dir(dir)?;
+    }
+    let mut cmd = Detached::new("sh", &env.background_log, &env.background_log)
+        .args(["-c", item.command.as_str()])
+        .cwd(&env.worktree);
+    for (k, v) in env.vars() {
+        cmd = cmd.env(k, v);
+    }
+    subprocess::spawn_detached(&cmd).map_err(|e| Error::new(e.code(), e.to_string()))
+}

@@ -1,0 +1,558 @@
+//! Setup of a new worktree: ignored files copied, dependency trees linked, the lockfile gate,
+//! setup and background commands, the port, trust, and hostile descriptions refused.
+
+use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::{Run, World};
+
+trait All {
+    fn all(&self) -> String;
+}
+
+impl All for Run {
+    /// stdout and stderr: `--json` puts an error on stdout.
+    fn all(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+}
+
+/// A repository with `.gitignore` committed; `files` written after the commit (ignored ones).
+fn repo(w: &World, gitignore: &str, committed: &[(&str, &str)], after: &[(&str, &str)]) -> PathBuf {
+    named_repo(w, "repo", gitignore, committed, after)
+}
+
+fn named_repo(
+    w: &World,
+    name: &str,
+    gitignore: &str,
+    committed: &[(&str, &str)],
+    after: &[(&str, &str)],
+) -> PathBuf {
+    let repo = w.sb.repo(name);
+    w.sb.write(&repo, ".gitignore", gitignore);
+    for (rel, text) in committed {
+        w.sb.write(&repo, rel, text);
+    }
+    w.sb.commit_all(&repo, "setup");
+    for (rel, text) in after {
+        w.sb.write(&repo, rel, text);
+    }
+    repo
+}
+
+fn create(w: &World, repo: &Path, branch: &str, run_id: &str, extra: &[(&str, &str)]) -> Run {
+    let extra: Vec<(OsString, OsString)> = extra
+        .iter()
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+        .collect();
+    w.run_with_env(
+        &[
+            "create",
+            "--cwd",
+            repo.to_str().expect("a UTF-8 path"),
+            "--branch",
+            branch,
+            "--run-id",
+            run_id,
+            "--surface",
+            "git",
+            "--json",
+        ],
+        &extra,
+    )
+}
+
+fn checkout(w: &World, branch: &str) -> PathBuf {
+    w.managed_root().join("repo").join(branch)
+}
+
+fn manifest(w: &World, run_id: &str) -> serde_json::Value {
+    let bytes = std::fs::read(
+        w.sb.path()
+            .join(format!("artifacts/worktree-runs/{run_id}.json")),
+    )
+    .expect("the manifest is there");
+    serde_json::from_slice(&bytes).expect("the manifest is JSON")
+}
+
+fn trusted() -> [(&'static str, &'static str); 1] {
+    [("HERD_PROJECT_TRUST", "trusted")]
+}
+
+fn approve(w: &World, repo: &Path) -> Run {
+    let run = w.run(
+        &["trust", "--cwd", repo.to_str().expect("a UTF-8 path")],
+        None,
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    run
+}
+
+/// Nothing was created: no manifest, no checkout, no branch.
+fn nothing_created(w: &World, repo: &Path, branch: &str, run_id: &str) {
+    assert!(
+        !w.sb
+            .path()
+            .join(format!("artifacts/worktree-runs/{run_id}.json"))
+            .exists()
+    );
+    assert!(checkout(w, branch).symlink_metadata().is_err());
+    let branches = w.sb.git(repo, ["branch", "--list", branch]);
+    assert!(branches.trim().is_empty(), "{branches}");
+}
+
+#[test]
+fn copy_and_worktreeinclude_bring_only_ignored_files() {
+    let w = World::new();
+    let repo = repo(
+        &w,
+        ".env*\nconfig/local.json\nsecrets/\n*.log\n",
+        &[
+            (
+                ".herd/worktree.toml",
+                "copy = [\".env*\", \"config/local.json\", \"*.txt\"]\n",
+            ),
+            (".worktreeinclude", "# Claude Code's file\nsecrets/\n"),
+        ],
+        &[
+            (".env", "A=1\n"),
+            (".env.local", "B=2\n"),
+            ("config/local.json", "{}\n"),
+            ("secrets/key", "k\n"),
+            ("untracked.txt", "not ignored\n"),
+            ("build.log", "ignored but not asked for\n"),
+        ],
+    );
+    let run = create(&w, &repo, "feat", "r1", &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let wt = checkout(&w, "feat");
+    assert_eq!(std::fs::read_to_string(wt.join(".env")).unwrap(), "A=1\n");
+    assert_eq!(
+        std::fs::read_to_string(wt.join(".env.local")).unwrap(),
+        "B=2\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(wt.join("config/local.json")).unwrap(),
+        "{}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(wt.join("secrets/key")).unwrap(),
+        "k\n"
+    );
+    assert!(
+        !wt.join("untracked.txt").exists(),
+        "only ignored files are copied"
+    );
+    assert!(
+        !wt.join("build.log").exists(),
+        "only files asked for are copied"
+    );
+    // A copy, not a link.
+    let (a, b) = (
+        std::fs::metadata(repo.join(".env")).unwrap(),
+        std::fs::metadata(wt.join(".env")).unwrap(),
+    );
+    assert_ne!(a.ino(), b.ino());
+    let m = manifest(&w, "r1");
+    let entries: Vec<(String, String)> = m["setup"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["path"].as_str().unwrap().to_owned(),
+                e["kind"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    // `config/` holds only ignored files, so it is brought over as one ignored directory.
+    for path in [".env", ".env.local", "config", "secrets"] {
+        assert!(
+            entries.contains(&(path.to_owned(), "copy".to_owned())),
+            "{path}: {entries:?}"
+        );
+    }
+    assert!(m["setup"]["port"].as_u64().is_some(), "{m}");
+}
+
+#[test]
+fn unknown_key_is_an_error_naming_the_file_and_key_and_nothing_is_created() {
+    let w = World::new();
+    let repo = repo(
+        &w,
+        "",
+        &[(".herd/worktree.toml", "copy = []\npost_create = [\"x\"]\n")],
+        &[],
+    );
+    let run = create(&w, &repo, "feat", "r1", &[]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.all().contains("worktree.toml"), "{run:?}");
+    assert!(run.all().contains("post_create"), "{run:?}");
+    nothing_created(&w, &repo, "feat", "r1");
+}
+
+#[test]
+fn hostile_project_files_are_refused_with_nothing_created() {
+    let cases: &[(&str, &str)] = &[
+        ("copy = [\"../outside\"]\n", ".."),
+        ("copy = [\"/etc/passwd\"]\n", "absolute"),
+        ("copy = [\"**/../../*\"]\n", ".."),
+        (
+            "[[link]]\npath = \"/etc\"\nstrategy = \"symlink\"\n",
+            "absolute",
+        ),
+        ("[[link]]\npath = \"../sibling\"\n", ".."),
+        (
+            "[[link]]\npath = \"root\"\nstrategy = \"symlink\"\n",
+            "outside the repository",
+        ),
+        ("copy = [\"root\"]\n", "outside the repository"),
+        ("[[link]]\npath = \"deps\"\nwhen = \"../lock\"\n", ".."),
+    ];
+    for (i, (toml, says)) in cases.iter().enumerate() {
+        let w = World::new();
+        let repo = repo(&w, "root\ndeps/\n", &[(".herd/worktree.toml", toml)], &[]);
+        std::os::unix::fs::symlink("/", repo.join("root")).unwrap();
+        // Hostile links are refused whether or not the parent trusts the project.
+        let run = create(&w, &repo, "feat", &format!("r{i}"), &trusted());
+        assert_eq!(run.code, 2, "{toml}: {run:?}");
+        assert!(run.all().contains(says), "{toml}: {run:?}");
+        nothing_created(&w, &repo, "feat", &format!("r{i}"));
+    }
+}
+
+#[test]
+fn worktreeinclude_climbing_out_is_refused() {
+    let w = World::new();
+    let repo = repo(&w, ".env\n", &[(".worktreeinclude", "../../etc/*\n")], &[]);
+    let run = create(&w, &repo, "feat", "r1", &[]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.all().contains(".worktreeinclude"), "{run:?}");
+    nothing_created(&w, &repo, "feat", "r1");
+}
+
+/// A generated dependency tree of `n` files below `node_modules`.
+fn deps(repo: &Path, n: usize) {
+    for i in 0..n {
+        let dir = repo.join(format!("node_modules/pkg{}", i % 10));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        std::fs::write(
+            dir.join(format!("f{i}.js")),
+            format!("module.exports = {i};\n"),
+        )
+        .expect("a file");
+    }
+    std::os::unix::fs::symlink("pkg0", repo.join("node_modules/alias")).expect("a symlink");
+}
+
+fn link_repo(w: &World, strategy: &str) -> PathBuf {
+    let toml = format!(
+        "[[link]]\npath = \"node_modules\"\nstrategy = \"{strategy}\"\nwhen = \"package-lock.json\"\ninstall = \"mkdir -p node_modules && echo installed > node_modules/INSTALLED\"\n"
+    );
+    let repo = repo(
+        w,
+        "node_modules/\n",
+        &[
+            (".herd/worktree.toml", &toml),
+            ("package-lock.json", "{\"v\":1}\n"),
+        ],
+        &[],
+    );
+    deps(&repo, 50);
+    approve(w, &repo);
+    repo
+}
+
+#[test]
+fn hardlink_tree_shares_inodes_when_the_lockfile_matches() {
+    let w = World::new();
+    let repo = link_repo(&w, "hardlink");
+    let run = create(&w, &repo, "feat", "r1", &trusted());
+    assert_eq!(run.code, 0, "{run:?}");
+    let wt = checkout(&w, "feat");
+    let rel = "node_modules/pkg3/f13.js";
+    let (a, b) = (
+        std::fs::metadata(repo.join(rel)).unwrap(),
+        std::fs::metadata(wt.join(rel)).unwrap(),
+    );
+    assert_eq!(a.ino(), b.ino(), "a hard link");
+    assert!(
+        std::fs::symlink_metadata(wt.join("node_modules"))
+            .unwrap()
+            .is_dir()
+    );
+    assert_eq!(
+        std::fs::read_link(wt.join("node_modules/alias")).unwrap(),
+        Path::new("pkg0")
+    );
+    assert!(!wt.join("node_modules/INSTALLED").exists());
+    let m = manifest(&w, "r1");
+    assert_eq!(m["setup"]["entries"][0]["kind"], "hardlink", "{m}");
+    assert_eq!(m["setup"]["entries"][0]["path"], "node_modules", "{m}");
+}
+
+#[test]
+fn a_differing_lockfile_runs_install_instead_of_linking() {
+    let w = World::new();
+    let repo = link_repo(&w, "hardlink");
+    // The source's lockfile changed after the commit the worktree starts at.
+    w.sb.write(&repo, "package-lock.json", "{\"v\":2}\n");
+    let run = create(&w, &repo, "feat", "r1", &trusted());
+    assert_eq!(run.code, 0, "{run:?}");
+    let wt = checkout(&w, "feat");
+    assert_eq!(
+        std::fs::read_to_string(wt.join("node_modules/INSTALLED")).unwrap(),
+        "installed\n"
+    );
+    assert!(!wt.join("node_modules/pkg3").exists(), "nothing linked");
+    let m = manifest(&w, "r1");
+    assert_eq!(m["setup"]["entries"][0]["kind"], "install", "{m}");
+}
+
+#[test]
+fn symlink_copy_and_reflink_strategies() {
+    for (strategy, kind) in [("symlink", "symlink"), ("copy", "copy"), ("reflink", "")] {
+        let w = World::new();
+        let repo = link_repo(&w, strategy);
+        let run = create(&w, &repo, "feat", "r1", &trusted());
+        assert_eq!(run.code, 0, "{strategy}: {run:?}");
+        let wt = checkout(&w, "feat");
+        let meta = std::fs::symlink_metadata(wt.join("node_modules")).unwrap();
+        assert_eq!(
+            meta.file_type().is_symlink(),
+            strategy == "symlink",
+            "{strategy}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(wt.join("node_modules/pkg3/f13.js")).unwrap(),
+            "module.exports = 13;\n"
+        );
+        let m = manifest(&w, "r1");
+        let got = m["setup"]["entries"][0]["kind"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        if strategy == "reflink" {
+            // Where the filesystem has no reflink, a plain copy, recorded as one.
+            assert!(got == "reflink" || got == "copy", "{m}");
+        } else {
+            assert_eq!(got, kind, "{m}");
+        }
+        if strategy != "symlink" {
+            let a = std::fs::metadata(repo.join("node_modules/pkg3/f13.js")).unwrap();
+            let b = std::fs::metadata(wt.join("node_modules/pkg3/f13.js")).unwrap();
+            assert_ne!(a.ino(), b.ino(), "{strategy}: not a hard link");
+        }
+    }
+}
+
+fn setup_repo(w: &World, toml: &str) -> PathBuf {
+    repo(w, "", &[(".herd/worktree.toml", toml)], &[])
+}
+
+#[test]
+fn project_commands_need_trust_and_approval_and_a_change_needs_a_new_one() {
+    let w = World::new();
+    let toml = "setup = [\"echo \\\"$HERD_RUN_ID $HERD_BRANCH $HERD_PORT\\\" > ran.txt; echo \\\"$HERD_WORKTREE_PATH|$HERD_SOURCE_ROOT\\\" >> ran.txt\"]\n";
+    let repo = setup_repo(&w, toml);
+
+    // Not trusted by the parent: skipped, said how to approve, the worktree is created.
+    let run = create(&w, &repo, "a", "ra", &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!checkout(&w, "a").join("ran.txt").exists());
+    let diagnostics = run.json()["diagnostics"].to_string();
+    assert!(diagnostics.contains("1 setup command"), "{diagnostics}");
+    assert!(
+        diagnostics.contains("herd-worktree trust --cwd"),
+        "{diagnostics}"
+    );
+
+    // Trusted by the parent, not approved by the user: skipped.
+    let run = create(&w, &repo, "b", "rb", &trusted());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!checkout(&w, "b").join("ran.txt").exists());
+    assert!(
+        run.json()["diagnostics"]
+            .to_string()
+            .contains("not approved"),
+        "{run:?}"
+    );
+
+    // Approved: runs, with its variables.
+    let shown = approve(&w, &repo);
+    assert!(
+        shown.stdout.contains("HERD_RUN_ID"),
+        "the file is shown: {shown:?}"
+    );
+    let run = create(&w, &repo, "c", "rc", &trusted());
+    assert_eq!(run.code, 0, "{run:?}");
+    let wt = checkout(&w, "c");
+    let ran = std::fs::read_to_string(wt.join("ran.txt")).unwrap();
+    let port = manifest(&w, "rc")["setup"]["port"].as_u64().unwrap();
+    let canonical = std::fs::canonicalize(&repo).unwrap();
+    assert_eq!(
+        ran,
+        format!("rc c {port}\n{}|{}\n", wt.display(), canonical.display()),
+        "{ran}"
+    );
+
+    // Changed (and committed): asked again.
+    w.sb.write(&repo, ".herd/worktree.toml", &format!("{toml}# changed\n"));
+    w.sb.commit_all(&repo, "change");
+    let run = create(&w, &repo, "d", "rd", &trusted());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!checkout(&w, "d").join("ran.txt").exists());
+    assert!(
+        run.json()["diagnostics"]
+            .to_string()
+            .contains("not approved"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn the_users_own_file_runs_without_approval() {
+    let w = World::new();
+    let repo = repo(&w, "", &[], &[]);
+    let key_dir = w.sb.home().join(".config/herd/worktrees");
+    std::fs::create_dir_all(&key_dir).unwrap();
+    let user_file =
+        herd_worktree::setup::config::user_file(&w.sb.home().join(".config/herd"), &repo);
+    std::fs::write(&user_file, "setup = [\"touch mine.txt\"]\n").unwrap();
+    let run = create(&w, &repo, "feat", "r1", &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(checkout(&w, "feat").join("mine.txt").exists());
+}
+
+#[test]
+fn a_failing_setup_command_fails_with_exit_4_and_the_logs_tail() {
+    let w = World::new();
+    let repo = setup_repo(
+        &w,
+        "setup = [\"echo about to fail; echo oops >&2; exit 3\"]\n",
+    );
+    approve(&w, &repo);
+    let run = create(&w, &repo, "feat", "r1", &trusted());
+    assert_eq!(run.code, 4, "{run:?}");
+    assert!(run.all().contains("exited 3"), "{run:?}");
+    assert!(run.all().contains("oops"), "the log's tail: {run:?}");
+    assert!(run.all().contains("r1.setup.log"), "{run:?}");
+    assert_eq!(manifest(&w, "r1")["state"], "failed");
+    let log = std::fs::read_to_string(w.sb.path().join("artifacts/logs/r1.setup.log")).unwrap();
+    assert!(log.contains("about to fail"), "{log}");
+}
+
+#[test]
+fn a_hanging_setup_command_is_stopped_at_its_budget() {
+    let w = World::new();
+    let repo = setup_repo(&w, "setup_budget = 1\nsetup = [\"sleep 30\"]\n");
+    approve(&w, &repo);
+    let started = std::time::Instant::now();
+    let run = create(&w, &repo, "feat", "r1", &trusted());
+    assert_eq!(run.code, 4, "{run:?}");
+    assert!(run.all().contains("timed out"), "{run:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_flood_of_output_is_bounded_in_the_log() {
+    let w = World::new();
+    let repo = setup_repo(
+        &w,
+        "setup = [\"head -c 20000000 /dev/zero | tr '\\\\0' x; echo; echo last-line\"]\n",
+    );
+    approve(&w, &repo);
+    let run = create(&w, &repo, "feat", "r1", &trusted());
+    assert_eq!(run.code, 0, "{run:?}");
+    let log = w.sb.path().join("artifacts/logs/r1.setup.log");
+    let len = std::fs::metadata(&log).unwrap().len();
+    assert!(len < 1024 * 1024, "{len}");
+    assert!(std::fs::read_to_string(&log).unwrap().contains("last-line"));
+}
+
+#[test]
+fn background_commands_start_beside_and_never_delay() {
+    let w = World::new();
+    let repo = setup_repo(
+        &w,
+        "background = [\"echo $HERD_PORT > bg.txt; sleep 30\"]\n",
+    );
+    approve(&w, &repo);
+    let started = std::time::Instant::now();
+    let run = create(&w, &repo, "feat", "r1", &trusted());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let wt = checkout(&w, "feat");
+    let port = manifest(&w, "r1")["setup"]["port"].as_u64().unwrap();
+    let got = herd_e2e::wait::wait_for(
+        "the background command's file",
+        Duration::from_secs(10),
+        || {
+            std::fs::read_to_string(wt.join("bg.txt"))
+                .ok()
+                .filter(|s| s.ends_with('\n'))
+        },
+    );
+    assert_eq!(got.trim(), port.to_string());
+    let pid = manifest(&w, "r1")["setup"]["backgroundPids"][0]
+        .as_u64()
+        .unwrap();
+    // Still running after the creation returned; stop it.
+    stop_group(pid);
+}
+
+/// Stops the background command's process group (it leads its own session).
+fn stop_group(pid: u64) {
+    let pid = u32::try_from(pid).expect("a PID");
+    assert!(
+        herd_e2e::proc::process_alive(pid),
+        "still running after the creation"
+    );
+    herd_e2e::proc::signal_group(pid, 9);
+}
+
+#[test]
+fn ten_concurrent_creations_get_distinct_ports() {
+    // Ten repositories (git itself does not take concurrent `worktree add` in one repository),
+    // one artifacts directory: the ports are unique across all of them.
+    let w = World::new();
+    let repos: Vec<PathBuf> = (0..10)
+        .map(|i| {
+            named_repo(
+                &w,
+                &format!("repo{i}"),
+                ".env\n",
+                &[(".herd/worktree.toml", "copy = [\".env\"]\n")],
+                &[(".env", "x\n")],
+            )
+        })
+        .collect();
+    let runs: Vec<Run> = std::thread::scope(|s| {
+        let handles: Vec<_> = repos
+            .iter()
+            .enumerate()
+            .map(|(i, repo)| {
+                let w = &w;
+                s.spawn(move || create(w, repo, "feat", &format!("r{i}"), &[]))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut ports = std::collections::BTreeSet::new();
+    for (i, run) in runs.iter().enumerate() {
+        assert_eq!(run.code, 0, "{run:?}");
+        ports.insert(
+            manifest(&w, &format!("r{i}"))["setup"]["port"]
+                .as_u64()
+                .unwrap(),
+        );
+    }
+    assert_eq!(ports.len(), 10, "{ports:?}");
+}
