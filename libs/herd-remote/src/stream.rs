@@ -4,7 +4,8 @@
 //!
 //! It has no budget of its own: it lives as long as the relay wants it, and every read has a
 //! timeout ([`Session::next_line`]). The `ssh` client leads a process group of its own, which is
-//! terminated (TERM, then KILL) when the session is dropped. Lines are bounded
+//! terminated (TERM, then KILL) when the session is dropped, and gets SIGTERM when the thread
+//! that started it dies. Lines are bounded
 //! ([`LINE_LIMIT`]); stderr is drained into a bounded tail for the error message.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -66,6 +67,17 @@ impl Session {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
+        // The ssh client ends with the process that started it (a relay SIGKILLed leaves no
+        // client holding the remote follower's session).
+        // SAFETY: prctl(PR_SET_PDEATHSIG) is async-signal-safe and touches no memory of ours.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         #[expect(
             clippy::disallowed_methods,
             reason = "see above: the session's group is terminated on drop"
