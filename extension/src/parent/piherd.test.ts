@@ -12,7 +12,7 @@ import { chooseFace } from "./piherd/face.ts";
 import { resolveFiles, withFiles } from "./piherd/files.ts";
 import { assignmentOf, decorate, envelope, resultStatus, truncated } from "./piherd/results.ts";
 import { ALLOWED, FIELDS, Refusal, type Request, validate } from "./piherd/validate.ts";
-import { type Evidence, type RunFacts, type StatusFacts, type WorkerFile, project, writeWorker } from "./piherd/workers.ts";
+import { type Evidence, type RunFacts, type StatusFacts, type WorkerFile, claimWorker, listWorkers, project, readWorker, writeWorker } from "./piherd/workers.ts";
 
 function refused(params: unknown, field?: string): void {
 	assert.throws(
@@ -255,4 +255,19 @@ test("the face is chosen by HERD_API, and an unknown value chooses none", () => 
 	assert.equal(chooseFace({ HERD_API: "pi-herd" }), "pi-herd");
 	assert.equal(chooseFace({ HERD_API: "herd" }), "herd");
 	assert.ok(typeof chooseFace({ HERD_API: "pi-herdsman" }) === "object");
+});
+
+test("a label is claimed once; a worker file that breaks its rules is no worker", () => {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "piherd-claim-"));
+	assert.equal(claimWorker(dir, worker()), true);
+	assert.equal(claimWorker(dir, worker({ agent: "other" })), false);
+	assert.equal(readWorker(dir, null, "impl")?.agent, "implementer");
+	const child = worker({ owner_run_id: "r1", label: "helper" });
+	writeWorker(dir, child);
+	assert.deepEqual(listWorkers(dir, "r1").map((w) => w.label), ["helper"]);
+	const file = path.join(dir, "pi-herd", "root", "impl.json");
+	assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+	fs.writeFileSync(file, JSON.stringify({ ...worker(), extra: 1, assignments: [{ request_id: "a", runs: ["../x"], task_id: null, started_at_ms: 1, asks: [], steers: [] }] }));
+	assert.equal(readWorker(dir, null, "impl"), undefined);
+	assert.deepEqual(listWorkers(dir, null), []);
 });

@@ -300,6 +300,14 @@ fn pi_herd_lists_refuses_invalid_requests_assigns_and_delivers_one_enveloped_res
         .unwrap();
     assert_eq!(row["name"], "scout", "{status:#}");
     assert_eq!(row["outcome"], "completed", "{status:#}");
+    // herd-cleanup reads the same directory (this worker has no worktree to list).
+    let cleanup = herd_e2e::cli::run(
+        &herd_e2e::cli::command(herd_e2e::bin("herd-cleanup"))
+            .arg("--artifacts")
+            .arg(artifacts.as_os_str())
+            .args(["list", "--json"]),
+    );
+    assert!(cleanup.success(), "{cleanup}");
     wait_for("the acknowledged delivery", STEP_BUDGET, || {
         artifacts
             .join("runs")

@@ -23,6 +23,7 @@ import {
 	type StatusFacts,
 	type WorkerFile,
 	childRuns,
+	claimWorker,
 	current,
 	listWorkers,
 	owners,
@@ -216,14 +217,12 @@ async function assignFresh(c: Context, req: Extract<Request, { form: "fresh" }>)
 	if (req.label !== undefined && (await labelTaken(c, req.label))) {
 		refuse("agent_label_exists", "assign", `a live worker is already labelled ${JSON.stringify(req.label)}`, "label");
 	}
-	const label = req.label ?? (await freeLabel(c, req.agent));
 	const requestId = randomUUID();
-	const worker = newWorker(c, label, req.agent, req.reusable === true, requestId);
+	const { worker, previous } = await take(c, req.label, req.agent, (label) => newWorker(c, label, req.agent, req.reusable === true, requestId));
+	const label = worker.label;
 	const request: JsonObject = { name: label, agent: req.agent, task: withFiles(req.task, attachments), cwd };
 	if (req.reusable === true) request.persistent = true;
 	if (fork !== undefined) request.fork = fork;
-	const previous = readWorker(c.dir, c.owner, label);
-	writeWorker(c.dir, worker);
 	const ran = await binary(c, "herd-launch", [...launchPlace(c.call.ctx), "spawn", "--request", "-", "--surface", surface(c.call.pi), "--json"], JSON.stringify(request), LAUNCH_MS, budgetEnv(req.timeoutMs));
 	let doc: JsonObject;
 	try {
@@ -239,6 +238,26 @@ async function assignFresh(c: Context, req: Extract<Request, { form: "fresh" }>)
 	if (isObject(ids) && typeof ids.task_id === "string") first.task_id = ids.task_id;
 	writeWorker(c.dir, worker);
 	return assigned(c, worker, doc, requestId);
+}
+
+/**
+ * Takes a label for a new worker: `wanted` (refused when a live worker holds it), else a free
+ * one made from `base`. A label without a file is claimed exclusively, so parallel assignments
+ * never share one; a finished worker's file is replaced. Returns what it replaced.
+ */
+async function take(c: Context, wanted: string | undefined, base: string, make: (label: string) => WorkerFile): Promise<{ worker: WorkerFile; previous: WorkerFile | undefined }> {
+	for (let attempt = 0; attempt < 8; attempt++) {
+		const label = wanted ?? (await freeLabel(c, base));
+		if (wanted !== undefined && (await labelTaken(c, wanted))) break;
+		const worker = make(label);
+		const previous = readWorker(c.dir, c.owner, label);
+		if (previous) {
+			writeWorker(c.dir, worker);
+			return { worker, previous };
+		}
+		if (claimWorker(c.dir, worker)) return { worker, previous: undefined };
+	}
+	refuse("agent_label_exists", "assign", `a live worker is already labelled ${JSON.stringify(wanted ?? base)}`, "label");
 }
 
 function restore(c: Context, label: string, previous: WorkerFile | undefined): void {
@@ -305,11 +324,10 @@ async function assignSession(c: Context, req: Extract<Request, { form: "session"
 	}
 	if (req.reusable === true) refuse("invalid_request", "assign", "herd resumes a saved session for one assignment; `reusable` needs a fresh definition", "reusable");
 	if (req.label !== undefined && (await labelTaken(c, req.label))) refuse("agent_label_exists", "assign", `a live worker is already labelled ${JSON.stringify(req.label)}`, "label");
-	const label = req.label ?? (saved && LABEL_PATTERN.test(saved.name) && !(await labelTaken(c, saved.name)) ? saved.name : await freeLabel(c, saved?.agent ?? "resume"));
+	const wanted = req.label ?? (saved && LABEL_PATTERN.test(saved.name) && !(await labelTaken(c, saved.name)) ? saved.name : undefined);
 	const requestId = randomUUID();
-	const worker = newWorker(c, label, saved?.agent ?? null, false, requestId);
-	const previous = readWorker(c.dir, c.owner, label);
-	writeWorker(c.dir, worker);
+	const { worker, previous } = await take(c, wanted, saved?.agent ?? "resume", (label) => newWorker(c, label, saved?.agent ?? null, false, requestId));
+	const label = worker.label;
 	const args = [...launchPlace(c.call.ctx), "resume", "--session", file, "--message", withFiles(req.task, attachments), "--name", label, "--surface", surface(c.call.pi), "--json"];
 	const ran = await binary(c, "herd-launch", args, undefined, LAUNCH_MS, budgetEnv(req.timeoutMs));
 	let doc: JsonObject;

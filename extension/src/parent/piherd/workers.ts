@@ -155,6 +155,26 @@ export function writeWorker(artifacts: string, worker: WorkerFile): void {
 	fs.renameSync(temp, file);
 }
 
+/**
+ * Writes `worker` only if its label has no file yet (a hard link of the temporary file, which
+ * fails when the name exists): two assignments racing for one label cannot both have it.
+ */
+export function claimWorker(artifacts: string, worker: WorkerFile): boolean {
+	const dir = ownerDir(artifacts, worker.owner_run_id);
+	fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+	const temp = path.join(dir, `.${worker.label}.${process.pid}.${randomUUID()}.tmp`);
+	fs.writeFileSync(temp, `${JSON.stringify(worker)}\n`, { mode: 0o600, flag: "wx" });
+	try {
+		fs.linkSync(temp, workerPath(artifacts, worker.owner_run_id, worker.label));
+		return true;
+	} catch (err) {
+		if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+		throw err;
+	} finally {
+		fs.rmSync(temp, { force: true });
+	}
+}
+
 /** A run record of herd, as far as the face reads it. */
 export interface RunFacts {
 	run_id: string;
