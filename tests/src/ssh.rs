@@ -74,6 +74,16 @@ impl Remote {
     /// When `sshd`, `ssh-keygen` or `unshare` is missing, or the server does not accept
     /// connections within 20 s.
     pub fn start(path: &[&Path]) -> Remote {
+        Remote::start_with(path, &[])
+    }
+
+    /// Like [`Remote::start`], with `vars` set in every session too (`SetEnv`; a value must not
+    /// hold whitespace or quotes).
+    ///
+    /// # Panics
+    ///
+    /// As [`Remote::start`], and for a value with whitespace or quotes.
+    pub fn start_with(path: &[&Path], vars: &[(&str, &str)]) -> Remote {
         let sshd = Path::new("/usr/sbin/sshd");
         assert!(
             sshd.exists(),
@@ -100,6 +110,14 @@ impl Remote {
         .expect("the authorized key can be written");
 
         let port = free_port();
+        let mut set_env = Vec::new();
+        for (k, v) in vars {
+            assert!(
+                !v.contains(|c: char| c.is_whitespace() || c == '"' || c == '\''),
+                "SetEnv {k}: {v:?} holds whitespace or a quote"
+            );
+            set_env.push(format!("{k}={v}"));
+        }
         let mut search: Vec<String> = path.iter().map(|p| p.display().to_string()).collect();
         search.extend(["/usr/local/bin", "/usr/bin", "/bin"].map(str::to_owned));
         let config = format!(
@@ -114,10 +132,11 @@ impl Remote {
              UsePAM no\n\
              StrictModes no\n\
              AuthorizedKeysFile {home}/.ssh/authorized_keys\n\
-             SetEnv PATH={path}\n\
+             SetEnv PATH={path}{set_env}\n\
              LogLevel ERROR\n",
             home = remote_home.display(),
             path = search.join(":"),
+            set_env = set_env.iter().map(|v| format!(" {v}")).collect::<String>(),
         );
         std::fs::write(server.join("sshd_config"), config).expect("sshd_config can be written");
 

@@ -73,8 +73,12 @@ struct Scene {
 
 impl Scene {
     fn new() -> Scene {
+        Scene::on(Remote::start(&[]))
+    }
+
+    fn on(remote: Remote) -> Scene {
         let scene = Scene {
-            remote: Remote::start(&[]),
+            remote,
             dir: tempfile::tempdir().expect("a temporary directory"),
         };
         std::fs::create_dir_all(scene.art()).expect("the artifacts directory");
@@ -83,7 +87,10 @@ impl Scene {
 
     /// Prepared: `host add` succeeded.
     fn prepared() -> Scene {
-        let scene = Scene::new();
+        Scene::prepare(Scene::new())
+    }
+
+    fn prepare(scene: Scene) -> Scene {
         let out = scene.herd("herd-launch", &["host", "add", ALIAS, "--json"], None);
         assert_eq!(out.code, 0, "{out}\n{}", scene.remote.log());
         scene
@@ -626,4 +633,74 @@ fn a_cancel_is_confirmed_on_the_host_and_its_result_comes_home() {
         scene.relay_pid().is_none().then_some(())
     });
     assert_eq!(follow.results(&id).len(), 1);
+}
+
+/// A real Pi child on the host, against the scripted model on loopback: the host's herd
+/// launches it with the child extension it carries, and its report comes home once.
+#[test]
+fn a_real_pi_child_on_the_host_reports_home_once() {
+    use herd_e2e::model::{ModelServer, Script, Text};
+    let model = ModelServer::start(Script::new().step(Text("REMOTE REPORT: all good")));
+    let pi_env = herd_e2e::pi::PiEnv::new(&model);
+    let pi_dir = herd_e2e::pi::pi_dir();
+    let _ = herd_e2e::pi::pi_bin();
+    let node_bin = pi_dir.join("node_modules/.bin");
+    let remote = Remote::start_with(
+        &[&pi_dir, &node_bin],
+        &[
+            ("PI_OFFLINE", "1"),
+            ("PI_TELEMETRY", "0"),
+            ("PI_SKIP_VERSION_CHECK", "1"),
+            ("LANG", "C.UTF-8"),
+            ("TERM", "xterm-256color"),
+        ],
+    );
+    // The host's Pi configuration: the scripted provider, no retries.
+    let agent = remote.home().join(".pi/agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    for file in ["models.json", "settings.json"] {
+        std::fs::copy(pi_env.agent_dir().join(file), agent.join(file)).unwrap();
+    }
+    let scene = Scene::prepare(Scene::on(remote));
+    let host = std::fs::read_to_string(
+        scene
+            .remote
+            .local_home()
+            .join(format!(".config/herd/hosts/{ALIAS}.json")),
+    )
+    .unwrap();
+    assert!(host.contains("\"pi_version\""), "{host}");
+
+    let request = serde_json::json!({
+        "name": "Scout",
+        "task": "Look around",
+        "model": herd_e2e::pi::PiEnv::model_arg("fake-model"),
+    });
+    let out = scene.herd(
+        "herd-launch",
+        &["spawn", "--host", ALIAS, "--request", "-", "--json"],
+        Some(&request.to_string()),
+    );
+    assert_eq!(out.code, 0, "{out}");
+    let ack = out.json();
+    let id = ack["run_id"].as_str().unwrap().to_owned();
+    let session = ack["session_file"].as_str().unwrap().to_owned();
+    let out = scene.herd("herd-watch", &["follow", "--json"], None);
+    assert_eq!(out.code, 0, "{out}");
+    let events = herd_e2e::herd::json_lines(&out.stdout);
+    let results = herd_e2e::herd::results_of(&events, &id);
+    assert_eq!(results.len(), 1, "{out}");
+    assert_eq!(results[0]["outcome"], "completed", "{}", results[0]);
+    assert!(
+        results[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("REMOTE REPORT: all good"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        scene.remote.local_path(&session).is_file(),
+        "the session is on the host: {session}"
+    );
 }
