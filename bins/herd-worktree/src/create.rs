@@ -182,7 +182,35 @@ pub fn create(
     req: &CreateRequest,
     env: &CreateEnv,
 ) -> Result<Created, Error> {
-    let mut plan = plan(artifacts, req, env)?;
+    create_with(artifacts, req, env, &SetupSource::from_env())
+}
+
+/// Where the setup's user-side facts come from: the user's configuration directory (their own
+/// setup files and approvals) and whether the launching parent trusts the project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupSource {
+    pub config_dir: Option<PathBuf>,
+    pub parent_trusts: bool,
+}
+
+impl SetupSource {
+    /// `$XDG_CONFIG_HOME/herd` (else `~/.config/herd`) and `$HERD_PROJECT_TRUST`.
+    pub fn from_env() -> SetupSource {
+        SetupSource {
+            config_dir: crate::setup::config::config_dir().ok(),
+            parent_trusts: crate::setup::trust::parent_trusts(),
+        }
+    }
+}
+
+/// [`create`] with the setup's user-side facts given.
+pub fn create_with(
+    artifacts: &Artifacts,
+    req: &CreateRequest,
+    env: &CreateEnv,
+    source: &SetupSource,
+) -> Result<Created, Error> {
+    let mut plan = plan(artifacts, req, env, source)?;
     let _held = hold_checkout_path(&mut plan, env)?;
     Manifest::create(
         artifacts,
@@ -316,6 +344,7 @@ pub(crate) fn plan(
     artifacts: &Artifacts,
     req: &CreateRequest,
     env: &CreateEnv,
+    source: &SetupSource,
 ) -> Result<Plan, Error> {
     validate_run_id(&req.run_id)?;
     let manifest_file = artifacts.worktree_manifest(&req.run_id);
@@ -329,13 +358,22 @@ pub(crate) fn plan(
             ),
         ));
     }
-    check(req, env)
+    check_with(req, env, source)
 }
 
 /// Checks everything about a request that does not depend on its run: the names, the source
 /// repository, the base, that the branch and the checkout directory are free. Creates nothing;
 /// herd-launch runs it before it claims a run, so a refused worktree leaves no trace.
 pub fn check(req: &CreateRequest, env: &CreateEnv) -> Result<Plan, Error> {
+    check_with(req, env, &SetupSource::from_env())
+}
+
+/// [`check`] with the setup's user-side facts given.
+pub fn check_with(
+    req: &CreateRequest,
+    env: &CreateEnv,
+    source: &SetupSource,
+) -> Result<Plan, Error> {
     check_branch_name(&req.branch).map_err(|why| Error::invalid("branch", why))?;
     if let Some(base) = &req.base {
         if base.is_empty() || base.len() > 1024 || base.contains(['\0', '\n']) {
@@ -429,7 +467,12 @@ pub fn check(req: &CreateRequest, env: &CreateEnv) -> Result<Plan, Error> {
     }
     // The setup description is read and checked now: a hostile one is refused before
     // anything exists.
-    let setup = crate::setup::prepare_from_env(&env.git, &principal)?;
+    let setup = crate::setup::prepare_with(
+        &env.git,
+        &principal,
+        source.config_dir.as_deref(),
+        source.parent_trusts,
+    )?;
     Ok(Plan {
         source_cwd,
         principal,

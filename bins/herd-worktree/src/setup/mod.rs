@@ -81,18 +81,23 @@ impl SetupPlan {
 /// environment.
 pub fn prepare_from_env(git: &Git, principal: &Path) -> Result<SetupPlan, Error> {
     let config = config::config_dir().ok();
-    let description = config::load(principal, config.as_deref())?;
-    let approved = match (&description.project, &config) {
+    prepare_with(git, principal, config.as_deref(), trust::parent_trusts())
+}
+
+/// The description of the repository at `principal` and its plan, with the user's files under
+/// `config` (none read when `None`) and the parent's trust given.
+pub fn prepare_with(
+    git: &Git,
+    principal: &Path,
+    config: Option<&Path>,
+    parent_trusts: bool,
+) -> Result<SetupPlan, Error> {
+    let description = config::load(principal, config)?;
+    let approved = match (&description.project, config) {
         (Some(project), Some(config)) => trust::approved(config, principal, project),
         _ => false,
     };
-    prepare(
-        git,
-        principal,
-        &description,
-        trust::parent_trusts(),
-        approved,
-    )
+    prepare(git, principal, &description, parent_trusts, approved)
 }
 
 /// Decides what will be done; refuses (nothing created) a description that reaches outside the
