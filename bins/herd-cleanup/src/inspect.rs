@@ -57,6 +57,15 @@ pub(crate) struct Internal {
     pub owners: Vec<String>,
     /// The checkout's own git directory (where its index is).
     pub git_dir: Option<PathBuf>,
+    /// The untracked paths git status reported (directories end in `/`).
+    pub untracked: Vec<String>,
+    /// What the owners' setup made, from their manifests.
+    pub setup: Vec<herd_protocol::worktree::manifest::SetupEntry>,
+    /// When the owners' setup began (the earliest), in milliseconds.
+    pub setup_started_at: Option<u64>,
+    /// Setup's entries git sees as untracked (a symlink a directory pattern does not match):
+    /// removal deletes them, never what they point to, before the checkout.
+    pub setup_untracked: Vec<String>,
 }
 
 impl Entry {
@@ -747,6 +756,7 @@ fn examine(
     let read = ctx.prefetched.remove(canonical);
     git_state(&git, entry, canonical, read);
     manifests(ctx, entry, canonical);
+    setup_made(entry, canonical);
     children(ctx, entry, canonical);
     let exempt = panes(ctx, entry);
     match scan {
@@ -769,7 +779,10 @@ fn git_state(git: &Git, entry: &mut Entry, canonical: &Path, read: Option<GitRea
                 match e.kind {
                     EntryKind::Changed | EntryKind::Renamed { .. } => changed += 1,
                     EntryKind::Unmerged => conflicted += 1,
-                    EntryKind::Untracked => untracked += 1,
+                    EntryKind::Untracked => {
+                        untracked += 1;
+                        entry.internal.untracked.push(e.path.clone());
+                    }
                     EntryKind::Ignored => {}
                 }
             }
@@ -787,12 +800,8 @@ fn git_state(git: &Git, entry: &mut Entry, canonical: &Path, read: Option<GitRea
                     format!("{} with uncommitted changes", files(changed)),
                 );
             }
-            if untracked > 0 {
-                entry.block(
-                    BlockerCode::Untracked,
-                    format!("{} untracked", files(untracked)),
-                );
-            }
+            // Untracked files block once the owners' manifests say which of them setup made
+            // ([`setup_made`]).
             if let (Some(Head::Branch(now)), Some(listed)) = (&status.head, &entry.branch) {
                 if now != listed {
                     entry.block(
@@ -939,6 +948,13 @@ fn manifests(ctx: &mut Context, entry: &mut Entry, canonical: &Path) {
     for m in &ownership.owners {
         entry.manifests.push(manifest_ref(ctx, m, true));
         entry.internal.owners.push(m.id.clone());
+        if let Some(setup) = &m.setup {
+            entry.internal.setup.extend(setup.entries.iter().cloned());
+            if let Some(at) = setup.started_at {
+                let earliest = entry.internal.setup_started_at.map_or(at, |e| e.min(at));
+                entry.internal.setup_started_at = Some(earliest);
+            }
+        }
     }
     for (file, reason) in &ownership.undecidable {
         entry.block(
@@ -967,6 +983,101 @@ fn manifests(ctx: &mut Context, entry: &mut Entry, canonical: &Path) {
                 BlockerCode::IdentityDisagrees,
                 format!("manifest of run {} disagrees: {reason}", m.id),
             );
+        }
+    }
+}
+
+/// What setup made does not block like a person's untracked file: an untracked path is
+/// setup's when an owner's manifest records it (or a directory above it). A hard-linked file
+/// changed in place since setup is a blocker naming it: its change already reached the source.
+fn setup_made(entry: &mut Entry, canonical: &Path) {
+    use herd_protocol::worktree::manifest::SetupKind;
+    let setup = std::mem::take(&mut entry.internal.setup);
+    let covers = |u: &str| {
+        let u = u.trim_end_matches('/');
+        setup.iter().find(|s| {
+            let p = s.path.trim_end_matches('/');
+            u == p || u.strip_prefix(p).is_some_and(|rest| rest.starts_with('/'))
+        })
+    };
+    let mut theirs = 0u64;
+    let untracked = std::mem::take(&mut entry.internal.untracked);
+    for u in &untracked {
+        match covers(u) {
+            Some(s) => {
+                if !entry.internal.setup_untracked.contains(&s.path) {
+                    entry.internal.setup_untracked.push(s.path.clone());
+                }
+            }
+            None => theirs += 1,
+        }
+    }
+    entry.internal.untracked = untracked;
+    if theirs > 0 {
+        entry.block(
+            BlockerCode::Untracked,
+            format!("{} untracked", files(theirs)),
+        );
+    }
+    if let Some(started) = entry.internal.setup_started_at {
+        let mut changed = Vec::new();
+        for s in setup.iter().filter(|s| s.kind == SetupKind::Hardlink) {
+            let Some(source) = &s.source else { continue };
+            changed_links(
+                &canonical.join(&s.path),
+                source,
+                &s.path,
+                started,
+                &mut changed,
+            );
+        }
+        if !changed.is_empty() {
+            let names = herd_core::escape::encode_list(
+                &changed,
+                VALUE_MAX_CHARS,
+                herd_core::escape::Noun::new("file", "files"),
+            );
+            entry.block(
+                BlockerCode::LinkedFileChanged,
+                format!(
+                    "hard-linked from the source checkout and changed since setup: {names}; removing the worktree is safe, but the change already reached the source's copy (the same file)"
+                ),
+            );
+        }
+    }
+    entry.internal.setup = setup;
+}
+
+/// The most changed hard-linked files named.
+const CHANGED_LINKS_MAX: usize = 20;
+
+/// Walks `dir` (not following symlinks) for regular files that share their inode with the file
+/// at the same place under `source` and were modified after `started` (ms).
+fn changed_links(dir: &Path, source: &Path, rel: &str, started: u64, out: &mut Vec<String>) {
+    use std::os::unix::fs::MetadataExt;
+    if out.len() >= CHANGED_LINKS_MAX {
+        return;
+    }
+    let Ok(meta) = dir.symlink_metadata() else {
+        return;
+    };
+    if meta.is_dir() {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let child_rel = format!("{rel}/{}", name.to_string_lossy());
+            changed_links(&e.path(), &source.join(&name), &child_rel, started, out);
+        }
+    } else if meta.is_file() && meta.nlink() > 1 {
+        let Ok(theirs) = source.symlink_metadata() else {
+            return;
+        };
+        let modified_ms = u64::try_from(meta.mtime()).unwrap_or(0) * 1000
+            + u64::try_from(meta.mtime_nsec()).unwrap_or(0) / 1_000_000;
+        if theirs.dev() == meta.dev() && theirs.ino() == meta.ino() && modified_ms > started {
+            out.push(rel.to_owned());
         }
     }
 }

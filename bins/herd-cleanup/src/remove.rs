@@ -353,6 +353,46 @@ impl SavedIndex {
 }
 
 /// Removes the checkout of an eligible entry and records it.
+/// Deletes what setup made that git counts as untracked (a symlink to the source's
+/// `node_modules`, which a `node_modules/` pattern does not match), so that `git worktree
+/// remove`, which never forces, can remove the rest. A symlink is unlinked, never followed; a
+/// directory is removed without following the symlinks in it; nothing outside `canonical` is
+/// touched (every parent must be a real directory below it).
+fn remove_setup_untracked(canonical: &Path, rels: &[String]) -> Result<(), String> {
+    for rel in rels {
+        let rel_path = Path::new(rel.trim_end_matches('/'));
+        if rel_path.is_absolute()
+            || rel_path
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(format!(
+                "setup's entry {} is not a plain relative path",
+                shown(rel)
+            ));
+        }
+        let path = canonical.join(rel_path);
+        let parent_inside = path
+            .parent()
+            .and_then(|p| std::fs::canonicalize(p).ok())
+            .is_some_and(|p| p.starts_with(canonical));
+        if !parent_inside {
+            return Err(format!(
+                "setup's entry {} is not below the checkout",
+                shown_path(&path)
+            ));
+        }
+        let result = match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&path),
+            Ok(_) => std::fs::remove_file(&path),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        };
+        result.map_err(|e| format!("cannot remove setup's {}: {e}", shown_path(&path)))?;
+    }
+    Ok(())
+}
+
 fn carry_out(ctx: &mut Context, entry: &Entry, report: &mut Removal) {
     let (Some(canonical), Some(source)) = (
         entry.canonical().map(Path::to_path_buf),
@@ -366,6 +406,11 @@ fn carry_out(ctx: &mut Context, entry: &Entry, report: &mut Removal) {
         return;
     };
     let deadline = || Deadline::after(budget::CLEANUP);
+    if let Err(message) = remove_setup_untracked(&canonical, &entry.internal.setup_untracked) {
+        report.outcome = Outcome::Blocked;
+        report.block(BlockerCode::GitUnknown, message);
+        return;
+    }
     let attempt: Result<(), (bool, String)> = match (&entry.workspace, &ctx.herdr) {
         (Some(workspace), Some(herdr)) => {
             report.removed_via = Some(Via::Herdr);

@@ -78,6 +78,10 @@ pub enum BlockerCode {
     EnumerationFailed,
     /// No process inspection exists for this platform.
     UnsupportedPlatform,
+    /// A file of a tree setup hard-linked from the source checkout was changed in place: the
+    /// source's copy (the same inode) changed with it. Removal would be safe, but the change
+    /// already reached the source, so a person should look first.
+    LinkedFileChanged,
 }
 
 impl BlockerCode {

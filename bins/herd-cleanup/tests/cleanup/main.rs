@@ -14,6 +14,7 @@ mod doctor;
 mod herdr;
 mod matrix;
 mod remove;
+mod setup;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,174 @@
+//! Removal of worktrees that setup filled: what setup made does not block like a person's
+//! untracked file, a symlink is removed and never its target, a hard-linked file changed in
+//! place is a blocker, and the source checkout is byte-identical before and after.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use herd_worktree::create::{CreateEnv, CreateRequest, SetupSource, Surface};
+
+use crate::World;
+
+/// Every file, symlink and directory below `dir` (`.git` left out: removal prunes its
+/// worktree records), with its content, link target and inode.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, u64)> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, (Vec<u8>, u64)>) {
+        for e in std::fs::read_dir(dir).expect("a readable directory") {
+            let e = e.expect("an entry");
+            let path = e.path();
+            let rel = path
+                .strip_prefix(root)
+                .expect("below the root")
+                .to_path_buf();
+            if rel == Path::new(".git") {
+                continue;
+            }
+            let meta = path.symlink_metadata().expect("metadata");
+            let content = if meta.file_type().is_symlink() {
+                std::fs::read_link(&path)
+                    .expect("a link")
+                    .into_os_string()
+                    .into_encoded_bytes()
+            } else if meta.is_file() {
+                std::fs::read(&path).expect("a file")
+            } else {
+                Vec::new()
+            };
+            out.insert(rel, (content, meta.ino()));
+            if meta.is_dir() {
+                walk(root, &path, out);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// A repository whose project file links `node_modules` (by `strategy`) and `vendor` by
+/// symlink, and copies `.env`; approved and trusted.
+fn set_up(w: &World, strategy: &str) -> (PathBuf, PathBuf) {
+    let repo = w.repo("repo");
+    let toml = format!(
+        "copy = [\".env\"]\n[[link]]\npath = \"node_modules\"\nstrategy = \"{strategy}\"\n[[link]]\npath = \"vendor\"\nstrategy = \"symlink\"\n"
+    );
+    w.sb.write(&repo, ".gitignore", ".env\nnode_modules/\nvendor/\n");
+    w.sb.write(&repo, ".herd/worktree.toml", &toml);
+    w.sb.commit_all(&repo, "setup");
+    w.sb.write(&repo, ".env", "SECRET=1\n");
+    for i in 0..40 {
+        w.sb.write(
+            &repo,
+            &format!("node_modules/p{}/f{i}.js", i % 4),
+            &format!("{i}\n"),
+        );
+    }
+    w.sb.write(&repo, "vendor/lib.rb", "lib\n");
+    let config = w.sb.home().join(".config/herd");
+    let description =
+        herd_worktree::setup::config::load(&repo, Some(&config)).expect("a valid description");
+    herd_worktree::setup::trust::approve(
+        &config,
+        &repo,
+        description.project.as_ref().expect("a project file"),
+    )
+    .expect("approved");
+    let created = herd_worktree::create::create_with(
+        &w.artifacts(),
+        &CreateRequest {
+            source_cwd: repo.clone(),
+            branch: "feat".to_owned(),
+            base: None,
+            run_id: "r1".to_owned(),
+            surface: Surface::Git,
+            label: None,
+        },
+        &CreateEnv {
+            git: w.sb.git_handle(),
+            herdr: herd_herdr::Herdr::new("herdr"),
+            managed_root: w.root(),
+        },
+        &SetupSource {
+            config_dir: Some(config),
+            parent_trusts: true,
+        },
+    )
+    .expect("the worktree is created and set up");
+    (repo, created.path)
+}
+
+#[test]
+fn symlinked_and_hard_linked_trees_are_removed_and_the_source_is_unchanged() {
+    for strategy in ["hardlink", "symlink", "copy"] {
+        let w = World::new();
+        let (repo, wt) = set_up(&w, strategy);
+        assert!(
+            wt.join("vendor")
+                .symlink_metadata()
+                .expect("linked")
+                .file_type()
+                .is_symlink()
+        );
+        assert!(wt.join(".env").is_file());
+        let before = snapshot(&repo);
+
+        let run = w.remove(&wt, &[]);
+        assert_eq!(run.code, 0, "{strategy}: {run:?}");
+        assert_eq!(run.json()["outcome"], "removed", "{strategy}: {run:?}");
+        assert!(!wt.exists());
+        assert_eq!(
+            snapshot(&repo),
+            before,
+            "{strategy}: the source is byte-identical"
+        );
+        assert_eq!(
+            std::fs::read_to_string(repo.join("vendor/lib.rb")).expect("the target is there"),
+            "lib\n"
+        );
+    }
+}
+
+#[test]
+fn a_users_untracked_file_still_blocks_beside_what_setup_made() {
+    let w = World::new();
+    let (_repo, wt) = set_up(&w, "symlink");
+    w.sb.write(&wt, "notes.txt", "mine\n");
+    let run = w.remove(&wt, &[]);
+    assert_ne!(run.code, 0, "{run:?}");
+    let blockers = run.json()["blockers"].to_string();
+    assert!(blockers.contains("\"untracked\""), "{blockers}");
+    assert!(
+        blockers.contains("1 file untracked"),
+        "only the person's file counts: {blockers}"
+    );
+    assert!(wt.join("notes.txt").exists());
+}
+
+#[test]
+fn a_hard_linked_file_changed_in_place_is_a_blocker_naming_it() {
+    let w = World::new();
+    let (repo, wt) = set_up(&w, "hardlink");
+    let rel = "node_modules/p1/f5.js";
+    assert_eq!(
+        std::fs::metadata(repo.join(rel)).expect("source").ino(),
+        std::fs::metadata(wt.join(rel)).expect("worktree").ino()
+    );
+    // Written in place, as a tool that edits a dependency does: the source's copy changes too.
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(wt.join(rel))
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b"patched\n"))
+        .expect("written in place");
+    let run = w.remove(&wt, &[]);
+    assert_ne!(run.code, 0, "{run:?}");
+    let doc = run.json();
+    let blockers = doc["blockers"].to_string();
+    assert!(blockers.contains("linked_file_changed"), "{blockers}");
+    assert!(blockers.contains(rel), "{blockers}");
+    assert!(
+        blockers.contains("already reached the source"),
+        "{blockers}"
+    );
+    assert!(wt.exists());
+}
