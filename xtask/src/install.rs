@@ -1,6 +1,7 @@
 //! `cargo xtask install`: herd in one step — the six binaries where the parent extension finds
-//! them (`cargo install`, into `~/.cargo/bin` unless `--root` says otherwise), then the Pi
-//! package registered with `pi install <checkout>/extension` when Pi is present.
+//! them (one `cargo build --release --workspace`, its six executables copied into
+//! `~/.cargo/bin`, or `<ROOT>/bin` with `--root`), then the Pi package registered with
+//! `pi install <checkout>/extension` when Pi is present.
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -13,7 +14,7 @@ use herd_core::subprocess::{self, Command, Keep};
 
 use crate::{cargo, workspace_root};
 
-/// A release build of one binary from cold may take this long on a small machine.
+/// A release build of the workspace from cold may take this long on a small machine.
 const INSTALL_BUDGET: Duration = Duration::from_secs(60 * 60);
 /// `pi install` of a local path copies nothing.
 const PI_BUDGET: Duration = Duration::from_secs(120);
@@ -56,35 +57,17 @@ pub fn main_impl(args: Vec<OsString>) -> ExitCode {
 /// Installs every binary, then the Pi package; says what it did on `out`.
 pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), String> {
     let root = workspace_root();
-    for name in herd_e2e::BINARIES {
-        let mut cmd = Command::new(cargo(), INSTALL_BUDGET)
-            .args(["install", "--locked", "--quiet", "--path"])
-            .arg(root.join("bins").join(name))
-            // The workspace's own target directory: what is built already is not built again.
-            .arg("--target-dir")
-            .arg(root.join("target"))
-            .cwd(&root)
-            .stdout_cap(1024 * 1024, Keep::Tail)
-            .stderr_cap(1024 * 1024, Keep::Tail);
-        if cli.debug {
-            cmd = cmd.arg("--debug");
-        }
-        if let Some(dir) = &cli.root {
-            cmd = cmd.arg("--root").arg(dir);
-        }
-        let done = subprocess::run(&cmd).map_err(|e| e.to_string())?;
-        if !done.success() {
-            return Err(format!(
-                "cargo install of {name} failed:\n{}",
-                done.stderr.text()
-            ));
-        }
-        let _ = writeln!(out, "installed {name}");
-    }
+    let built = build(&root, cli.debug)?;
     let bin_dir = match &cli.root {
         Some(dir) => dir.join("bin"),
         None => cargo_bin_dir(),
     };
+    std::fs::create_dir_all(&bin_dir)
+        .map_err(|e| format!("cannot create {}: {e}", bin_dir.display()))?;
+    for name in herd_e2e::BINARIES {
+        copy_executable(&built.join(name), &bin_dir.join(name))?;
+        let _ = writeln!(out, "installed {name}");
+    }
     let _ = writeln!(out, "the binaries are in {}", bin_dir.display());
     if cli.no_pi {
         return Ok(());
@@ -124,8 +107,81 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), String> {
     Ok(())
 }
 
-/// `${CARGO_HOME:-~/.cargo}/bin`, where `cargo install` puts binaries by default.
+/// Builds the workspace once, release (or debug) profile, and returns the directory its
+/// executables are in.
+///
+/// The build is the workspace's, `cargo build --workspace`, not one `cargo install` per binary
+/// (each of which resolved features, and so rebuilt, on its own): its units are exactly those of
+/// a `cargo build --release --workspace` run before, so after one the install only copies. A
+/// build of the six packages alone would not be: the workspace build unifies the features other
+/// members ask of shared crates (the test kit's `herd-git/testkit`, the bench's
+/// `herd-cleanup/bench`, both only additional modules), and every crate above them would be
+/// built again.
+fn build(root: &Path, debug: bool) -> Result<PathBuf, String> {
+    let mut cmd = Command::new(cargo(), INSTALL_BUDGET)
+        .args(["build", "--locked", "--quiet", "--workspace"])
+        .cwd(root)
+        .stdin_null()
+        .stdout_cap(1024 * 1024, Keep::Tail)
+        .stderr_cap(1024 * 1024, Keep::Tail);
+    if !debug {
+        cmd = cmd.arg("--release");
+    }
+    let done = subprocess::run(&cmd).map_err(|e| e.to_string())?;
+    if !done.success() {
+        return Err(format!("cargo build failed:\n{}", done.stderr.text()));
+    }
+    Ok(target_dir(root)?.join(if debug { "debug" } else { "release" }))
+}
+
+/// The workspace's target directory as cargo resolves it (`$CARGO_TARGET_DIR`, the
+/// configuration, else `<workspace>/target`).
+fn target_dir(root: &Path) -> Result<PathBuf, String> {
+    let done = subprocess::run(
+        &Command::new(cargo(), Duration::from_secs(60))
+            .args(["metadata", "--format-version", "1", "--no-deps", "--locked"])
+            .cwd(root)
+            .stdin_null()
+            .stdout_cap(16 * 1024 * 1024, Keep::Head)
+            .stderr_cap(1024 * 1024, Keep::Tail),
+    )
+    .map_err(|e| e.to_string())?;
+    if !done.success() {
+        return Err(format!("cargo metadata failed:\n{}", done.stderr.text()));
+    }
+    let metadata: serde_json::Value = serde_json::from_str(&done.stdout.text())
+        .map_err(|e| format!("cargo metadata printed no JSON document: {e}"))?;
+    metadata["target_directory"]
+        .as_str()
+        .map(PathBuf::from)
+        .ok_or_else(|| "cargo metadata names no target_directory".to_owned())
+}
+
+/// Copies the executable `from` to `to` as a new file renamed into place, so a running copy of
+/// the old one (a watcher, say) keeps its own and nobody sees half a file.
+fn copy_executable(from: &Path, to: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let name = to.file_name().map(|n| n.to_string_lossy().into_owned());
+    let temp = to.with_file_name(format!(
+        ".{}.{}.tmp",
+        name.unwrap_or_default(),
+        std::process::id()
+    ));
+    let result = std::fs::copy(from, &temp)
+        .and_then(|_| std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(0o755)))
+        .and_then(|()| std::fs::rename(&temp, to));
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&temp);
+        format!("cannot install {} as {}: {e}", from.display(), to.display())
+    })
+}
+
+/// `$CARGO_INSTALL_ROOT/bin`, else `${CARGO_HOME:-~/.cargo}/bin`: where `cargo install` puts
+/// binaries by default.
 fn cargo_bin_dir() -> PathBuf {
+    if let Some(root) = std::env::var_os("CARGO_INSTALL_ROOT").filter(|r| !r.is_empty()) {
+        return PathBuf::from(root).join("bin");
+    }
     std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo")))
