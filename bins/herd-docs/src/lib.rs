@@ -4,6 +4,8 @@
 //!
 //! - `docs/tools.md`: the blocks `tools`, `child-tools`, `commands`, `subagent-params` and
 //!   `tool-reference`, from the tool registry in `libs/herd-tools/schemas/`;
+//! - `docs/pi-herd.md`: the block `pi-herd-params`, from the Pi Herd face's schema
+//!   ([`PI_HERD_SCHEMA`]);
 //! - `docs/exit-codes.md`: the blocks `exit-codes` and `error-codes`, from `herd_core::exit` and
 //!   `herd_core::ErrorCode`;
 //! - `docs/cli.md`: the block `cli`, from the clap definitions of the six binaries;
@@ -35,6 +37,10 @@ use crate::blocks::Block;
 
 /// The tool schemas, relative to the workspace root.
 pub const SCHEMA_DIR: &str = "libs/herd-tools/schemas";
+
+/// The Pi Herd face's `subagent` schema (seed 000), relative to the workspace root: the parent
+/// extension registers it as it is, and `docs/pi-herd.md` shows its parameters.
+pub const PI_HERD_SCHEMA: &str = "extension/src/parent/piherd/subagent.schema.json";
 
 /// The generated JSON files, relative to the workspace root.
 pub const SCHEMAS_OUT_DIR: &str = "docs/schemas";
@@ -263,7 +269,15 @@ fn block(name: &'static str, source: &str, body: &str) -> Block {
     }
 }
 
-fn pages(registry: &Registry) -> Result<Vec<Page>, Error> {
+/// The Pi Herd face's schema, read from the workspace.
+fn pi_herd_schema(root: &Path) -> Result<herd_tools::Schema, Error> {
+    let text = read(&root.join(PI_HERD_SCHEMA))?
+        .ok_or_else(|| Error::invalid(PI_HERD_SCHEMA, format!("{PI_HERD_SCHEMA} is missing")))?;
+    herd_tools::schema::parse(&text)
+        .map_err(|err| Error::invalid(PI_HERD_SCHEMA, format!("{PI_HERD_SCHEMA}: {err}")))
+}
+
+fn pages(registry: &Registry, pi_herd: &herd_tools::Schema) -> Result<Vec<Page>, Error> {
     let schema = "the schema";
     let params = tools::own_block_params(registry).ok_or_else(|| {
         Error::invalid(
@@ -289,6 +303,14 @@ fn pages(registry: &Registry) -> Result<Vec<Page>, Error> {
                 ),
                 block("tool-reference", schema, &tools::tool_reference(registry)),
             ],
+        },
+        Page {
+            path: "docs/pi-herd.md",
+            blocks: vec![block(
+                "pi-herd-params",
+                PI_HERD_SCHEMA,
+                &tools::params_table(pi_herd),
+            )],
         },
         Page {
             path: "docs/exit-codes.md",
@@ -350,7 +372,8 @@ pub fn generate(root: &Path, mode: Mode) -> Result<Report, Error> {
     // docs as they were.
     let mut findings = Vec::new();
     let mut writes: Vec<(PathBuf, String)> = Vec::new();
-    for page in pages(&registry)? {
+    let pi_herd = pi_herd_schema(root)?;
+    for page in pages(&registry, &pi_herd)? {
         let path = root.join(page.path);
         let Some(text) = read(&path)? else {
             return Err(Error::invalid(

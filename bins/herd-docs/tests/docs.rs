@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use herd_core::ErrorCode;
-use herd_docs::{Finding, Mode, Problem, SCHEMA_DIR, SCHEMAS_OUT_DIR, generate};
+use herd_docs::{Finding, Mode, PI_HERD_SCHEMA, Problem, SCHEMA_DIR, SCHEMAS_OUT_DIR, generate};
 use herd_e2e::cli;
 
 fn workspace_root() -> PathBuf {
@@ -111,7 +111,12 @@ impl Copy {
     fn new() -> Copy {
         let dir = tempfile::tempdir().unwrap();
         let root = workspace_root();
-        for sub in [SCHEMA_DIR, "docs", SCHEMAS_OUT_DIR] {
+        let pi_herd = Path::new(PI_HERD_SCHEMA)
+            .parent()
+            .unwrap()
+            .to_str()
+            .unwrap();
+        for sub in [SCHEMA_DIR, "docs", SCHEMAS_OUT_DIR, pi_herd] {
             fs::create_dir_all(dir.path().join(sub)).unwrap();
             for entry in fs::read_dir(root.join(sub)).unwrap() {
                 let entry = entry.unwrap();

@@ -9,9 +9,10 @@ import * as path from "node:path";
 import { test } from "node:test";
 
 import { chooseFace } from "./piherd/face.ts";
+import { toolSchema } from "./piherd/tool.ts";
 import { resolveFiles, withFiles } from "./piherd/files.ts";
 import { assignmentOf, decorate, envelope, resultStatus, truncated } from "./piherd/results.ts";
-import { ALLOWED, FIELDS, Refusal, type Request, validate } from "./piherd/validate.ts";
+import { ACTIONS, ALLOWED, FIELDS, Refusal, type Request, validate } from "./piherd/validate.ts";
 import { type Evidence, type RunFacts, type StatusFacts, type WorkerFile, claimWorker, listWorkers, project, readWorker, writeWorker } from "./piherd/workers.ts";
 
 function refused(params: unknown, field?: string): void {
@@ -270,4 +271,12 @@ test("a label is claimed once; a worker file that breaks its rules is no worker"
 	fs.writeFileSync(file, JSON.stringify({ ...worker(), extra: 1, assignments: [{ request_id: "a", runs: ["../x"], task_id: null, started_at_ms: 1, asks: [], steers: [] }] }));
 	assert.equal(readWorker(dir, null, "impl"), undefined);
 	assert.deepEqual(listWorkers(dir, null), []);
+});
+
+test("the tool's schema file names exactly the fields and actions the tables check", () => {
+	const schema = toolSchema();
+	const properties = schema.properties as Record<string, { enum?: string[] }>;
+	assert.deepEqual(Object.keys(properties).sort(), [...FIELDS].sort());
+	assert.deepEqual(properties.action?.enum, [...ACTIONS]);
+	assert.deepEqual(schema.required, ["action"]);
 });

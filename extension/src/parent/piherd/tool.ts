@@ -5,18 +5,28 @@
  * `field`), never an unstructured exception for a public error.
  */
 import type { AgentToolResult, ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-agent";
-import type { JsonObject } from "../bins.ts";
+import * as fs from "node:fs";
+import { type JsonObject, parseObject } from "../bins.ts";
 import { perform } from "./actions.ts";
-import { PARAMETERS, Refusal, validate } from "./validate.ts";
+import { Refusal, validate } from "./validate.ts";
 
-export const DESCRIPTION =
-	"Manage Pi Herd workers with exactly five actions: list, assign, steer, reply, close. " +
-	"assign starts a fresh worker from an agent definition ({action, agent, task, label?, cwd?, files?, reusable?, fork?, timeoutMs?}), " +
-	"restores a saved session ({action, session, task, label?, cwd?, files?, reusable?, timeoutMs?}) or gives a ready reusable worker its next task ({action, label, task, files?}). " +
-	"steer ({action, label, message, files?}) changes a working worker's current assignment; reply ({action, label, message, files?}) answers its one outstanding ask_owner question; " +
-	"close ({action, label}) ends one directly owned worker and its own workers first; list ({action}) shows the workers and agent definitions. " +
-	"Labels match ^[a-z][a-z0-9_-]{0,31}$. Unknown fields or combinations fail with invalid_request and change nothing. " +
-	"Each accepted assignment delivers one final result later as a subagent_result message beginning with its label, agent, request and status; do not poll.";
+/**
+ * The tool's schema, its root `description` the tool's: the one source herd-docs renders into
+ * `docs/pi-herd.md`. Its types are the first check; `validate.ts` decides the combinations.
+ */
+const SCHEMA_FILE = new URL("./subagent.schema.json", import.meta.url);
+
+/** The schema file, read once per load of the extension. */
+export function toolSchema(): JsonObject {
+	const doc = parseObject(fs.readFileSync(SCHEMA_FILE, "utf8"));
+	if (!doc || typeof doc.description !== "string") throw new Error(`${SCHEMA_FILE.pathname} is not the Pi Herd tool's schema`);
+	return doc;
+}
+
+function withoutClosure(schema: JsonObject): JsonObject {
+	const { additionalProperties: _closed, ...open } = schema;
+	return open;
+}
 
 function answer(doc: JsonObject): AgentToolResult<JsonObject> {
 	return { content: [{ type: "text", text: JSON.stringify(doc) }], details: doc };
@@ -24,11 +34,14 @@ function answer(doc: JsonObject): AgentToolResult<JsonObject> {
 
 /** The tool; `binDir` holds herd's binaries. */
 export function piHerdTool(binDir: string, pi: ExtensionAPI): ToolDefinition {
+	const schema = toolSchema();
 	return {
 		name: "subagent",
 		label: "subagent",
-		description: DESCRIPTION,
-		parameters: PARAMETERS as unknown as ToolDefinition["parameters"],
+		description: schema.description as string,
+		// Without `additionalProperties: false`: an unknown field reaches seed 000's own
+		// `invalid_request` instead of Pi's schema error.
+		parameters: withoutClosure(schema) as unknown as ToolDefinition["parameters"],
 		promptSnippet: "Assign, steer, answer, list and close Pi Herd workers; results arrive later as messages",
 		promptGuidelines: [
 			"After `subagent` assign, do not poll: the worker's one result arrives as a `subagent_result` message beginning with its envelope.",

@@ -238,29 +238,3 @@ function assign(p: Record<string, unknown>): Request {
 	only(p, "live", "assign of a live reusable worker");
 	return { action: "assign", form: "live", label: label(p) as string, task: required(p, "task", "assign of a live reusable worker"), files: files(p) };
 }
-
-/** The tool's parameters as JSON Schema: types only; the tables above decide the combinations. */
-export const PARAMETERS = {
-	type: "object",
-	properties: {
-		action: { type: "string", enum: [...ACTIONS], description: "One of the five actions." },
-		agent: { type: "string", description: "Effective agent definition for a fresh assignment." },
-		label: {
-			type: "string",
-			description: "Public live worker identity (^[a-z][a-z0-9_-]{0,31}$), or an optional name during start/resume.",
-		},
-		cwd: { type: "string", description: "Fresh working directory or saved-session cwd assertion." },
-		task: { type: "string", description: "Non-whitespace assignment text." },
-		files: {
-			type: "array",
-			items: { type: "string" },
-			description: "Supporting files for assign, steer, or reply; text may be embedded, other files are canonical local references.",
-		},
-		reusable: { type: "boolean", description: "Keep the worker available after completion." },
-		fork: { type: "string", description: "Exact Pi session path or full UUID used as fresh context source." },
-		session: { type: "string", description: "Exact saved Pi session path or full UUID to resume/reuse." },
-		timeoutMs: { type: "integer", description: "Explicit startup total budget (5001 through 300000)." },
-		message: { type: "string", description: "`steer` or `reply` text." },
-	},
-	required: ["action"],
-} as const;
