@@ -356,6 +356,7 @@ fn pi_herd_close_of_a_parent_ends_its_own_worker_first() {
                     ))
                     .step(Text("Assigned."))
                     .step(call(json!({"action": "list"})))
+                    .step(call(json!({"action": "close", "label": "helper"})))
                     .step(call(json!({"action": "close", "label": "lead"})))
                     .step(call(json!({"action": "list"})))
                     .step(Text("Closed."))
@@ -411,8 +412,16 @@ fn pi_herd_close_of_a_parent_ends_its_own_worker_first() {
     assert_eq!(helper["parent_label"], "lead", "{listed:#}");
     assert_eq!(helper["direct"], false, "{listed:#}");
     assert_eq!(helper["steerable"], false, "{listed:#}");
+    // The helper is the lead's, not the root's: its close is refused, fail-closed, and touches
+    // nothing.
+    let refused = &answers(&model, 4)[0];
+    assert_eq!(refused["ok"], false, "{refused:#}");
+    assert_eq!(
+        refused["error"]["category"], "target_not_found",
+        "{refused:#}"
+    );
     // The close ended the helper first, then the lead.
-    let closed = &answers(&model, 4)[0];
+    let closed = &answers(&model, 5)[0];
     assert_eq!(closed["ok"], true, "{closed:#}");
     let ended = closed["ended"].as_array().unwrap();
     let names: Vec<&str> = ended.iter().map(|e| e["name"].as_str().unwrap()).collect();
@@ -424,7 +433,7 @@ fn pi_herd_close_of_a_parent_ends_its_own_worker_first() {
             "{closed:#}"
         );
     }
-    let after = &answers(&model, 5)[0];
+    let after = &answers(&model, 6)[0];
     assert_eq!(after["workers"], json!([]), "{after:#}");
     // herd's status shows both runs cancelled.
     wait_for("both runs cancelled in herd's status", STEP_BUDGET, || {
