@@ -404,6 +404,14 @@ impl Remote {
         });
     }
 
+    /// Boots "the machine" again after [`Remote::power_off`]: a new namespace over the same
+    /// home (its files survive, its processes do not), as a reboot; returns once it accepts.
+    pub fn power_on(&mut self) {
+        assert!(self.unshare.is_none(), "the machine is running");
+        let _ = std::fs::remove_file(self.dir.path().join("server/hold"));
+        self.boot();
+    }
+
     /// The server's log (`sshd -e`), for assertion messages.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default()
