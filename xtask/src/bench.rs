@@ -66,11 +66,14 @@ pub struct Cli {
 }
 
 /// Every row id, in the order of the table.
-pub const ROW_IDS: [&str; 16] = [
+pub const ROW_IDS: [&str; 19] = [
     "accept.check",
     "accept.reap",
     "worktree.inspect",
     "worktree.create",
+    "worktree.setup_hardlink",
+    "worktree.setup_copy",
+    "worktree.setup_remove",
     "cleanup.holders",
     "cleanup.ignored_time",
     "cleanup.ignored_rss",
@@ -141,7 +144,7 @@ impl Component {
             // The holder and ignored-file measurements call the library in this process; the
             // inventory and removal time the binary.
             Component::Cleanup => &["herd-cleanup"],
-            Component::Worktree => &["herd-worktree"],
+            Component::Worktree => &["herd-worktree", "herd-cleanup"],
             Component::Launch => &["herd-launch"],
             Component::Watch => &["herd-launch", "herd-watch"],
         }

@@ -42,7 +42,9 @@ pub fn rows(ctx: &Ctx) -> Vec<Row> {
     let create = ctx
         .binary("herd-worktree")
         .and_then(|bin| Fixture::new(bin, create_files)?.create(ctx.rounds));
-    vec![
+    let deps = ctx.size(30_000, 3_000);
+    let setup_rows = setup_rows(ctx, create_files, deps);
+    let mut rows = vec![
         Row::from_result(
             "worktree.inspect",
             COMPONENT,
@@ -56,6 +58,75 @@ pub fn rows(ctx: &Ctx) -> Vec<Row> {
             create_figure,
             create_goal,
             create,
+        ),
+    ];
+    rows.extend(setup_rows);
+    rows
+}
+
+/// The setup rows (issue 25) on a repository of `files` files with an ignored `node_modules`
+/// of `deps` files: a new worktree whose setup hard-links it against `git worktree add` alone;
+/// one whose setup copies it against `git worktree add` then `cp -a` of the tree; and
+/// `herd-cleanup remove` of the hard-linked worktree against `git worktree remove --force` of
+/// a `git worktree add` plus `cp -al` one. The source's `node_modules` is digested before and
+/// after, and must not have changed.
+fn setup_rows(ctx: &Ctx, files: usize, deps: usize) -> Vec<Row> {
+    let wants = |id| ctx.wants(id);
+    let (hardlink, copy, remove) = if wants("worktree.setup_hardlink")
+        || wants("worktree.setup_copy")
+        || wants("worktree.setup_remove")
+    {
+        let made = ctx.binary("herd-worktree").and_then(|bin| {
+            let cleanup = ctx.binary("herd-cleanup")?;
+            let fx = Fixture::new(bin, files)?;
+            fx.dependencies(deps)?;
+            Ok((fx, cleanup))
+        });
+        match made {
+            Ok((fx, cleanup)) => {
+                let before = fx.digest_dependencies();
+                let hardlink = fx.setup(ctx.rounds, "hardlink", None);
+                let copy = fx.setup(ctx.rounds, "copy", None);
+                let remove = fx.setup(ctx.rounds, "hardlink", Some(&cleanup));
+                let after = fx.digest_dependencies();
+                let unchanged = |m: Result<Measured, String>| {
+                    m.and_then(|m| match (&before, &after) {
+                        (Ok(b), Ok(a)) if b == a => Ok(m.note(format!(
+                            "{deps} dependency files; the source's tree unchanged"
+                        ))),
+                        (Ok(_), Ok(_)) => Err("the source's node_modules changed".to_owned()),
+                        (Err(e), _) | (_, Err(e)) => Err(e.clone()),
+                    })
+                };
+                (unchanged(hardlink), unchanged(copy), unchanged(remove))
+            }
+            Err(e) => (Err(e.clone()), Err(e.clone()), Err(e)),
+        }
+    } else {
+        let skipped = || Err("not measured".to_owned());
+        (skipped(), skipped(), skipped())
+    };
+    vec![
+        Row::from_result(
+            "worktree.setup_hardlink",
+            COMPONENT,
+            format!("create + hardlink of a {deps}-file node_modules"),
+            Goal::RatioAtMost(1.5),
+            hardlink,
+        ),
+        Row::from_result(
+            "worktree.setup_copy",
+            COMPONENT,
+            format!("create + copy of a {deps}-file node_modules"),
+            Goal::RatioAtMost(1.1),
+            copy,
+        ),
+        Row::from_result(
+            "worktree.setup_remove",
+            COMPONENT,
+            format!("herd-cleanup remove, {deps}-file hard-linked node_modules"),
+            Goal::RatioAtMost(1.5),
+            remove,
         ),
     ]
 }
@@ -281,6 +352,187 @@ impl Fixture {
         // does not pay for it.
         let _ = subprocess::run(&Command::new("sync", CALL_BUDGET));
         Ok(())
+    }
+}
+
+impl Fixture {
+    /// An ignored `node_modules` of `deps` small files in packages of 100, and the project
+    /// file's `.gitignore` committed.
+    fn dependencies(&self, deps: usize) -> Result<(), String> {
+        progress(&format!(
+            "herd-worktree: generating a node_modules of {deps} files"
+        ));
+        std::fs::write(self.repo.join(".gitignore"), "node_modules/\n")
+            .map_err(|e| e.to_string())?;
+        self.git(&["add", ".gitignore"])?;
+        self.git(&["commit", "--quiet", "--message", "ignore node_modules"])?;
+        for i in 0..deps {
+            let path = self
+                .repo
+                .join(format!("node_modules/pkg{:04}/f{:02}.js", i / 100, i % 100));
+            write_file(&path, i, 0)?;
+        }
+        Ok(())
+    }
+
+    /// A digest of every path and content below the source's `node_modules`.
+    fn digest_dependencies(&self) -> Result<u64, String> {
+        use std::hash::{Hash, Hasher};
+        fn walk(
+            dir: &Path,
+            h: &mut std::collections::hash_map::DefaultHasher,
+        ) -> Result<(), String> {
+            let mut entries: Vec<_> = std::fs::read_dir(dir)
+                .map_err(|e| format!("{}: {e}", dir.display()))?
+                .filter_map(Result::ok)
+                .collect();
+            entries.sort_by_key(std::fs::DirEntry::file_name);
+            for e in entries {
+                let path = e.path();
+                path.hash(h);
+                if path.is_dir() {
+                    walk(&path, h)?;
+                } else {
+                    std::fs::read(&path)
+                        .map_err(|e| format!("{}: {e}", path.display()))?
+                        .hash(h);
+                }
+            }
+            Ok(())
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        walk(&self.repo.join("node_modules"), &mut h)?;
+        Ok(h.finish())
+    }
+
+    /// The setup environment of herd's side: the user's configuration (where the approval is)
+    /// and the parent's trust.
+    fn setup_command(&self, program: impl Into<OsString>) -> Command {
+        self.command(program)
+            .env("XDG_CONFIG_HOME", self.root.join("home/.config"))
+            .env("HERD_PROJECT_TRUST", "trusted")
+    }
+
+    /// Writes and approves the project file linking `node_modules` by `strategy`.
+    fn project_file(&self, strategy: &str) -> Result<(), String> {
+        let dir = self.repo.join(".herd");
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let toml = format!("[[link]]\npath = \"node_modules\"\nstrategy = \"{strategy}\"\n");
+        std::fs::write(dir.join("worktree.toml"), toml).map_err(|e| e.to_string())?;
+        let trust = self
+            .setup_command(&self.bin)
+            .args(["trust", "--cwd"])
+            .arg(&self.repo);
+        timed(&trust).map(drop)
+    }
+
+    /// With `cleanup`: `herd-cleanup remove` of a hard-linked worktree against `git worktree
+    /// remove --force` of a `git worktree add` + `cp -al` one (creation untimed). Without: herd's
+    /// creation with setup by `strategy` against `git worktree add` (+ `cp -a` for `copy`).
+    fn setup(
+        &self,
+        rounds: usize,
+        strategy: &str,
+        cleanup: Option<&Path>,
+    ) -> Result<Measured, String> {
+        self.project_file(strategy)?;
+        let mut herd_times = Vec::with_capacity(rounds);
+        let mut base_times = Vec::with_capacity(rounds);
+        let tag = match cleanup {
+            Some(_) => "remove".to_owned(),
+            None => strategy.to_owned(),
+        };
+        for round in 0..=rounds {
+            let branch = format!("bench/setup-{tag}-{round}");
+            let herd_create = self
+                .setup_command(&self.bin)
+                .arg("--artifacts")
+                .arg(self.root.join("artifacts"))
+                .args(["create", "--surface", "git", "--json", "--branch", &branch])
+                .args(["--run-id", &format!("setup-{tag}-{round}"), "--cwd"])
+                .arg(&self.repo);
+            let (created_in, out) = timed(&herd_create)?;
+            let doc: Value = serde_json::from_slice(&out.stdout.bytes)
+                .map_err(|e| format!("herd-worktree create printed no JSON: {e}"))?;
+            let path = doc["path"]
+                .as_str()
+                .map(PathBuf::from)
+                .ok_or("herd-worktree create named no path")?;
+            if !path.join("node_modules").is_dir() {
+                return Err(format!(
+                    "setup brought no node_modules: {}",
+                    out.stdout.text()
+                ));
+            }
+            let herd_took = match cleanup {
+                None => {
+                    self.remove(&path, &branch)?;
+                    created_in
+                }
+                Some(cleanup) => {
+                    let remove = self
+                        .setup_command(cleanup)
+                        .arg("--artifacts")
+                        .arg(self.root.join("artifacts"))
+                        .args(["remove", "--json", "--session-cwd"])
+                        .arg(&self.root)
+                        .arg(&path);
+                    let (took, out) = timed(&remove)?;
+                    let doc: Value = serde_json::from_slice(&out.stdout.bytes)
+                        .map_err(|e| format!("herd-cleanup remove printed no JSON: {e}"))?;
+                    if doc["outcome"] != "removed" || path.exists() {
+                        return Err(format!(
+                            "herd-cleanup remove did not remove: {}",
+                            out.stdout.text()
+                        ));
+                    }
+                    self.git(&["branch", "--quiet", "-D", &branch])?;
+                    took
+                }
+            };
+            let plain_branch = format!("bench/plain-{tag}-{round}");
+            let plain = self.root.join("plain").join(format!("{tag}-{round}"));
+            let cp = match (cleanup, strategy) {
+                (Some(_), _) => " && cp -al node_modules \"$1/node_modules\"",
+                (None, "copy") => " && cp -a node_modules \"$1/node_modules\"",
+                _ => "",
+            };
+            let script = format!("git worktree add --quiet -b \"$2\" \"$1\"{cp}");
+            let add = self
+                .command("sh")
+                .args(["-c", &script, "sh"])
+                .arg(&plain)
+                .arg(&plain_branch);
+            let (added_in, _) = timed(&add)?;
+            let base_took = match cleanup {
+                None => {
+                    self.remove(&plain, &plain_branch)?;
+                    added_in
+                }
+                Some(_) => {
+                    let remove = self
+                        .command("git")
+                        .args(["worktree", "remove", "--force"])
+                        .arg(&plain);
+                    let (took, _) = timed(&remove)?;
+                    self.git(&["branch", "--quiet", "-D", &plain_branch])?;
+                    let _ = subprocess::run(&Command::new("sync", CALL_BUDGET));
+                    took
+                }
+            };
+            // Round 0 warms the caches.
+            if round > 0 {
+                herd_times.push(herd_took);
+                base_times.push(base_took);
+            }
+        }
+        let baseline = match (cleanup, strategy) {
+            (Some(_), _) => "git worktree remove --force",
+            (None, "copy") => "git worktree add; cp -a",
+            _ => "git worktree add",
+        };
+        Ok(Measured::new(Quantity::ms(median(&herd_times)), rounds)
+            .against(baseline, Quantity::ms(median(&base_times))))
     }
 }
 
