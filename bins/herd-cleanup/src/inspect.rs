@@ -87,6 +87,7 @@ impl Entry {
                 changed_files: None,
                 untracked_files: None,
                 holders: Vec::new(),
+                setup: Vec::new(),
             },
             internal: Internal::default(),
         }
@@ -993,6 +994,10 @@ fn manifests(ctx: &mut Context, entry: &mut Entry, canonical: &Path) {
 fn setup_made(entry: &mut Entry, canonical: &Path) {
     use herd_protocol::worktree::manifest::SetupKind;
     let setup = std::mem::take(&mut entry.internal.setup);
+    entry.report.setup = setup
+        .iter()
+        .map(|s| format!("{} ({})", shown(&s.path), s.kind.as_str()))
+        .collect();
     let covers = |u: &str| {
         let u = u.trim_end_matches('/');
         setup.iter().find(|s| {

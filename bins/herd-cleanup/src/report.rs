@@ -145,6 +145,12 @@ fn entry_lines(out: &mut Vec<String>, e: &Entry, shared: &[String]) {
             ));
         }
     }
+    if !e.setup.is_empty() {
+        out.push(format!(
+            "  added by setup: {} (herd's: never block; links are removed, never their targets)",
+            e.setup.join(", ")
+        ));
+    }
     out.extend(e.blockers.iter().map(blocker_line));
     for w in e.warnings.iter().filter(|w| !shared.contains(w)) {
         out.push(format!("  warning: {w}"));

@@ -161,6 +161,10 @@ pub struct Entry {
     pub changed_files: Option<u64>,
     pub untracked_files: Option<u64>,
     pub holders: Vec<HolderRef>,
+    /// What the owners' worktree setup added, as `<path> (<kind>)` (kinds as in the
+    /// manifest's `setup.entries`); absent when setup added nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<String>,
 }
 
 /// What `herd-cleanup list` prints: every entry of the managed root with its classification,

@@ -112,6 +112,24 @@ fn symlinked_and_hard_linked_trees_are_removed_and_the_source_is_unchanged() {
         );
         assert!(wt.join(".env").is_file());
         let before = snapshot(&repo);
+        let list = w.cleanup(&[
+            "list",
+            "--json",
+            "--session-cwd",
+            w.session().to_str().expect("UTF-8"),
+        ]);
+        let shown = list.json()["worktrees"][0]["setup"].to_string();
+        assert!(shown.contains("vendor (symlink)"), "{strategy}: {shown}");
+        assert!(
+            shown.contains(&format!("node_modules ({strategy})")),
+            "{strategy}: {shown}"
+        );
+        let human = w.cleanup(&[
+            "list",
+            "--session-cwd",
+            w.session().to_str().expect("UTF-8"),
+        ]);
+        assert!(human.stdout.contains("added by setup: "), "{human:?}");
 
         let run = w.remove(&wt, &[]);
         assert_eq!(run.code, 0, "{strategy}: {run:?}");
