@@ -136,7 +136,12 @@ fn open_runs(artifacts: &Artifacts, host: &str) -> Vec<RunRecord> {
         .unwrap_or_default()
         .into_iter()
         .filter_map(|id| RunRecord::load(artifacts, &id).ok())
-        .filter(|r| r.extra.remote.as_ref().is_some_and(|m| m.host == host))
+        .filter(|r| {
+            r.extra
+                .remote
+                .as_ref()
+                .is_some_and(|m| m.host == host && m.run_id.is_some())
+        })
         .filter(|r| {
             delivery::load(artifacts, &r.run_id)
                 .ok()

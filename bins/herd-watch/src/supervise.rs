@@ -677,8 +677,15 @@ impl Supervisor {
         if let Some(done) = settle(run, artifacts, id, look.changed, events, deliver)? {
             return Ok(done);
         }
-        // A run on another machine is its host's to judge: its result comes by the relay.
-        if let Some(remote) = &run.record.extra.remote {
+        // A run on another machine is its host's to judge once the host acknowledged it: its
+        // result comes by the relay. Until then its launch is judged here like any other.
+        if let Some(remote) = run
+            .record
+            .extra
+            .remote
+            .as_ref()
+            .filter(|r| r.run_id.is_some())
+        {
             crate::relay::ensure(artifacts, &remote.host);
             return Ok(false);
         }

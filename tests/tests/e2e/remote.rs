@@ -100,6 +100,23 @@ impl Scene {
         self.dir.path().join("art")
     }
 
+    fn herd_env(&self, program: &str, args: &[&str], vars: &[(&str, &str)]) -> Run {
+        let mut cmd = herd_e2e::cli::within(herd_e2e::bin(program), Duration::from_secs(120))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HERD_ARTIFACTS", self.art())
+            .env("HERD_HANG_WARNING_SECS", "0")
+            .cwd(self.dir.path())
+            .args(args.iter().copied());
+        for (k, v) in self.remote.env() {
+            cmd = cmd.env(k, v);
+        }
+        for (k, v) in vars {
+            cmd = cmd.env(k, v);
+        }
+        herd_e2e::cli::try_run(&cmd)
+    }
+
     fn herd(&self, program: &str, args: &[&str], stdin: Option<&str>) -> Run {
         let mut cmd = herd_e2e::cli::within(herd_e2e::bin(program), Duration::from_secs(120))
             .env_clear()
@@ -703,4 +720,81 @@ fn a_real_pi_child_on_the_host_reports_home_once() {
         scene.remote.local_path(&session).is_file(),
         "the session is on the host: {session}"
     );
+}
+
+/// `spawn --host` killed while its ssh call is out: the local record's launch is judged as any
+/// launch whose herd-launch died, and settles as lost once, rather than staying open.
+#[test]
+fn a_spawn_killed_during_its_ssh_call_settles_as_lost_once() {
+    let scene = Scene::prepared();
+    let bin = scene.remote.home().join(format!(
+        ".herd/bin/{}/herd-launch",
+        env!("CARGO_PKG_VERSION")
+    ));
+    let real = bin.with_file_name("herd-launch.real");
+    std::fs::rename(&bin, &real).unwrap();
+    std::fs::write(
+        &bin,
+        "#!/bin/sh\ncase \"$1\" in --version) exec \"$0.real\" --version;; esac\nexec sleep 300\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o700)).unwrap();
+
+    use std::os::unix::process::CommandExt;
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a spawn the test SIGKILLs while its ssh call is out"
+    )]
+    let mut cmd = std::process::Command::new(herd_e2e::bin("herd-launch"));
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HERD_ARTIFACTS", scene.art())
+        .envs(scene.remote.env())
+        .args([
+            "spawn",
+            "--host",
+            ALIAS,
+            "--request",
+            "-",
+            "--json",
+            "--runner",
+            "exec",
+            "--",
+            "true",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0);
+    #[expect(clippy::disallowed_methods, reason = "see above")]
+    let mut child = cmd.spawn().unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(br#"{"name":"Builder","task":"build it"}"#)
+            .unwrap();
+    }
+    wait_for("the remote launch to hang", BUDGET, || {
+        scene.remote.pids_named("sleep").first().copied()
+    });
+    assert_eq!(
+        scene.local_runs().len(),
+        1,
+        "the local record is claimed first"
+    );
+    herd_e2e::proc::signal_group(child.id(), libc::SIGKILL);
+    let _ = child.wait();
+
+    let out = scene.herd_env(
+        "herd-watch",
+        &["follow", "--json"],
+        &[("HERD_LOST_GRACE_MS", "500")],
+    );
+    assert_eq!(out.code, 0, "{out}");
+    let events = herd_e2e::herd::json_lines(&out.stdout);
+    let results: Vec<&Value> = events.iter().filter(|e| e["event"] == "result").collect();
+    assert_eq!(results.len(), 1, "{out}");
+    assert_eq!(results[0]["outcome"], "failed", "{}", results[0]);
 }
