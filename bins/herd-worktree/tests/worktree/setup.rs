@@ -556,3 +556,28 @@ fn ten_concurrent_creations_get_distinct_ports() {
     }
     assert_eq!(ports.len(), 10, "{ports:?}");
 }
+
+#[test]
+fn a_removed_worktrees_port_is_given_again() {
+    let w = World::new();
+    let repo = repo(
+        &w,
+        ".env\n",
+        &[(".herd/worktree.toml", "copy = [\".env\"]\n")],
+        &[(".env", "x\n")],
+    );
+    assert_eq!(create(&w, &repo, "a", "ra", &[]).code, 0);
+    assert_eq!(create(&w, &repo, "b", "rb", &[]).code, 0);
+    let port = |id: &str| manifest(&w, id)["setup"]["port"].as_u64().expect("a port");
+    let (a, b) = (port("ra"), port("rb"));
+    assert_ne!(a, b);
+    // While ra is live its port is held; once removed, it is free again.
+    assert_eq!(create(&w, &repo, "c", "rc", &[]).code, 0);
+    assert!(![a, b].contains(&port("rc")));
+    herd_protocol::worktree::manifest::Manifest::update(&w.artifacts(), "ra", |m| {
+        m.state = herd_protocol::worktree::manifest::State::Removed;
+    })
+    .expect("marked removed");
+    assert_eq!(create(&w, &repo, "d", "rd", &[]).code, 0);
+    assert_eq!(port("rd"), a, "the removed worktree's port is released");
+}
