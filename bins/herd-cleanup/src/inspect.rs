@@ -1076,12 +1076,16 @@ fn changed_links(dir: &Path, source: &Path, rel: &str, started: u64, out: &mut V
             changed_links(&e.path(), &source.join(&name), &child_rel, started, out);
         }
     } else if meta.is_file() && meta.nlink() > 1 {
+        let modified_ms = u64::try_from(meta.mtime()).unwrap_or(0) * 1000
+            + u64::try_from(meta.mtime_nsec()).unwrap_or(0) / 1_000_000;
+        // Only a file modified since setup is compared with the source's (one more stat).
+        if modified_ms <= started {
+            return;
+        }
         let Ok(theirs) = source.symlink_metadata() else {
             return;
         };
-        let modified_ms = u64::try_from(meta.mtime()).unwrap_or(0) * 1000
-            + u64::try_from(meta.mtime_nsec()).unwrap_or(0) / 1_000_000;
-        if theirs.dev() == meta.dev() && theirs.ino() == meta.ino() && modified_ms > started {
+        if theirs.dev() == meta.dev() && theirs.ino() == meta.ino() {
             out.push(rel.to_owned());
         }
     }
