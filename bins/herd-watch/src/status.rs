@@ -293,7 +293,11 @@ pub fn status(
         ));
         if status.outcome.is_none() {
             rows.push(WidgetRow {
-                name,
+                // A run on another machine shows its host beside its name.
+                name: match &record.extra.remote {
+                    Some(remote) => format!("{name} @{}", remote.host),
+                    None => name,
+                },
                 agent: record.agent.clone(),
                 elapsed_ms: status.elapsed_ms,
                 projection: status.projection,

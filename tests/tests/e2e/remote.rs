@@ -268,6 +268,20 @@ fn spawn_on_a_host_runs_the_child_there_and_records_it_here() {
             .ok()
             .filter(|t| t.contains("build it"))
     });
+    // Local status and the widget show the run with its host.
+    let doc = scene.status(&local_id);
+    assert_eq!(doc["runs"][0]["run_id"], local_id.as_str(), "{doc}");
+    assert!(
+        doc["runs"][0]["detail"]
+            .as_str()
+            .is_some_and(|d| d.starts_with(&format!("on {ALIAS}"))),
+        "{doc}"
+    );
+    let widget = scene.herd("herd-watch", &["status", "--widget"], None);
+    assert!(
+        widget.stdout.contains(&format!("Builder @{ALIAS}")),
+        "{widget}"
+    );
 }
 
 /// A host whose herd is another version is refused at spawn with the fix named, and nothing is
