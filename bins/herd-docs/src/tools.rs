@@ -90,15 +90,31 @@ fn is_seed_004(row: &Row) -> bool {
     SEED_004_PARAMS.contains(&root)
 }
 
+/// The parameters of [`OWN_BLOCK_TOOL`] for children on other machines: a block of their own
+/// too, `subagent-host-params`.
+pub const HOST_PARAMS: [&str; 1] = ["host"];
+
+fn is_host(row: &Row) -> bool {
+    HOST_PARAMS.contains(&row.name.split(['.', '[']).next().unwrap_or_default())
+}
+
 /// The `subagent-params` block: the parameters of [`OWN_BLOCK_TOOL`] that seed 003 lists.
 pub fn own_block_params(registry: &Registry) -> Option<String> {
     registry.tool(OWN_BLOCK_TOOL).map(|tool| {
         table_of(
             rows(&tool.parameters)
                 .into_iter()
-                .filter(|r| !is_seed_004(r)),
+                .filter(|r| !is_seed_004(r) && !is_host(r)),
         )
     })
+}
+
+/// The `subagent-host-params` block: the parameters of [`OWN_BLOCK_TOOL`] for children on
+/// other machines.
+pub fn host_block_params(registry: &Registry) -> Option<String> {
+    registry
+        .tool(OWN_BLOCK_TOOL)
+        .map(|tool| table_of(rows(&tool.parameters).into_iter().filter(is_host)))
 }
 
 /// The `subagent-acceptance-params` block: the parameters of [`OWN_BLOCK_TOOL`] from seed 004.

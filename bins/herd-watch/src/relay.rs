@@ -539,3 +539,28 @@ pub fn forward(record: &RunRecord, remote: &RemoteRun, args: &[&str]) -> Result<
     );
     Ok(Output::ok(doc, human).with_exit(out.code.unwrap_or(exit::NO_ANSWER)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_backoff_doubles_from_one_second_to_thirty_with_jitter() {
+        let mut backoff = Backoff::new();
+        let mut bases = Vec::new();
+        for _ in 0..8 {
+            let wait = backoff.take();
+            bases.push(wait);
+        }
+        let expected = [1, 2, 4, 8, 16, 30, 30, 30];
+        for (wait, base) in bases.iter().zip(expected) {
+            let base = Duration::from_secs(base);
+            assert!(
+                *wait >= base.mul_f64(0.8) && *wait < base.mul_f64(1.2),
+                "{wait:?} is not within 20 % of {base:?}"
+            );
+        }
+        backoff.reset();
+        assert!(backoff.take() < Duration::from_millis(1200));
+    }
+}

@@ -812,3 +812,29 @@ fn a_spawn_killed_during_its_ssh_call_settles_as_lost_once() {
     assert_eq!(results.len(), 1, "{out}");
     assert_eq!(results[0]["outcome"], "failed", "{}", results[0]);
 }
+
+/// A Pi child on a host without Pi is refused at spawn (exit 4, the fix named), and a host with
+/// open runs cannot be removed (exit 7).
+#[test]
+fn a_host_without_pi_refuses_pi_children_and_a_busy_host_is_not_removed() {
+    let scene = Scene::prepared();
+    let request = serde_json::json!({"name": "Scout", "task": "look"});
+    let out = scene.herd(
+        "herd-launch",
+        &["spawn", "--host", ALIAS, "--request", "-", "--json"],
+        Some(&request.to_string()),
+    );
+    assert_eq!(out.code, 4, "{out}");
+    assert!(out.text().contains("no Pi"), "{out}");
+    assert_eq!(scene.local_runs(), Vec::<String>::new());
+
+    let (id, _) = scene.spawn_waiting("Builder", "build it");
+    let out = scene.herd("herd-launch", &["host", "remove", ALIAS, "--json"], None);
+    assert_eq!(out.code, 7, "{out}");
+    assert!(out.text().contains(&id), "{out}");
+    std::fs::write(scene.remote.home().join("go"), "").unwrap();
+    let out = scene.herd("herd-watch", &["wait", "--run", &id, "--json"], None);
+    assert_eq!(out.code, 0, "{out}");
+    let out = scene.herd("herd-launch", &["host", "remove", ALIAS, "--json"], None);
+    assert_eq!(out.code, 0, "{out}");
+}
