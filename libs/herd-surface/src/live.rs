@@ -77,6 +77,16 @@ impl Child {
         }
     }
 
+    /// Waits, until `deadline`, for a child still starting to record its runner, so a delivery
+    /// made right after its launch reaches it once it runs instead of being refused as not
+    /// running. A child with a file of its end, or one that has recorded its runner, returns at
+    /// once.
+    fn wait_started(&self, deadline: Instant) {
+        while !self.identity.exists() && !self.has_end_record() && Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     fn has_end_record(&self) -> bool {
         self.ended
             .iter()
@@ -163,6 +173,7 @@ fn prove_live(
     child: &Child,
     deadline: Instant,
 ) -> Result<(), Error> {
+    child.wait_started(deadline);
     child.running()?;
     let shown = surface.read_tail(target, SENTINEL_LINES, deadline)?;
     if let Some(code) = find_sentinel(&shown) {
