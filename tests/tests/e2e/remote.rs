@@ -838,3 +838,46 @@ fn a_host_without_pi_refuses_pi_children_and_a_busy_host_is_not_removed() {
     let out = scene.herd("herd-launch", &["host", "remove", ALIAS, "--json"], None);
     assert_eq!(out.code, 0, "{out}");
 }
+
+/// Twenty children launched at once over one master (more than sshd's MaxSessions of 10): every
+/// launch is acknowledged, and every result arrives once.
+#[test]
+fn twenty_concurrent_remote_children_all_launch_and_deliver_once() {
+    let scene = Scene::prepared();
+    // The master is up before the launches race for its sessions.
+    let out = scene.spawn(
+        &serde_json::json!({"name": "First", "task": "t"}),
+        "cat >/dev/null; echo first",
+    );
+    assert_eq!(out.code, 0, "{out}");
+    let mut ids = vec![out.json()["run_id"].as_str().unwrap().to_owned()];
+    let acks: Vec<Run> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..20)
+            .map(|i| {
+                let scene = &scene;
+                s.spawn(move || {
+                    scene.spawn(
+                        &serde_json::json!({"name": format!("Worker {i}"), "task": format!("task {i}")}),
+                        "t=$(cat); sleep 1; printf 'done: %s\\n' \"$t\"",
+                    )
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for out in &acks {
+        assert_eq!(out.code, 0, "{out}");
+        ids.push(out.json()["run_id"].as_str().unwrap().to_owned());
+    }
+    let out = scene.herd("herd-watch", &["follow", "--json"], None);
+    assert_eq!(out.code, 0, "{out}");
+    let events = herd_e2e::herd::json_lines(&out.stdout);
+    for id in &ids {
+        assert_eq!(
+            herd_e2e::herd::results_of(&events, id).len(),
+            1,
+            "{id}: {}",
+            out.stdout
+        );
+    }
+}
