@@ -18,7 +18,7 @@ use herd_cli::Output;
 use herd_core::{Error, ErrorCode, exit};
 use herd_protocol::launch::LaunchAck;
 use herd_protocol::layout::Artifacts;
-use herd_protocol::run::{LaunchStatus, RemoteRun, RunRecord, Runner, SurfaceKind};
+use herd_protocol::run::{LaunchStatus, RemoteRun, RemoteWorktree, RunRecord, Runner, SurfaceKind};
 use herd_remote::{Hosts, Ssh};
 use serde_json::Value;
 
@@ -79,6 +79,11 @@ pub fn spawn(
     }
     let ssh = Ssh::new(record.destination()?, env)?;
     let remote_artifacts = record.artifacts_for(artifacts.root());
+    // A worktree child's base commit goes to a herd-owned clone on the host by git itself.
+    let worktree = match request.get("worktree").filter(|w| w.is_object()).cloned() {
+        Some(wt) => Some(prepare_worktree(&ssh, &record, &mut request, &wt, env)?),
+        None => None,
+    };
 
     // The remote's argv: data only as quoted words, the request itself on stdin.
     let surface = match args.surface {
@@ -121,6 +126,9 @@ pub fn spawn(
     }
 
     let mut local = claim(artifacts, &name, args, host, &remote_artifacts)?;
+    if let Some(remote) = local.extra.remote.as_mut() {
+        remote.worktree = worktree;
+    }
     let body = serde_json::to_vec(&request).map_err(|e| Error::internal(e.to_string()))?;
     let words: Vec<&str> = remote_args.iter().map(String::as_str).collect();
     let out = match record.run_herd(
@@ -212,6 +220,114 @@ pub fn spawn(
     Ok(Output::ok(ack, human).with_exit(code))
 }
 
+/// The budget of each git call of a remote worktree's preparation.
+const GIT_BUDGET: Duration = Duration::from_secs(60);
+
+/// Pushes the base commit of a worktree request to the host's clone of its repository
+/// (`~/.herd/repos/<hash>/`, created on first use) and points the request at that clone and
+/// commit; returns what the relay needs to fetch the branch back.
+fn prepare_worktree(
+    ssh: &Ssh,
+    record: &herd_remote::HostRecord,
+    request: &mut Value,
+    worktree: &Value,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<RemoteWorktree, Error> {
+    let branch = worktree
+        .get("branch")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Error::invalid("worktree.branch", "a worktree needs its branch"))?
+        .to_owned();
+    let source = match request.get("cwd").and_then(Value::as_str) {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => std::env::current_dir().map_err(|e| {
+            Error::new(ErrorCode::Unavailable, format!("no current directory: {e}"))
+        })?,
+    };
+    let git = env("HERD_GIT_BIN")
+        .filter(|g| !g.is_empty())
+        .unwrap_or_else(|| "git".into());
+    let run_git = |args: &[&str], ssh_command: Option<&str>| -> Result<String, Error> {
+        let mut cmd = herd_core::subprocess::Command::new(git.clone(), GIT_BUDGET)
+            .arg("-C")
+            .arg(&source)
+            .args(args.iter().copied());
+        if let Some(command) = ssh_command {
+            cmd = cmd.env("GIT_SSH_COMMAND", command);
+        }
+        let out = herd_core::subprocess::run(&cmd)
+            .map_err(|e| Error::new(ErrorCode::Unavailable, format!("cannot run git: {e}")))?;
+        if !out.success() {
+            return Err(Error::new(
+                ErrorCode::Unavailable,
+                format!(
+                    "git {} failed in {}: {}",
+                    args.first().copied().unwrap_or(""),
+                    source.display(),
+                    herd_core::escape::encode_host_value(out.stderr.text().trim(), 300)
+                ),
+            )
+            .with_field("worktree"));
+        }
+        Ok(out.stdout.text().trim().to_owned())
+    };
+    let top = run_git(&["rev-parse", "--show-toplevel"], None)?;
+    let base = worktree
+        .get("base")
+        .and_then(Value::as_str)
+        .unwrap_or("HEAD");
+    let sha = run_git(
+        &[
+            "rev-parse",
+            "--verify",
+            "--end-of-options",
+            &format!("{base}^{{commit}}"),
+        ],
+        None,
+    )?;
+    let digest = <sha2::Sha256 as sha2::Digest>::digest(top.as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let clone = format!("{}/.herd/repos/{hex}", record.home);
+    let out = ssh.run(&["sh", "-c", INIT_CLONE, "herd", &clone], None, GIT_BUDGET)?;
+    if !out.success() {
+        return Err(Error::new(
+            ErrorCode::Unavailable,
+            format!(
+                "cannot prepare the clone {clone} on {}: {}",
+                record.name,
+                herd_core::escape::encode_host_value(out.stderr.text().trim(), 300)
+            ),
+        ));
+    }
+    let ssh_command = ssh.git_ssh_command()?;
+    run_git(
+        &[
+            "push",
+            "--quiet",
+            &ssh.git_url(&clone),
+            &format!("{sha}:refs/herd/base/{sha}"),
+        ],
+        Some(&ssh_command),
+    )?;
+    if let Some(fields) = request.as_object_mut() {
+        fields.insert("cwd".into(), clone.clone().into());
+        if let Some(wt) = fields.get_mut("worktree").and_then(Value::as_object_mut) {
+            wt.insert("base".into(), sha.clone().into());
+        }
+    }
+    Ok(RemoteWorktree {
+        source: top,
+        clone,
+        branch,
+        base_sha: sha,
+    })
+}
+
+/// Creates the host's clone when it is missing: `sh -c INIT_CLONE herd <dir>`.
+const INIT_CLONE: &str = r#"umask 077
+mkdir -p -- "$(dirname -- "$1")" || exit 96
+[ -d "$1/.git" ] || git init -q -- "$1""#;
+
 fn local_human(record: &RunRecord) -> String {
     let remote = record.extra.remote.as_ref();
     format!(
@@ -291,6 +407,7 @@ fn claim(
             artifacts: remote_artifacts.to_owned(),
             run_id: None,
             session_file: None,
+            worktree: None,
         });
         herd_protocol::open_runs::add(artifacts, &run_id)?;
         if crate::files::claim_record(artifacts, &mut record)? {

@@ -301,7 +301,7 @@ fn converse(
                     open = open_runs(artifacts, host);
                     last_look = Instant::now();
                 }
-                take_line(artifacts, host, &open, &line, &mut session)?;
+                take_line(artifacts, ssh, &open, &line, &mut session)?;
             }
             Line::Quiet => {
                 if !heard && started.elapsed() >= Duration::from_secs(2) && ssh.master_up() {
@@ -359,11 +359,12 @@ fn connected(artifacts: &Artifacts, host: &str, now: u64) {
 /// status is kept for the local status and widget.
 fn take_line(
     artifacts: &Artifacts,
-    host: &str,
+    ssh: &Ssh,
     open: &[RunRecord],
     line: &str,
     session: &mut Session,
 ) -> Result<(), Error> {
+    let host = ssh.destination().as_str();
     let Ok(event) = serde_json::from_str::<WatchEvent>(line) else {
         return Ok(());
     };
@@ -385,6 +386,20 @@ fn take_line(
                 // No run here stands for it: it waits on the host.
                 return Ok(());
             };
+            let mut message = message;
+            let worktree = local
+                .extra
+                .remote
+                .as_ref()
+                .and_then(|r| r.worktree.as_ref());
+            if let Some(wt) = worktree {
+                // The branch comes home before the result does (once: a repeat is settled).
+                if delivery::load(artifacts, &local.run_id)?.is_none() {
+                    if let Err(note) = fetch_branch(ssh, wt) {
+                        message.push_str(&note);
+                    }
+                }
+            }
             let result = RunResult {
                 format_version: FORMAT_VERSION,
                 run_id: local.run_id.clone(),
@@ -427,6 +442,46 @@ fn take_line(
         _ => {}
     }
     Ok(())
+}
+
+/// Fetches a worktree child's branch from the host's clone into its source repository, never
+/// forcing: a local branch that moved (or is checked out) is refused by git and left as it is.
+/// The error is the note the result then carries.
+fn fetch_branch(ssh: &Ssh, wt: &herd_protocol::run::RemoteWorktree) -> Result<(), String> {
+    let host = ssh.destination().as_str();
+    let url = ssh.git_url(&wt.clone);
+    let refspec = format!("refs/heads/{0}:refs/heads/{0}", wt.branch);
+    let git = std::env::var("HERD_GIT_BIN")
+        .ok()
+        .filter(|g| !g.is_empty())
+        .unwrap_or_else(|| "git".into());
+    let command = ssh.git_ssh_command().map_err(|e| e.message)?;
+    let cmd = herd_core::subprocess::Command::new(git, Duration::from_secs(120))
+        .args([
+            "-C",
+            &wt.source,
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            &url,
+            &refspec,
+        ])
+        .env("GIT_SSH_COMMAND", command);
+    let failed = |why: String| {
+        format!(
+            "\n\nBranch {} was not brought home from {host}: {}. It stays on {host}; fetch it by \
+             hand under another name: git -C {} fetch {url} {}:<new-branch>",
+            herd_core::escape::encode_host_value(&wt.branch, 255),
+            herd_core::escape::encode_host_value(&why, 300),
+            herd_core::escape::encode_host_value(&wt.source, 500),
+            herd_core::escape::encode_host_value(&wt.branch, 255),
+        )
+    };
+    match herd_core::subprocess::run(&cmd) {
+        Ok(out) if out.success() => Ok(()),
+        Ok(out) => Err(failed(out.stderr.text().trim().to_owned())),
+        Err(e) => Err(failed(e.to_string())),
+    }
 }
 
 /// The status of a run on another machine, from what its host last said and whether the relay

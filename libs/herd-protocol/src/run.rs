@@ -208,6 +208,19 @@ pub struct RemoteRun {
     /// The child's session file on the host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_file: Option<String>,
+    /// A worktree child's repositories: its branch is fetched back when its result comes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<RemoteWorktree>,
+}
+
+/// The repositories of a worktree child on another machine: the source repository here, the
+/// herd-owned clone on the host its base commit was pushed to, the branch and its base.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RemoteWorktree {
+    pub source: String,
+    pub clone: String,
+    pub branch: String,
+    pub base_sha: String,
 }
 
 impl RunExtra {

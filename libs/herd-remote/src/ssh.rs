@@ -224,6 +224,27 @@ impl Ssh {
         Ok(out)
     }
 
+    /// The `GIT_SSH_COMMAND` that makes git reach the host through this client (its options,
+    /// its master connection), quoted for the shell git runs it with.
+    ///
+    /// # Errors
+    ///
+    /// As [`quote::command`].
+    pub fn git_ssh_command(&self) -> Result<String, Error> {
+        let mut argv: Vec<String> = vec![self.program.to_string_lossy().into_owned()];
+        argv.extend(
+            self.options()
+                .iter()
+                .map(|o| o.to_string_lossy().into_owned()),
+        );
+        quote::command(&argv)
+    }
+
+    /// The git URL of the repository at `path` (absolute) on the host.
+    pub fn git_url(&self, path: &str) -> String {
+        format!("ssh://{}{path}", self.dest)
+    }
+
     /// Whether a master connection is up (`ssh -O check`).
     pub fn master_up(&self) -> bool {
         self.control(&["check"]).is_some_and(|o| o.success())

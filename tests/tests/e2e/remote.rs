@@ -881,3 +881,91 @@ fn twenty_concurrent_remote_children_all_launch_and_deliver_once() {
         );
     }
 }
+
+/// Runs git in `dir` with a fixed identity; returns its trimmed stdout.
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let cmd = herd_e2e::cli::within("git", Duration::from_secs(30))
+        .args([
+            "-c",
+            "user.name=Local",
+            "-c",
+            "user.email=local@example.org",
+            "-C",
+        ])
+        .arg(dir)
+        .args(args.iter().copied());
+    let out = herd_e2e::cli::try_run(&cmd);
+    assert!(out.success(), "git {args:?}:\n{out}");
+    out.stdout.trim().to_owned()
+}
+
+/// A worktree child on the host: its base commit reaches the host by git over the same ssh, its
+/// commits come home as its branch before its result; a local branch that moved meanwhile is
+/// never overwritten, and the result says so.
+#[test]
+fn a_remote_worktree_childs_branch_comes_home_and_a_moved_local_branch_is_kept() {
+    let scene = Scene::prepared();
+    let src = scene.dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    git(&src, &["init", "-q", "-b", "main"]);
+    std::fs::write(src.join("README"), "base\n").unwrap();
+    git(&src, &["add", "README"]);
+    git(&src, &["commit", "-q", "-m", "base"]);
+    let base = git(&src, &["rev-parse", "HEAD"]);
+    let script = "cat >/dev/null; echo change > child.txt && git add child.txt && \
+                  git -c user.name=Child -c user.email=child@example.org commit -q -m 'child work' \
+                  && echo committed";
+
+    let request = serde_json::json!({
+        "name": "Fixer",
+        "task": "fix it",
+        "cwd": src.display().to_string(),
+        "worktree": {"branch": "fix/x"},
+    });
+    let out = scene.spawn(&request, script);
+    assert_eq!(out.code, 0, "{out}");
+    let id = out.json()["run_id"].as_str().unwrap().to_owned();
+    let out = scene.herd("herd-watch", &["follow", "--json"], None);
+    assert_eq!(out.code, 0, "{out}");
+    let events = herd_e2e::herd::json_lines(&out.stdout);
+    let results = herd_e2e::herd::results_of(&events, &id);
+    assert_eq!(results.len(), 1, "{out}");
+    assert_eq!(results[0]["outcome"], "completed", "{}", results[0]);
+    assert_eq!(
+        git(&src, &["log", "-1", "--format=%s", "fix/x"]),
+        "child work"
+    );
+    assert_eq!(git(&src, &["rev-parse", "fix/x~1"]), base);
+
+    // A local branch of the same name that moved: kept, and the result names it.
+    git(&src, &["branch", "fix/y", "main"]);
+    git(&src, &["checkout", "-q", "fix/y"]);
+    std::fs::write(src.join("local.txt"), "local\n").unwrap();
+    git(&src, &["add", "local.txt"]);
+    git(&src, &["commit", "-q", "-m", "local work"]);
+    git(&src, &["checkout", "-q", "main"]);
+    let local_tip = git(&src, &["rev-parse", "fix/y"]);
+    let request = serde_json::json!({
+        "name": "Fixer 2",
+        "task": "fix it too",
+        "cwd": src.display().to_string(),
+        "worktree": {"branch": "fix/y", "base": base},
+    });
+    let out = scene.spawn(&request, script);
+    assert_eq!(out.code, 0, "{out}");
+    let id = out.json()["run_id"].as_str().unwrap().to_owned();
+    let out = scene.herd("herd-watch", &["follow", "--json"], None);
+    let events = herd_e2e::herd::json_lines(&out.stdout);
+    let results = herd_e2e::herd::results_of(&events, &id);
+    assert_eq!(results.len(), 1, "{out}");
+    let message = results[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("Branch fix/y was not brought home"),
+        "{message}"
+    );
+    assert_eq!(
+        git(&src, &["rev-parse", "fix/y"]),
+        local_tip,
+        "the local branch is kept"
+    );
+}
