@@ -244,11 +244,11 @@ fn bring(source: &Path, root: &Path, rel: &str, strategy: Strategy) -> Result<Ma
             Ok(Made::Done(SetupKind::Symlink))
         }
         Strategy::Hardlink => {
-            tree(source, &dest, &meta, Leaf::HardLink)?;
+            tree(source, &dest, meta.file_type(), Leaf::HardLink)?;
             Ok(Made::Done(SetupKind::Hardlink))
         }
         Strategy::Copy => {
-            tree(source, &dest, &meta, Leaf::Copy)?;
+            tree(source, &dest, meta.file_type(), Leaf::Copy)?;
             Ok(Made::Done(SetupKind::Copy))
         }
         Strategy::Reflink => {
@@ -259,7 +259,7 @@ fn bring(source: &Path, root: &Path, rel: &str, strategy: Strategy) -> Result<Ma
             if dest.symlink_metadata().is_ok() {
                 let _ = std::fs::remove_dir_all(&dest).or_else(|_| std::fs::remove_file(&dest));
             }
-            tree(source, &dest, &meta, Leaf::Copy)?;
+            tree(source, &dest, meta.file_type(), Leaf::Copy)?;
             Ok(Made::Done(SetupKind::Copy))
         }
     }
@@ -287,10 +287,10 @@ enum Leaf {
     Copy,
 }
 
-/// Recreates `source` (metadata `meta`, not followed) at `dest`: directories made with their
+/// Recreates `source` (of type `kind`, not followed) at `dest`: directories made with their
 /// mode, symlinks recreated, files hard-linked or copied; sockets, FIFOs and devices skipped.
-fn tree(source: &Path, dest: &Path, meta: &std::fs::Metadata, leaf: Leaf) -> Result<(), String> {
-    let kind = meta.file_type();
+/// The type of a directory's entries comes from the listing itself, so a file costs no `lstat`.
+fn tree(source: &Path, dest: &Path, kind: std::fs::FileType, leaf: Leaf) -> Result<(), String> {
     let fail =
         |what: &str, p: &Path, e: std::io::Error| format!("cannot {what} {}: {e}", p.display());
     if kind.is_symlink() {
@@ -301,12 +301,15 @@ fn tree(source: &Path, dest: &Path, meta: &std::fs::Metadata, leaf: Leaf) -> Res
         let entries = std::fs::read_dir(source).map_err(|e| fail("read", source, e))?;
         for entry in entries {
             let entry = entry.map_err(|e| fail("read", source, e))?;
-            let meta = entry
-                .metadata()
+            let kind = entry
+                .file_type()
                 .map_err(|e| fail("read", &entry.path(), e))?;
-            tree(&entry.path(), &dest.join(entry.file_name()), &meta, leaf)?;
+            tree(&entry.path(), &dest.join(entry.file_name()), kind, leaf)?;
         }
-        std::fs::set_permissions(dest, std::fs::Permissions::from_mode(meta.mode() & 0o7777))
+        let mode = std::fs::symlink_metadata(source)
+            .map_err(|e| fail("read", source, e))?
+            .mode();
+        std::fs::set_permissions(dest, std::fs::Permissions::from_mode(mode & 0o7777))
             .map_err(|e| fail("set the mode of", dest, e))?;
     } else if kind.is_file() {
         match leaf {
