@@ -85,9 +85,22 @@ fn setup_rows(ctx: &Ctx, files: usize, deps: usize) -> Vec<Row> {
         match made {
             Ok((fx, cleanup)) => {
                 let before = fx.digest_dependencies();
-                let hardlink = fx.setup(ctx.rounds, "hardlink", None);
-                let copy = fx.setup(ctx.rounds, "copy", None);
-                let remove = fx.setup(ctx.rounds, "hardlink", Some(&cleanup));
+                let skipped = || Err("not measured".to_owned());
+                let hardlink = if wants("worktree.setup_hardlink") {
+                    fx.setup(ctx.rounds, "hardlink", None)
+                } else {
+                    skipped()
+                };
+                let copy = if wants("worktree.setup_copy") {
+                    fx.setup(ctx.rounds, "copy", None)
+                } else {
+                    skipped()
+                };
+                let remove = if wants("worktree.setup_remove") {
+                    fx.setup(ctx.rounds, "hardlink", Some(&cleanup))
+                } else {
+                    skipped()
+                };
                 let after = fx.digest_dependencies();
                 let unchanged = |m: Result<Measured, String>| {
                     m.and_then(|m| match (&before, &after) {
