@@ -16,6 +16,7 @@ pub mod doctor;
 pub mod holders;
 pub mod inspect;
 pub mod paths;
+pub mod remote;
 pub mod remove;
 pub mod report;
 
@@ -45,9 +46,13 @@ pub struct Cli {
 pub enum Command {
     /// List managed worktrees whose source repositories lie under the session cwd.
     List {
-        /// The invoking session's cwd [default: the current directory].
+        /// The invoking session's cwd [default: the current directory; with --host, herd's
+        /// directory on the host, which holds the clones its worktree children are made from].
         #[arg(long, value_name = "DIR")]
         session_cwd: Option<PathBuf>,
+        /// List on this prepared host, by the host's own herd-cleanup (`herd-launch host add`).
+        #[arg(long, value_name = "HOST")]
+        host: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -57,8 +62,12 @@ pub enum Command {
         /// Commit uncommitted work as a WIP commit first.
         #[arg(long)]
         preserve: bool,
+        /// The invoking session's cwd [default: as for list].
         #[arg(long, value_name = "DIR")]
         session_cwd: Option<PathBuf>,
+        /// Remove on this prepared host, by the host's own herd-cleanup, under the same rules.
+        #[arg(long, value_name = "HOST")]
+        host: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -89,7 +98,34 @@ pub fn main_impl(args: impl IntoIterator<Item = OsString>) -> ExitCode {
 }
 
 pub fn run(cli: Cli) -> Result<Output, Error> {
+    let json = cli.json();
     match cli.command {
+        Command::List {
+            session_cwd,
+            host: Some(host),
+            ..
+        } => {
+            let artifacts = cli.artifacts.resolve()?;
+            let cwd = host_path(session_cwd.as_deref())?;
+            remote::run(&host, artifacts.root(), &["list"], cwd.as_deref(), json)
+        }
+        Command::Remove {
+            target,
+            preserve,
+            session_cwd,
+            host: Some(host),
+            ..
+        } => {
+            let artifacts = cli.artifacts.resolve()?;
+            let cwd = host_path(session_cwd.as_deref())?;
+            let mut args = vec!["remove"];
+            if preserve {
+                args.push("--preserve");
+            }
+            // The target is the host's (a path there, a branch, a workspace id), after `--`.
+            args.extend(["--", target.as_str()]);
+            remote::run(&host, artifacts.root(), &args, cwd.as_deref(), json)
+        }
         Command::List { session_cwd, .. } => {
             let mut ctx = context(&cli.artifacts, session_cwd)?;
             let (entries, warnings) = list(&mut ctx)?;
@@ -125,6 +161,16 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             Ok(Output::ok(&report, doctor::human(&report)).with_exit(exit))
         }
     }
+}
+
+/// A `--session-cwd` given with `--host`: a path on the host, as text.
+fn host_path(dir: Option<&std::path::Path>) -> Result<Option<String>, Error> {
+    dir.map(|d| {
+        d.to_str().map(str::to_owned).ok_or_else(|| {
+            Error::invalid("--session-cwd", "a directory on a host must be valid UTF-8")
+        })
+    })
+    .transpose()
 }
 
 /// The tools and scope of a `list` or `remove`.

@@ -969,3 +969,126 @@ fn a_remote_worktree_childs_branch_comes_home_and_a_moved_local_branch_is_kept()
         "the local branch is kept"
     );
 }
+
+/// The managed worktree entries of a `herd-cleanup list --json` document, by branch.
+fn listed<'d>(doc: &'d Value, branch: &str) -> Option<&'d Value> {
+    doc["worktrees"]
+        .as_array()?
+        .iter()
+        .find(|e| e["branch"] == branch)
+}
+
+/// `herd-cleanup list/remove --host` run the host's own herd-cleanup: a remote worktree child's
+/// checkout is listed there and removed once its result is home; a checkout with an uncommitted
+/// change is refused there; an unknown or unreachable host changes nothing.
+#[test]
+fn cleanup_on_a_host_lists_and_removes_its_worktrees_under_the_hosts_rules() {
+    let scene = Scene::prepared();
+    let src = scene.dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    git(&src, &["init", "-q", "-b", "main"]);
+    std::fs::write(src.join("README"), "base\n").unwrap();
+    git(&src, &["add", "README"]);
+    git(&src, &["commit", "-q", "-m", "base"]);
+    let committed = "cat >/dev/null; echo change > child.txt && git add child.txt && \
+                     git -c user.name=Child -c user.email=child@example.org commit -q -m 'child \
+                     work' && echo committed";
+    let dirty = "cat >/dev/null; echo more >> README && echo left a change";
+    let mut ids = Vec::new();
+    for (name, branch, script) in [("Fixer", "fix/x", committed), ("Dirty", "fix/d", dirty)] {
+        let request = serde_json::json!({
+            "name": name,
+            "task": "fix it",
+            "cwd": src.display().to_string(),
+            "worktree": {"branch": branch},
+        });
+        let out = scene.spawn(&request, script);
+        assert_eq!(out.code, 0, "{out}");
+        ids.push(out.json()["run_id"].as_str().unwrap().to_owned());
+    }
+    // Both results home (the branch fetched back first).
+    let out = scene.herd("herd-watch", &["follow", "--json"], None);
+    assert_eq!(out.code, 0, "{out}");
+    let events = herd_e2e::herd::json_lines(&out.stdout);
+    for id in &ids {
+        assert_eq!(herd_e2e::herd::results_of(&events, id).len(), 1, "{out}");
+    }
+    assert_eq!(
+        git(&src, &["log", "-1", "--format=%s", "fix/x"]),
+        "child work"
+    );
+
+    // Listed on the host, by the host's herd, with the host named.
+    let out = scene.herd("herd-cleanup", &["list", "--host", ALIAS, "--json"], None);
+    assert_eq!(out.code, 0, "{out}");
+    let doc = out.json();
+    assert_eq!(doc["host"], ALIAS, "{doc}");
+    let fixed = listed(&doc, "fix/x").unwrap_or_else(|| panic!("fix/x is listed: {doc}"));
+    assert_eq!(fixed["classification"], "eligible", "{fixed}");
+    let fixed_path = fixed["path"].as_str().unwrap().to_owned();
+    assert!(
+        fixed_path.starts_with(&scene.remote.remote_home().display().to_string()),
+        "the path is the host's: {fixed_path}"
+    );
+    let held = listed(&doc, "fix/d").unwrap_or_else(|| panic!("fix/d is listed: {doc}"));
+    assert_eq!(held["classification"], "blocked", "{held}");
+    let held_path = held["path"].as_str().unwrap().to_owned();
+    let out = scene.herd("herd-cleanup", &["list", "--host", ALIAS], None);
+    assert_eq!(out.code, 0, "{out}");
+    assert!(out.stdout.starts_with(&format!("on {ALIAS}:")), "{out}");
+    assert!(out.stdout.contains("fix/x"), "{out}");
+
+    // An unknown host is refused before any connection; an unreachable one changes nothing.
+    let out = scene.herd(
+        "herd-cleanup",
+        &["remove", &fixed_path, "--host", "nosuch", "--json"],
+        None,
+    );
+    assert_eq!(out.code, 2, "{out}");
+    assert!(out.text().contains("herd-launch host add nosuch"), "{out}");
+    scene.remote.stop();
+    let out = scene.herd(
+        "herd-cleanup",
+        &["remove", &fixed_path, "--host", ALIAS],
+        None,
+    );
+    assert_eq!(out.code, 4, "{out}");
+    assert!(out.text().contains("nothing was changed"), "{out}");
+    scene.remote.restart();
+    assert!(scene.remote.local_path(&fixed_path).is_dir());
+
+    // The uncommitted change is refused on the host; the checkout stays.
+    let out = scene.herd(
+        "herd-cleanup",
+        &["remove", &held_path, "--host", ALIAS, "--json"],
+        None,
+    );
+    assert_eq!(out.code, 1, "{out}");
+    let doc = out.json();
+    assert_eq!(doc["outcome"], "blocked", "{doc}");
+    assert_eq!(doc["host"], ALIAS, "{doc}");
+    assert!(
+        doc["blockers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["code"] == "dirty"),
+        "{doc}"
+    );
+    assert!(scene.remote.local_path(&held_path).is_dir());
+
+    // The child whose result is home: removed there.
+    let out = scene.herd(
+        "herd-cleanup",
+        &["remove", &fixed_path, "--host", ALIAS, "--json"],
+        None,
+    );
+    assert_eq!(out.code, 0, "{out}");
+    assert_eq!(out.json()["outcome"], "removed", "{out}");
+    assert!(!scene.remote.local_path(&fixed_path).exists());
+    assert_eq!(
+        git(&src, &["log", "-1", "--format=%s", "fix/x"]),
+        "child work",
+        "the branch fetched home stays"
+    );
+}
