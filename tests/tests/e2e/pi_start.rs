@@ -178,3 +178,36 @@ fn a_child_launched_without_a_parent_session_keeps_a_private_transcript() {
         "{messages:#?}"
     );
 }
+
+#[test]
+fn in_a_child_worktree_remove_says_removal_is_the_parents_and_hands_nothing_off() {
+    let model = ModelServer::start(Script::new().step(Text("unused")));
+    let env = PiEnv::new(&model);
+    let scratch = tempfile::tempdir().unwrap();
+    let art = scratch.path().join("art");
+    std::fs::create_dir_all(art.join("subagent-activity")).unwrap();
+    let activity = art.join("subagent-activity/c1.json");
+    let session = env.session_path("child");
+    // A Pi that herd launched as a child: the protocol's variables name its run and files.
+    let mut child = PiRpc::start_with(
+        &env,
+        &session,
+        "fake-model",
+        &[
+            ("PI_SUBAGENT_ID", "c1".as_ref()),
+            ("PI_SUBAGENT_NAME", "Worker".as_ref()),
+            ("PI_SUBAGENT_ACTIVITY_FILE", activity.as_os_str()),
+        ],
+        &["--herd-surface", "tmux"],
+    );
+    child.prompt("/worktree remove feature-x");
+    let notice = child.wait_event("the /worktree notice", |e| {
+        e["type"] == "extension_ui_request" && e["method"] == "notify"
+    });
+    let text = notice["message"].as_str().unwrap();
+    assert!(text.contains("belongs to the parent session"), "{notice:#}");
+    // Not a handoff to a branch named `remove`: nothing was launched.
+    assert!(!art.join("handoffs").exists(), "a handoff was started");
+    assert!(model.requests().is_empty(), "the command reached the model");
+    assert!(child.close().success());
+}
