@@ -66,7 +66,7 @@ pub struct Cli {
 }
 
 /// Every row id, in the order of the table.
-pub const ROW_IDS: [&str; 19] = [
+pub const ROW_IDS: [&str; 23] = [
     "accept.check",
     "accept.reap",
     "worktree.inspect",
@@ -86,6 +86,10 @@ pub const ROW_IDS: [&str; 19] = [
     "watch.result_latency",
     crate::bench_history::STATUS_ID,
     crate::bench_history::WAIT_ID,
+    crate::bench_remote::ROWS[0],
+    crate::bench_remote::ROWS[1],
+    crate::bench_remote::ROWS[2],
+    crate::bench_remote::ROWS[3],
 ];
 
 /// What `--only` names: a whole component or one row of it.
@@ -99,7 +103,7 @@ fn parse_only(value: &str) -> Result<Only, String> {
     let component = |name: &str| {
         Component::from_str(name, false).map_err(|_| {
             format!(
-                "`{value}` is neither a component (accept, worktree, cleanup, launch, watch) nor a row"
+                "`{value}` is neither a component (accept, worktree, cleanup, launch, watch, remote) nor a row"
             )
         })
     };
@@ -125,16 +129,18 @@ pub enum Component {
     Cleanup,
     Launch,
     Watch,
+    Remote,
 }
 
 impl Component {
     /// In the order of the table.
-    const ALL: [Component; 5] = [
+    const ALL: [Component; 6] = [
         Component::Accept,
         Component::Worktree,
         Component::Cleanup,
         Component::Launch,
         Component::Watch,
+        Component::Remote,
     ];
 
     /// The release binaries the component's rows time.
@@ -147,6 +153,8 @@ impl Component {
             Component::Worktree => &["herd-worktree", "herd-cleanup"],
             Component::Launch => &["herd-launch"],
             Component::Watch => &["herd-launch", "herd-watch"],
+            // `host add` copies all six to the host.
+            Component::Remote => &herd_e2e::BINARIES,
         }
     }
 }
@@ -494,6 +502,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 rows.extend(crate::bench_history::rows(&ctx));
                 rows
             }
+            Component::Remote => crate::bench_remote::rows(&ctx),
         };
         // Rows measured together with a wanted one, but not asked for, are left out.
         let rows = rows.into_iter().filter(|r| ctx.wants(r.id)).collect();
@@ -518,6 +527,7 @@ fn component_name(c: Component) -> &'static str {
         Component::Worktree => "herd-worktree",
         Component::Launch => "herd-launch",
         Component::Watch => "herd-watch",
+        Component::Remote => "herd-remote",
     }
 }
 

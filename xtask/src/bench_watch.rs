@@ -408,7 +408,7 @@ fn stop_children(children: &[Child]) {
 }
 
 /// Clock ticks per second, the unit of `/proc/<pid>/stat` times.
-fn clock_ticks() -> Result<f64, String> {
+pub(crate) fn clock_ticks() -> Result<f64, String> {
     // SAFETY: sysconf reads a system constant; it has no memory-safety preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if ticks > 0 {
@@ -420,7 +420,7 @@ fn clock_ticks() -> Result<f64, String> {
 
 /// utime + stime + cutime + cstime of `pid`, in clock ticks: its own CPU and that of the
 /// children it waited for.
-fn cpu_ticks(pid: u32) -> Result<u64, String> {
+pub(crate) fn cpu_ticks(pid: u32) -> Result<u64, String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map_err(|e| format!("cannot read the CPU time of process {pid}: {e}"))?;
     parse_cpu_ticks(&stat).ok_or_else(|| format!("malformed /proc/{pid}/stat"))
