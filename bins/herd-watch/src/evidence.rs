@@ -73,26 +73,9 @@ pub fn provider_error_text(raw: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// Finds the last shell sentinel `__SUBAGENT_DONE_<code>__` in `text` and returns its code.
-pub fn find_sentinel(text: &str) -> Option<i32> {
-    const PREFIX: &str = "__SUBAGENT_DONE_";
-    let mut found = None;
-    let mut rest = text;
-    while let Some(idx) = rest.find(PREFIX) {
-        let after = &rest[idx + PREFIX.len()..];
-        let digits_len = after
-            .bytes()
-            .take_while(|b| b.is_ascii_digit() || *b == b'-')
-            .count();
-        if digits_len > 0 && after[digits_len..].starts_with("__") {
-            if let Ok(code) = after[..digits_len].parse::<i32>() {
-                found = Some(code);
-            }
-        }
-        rest = after;
-    }
-    found
-}
+/// The last shell sentinel `__SUBAGENT_DONE_<code>__` in a text: the surface's reading, which the
+/// proof of a live child uses too.
+pub use herd_surface::find_sentinel;
 
 /// What the end of a Pi session says about the run.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -448,17 +431,6 @@ mod tests {
         assert_eq!(summary.last_text.as_deref(), Some("DONE: searched"));
         assert_eq!(summary.stop_reason.as_deref(), Some("toolUse"));
         assert_eq!(classify_no_progress(text), NoProgress::Generic);
-    }
-
-    #[test]
-    fn sentinel_takes_the_last_complete_marker() {
-        assert_eq!(find_sentinel("x\n__SUBAGENT_DONE_0__\n"), Some(0));
-        assert_eq!(
-            find_sentinel("__SUBAGENT_DONE_1__ then __SUBAGENT_DONE_143__"),
-            Some(143)
-        );
-        assert_eq!(find_sentinel("__SUBAGENT_DONE_12"), None);
-        assert_eq!(find_sentinel("echo __SUBAGENT_DONE_$?__"), None);
     }
 
     #[test]

@@ -272,5 +272,6 @@ mod tests {
         );
         assert_eq!(find_sentinel("__SUBAGENT_DONE_12"), None);
         assert_eq!(find_sentinel("echo __SUBAGENT_DONE_${rc}__"), None);
+        assert_eq!(find_sentinel("echo __SUBAGENT_DONE_$?__"), None);
     }
 }
