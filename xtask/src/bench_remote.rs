@@ -6,8 +6,11 @@
 //!   acknowledgement, against a local spawn of the same child plus `ssh … host true` over the
 //!   same master connection, interleaved round by round.
 //! - `remote.result_latency`: a remote child blocked reading a FIFO is released (the bench
-//!   writes the FIFO, the child exits) and timed until the local `herd-watch follow --json
-//!   --forever` prints its result; the 95th percentile (nearest rank).
+//!   writes the FIFO; the child writes its completion sidecar as Pi's child extension does and
+//!   exits) and timed until the local `herd-watch follow --json --forever` prints its result;
+//!   the 95th percentile (nearest rank). A child that leaves no sidecar (a bare exec child) is
+//!   settled on its exit after the supervisor's 500 ms grace for a late sidecar, locally as on a
+//!   host.
 //! - `remote.concurrent`: 20 remote children launched at once (one master connection) and
 //!   delivered by one `herd-watch follow --json`, wall time, against the same locally; every
 //!   result must be delivered once.
@@ -274,7 +277,13 @@ impl Bench {
         for i in 0..n {
             let fifo = format!("go-{i}");
             make_fifo(&self.remote.home().join(&fifo))?;
-            let script = format!("cat >/dev/null; cat \"$HOME/{fifo}\" >/dev/null");
+            // Released, it writes its completion sidecar as Pi's child extension does
+            // (temporary file, rename), then exits.
+            let script = format!(
+                "cat >/dev/null; cat \"$HOME/{fifo}\" >/dev/null; \
+                 printf '{{\"type\":\"done\"}}' > \"$PI_SUBAGENT_SESSION.exit.tmp\" && \
+                 mv \"$PI_SUBAGENT_SESSION.exit.tmp\" \"$PI_SUBAGENT_SESSION.exit\""
+            );
             let (_, doc) = spawn_once(&self.remote_spawn(&art, &format!("lat {i}"), &script))?;
             let id = doc["run_id"].as_str().ok_or("no run id")?.to_owned();
             runs.push((id, self.remote.home().join(&fifo)));
@@ -407,10 +416,17 @@ impl Bench {
             }
             let poller = start_poller(self.scratch.root(), &art, window.as_secs())
                 .ok_or("the polling baseline did not start")?;
-            let before = ticks_of(&marks);
+            let each = |pids: &[u32]| -> Vec<u64> {
+                pids.iter()
+                    .map(|pid| crate::bench_watch::cpu_ticks(*pid).unwrap_or_default())
+                    .collect()
+            };
+            let first = each(&marks);
             let started = Instant::now();
             std::thread::sleep(window);
-            let after = ticks_of(&marks);
+            let last = each(&marks);
+            let before: u64 = first.iter().sum();
+            let after: u64 = last.iter().sum();
             let wall = started.elapsed();
             let hz = clock_ticks()?;
             let used = after.saturating_sub(before) as f64 / hz / wall.as_secs_f64() * 100.0;
@@ -420,11 +436,18 @@ impl Bench {
                     "1 s stat poll of the local records",
                     Quantity::percent_core(baseline),
                 )
-                .note(format!(
-                    "{} processes: the local follower, the relay, its ssh client and the host's \
-                     follower",
-                    marks.len()
-                )))
+                .note({
+                    let parts: Vec<String> = marks
+                        .iter()
+                        .zip(first.iter().zip(&last))
+                        .map(|(pid, (a, b))| {
+                            let share =
+                                b.saturating_sub(*a) as f64 / hz / wall.as_secs_f64() * 100.0;
+                            format!("{} {share:.3} %", role(*pid))
+                        })
+                        .collect();
+                    format!("by process: {}", parts.join(", "))
+                }))
         })();
         self.stop_watchers(follow, &art);
         result
@@ -559,10 +582,24 @@ fn relay_pid(art: &Path) -> Option<u32> {
         .and_then(|l| l.split_whitespace().nth(4)?.parse().ok())
 }
 
-fn ticks_of(pids: &[u32]) -> u64 {
-    pids.iter()
-        .filter_map(|pid| crate::bench_watch::cpu_ticks(*pid).ok())
-        .sum()
+/// What a watching process is, from its command line.
+fn role(pid: u32) -> &'static str {
+    let line = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let line = String::from_utf8_lossy(&line).replace('\0', " ");
+    let program = line
+        .split(' ')
+        .next()
+        .and_then(|w| w.rsplit('/').next())
+        .unwrap_or("");
+    if program == "ssh" {
+        "ssh client"
+    } else if line.contains(" relay ") {
+        "relay"
+    } else if line.contains("--ack") {
+        "host follower"
+    } else {
+        "local follower"
+    }
 }
 
 fn clock_ticks() -> Result<f64, String> {
