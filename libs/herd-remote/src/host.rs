@@ -323,10 +323,10 @@ mod tests {
     #[test]
     fn the_artifacts_of_a_local_directory_are_one_private_directory_under_the_remote_home() {
         let r = record();
-        let a = r.artifacts_for(Path::new("/work/a"));
+        let a = r.artifacts_for(Path::new("/home/u/project-a"));
         assert!(a.starts_with("/home/me/.herd/artifacts/"), "{a}");
-        assert_eq!(a, r.artifacts_for(Path::new("/work/a")));
-        assert_ne!(a, r.artifacts_for(Path::new("/work/b")));
+        assert_eq!(a, r.artifacts_for(Path::new("/home/u/project-a")));
+        assert_ne!(a, r.artifacts_for(Path::new("/home/u/project-b")));
     }
 
     #[test]
