@@ -323,22 +323,34 @@ impl Fixture {
     /// Times one `herd-worktree create`, then removes its checkout and branch, untimed.
     fn create_with_herd(&self, round: usize) -> Result<Duration, String> {
         let branch = format!("bench/herd-{round}");
-        let herd = self
-            .command(&self.bin)
+        let (took, path) =
+            self.timed_create(self.command(&self.bin), &branch, &format!("bench-{round}"))?;
+        self.remove(&path, &branch)?;
+        Ok(took)
+    }
+
+    /// Times `herd-worktree create` of `branch` for run `run_id` by `base` (a command of this
+    /// bench's environment); returns the time and the new checkout's path.
+    fn timed_create(
+        &self,
+        base: Command,
+        branch: &str,
+        run_id: &str,
+    ) -> Result<(Duration, PathBuf), String> {
+        let create = base
             .arg("--artifacts")
             .arg(self.root.join("artifacts"))
-            .args(["create", "--surface", "git", "--json", "--branch", &branch])
-            .args(["--run-id", &format!("bench-{round}"), "--cwd"])
+            .args(["create", "--surface", "git", "--json", "--branch", branch])
+            .args(["--run-id", run_id, "--cwd"])
             .arg(&self.repo);
-        let (took, out) = timed(&herd)?;
+        let (took, out) = timed(&create)?;
         let doc: Value = serde_json::from_slice(&out.stdout.bytes)
             .map_err(|e| format!("herd-worktree create printed no JSON: {e}"))?;
         let path = doc["path"]
             .as_str()
             .map(PathBuf::from)
             .ok_or("herd-worktree create named no path")?;
-        self.remove(&path, &branch)?;
-        Ok(took)
+        Ok((took, path))
     }
 
     /// Times one `git worktree add -b`, then removes its checkout and branch, untimed.
@@ -457,24 +469,15 @@ impl Fixture {
         };
         for round in 0..=rounds {
             let branch = format!("bench/setup-{tag}-{round}");
-            let herd_create = self
-                .setup_command(&self.bin)
-                .arg("--artifacts")
-                .arg(self.root.join("artifacts"))
-                .args(["create", "--surface", "git", "--json", "--branch", &branch])
-                .args(["--run-id", &format!("setup-{tag}-{round}"), "--cwd"])
-                .arg(&self.repo);
-            let (created_in, out) = timed(&herd_create)?;
-            let doc: Value = serde_json::from_slice(&out.stdout.bytes)
-                .map_err(|e| format!("herd-worktree create printed no JSON: {e}"))?;
-            let path = doc["path"]
-                .as_str()
-                .map(PathBuf::from)
-                .ok_or("herd-worktree create named no path")?;
+            let (created_in, path) = self.timed_create(
+                self.setup_command(&self.bin),
+                &branch,
+                &format!("setup-{tag}-{round}"),
+            )?;
             if !path.join("node_modules").is_dir() {
                 return Err(format!(
-                    "setup brought no node_modules: {}",
-                    out.stdout.text()
+                    "setup brought no node_modules into {}",
+                    path.display()
                 ));
             }
             let herd_took = match cleanup {
