@@ -112,6 +112,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Append standard input to a background command's log, keeping the log bounded (started
+    /// by create with each background command, its output piped in).
+    #[command(hide = true)]
+    BackgroundLog {
+        #[arg(long, value_name = "LOG")]
+        path: PathBuf,
+    },
 }
 
 impl Cli {
@@ -122,6 +129,7 @@ impl Cli {
             | Command::Show { json, .. }
             | Command::List { json, .. }
             | Command::Trust { json, .. } => *json,
+            Command::BackgroundLog { .. } => false,
         }
     }
 }
@@ -189,6 +197,21 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             Ok(Output::ok(manifest.to_json(), show_human(&manifest)))
         }
         Command::Trust { cwd, json: _ } => trust(cwd),
+        Command::BackgroundLog { path } => {
+            setup::log::append_bounded(
+                &mut std::io::stdin().lock(),
+                &path,
+                setup::log::BACKGROUND_LOG_CAP,
+                setup::log::BACKGROUND_LOG_KEEP,
+            )
+            .map_err(|e| {
+                Error::new(
+                    herd_core::ErrorCode::Unavailable,
+                    format!("cannot write {}: {e}", path.display()),
+                )
+            })?;
+            Ok(Output::streamed(exit::SUCCESS))
+        }
         Command::List { cwd, json: _ } => {
             let cwd = match cwd {
                 Some(cwd) => cwd,

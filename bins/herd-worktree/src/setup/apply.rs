@@ -419,14 +419,36 @@ fn append_log(path: &Path, text: &str) -> Result<(), Error> {
     })
 }
 
+/// How a background command is started: `sh -c COMMAND` with its stdout and stderr piped into
+/// `herd-worktree background-log`, which keeps `logs/<id>.background.log` bounded
+/// ([`super::log`]). The outer shell leads the session and the process group of both.
+const BACKGROUND_SCRIPT: &str = r#"sh -c "$1" 2>&1 | "$2" background-log --path "$3""#;
+
 /// Starts a background command detached in the worktree, its output appended to
-/// `logs/<id>.background.log`; returns at once.
+/// `logs/<id>.background.log` through the bounded writer; returns at once.
 fn start_background(item: &CommandItem, env: &CommandEnv) -> Result<u32, Error> {
     if let Some(dir) = env.background_log.parent() {
         herd_core::sidecar::ensure_private_dir(dir)?;
     }
+    let writer = subprocess::sibling_binary("herd-worktree");
+    if !writer.is_file() {
+        return Err(Error::new(
+            ErrorCode::Unavailable,
+            format!(
+                "cannot find {}, which keeps its log bounded",
+                writer.display()
+            ),
+        ));
+    }
     let mut cmd = Detached::new("sh", &env.background_log, &env.background_log)
-        .args(["-c", item.command.as_str()])
+        .args([
+            OsString::from("-c"),
+            BACKGROUND_SCRIPT.into(),
+            "herd-background".into(),
+            item.command.as_str().into(),
+            writer.into(),
+            env.background_log.clone().into(),
+        ])
         .cwd(&env.worktree);
     for (k, v) in env.vars() {
         cmd = cmd.env(k, v);

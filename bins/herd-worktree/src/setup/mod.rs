@@ -13,6 +13,7 @@
 
 pub mod apply;
 pub mod config;
+pub mod log;
 pub mod port;
 pub mod trust;
 

@@ -508,6 +508,59 @@ fn background_commands_start_beside_and_never_delay() {
     stop_group(pid);
 }
 
+#[test]
+fn chatty_background_commands_cannot_grow_their_log_past_the_bound() {
+    // Two background commands flood one log at once, far past its bound, then say they are
+    // done; the log never holds more than the bound, and keeps the end.
+    let w = World::new();
+    let flood = |name: &str| {
+        format!(
+            "i=0; while [ $i -lt 40 ]; do head -c 100000 /dev/zero | tr '\\\\0' {name} | fold -w 99; i=$((i+1)); done; echo {name}-done"
+        )
+    };
+    let repo = setup_repo(
+        &w,
+        &format!("background = [\"{}\", \"{}\"]\n", flood("a"), flood("b")),
+    );
+    approve(&w, &repo);
+    let run = create(&w, &repo, "feat", "r1", &trusted());
+    assert_eq!(run.code, 0, "{run:?}");
+    let pids: Vec<u32> = manifest(&w, "r1")["setup"]["backgroundPids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| u32::try_from(p.as_u64().unwrap()).unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    let log = w.sb.path().join("artifacts/logs/r1.background.log");
+    let cap = herd_worktree::setup::log::BACKGROUND_LOG_CAP;
+    let mut most = 0;
+    herd_e2e::wait::wait_for(
+        "both background commands to finish",
+        Duration::from_secs(120),
+        || {
+            most = most.max(std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0));
+            pids.iter()
+                .all(|pid| !herd_e2e::proc::process_alive(*pid))
+                .then_some(())
+        },
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    most = most.max(text.len() as u64);
+    // 8 MB were written.
+    assert!(most <= cap, "the log reached {most} bytes, past {cap}");
+    assert!(
+        text.starts_with("[herd: "),
+        "{}",
+        &text[..200.min(text.len())]
+    );
+    assert!(
+        text.ends_with("a-done\n") || text.ends_with("b-done\n"),
+        "the end is kept: {:?}",
+        &text[text.len().saturating_sub(200)..]
+    );
+}
+
 /// Stops the background command's process group (it leads its own session).
 fn stop_group(pid: u64) {
     let pid = u32::try_from(pid).expect("a PID");
