@@ -15,7 +15,8 @@
  *   turn, the last 4,000 characters of a failure fed back for another turn, at most `maxRetries`
  *   times, and the count of checks run in `<session>.accept-tries.json` (`src/child/accept.ts`);
  * - an auto-exit child that launched children of its own stays open until each has delivered
- *   (`src/child/own-children.ts`);
+ *   (`src/child/own-children.ts`), a Pi Herd worker's result with seed 000's envelope and details
+ *   (`src/shared/piherd-result.ts`);
  * - the persistent inbox (§1.11): tasks and stop directives from `<session>.task-inbox.*.json`,
  *   task events in `<session>.tasks` (`src/child/inbox.ts`);
  * - `PI_DENY_TOOLS`: denied tools are removed from the session;
@@ -33,12 +34,15 @@ import { Activity } from "./src/child/activity.ts";
 import { readConfig } from "./src/child/config.ts";
 import { Inbox } from "./src/child/inbox.ts";
 import { type Answer, lastAnswer, sessionLastAnswer } from "./src/child/messages.ts";
-import { HOLD_CHILD_MS, OwnChildren } from "./src/child/own-children.ts";
+import { HOLD_CHILD_MS, type OwnResult, OwnChildren } from "./src/child/own-children.ts";
 import { type SettlementAction, type SettlementEvent, type SettlementState, step, unsettled } from "./src/child/settlement.ts";
 import { appendTaskEvent, type Completion, ExitSidecar, type TaskEventType, writeAcceptTries } from "./src/child/sidecars.ts";
 import { registerChildTools, registerOutsideHerd } from "./src/child/tools.ts";
 import { drawToolsWidget } from "./src/child/widget.ts";
+import { registryWindow } from "./src/shared/piherd-result.ts";
 
+/** The custom message of a Pi Herd worker's result, the type the parent extension delivers. */
+const RESULT_TYPE = "subagent_result";
 /** What a quit in print mode allows each turn of an auto-exit child's settlement. */
 const SETTLE_TURN_MS = 30 * 60 * 1000;
 /** How often a quit in print mode looks whether the settlement is done. */
@@ -194,15 +198,19 @@ export default function herdChild(pi: ExtensionAPI): void {
 	const settles = config.autoExit && !config.persistent;
 	let settlement: SettlementState = { kind: "idle" };
 	/** Results of this child's own children not yet given to it, oldest first. */
-	const results: string[] = [];
+	const results: OwnResult[] = [];
 	/** How many accept checks ran. */
 	let checkTries = 0;
 	/** What the last failed check tells the child. */
 	let checkFeedback = "";
-	const ownChildren = new OwnChildren(config, (text) => {
-		results.push(text);
-		void settle({ type: "result-arrived", terminating, idle: idleCtx?.isIdle() !== false }, idleCtx);
-	});
+	const ownChildren = new OwnChildren(
+		config,
+		(result) => {
+			results.push(result);
+			void settle({ type: "result-arrived", terminating, idle: idleCtx?.isIdle() !== false }, idleCtx);
+		},
+		(provider, model) => registryWindow(idleCtx?.modelRegistry, provider, model),
+	);
 
 	/**
 	 * Feeds `event` to the settlement and does what it says. The `agent_end` handler awaits it, so
@@ -224,8 +232,8 @@ export default function herdChild(pi: ExtensionAPI): void {
 				else exit.write(action.completion);
 				return;
 			case "deliver": {
-				const text = results.shift();
-				if (text !== undefined) startTurn(text);
+				const result = results.shift();
+				if (result !== undefined) startTurn(result);
 				return;
 			}
 			case "check":
@@ -237,10 +245,20 @@ export default function herdChild(pi: ExtensionAPI): void {
 		}
 	}
 
-	/** Starts a turn with `text`, a result of an own child. */
-	function startTurn(text: string): void {
+	/**
+	 * Starts a turn with a result of an own child: herd's message as the child's input, or a Pi
+	 * Herd worker's result as the custom message a top-level owner receives, with its details.
+	 */
+	function startTurn(result: OwnResult): void {
 		activity.record("input", (a) => a.setAgent(true));
-		pi.sendUserMessage(text, { deliverAs: "followUp" });
+		if (result.details) {
+			pi.sendMessage(
+				{ customType: RESULT_TYPE, content: result.text, display: true, details: result.details },
+				{ triggerTurn: true, deliverAs: "followUp" },
+			);
+		} else {
+			pi.sendUserMessage(result.text, { deliverAs: "followUp" });
+		}
 	}
 
 	/** Runs the accept check once and feeds its verdict back. */

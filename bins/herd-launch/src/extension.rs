@@ -1,6 +1,6 @@
 //! The Pi child extension (`extension/` of this repository: the entry `herd-child.ts` and the
-//! modules under `src/child/` it imports), shipped inside the binary and installed into the
-//! artifacts directory for `pi -e`.
+//! modules under `src/child/` and `src/shared/` it imports), shipped inside the binary and
+//! installed into the artifacts directory for `pi -e`.
 //!
 //! The files go into a content-addressed directory (`extension/herd-child-<sha256 prefix>/`), each
 //! created once and the entry last, so concurrent launches share them, an entry that exists has
@@ -67,6 +67,15 @@ pub const FILES: &[(&str, &str)] = &[
     (
         "src/child/widget.ts",
         include_str!("../../../extension/src/child/widget.ts"),
+    ),
+    // The Pi Herd face's worker files and result envelope, which the parent extension uses too.
+    (
+        "src/shared/piherd-records.ts",
+        include_str!("../../../extension/src/shared/piherd-records.ts"),
+    ),
+    (
+        "src/shared/piherd-result.ts",
+        include_str!("../../../extension/src/shared/piherd-result.ts"),
     ),
     // The formats' types, which the modules above import (types only).
     (
@@ -167,6 +176,7 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../extension");
         let mut found = vec!["herd-child.ts".to_owned()];
         sources(&root, &root.join("src/child"), &mut found);
+        sources(&root, &root.join("src/shared"), &mut found);
         sources(&root, &root.join("src/generated"), &mut found);
         found.sort();
         let mut shipped: Vec<String> = FILES.iter().map(|(p, _)| (*p).to_owned()).collect();

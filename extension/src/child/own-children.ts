@@ -3,14 +3,27 @@
  * (seed 003, children that launch children): it finds them in the run records, waits for each
  * with `herd-watch wait --json` (which supervises it, settles it and delivers its result exactly
  * once), and hands every result, or why there is none, to the settlement as a turn.
+ *
+ * A managed parent that assigned its workers through the Pi Herd face (seed 000's `subagent`)
+ * receives each of their results as its own owner receives its own: with seed 000's envelope and
+ * completion details (`shared/piherd-result.ts`, the decoration the parent extension's delivery
+ * uses too), whenever a worker file of this run claims the result's run.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 
 import { RUN_ID_PATTERN } from "../generated/protocol.ts";
+import { type WindowOf, decorate } from "../shared/piherd-result.ts";
 import type { ChildConfig } from "./config.ts";
-import { parseObject, readSmall, stringAt } from "./files.ts";
+import { isObject, parseObject, readSmall, stringAt } from "./files.ts";
 import { herdProgram, killGroup, runProgram } from "./programs.ts";
+
+/** What an own child's end gives the child: herd's message, or a Pi Herd worker's result. */
+export interface OwnResult {
+	readonly text: string;
+	/** The details of a Pi Herd worker's result (`piHerd` and herd's own), for a custom message. */
+	readonly details?: { readonly [key: string]: unknown };
+}
 
 /** The longest an auto-exit child is held open for one child of its own to deliver. */
 export const HOLD_CHILD_MS = 2 * 60 * 60 * 1000;
@@ -74,10 +87,14 @@ export class OwnChildren {
 	/** Own children already waited for, so each result is given once. */
 	private readonly seen = new Set<string>();
 
-	/** `deliver` receives each result (or why there is none), once per own child. */
+	/**
+	 * `deliver` receives each result (or why there is none), once per own child; `windowOf` knows
+	 * the context window of a worker's model, for a Pi Herd result's context usage.
+	 */
 	constructor(
 		private readonly config: ChildConfig,
-		private readonly deliver: (text: string) => void,
+		private readonly deliver: (result: OwnResult) => void,
+		private readonly windowOf?: WindowOf,
 	) {}
 
 	/** How many own children are still being waited for. */
@@ -119,9 +136,10 @@ export class OwnChildren {
 		}).then((run) => {
 			clearTimeout(timer);
 			this.watchers.delete(key);
-			const message = stringAt(parseObject(run.stdout), "message");
-			if (message !== undefined) {
-				this.deliver(message);
+			const doc = parseObject(run.stdout);
+			const message = stringAt(doc, "message");
+			if (doc && message !== undefined) {
+				this.deliver(this.result(own, doc, message));
 				return;
 			}
 			const reason = timedOut
@@ -129,9 +147,18 @@ export class OwnChildren {
 				: run.error !== undefined
 					? `no result (${run.error})`
 					: `no result (herd-watch exited with ${run.code})`;
-			this.deliver(
-				`Subagent ${JSON.stringify(own.name)} (${own.id}) gave ${reason}; see \`herd-watch status --run ${own.id}\`.`,
-			);
+			this.deliver({
+				text: `Subagent ${JSON.stringify(own.name)} (${own.id}) gave ${reason}; see \`herd-watch status --run ${own.id}\`.`,
+			});
 		});
+	}
+
+	/** herd's result `doc` of `own`, decorated when a Pi Herd worker file of this run claims it. */
+	private result(own: OwnChild, doc: { readonly [key: string]: unknown }, message: string): OwnResult {
+		const herd = isObject(doc.details) ? doc.details : {};
+		const worker = decorate(own.dir, doc, message, herd, this.windowOf);
+		if (!worker) return { text: message };
+		const outcome = stringAt(doc, "outcome") ?? "";
+		return { text: worker.message, details: { ...worker.details, runId: own.id, name: own.name, outcome } };
 	}
 }

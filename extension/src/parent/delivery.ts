@@ -16,7 +16,7 @@ import { type JsonObject, isObject, parseObject } from "./bins.ts";
 import { type Pending, hub, pendingKey, withLive } from "./hub.ts";
 import { consumesResults } from "./context.ts";
 import { cancelRun, handOver, queue } from "./notices.ts";
-import { decorate } from "./piherd/results.ts";
+import { decorate, registryWindow } from "../shared/piherd-result.ts";
 import { redraw } from "./widget.ts";
 
 export const RESULT_TYPE = "subagent_result";
@@ -168,8 +168,11 @@ function onResult(dir: string, event: JsonObject): void {
 		message,
 		details: isObject(event.details) ? (event.details as JsonObject) : {},
 	};
-	// A Pi Herd worker's result begins with seed 000's envelope (piherd/results.ts).
-	const worker = decorate(dir, event, result.message, result.details);
+	// A Pi Herd worker's result begins with seed 000's envelope (shared/piherd-result.ts); the
+	// window of its model's context is the one this session's Pi knows.
+	const worker = decorate(dir, event, result.message, result.details, (provider, model) =>
+		registryWindow(hub().live?.ctx.modelRegistry, provider, model),
+	);
 	if (worker) Object.assign(result, worker);
 	const id = pendingKey(dir, result.key);
 	const h = hub();

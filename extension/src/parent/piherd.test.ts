@@ -11,7 +11,7 @@ import { test } from "node:test";
 import { chooseFace } from "./piherd/face.ts";
 import { toolSchema } from "./piherd/tool.ts";
 import { resolveFiles, withFiles } from "./piherd/files.ts";
-import { assignmentOf, decorate, envelope, resultStatus, truncated } from "./piherd/results.ts";
+import { assignmentOf, contextUsage, decorate, envelope, registryWindow, resultStatus, truncated } from "../shared/piherd-result.ts";
 import { ACTIONS, ALLOWED, FIELDS, Refusal, type Request, validate } from "./piherd/validate.ts";
 import { type Evidence, type RunFacts, type StatusFacts, type WorkerFile, claimWorker, listWorkers, project, readWorker, writeWorker } from "./piherd/workers.ts";
 
@@ -249,6 +249,67 @@ test("the envelope and the completion details of a worker's result", () => {
 	});
 	// A run no worker claims passes unchanged.
 	assert.equal(decorate(dir, { ...event, run_id: "r2" }, "x", {}), undefined);
+	// The context usage is read from the worker's session file, in its model's window.
+	const session = path.join(dir, "c.jsonl");
+	fs.writeFileSync(session, sessionLines(assistant({ input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15 })));
+	const withUsage = decorate(dir, event, "Sub-agent \"impl\" completed", { sessionFile: session }, () => 128_000);
+	assert.deepEqual(withUsage?.details.piHerd.contextUsage, { tokens: 15, contextWindow: 128_000, percent: (15 / 128_000) * 100 });
+	assert.equal(withUsage?.details.piHerd.fullOutputPath, session);
+});
+
+/** A Pi session file of `entries` after its header and model change, one JSON line each. */
+function sessionLines(...entries: object[]): string {
+	const head = [
+		{ type: "session", version: 3, id: "s1", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" },
+		{ type: "model_change", id: "m0", provider: "fake", modelId: "fast" },
+		{ type: "message", id: "u1", message: { role: "user", content: [{ type: "text", text: "Go" }] } },
+	];
+	return [...head, ...entries].map((e) => `${JSON.stringify(e)}\n`).join("");
+}
+
+function assistant(usage: object, stopReason = "stop", model = "fast"): object {
+	return { type: "message", id: "a", message: { role: "assistant", content: [{ type: "text", text: "ok" }], provider: "fake", model, usage, stopReason } };
+}
+
+test("context usage: the last response's usage in the model's window, from the session file's tail, null when unknown", () => {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "piherd-usage-"));
+	const file = path.join(dir, "s.jsonl");
+	const windows = (provider: string, model: string) => (provider === "fake" ? ({ fast: 1000, big: 4000 } as Record<string, number>)[model] : undefined);
+	const at = (text: string, limit?: number) => {
+		fs.writeFileSync(file, text);
+		return contextUsage(file, windows, limit);
+	};
+	const full = { input: 100, output: 20, cacheRead: 30, cacheWrite: 0, totalTokens: 150, cost: { total: 0.01 } };
+	// The last response with usage; a failed or aborted one after it and a tool result are not counted.
+	const toolResult = { type: "message", id: "t", message: { role: "toolResult", toolCallId: "c", content: [] } };
+	assert.deepEqual(at(sessionLines(assistant(full), toolResult, assistant({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 }, "error"))), {
+		tokens: 150,
+		contextWindow: 1000,
+		percent: 15,
+	});
+	// Without a total, the sum of its parts (Pi's own count).
+	assert.equal(at(sessionLines(assistant({ input: 40, output: 5, cacheRead: 5, cacheWrite: 0, totalTokens: 0 })))?.tokens, 50);
+	// The window is the latest model's.
+	assert.equal(at(sessionLines(assistant(full, "stop", "big")))?.contextWindow, 4000);
+	// An unknown model: the tokens, no window and no percent (null, never 0).
+	assert.deepEqual(at(sessionLines(assistant(full, "stop", "other"))), { tokens: 150, contextWindow: null, percent: null });
+	fs.writeFileSync(file, sessionLines(assistant(full)));
+	assert.deepEqual(contextUsage(file, undefined), { tokens: 150, contextWindow: null, percent: null });
+	// A compaction no response followed: the tokens are unknown, the window known.
+	assert.deepEqual(at(sessionLines(assistant(full), { type: "compaction", id: "k", summary: "…" })), { tokens: null, contextWindow: 1000, percent: null });
+	// No usage and no model at all, a missing file, no file: unknown.
+	assert.equal(at(`${JSON.stringify({ type: "session", version: 3, id: "s1" })}\n`), null);
+	assert.equal(contextUsage(path.join(dir, "missing.jsonl"), windows), null);
+	assert.equal(contextUsage(null, windows), null);
+	// Only the tail is read: a response beyond the bound is not seen, a torn line is skipped.
+	const padding = { type: "custom", id: "p", data: "x".repeat(4096) };
+	assert.equal(at(sessionLines(assistant(full), padding), 1024), null);
+	assert.equal(at(`${sessionLines(padding, assistant(full))}{"type":"message","mess`, 1024)?.tokens, 150);
+	// A Pi model registry's window.
+	const registry = { find: (provider: string, model: string) => (provider === "fake" && model === "fast" ? { contextWindow: 1000 } : undefined) };
+	assert.equal(registryWindow(registry, "fake", "fast"), 1000);
+	assert.equal(registryWindow(registry, "fake", "other"), undefined);
+	assert.equal(registryWindow(undefined, "fake", "fast"), undefined);
 });
 
 test("the face is chosen by HERD_API, and an unknown value chooses none", () => {

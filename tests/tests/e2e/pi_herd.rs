@@ -72,7 +72,12 @@ fn wait_answer(session: &Path, text: &str) {
 
 /// The tool results new in the parent's request `n`, each parsed as the face's JSON answer.
 fn answers(model: &ModelServer, n: usize) -> Vec<Value> {
-    let requests = model.requests_for("parent");
+    answers_of(model, "parent", n)
+}
+
+/// The tool results new in request `n` of the session on the scripted model `who`.
+fn answers_of(model: &ModelServer, who: &str, n: usize) -> Vec<Value> {
+    let requests = model.requests_for(who);
     // Each request carries the whole conversation: the new results follow the earlier ones.
     let earlier = request::tool_results(&requests[n - 1]).len();
     request::tool_results(&requests[n])
@@ -99,6 +104,27 @@ fn herd_status(artifacts: &Path) -> Value {
     );
     assert!(out.success(), "{out}");
     out.json()
+}
+
+/// The context usage seed 000's details report for the assistant message of `session` whose
+/// text is `answer`, from the numbers Pi recorded on it, in the scripted model's context window.
+fn usage_of(session: &Path, answer: &str) -> Value {
+    let message = session::messages(session)
+        .into_iter()
+        .rfind(|m| m["role"] == "assistant" && session::text(m) == answer)
+        .unwrap();
+    let usage = &message["usage"];
+    let tokens = match usage["totalTokens"].as_u64() {
+        Some(total) if total > 0 => total,
+        _ => ["input", "output", "cacheRead", "cacheWrite"]
+            .iter()
+            .map(|k| usage[*k].as_u64().unwrap())
+            .sum(),
+    };
+    assert!(tokens > 0, "{message:#}");
+    #[expect(clippy::cast_precision_loss, reason = "token counts are small")]
+    let percent = tokens as f64 / 128_000.0 * 100.0;
+    json!({ "tokens": tokens, "contextWindow": 128_000, "percent": percent })
 }
 
 fn envelope(label: &str, agent: &str, request: &str, status: &str) -> String {
@@ -241,6 +267,13 @@ fn pi_herd_lists_refuses_invalid_requests_assigns_and_delivers_one_enveloped_res
     assert_eq!(details["agentDefinition"], "scout");
     assert_eq!(details["status"], "completed");
     assert_eq!(details["truncated"], false);
+    let child_session = PathBuf::from(assigned["session_path"].as_str().unwrap());
+    assert_eq!(details["fullOutputPath"], assigned["session_path"]);
+    assert_eq!(
+        details["contextUsage"],
+        usage_of(&child_session, "REPORT: 42"),
+        "{details:#}"
+    );
     let artifacts = artifacts_of(&session);
     let ids = runs(&artifacts);
     assert_eq!(
@@ -671,5 +704,125 @@ fn pi_herd_a_reusable_worker_takes_a_second_assignment_once_its_first_result_is_
         );
         assert!(content.contains(report), "{content}");
     }
+    assert!(parent.close().success());
+}
+
+#[test]
+fn pi_herd_a_nested_worker_result_reaches_its_managed_parent_with_the_envelope_and_details() {
+    let model = ModelServer::start_models(
+        Models::new()
+            .model(
+                "parent",
+                Script::new()
+                    .step(call(
+                        json!({"action": "assign", "agent": "lead", "label": "lead", "task": "Delegate, then report"}),
+                    ))
+                    .step(Text("Assigned."))
+                    .step(Text("Integrated the lead's report.")),
+            )
+            .model(
+                "lead",
+                Script::new()
+                    .step(call(
+                        json!({"action": "assign", "agent": "helper", "label": "helper", "task": "Find the number"}),
+                    ))
+                    .step(Text("Waiting for the helper."))
+                    .step(Text("LEAD: the helper found 7")),
+            )
+            .model("helper", Script::new().step(Text("HELPER: 7"))),
+    );
+    let env = PiEnv::new(&model);
+    role(&env, "lead", "lead");
+    role(&env, "helper", "helper");
+    install_for_children(&env);
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_installed(
+        &env,
+        &session,
+        "parent",
+        &[
+            (FACE.0, FACE.1.as_ref()),
+            ("HERD_SURFACE", "process".as_ref()),
+        ],
+        &["--herd-surface", "process"],
+    );
+    parent.prompt("Delegate to a lead.");
+    wait_answer(&session, "Integrated the lead's report.");
+
+    // The lead assigned its helper through its own face.
+    let helper = &answers_of(&model, "lead", 1)[0];
+    assert_eq!(helper["ok"], true, "{helper:#}");
+    assert_eq!(helper["label"], "helper", "{helper:#}");
+    let helper_request = helper["request_id"].as_str().unwrap();
+    let helper_run = helper["run_id"].as_str().unwrap();
+    let helper_session = PathBuf::from(helper["session_path"].as_str().unwrap());
+    // The helper's result reached the lead once, beginning with seed 000's envelope, as it
+    // reaches a top-level owner.
+    let lead_requests = model.requests_for("lead");
+    assert_eq!(lead_requests.len(), 3, "{lead_requests:#?}");
+    let texts = request::user_texts(&lead_requests[2]);
+    let carried: Vec<&String> = texts
+        .iter()
+        .filter(|t| t.contains("Pi Herd worker result"))
+        .collect();
+    assert_eq!(carried.len(), 1, "{texts:#?}");
+    let mut lines = carried[0].lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        envelope("helper", "helper", helper_request, "completed")
+    );
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("Sub-agent \"helper\" completed"),
+        "{}",
+        carried[0]
+    );
+    assert!(carried[0].contains("HELPER: 7"), "{}", carried[0]);
+    // The lead's transcript holds it with the completion details, as the root's does.
+    let lead = &answers(&model, 1)[0];
+    let lead_session = PathBuf::from(lead["session_path"].as_str().unwrap());
+    let entries = result_entries(&lead_session);
+    assert_eq!(entries.len(), 1, "{entries:#?}");
+    let details = &entries[0]["details"]["piHerd"];
+    let artifacts = artifacts_of(&session);
+    let result_path = artifacts
+        .join("runs")
+        .join(format!("{helper_run}.result.json"));
+    assert_eq!(details["requestId"], helper_request, "{details:#}");
+    assert_eq!(details["workerLabel"], "helper", "{details:#}");
+    assert_eq!(details["agentDefinition"], "helper", "{details:#}");
+    assert_eq!(details["status"], "completed", "{details:#}");
+    assert_eq!(details["final"], true, "{details:#}");
+    assert_eq!(details["truncated"], false, "{details:#}");
+    assert_eq!(details["workerError"], Value::Null, "{details:#}");
+    assert!(details["elapsedMs"].is_u64(), "{details:#}");
+    assert_eq!(details["resultPath"], result_path.to_str().unwrap());
+    assert!(result_path.exists());
+    assert_eq!(details["fullOutputPath"], helper["session_path"]);
+    assert_eq!(
+        details["contextUsage"],
+        usage_of(&helper_session, "HELPER: 7"),
+        "{details:#}"
+    );
+    // The lead's own result reaches the root the same way, with the lead's context usage.
+    let root = result_entries(&session);
+    assert_eq!(root.len(), 1, "{root:#?}");
+    let content = root[0]["content"].as_str().unwrap();
+    assert!(
+        content.starts_with(&envelope(
+            "lead",
+            "lead",
+            lead["request_id"].as_str().unwrap(),
+            "completed"
+        )),
+        "{content}"
+    );
+    assert!(content.contains("LEAD: the helper found 7"), "{content}");
+    assert_eq!(
+        root[0]["details"]["piHerd"]["contextUsage"],
+        usage_of(&lead_session, "LEAD: the helper found 7")
+    );
     assert!(parent.close().success());
 }

@@ -6,6 +6,7 @@
  *
  * Pure: no file, no process, no Pi.
  */
+import { LABEL_PATTERN } from "../../shared/piherd-records.ts";
 
 /** The five actions, in seed 000's order. */
 export const ACTIONS = ["list", "assign", "steer", "reply", "close"] as const;
@@ -15,7 +16,7 @@ export type Action = (typeof ACTIONS)[number];
 export const FIELDS = ["action", "agent", "label", "cwd", "task", "files", "reusable", "fork", "session", "timeoutMs", "message"] as const;
 type Field = (typeof FIELDS)[number];
 
-export const LABEL_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
+export { LABEL_PATTERN };
 /** A full Pi session UUID. */
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -2,116 +2,31 @@
  * The Pi Herd face's worker records: which herd runs carry which labelled worker and which
  * assignment, and the public state seed 000 projects from herd's own evidence.
  *
- * A worker is a small file of the face in the artifacts directory, beside herd's runs:
- * `pi-herd/root/<label>.json` for the top-level session's workers, `pi-herd/children/<run
- * id>/<label>.json` for the workers a managed parent (that child run) owns. It holds only the
- * correlation herd has no word for: the label, the agent definition, the assignment request ids
- * and the runs, asks, steers and specialist tasks of each. Whether a worker works, waits, asked
- * or ended is never stored here: it is read from herd (`herd-watch status`, the run records,
- * `herd-launch roles`) every time, so supervision, delivery and cleanup stay herd's alone.
+ * A worker is a small file of the face in the artifacts directory, beside herd's runs (its
+ * format and its reading are `shared/piherd-records.ts`, which the child extension reads too);
+ * this module writes it. Whether a worker works, waits, asked or ended is never stored there: it
+ * is read from herd (`herd-watch status`, the run records, `herd-launch roles`) every time, so
+ * supervision, delivery and cleanup stay herd's alone.
  */
 import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { RUN_ID_PATTERN } from "../../generated/protocol.ts";
+import {
+	type Assignment,
+	type RunFacts,
+	type WorkerFile,
+	ownerDir,
+	parseWorker,
+	readBounded,
+	readRun,
+	workerPath,
+} from "../../shared/piherd-records.ts";
 import { type JsonObject, isObject, parseObject } from "../bins.ts";
-import { LABEL_PATTERN } from "./validate.ts";
 
-export const FORMAT_VERSION = 1;
-/** The bound of a worker file or a run record read here. */
-const READ_LIMIT = 256 * 1024;
-
-export interface Ask {
-	/** The herd run whose help request is the question. */
-	ask_id: string;
-	/** The reply's request id, once answered. */
-	reply_request_id: string | null;
-}
-
-export interface Assignment {
-	request_id: string;
-	/** herd's runs of this assignment, oldest first: a reply resumes the session in a new run. */
-	runs: string[];
-	/** A persistent specialist's task of this assignment. */
-	task_id: string | null;
-	started_at_ms: number;
-	asks: Ask[];
-	steers: string[];
-}
-
-export interface WorkerFile {
-	format_version: number;
-	label: string;
-	/** The run that owns the worker (a managed parent), or null for the top-level session. */
-	owner_run_id: string | null;
-	owner_session_id: string;
-	agent: string | null;
-	reusable: boolean;
-	created_at_ms: number;
-	closed_at_ms: number | null;
-	assignments: Assignment[];
-}
-
-/** The directory of an owner's workers. */
-export function ownerDir(artifacts: string, owner: string | null): string {
-	return owner === null ? path.join(artifacts, "pi-herd", "root") : path.join(artifacts, "pi-herd", "children", owner);
-}
-
-export function workerPath(artifacts: string, owner: string | null, label: string): string {
-	return path.join(ownerDir(artifacts, owner), `${label}.json`);
-}
-
-function readBounded(file: string): JsonObject | undefined {
-	try {
-		if (fs.statSync(file).size > READ_LIMIT) return undefined;
-		return parseObject(fs.readFileSync(file, "utf8"));
-	} catch {
-		return undefined;
-	}
-}
-
-function strings(value: unknown): string[] | undefined {
-	return Array.isArray(value) && value.every((v) => typeof v === "string") ? (value as string[]) : undefined;
-}
-
-/** Parses a worker file strictly; anything off is undefined (an unknown worker, never a guess). */
-export function parseWorker(doc: JsonObject | undefined): WorkerFile | undefined {
-	if (!doc || doc.format_version !== FORMAT_VERSION || typeof doc.label !== "string" || !LABEL_PATTERN.test(doc.label)) return undefined;
-	if (!(doc.owner_run_id === null || (typeof doc.owner_run_id === "string" && RUN_ID_PATTERN.test(doc.owner_run_id)))) return undefined;
-	if (typeof doc.owner_session_id !== "string" || !(doc.agent === null || typeof doc.agent === "string")) return undefined;
-	if (typeof doc.reusable !== "boolean" || typeof doc.created_at_ms !== "number") return undefined;
-	if (!(doc.closed_at_ms === null || typeof doc.closed_at_ms === "number") || !Array.isArray(doc.assignments)) return undefined;
-	const assignments: Assignment[] = [];
-	for (const a of doc.assignments) {
-		if (!isObject(a) || typeof a.request_id !== "string" || typeof a.started_at_ms !== "number") return undefined;
-		const runs = strings(a.runs);
-		const steers = strings(a.steers);
-		if (!runs || !runs.every((r) => RUN_ID_PATTERN.test(r)) || !steers || !Array.isArray(a.asks)) return undefined;
-		if (!(a.task_id === null || typeof a.task_id === "string")) return undefined;
-		const asks: Ask[] = [];
-		for (const k of a.asks) {
-			if (!isObject(k) || typeof k.ask_id !== "string" || !(k.reply_request_id === null || typeof k.reply_request_id === "string")) return undefined;
-			asks.push({ ask_id: k.ask_id, reply_request_id: k.reply_request_id });
-		}
-		assignments.push({ request_id: a.request_id, runs, task_id: a.task_id, started_at_ms: a.started_at_ms, asks, steers });
-	}
-	return {
-		format_version: FORMAT_VERSION,
-		label: doc.label,
-		owner_run_id: doc.owner_run_id,
-		owner_session_id: doc.owner_session_id,
-		agent: doc.agent,
-		reusable: doc.reusable,
-		created_at_ms: doc.created_at_ms,
-		closed_at_ms: doc.closed_at_ms,
-		assignments,
-	};
-}
-
-/** The worker file of `label` of `owner`, if present and well-formed. */
-export function readWorker(artifacts: string, owner: string | null, label: string): WorkerFile | undefined {
-	return parseWorker(readBounded(workerPath(artifacts, owner, label)));
-}
+// The worker file and the run record as the face and the child extension both read them.
+export { FORMAT_VERSION, ownerDir, parseWorker, readRun, readWorker, workerPath } from "../../shared/piherd-records.ts";
+export type { Ask, Assignment, RunFacts, WorkerFile } from "../../shared/piherd-records.ts";
 
 /** Every well-formed worker file of `owner`. */
 export function listWorkers(artifacts: string, owner: string | null): WorkerFile[] {
@@ -173,52 +88,6 @@ export function claimWorker(artifacts: string, worker: WorkerFile): boolean {
 	} finally {
 		fs.rmSync(temp, { force: true });
 	}
-}
-
-/** A run record of herd, as far as the face reads it. */
-export interface RunFacts {
-	run_id: string;
-	name: string;
-	agent: string | null;
-	parent_run_id: string | null;
-	persistent: boolean;
-	surface: string;
-	session_file: string;
-	cwd: string;
-	model: string | null;
-	thinking: string | null;
-	auto_exit: boolean;
-	pane: { pane_id: string; workspace_id: string | null; tab_id: string | null } | null;
-	updated_at_ms: number;
-}
-
-/** herd's run record `runs/<id>.json`, or undefined. */
-export function readRun(artifacts: string, runId: string): RunFacts | undefined {
-	if (!RUN_ID_PATTERN.test(runId)) return undefined;
-	const r = readBounded(path.join(artifacts, "runs", `${runId}.json`));
-	if (!r || typeof r.run_id !== "string" || typeof r.name !== "string" || typeof r.session_file !== "string") return undefined;
-	const pane = isObject(r.pane) && typeof r.pane.pane_id === "string" ? r.pane : undefined;
-	return {
-		run_id: r.run_id,
-		name: r.name,
-		agent: typeof r.agent === "string" ? r.agent : null,
-		parent_run_id: typeof r.parent_run_id === "string" ? r.parent_run_id : null,
-		persistent: r.persistent === true,
-		surface: typeof r.surface === "string" ? r.surface : "process",
-		session_file: r.session_file,
-		cwd: typeof r.cwd === "string" ? r.cwd : "",
-		model: typeof r.model === "string" ? r.model : null,
-		thinking: typeof r.thinking === "string" ? r.thinking : null,
-		auto_exit: r.auto_exit !== false,
-		pane: pane
-			? {
-					pane_id: pane.pane_id as string,
-					workspace_id: typeof pane.workspace_id === "string" ? pane.workspace_id : null,
-					tab_id: typeof pane.tab_id === "string" ? pane.tab_id : null,
-				}
-			: null,
-		updated_at_ms: typeof r.updated_at_ms === "number" ? r.updated_at_ms : 0,
-	};
 }
 
 /** Every run id of `artifacts` whose record names `parent` as its launcher. */

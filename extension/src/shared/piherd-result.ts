@@ -1,0 +1,238 @@
+/**
+ * A result of a Pi Herd worker, as seed 000 delivers it: the model-visible text begins with the
+ * compact envelope (exact `label`, `agent`, `request` and `status`), then herd's own message
+ * (its host lines, its one `<subagent_report>` block, its evidence), and the details carry the
+ * completion details under `piHerd`, once.
+ *
+ * Both deliveries decorate with it: the parent extension's (`parent/delivery.ts`, the results of
+ * the session's own workers) and the child extension's (`child/own-children.ts`, the results of
+ * an auto-exit managed parent's own workers), each with its own acknowledgement and exactly-once.
+ * A run that no worker file claims (seed 003's tools, `/subagent`) passes unchanged, whichever
+ * face the session shows.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { type Assignment, type Doc, LABEL_PATTERN, type WorkerFile, isDoc, readRun, readWorker } from "./piherd-records.ts";
+
+/** The public status of a delivered result. */
+export type ResultStatus = "completed" | "failed" | "cancelled" | "closed" | "blocked";
+
+export function resultStatus(outcome: string, closed: boolean): ResultStatus {
+	switch (outcome) {
+		case "completed":
+			return "completed";
+		case "help":
+			return "blocked";
+		case "cancelled":
+			return closed ? "closed" : "cancelled";
+		default:
+			return "failed";
+	}
+}
+
+/** The first line of the model-visible text. */
+export function envelope(label: string, agent: string | null, request: string, status: ResultStatus): string {
+	return `Pi Herd worker result · label: ${JSON.stringify(label)} · agent: ${agent === null ? "none" : JSON.stringify(agent)} · request: ${request} · status: ${status}`;
+}
+
+/** herd's markers of a shortened message (herd-core's escape::message). */
+export function truncated(message: string): boolean {
+	return message.includes("[... result abbreviated") || /Host note: \d[\d,]* evidence lines? omitted/.test(message);
+}
+
+/** The assignment of `worker` that a result of run `runId` (task `task`) belongs to. */
+export function assignmentOf(worker: WorkerFile, runId: string, task: string | undefined): Assignment | undefined {
+	const mine = worker.assignments.filter((a) => a.runs.includes(runId));
+	const found = task === undefined ? mine[0] : (mine.find((a) => a.task_id === task) ?? mine.find((a) => a.task_id === null));
+	if (found) return found;
+	// A launch is acknowledged after its child started: an assignment still waiting for its run
+	// id is the one a result of a run named like its worker belongs to.
+	const last = worker.assignments.at(-1);
+	return last && last.runs.length === 0 ? last : undefined;
+}
+
+/**
+ * Seed 000's context usage of a worker: the context its last response filled, in the window of
+ * its model, as Pi reports a session's (`ContextUsage`). Each is null when it is not known.
+ */
+export type ContextUsage = { tokens: number | null; contextWindow: number | null; percent: number | null };
+
+/** The context window of a model, when the caller's Pi knows the model. */
+export type WindowOf = (provider: string, model: string) => number | undefined;
+
+/** How much of a session file's end is read for its last usage: never the whole file. */
+export const SESSION_TAIL_BYTES = 1024 * 1024;
+
+/** The last `limit` bytes of `file` as its complete lines, or undefined when it cannot be read. */
+function tailLines(file: string, limit: number): string[] | undefined {
+	let fd: number | undefined;
+	try {
+		fd = fs.openSync(file, "r");
+		const stat = fs.fstatSync(fd);
+		if (!stat.isFile()) return undefined;
+		const start = Math.max(0, stat.size - limit);
+		const buffer = Buffer.alloc(stat.size - start);
+		let got = 0;
+		while (got < buffer.length) {
+			const n = fs.readSync(fd, buffer, got, buffer.length - got, start + got);
+			if (n === 0) break;
+			got += n;
+		}
+		const lines = buffer.subarray(0, got).toString("utf8").split("\n");
+		// The first line of a window that starts inside the file is the end of an earlier one.
+		if (start > 0) lines.shift();
+		return lines;
+	} catch {
+		return undefined;
+	} finally {
+		if (fd !== undefined) fs.closeSync(fd);
+	}
+}
+
+function count(value: unknown): number | undefined {
+	return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+/** Pi's context tokens of one response's usage: its total, else the sum of its parts. */
+function usageTokens(usage: unknown): number | undefined {
+	if (!isDoc(usage)) return undefined;
+	const total = count(usage.totalTokens);
+	if (total !== undefined && total > 0) return total;
+	const parts = [usage.input, usage.output, usage.cacheRead, usage.cacheWrite].map(count);
+	if (parts.some((p) => p === undefined)) return undefined;
+	const sum = parts.reduce<number>((a, p) => a + (p ?? 0), 0);
+	return sum > 0 ? sum : undefined;
+}
+
+/**
+ * The context usage of the worker whose Pi session is `sessionFile`, read from the usage Pi
+ * records on each assistant message, in the file's last `limit` bytes only. As Pi counts it: the
+ * last response that has usage (not an aborted or failed one), unknown after a compaction that
+ * no response followed. The window is the model's (of the last model change or response), from
+ * `windowOf`. Null when the file names neither.
+ */
+export function contextUsage(sessionFile: string | null, windowOf: WindowOf | undefined, limit = SESSION_TAIL_BYTES): ContextUsage | null {
+	if (sessionFile === null) return null;
+	const lines = tailLines(sessionFile, limit);
+	if (!lines) return null;
+	let tokens: number | undefined;
+	let model: { provider: string; id: string } | undefined;
+	let compacted = false;
+	for (let i = lines.length - 1; i >= 0 && (model === undefined || (tokens === undefined && !compacted)); i--) {
+		let entry: unknown;
+		try {
+			entry = JSON.parse(lines[i] ?? "");
+		} catch {
+			// A torn or foreign line.
+			continue;
+		}
+		if (!isDoc(entry)) continue;
+		if (entry.type === "compaction") {
+			compacted = true;
+			continue;
+		}
+		if (entry.type === "model_change" && model === undefined) {
+			if (typeof entry.provider === "string" && typeof entry.modelId === "string") model = { provider: entry.provider, id: entry.modelId };
+			continue;
+		}
+		const message = entry.type === "message" && isDoc(entry.message) ? entry.message : undefined;
+		if (!message || message.role !== "assistant") continue;
+		if (model === undefined && typeof message.provider === "string" && typeof message.model === "string") {
+			model = { provider: message.provider, id: message.model };
+		}
+		if (tokens !== undefined || compacted || message.stopReason === "aborted" || message.stopReason === "error") continue;
+		tokens = usageTokens(message.usage);
+	}
+	let window: number | undefined;
+	if (model && windowOf) {
+		try {
+			const found = windowOf(model.provider, model.id);
+			window = typeof found === "number" && Number.isFinite(found) && found > 0 ? found : undefined;
+		} catch {
+			window = undefined;
+		}
+	}
+	if (tokens === undefined && window === undefined) return null;
+	return {
+		tokens: tokens ?? null,
+		contextWindow: window ?? null,
+		percent: tokens !== undefined && window !== undefined ? (tokens / window) * 100 : null,
+	};
+}
+
+/** The window of a model as a Pi session's model registry knows it (`ctx.modelRegistry`). */
+export function registryWindow(registry: unknown, provider: string, model: string): number | undefined {
+	if (typeof registry !== "object" || registry === null) return undefined;
+	const find: unknown = (registry as { find?: unknown }).find;
+	if (typeof find !== "function") return undefined;
+	const found: unknown = find.call(registry, provider, model);
+	return isDoc(found) && typeof found.contextWindow === "number" ? found.contextWindow : undefined;
+}
+
+/** Seed 000's completion details of one delivered result. */
+export type PiHerdDetails = {
+	requestId: string;
+	workerLabel: string;
+	agentDefinition: string | null;
+	status: ResultStatus;
+	final: boolean;
+	askId?: string;
+	elapsedMs: number | null;
+	contextUsage: ContextUsage | null;
+	truncated: boolean;
+	resultPath: string;
+	fullOutputPath: string | null;
+	workerError: string | null;
+};
+
+export interface Delivered<D> {
+	message: string;
+	details: D & { piHerd: PiHerdDetails };
+}
+
+/**
+ * The result `event` (a line of `herd-watch follow --json` or the document of `herd-watch wait
+ * --json`) of `dir`, with seed 000's envelope and details when a worker file claims its run,
+ * else `undefined`. `details` are herd's, kept as they are beside `piHerd`.
+ */
+export function decorate<D extends Doc>(dir: string, event: Doc, message: string, details: D, windowOf?: WindowOf): Delivered<D> | undefined {
+	const runId = event.run_id;
+	if (typeof runId !== "string") return undefined;
+	const record = readRun(dir, runId);
+	if (!record || !LABEL_PATTERN.test(record.name)) return undefined;
+	const worker = readWorker(dir, record.parent_run_id, record.name);
+	if (!worker) return undefined;
+	const task = typeof event.task === "string" ? event.task : undefined;
+	const assignment = assignmentOf(worker, runId, task);
+	if (!assignment) return undefined;
+	const outcome = typeof event.outcome === "string" ? event.outcome : "failed";
+	const status = resultStatus(outcome, worker.closed_at_ms !== null);
+	const key = typeof event.key === "string" ? event.key : runId;
+	const agent = worker.agent ?? record.agent;
+	const error = typeof details.errorMessage === "string" ? details.errorMessage : typeof details.error === "string" ? details.error : null;
+	const session = typeof details.sessionFile === "string" ? details.sessionFile : null;
+	const full = session ?? (typeof details.stdoutFile === "string" ? details.stdoutFile : null);
+	const piHerd: PiHerdDetails = {
+		requestId: assignment.request_id,
+		workerLabel: worker.label,
+		agentDefinition: agent,
+		status,
+		final: status !== "blocked",
+		elapsedMs: typeof details.elapsedMs === "number" ? details.elapsedMs : null,
+		contextUsage: contextUsage(session, windowOf),
+		truncated: truncated(message),
+		resultPath: path.join(dir, "runs", `${key}.result.json`),
+		fullOutputPath: full,
+		workerError: status === "failed" ? (error ?? outcome) : null,
+	};
+	if (status === "blocked") piHerd.askId = runId;
+	const head = envelope(worker.label, agent, assignment.request_id, status);
+	const note =
+		status === "blocked"
+			? `The worker asked its owner (ask_owner, ask ${runId}); answer with subagent({action: "reply", label: ${JSON.stringify(worker.label)}, message}).`
+			: undefined;
+	return {
+		message: [head, ...(note ? [note] : []), message].join("\n"),
+		details: { ...details, piHerd },
+	};
+}
