@@ -329,6 +329,12 @@ test("a label is claimed once; a worker file that breaks its rules is no worker"
 	assert.deepEqual(listWorkers(dir, "r1").map((w) => w.label), ["helper"]);
 	const file = path.join(dir, "pi-herd", "root", "impl.json");
 	assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+	// A file written before `cleanup_error` existed has none; a failed close's evidence is kept.
+	assert.equal(readWorker(dir, null, "impl")?.cleanup_error, null);
+	writeWorker(dir, worker({ cleanup_error: ["impl: cancel unreadable record"] }));
+	assert.deepEqual(readWorker(dir, null, "impl")?.cleanup_error, ["impl: cancel unreadable record"]);
+	fs.writeFileSync(file, JSON.stringify({ ...worker(), cleanup_error: "not a list" }));
+	assert.equal(readWorker(dir, null, "impl"), undefined);
 	fs.writeFileSync(file, JSON.stringify({ ...worker(), extra: 1, assignments: [{ request_id: "a", runs: ["../x"], task_id: null, started_at_ms: 1, asks: [], steers: [] }] }));
 	assert.equal(readWorker(dir, null, "impl"), undefined);
 	assert.deepEqual(listWorkers(dir, null), []);

@@ -69,6 +69,11 @@ export interface WorkerFile {
 	created_at_ms: number;
 	closed_at_ms: number | null;
 	assignments: Assignment[];
+	/**
+	 * Why the last `close` could not prove that every run of the worker ended (each run and what
+	 * herd answered), until a close succeeds; listed as seed 000's `cleanup_error`.
+	 */
+	cleanup_error?: string[] | null;
 }
 
 /** The directory of an owner's workers. */
@@ -91,6 +96,8 @@ export function parseWorker(doc: Doc | undefined): WorkerFile | undefined {
 	if (typeof doc.owner_session_id !== "string" || !(doc.agent === null || typeof doc.agent === "string")) return undefined;
 	if (typeof doc.reusable !== "boolean" || typeof doc.created_at_ms !== "number") return undefined;
 	if (!(doc.closed_at_ms === null || typeof doc.closed_at_ms === "number") || !Array.isArray(doc.assignments)) return undefined;
+	const cleanup = doc.cleanup_error === undefined || doc.cleanup_error === null ? null : strings(doc.cleanup_error);
+	if (cleanup === undefined) return undefined;
 	const assignments: Assignment[] = [];
 	for (const a of doc.assignments) {
 		if (!isDoc(a) || typeof a.request_id !== "string" || typeof a.started_at_ms !== "number") return undefined;
@@ -115,6 +122,7 @@ export function parseWorker(doc: Doc | undefined): WorkerFile | undefined {
 		created_at_ms: doc.created_at_ms,
 		closed_at_ms: doc.closed_at_ms,
 		assignments,
+		cleanup_error: cleanup,
 	};
 }
 

@@ -826,3 +826,75 @@ fn pi_herd_a_nested_worker_result_reaches_its_managed_parent_with_the_envelope_a
     );
     assert!(parent.close().success());
 }
+
+#[test]
+fn pi_herd_a_close_that_cannot_prove_its_end_fails_closed_and_lists_the_cleanup_error() {
+    let scratch = tempfile::tempdir().unwrap();
+    let gate = Gate(scratch.path().join("gate"));
+    let model = ModelServer::start_models(
+        Models::new()
+            .model(
+                "parent",
+                Script::new()
+                    .step(call(
+                        json!({"action": "assign", "agent": "impl", "label": "impl", "task": "Wait"}),
+                    ))
+                    .step(Text("Assigned."))
+                    .step(call(json!({"action": "close", "label": "impl"})))
+                    .step(call(json!({"action": "list"})))
+                    .step(Text("Close refused."))
+                    .step(call(json!({"action": "close", "label": "impl"})))
+                    .step(call(json!({"action": "list"})))
+                    .step(Text("Closed."))
+                    .step(Text("Noted.")),
+            )
+            .model(
+                "impl",
+                Script::new().step(gate.step()).step(Text("IMPL: never")),
+            ),
+    );
+    let env = PiEnv::new(&model);
+    role(&env, "impl", "impl");
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[(FACE.0, FACE.1.as_ref())],
+        &["--herd-surface", "process"],
+    );
+    parent.prompt("Delegate.");
+    wait_answer(&session, "Assigned.");
+    wait_for("the worker at work", STEP_BUDGET, || {
+        (!model.requests_for("impl").is_empty()).then_some(())
+    });
+    let assigned = &answers(&model, 1)[0];
+    let id = assigned["run_id"].as_str().unwrap();
+    // herd's record of the worker's run cannot be read: nothing proves which run to end.
+    let record = artifacts_of(&session)
+        .join("runs")
+        .join(format!("{id}.json"));
+    let saved = std::fs::read(&record).unwrap();
+    std::fs::write(&record, b"{").unwrap();
+    parent.prompt("Close it.");
+    wait_answer(&session, "Close refused.");
+    let refused = &answers(&model, 3)[0];
+    assert_eq!(refused["ok"], false, "{refused:#}");
+    let evidence = refused["error"]["cleanup_error"].clone();
+    assert_eq!(evidence, json!([format!("{id}: none unreadable record")]));
+    // It stays open, and its list record carries the evidence.
+    let listed = &answers(&model, 4)[0];
+    let worker = &listed["workers"][0];
+    assert_eq!(worker["label"], "impl", "{listed:#}");
+    assert_eq!(worker["cleanup_error"], evidence, "{listed:#}");
+    // Once the record reads again, the close ends the run and the evidence is gone.
+    std::fs::write(&record, saved).unwrap();
+    parent.prompt("Close it again.");
+    wait_answer(&session, "Closed.");
+    let closed = &answers(&model, 6)[0];
+    assert_eq!(closed["ok"], true, "{closed:#}");
+    assert_eq!(closed["ended"][0]["via"], "cancel", "{closed:#}");
+    assert_eq!(answers(&model, 7)[0]["workers"], json!([]));
+    gate.open();
+    assert!(parent.close().success());
+}

@@ -478,7 +478,7 @@ async function close(c: Context, req: Extract<Request, { action: "close" }>): Pr
 	const ended: Ended[] = [];
 	// Closing first, so the cancelled result that follows is delivered as `closed`; a close
 	// that cannot prove every run ended leaves the worker as it was.
-	writeWorker(c.dir, { ...worker, closed_at_ms: Date.now() });
+	writeWorker(c.dir, { ...worker, closed_at_ms: Date.now(), cleanup_error: null });
 	const { assignment, run: runId } = current(worker);
 	for (const id of assignment?.runs ?? []) {
 		if (id !== runId) for (const child of childRuns(c.dir, id)) await endRun(c, child, rows, ended);
@@ -486,14 +486,16 @@ async function close(c: Context, req: Extract<Request, { action: "close" }>): Pr
 	if (runId) await endRun(c, runId, rows, ended);
 	const failed = ended.filter((e) => !ENDED.has(e.status));
 	if (failed.length > 0) {
-		writeWorker(c.dir, worker);
+		// Left open as it was, with the evidence its list record shows until a close succeeds.
+		const cleanupError = failed.map((e) => `${e.name || e.run_id}: ${e.via} ${e.status}`);
+		writeWorker(c.dir, { ...worker, cleanup_error: cleanupError });
 		return {
 			ok: false,
 			error: {
 				category: "internal_failure",
 				operation: "close",
 				message: `could not prove that every run of ${JSON.stringify(req.label)} ended; it stays open`,
-				cleanup_error: failed.map((e) => `${e.name || e.run_id}: ${e.via} ${e.status}`),
+				cleanup_error: cleanupError,
 			},
 			ended,
 		};
@@ -555,6 +557,7 @@ async function list(c: Context): Promise<JsonObject> {
 				direct: owner === c.owner,
 			};
 			if (p.pendingAsk) entry.pending_ask_id = p.pendingAsk;
+			if (worker.cleanup_error && worker.cleanup_error.length > 0) entry.cleanup_error = worker.cleanup_error;
 			if (stale) {
 				entry.stale = true;
 				entry.inactive_ms = ev.row?.since_ms ? now - ev.row.since_ms : null;
