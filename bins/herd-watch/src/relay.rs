@@ -44,7 +44,7 @@ const BACKOFF_MAX: Duration = Duration::from_secs(30);
 /// How often the relay looks whether runs are left while the connection is quiet.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
 /// How often a supervisor may start a relay for one host.
-const ENSURE_EVERY: Duration = Duration::from_secs(2);
+pub(crate) const ENSURE_EVERY: Duration = Duration::from_secs(2);
 /// The budget of a forwarded control call.
 const CONTROL_BUDGET: Duration = Duration::from_secs(60);
 
@@ -136,19 +136,68 @@ fn open_runs(artifacts: &Artifacts, host: &str) -> Vec<RunRecord> {
         .unwrap_or_default()
         .into_iter()
         .filter_map(|id| RunRecord::load(artifacts, &id).ok())
-        .filter(|r| {
-            r.extra
-                .remote
-                .as_ref()
-                .is_some_and(|m| m.host == host && m.run_id.is_some())
-        })
-        .filter(|r| {
-            delivery::load(artifacts, &r.run_id)
-                .ok()
-                .flatten()
-                .is_none()
-        })
+        .filter(|r| of_host(r, host))
+        .filter(|r| unsettled(artifacts, r))
         .collect()
+}
+
+fn of_host(record: &RunRecord, host: &str) -> bool {
+    record
+        .extra
+        .remote
+        .as_ref()
+        .is_some_and(|m| m.host == host && m.run_id.is_some())
+}
+
+fn unsettled(artifacts: &Artifacts, record: &RunRecord) -> bool {
+    delivery::load(artifacts, &record.run_id)
+        .ok()
+        .flatten()
+        .is_none()
+}
+
+/// [`open_runs`], read again only when it may have changed, so an idle relay reads nothing: when
+/// the open-run set changed (its directory's modification time: a run added or closed), when
+/// this relay settled a result, or every [`REREAD_EVERY`] to be sure.
+struct OpenRuns {
+    stamp: Option<std::time::SystemTime>,
+    read_at: Instant,
+    stale: bool,
+    runs: Vec<RunRecord>,
+}
+
+/// How often [`OpenRuns`] reads every open record whatever the set's directory says.
+const REREAD_EVERY: Duration = Duration::from_secs(30);
+
+impl OpenRuns {
+    fn read(artifacts: &Artifacts, host: &str) -> OpenRuns {
+        OpenRuns {
+            stamp: set_stamp(artifacts),
+            read_at: Instant::now(),
+            stale: false,
+            runs: open_runs(artifacts, host),
+        }
+    }
+
+    /// The open runs now.
+    fn current(&mut self, artifacts: &Artifacts, host: &str) -> &[RunRecord] {
+        let stamp = set_stamp(artifacts);
+        if self.stale
+            || stamp.is_none()
+            || stamp != self.stamp
+            || self.read_at.elapsed() >= REREAD_EVERY
+        {
+            *self = OpenRuns::read(artifacts, host);
+        }
+        &self.runs
+    }
+}
+
+/// When the open-run set last changed, where it can be said.
+fn set_stamp(artifacts: &Artifacts) -> Option<std::time::SystemTime> {
+    std::fs::metadata(herd_protocol::open_runs::dir(artifacts))
+        .and_then(|m| m.modified())
+        .ok()
 }
 
 /// The local run of the remote run `remote_id`: among `open` first, else among every record.
@@ -250,8 +299,9 @@ pub fn run(artifacts: &Artifacts, host: &str) -> Result<Output, Error> {
             },
         );
         let wait_until = Instant::now() + backoff.take();
+        let mut open = OpenRuns::read(artifacts, host);
         while Instant::now() < wait_until {
-            if open_runs(artifacts, host).is_empty() {
+            if open.current(artifacts, host).is_empty() {
                 return Ok(Output::streamed(exit::SUCCESS));
             }
             std::thread::sleep(
@@ -286,8 +336,7 @@ fn converse(
     let mut session = Session::start(ssh, &argv)?;
     let started = Instant::now();
     let mut heard = false;
-    let mut last_look = Instant::now();
-    let mut open = open_runs(artifacts, host);
+    let mut open = OpenRuns::read(artifacts, host);
     loop {
         match session.next_line(LOOK_EVERY) {
             Line::Text(line) => {
@@ -297,11 +346,10 @@ fn converse(
                     heard = true;
                     connected(artifacts, host, now);
                 }
-                if last_look.elapsed() >= LOOK_EVERY {
-                    open = open_runs(artifacts, host);
-                    last_look = Instant::now();
+                let runs = open.current(artifacts, host);
+                if take_line(artifacts, ssh, runs, &line, &mut session)? {
+                    open.stale = true;
                 }
-                take_line(artifacts, ssh, &open, &line, &mut session)?;
             }
             Line::Quiet => {
                 if !heard && started.elapsed() >= Duration::from_secs(2) && ssh.master_up() {
@@ -310,9 +358,7 @@ fn converse(
                     *last_seen = Some(now);
                     connected(artifacts, host, now);
                 }
-                open = open_runs(artifacts, host);
-                last_look = Instant::now();
-                if open.is_empty() {
+                if open.current(artifacts, host).is_empty() {
                     session.close();
                     return Ok(Ended::NoRunsLeft);
                 }
@@ -356,17 +402,17 @@ fn connected(artifacts: &Artifacts, host: &str, now: u64) {
 }
 
 /// One line of the remote follower: a result is settled here and then acknowledged there; a
-/// status is kept for the local status and widget.
+/// status is kept for the local status and widget. Whether a result was settled.
 fn take_line(
     artifacts: &Artifacts,
     ssh: &Ssh,
     open: &[RunRecord],
     line: &str,
     session: &mut Session,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let host = ssh.destination().as_str();
     let Ok(event) = serde_json::from_str::<WatchEvent>(line) else {
-        return Ok(());
+        return Ok(false);
     };
     match event {
         WatchEvent::Result {
@@ -380,11 +426,11 @@ fn take_line(
         } => {
             if task.is_some() {
                 // A persistent specialist's task result stays the host's (not relayed yet).
-                return Ok(());
+                return Ok(false);
             }
             let Some(local) = local_of(artifacts, open, host, &run_id) else {
                 // No run here stands for it: it waits on the host.
-                return Ok(());
+                return Ok(false);
             };
             let mut message = message;
             let worktree = local
@@ -415,6 +461,7 @@ fn take_line(
             crate::crash_point("relay-before-ack");
             let ack = serde_json::json!({ "ack": key }).to_string();
             session.send(&ack)?;
+            Ok(true)
         }
         WatchEvent::Status {
             run_id,
@@ -438,10 +485,10 @@ fn take_line(
                 };
                 let _ = sidecar::write_json(&artifacts.remote_state(&local.run_id), &state);
             }
+            Ok(false)
         }
-        _ => {}
+        _ => Ok(false),
     }
-    Ok(())
 }
 
 /// Fetches a worktree child's branch from the host's clone into its source repository, never

@@ -10,7 +10,7 @@
 //!
 //! [`tick`]: Supervisor::tick
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ffi::OsString;
 use std::ops::ControlFlow;
 use std::os::fd::{AsFd, BorrowedFd};
@@ -464,6 +464,12 @@ impl Supervisor {
         };
         let now = now_ms();
         for run in self.tracked.values() {
+            if relayed(&run.record).is_some() && self.quiet(run) {
+                // Its host judges it and its result is a file event here; only its host's relay
+                // is looked after, as often as `relay::ensure` looks.
+                sleep = sleep.min(crate::relay::ENSURE_EVERY);
+                continue;
+            }
             if !self.quiet(run) {
                 return self.options.max_sleep;
             }
@@ -491,6 +497,9 @@ impl Supervisor {
     /// Whether nothing of `run` but its reconciliation is waited for: it is launched, its files
     /// are watched and were read, and no grace, finisher, cancel, time limit or retry runs.
     fn quiet(&self, run: &Tracked) -> bool {
+        if relayed(&run.record).is_some() {
+            return run.read_once && self.watched(&run.record);
+        }
         run.read_once
             && run.record.status == LaunchStatus::Launched
             && run.pending.is_none()
@@ -506,6 +515,10 @@ impl Supervisor {
 
     /// Whether `run`'s reconciliation is due in this tick (see [`Supervisor::batch`]).
     fn due(&self, run: &Tracked) -> bool {
+        if relayed(&run.record).is_some() {
+            // Its host reconciles it.
+            return false;
+        }
         let interval = self.interval(run);
         run.wake_at_ms().is_some_and(|at| now_ms() >= at)
             || run.last_reconcile.is_none_or(|at| {
@@ -544,6 +557,10 @@ impl Supervisor {
     /// `subagent-activity/` exists (an exec child never writes one), the root's watch stands for
     /// it: its creation is an event there.
     fn watched(&self, record: &RunRecord) -> bool {
+        if relayed(record).is_some() {
+            // Its only files here are its run's, which the relay writes.
+            return self.waker.is_active() && self.waker.is_watched(&self.artifacts.runs_dir());
+        }
         self.waker.is_active()
             && self.waker.is_watched(&self.artifacts.runs_dir())
             && (self.waker.is_watched(&self.artifacts.activity_dir())
@@ -594,6 +611,16 @@ impl Supervisor {
     ) -> Result<Vec<Event>, Error> {
         let mut events = Vec::new();
         self.refresh_listings();
+        // The relay of every host with a run here stands (it is started again when it died).
+        let hosts: BTreeSet<&str> = self
+            .tracked
+            .values()
+            .filter_map(|run| relayed(&run.record))
+            .map(|remote| remote.host.as_str())
+            .collect();
+        for host in hosts {
+            crate::relay::ensure(&self.artifacts, host);
+        }
         self.batch = self.tracked.values().any(|run| {
             run.last_reconcile
                 .is_none_or(|at| at.elapsed() >= self.interval(run))
@@ -679,14 +706,10 @@ impl Supervisor {
         }
         // A run on another machine is its host's to judge once the host acknowledged it: its
         // result comes by the relay. Until then its launch is judged here like any other.
-        if let Some(remote) = run
-            .record
-            .extra
-            .remote
-            .as_ref()
-            .filter(|r| r.run_id.is_some())
-        {
-            crate::relay::ensure(artifacts, &remote.host);
+        if let Some(remote) = relayed(&run.record) {
+            // What its files said has been read: only a file event reads them again.
+            let _ = remote;
+            run.read_once = true;
             return Ok(false);
         }
         // Without a file event, a run is looked at when its reconciliation is due or while it
@@ -721,6 +744,12 @@ impl Supervisor {
         transitions(run, artifacts, id, now, options.hang_warning, events);
         Ok(false)
     }
+}
+
+/// The remote part of a run on another machine once its host acknowledged it: the host's herd
+/// judges it and the relay brings its result.
+fn relayed(record: &RunRecord) -> Option<&herd_protocol::run::RemoteRun> {
+    record.extra.remote.as_ref().filter(|r| r.run_id.is_some())
 }
 
 /// What a tick knows of one run before it looks at it (see [`Supervisor::look`]).
