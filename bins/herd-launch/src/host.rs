@@ -31,8 +31,11 @@ mkdir -p -m 700 -- "$1" || exit 96
 cat > "$1/$2" || exit 96
 chmod 700 "$1/$2""#;
 
-/// Moves the staged directory into place: `sh -c INSTALL herd <staging> <final>`.
+/// Records the checked version in the staged directory ([`herd_remote::host::VERSION_STAMP`],
+/// written after every program, so none is newer) and moves the directory into place:
+/// `sh -c INSTALL herd <staging> <final> <stamp> <version line>`.
 const INSTALL: &str = r#"umask 077
+printf '%s\n' "$4" > "$1/$3" || exit 96
 if [ -e "$2" ]; then mv -- "$2" "$1.old" || exit 96; fi
 mv -- "$1" "$2" || exit 96
 rm -rf -- "$1.old""#;
@@ -226,7 +229,16 @@ fn copy_programs(ssh: &Ssh, local: &Path, staging: &str, bin_dir: &str) -> Resul
         return Err(failed("run the copied herd-launch", &out));
     }
     let out = ssh.run(
-        &["sh", "-c", INSTALL, "herd", staging, bin_dir],
+        &[
+            "sh",
+            "-c",
+            INSTALL,
+            "herd",
+            staging,
+            bin_dir,
+            herd_remote::host::VERSION_STAMP,
+            &version,
+        ],
         None,
         PROBE_BUDGET,
     )?;

@@ -37,14 +37,34 @@ pub const PROGRAMS: [&str; 6] = [
     "herd-docs",
 ];
 
-/// The guard every remote herd call runs behind (`sh -c GUARD herd <bin> <version> <art> argv…`).
+/// The guard every remote herd call runs behind (`sh -c GUARD herd <bin> <version> <art> argv…`):
+/// it refuses a missing herd (97) or one of another version (98), creates the private artifacts
+/// directory (96 when it cannot), and runs the program with `HERD_BIN_DIR` naming `<bin>`.
+///
+/// The version is what `herd-launch --version` said when `host add` installed the directory
+/// ([`VERSION_STAMP`]), read without starting a process while neither `herd-launch` nor the
+/// program run is newer than that record; else `herd-launch --version` is asked again. In the
+/// common case the guard is only shell builtins before the `exec`.
 pub const GUARD: &str = r#"umask 077
 b=$1 want=$2 art=$3
 shift 3
-v=$("$b/herd-launch" --version 2>/dev/null) || { echo "herd is not installed in $b" >&2; exit 97; }
+v=
+if [ -x "$b/herd-launch" ] && [ -x "$1" ] && [ -f "$b/.version" ] \
+  && ! [ "$b/herd-launch" -nt "$b/.version" ] && ! [ "$1" -nt "$b/.version" ]; then
+  read -r v < "$b/.version" || v=
+fi
+if [ -z "$v" ]; then
+  v=$("$b/herd-launch" --version 2>/dev/null) || { echo "herd is not installed in $b" >&2; exit 97; }
+fi
 [ "$v" = "herd-launch $want" ] || { echo "$b has $v, not herd-launch $want" >&2; exit 98; }
-if [ -n "$art" ]; then mkdir -p -m 700 -- "$art" || exit 96; fi
+if [ -n "$art" ] && ! [ -d "$art" ]; then mkdir -p -m 700 -- "$art" || exit 96; fi
+HERD_BIN_DIR=$b
+export HERD_BIN_DIR
 exec "$@""#;
+
+/// The file in a host's binaries directory holding what its `herd-launch --version` said when
+/// `host add` checked it; [`GUARD`] trusts it while no program there is newer.
+pub const VERSION_STAMP: &str = ".version";
 
 /// The guard's exit codes.
 const GUARD_MISSING: i32 = 97;
@@ -107,8 +127,6 @@ impl HostRecord {
             self.bin_dir.clone(),
             VERSION.into(),
             artifacts.into(),
-            "env".into(),
-            format!("HERD_BIN_DIR={}", self.bin_dir),
             self.program(program),
             "--artifacts".into(),
             artifacts.into(),
@@ -372,5 +390,64 @@ mod tests {
         assert_eq!(out.stdout.text(), "$(x)|a'b|");
         let mode = std::fs::metadata(&art).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700);
+    }
+
+    #[test]
+    fn the_guard_trusts_the_install_stamp_only_while_no_program_is_newer() {
+        use std::os::unix::fs::PermissionsExt;
+        use std::time::SystemTime;
+        assert!(GUARD.contains(&format!("\"$b/{VERSION_STAMP}\"")));
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        // A herd-launch that says another version, and a program that prints its argv.
+        let launch = bin.join("herd-launch");
+        std::fs::write(&launch, "#!/bin/sh\necho herd-launch 0.0.0-other\n").unwrap();
+        let program = bin.join("herd-watch");
+        std::fs::write(
+            &program,
+            "#!/bin/sh\nprintf '%s|' \"$HERD_BIN_DIR\" \"$@\"\n",
+        )
+        .unwrap();
+        for path in [&launch, &program] {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).unwrap();
+        }
+        let stamp = bin.join(VERSION_STAMP);
+        std::fs::write(&stamp, format!("herd-launch {VERSION}\n")).unwrap();
+        let set_age = |path: &Path, secs_ago: u64| {
+            let at = SystemTime::now() - Duration::from_secs(secs_ago);
+            std::fs::File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_modified(at)
+                .unwrap();
+        };
+        set_age(&launch, 20);
+        set_age(&program, 20);
+        set_age(&stamp, 10);
+        let run = || {
+            let cmd = herd_core::subprocess::Command::new("sh", Duration::from_secs(10))
+                .args(["-c", GUARD, "herd"])
+                .arg(&bin)
+                .args([VERSION, ""])
+                .arg(&program)
+                .arg("$(x)");
+            herd_core::subprocess::run(&cmd).unwrap()
+        };
+        // The stamp is newer than every program: herd-launch is not asked.
+        let out = run();
+        assert!(out.success(), "{out:?}");
+        assert_eq!(out.stdout.text(), format!("{}|$(x)|", bin.display()));
+        // A program changed after the install: herd-launch is asked again, and refuses.
+        set_age(&program, 0);
+        assert_eq!(run().code, Some(GUARD_MISMATCH));
+        set_age(&program, 20);
+        set_age(&launch, 0);
+        assert_eq!(run().code, Some(GUARD_MISMATCH));
+        // Without the stamp, herd-launch is asked.
+        set_age(&launch, 20);
+        std::fs::remove_file(&stamp).unwrap();
+        assert_eq!(run().code, Some(GUARD_MISMATCH));
     }
 }
