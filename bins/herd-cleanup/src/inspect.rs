@@ -754,10 +754,28 @@ fn examine(
     scan: Option<&Result<holders::Scan, holders::Error>>,
 ) {
     let git = ctx.git.clone();
-    let read = ctx.prefetched.remove(canonical);
-    git_state(&git, entry, canonical, read);
+    let prefetched = ctx.prefetched.remove(canonical);
+    // The walk of setup's hard-linked trees (herd's own work, in this process) runs while git
+    // reads the status and counts the ignored files (each its own process), not after them.
+    let linked = setup_links(ctx, canonical);
+    let (read, changed) = std::thread::scope(|scope| {
+        let read =
+            scope.spawn(|| prefetched.unwrap_or_else(|| GitReads::concurrent(&git, canonical)));
+        let changed = linked.map(|(started, links)| {
+            let mut changed = Vec::new();
+            for (path, source) in &links {
+                changed_links(&canonical.join(path), source, path, started, &mut changed);
+            }
+            changed
+        });
+        let read = read
+            .join()
+            .unwrap_or_else(|_| GitReads::failed("the git reads panicked"));
+        (read, changed)
+    });
+    git_state(&git, entry, canonical, Some(read));
     manifests(ctx, entry, canonical);
-    setup_made(entry, canonical);
+    setup_made(entry, changed);
     children(ctx, entry, canonical);
     let exempt = panes(ctx, entry);
     match scan {
@@ -859,6 +877,32 @@ pub(crate) struct GitReads {
 }
 
 impl GitReads {
+    /// Both reads, each in its own process, at the same time.
+    fn concurrent(git: &Git, canonical: &Path) -> GitReads {
+        std::thread::scope(|scope| {
+            let ignored = scope.spawn(|| {
+                git.count_ignored(canonical, &Context::deadline())
+                    .map_err(|e| e.to_string())
+            });
+            let status = git
+                .status(canonical, &Context::deadline())
+                .map_err(|e| e.to_string());
+            GitReads {
+                status,
+                ignored: ignored
+                    .join()
+                    .unwrap_or_else(|_| Err("the count panicked".to_owned())),
+            }
+        })
+    }
+
+    fn failed(why: &str) -> GitReads {
+        GitReads {
+            status: Err(why.to_owned()),
+            ignored: Err(why.to_owned()),
+        }
+    }
+
     fn of(git: &Git, canonical: &Path) -> GitReads {
         GitReads {
             status: git
@@ -990,9 +1034,9 @@ fn manifests(ctx: &mut Context, entry: &mut Entry, canonical: &Path) {
 
 /// What setup made does not block like a person's untracked file: an untracked path is
 /// setup's when an owner's manifest records it (or a directory above it). A hard-linked file
-/// changed in place since setup is a blocker naming it: its change already reached the source.
-fn setup_made(entry: &mut Entry, canonical: &Path) {
-    use herd_protocol::worktree::manifest::SetupKind;
+/// changed in place since setup (`changed`, found by [`changed_links`]) is a blocker naming
+/// it: its change already reached the source.
+fn setup_made(entry: &mut Entry, changed: Option<Vec<String>>) {
     let setup = std::mem::take(&mut entry.internal.setup);
     entry.report.setup = setup
         .iter()
@@ -1024,18 +1068,7 @@ fn setup_made(entry: &mut Entry, canonical: &Path) {
             format!("{} untracked", files(theirs)),
         );
     }
-    if let Some(started) = entry.internal.setup_started_at {
-        let mut changed = Vec::new();
-        for s in setup.iter().filter(|s| s.kind == SetupKind::Hardlink) {
-            let Some(source) = &s.source else { continue };
-            changed_links(
-                &canonical.join(&s.path),
-                source,
-                &s.path,
-                started,
-                &mut changed,
-            );
-        }
+    if let Some(changed) = changed {
         if !changed.is_empty() {
             let names = herd_core::escape::encode_list(
                 &changed,
@@ -1056,39 +1089,85 @@ fn setup_made(entry: &mut Entry, canonical: &Path) {
 /// The most changed hard-linked files named.
 const CHANGED_LINKS_MAX: usize = 20;
 
-/// Walks `dir` (not following symlinks) for regular files that share their inode with the file
-/// at the same place under `source` and were modified after `started` (ms).
-fn changed_links(dir: &Path, source: &Path, rel: &str, started: u64, out: &mut Vec<String>) {
-    use std::os::unix::fs::MetadataExt;
-    if out.len() >= CHANGED_LINKS_MAX {
-        return;
+/// The hard-linked trees the owners' setup made (path in the checkout, source) and when that
+/// setup began, as [`manifests`] will find them; `None` when there are none to walk.
+fn setup_links(ctx: &mut Context, canonical: &Path) -> Option<(u64, Vec<(String, PathBuf)>)> {
+    use herd_protocol::worktree::manifest::SetupKind;
+    let files = ctx.manifest_files().ok()?;
+    let owners = claims::ownership_among(files, canonical).owners;
+    let mut started: Option<u64> = None;
+    let mut links = Vec::new();
+    for m in &owners {
+        let Some(setup) = &m.setup else { continue };
+        if let Some(at) = setup.started_at {
+            started = Some(started.map_or(at, |e| e.min(at)));
+        }
+        for s in setup
+            .entries
+            .iter()
+            .filter(|s| s.kind == SetupKind::Hardlink)
+        {
+            if let Some(source) = &s.source {
+                links.push((s.path.clone(), source.clone()));
+            }
+        }
     }
+    started.map(|started| (started, links))
+}
+
+/// Walks `dir` (not following symlinks) for regular files that share their inode with the file
+/// at the same place under `source` and were modified after `started` (ms). A directory's
+/// entries take their type from the listing and are read relative to it, so a file costs one
+/// `statx` of its name alone; only a file modified since setup costs a second, of the source's.
+fn changed_links(dir: &Path, source: &Path, rel: &str, started: u64, out: &mut Vec<String>) {
     let Ok(meta) = dir.symlink_metadata() else {
         return;
     };
     if meta.is_dir() {
-        let Ok(entries) = std::fs::read_dir(dir) else {
+        changed_links_in(dir, source, rel, started, out);
+    } else if meta.is_file() && changed_link(&meta, source, started) {
+        out.push(rel.to_owned());
+    }
+}
+
+fn changed_links_in(dir: &Path, source: &Path, rel: &str, started: u64, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if out.len() >= CHANGED_LINKS_MAX {
             return;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name();
+        }
+        let Ok(kind) = e.file_type() else { continue };
+        let name = e.file_name();
+        if kind.is_dir() {
             let child_rel = format!("{rel}/{}", name.to_string_lossy());
-            changed_links(&e.path(), &source.join(&name), &child_rel, started, out);
-        }
-    } else if meta.is_file() && meta.nlink() > 1 {
-        let modified_ms = u64::try_from(meta.mtime()).unwrap_or(0) * 1000
-            + u64::try_from(meta.mtime_nsec()).unwrap_or(0) / 1_000_000;
-        // Only a file modified since setup is compared with the source's (one more stat).
-        if modified_ms <= started {
-            return;
-        }
-        let Ok(theirs) = source.symlink_metadata() else {
-            return;
-        };
-        if theirs.dev() == meta.dev() && theirs.ino() == meta.ino() {
-            out.push(rel.to_owned());
+            changed_links_in(&e.path(), &source.join(&name), &child_rel, started, out);
+        } else if kind.is_file() {
+            let Ok(meta) = e.metadata() else { continue };
+            if changed_link(&meta, &source.join(&name), started) {
+                out.push(format!("{rel}/{}", name.to_string_lossy()));
+            }
         }
     }
+}
+
+/// Whether a worktree file (`meta`, not followed) is a hard link modified after `started` (ms)
+/// that is still the same file as `source`'s.
+fn changed_link(meta: &std::fs::Metadata, source: &Path, started: u64) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if meta.nlink() <= 1 {
+        return false;
+    }
+    let modified_ms = u64::try_from(meta.mtime()).unwrap_or(0) * 1000
+        + u64::try_from(meta.mtime_nsec()).unwrap_or(0) / 1_000_000;
+    // Only a file modified since setup is compared with the source's (one more stat).
+    if modified_ms <= started {
+        return false;
+    }
+    source
+        .symlink_metadata()
+        .is_ok_and(|theirs| theirs.dev() == meta.dev() && theirs.ino() == meta.ino())
 }
 
 fn manifest_ref(ctx: &Context, m: &Manifest, owner: bool) -> ManifestRef {
