@@ -8,11 +8,13 @@
 //!
 //! ```text
 //! unshare --pid --mount --fork --mount-proc bash -c '
-//!   mount --bind <dir>/server /srv; mount --bind <dir>/home <$HOME>; mount -t tmpfs tmpfs /tmp
+//!   mount --bind <dir>/server /srv; mount --bind <dir>/home <$HOME>
+//!   mount --bind <dir>/boot_id.<n> /proc/sys/kernel/random/boot_id; mount -t tmpfs tmpfs /tmp
 //!   while :; do [ -e /srv/hold ] || sshd -D -e -f /srv/sshd_config; sleep 0.1; done'
 //! ```
 //!
-//! so the sessions see their own processes (PIDs from 1), their own home and an empty `/tmp`:
+//! so the sessions see their own processes (PIDs from 1), a boot id of each boot's own, their
+//! own home and an empty `/tmp`:
 //! none of the local artifacts, none of the local processes. The network is shared. The local
 //! side gets a private home of its own and a client configuration ([`Remote::env`]): `HostName
 //! 127.0.0.1`, the port, the user key (`IdentitiesOnly yes`) and a known-hosts file holding the
@@ -54,11 +56,16 @@ const SSH_BUDGET: Duration = Duration::from_secs(30);
 /// Where the server's files appear inside the namespace (bound over it there only).
 const SERVER_MOUNT: &str = "/srv";
 
+/// The kernel's boot id, which "the machine" sees replaced by one of its own.
+const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
+
 /// A running OpenSSH server in a namespace of its own.
 pub struct Remote {
     dir: TempDir,
     port: u16,
     unshare: Option<Child>,
+    /// How many times "the machine" booted.
+    boots: u32,
     /// The namespace's init (the loop), as the local side sees its PID.
     init: u32,
     user: String,
@@ -165,6 +172,7 @@ impl Remote {
             dir,
             port,
             unshare: None,
+            boots: 0,
             init: 0,
             user,
             remote_home,
@@ -177,14 +185,21 @@ impl Remote {
     fn boot(&mut self) {
         let server = self.dir.path().join("server");
         let home = self.dir.path().join("home");
+        // Each boot has a boot id of its own, as a machine's does: another machine's than the
+        // local one, and another after a reboot.
+        let boot_id = self.dir.path().join(format!("boot_id.{}", self.boots));
+        self.boots += 1;
+        std::fs::write(&boot_id, format!("{}\n", fresh_boot_id())).expect("a boot id");
         let script = format!(
             "mount --bind {server} {SERVER_MOUNT} && mount --bind {home} {remote_home} && \
+             mount --bind {boot_id} {BOOT_ID} && \
              mount -t tmpfs -o mode=1777 tmpfs /tmp && \
              while :; do [ -e {SERVER_MOUNT}/hold ] || /usr/sbin/sshd -D -e -f \
              {SERVER_MOUNT}/sshd_config; sleep 0.1; done",
             server = shell_word(&server),
             home = shell_word(&home),
             remote_home = shell_word(&self.remote_home),
+            boot_id = shell_word(&boot_id),
         );
         let log = std::fs::File::create(self.dir.path().join("sshd.log")).expect("sshd.log");
         #[expect(
@@ -477,4 +492,12 @@ fn passwd_home() -> PathBuf {
 /// `path` quoted for a POSIX shell.
 fn shell_word(path: &Path) -> String {
     format!("'{}'", path.display().to_string().replace('\'', "'\\''"))
+}
+
+/// A random boot id (the kernel's own generator, as the boot id itself is).
+fn fresh_boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/uuid")
+        .expect("the kernel's uuid generator")
+        .trim()
+        .to_owned()
 }

@@ -57,11 +57,23 @@ fn the_ssh_fixture_is_another_machine_with_its_faults() {
     assert!(run.success(), "{run}");
     assert!(herd_e2e::proc::process_alive(sleeper));
 
+    // The machine has a boot id of its own, another after a reboot.
+    let boot_id = |remote: &Remote| {
+        let run = remote.ssh("cat /proc/sys/kernel/random/boot_id");
+        assert!(run.success(), "{run}");
+        run.stdout.trim().to_owned()
+    };
+    let first_boot = boot_id(&remote);
+    let local_boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    assert_ne!(first_boot, local_boot.trim());
+
     // Powered off, every process of the machine is gone.
     let mut remote = remote;
     remote.power_off();
     assert!(!herd_e2e::proc::process_alive(sleeper));
     assert!(!remote.accepting());
+    remote.power_on();
+    assert_ne!(boot_id(&remote), first_boot);
 }
 
 /// One local artifacts directory, the remote, and the local herd programs run with the
@@ -542,6 +554,42 @@ fn a_result_survives_killed_connections_and_an_sshd_restart_and_arrives_once() {
         scene.remote_delivered(&remote_id).then_some(())
     });
     // Nothing more comes.
+    wait_for("the relay to end", BUDGET, || {
+        scene.relay_pid().is_none().then_some(())
+    });
+    assert_eq!(follow.results(&id).len(), 1, "{:?}", follow.events());
+}
+
+/// The host rebooted mid-run: its herd judges the run's child, of the earlier boot, lost there,
+/// and that result comes home once; while the host was down the run was not failed here.
+#[test]
+fn a_run_on_a_host_that_rebooted_settles_there_as_lost_and_comes_home_once() {
+    let mut scene = Scene::prepared();
+    let (id, remote_id) = scene.spawn_waiting("Builder", "build it");
+    let follow = scene.follow("a");
+    wait_for("the relay to connect", BUDGET, || {
+        (scene.relay_state()["connected"] == true).then_some(())
+    });
+    scene.remote.power_off();
+    let status = wait_for("the run to show disconnected", BUDGET, || {
+        let doc = scene.status(&id);
+        let detail = doc["runs"][0]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        detail.contains("disconnected · last seen").then_some(doc)
+    });
+    assert_ne!(status["runs"][0]["label"], "failed", "{status}");
+    assert!(follow.results(&id).is_empty(), "no result while down");
+    scene.remote.power_on();
+    let result = follow.wait_result(&id);
+    assert_eq!(result["outcome"], "failed", "{result}");
+    let message = result["message"].as_str().unwrap();
+    assert!(message.contains("the machine restarted"), "{result}");
+    assert!(!message.contains("done: build it"), "{result}");
+    wait_for("the acknowledgement on the host", BUDGET, || {
+        scene.remote_delivered(&remote_id).then_some(())
+    });
     wait_for("the relay to end", BUDGET, || {
         scene.relay_pid().is_none().then_some(())
     });
