@@ -71,6 +71,17 @@ pub fn spawn(
         )
         .with_field("host"));
     }
+    if fields.get("persistent").and_then(Value::as_bool) == Some(true) {
+        // Its tasks go out by `herd-launch send` and come back by the specialist's own files,
+        // neither of which crosses to a host.
+        return Err(Error::invalid(
+            "persistent",
+            format!(
+                "a persistent specialist runs on this machine, not on {host}: spawn it without \
+                 `host`, or give each task to its own child on {host}"
+            ),
+        ));
+    }
     if args.fallback_of.is_some() {
         return Err(Error::invalid(
             "fallback_of",

@@ -861,8 +861,9 @@ fn a_spawn_killed_during_its_ssh_call_settles_as_lost_once() {
     assert_eq!(results[0]["outcome"], "failed", "{}", results[0]);
 }
 
-/// A Pi child on a host without Pi is refused at spawn (exit 4, the fix named), and a host with
-/// open runs cannot be removed (exit 7).
+/// A Pi child on a host without Pi is refused at spawn (exit 4, the fix named), so is a
+/// persistent specialist on any host (exit 2), and a host with open runs cannot be removed
+/// (exit 7).
 #[test]
 fn a_host_without_pi_refuses_pi_children_and_a_busy_host_is_not_removed() {
     let scene = Scene::prepared();
@@ -875,6 +876,13 @@ fn a_host_without_pi_refuses_pi_children_and_a_busy_host_is_not_removed() {
     assert_eq!(out.code, 4, "{out}");
     assert!(out.text().contains("no Pi"), "{out}");
     assert_eq!(scene.local_runs(), Vec::<String>::new());
+    // A persistent specialist stays on this machine: refused before anything is asked of the host.
+    let request = serde_json::json!({"name": "Keeper", "task": "keep", "persistent": true});
+    let out = scene.spawn(&request, "cat >/dev/null");
+    assert_eq!(out.code, 2, "{out}");
+    assert!(out.text().contains("persistent"), "{out}");
+    assert_eq!(scene.local_runs(), Vec::<String>::new());
+    assert_eq!(scene.remote_runs(), Vec::<String>::new(), "{out}");
 
     let (id, _) = scene.spawn_waiting("Builder", "build it");
     let out = scene.herd("herd-launch", &["host", "remove", ALIAS, "--json"], None);
