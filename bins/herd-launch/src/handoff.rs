@@ -281,6 +281,10 @@ fn start(
         request.leaf.as_deref(),
         herd_core::time::now_ms(),
     )?;
+    let mut vars = session_env(surface, session, agent_dir, tools, env);
+    if let Some(port) = crate::worktree::port(created) {
+        vars.push((crate::worktree::PORT_ENV.into(), port.to_string().into()));
+    }
     let script_file = artifacts.handoff_file(id, "sh");
     // The surface's lines keep the pane and title it; the pane id they export is for a child's
     // extension, and the new Pi is no child.
@@ -292,7 +296,7 @@ fn start(
         prologue,
         cwd: created.path.clone(),
         unset: crate::spawn::unset_vars(surface.kind()),
-        env: session_env(surface, session, agent_dir, tools, env),
+        env: vars,
         herd_launch: tools.herd_launch.clone(),
         identity_file: SessionFiles::new(session).process(),
         session_file: session.to_path_buf(),

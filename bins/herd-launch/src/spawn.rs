@@ -633,6 +633,8 @@ struct Place {
     root_pane: Option<PaneRef>,
     /// The managed worktree the launch policy binds the child to.
     binding: Option<WorktreeBinding>,
+    /// The worktree's `HERD_PORT`, when its setup gave one: the child gets it too.
+    port: Option<u16>,
 }
 
 /// Prepares the claimed attempt's files in order and dispatches its child.
@@ -730,6 +732,7 @@ impl Attempt<'_> {
                 agent_dir: plan.agent_dir.clone(),
                 root_pane: None,
                 binding: None,
+                port: None,
             });
         };
         let run_id = record.run_id.clone();
@@ -767,6 +770,7 @@ impl Attempt<'_> {
             cwd,
             agent_dir,
             binding: Some(binding),
+            port: crate::worktree::port(&created),
         })
     }
 
@@ -897,7 +901,7 @@ impl Attempt<'_> {
         trust: crate::trust::Trust,
     ) -> Result<(), Error> {
         let plan = self.plan;
-        let (unset, child_env) = child_env(
+        let (unset, mut child_env) = child_env(
             plan,
             record,
             files,
@@ -909,6 +913,9 @@ impl Attempt<'_> {
             self.tools,
             self.env,
         );
+        if let Some(port) = place.port {
+            child_env.push((crate::worktree::PORT_ENV.into(), port.to_string().into()));
+        }
         let (argv, stdin, stdout, stderr) = runner_argv(
             plan,
             record,

@@ -60,6 +60,15 @@ pub fn create(
         .map_err(request_field)
 }
 
+/// The variable that gives the port setup allocated to a worktree, to its setup commands and
+/// to the Pi that works in it.
+pub const PORT_ENV: &str = "HERD_PORT";
+
+/// The port the worktree's setup allocated (unique among live managed worktrees), if any.
+pub fn port(created: &Created) -> Option<u16> {
+    created.manifest.setup.as_ref().and_then(|s| s.port)
+}
+
 /// The root pane Herdr opened with the worktree's workspace, where the child runs: given to herd,
 /// never closed by it. `None` for a worktree git made.
 pub fn root_pane(created: &Created, surface: &dyn herd_surface::Surface) -> Option<PaneRef> {

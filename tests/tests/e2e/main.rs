@@ -10,6 +10,7 @@ mod herd_persistent;
 mod herd_report;
 mod herd_trust;
 mod herd_worktree;
+mod herd_worktree_setup;
 mod model_server;
 mod pi_herd;
 mod pi_parent;
