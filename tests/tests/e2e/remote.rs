@@ -296,6 +296,64 @@ fn spawn_on_a_host_runs_the_child_there_and_records_it_here() {
     );
 }
 
+/// A key the host refuses, a host key that changed and a full disk on the host, each met at
+/// spawn on the real server: exit 4 naming what to run, never a prompt, nothing left here.
+#[test]
+fn spawn_meets_a_refused_key_a_changed_host_key_and_a_full_disk_with_what_to_run() {
+    let scene = Scene::prepared();
+    let request = serde_json::json!({"name": "Builder", "task": "build it"});
+    let keygen = |path: &std::path::Path| {
+        let cmd = herd_e2e::cli::within("ssh-keygen", BUDGET)
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(path.as_os_str())
+            .stdin_null();
+        let out = herd_e2e::cli::try_run(&cmd);
+        assert!(out.success(), "{out}");
+        std::fs::read_to_string(path.with_extension("pub")).unwrap()
+    };
+    let spawn_refused = |hint: &str| {
+        let out = scene.spawn(&request, "cat >/dev/null");
+        assert_eq!(out.code, 4, "{out}");
+        assert!(out.text().contains(hint), "{hint}: {out}");
+        assert_eq!(scene.local_runs(), Vec::<String>::new(), "{out}");
+    };
+
+    // The host no longer accepts the user's key.
+    let authorized = scene.remote.home().join(".ssh/authorized_keys");
+    let kept = std::fs::read_to_string(&authorized).unwrap();
+    let other = keygen(&scene.dir.path().join("other_key"));
+    std::fs::write(&authorized, other).unwrap();
+    scene.remote.kill_connections();
+    spawn_refused("ssh-add");
+    std::fs::write(&authorized, &kept).unwrap();
+
+    // The host's key is not the one known here.
+    let known = scene.remote.known_hosts();
+    let kept_known = std::fs::read_to_string(&known).unwrap();
+    let host_key = keygen(&scene.dir.path().join("other_host_key"));
+    let entry = kept_known.split_whitespace().next().unwrap().to_owned();
+    let fields: Vec<&str> = host_key.split_whitespace().take(2).collect();
+    std::fs::write(&known, format!("{entry} {}\n", fields.join(" "))).unwrap();
+    scene.remote.kill_connections();
+    spawn_refused("ssh-keygen -R");
+    std::fs::write(&known, &kept_known).unwrap();
+
+    // The host's disk is full where herd keeps its runs.
+    let full = scene.remote.ssh(
+        "mkdir -p ~/.herd/artifacts && mount -t tmpfs -o size=64k,nr_inodes=16 tmpfs \
+         ~/.herd/artifacts && (cat /dev/zero > ~/.herd/artifacts/fill; true)",
+    );
+    assert!(full.success(), "{full}");
+    spawn_refused("space");
+    // No file of a run is left there (the tmpfs is seen only inside the host).
+    let files = scene.remote.ssh("cd ~/.herd/artifacts && find . -type f");
+    assert_eq!(files.stdout.trim(), "./fill", "{files}");
+    let freed = scene.remote.ssh("umount ~/.herd/artifacts");
+    assert!(freed.success(), "{freed}");
+    let out = scene.spawn(&request, "cat >/dev/null");
+    assert_eq!(out.code, 0, "{out}");
+}
+
 /// A host whose herd is another version is refused at spawn with the fix named, and nothing is
 /// left on either side; so is a host that is down, and a host never added.
 #[test]
