@@ -1,6 +1,7 @@
 //! Children on another machine: a real OpenSSH server in a namespace of its own (the test kit's
 //! [`herd_e2e::ssh::Remote`]) is the other host.
 
+use std::ffi::OsString;
 use std::time::Duration;
 
 use herd_e2e::cli::Run;
@@ -840,6 +841,81 @@ fn a_real_pi_child_on_the_host_reports_home_once() {
         scene.remote.local_path(&session).is_file(),
         "the session is on the host: {session}"
     );
+}
+
+/// The user's path: a real parent Pi (RPC) whose model calls `subagent` with `host`; the real Pi
+/// child runs on the host, and its report arrives in the parent once, as a `subagent_result`.
+#[test]
+fn a_pi_parent_delegates_to_a_host_and_the_report_arrives_once() {
+    use herd_e2e::model::{ModelServer, Models, Script, Text};
+    use herd_e2e::pi::PiEnv;
+    let model = ModelServer::start_models(
+        Models::new()
+            .model(
+                "parent",
+                Script::delegating(serde_json::json!({
+                    "name": "Builder",
+                    "task": "Build it there",
+                    "host": ALIAS,
+                    "model": PiEnv::model_arg("child"),
+                })),
+            )
+            .model("child", Script::new().step(Text("REMOTE REPORT: built"))),
+    );
+    let pi_env = PiEnv::new(&model);
+    let pi_dir = herd_e2e::pi::pi_dir();
+    let _ = herd_e2e::pi::pi_bin();
+    let node_bin = pi_dir.join("node_modules/.bin");
+    let remote = Remote::start_with(
+        &[&pi_dir, &node_bin],
+        &[
+            ("PI_OFFLINE", "1"),
+            ("PI_TELEMETRY", "0"),
+            ("PI_SKIP_VERSION_CHECK", "1"),
+            ("LANG", "C.UTF-8"),
+            ("TERM", "xterm-256color"),
+        ],
+    );
+    let agent = remote.home().join(".pi/agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    for file in ["models.json", "settings.json"] {
+        std::fs::copy(pi_env.agent_dir().join(file), agent.join(file)).unwrap();
+    }
+    let scene = Scene::prepare(Scene::on(remote));
+
+    // The parent sees the host as the user's own herd programs do.
+    let vars: Vec<(OsString, OsString)> = scene
+        .remote
+        .env()
+        .into_iter()
+        .filter(|(k, _)| k != "HOME")
+        .collect();
+    let extra: Vec<(&str, &std::ffi::OsStr)> = vars
+        .iter()
+        .map(|(k, v)| (k.to_str().unwrap(), v.as_os_str()))
+        .collect();
+    let session = pi_env.session_path("parent");
+    let mut parent = herd_e2e::rpc::PiRpc::start_with(
+        &pi_env,
+        &session,
+        "parent",
+        &extra,
+        &["--herd-surface", "process"],
+    );
+    parent.prompt("Delegate the build to the devbox.");
+    herd_e2e::session::wait_for_answer(&session, "Integrated the report.", BUDGET);
+    let found = herd_e2e::session::custom_entries(&session, "subagent_result");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let content = found[0]["content"].as_str().unwrap();
+    assert!(content.contains("REMOTE REPORT: built"), "{content}");
+    // The child ran on the host: its session is there, and the host acknowledged the result.
+    let runs = scene.remote_runs();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let remote_id = runs[0].trim_end_matches(".json").to_owned();
+    wait_for("the acknowledgement on the host", BUDGET, || {
+        scene.remote_delivered(&remote_id).then_some(())
+    });
+    assert!(parent.close().success());
 }
 
 /// `spawn --host` killed while its ssh call is out: the local record's launch is judged as any
