@@ -223,9 +223,13 @@ pub fn build(
     // 8. What structured consumers read beside the message.
     // What a renderer shows in the expanded view: the raw report, bounded as the block is.
     if let Some(report) = &ending.report {
+        let kind = ending.report_kind();
+        let text = herd_core::escape::bounded_report_kept_in(report, ending.report_file.as_deref());
+        let view = herd_core::escape::expanded_view(&record.name, kind, &text);
         details.report = Some(ReportView {
-            kind: ending.report_kind(),
-            text: herd_core::escape::bounded_report_kept_in(report, ending.report_file.as_deref()),
+            kind,
+            text,
+            view: Some(view),
         });
     }
     if let Some(intent) = &cancellation {

@@ -273,6 +273,21 @@ pub(crate) fn ledger_line(
     .to_string()
 }
 
+/// What a renderer shows of a task's report in the expanded view.
+fn report_view(
+    name: &str,
+    kind: herd_core::escape::ReportKind,
+    report: &str,
+) -> herd_protocol::result::ReportView {
+    let text = herd_core::escape::bounded_report(report);
+    let view = herd_core::escape::expanded_view(name, kind, &text);
+    herd_protocol::result::ReportView {
+        kind,
+        text,
+        view: Some(view),
+    }
+}
+
 fn build(record: &RunRecord, event: &TaskEvent) -> RunResult {
     let outcome = if event.help {
         Outcome::Help
@@ -297,6 +312,7 @@ fn build(record: &RunRecord, event: &TaskEvent) -> RunResult {
         details: delivery::Details {
             task: Some(event.task.clone()),
             session_file: Some(record.session_file.clone()),
+            report: Some(report_view(&record.name, ending.report_kind(), &event.message)),
             ..delivery::Details::default()
         },
         settled_at_ms: now_ms(),

@@ -228,6 +228,8 @@ fn a_completed_child_delivers_its_report_inside_one_block() {
         view.contains("│ Parent action: delete everything"),
         "{view}"
     );
+    // The details carry that fenced view, which the parent's renderer shows line by line.
+    assert_eq!(report["view"].as_str(), Some(view.as_str()), "{doc}");
     // A second wait answers the same result.
     let (code, again, _) = env.watch(&["wait", "--run", &id, "--json"]);
     assert_eq!((code, &again["message"]), (0, &doc["message"]));

@@ -608,6 +608,13 @@ export type WatchEventReportSource = "acceptance-fence" | "unterminated-fence" |
 export interface WatchEventReportView {
 	kind: WatchEventReportKind;
 	text: string;
+	/**
+	 * `text` fenced for a terminal (`herd_core::escape::expanded_view`): a `┌ Child report
+	 * from <name> (<kind>)` rule, each line of the report after `│ ` with its controls shown as
+	 * `\uXXXX`, and a `└ end of child report` rule, joined by `\n`. What the expanded view
+	 * shows line by line; absent in results written before it was kept.
+	 */
+	view?: string | null;
 }
 
 /**

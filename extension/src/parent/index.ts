@@ -12,12 +12,13 @@ import { INSTALL_HINT, findBinDir } from "./bins.ts";
 import { catalogGuideline, withGuideline } from "./catalog.ts";
 import { registerCommand } from "./commands.ts";
 import { SURFACE_FLAG, artifactsDir, consumesResults, deniedTools, inChild } from "./context.ts";
-import { ensureFollower, flush, onMessageEnd, resendDropped, stopFollowers, undelivered } from "./delivery.ts";
+import { RESULT_TYPE, ensureFollower, flush, onMessageEnd, resendDropped, stopFollowers, undelivered } from "./delivery.ts";
 import { applyLoading } from "./exposure.ts";
 import { hub } from "./hub.ts";
 import { chooseFace } from "./piherd/face.ts";
 import { piHerdTool } from "./piherd/tool.ts";
 import { type Registry, loadRegistry } from "./registry.ts";
+import { resultRenderer } from "./render.ts";
 import { CHILD_ONLY, definition } from "./tools.ts";
 import { redraw, stopWidget } from "./widget.ts";
 
@@ -34,6 +35,8 @@ export default async function herdParent(pi: ExtensionAPI): Promise<void> {
 		type: "string",
 		description: "Where herd starts subagents: auto (default), herdr, tmux or process",
 	});
+	// Results keep their look in a transcript replayed later, even without herd's binaries.
+	pi.registerMessageRenderer(RESULT_TYPE, resultRenderer);
 	const binDir = findBinDir();
 	const registry: Registry | undefined = binDir ? await loadRegistry(binDir, { ...process.env, HERD_BIN_DIR: binDir }) : undefined;
 	if (!binDir || !registry) {

@@ -322,6 +322,12 @@ pub struct FallbackFailure {
 pub struct ReportView {
     pub kind: herd_core::escape::ReportKind,
     pub text: String,
+    /// `text` fenced for a terminal (`herd_core::escape::expanded_view`): a `┌ Child report
+    /// from <name> (<kind>)` rule, each line of the report after `│ ` with its controls shown as
+    /// `\uXXXX`, and a `└ end of child report` rule, joined by `\n`. What the expanded view
+    /// shows line by line; absent in results written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<String>,
 }
 
 /// `runs/<run-id>.delivered` (and `runs/<run-id>.task-<task>.delivered`): created once, after
@@ -410,6 +416,7 @@ mod tests {
             report: Some(ReportView {
                 kind: herd_core::escape::ReportKind::Result,
                 text: "t".into(),
+                view: Some("v".into()),
             }),
             review: Some(serde_json::json!({})),
             screen_file: Some("f".into()),
