@@ -4,6 +4,7 @@
  * is open.
  */
 import * as path from "node:path";
+import { paintAccent } from "./accent.ts";
 import { parseObject, run } from "./bins.ts";
 import { hub, withLive } from "./hub.ts";
 
@@ -11,8 +12,8 @@ export const WIDGET_KEY = "herd-subagents";
 /** How often the clocks of open runs move. */
 const CLOCK_MS = 1000;
 
-/** The widget lines of one directory, or none when nothing is open there. */
-async function linesOf(dir: string, binDir: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+/** The widget lines of one directory, or none when nothing is open there; `tui`: accent painted. */
+async function linesOf(dir: string, binDir: string, env: NodeJS.ProcessEnv, tui: boolean): Promise<string[]> {
 	const ran = await run(path.join(binDir, "herd-watch"), ["--artifacts", dir, "status", "--widget", "--json"], {
 		cwd: dir,
 		env,
@@ -24,7 +25,7 @@ async function linesOf(dir: string, binDir: string, env: NodeJS.ProcessEnv): Pro
 	if (open === 0) return [];
 	const lines = doc.widget.split("\n");
 	while (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
-	return lines;
+	return tui ? paintAccent(lines, doc.accent) : lines;
 }
 
 /** Redraws the widget now (or right after a redraw in progress). */
@@ -40,7 +41,11 @@ export function redraw(): void {
 	h.widgetBusy = true;
 	const dirs = [live.dir, ...[...h.followers.keys()].filter((d) => d !== live.dir)];
 	const env = { ...process.env, HERD_BIN_DIR: live.binDir };
-	void Promise.all(dirs.map((d) => linesOf(d, live.binDir, env)))
+	let tui = false;
+	withLive((now) => {
+		tui = now.ctx.mode === "tui";
+	});
+	void Promise.all(dirs.map((d) => linesOf(d, live.binDir, env, tui)))
 		.then((boxes) => {
 			const lines = boxes.flat();
 			withLive((now) => {
