@@ -93,6 +93,11 @@ pub const FILES: &[SchemaFile] = &[
         herd_protocol::run::Superseded
     ),
     read!(
+        "resurrected.schema.json",
+        "`runs/<run-id>.resurrected.json`",
+        herd_protocol::launch::resurrect::Resurrected
+    ),
+    read!(
         "predecessor.schema.json",
         "`runs/<run-id>.predecessor.json`",
         herd_protocol::run::Predecessor
@@ -233,6 +238,11 @@ pub const FILES: &[SchemaFile] = &[
         "launch-models.schema.json",
         "`herd-launch models --json`",
         herd_protocol::launch::docs::ModelCatalog
+    ),
+    printed!(
+        "launch-resurrect.schema.json",
+        "`herd-launch resurrect --json`",
+        herd_protocol::launch::resurrect::ResurrectDoc
     ),
     printed!(
         "launch-roles.schema.json",

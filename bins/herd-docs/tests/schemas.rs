@@ -136,6 +136,8 @@ fn valid_sidecar_fixtures_parse_as_their_rust_types() {
     parses::<herd_protocol::child::CompletionFile>("completion");
     parses::<herd_protocol::child::Activity>("activity");
     parses::<herd_protocol::launch::LaunchSend>("launch-send");
+    parses::<herd_protocol::launch::resurrect::ResurrectDoc>("launch-resurrect");
+    parses::<herd_protocol::launch::resurrect::Resurrected>("resurrected");
     parses::<herd_protocol::launch::docs::ModelCatalog>("launch-models");
     parses::<herd_protocol::launch::docs::RolesListing>("launch-roles");
     parses::<herd_protocol::launch::docs::ModelsWritten>("launch-write-task-models");

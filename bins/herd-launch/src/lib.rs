@@ -17,6 +17,7 @@ pub mod plan;
 pub mod policy;
 pub mod remote;
 pub mod resume;
+pub mod resurrect;
 pub mod roles;
 pub mod script;
 pub mod seed;
@@ -67,6 +68,25 @@ pub enum Command {
     Spawn(SpawnArgs),
     /// Resume a saved child session in a new pane, under its saved launch policy.
     Resume(ResumeArgs),
+    /// Bring back the runs that were lost (a reboot, a killed tmux server, a Herdr restart):
+    /// each resumed in its exact session file under its saved launch policy.
+    ///
+    /// A run is lost when its result settled as failed with no completion evidence (no exit
+    /// code, no completion sidecar since it started, no launch failure, cancel, time limit or
+    /// stop); a watcher settles a run whose process went away that way. Each lost run that can
+    /// be resumed is resumed, one after another, by its session file's path (never `pi
+    /// --continue`), with its saved tools and denied tools, its name and auto-exit, and a first
+    /// message saying it was interrupted; its result is delivered as every run's. A worktree
+    /// child resumes in its retained worktree. Listed with why and not resumed: a persistent
+    /// specialist (spawn a new one), a run without a session file (an exec child) or without a
+    /// launch policy, a child's own child, a run on another machine, one whose worktree is gone.
+    ///
+    /// Nothing is resumed twice: one resurrect at a time (a second waits for the first, up to
+    /// 120 s), and a run whose session a later run resumed, or whose marker
+    /// `runs/<id>.resurrected.json` names a successor, is `already_resumed`. Exit 0 when every
+    /// resumable run was resumed (or none was lost), 3 when a launch is uncertain, 4 when one
+    /// failed.
+    Resurrect(ResurrectArgs),
     /// Send the next task to an idle persistent specialist.
     Send(SendArgs),
     /// Record this process's identity beside the session, then exec the runner (used by launch
@@ -260,6 +280,18 @@ pub struct ResumeArgs {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct ResurrectArgs {
+    /// List the lost runs and what would be done with each, changing nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Where the resumed runs start [default: the surface each run was on].
+    #[arg(long, value_enum)]
+    pub surface: Option<SurfaceChoice>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
 #[command(group = clap::ArgGroup::new("target").required(true))]
 pub struct SendArgs {
     /// The run id of the specialist.
@@ -296,6 +328,7 @@ impl Cli {
         match &self.command {
             Command::Spawn(a) => a.json,
             Command::Resume(a) => a.json,
+            Command::Resurrect(a) => a.json,
             Command::Send(a) => a.json,
             Command::Roles(a) => a.json,
             Command::WriteTaskModels(a) => a.json,
@@ -357,6 +390,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 message: args.message.clone(),
                 auto_exit: args.auto_exit,
                 name: args.name.clone(),
+                lost: None,
             };
             let ack = resume::resume(
                 &artifacts,
@@ -366,6 +400,17 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 &env,
             )?;
             Ok(Output::ok(ack.document(), ack.human()).with_exit(ack.exit_code()))
+        }
+        Command::Resurrect(args) => {
+            let artifacts = cli.artifacts.resolve()?;
+            let options = resurrect::Options {
+                dry_run: args.dry_run,
+                surface: args.surface.map(|choice| surface_kind(choice, &env)),
+            };
+            let doc = resurrect::resurrect(&artifacts, &options, &herd_launch_path(&env)?, &env)?;
+            let code = resurrect::exit_code(&doc);
+            let human = resurrect::human(&doc);
+            Ok(Output::ok(doc, human).with_exit(code))
         }
         Command::Send(args) => {
             let artifacts = cli.artifacts.resolve()?;

@@ -104,6 +104,11 @@ pub struct Plan {
 pub struct Resume {
     pub session: PathBuf,
     pub message: Option<String>,
+    /// A worktree child's retained worktree, which the resumed run works in again
+    /// (`herd-launch resurrect`).
+    pub worktree: Option<herd_protocol::run::WorktreeRef>,
+    /// The lost run this resume brings back (`herd-launch resurrect`).
+    pub resurrects: Option<String>,
 }
 
 /// Which runner the command line chose.

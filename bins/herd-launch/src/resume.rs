@@ -14,11 +14,12 @@ use std::path::{Path, PathBuf};
 use herd_core::identity::{self, Judgement, Record};
 use herd_core::{Error, ErrorCode, sidecar};
 use herd_protocol::layout::{Artifacts, SessionFiles};
+use herd_protocol::run::WorktreeRef;
 use herd_surface::Surface;
 use herd_tools::SubagentRequest;
 
 use crate::plan::{Plan, Resume, Runner};
-use crate::policy::{Owner, Policy};
+use crate::policy::{Owner, Policy, WorktreeBinding};
 use crate::spawn::{Ack, Tools};
 
 /// The bound of the session header read.
@@ -34,6 +35,19 @@ pub struct Request {
     pub message: Option<String>,
     pub auto_exit: bool,
     pub name: String,
+    /// `herd-launch resurrect` only: the lost run this resume brings back, with what it keeps
+    /// of that run.
+    pub lost: Option<Lost>,
+}
+
+/// What a resume of a lost run (`herd-launch resurrect`) keeps of it.
+#[derive(Debug, Clone)]
+pub struct Lost {
+    pub run_id: String,
+    /// A worktree child's retained worktree: its managed-worktree policy is restored there.
+    pub worktree: Option<WorktreeRef>,
+    /// The project-trust decision the run was launched with.
+    pub trust: crate::trust::Parent,
 }
 
 fn guidance(session: &Path) -> String {
@@ -43,8 +57,9 @@ fn guidance(session: &Path) -> String {
     )
 }
 
-/// Reads the saved policy, refusing what resume must not restore.
-pub fn restorable_policy(session: &Path) -> Result<Policy, Error> {
+/// Reads the saved policy, refusing what resume must not restore. A managed-worktree child's is
+/// restored only for a resurrect in its retained `worktree`, the one the policy binds it to.
+pub fn restorable_policy(session: &Path, worktree: Option<&WorktreeRef>) -> Result<Policy, Error> {
     let path = SessionFiles::new(session).policy();
     let policy = Policy::read(&path).map_err(|err| {
         let mut err = Error::new(
@@ -59,6 +74,11 @@ pub fn restorable_policy(session: &Path) -> Result<Policy, Error> {
         err
     })?;
     if policy.owner == Owner::ManagedWorktree {
+        if let (Some(retained), Some(binding), false) =
+            (worktree, &policy.worktree, policy.persistent)
+        {
+            return retained_worktree(retained, binding).map(|()| policy);
+        }
         return Err(Error::invalid(
             "session",
             "this is a managed-worktree child: continue in its retained workspace instead of resuming it",
@@ -74,6 +94,36 @@ pub fn restorable_policy(session: &Path) -> Result<Policy, Error> {
         ));
     }
     Ok(policy)
+}
+
+/// Refuses a worktree that is not the one the policy binds the child to, or is gone.
+fn retained_worktree(retained: &WorktreeRef, binding: &WorktreeBinding) -> Result<(), Error> {
+    if retained.path != binding.path || retained.branch != binding.branch {
+        return Err(Error::invalid(
+            "worktree",
+            format!(
+                "the launch policy binds the child to {}, not to the run's worktree {}",
+                binding.path, retained.path
+            ),
+        ));
+    }
+    if !Path::new(&retained.path).is_dir() {
+        return Err(Error::invalid(
+            "worktree",
+            format!("its worktree {} is no longer retained", retained.path),
+        ));
+    }
+    Ok(())
+}
+
+/// The checks a resume makes before it changes anything, changing nothing themselves: the
+/// policy it restores and the directory the session continues in.
+pub fn preflight(request: &Request) -> Result<(Policy, PathBuf), Error> {
+    let session = std::path::absolute(&request.session).unwrap_or_else(|_| request.session.clone());
+    let worktree = request.lost.as_ref().and_then(|l| l.worktree.as_ref());
+    let policy = restorable_policy(&session, worktree)?;
+    let cwd = session_cwd(&session)?;
+    Ok((policy, cwd))
 }
 
 /// Refuses a session whose recorded runner still runs, and clears a record of one that is gone.
@@ -210,8 +260,7 @@ pub fn resume(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Ack, Error> {
     let session = std::path::absolute(&request.session).unwrap_or_else(|_| request.session.clone());
-    let policy = restorable_policy(&session)?;
-    let cwd = session_cwd(&session)?;
+    let (policy, cwd) = preflight(request)?;
     if let Some(message) = &request.message {
         if message.trim().is_empty() {
             return Err(Error::invalid("message", "the message is empty"));
@@ -292,11 +341,17 @@ pub fn resume(
         )],
         attempted: Vec::new(),
         fallback_of: None,
-        trust: crate::trust::Parent::from_env(env, &launch_dir)?,
+        trust: match &request.lost {
+            // The same child in the same place: the decision it was launched with.
+            Some(lost) => lost.trust.clone(),
+            None => crate::trust::Parent::from_env(env, &launch_dir)?,
+        },
         time_limit_ms: None,
         resume: Some(Resume {
             session,
             message: request.message.clone(),
+            worktree: request.lost.as_ref().and_then(|l| l.worktree.clone()),
+            resurrects: request.lost.as_ref().map(|l| l.run_id.clone()),
         }),
     };
     crate::spawn::spawn(artifacts, &plan, surface, &tools, env)

@@ -485,7 +485,8 @@ fn launch_once(
         cwd: plan.cwd.to_string_lossy().into_owned(),
         session_file: String::new(),
         pane: None,
-        worktree: None,
+        // A resumed worktree child works in its retained worktree again.
+        worktree: plan.resume.as_ref().and_then(|r| r.worktree.clone()),
         accept_spec: None,
         model,
         attempted_models: plan
@@ -535,6 +536,7 @@ fn launch_once(
         record.run_id = run_id;
         record.extra = Default::default();
         describe(&mut record, &files, ids.as_ref());
+        record.extra.resurrects = plan.resume.as_ref().and_then(|r| r.resurrects.clone());
         // This process's identity first: a record never exists without a launcher a watcher
         // can judge, so a launch whose herd-launch died is settled rather than waited on.
         if !record_launcher(artifacts, &record.run_id)? {
@@ -574,7 +576,9 @@ fn launch_once(
             };
             // A refusal (exit 2) changes nothing: what the attempt wrote before it is removed,
             // as long as nothing outside the artifacts directory (a worktree) was created.
-            if err.code == ErrorCode::InvalidRequest && !dispatched && record.worktree.is_none() {
+            // (A resume creates no worktree: a resumed worktree child's is the retained one.)
+            let created_worktree = record.worktree.is_some() && plan.resume.is_none();
+            if err.code == ErrorCode::InvalidRequest && !dispatched && !created_worktree {
                 withdraw(artifacts, &record);
                 return Err(err);
             }

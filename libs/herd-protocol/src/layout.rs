@@ -149,6 +149,11 @@ impl Artifacts {
         self.runs_dir().join(format!("{run_id}.{suffix}"))
     }
 
+    /// `runs/resurrect.lock`, which one `herd-launch resurrect` at a time holds.
+    pub fn resurrect_lock(&self) -> PathBuf {
+        self.runs_dir().join("resurrect.lock")
+    }
+
     /// `outcomes.jsonl`, the outcome ledger: a line per model attempt.
     pub fn outcome_ledger(&self) -> PathBuf {
         self.root.join("outcomes.jsonl")
@@ -427,6 +432,8 @@ run_files! {
     predecessor => "predecessor.json",
     /// The attempt was replaced and is not delivered.
     superseded => "superseded.json",
+    /// `herd-launch resurrect` took up the lost run: its successor, once launched.
+    resurrected => "resurrected.json",
     /// The result was delivered (exactly once).
     delivered => "delivered",
     /// The run's line was appended to `outcomes.jsonl`.

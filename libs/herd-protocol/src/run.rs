@@ -192,6 +192,9 @@ pub struct RunExtra {
     /// The child runs on another machine, owned by that machine's herd.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteRun>,
+    /// The lost run whose session this run resumed (`herd-launch resurrect`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resurrects: Option<String>,
 }
 
 /// Where a run on another machine is: the host (an ssh destination `herd-launch host add`

@@ -3,6 +3,7 @@
 
 pub mod docs;
 pub mod policy;
+pub mod resurrect;
 pub mod runner_exit;
 
 use crate::layout::RUN_ID_PATTERN;
