@@ -163,6 +163,11 @@ pub const FILES: &[SchemaFile] = &[
         herd_protocol::launch::runner_exit::RunnerExit
     ),
     read!(
+        "usage-cursor.schema.json",
+        "`runs/<run-id>.usage.json`",
+        herd_protocol::usage::UsageCursor
+    ),
+    read!(
         "outcome.schema.json",
         "a line of `outcomes.jsonl`",
         herd_protocol::result::LedgerLine
@@ -288,6 +293,11 @@ pub const FILES: &[SchemaFile] = &[
         "watch-stop.schema.json",
         "`herd-watch stop --json`",
         herd_protocol::watch::WatchStop
+    ),
+    printed!(
+        "watch-usage.schema.json",
+        "`herd-watch usage --json`",
+        herd_protocol::usage::UsageReport
     ),
     printed!(
         "watch-steer.schema.json",

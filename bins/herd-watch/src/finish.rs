@@ -250,6 +250,11 @@ pub fn build(
         }
     }
     steering_details(artifacts, record, &mut details);
+    // 9. What it cost: its session's usage, with its nested children's rolled up.
+    if let Some(usage) = crate::usage::rolled_up(artifacts, record) {
+        ending.notes.push(usage.host_line());
+        details.usage = Some(usage);
+    }
     details.elapsed_ms = Some(elapsed_ms);
     let outcome = ending.outcome.unwrap_or(Outcome::Failed);
     RunResult {
@@ -820,6 +825,7 @@ fn append_ledger(
         elapsed_ms: result.details.elapsed_ms,
         worktree: record.worktree.is_some(),
         persistent: record.persistent,
+        usage: result.details.usage.as_ref().map(|u| u.tally.total),
     };
     Ok(sidecar::append_line(
         &artifacts.outcome_ledger(),

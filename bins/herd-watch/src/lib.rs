@@ -15,6 +15,7 @@ pub mod status;
 pub mod supervise;
 pub mod tasks;
 pub mod timeout;
+pub mod usage;
 mod wake;
 
 pub use crash::{CRASH_AT_ENV, CRASH_POINTS, FALLBACK_CRASH_POINT};
@@ -146,6 +147,22 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// What the runs of the artifacts directory cost, by model and by run.
+    ///
+    /// Each run's own session is counted once, from the `usage` Pi records on its entries
+    /// (assistant messages by `provider/model`, cache warming, tool and summary usage); a run's
+    /// row also shows its nested children rolled up, and a persistent specialist's row each
+    /// task's part. A cost Pi did not record, or recorded as zero for tokens used (a model it
+    /// has no price for), is unknown, and so is every sum it is part of. Sessions are read
+    /// incrementally: `runs/<id>.usage.json` keeps where the last read stopped.
+    Usage {
+        /// Only runs created at or after this: a duration back from now (`30m`, `2h`, `1d`), an
+        /// ISO-8601 UTC time, or milliseconds since the epoch.
+        #[arg(long, value_name = "WHEN")]
+        since: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Relay the results of the runs on another machine (started by `follow` and `wait`; one per
     /// host): the host's `herd-watch follow --json --ack` over ssh, each result settled here
     /// before it is acknowledged there.
@@ -161,7 +178,8 @@ impl Cli {
         match &self.command {
             Command::Wait { json, .. }
             | Command::Follow { json, .. }
-            | Command::Status { json, .. } => *json,
+            | Command::Status { json, .. }
+            | Command::Usage { json, .. } => *json,
             Command::Steer { json, .. } => *json,
             Command::Relay { .. } => false,
             Command::Cancel(c) | Command::Interrupt(c) | Command::Stop(c) => c.json,
@@ -212,6 +230,15 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             )
         }
         Command::Relay { host } => relay::run(&artifacts, &host),
+        Command::Usage { since, json: _ } => {
+            let since_ms = since
+                .as_deref()
+                .map(|s| usage::parse_since(s, herd_core::time::now_ms()))
+                .transpose()?;
+            let report = usage::report(&artifacts, since_ms)?;
+            let human = usage::human(&report);
+            Ok(Output::ok(herd_protocol::to_value(&report), human))
+        }
         Command::Cancel(c) => {
             let record = find_or_ended(&artifacts, &c.target)?;
             if let Some(remote) = &record.extra.remote {

@@ -369,13 +369,24 @@ pub struct WidgetRow {
     pub agent: Option<String>,
     pub elapsed_ms: u64,
     pub projection: Projection,
+    /// What the run cost so far (`12.3k tok · $0.084`), once it used any.
+    pub usage: Option<String>,
 }
 
 impl WidgetRow {
     fn left(&self) -> String {
+        let usage = self
+            .usage
+            .as_deref()
+            .map(|u| format!(" · {u}"))
+            .unwrap_or_default();
         match &self.agent {
-            Some(agent) => format!(" {}  {} ({agent}) ", clock(self.elapsed_ms), self.name),
-            None => format!(" {}  {} ", clock(self.elapsed_ms), self.name),
+            Some(agent) => format!(
+                " {}  {} ({agent}){usage} ",
+                clock(self.elapsed_ms),
+                self.name
+            ),
+            None => format!(" {}  {}{usage} ", clock(self.elapsed_ms), self.name),
         }
     }
 
@@ -747,6 +758,7 @@ mod tests {
                 detail: detail.map(Into::into),
                 since_ms: since,
             },
+            usage: None,
         }
     }
 

@@ -265,6 +265,7 @@ pub fn status(
     for record in &records {
         let status = project_with(artifacts, record, &mut looks);
         let name = escape::encode_host_value(&record.name, 80);
+        let usage = crate::usage::for_status(artifacts, record);
         json_rows.push(StatusRow {
             run_id: record.run_id.clone(),
             name: record.name.clone(),
@@ -276,6 +277,7 @@ pub fn status(
             elapsed_ms: status.elapsed_ms,
             outcome: status.outcome,
             delivered: delivery::is_delivered(artifacts, &record.run_id),
+            usage,
         });
         let detail = status
             .projection
@@ -301,6 +303,7 @@ pub fn status(
                 agent: record.agent.clone(),
                 elapsed_ms: status.elapsed_ms,
                 projection: status.projection,
+                usage: usage.as_ref().and_then(crate::usage::row_text),
             });
         }
     }

@@ -85,6 +85,8 @@ pub fn pass(artifacts: &Artifacts, record: &RunRecord) -> Result<Pass, Error> {
                 .and_then(|m| m.as_str())
                 .unwrap_or_default()
                 .to_owned();
+            // What this task cost: the session's usage since the task before it settled.
+            let usage = crate::usage::task(artifacts, record, task);
             let result = build(
                 record,
                 &TaskEvent {
@@ -92,6 +94,7 @@ pub fn pass(artifacts: &Artifacts, record: &RunRecord) -> Result<Pass, Error> {
                     help,
                     message,
                 },
+                usage,
             );
             delivery::settle(artifacts, &result)?;
         }
@@ -288,7 +291,11 @@ fn report_view(
     }
 }
 
-fn build(record: &RunRecord, event: &TaskEvent) -> RunResult {
+fn build(
+    record: &RunRecord,
+    event: &TaskEvent,
+    usage: Option<herd_protocol::usage::RunUsage>,
+) -> RunResult {
     let outcome = if event.help {
         Outcome::Help
     } else {
@@ -301,6 +308,10 @@ fn build(record: &RunRecord, event: &TaskEvent) -> RunResult {
         report: Some(event.message.clone()),
         task: Some(event.task.clone()),
         session_file: Some(record.session_file.clone()),
+        notes: usage
+            .iter()
+            .map(herd_protocol::usage::RunUsage::host_line)
+            .collect(),
         ..Ending::default()
     };
     RunResult {
@@ -312,7 +323,12 @@ fn build(record: &RunRecord, event: &TaskEvent) -> RunResult {
         details: delivery::Details {
             task: Some(event.task.clone()),
             session_file: Some(record.session_file.clone()),
-            report: Some(report_view(&record.name, ending.report_kind(), &event.message)),
+            usage,
+            report: Some(report_view(
+                &record.name,
+                ending.report_kind(),
+                &event.message,
+            )),
             ..delivery::Details::default()
         },
         settled_at_ms: now_ms(),

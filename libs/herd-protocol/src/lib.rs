@@ -26,6 +26,7 @@
 //! - [`result`]: the delivered result `runs/<run-id>.result.json`, its delivery marker, and
 //!   how a run ended: [`result::Outcome`] and, with a failed provider told apart,
 //!   [`result::RunOutcome`];
+//! - [`usage`]: what a run cost, from its session's `usage`, and the reader's cursor;
 //! - [`watch`]: `herd-watch wait/follow/status/cancel/interrupt/stop/steer`.
 
 pub mod accept;
@@ -39,6 +40,7 @@ pub mod open_runs;
 pub mod persistent;
 pub mod result;
 pub mod run;
+pub mod usage;
 pub mod watch;
 pub mod worktree;
 

@@ -268,6 +268,14 @@ pub struct Details {
     /// Steering messages still queued when the run ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undelivered_steering: Option<Vec<String>>,
+    /// What the run cost: its session's usage with its nested children's rolled up (a
+    /// persistent specialist's task: that task's part of the session).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "keys_in_byte_order"
+    )]
+    pub usage: Option<crate::usage::RunUsage>,
     /// The handoff, as `worktree-inspect.schema.json` describes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<WorktreeInspect>,
@@ -375,6 +383,9 @@ pub struct LedgerLine {
     pub elapsed_ms: Option<u64>,
     pub worktree: bool,
     pub persistent: bool,
+    /// What the run cost, its nested children rolled up (`details.usage` of its result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::usage::Figures>,
 }
 
 /// The version of the [`Ledgered`] marker.
@@ -431,6 +442,7 @@ mod tests {
             time_limit_ms: Some(3),
             timed_out: Some(true),
             undelivered_steering: Some(Vec::new()),
+            usage: Some(crate::usage::RunUsage::default()),
             worktree: None,
         };
         let text = serde_json::to_string(&details).unwrap();

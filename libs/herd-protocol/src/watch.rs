@@ -91,6 +91,10 @@ pub struct StatusRow {
     pub elapsed_ms: u64,
     pub outcome: Option<Outcome>,
     pub delivered: bool,
+    /// What the run cost so far, its nested children rolled up; absent for a run that has no
+    /// session to read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::usage::Figures>,
 }
 
 /// `herd-watch status --json`: the runs.

@@ -289,7 +289,8 @@ enum Leaf {
 
 /// Recreates `source` (of type `kind`, not followed) at `dest`: directories made with their
 /// mode, symlinks recreated, files hard-linked or copied; sockets, FIFOs and devices skipped.
-/// The type of a directory's entries comes from the listing itself, so a file costs no `lstat`.
+/// The type of a directory's entries comes from the listing itself, so a file costs no `lstat`,
+/// and a file is hard-linked by its name relative to the two directories, opened once each.
 fn tree(source: &Path, dest: &Path, kind: std::fs::FileType, leaf: Leaf) -> Result<(), String> {
     let fail =
         |what: &str, p: &Path, e: std::io::Error| format!("cannot {what} {}: {e}", p.display());
@@ -299,12 +300,27 @@ fn tree(source: &Path, dest: &Path, kind: std::fs::FileType, leaf: Leaf) -> Resu
     } else if kind.is_dir() {
         std::fs::create_dir(dest).map_err(|e| fail("create", dest, e))?;
         let entries = std::fs::read_dir(source).map_err(|e| fail("read", source, e))?;
+        // The two directories, for linking their files by name (not through a symlink).
+        let dirs = match leaf {
+            Leaf::HardLink => Some((
+                at::open_dir(source).map_err(|e| fail("open", source, e))?,
+                at::open_dir(dest).map_err(|e| fail("open", dest, e))?,
+            )),
+            Leaf::Copy => None,
+        };
         for entry in entries {
             let entry = entry.map_err(|e| fail("read", source, e))?;
             let kind = entry
                 .file_type()
                 .map_err(|e| fail("read", &entry.path(), e))?;
-            tree(&entry.path(), &dest.join(entry.file_name()), kind, leaf)?;
+            match &dirs {
+                Some((from, to)) if kind.is_file() => {
+                    let name = entry.file_name();
+                    at::hard_link(from, to, &name)
+                        .map_err(|e| fail("link", &dest.join(&name), e))?;
+                }
+                _ => tree(&entry.path(), &dest.join(entry.file_name()), kind, leaf)?,
+            }
         }
         let mode = std::fs::symlink_metadata(source)
             .map_err(|e| fail("read", source, e))?
@@ -322,6 +338,54 @@ fn tree(source: &Path, dest: &Path, kind: std::fs::FileType, leaf: Leaf) -> Resu
         }
     }
     Ok(())
+}
+
+/// Hard links by name within open directories (`linkat`), which spares the kernel a walk of
+/// both full paths for every file of a tree.
+mod at {
+    use std::ffi::{CString, OsStr};
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::Path;
+
+    fn c(bytes: &[u8]) -> io::Result<CString> {
+        CString::new(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+    }
+
+    /// Opens the directory `path` for `linkat`; a symlink in its place is refused.
+    pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+        let path = c(path.as_os_str().as_bytes())?;
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: a NUL-terminated path; the descriptor returned is owned here alone.
+        let fd = unsafe { libc::open(path.as_ptr(), flags) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just opened and nothing else owns it.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// Links the file `name` of the directory `from` as `name` in the directory `to`, not
+    /// following it if it is a symlink.
+    pub fn hard_link(from: &OwnedFd, to: &OwnedFd, name: &OsStr) -> io::Result<()> {
+        let name = c(name.as_bytes())?;
+        // SAFETY: two open directory descriptors and a NUL-terminated name; flags 0 never
+        // follows a symlink.
+        let rc = unsafe {
+            libc::linkat(
+                from.as_raw_fd(),
+                name.as_ptr(),
+                to.as_raw_fd(),
+                name.as_ptr(),
+                0,
+            )
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
 }
 
 /// Runs one setup (or install) command in the worktree within `budget`, appending its output

@@ -1,0 +1,839 @@
+//! What a run cost: the `usage` Pi records on the entries of a child's session, summed per model
+//! as Pi's own cost breakdown sums them (assistant messages by `provider/model`, cache warming,
+//! and tool and summary usage as `Tools/summaries`), with the run's nested children rolled up.
+//!
+//! The session is read incrementally: the cursor `runs/<run-id>.usage.json` keeps the byte
+//! offset after the last whole line counted and the tally up to there, so each read costs only
+//! what was appended since, however large the session grew. A torn last line is left for the
+//! next read; another file at the path, or one rewritten below the offset, is read again from its
+//! start. Every line read is bounded ([`LINE_MAX`]): a longer one is counted as unread, and the
+//! cost stays unknown while there is one.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use herd_core::{Error, ErrorCode, sidecar};
+use herd_protocol::layout::Artifacts;
+use herd_protocol::run::{RunRecord, Runner};
+use herd_protocol::usage::{
+    CURSOR_VERSION, Figures, NestedUsage, RunUsage, RunUsageRow, Tally, TaskMark, TaskUsage,
+    UsageCursor, UsageReport, Usd,
+};
+
+use crate::delivery;
+
+/// The longest session line read for its usage; a longer one is skipped and counted unread.
+pub const LINE_MAX: usize = 16 * 1024 * 1024;
+/// How much of a session is read at a time.
+const CHUNK: usize = 1024 * 1024;
+/// How many bytes before the offset the cursor keeps to recognise the file.
+const TAIL_KEPT: u64 = 64;
+/// The largest cursor file read.
+const CURSOR_LIMIT: u64 = 4 * 1024 * 1024;
+/// How many task marks a cursor keeps (a specialist's most recent tasks).
+const TASK_MARKS: usize = 500;
+/// How deep nested children are rolled up.
+const NESTING_MAX: usize = 8;
+/// How long a reader waits for another reader of the same run's cursor.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+/// How long before its parent's creation a child's record may seem written (clock steps).
+const CLOCK_SLACK_MS: u64 = 5_000;
+
+/// The cursor's file beside the run record.
+pub fn cursor_path(artifacts: &Artifacts, run_id: &str) -> std::path::PathBuf {
+    artifacts.runs_dir().join(format!("{run_id}.usage.json"))
+}
+
+fn lock_path(artifacts: &Artifacts, run_id: &str) -> std::path::PathBuf {
+    artifacts.runs_dir().join(format!("{run_id}.usage.lock"))
+}
+
+/// Reads `session` from where `cursor` stopped (from its start without a cursor, or when the
+/// cursor is of another file or of a file rewritten since) to its current end. `Ok(None)` when
+/// the session does not exist (yet: Pi creates it lazily).
+pub fn advance(session: &Path, cursor: Option<UsageCursor>) -> Result<Option<UsageCursor>, Error> {
+    let io = |e: std::io::Error| {
+        Error::new(
+            ErrorCode::Unavailable,
+            format!("{}: {e}", session.display()),
+        )
+    };
+    let Some(mut file) = sidecar::open_file(session)? else {
+        return Ok(None);
+    };
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            format!("{} is not a regular file", session.display()),
+        ));
+    }
+    let len = meta.len();
+    let session_name = session.display().to_string();
+    let fresh = || UsageCursor {
+        format_version: CURSOR_VERSION,
+        session: session_name.clone(),
+        device: meta.dev(),
+        inode: meta.ino(),
+        offset: 0,
+        tail_hex: String::new(),
+        tally: Tally::new(),
+        tasks: Vec::new(),
+    };
+    let mut cursor = match cursor {
+        Some(c)
+            if c.session == session_name
+                && c.device == meta.dev()
+                && c.inode == meta.ino()
+                && c.offset <= len
+                && tail_hex(&file, c.offset).ok().as_deref() == Some(c.tail_hex.as_str()) =>
+        {
+            c
+        }
+        // Another file, or this one rewritten: its tasks' marks no longer describe it.
+        _ => fresh(),
+    };
+    if cursor.offset == len {
+        return Ok(Some(cursor));
+    }
+    file.seek(SeekFrom::Start(cursor.offset)).map_err(io)?;
+    let mut reader = file.by_ref().take(len - cursor.offset);
+    let mut chunk = vec![0u8; CHUNK];
+    let mut line: Vec<u8> = Vec::new();
+    // Whether the line being read is already longer than the bound (its bytes are dropped).
+    let mut overlong = false;
+    let mut at = cursor.offset;
+    loop {
+        let n = reader.read(&mut chunk).map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        let mut rest = &chunk[..n];
+        while !rest.is_empty() {
+            match rest.iter().position(|b| *b == b'\n') {
+                Some(end) => {
+                    if !overlong && line.len() + end <= LINE_MAX {
+                        line.extend_from_slice(&rest[..end]);
+                        count_line(&mut cursor.tally, &line);
+                    } else {
+                        cursor.tally.unread_lines += 1;
+                        cursor.tally.total.cost = None;
+                    }
+                    at += (end + 1) as u64;
+                    cursor.offset = at;
+                    line.clear();
+                    overlong = false;
+                    rest = &rest[end + 1..];
+                }
+                None => {
+                    if !overlong && line.len() + rest.len() <= LINE_MAX {
+                        line.extend_from_slice(rest);
+                    } else {
+                        overlong = true;
+                        line.clear();
+                    }
+                    at += rest.len() as u64;
+                    rest = &[];
+                }
+            }
+        }
+    }
+    // What is left without its newline is a line still being written: the next read has it.
+    cursor.tail_hex = tail_hex(&file, cursor.offset).map_err(io)?;
+    Ok(Some(cursor))
+}
+
+/// The last bytes before `offset`, hex.
+fn tail_hex(file: &std::fs::File, offset: u64) -> std::io::Result<String> {
+    let start = offset.saturating_sub(TAIL_KEPT);
+    let mut buf = vec![0u8; (offset - start) as usize];
+    file.read_exact_at(&mut buf, start)?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Counts the usage of one session line, if it has one.
+fn count_line(tally: &mut Tally, line: &[u8]) {
+    let Ok(text) = std::str::from_utf8(line) else {
+        return;
+    };
+    // Most lines (tool results, user messages) carry no usage: they are not parsed.
+    if !text.contains("\"usage\"") {
+        return;
+    }
+    let Ok(entry) = serde_json::from_str::<serde_json::Value>(text) else {
+        return;
+    };
+    if let Some((model, figures)) = entry_usage(&entry) {
+        // An entry that used nothing (a request refused at once) changes nothing.
+        if figures.total_tokens > 0 || figures.cost != Some(Usd(0.0)) {
+            tally.count(&model, &figures);
+        }
+    }
+}
+
+/// The model an entry's usage is Pi's (`provider/model`, or `Tools/summaries`) and its figures,
+/// as Pi's own cost breakdown reads them.
+fn entry_usage(entry: &serde_json::Value) -> Option<(String, Figures)> {
+    let str_of =
+        |v: &serde_json::Value, key: &str| v.get(key).and_then(|s| s.as_str()).map(str::to_owned);
+    let kind = entry.get("type")?.as_str()?;
+    let (model, usage) = match kind {
+        "message" => {
+            let message = entry.get("message")?;
+            match message.get("role")?.as_str()? {
+                "assistant" => {
+                    let provider = str_of(message, "provider").unwrap_or_else(|| "unknown".into());
+                    let model = str_of(message, "responseModel")
+                        .or_else(|| str_of(message, "model"))
+                        .unwrap_or_else(|| "unknown".into());
+                    (qualified(&provider, &model), message.get("usage")?)
+                }
+                "toolResult" => ("Tools/summaries".to_owned(), message.get("usage")?),
+                _ => return None,
+            }
+        }
+        "usage" => {
+            let provider = str_of(entry, "provider").unwrap_or_else(|| "unknown".into());
+            let model = str_of(entry, "model").unwrap_or_else(|| "unknown".into());
+            (qualified(&provider, &model), entry.get("usage")?)
+        }
+        "branch_summary" | "compaction" => ("Tools/summaries".to_owned(), entry.get("usage")?),
+        _ => return None,
+    };
+    Some((model, figures_of(usage)?))
+}
+
+/// `provider/model`, unless the model id already carries its provider.
+fn qualified(provider: &str, model: &str) -> String {
+    if model.starts_with(&format!("{provider}/")) {
+        model.to_owned()
+    } else {
+        format!("{provider}/{model}")
+    }
+}
+
+/// A `usage` object's figures. Its cost is unknown when it has none, or a zero for tokens used
+/// that its provider did not report (Pi's zero for a model it has no price for).
+fn figures_of(usage: &serde_json::Value) -> Option<Figures> {
+    usage.as_object()?;
+    let n = |key: &str| {
+        usage
+            .get(key)
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0)
+    };
+    let (input, output, cache_read, cache_write) =
+        (n("input"), n("output"), n("cacheRead"), n("cacheWrite"));
+    let total_tokens = match n("totalTokens") {
+        0 => input + output + cache_read + cache_write,
+        total => total,
+    };
+    let cost = usage.get("cost");
+    let total_cost = cost
+        .and_then(|c| c.get("total"))
+        .and_then(serde_json::Value::as_f64)
+        .and_then(Usd::new);
+    let from_provider = cost
+        .and_then(|c| c.get("totalFromProvider"))
+        .and_then(serde_json::Value::as_bool)
+        == Some(true);
+    let cost = match total_cost {
+        Some(Usd(c)) if c == 0.0 && total_tokens > 0 && !from_provider => None,
+        None if total_tokens == 0 => Some(Usd(0.0)),
+        other => other,
+    };
+    Some(Figures {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        total_tokens,
+        cost,
+        messages: 1,
+    })
+}
+
+/// Reads the cursor of `run_id`; `None` when there is none or it cannot be read.
+fn read_cursor(artifacts: &Artifacts, run_id: &str) -> Option<UsageCursor> {
+    sidecar::read_json::<UsageCursor>(&cursor_path(artifacts, run_id), CURSOR_LIMIT)
+        .ok()
+        .flatten()
+        .filter(|c| c.format_version <= CURSOR_VERSION)
+}
+
+fn write_cursor(artifacts: &Artifacts, run_id: &str, cursor: &UsageCursor) {
+    let bytes = herd_protocol::to_value(cursor).to_string();
+    // Readers see the old cursor or the new one; a lost one only costs a read from the start.
+    let _ = sidecar::AtomicWrite::new(sidecar::Durability::Unsynced)
+        .replace(&cursor_path(artifacts, run_id), bytes.as_bytes());
+}
+
+/// The run's own session read up to its end, its cursor advanced; with `update`, applied to the
+/// cursor before it is written (a task's mark). `None` for a run with no session of its own
+/// here (an exec child, a run on another machine) or none yet.
+fn own_cursor(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    update: impl FnOnce(&mut UsageCursor),
+) -> Option<UsageCursor> {
+    if record.runner != Runner::Pi || record.extra.remote.is_some() {
+        return None;
+    }
+    // One reader of a run's cursor at a time; one that cannot wait reads without writing.
+    let lock = herd_core::lock::exclusive(
+        &lock_path(artifacts, &record.run_id),
+        Instant::now() + LOCK_WAIT,
+    )
+    .ok();
+    let before = read_cursor(artifacts, &record.run_id);
+    let before_offset = before.as_ref().map(|c| (c.offset, c.tasks.len()));
+    let mut cursor = advance(Path::new(&record.session_file), before).ok()??;
+    update(&mut cursor);
+    if lock.is_some() && before_offset != Some((cursor.offset, cursor.tasks.len())) {
+        write_cursor(artifacts, &record.run_id, &cursor);
+    }
+    Some(cursor)
+}
+
+/// The run's own session's usage so far.
+pub fn own(artifacts: &Artifacts, record: &RunRecord) -> Option<Tally> {
+    own_cursor(artifacts, record, |_| {}).map(|c| c.tally)
+}
+
+/// The runs `record` launched: the records of the directory naming it as their parent (a child's
+/// record is written after its parent was created, so older records are not read).
+fn children(artifacts: &Artifacts, record: &RunRecord) -> Vec<RunRecord> {
+    let Ok(ids) = artifacts.run_ids() else {
+        return Vec::new();
+    };
+    let since = record.created_at_ms.saturating_sub(CLOCK_SLACK_MS);
+    let mut out: Vec<RunRecord> = ids
+        .into_iter()
+        .filter(|id| *id != record.run_id)
+        .filter(|id| modified_ms(&artifacts.run_record(id)).is_some_and(|at| at >= since))
+        .filter_map(|id| RunRecord::load(artifacts, &id).ok())
+        .filter(|r| r.parent_run_id.as_deref() == Some(record.run_id.as_str()))
+        .collect();
+    out.sort_by_key(|r| r.created_at_ms);
+    out
+}
+
+fn modified_ms(path: &Path) -> Option<u64> {
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    let since = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
+    u64::try_from(since.as_millis()).ok()
+}
+
+/// What `record` cost: its own session with its nested children rolled up. A child whose result
+/// is settled counts as its result says (its usage was rolled up when it ended, or relayed from
+/// its host); one still running is read as it is now. `None` when neither the run nor any
+/// nested child has anything to read.
+pub fn rolled_up(artifacts: &Artifacts, record: &RunRecord) -> Option<RunUsage> {
+    rolled_up_at(artifacts, record, 0)
+}
+
+fn rolled_up_at(artifacts: &Artifacts, record: &RunRecord, depth: usize) -> Option<RunUsage> {
+    let own = own(artifacts, record);
+    let mut tally = own.clone().unwrap_or_default();
+    let mut nested = Vec::new();
+    if depth < NESTING_MAX {
+        for child in children(artifacts, record) {
+            let usage = settled_usage(artifacts, &child)
+                .or_else(|| rolled_up_at(artifacts, &child, depth + 1));
+            if let Some(usage) = usage {
+                tally.merge(&usage.tally);
+                nested.push(NestedUsage {
+                    run_id: child.run_id.clone(),
+                    name: child.name.clone(),
+                    figures: usage.tally.total,
+                });
+            }
+        }
+    }
+    if own.is_none() && nested.is_empty() {
+        return None;
+    }
+    Some(RunUsage {
+        own: (!nested.is_empty()).then(|| own.map_or_else(Figures::zero, |t| t.total)),
+        tally,
+        nested,
+    })
+}
+
+/// The usage a settled result of `record` carries.
+fn settled_usage(artifacts: &Artifacts, record: &RunRecord) -> Option<RunUsage> {
+    delivery::load(artifacts, &record.run_id)
+        .ok()
+        .flatten()?
+        .details
+        .usage
+}
+
+/// What a run cost so far, as a status row shows it: its settled result's figures, else its
+/// session and its nested children's read now.
+pub fn for_status(artifacts: &Artifacts, record: &RunRecord) -> Option<Figures> {
+    settled_usage(artifacts, record)
+        .or_else(|| rolled_up(artifacts, record))
+        .map(|u| u.tally.total)
+}
+
+/// A widget row's usage: `12.3k tok · $0.084`, once the run used any.
+pub fn row_text(figures: &Figures) -> Option<String> {
+    use herd_protocol::usage::{cost, tokens};
+    (figures.messages > 0).then(|| {
+        format!(
+            "{} tok · {}",
+            tokens(figures.total_tokens),
+            cost(figures.cost)
+        )
+    })
+}
+
+/// A persistent specialist's task `task`: what its session counted since the task settled before
+/// it (since its start for the first), the mark of this task kept in the cursor. A task marked
+/// before (its result is being built again) answers the same.
+pub fn task(artifacts: &Artifacts, record: &RunRecord, task: &str) -> Option<RunUsage> {
+    let mut delta = None;
+    own_cursor(artifacts, record, |cursor| {
+        let at = cursor.tasks.iter().position(|m| m.task == task);
+        let (before, now) = match at {
+            Some(i) => (
+                i.checked_sub(1).map(|p| &cursor.tasks[p].tally),
+                cursor.tasks[i].tally.clone(),
+            ),
+            None => (cursor.tasks.last().map(|m| &m.tally), cursor.tally.clone()),
+        };
+        delta = Some(match before {
+            Some(before) => now.since(before),
+            None => now.clone(),
+        });
+        if at.is_none() {
+            cursor.tasks.push(TaskMark {
+                task: task.to_owned(),
+                tally: now,
+            });
+            if cursor.tasks.len() > TASK_MARKS {
+                cursor.tasks.remove(0);
+            }
+        }
+    })?;
+    Some(RunUsage {
+        tally: delta?,
+        ..RunUsage::default()
+    })
+}
+
+/// A persistent specialist's tasks and what each cost, from its cursor's marks.
+fn tasks_of(cursor: &UsageCursor) -> Vec<TaskUsage> {
+    let mut before = Tally::new();
+    cursor
+        .tasks
+        .iter()
+        .map(|mark| {
+            let figures = mark.tally.since(&before).total;
+            before = mark.tally.clone();
+            TaskUsage {
+                task: mark.task.clone(),
+                figures,
+            }
+        })
+        .collect()
+}
+
+/// `herd-watch usage`: what the runs of the directory cost, created at or after `since_ms`,
+/// each run's own session counted once, by model and by run.
+pub fn report(artifacts: &Artifacts, since_ms: Option<u64>) -> Result<UsageReport, Error> {
+    let mut records: Vec<RunRecord> = artifacts
+        .run_ids()?
+        .into_iter()
+        .filter_map(|id| RunRecord::load(artifacts, &id).ok())
+        .filter(|r| since_ms.is_none_or(|since| r.created_at_ms >= since))
+        .collect();
+    records.sort_by_key(|r| r.created_at_ms);
+    let mut by_model = Tally::new();
+    let mut rows = Vec::new();
+    for record in &records {
+        let settled = delivery::load(artifacts, &record.run_id).ok().flatten();
+        let cursor = own_cursor(artifacts, record, |_| {});
+        // A run on another machine is counted as its relayed result says: its session is there.
+        let own = match (&cursor, &settled) {
+            (Some(cursor), _) => cursor.tally.clone(),
+            (None, Some(result)) if record.extra.remote.is_some() => result
+                .details
+                .usage
+                .as_ref()
+                .map_or_else(Tally::new, |u| u.tally.clone()),
+            _ => Tally::new(),
+        };
+        let rolled = settled
+            .as_ref()
+            .and_then(|r| r.details.usage.clone())
+            .or_else(|| rolled_up(artifacts, record))
+            .map_or_else(|| own.total, |u| u.tally.total);
+        by_model.merge(&own);
+        rows.push(RunUsageRow {
+            run_id: record.run_id.clone(),
+            name: record.name.clone(),
+            parent_run_id: record.parent_run_id.clone(),
+            created_at_ms: record.created_at_ms,
+            persistent: record.persistent,
+            settled: settled.is_some(),
+            own,
+            rolled_up: rolled,
+            tasks: cursor.as_ref().map(tasks_of).unwrap_or_default(),
+        });
+    }
+    Ok(UsageReport {
+        since_ms,
+        total: by_model.total,
+        by_model: by_model.models,
+        runs: rows,
+    })
+}
+
+/// The report as a person reads it.
+pub fn human(report: &UsageReport) -> String {
+    use herd_protocol::usage::{cost, tokens};
+    let figures = |f: &Figures| {
+        format!(
+            "{} in · {} out · {} cached · {}",
+            tokens(f.input),
+            tokens(f.output),
+            tokens(f.cache_read),
+            cost(f.cost)
+        )
+    };
+    let mut out = format!("total  {}\n", figures(&report.total));
+    if !report.by_model.is_empty() {
+        out.push_str("by model\n");
+        for m in &report.by_model {
+            out.push_str(&format!(
+                "  {}  {}\n",
+                herd_core::escape::encode_host_value(&m.model, 200),
+                figures(&m.figures)
+            ));
+        }
+    }
+    if !report.runs.is_empty() {
+        out.push_str("by run\n");
+    }
+    for run in &report.runs {
+        let name = herd_core::escape::encode_host_value(&run.name, 80);
+        out.push_str(&format!(
+            "  {}  {name}  {}",
+            run.run_id,
+            figures(&run.own.total)
+        ));
+        if run.rolled_up != run.own.total {
+            out.push_str(&format!("  (with nested: {})", figures(&run.rolled_up)));
+        }
+        out.push('\n');
+        for task in &run.tasks {
+            out.push_str(&format!(
+                "    task {}  {}\n",
+                herd_core::escape::encode_host_value(&task.task, 80),
+                figures(&task.figures)
+            ));
+        }
+    }
+    out
+}
+
+/// Parses `--since`: a duration back from now (`90s`, `30m`, `2h`, `1d`), an ISO-8601 UTC time,
+/// or milliseconds since the epoch.
+pub fn parse_since(text: &str, now_ms: u64) -> Result<u64, Error> {
+    let text = text.trim();
+    let invalid = || {
+        Error::new(
+            ErrorCode::InvalidRequest,
+            format!("--since {text:?}: expected a duration such as 30m, 2h or 1d, an ISO-8601 time, or milliseconds since the epoch"),
+        )
+        .with_field("since")
+    };
+    // `2026-01-01`, `2026-01-01T10:00:00Z` and `2026-01-01T10:00:00.000Z`.
+    let iso = match text.len() {
+        10 => format!("{text}T00:00:00.000Z"),
+        20 => format!("{}.000Z", &text[..19]),
+        _ => text.to_owned(),
+    };
+    if let Some(ms) = text
+        .is_ascii()
+        .then(|| herd_core::time::parse_iso(&iso))
+        .flatten()
+    {
+        return Ok(ms);
+    }
+    if let Ok(ms) = text.parse::<u64>() {
+        return Ok(ms);
+    }
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(invalid)?;
+    let (n, unit) = text.split_at(split);
+    let n: u64 = n.parse().map_err(|_| invalid())?;
+    let unit_ms = match unit {
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return Err(invalid()),
+    };
+    Ok(now_ms.saturating_sub(n.saturating_mul(unit_ms)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn assistant(
+        model: &str,
+        input: u64,
+        output: u64,
+        cache_read: u64,
+        cost: Option<f64>,
+    ) -> String {
+        let mut usage = serde_json::json!({
+            "input": input, "output": output, "cacheRead": cache_read, "cacheWrite": 0,
+            "totalTokens": input + output + cache_read,
+        });
+        if let Some(total) = cost {
+            usage["cost"] = serde_json::json!({
+                "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": total,
+            });
+        }
+        serde_json::json!({
+            "type": "message", "id": "a1", "parentId": null,
+            "message": {
+                "role": "assistant", "content": [{"type": "text", "text": "x"}],
+                "provider": "fake", "model": model, "usage": usage, "stopReason": "stop",
+            },
+        })
+        .to_string()
+    }
+
+    fn append(path: &Path, text: &str) {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    }
+
+    #[test]
+    fn several_models_are_summed_each_and_in_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = dir.path().join("s.jsonl");
+        append(&s, "{\"type\":\"session\",\"version\":3,\"id\":\"x\"}\n");
+        append(&s, &format!("{}\n", assistant("a", 100, 10, 50, Some(0.5))));
+        append(
+            &s,
+            "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"\\\"usage\\\"\"}]}}\n",
+        );
+        append(&s, &format!("{}\n", assistant("b", 7, 3, 0, Some(0.25))));
+        append(
+            &s,
+            &format!("{}\n", assistant("fake/a", 1, 1, 0, Some(0.25))),
+        );
+        let c = advance(&s, None).unwrap().unwrap();
+        assert_eq!(c.tally.total.input, 108);
+        assert_eq!(c.tally.total.output, 14);
+        assert_eq!(c.tally.total.cache_read, 50);
+        assert_eq!(c.tally.total.messages, 3);
+        assert_eq!(c.tally.total.cost, Some(Usd(1.0)));
+        let models: Vec<_> = c
+            .tally
+            .models
+            .iter()
+            .map(|m| (m.model.as_str(), m.figures.input))
+            .collect();
+        assert_eq!(models, [("fake/a", 101), ("fake/b", 7)]);
+        assert_eq!(c.offset, std::fs::metadata(&s).unwrap().len());
+    }
+
+    #[test]
+    fn a_torn_last_line_is_left_for_the_next_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = dir.path().join("s.jsonl");
+        let whole = format!("{}\n", assistant("a", 10, 1, 0, Some(0.1)));
+        let torn = assistant("a", 20, 2, 0, Some(0.2));
+        let (head, tail) = torn.split_at(torn.len() / 2);
+        append(&s, &whole);
+        append(&s, head);
+        let c = advance(&s, None).unwrap().unwrap();
+        assert_eq!(c.tally.total.input, 10, "the torn line is not counted");
+        assert_eq!(c.offset, whole.len() as u64, "the offset stops before it");
+        append(&s, &format!("{tail}\n"));
+        let c = advance(&s, Some(c)).unwrap().unwrap();
+        assert_eq!(c.tally.total.input, 30);
+        assert_eq!(c.tally.total.messages, 2);
+    }
+
+    #[test]
+    fn an_unknown_cost_is_unknown_never_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = dir.path().join("s.jsonl");
+        // No cost at all, and Pi's zero for a model it has no price for.
+        append(&s, &format!("{}\n", assistant("free", 10, 1, 0, None)));
+        let c = advance(&s, None).unwrap().unwrap();
+        assert_eq!(c.tally.total.cost, None);
+        let s2 = dir.path().join("s2.jsonl");
+        append(
+            &s2,
+            &format!("{}\n", assistant("unpriced", 10, 1, 0, Some(0.0))),
+        );
+        append(
+            &s2,
+            &format!("{}\n", assistant("priced", 10, 1, 0, Some(0.3))),
+        );
+        let c = advance(&s2, None).unwrap().unwrap();
+        assert_eq!(
+            c.tally.total.cost, None,
+            "a known part does not make the sum known"
+        );
+        assert_eq!(c.tally.models[1].figures.cost, Some(Usd(0.3)));
+        // A message that used nothing (a request that failed at once) changes nothing.
+        let s3 = dir.path().join("s3.jsonl");
+        append(
+            &s3,
+            &format!("{}\n", assistant("priced", 0, 0, 0, Some(0.0))),
+        );
+        append(
+            &s3,
+            &format!("{}\n", assistant("priced", 10, 1, 0, Some(0.3))),
+        );
+        let c = advance(&s3, None).unwrap().unwrap();
+        assert_eq!(c.tally.total.cost, Some(Usd(0.3)));
+        assert_eq!(c.tally.total.messages, 1);
+    }
+
+    #[test]
+    fn offsets_survive_appends_and_another_file_is_read_from_its_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = dir.path().join("s.jsonl");
+        append(&s, &format!("{}\n", assistant("a", 10, 1, 0, Some(0.1))));
+        let first = advance(&s, None).unwrap().unwrap();
+        append(&s, &format!("{}\n", assistant("a", 5, 1, 0, Some(0.1))));
+        let second = advance(&s, Some(first.clone())).unwrap().unwrap();
+        assert_eq!(second.tally.total.input, 15);
+        assert!(second.offset > first.offset);
+        // Nothing new: the same cursor.
+        assert_eq!(advance(&s, Some(second.clone())).unwrap().unwrap(), second);
+        // The file replaced by a shorter one (another inode): read again from its start.
+        std::fs::remove_file(&s).unwrap();
+        append(&s, &format!("{}\n", assistant("b", 3, 1, 0, Some(0.1))));
+        let again = advance(&s, Some(second.clone())).unwrap().unwrap();
+        assert_eq!(again.tally.total.input, 3);
+        assert_eq!(again.tally.models[0].model, "fake/b");
+        // Rewritten in place below the offset: the kept tail does not match.
+        let mut forged = again.clone();
+        forged.tail_hex = "00".into();
+        let reread = advance(&s, Some(forged)).unwrap().unwrap();
+        assert_eq!(reread.tally.total.input, 3, "counted once, not twice");
+        assert_eq!(
+            advance(&dir.path().join("missing.jsonl"), None).unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn a_large_session_is_read_once_then_only_what_was_appended() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = dir.path().join("s.jsonl");
+        // 64 MiB of tool output lines without usage, then messages with it.
+        let filler = format!(
+            "{{\"type\":\"message\",\"message\":{{\"role\":\"toolResult\",\"content\":[{{\"type\":\"text\",\"text\":\"{}\"}}]}}}}\n",
+            "y".repeat(1024 * 1024 - 100)
+        );
+        let mut f = std::fs::File::create(&s).unwrap();
+        for i in 0..64 {
+            f.write_all(filler.as_bytes()).unwrap();
+            f.write_all(format!("{}\n", assistant("a", i, 1, 0, Some(0.01))).as_bytes())
+                .unwrap();
+        }
+        drop(f);
+        let first = advance(&s, None).unwrap().unwrap();
+        assert_eq!(first.tally.total.messages, 64);
+        assert_eq!(first.tally.total.input, (0..64).sum::<u64>());
+        // The next read starts at the offset: it reads the one line appended, not 64 MiB.
+        append(&s, &format!("{}\n", assistant("a", 1000, 1, 0, Some(0.01))));
+        let started = Instant::now();
+        let next = advance(&s, Some(first.clone())).unwrap().unwrap();
+        let took = started.elapsed();
+        assert_eq!(next.tally.total.messages, 65);
+        assert_eq!(next.tally.total.input, first.tally.total.input + 1000);
+        assert!(
+            took < Duration::from_millis(50),
+            "an incremental read took {took:?}"
+        );
+    }
+
+    #[test]
+    fn an_overlong_line_is_counted_unread_and_the_cost_unknown() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = dir.path().join("s.jsonl");
+        append(&s, &format!("{}\n", assistant("a", 10, 1, 0, Some(0.1))));
+        append(
+            &s,
+            &format!("{{\"usage\":\"{}\"}}\n", "z".repeat(LINE_MAX + 10)),
+        );
+        append(&s, &format!("{}\n", assistant("a", 10, 1, 0, Some(0.1))));
+        let c = advance(&s, None).unwrap().unwrap();
+        assert_eq!(c.tally.unread_lines, 1);
+        assert_eq!(c.tally.total.input, 20);
+        assert_eq!(c.tally.total.cost, None);
+    }
+
+    #[test]
+    fn cache_warming_and_tool_usage_count_as_pi_counts_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = dir.path().join("s.jsonl");
+        let usage = serde_json::json!({"input": 4, "output": 0, "cacheRead": 0, "cacheWrite": 6, "totalTokens": 10, "cost": {"total": 0.02}});
+        append(
+            &s,
+            &format!(
+                "{}\n",
+                serde_json::json!({"type": "usage", "kind": "cache-warm", "provider": "fake", "model": "a", "usage": usage})
+            ),
+        );
+        append(
+            &s,
+            &format!(
+                "{}\n",
+                serde_json::json!({"type": "message", "message": {"role": "toolResult", "usage": usage}})
+            ),
+        );
+        append(
+            &s,
+            &format!(
+                "{}\n",
+                serde_json::json!({"type": "compaction", "usage": usage})
+            ),
+        );
+        let c = advance(&s, None).unwrap().unwrap();
+        let models: Vec<_> = c
+            .tally
+            .models
+            .iter()
+            .map(|m| (m.model.as_str(), m.figures.messages))
+            .collect();
+        assert_eq!(models, [("fake/a", 1), ("Tools/summaries", 2)]);
+        assert_eq!(c.tally.total.cache_write, 18);
+    }
+
+    #[test]
+    fn since_takes_durations_times_and_milliseconds() {
+        let now = 10_000_000;
+        assert_eq!(parse_since("30m", now).unwrap(), now - 1_800_000);
+        assert_eq!(parse_since("2h", now).unwrap(), now - 7_200_000);
+        assert_eq!(parse_since("1234", now).unwrap(), 1234);
+        let new_year = herd_core::time::parse_iso("2026-01-01T00:00:00.000Z").unwrap();
+        assert_eq!(parse_since("2026-01-01T00:00:00Z", now).unwrap(), new_year);
+        assert_eq!(parse_since("2026-01-01", now).unwrap(), new_year);
+        assert!(parse_since("soon", now).is_err());
+        assert!(parse_since("5w", now).is_err());
+    }
+}
