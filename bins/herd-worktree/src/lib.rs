@@ -198,18 +198,21 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
         }
         Command::Trust { cwd, json: _ } => trust(cwd),
         Command::BackgroundLog { path } => {
-            setup::log::append_bounded(
-                &mut std::io::stdin().lock(),
+            let mut input = std::io::stdin().lock();
+            let written = setup::log::append_bounded(
+                &mut input,
                 &path,
                 setup::log::BACKGROUND_LOG_CAP,
                 setup::log::BACKGROUND_LOG_KEEP,
-            )
-            .map_err(|e| {
-                Error::new(
+            );
+            if let Err(e) = written {
+                // The command goes on without its log rather than die of a closed pipe.
+                let _ = std::io::copy(&mut input, &mut std::io::sink());
+                return Err(Error::new(
                     herd_core::ErrorCode::Unavailable,
                     format!("cannot write {}: {e}", path.display()),
-                )
-            })?;
+                ));
+            }
             Ok(Output::streamed(exit::SUCCESS))
         }
         Command::List { cwd, json: _ } => {
