@@ -176,6 +176,20 @@ impl<'env> Herd<'env> {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        cli::try_run(&self.command_in(cwd, name, args))
+    }
+
+    /// The command [`Herd::run_in`] runs, for a test that runs several at once.
+    pub fn command_in<I, S>(
+        &self,
+        cwd: &Path,
+        name: &str,
+        args: I,
+    ) -> herd_core::subprocess::Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let mut cmd = cli::within(crate::bin(name), HERD_BUDGET)
             .env_clear()
             .cwd(cwd)
@@ -183,7 +197,7 @@ impl<'env> Herd<'env> {
         for (k, v) in self.env.vars().iter().chain(&self.vars) {
             cmd = cmd.env(k, v);
         }
-        cli::try_run(&cmd)
+        cmd
     }
 
     /// Runs the herd binary `name` with `args` in the environment's work directory.

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 pub use self::http::{MAX_BODY, MAX_HEAD};
 pub use self::script::{
     DEFAULT_MODEL, Fail, Models, REPORTED_SESSION, Said, Script, ScriptError, Stall, Step, Text,
-    ToolCall,
+    ToolCall, Usage,
 };
 
 /// The provider name the server is registered under in Pi's models.json.
@@ -55,6 +55,8 @@ struct Shared {
     stop: AtomicBool,
     active: AtomicUsize,
     log: Mutex<Vec<Value>>,
+    /// When each request of `log` had arrived whole.
+    arrivals: Mutex<Vec<Instant>>,
     log_file: Option<Mutex<File>>,
 }
 
@@ -105,6 +107,7 @@ impl ModelServer {
             stop: AtomicBool::new(false),
             active: AtomicUsize::new(0),
             log: Mutex::new(Vec::new()),
+            arrivals: Mutex::new(Vec::new()),
             log_file,
         });
         let accept = {
@@ -144,6 +147,12 @@ impl ModelServer {
     /// is kept as `{"unparsed": "<text>"}`).
     pub fn requests(&self) -> Vec<Value> {
         lock(&self.shared.log).clone()
+    }
+
+    /// Returns when each request of [`ModelServer::requests`] had arrived whole, in the same
+    /// order: what a benchmark of the time to a child's first request reads.
+    pub fn arrivals(&self) -> Vec<Instant> {
+        lock(&self.shared.arrivals).clone()
     }
 
     /// Returns the request bodies for model `id`.
@@ -334,24 +343,25 @@ fn answer(stream: &mut TcpStream, shared: &Shared, request: &http::Request) -> i
         return http::write_error(stream, 400, &message);
     };
     let id = format!("chatcmpl-{model}-{idx}");
+    let usage = shared.models.usage(model).to_json();
     match step {
         Step::Error { status, message } => http::write_error(stream, *status, message),
         Step::Text(text) => {
             let mut events = http::EventStream::start(stream, id, model)?;
             events.text(text)?;
-            events.finish()
+            events.finish_with(&usage)
         }
         Step::ToolCalls(calls) => {
             let calls: Vec<ToolCall> = calls.iter().map(|c| c.resolved(&body)).collect();
             let mut events = http::EventStream::start(stream, id, model)?;
             events.tool_calls(idx, &calls)?;
-            events.finish()
+            events.finish_with(&usage)
         }
         Step::TextAndCalls(text, calls) => {
             let calls: Vec<ToolCall> = calls.iter().map(|c| c.resolved(&body)).collect();
             let mut events = http::EventStream::start(stream, id, model)?;
             events.text_then_tool_calls(idx, text, &calls)?;
-            events.finish()
+            events.finish_with(&usage)
         }
         Step::Stall(duration) => {
             let mut events = http::EventStream::start(stream, id, model)?;
@@ -367,7 +377,11 @@ fn answer(stream: &mut TcpStream, shared: &Shared, request: &http::Request) -> i
 }
 
 fn record(shared: &Shared, body: &Value) {
-    lock(&shared.log).push(body.clone());
+    let arrived = Instant::now();
+    let mut log = lock(&shared.log);
+    log.push(body.clone());
+    lock(&shared.arrivals).push(arrived);
+    drop(log);
     if let Some(file) = &shared.log_file {
         let mut line = body.to_string();
         line.push('\n');

@@ -66,7 +66,7 @@ pub struct Cli {
 }
 
 /// Every row id, in the order of the table.
-pub const ROW_IDS: [&str; 23] = [
+pub const ROW_IDS: [&str; 27] = [
     "accept.check",
     "accept.reap",
     "worktree.inspect",
@@ -82,6 +82,10 @@ pub const ROW_IDS: [&str; 23] = [
     "cleanup.remove",
     "launch.process",
     "launch.tmux",
+    crate::bench_start::ROWS[0],
+    crate::bench_start::ROWS[1],
+    crate::bench_start::ROWS[2],
+    crate::bench_start::ROWS[3],
     "watch.idle_cpu",
     "watch.result_latency",
     crate::bench_history::STATUS_ID,
@@ -151,7 +155,8 @@ impl Component {
             // inventory and removal time the binary.
             Component::Cleanup => &["herd-cleanup"],
             Component::Worktree => &["herd-worktree", "herd-cleanup"],
-            Component::Launch => &["herd-launch"],
+            // A worktree spawn calls herd-worktree.
+            Component::Launch => &["herd-launch", "herd-worktree"],
             Component::Watch => &["herd-launch", "herd-watch"],
             // `host add` copies all six to the host.
             Component::Remote => &herd_e2e::BINARIES,
@@ -496,7 +501,11 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             Component::Cleanup => bench_cleanup::rows(&ctx),
             Component::Accept => bench_accept::rows(&ctx),
             Component::Worktree => bench_worktree::rows(&ctx),
-            Component::Launch => bench_launch::rows(&ctx),
+            Component::Launch => {
+                let mut rows = bench_launch::rows(&ctx);
+                rows.extend(crate::bench_start::rows(&ctx));
+                rows
+            }
             Component::Watch => {
                 let mut rows = bench_watch::rows(&ctx);
                 rows.extend(crate::bench_history::rows(&ctx));

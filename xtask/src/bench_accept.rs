@@ -37,7 +37,7 @@ fn check(ctx: &Ctx) -> Row {
         "accept.check",
         COMPONENT,
         "check of `true` (binary)",
-        Goal::RatioAtMost(1.2),
+        Goal::RatioAtMost(1.15),
         result,
     )
 }

@@ -26,24 +26,28 @@ const COMPONENT: &str = "herd-launch";
 const CALL_BUDGET: Duration = Duration::from_secs(60);
 
 pub fn rows(ctx: &Ctx) -> Vec<Row> {
-    vec![
-        Row::from_result(
+    let mut rows = Vec::new();
+    if ctx.wants("launch.process") {
+        rows.push(Row::from_result(
             "launch.process",
             COMPONENT,
             "spawn `true`, process surface",
-            Goal::RatioAtMost(5.0),
+            Goal::RatioAtMost(4.0),
             ctx.binary("herd-launch")
                 .and_then(|bin| process(&bin, ctx.rounds)),
-        ),
-        Row::from_result(
+        ));
+    }
+    if ctx.wants("launch.tmux") {
+        rows.push(Row::from_result(
             "launch.tmux",
             COMPONENT,
             "spawn `true`, tmux surface",
-            Goal::RatioAtMost(1.5),
+            Goal::RatioAtMost(1.3),
             ctx.binary("herd-launch")
                 .and_then(|bin| tmux(&bin, ctx.rounds)),
-        ),
-    ]
+        ));
+    }
+    rows
 }
 
 /// A scratch home, working directory and request shared by the rounds of one row.
@@ -120,6 +124,24 @@ impl Scratch {
     /// `herd-launch spawn --runner exec --json` of `argv` into `artifacts`, in a hermetic
     /// environment (its own home, no inherited herd or multiplexer variables).
     pub fn spawn(&self, bin: &Path, surface: &str, artifacts: &Path, argv: &[&str]) -> Command {
+        self.spawn_request(
+            bin,
+            surface,
+            artifacts,
+            &self.root.join("request.json"),
+            argv,
+        )
+    }
+
+    /// [`Scratch::spawn`] of the request in the file `request`.
+    pub fn spawn_request(
+        &self,
+        bin: &Path,
+        surface: &str,
+        artifacts: &Path,
+        request: &Path,
+        argv: &[&str],
+    ) -> Command {
         let mut cmd = Command::new(bin, CALL_BUDGET)
             .cwd(self.root.join("work"))
             .env("HOME", self.root.join("home"))
@@ -133,7 +155,7 @@ impl Scratch {
             .arg(artifacts)
             .args(["spawn", "--json", "--runner", "exec", "--surface", surface])
             .arg("--request")
-            .arg(self.root.join("request.json"))
+            .arg(request)
             .arg("--");
         for a in argv {
             cmd = cmd.arg(a);
@@ -241,7 +263,7 @@ fn tmux(bin: &Path, rounds: usize) -> Result<Measured, String> {
 }
 
 /// A tmux server of the bench's own, on a socket in its scratch directory.
-struct TmuxServer {
+pub struct TmuxServer {
     socket: PathBuf,
     pid: u32,
     /// The first pane, which both sides split.
@@ -249,7 +271,7 @@ struct TmuxServer {
 }
 
 impl TmuxServer {
-    fn start(dir: &Path) -> Result<TmuxServer, String> {
+    pub fn start(dir: &Path) -> Result<TmuxServer, String> {
         let socket = dir.join("tmux.sock");
         let start = Command::new("tmux", CALL_BUDGET)
             .arg("-S")
@@ -277,7 +299,7 @@ impl TmuxServer {
         }
     }
 
-    fn command(&self) -> Command {
+    pub fn command(&self) -> Command {
         Command::new("tmux", CALL_BUDGET)
             .arg("-S")
             .arg(&self.socket)
@@ -286,20 +308,25 @@ impl TmuxServer {
     }
 
     /// `TMUX` as tmux sets it inside its panes: socket, server PID, session index.
-    fn tmux_var(&self) -> OsString {
+    pub fn tmux_var(&self) -> OsString {
         let mut v = self.socket.clone().into_os_string();
         v.push(format!(",{},0", self.pid));
         v
     }
 
-    fn kill_pane(&self, pane: &str) {
+    /// The first pane, which both sides split.
+    pub fn anchor(&self) -> &str {
+        &self.anchor
+    }
+
+    pub fn kill_pane(&self, pane: &str) {
         if pane.starts_with('%') && pane != self.anchor {
             // The pane may be gone already: its command was `true`.
             let _ = subprocess::run(&self.command().args(["kill-pane", "-t", pane]));
         }
     }
 
-    fn stop(&self) {
+    pub fn stop(&self) {
         let _ = subprocess::run(&self.command().arg("kill-server"));
     }
 }

@@ -72,7 +72,7 @@ pub enum Command {
     /// each resumed in its exact session file under its saved launch policy.
     ///
     /// A run is lost when its result settled as failed with no completion evidence (no exit
-    /// code, no completion sidecar since it started, no launch failure, cancel, time limit or
+    /// code, no completion sidecar while it ran, no launch failure, cancel, time limit or
     /// stop); a watcher settles a run whose process went away that way. Each lost run that can
     /// be resumed is resumed, one after another, by its session file's path (never `pi
     /// --continue`), with its saved tools and denied tools, its name and auto-exit, and a first

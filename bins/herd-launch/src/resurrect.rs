@@ -1,7 +1,7 @@
 //! `herd-launch resurrect`: every lost run brought back in its exact session file.
 //!
 //! A run is lost when its result settled as failed with no completion evidence at all: no exit
-//! code, no completion sidecar written since it started, no launch failure, cancel, time limit or
+//! code, no completion sidecar written while it ran, no launch failure, cancel, time limit or
 //! stop (a reboot, a killed tmux server, a Herdr restart). Each lost run that can be resumed is
 //! resumed through [`crate::resume`] (its session file by path, never `pi --continue`; its saved
 //! launch policy; its own name, auto-exit and project-trust decision), one after another, and its
@@ -167,22 +167,27 @@ fn lost_result(artifacts: &Artifacts, record: &RunRecord) -> Option<RunResult> {
         && details.cancellation.is_none()
         && details.timed_out != Some(true)
         && details.stopped != Some(true)
-        && !completed_since_start(artifacts, record);
+        && !completed_while_it_ran(record, result.settled_at_ms);
     lost.then_some(result)
 }
 
-/// Whether the child wrote completion evidence after the run started: its completion sidecar
-/// (a provider error, a help request, its report) or its runner's exit status.
-fn completed_since_start(artifacts: &Artifacts, record: &RunRecord) -> bool {
-    let since_start = |path: &Path| {
+/// Whether the child wrote its completion sidecar (a provider error, a help request, its report)
+/// while the run ran, from its start to its result. The sidecar belongs to the session, so a
+/// later run of the same session rewrites it; only the run's own time counts. (A runner's exit
+/// status the watcher went by is the result's `exitCode`; one written as the terminal went away
+/// is no completion.)
+fn completed_while_it_ran(record: &RunRecord, settled_at_ms: u64) -> bool {
+    let while_it_ran = |path: &Path| {
         std::fs::symlink_metadata(path)
             .and_then(|m| m.modified())
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .is_some_and(|d| d.as_millis() >= u128::from(record.created_at_ms))
+            .is_some_and(|d| {
+                (u128::from(record.created_at_ms)..=u128::from(settled_at_ms))
+                    .contains(&d.as_millis())
+            })
     };
-    (!record.session_file.is_empty() && since_start(&record.session_files().exit()))
-        || since_start(&artifacts.runner_exit(&record.run_id))
+    !record.session_file.is_empty() && while_it_ran(&record.session_files().exit())
 }
 
 /// Decides what can be done with one lost run, changing nothing.
