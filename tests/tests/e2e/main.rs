@@ -19,5 +19,6 @@ mod pi_parent;
 mod pi_print;
 mod pi_start;
 mod pi_tmux;
+mod pi_view;
 mod readme;
 mod remote;
