@@ -116,7 +116,13 @@ impl PiEnv {
         let models: Vec<_> = model
             .models()
             .ids()
-            .map(|id| json!({ "id": id, "reasoning": false, "input": ["text"], "contextWindow": 128_000, "maxTokens": 4096 }))
+            .map(|id| {
+                let mut entry = json!({ "id": id, "reasoning": false, "input": ["text"], "contextWindow": 128_000, "maxTokens": 4096 });
+                if let Some(cost) = model.models().price(id) {
+                    entry["cost"] = cost.clone();
+                }
+                entry
+            })
             .collect();
         let models_json = json!({ "providers": { PROVIDER: {
             "baseUrl": model.base_url(),

@@ -348,14 +348,14 @@ impl<'a> EventStream<'a> {
         self.chunk(json!({}), Some("tool_calls"))
     }
 
-    /// Sends the usage record and the end marker.
-    pub fn finish(mut self) -> io::Result<()> {
+    /// Sends `usage` as the usage record, and the end marker.
+    pub fn finish_with(mut self, usage: &Value) -> io::Result<()> {
         self.event(&json!({
             "id": self.id,
             "object": "chat.completion.chunk",
             "model": self.model,
             "choices": [],
-            "usage": { "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15 },
+            "usage": usage,
         }))?;
         write!(self.stream, "data: [DONE]\n\n")?;
         self.stream.flush()

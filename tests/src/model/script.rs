@@ -210,6 +210,42 @@ impl Script {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Models {
     models: Vec<(String, Script)>,
+    /// The price Pi's models.json gives a model (its `cost`), for those that have one.
+    prices: Vec<(String, Value)>,
+    /// The usage a model reports for every answer, for those that report their own.
+    usages: Vec<(String, Usage)>,
+}
+
+/// The token counts a scripted model reports in the usage record of an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Usage {
+    /// `prompt_tokens`, the cached ones included.
+    pub prompt: u64,
+    pub completion: u64,
+    /// `prompt_tokens_details.cached_tokens`.
+    pub cached: u64,
+}
+
+impl Usage {
+    /// What every answer reports unless its model has a usage of its own.
+    pub const DEFAULT: Usage = Usage {
+        prompt: 10,
+        completion: 5,
+        cached: 0,
+    };
+
+    /// The usage record of a streamed answer.
+    pub fn to_json(self) -> Value {
+        let mut usage = json!({
+            "prompt_tokens": self.prompt,
+            "completion_tokens": self.completion,
+            "total_tokens": self.prompt + self.completion,
+        });
+        if self.cached > 0 {
+            usage["prompt_tokens_details"] = json!({ "cached_tokens": self.cached });
+        }
+        usage
+    }
 }
 
 impl Models {
@@ -227,6 +263,42 @@ impl Models {
             None => self.models.push((id, script)),
         }
         self
+    }
+
+    /// Returns the set with model `id` priced as `cost` in Pi's models.json: dollars per
+    /// million tokens, `{"input", "output", "cacheRead", "cacheWrite"}`. A model without a price
+    /// is one Pi records a zero cost for.
+    #[must_use]
+    pub fn priced(mut self, id: impl Into<String>, cost: Value) -> Models {
+        let id = id.into();
+        self.prices.retain(|(known, _)| *known != id);
+        self.prices.push((id, cost));
+        self
+    }
+
+    /// Returns the price of model `id`, when it has one.
+    pub fn price(&self, id: &str) -> Option<&Value> {
+        self.prices
+            .iter()
+            .find(|(known, _)| known == id)
+            .map(|(_, cost)| cost)
+    }
+
+    /// Returns the set with model `id` reporting `usage` for every answer.
+    #[must_use]
+    pub fn reporting(mut self, id: impl Into<String>, usage: Usage) -> Models {
+        let id = id.into();
+        self.usages.retain(|(known, _)| *known != id);
+        self.usages.push((id, usage));
+        self
+    }
+
+    /// Returns the usage model `id` reports for an answer.
+    pub fn usage(&self, id: &str) -> Usage {
+        self.usages
+            .iter()
+            .find(|(known, _)| known == id)
+            .map_or(Usage::DEFAULT, |(_, usage)| *usage)
     }
 
     /// Returns the model ids in order.

@@ -1,0 +1,326 @@
+//! What each child cost: a lead that launches a helper of its own ends with `details.usage` and a
+//! `Usage:` line that roll the helper's session into its own, the outcome ledger keeps the same
+//! figures, a child on a model without a price says its cost is unknown, and
+//! `herd-watch usage --json` totals the directory by model and by run. Every figure is checked
+//! against the numbers Pi recorded in the sessions themselves.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "scenario steps fail loudly on a broken fixture"
+)]
+
+use std::path::Path;
+
+use herd_e2e::herd::{Herd, Where, json_doc, read_json};
+use herd_e2e::model::{ModelServer, Models, Script, Text, ToolCall, Usage};
+use herd_e2e::pi::PiEnv;
+use herd_e2e::session;
+use serde_json::{Value, json};
+
+/// The sums of the `usage` Pi recorded on the assistant messages of `session`: input, output,
+/// cache read, cache write, total tokens, cost (None when a message used tokens at no recorded
+/// cost), and how many messages.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Sums {
+    input: u64,
+    output: u64,
+    cache_read: u64,
+    cache_write: u64,
+    total: u64,
+    cost: Option<f64>,
+    messages: u64,
+}
+
+impl Sums {
+    fn of(session: &Path) -> Sums {
+        let mut sums = Sums {
+            input: 0,
+            output: 0,
+            cache_read: 0,
+            cache_write: 0,
+            total: 0,
+            cost: Some(0.0),
+            messages: 0,
+        };
+        for message in session::messages(session) {
+            if message["role"] != "assistant" {
+                continue;
+            }
+            let usage = &message["usage"];
+            let n = |key: &str| usage[key].as_u64().unwrap();
+            sums.input += n("input");
+            sums.output += n("output");
+            sums.cache_read += n("cacheRead");
+            sums.cache_write += n("cacheWrite");
+            sums.total += n("totalTokens");
+            sums.messages += 1;
+            let cost = usage["cost"]["total"].as_f64().unwrap();
+            sums.cost = match sums.cost {
+                Some(sum) if cost > 0.0 => Some(sum + cost),
+                _ => None,
+            };
+        }
+        assert!(
+            sums.messages > 0,
+            "{} has assistant messages",
+            session.display()
+        );
+        sums
+    }
+
+    fn plus(self, other: Sums) -> Sums {
+        Sums {
+            input: self.input + other.input,
+            output: self.output + other.output,
+            cache_read: self.cache_read + other.cache_read,
+            cache_write: self.cache_write + other.cache_write,
+            total: self.total + other.total,
+            cost: self.cost.zip(other.cost).map(|(a, b)| a + b),
+            messages: self.messages + other.messages,
+        }
+    }
+
+    /// Asserts that `figures` (a `Figures` object of herd's usage) are these sums.
+    fn check(&self, figures: &Value, what: &str) {
+        let n = |key: &str| figures[key].as_u64();
+        assert_eq!(
+            (
+                n("input"),
+                n("output"),
+                n("cacheRead"),
+                n("cacheWrite"),
+                n("totalTokens"),
+                n("messages")
+            ),
+            (
+                Some(self.input),
+                Some(self.output),
+                Some(self.cache_read),
+                Some(self.cache_write),
+                Some(self.total),
+                Some(self.messages)
+            ),
+            "{what}: {figures:#}"
+        );
+        match self.cost {
+            Some(cost) => {
+                let got = figures["cost"].as_f64().unwrap_or(f64::NAN);
+                assert!((got - cost).abs() < 1e-9, "{what}: cost {got} for {cost}");
+            }
+            None => assert!(
+                figures["cost"].is_null(),
+                "{what}: unknown cost: {figures:#}"
+            ),
+        }
+    }
+}
+
+fn tokens(n: u64) -> String {
+    #[expect(clippy::cast_precision_loss, reason = "test token counts are small")]
+    let k = n as f64 / 1_000.0;
+    if n < 1_000 {
+        n.to_string()
+    } else {
+        format!("{k:.1}k")
+    }
+}
+
+#[test]
+fn on_process_a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_it() {
+    let env_root = tempfile::Builder::new()
+        .prefix("herd-e2e-usage-")
+        .tempdir()
+        .unwrap();
+    let helper_request = env_root.path().join("helper.json");
+    std::fs::write(
+        &helper_request,
+        json!({"name": "Helper", "task": "Find the answer", "model": Herd::model("helper")})
+            .to_string(),
+    )
+    .unwrap();
+    let launch = format!(
+        "\"$HERD_BIN_DIR/herd-launch\" spawn --request {} --surface process --json > launched.json",
+        helper_request.display()
+    );
+    let model = ModelServer::start_models(
+        Models::new()
+            .model(
+                "lead",
+                Script::new()
+                    .step(ToolCall::bash(launch))
+                    .step(Text("LEAD: waiting for the helper"))
+                    .step(Text("LEAD REPORT: the helper found 42")),
+            )
+            .model("helper", Script::new().step(Text("HELPER REPORT: 42")))
+            .model("scout", Script::new().step(Text("SCOUT REPORT: nothing")))
+            // Dollars per million tokens, as Pi's models.json gives them.
+            .priced(
+                "lead",
+                json!({"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}),
+            )
+            .priced(
+                "helper",
+                json!({"input": 1.0, "output": 2.0, "cacheRead": 0.1, "cacheWrite": 1.0}),
+            )
+            .reporting(
+                "lead",
+                Usage {
+                    prompt: 40_000,
+                    completion: 1_000,
+                    cached: 12_000,
+                },
+            )
+            .reporting(
+                "helper",
+                Usage {
+                    prompt: 2_000,
+                    completion: 100,
+                    cached: 0,
+                },
+            ),
+    );
+    let env = PiEnv::new(&model);
+    let herd = Herd::new(&env, Where::Process);
+    let lead = herd.spawn(&json!({
+        "name": "Lead", "task": "Delegate the question", "model": Herd::model("lead"),
+    }))["run_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (code, result) = herd.wait(&lead);
+    assert_eq!(code, 0, "{result:#}");
+    let helper = read_json(&env.work_dir().join("launched.json")).unwrap()["run_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let session_of = |run: &str| {
+        herd.record(run)["session_file"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let lead_own = Sums::of(session_of(&lead).as_ref());
+    let helper_own = Sums::of(session_of(&helper).as_ref());
+    let rolled = lead_own.plus(helper_own);
+    // What the scripted models reported reached the sessions as Pi counts it.
+    assert_eq!((lead_own.cache_read, lead_own.messages), (36_000, 3));
+
+    // The lead's result: its session and its helper's, rolled up.
+    let usage = &result["details"]["usage"];
+    rolled.check(usage, "the lead's details.usage");
+    lead_own.check(&usage["own"], "the lead's own part");
+    assert_eq!(usage["nested"][0]["runId"], helper.as_str(), "{usage:#}");
+    helper_own.check(&usage["nested"][0], "the helper's part");
+    let models: Vec<&str> = usage["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, ["fake/lead", "fake/helper"]);
+    let line = format!(
+        "Usage: {} in · {} out · {} cached · ${:.3} (fake/lead, fake/helper) · with 1 nested run",
+        tokens(rolled.input),
+        tokens(rolled.output),
+        tokens(rolled.cache_read),
+        rolled.cost.unwrap()
+    );
+    assert_eq!(
+        line,
+        "Usage: 86.0k in · 3.1k out · 36.0k cached · $0.310 (fake/lead, fake/helper) · with 1 nested run"
+    );
+    let message = result["message"].as_str().unwrap();
+    assert!(
+        message.lines().any(|l| l == line),
+        "the host line {line:?} in:\n{message}"
+    );
+    // The helper's own result counts its own session.
+    let (_, helper_result) = herd.wait(&helper);
+    helper_own.check(
+        &helper_result["details"]["usage"],
+        "the helper's details.usage",
+    );
+
+    // A child on a model without a price: its tokens, and a cost that is unknown, never $0.
+    let scout = herd.spawn(&json!({
+        "name": "Scout", "task": "Look around", "model": Herd::model("scout"),
+    }))["run_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (code, scout_result) = herd.wait(&scout);
+    assert_eq!(code, 0, "{scout_result:#}");
+    let scout_own = Sums::of(session_of(&scout).as_ref());
+    assert_eq!(
+        scout_own.cost, None,
+        "Pi records a zero cost for an unpriced model"
+    );
+    scout_own.check(
+        &scout_result["details"]["usage"],
+        "the scout's details.usage",
+    );
+    let scout_message = scout_result["message"].as_str().unwrap();
+    assert!(
+        scout_message.contains(&format!(
+            "Usage: {} in · {} out · 0 cached · cost unknown (fake/scout)",
+            scout_own.input, scout_own.output
+        )),
+        "{scout_message}"
+    );
+    assert!(!scout_message.contains("$0.000"), "{scout_message}");
+
+    // The outcome ledger keeps each run's rolled-up figures.
+    let ledger = herd.ledger();
+    let line_of = |run: &str| {
+        ledger
+            .iter()
+            .find(|l| l["runId"] == run)
+            .unwrap_or_else(|| panic!("a ledger line for {run}: {ledger:#?}"))
+    };
+    rolled.check(&line_of(&lead)["usage"], "the lead's ledger line");
+    scout_own.check(&line_of(&scout)["usage"], "the scout's ledger line");
+
+    // `herd-watch usage --json`: every run's own session once, by model and by run.
+    let out = herd.run("herd-watch", ["usage", "--json"]);
+    assert!(out.success(), "{out}");
+    let report = json_doc(&out);
+    rolled
+        .plus(scout_own)
+        .check(&report["total"], "the directory's total");
+    let by_model = |id: &str| {
+        report["byModel"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["model"] == id)
+            .unwrap_or_else(|| panic!("{id} in {report:#}"))
+            .clone()
+    };
+    lead_own.check(&by_model("fake/lead"), "fake/lead");
+    helper_own.check(&by_model("fake/helper"), "fake/helper");
+    scout_own.check(&by_model("fake/scout"), "fake/scout");
+    let row = |run: &str| {
+        report["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["runId"] == run)
+            .unwrap_or_else(|| panic!("{run} in {report:#}"))
+            .clone()
+    };
+    lead_own.check(&row(&lead)["own"], "the lead's row");
+    rolled.check(&row(&lead)["rolledUp"], "the lead's row, rolled up");
+    assert_eq!(row(&helper)["parentRunId"], lead.as_str());
+    helper_own.check(&row(&helper)["own"], "the helper's row");
+    // Read again, nothing is counted twice.
+    let again = json_doc(&herd.run("herd-watch", ["usage", "--json"]));
+    assert_eq!(again["total"], report["total"]);
+    // --since leaves out the runs created before it.
+    let later = herd_core::time::now_ms() + 60_000;
+    let none = json_doc(&herd.run(
+        "herd-watch",
+        ["usage", "--json", "--since", &later.to_string()],
+    ));
+    assert_eq!(none["runs"], json!([]), "{none:#}");
+    assert_eq!(none["total"]["messages"], 0, "{none:#}");
+}
