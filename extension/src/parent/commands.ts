@@ -58,6 +58,10 @@ async function subagentCommand(pi: ExtensionAPI, binDir: string, args: string, c
 		say(ctx, ran.code === 0 ? ran.stdout.trim() : failureText(ran), ran.code === 0 ? "info" : "error");
 		return;
 	}
+	if (agent === "resurrect") {
+		await resurrectCommand(call, task);
+		return;
+	}
 	if (!agent || !task) {
 		say(ctx, "Usage: /subagent <agent> <task>, or /subagent list", "warning");
 		return;
@@ -71,6 +75,29 @@ async function subagentCommand(pi: ExtensionAPI, binDir: string, args: string, c
 	);
 	if (ran.code === 0 || ran.code === 3) ensureFollower(artifactsDir(ctx), binDir);
 	say(ctx, ran.code === 0 || ran.code === 3 ? ran.stdout.trim() : failureText(ran), ran.code === 0 ? "info" : "error");
+}
+
+/**
+ * `/subagent resurrect [--dry-run]`: herd-launch resumes every lost run of this session once, each in
+ * its exact session file, and lists the rest with why; the follower delivers the resumed runs' results.
+ */
+async function resurrectCommand(call: Call, rest: string): Promise<void> {
+	const { ctx } = call;
+	if (inChild()) {
+		say(ctx, "Resurrecting lost runs belongs to the parent session: ask it, or run `herd-launch resurrect` there.", "warning");
+		return;
+	}
+	const words = rest.split(/\s+/).filter((w) => w.length > 0);
+	if (words.some((w) => w !== "--dry-run")) {
+		say(ctx, "Usage: /subagent resurrect [--dry-run]", "warning");
+		return;
+	}
+	const args = ["--artifacts", artifactsDir(ctx), "resurrect"];
+	if (words.includes("--dry-run")) args.push("--dry-run");
+	const ran = await runBinary(call, "herd-launch", args, undefined, 10 * 60 * 1000);
+	const answered = ran.code === 0 || ran.code === 3 || ran.code === 4;
+	if (answered && !words.includes("--dry-run")) ensureFollower(artifactsDir(ctx), call.binDir);
+	say(ctx, answered ? ran.stdout.trim() : failureText(ran), ran.code === 0 ? "info" : answered ? "warning" : "error");
 }
 
 async function worktreeCommand(pi: ExtensionAPI, binDir: string, args: string, ctx: ExtensionCommandContext): Promise<void> {
@@ -167,7 +194,11 @@ export function registerCommand(pi: ExtensionAPI, entry: CommandEntry, binDir: s
 				getArgumentCompletions: (prefix) =>
 					prefix.includes(" ")
 						? null
-						: complete(prefix, [{ value: "list", description: "list the roles" }, ...roleNames(process.cwd()).map((value) => ({ value }))]),
+						: complete(prefix, [
+								{ value: "list", description: "list the roles" },
+								...(child ? [] : [{ value: "resurrect", description: "resume the lost runs in their sessions" }]),
+								...roleNames(process.cwd()).map((value) => ({ value })),
+							]),
 				handler: (args, ctx) => subagentCommand(pi, binDir, args, ctx),
 			});
 			break;
