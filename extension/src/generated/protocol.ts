@@ -492,6 +492,11 @@ export interface WatchEventDetails {
 	 */
 	undeliveredSteering?: string[] | null;
 	/**
+	 * What the run cost: its session's usage with its nested children's rolled up (a
+	 * persistent specialist's task: that task's part of the session).
+	 */
+	usage?: WatchEventRunUsage | null;
+	/**
 	 * The handoff, as `worktree-inspect.schema.json` describes it.
 	 */
 	worktree?: WatchEventWorktreeInspect | null;
@@ -509,6 +514,32 @@ export interface WatchEventFallbackFailure {
 	error: string;
 	model: string | null;
 	run_id: string;
+}
+
+/**
+ * Token counts and their cost.
+ */
+export interface WatchEventFigures {
+	cacheRead: number;
+	cacheWrite: number;
+	/**
+	 * US dollars; `null` when any counted part's cost is unknown.
+	 */
+	cost: WatchEventUsd | null;
+	/**
+	 * Input tokens not read from or written to a cache.
+	 */
+	input: number;
+	/**
+	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
+	 * summary usage).
+	 */
+	messages: number;
+	output: number;
+	/**
+	 * The total Pi recorded (input, output and both caches).
+	 */
+	totalTokens: number;
 }
 
 /**
@@ -563,6 +594,62 @@ export interface WatchEventLedger {
  * An acceptance level, in increasing strictness.
  */
 export type WatchEventLevel = "none" | "attested" | "checked" | "verified";
+
+/**
+ * The figures of one model (`provider/model`, as Pi names it in its own cost breakdown; usage
+ * that no model is named for is `Tools/summaries`).
+ */
+export interface WatchEventModelFigures {
+	cacheRead: number;
+	cacheWrite: number;
+	/**
+	 * US dollars; `null` when any counted part's cost is unknown.
+	 */
+	cost: WatchEventUsd | null;
+	/**
+	 * Input tokens not read from or written to a cache.
+	 */
+	input: number;
+	/**
+	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
+	 * summary usage).
+	 */
+	messages: number;
+	model: string;
+	output: number;
+	/**
+	 * The total Pi recorded (input, output and both caches).
+	 */
+	totalTokens: number;
+}
+
+/**
+ * One nested child's part of a run's usage.
+ */
+export interface WatchEventNestedUsage {
+	cacheRead: number;
+	cacheWrite: number;
+	/**
+	 * US dollars; `null` when any counted part's cost is unknown.
+	 */
+	cost: WatchEventUsd | null;
+	/**
+	 * Input tokens not read from or written to a cache.
+	 */
+	input: number;
+	/**
+	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
+	 * summary usage).
+	 */
+	messages: number;
+	name: string;
+	output: number;
+	runId: string;
+	/**
+	 * The total Pi recorded (input, output and both caches).
+	 */
+	totalTokens: number;
+}
 
 /**
  * What a result's details hold as `acceptance` in place of a [`Ledger`] when the run's gate was
@@ -632,6 +719,54 @@ export interface WatchEventReview {
 export type WatchEventRunOutcome = "cancelled" | "completed" | "failed" | "help" | "provider-error";
 
 /**
+ * What a run cost: `details.usage` of its result, `usage` of its outcome ledger line and of its
+ * row in `herd-watch status --json`.
+ *
+ * The top-level figures and `models` are the run's own session with its nested children (the
+ * runs it launched, and theirs) rolled up; `own` is its session alone and `nested` each child's
+ * rolled-up figures, when it had any.
+ */
+export interface WatchEventRunUsage {
+	cacheRead: number;
+	cacheWrite: number;
+	/**
+	 * US dollars; `null` when any counted part's cost is unknown.
+	 */
+	cost: WatchEventUsd | null;
+	/**
+	 * Input tokens not read from or written to a cache.
+	 */
+	input: number;
+	/**
+	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
+	 * summary usage).
+	 */
+	messages: number;
+	/**
+	 * Each model's part, in the order first seen.
+	 */
+	models: WatchEventModelFigures[];
+	/**
+	 * The runs it launched, each with its own nested children rolled up.
+	 */
+	nested?: WatchEventNestedUsage[];
+	output: number;
+	/**
+	 * The run's own session, without its nested children; absent when it had none.
+	 */
+	own?: WatchEventFigures | null;
+	/**
+	 * The total Pi recorded (input, output and both caches).
+	 */
+	totalTokens: number;
+	/**
+	 * Lines too long to read (more than the reader's line bound); their usage is not counted,
+	 * and the cost is unknown while there is one.
+	 */
+	unreadLines?: number;
+}
+
+/**
  * One structural check the host made.
  */
 export interface WatchEventRuntimeCheck {
@@ -661,6 +796,11 @@ export interface WatchEventUnreadableSpec {
 	error: string;
 	verdict: WatchEventVerdict;
 }
+
+/**
+ * An amount in US dollars: a finite number, never negative.
+ */
+export type WatchEventUsd = number;
 
 /**
  * The verdicts of seed 003's table.
