@@ -9,6 +9,7 @@
  *   for persistent specialists), the child-only tools (`src/child/tools.ts`);
  * - the activity snapshot `PI_SUBAGENT_ACTIVITY_FILE` (§1.3, `src/child/activity.ts`);
  * - the completion sidecar `<session>.exit` (§1.2): `done`, `error` or `ping`;
+ * - `<session>.needs-input.json`: a dialog open, or the run settled (`src/child/needs-input.ts`);
  * - auto-exit: a child with `PI_SUBAGENT_AUTO_EXIT=1` ends when its turn settles, by the state
  *   machine of `src/child/settlement.ts`;
  * - the child side of an accept check (`PI_SUBAGENT_ACCEPT_FILE`): `herd-accept check` after its
@@ -33,6 +34,7 @@ import { AcceptChecks, CHECK_FEEDBACK_CHARS, CHECK_KILL_GRACE_MS, readAcceptLimi
 import { Activity } from "./src/child/activity.ts";
 import { readConfig } from "./src/child/config.ts";
 import { Inbox } from "./src/child/inbox.ts";
+import { NeedsInput } from "./src/child/needs-input.ts";
 import { type Answer, lastAnswer, sessionLastAnswer } from "./src/child/messages.ts";
 import { HOLD_CHILD_MS, type OwnResult, OwnChildren } from "./src/child/own-children.ts";
 import { type SettlementAction, type SettlementEvent, type SettlementState, step, unsettled } from "./src/child/settlement.ts";
@@ -63,6 +65,8 @@ export default function herdChild(pi: ExtensionAPI): void {
 	const widgetLabel = config.agent || config.name;
 	const activity = new Activity(config.activityFile, config.runId, config.persistent);
 	const exit = new ExitSidecar(config.sessionFile);
+	// Whether the child waits for a person (a dialog, a settled run): `<session>.needs-input.json`.
+	const needsInput = new NeedsInput(config.sessionFile ? `${config.sessionFile}.needs-input.json` : "", config.runId);
 	const checks = new AcceptChecks(config.binDir);
 	/** The context of the last event, for work that starts outside one (a result, the inbox). */
 	let idleCtx: ExtensionContext | undefined;
@@ -142,7 +146,19 @@ export default function herdChild(pi: ExtensionAPI): void {
 	});
 
 	pi.on("input", async () => {
+		needsInput.working();
 		activity.record("input", (a) => a.setAgent(true));
+	});
+	// Pi 1.6 brackets every blocking dialog an extension opens, and says when a run has settled
+	// for good (no retry, compaction or queued message follows). Pi 0.73 fires neither.
+	pi.on("ui_prompt_start", async (event) => {
+		needsInput.dialogOpened(event.kind, event.title);
+	});
+	pi.on("ui_prompt_end", async () => {
+		needsInput.dialogClosed();
+	});
+	pi.on("agent_settled", async () => {
+		needsInput.settled();
 	});
 	pi.on("before_agent_start", async (_event, ctx) => {
 		activity.record("before_agent_start");
@@ -150,6 +166,7 @@ export default function herdChild(pi: ExtensionAPI): void {
 		drawToolsWidget(pi, ctx, widgetLabel, new Set(config.deniedTools).size);
 	});
 	pi.on("agent_start", async () => {
+		needsInput.working();
 		await settle({ type: "turn-started" }, undefined);
 		activity.record("agent_start", (a) => a.setAgent(true));
 	});

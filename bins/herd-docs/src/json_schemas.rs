@@ -204,6 +204,11 @@ pub const FILES: &[SchemaFile] = &[
         herd_protocol::accept::AcceptTries
     ),
     read!(
+        "needs-input.schema.json",
+        "`<session>.needs-input.json`",
+        herd_protocol::needs_input::NeedsInputFile
+    ),
+    read!(
         "launch-policy.schema.json",
         "`<session>.pi-herdr-subagent-policy.json`",
         herd_protocol::launch::policy::PolicyFile<'static>

@@ -24,6 +24,7 @@ pub const FORMATS: &[&str] = &[
     "completion.schema.json",
     "accept-tries.schema.json",
     "task-event.schema.json",
+    "needs-input.schema.json",
     // The child extension reads these.
     "task-inbox.schema.json",
     "accept-spec.schema.json",

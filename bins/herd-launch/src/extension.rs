@@ -45,6 +45,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../../extension/src/child/messages.ts"),
     ),
     (
+        "src/child/needs-input.ts",
+        include_str!("../../../extension/src/child/needs-input.ts"),
+    ),
+    (
         "src/child/own-children.ts",
         include_str!("../../../extension/src/child/own-children.ts"),
     ),

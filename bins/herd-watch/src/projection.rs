@@ -8,6 +8,7 @@
 use serde::Serialize;
 
 use herd_protocol::child::{ActiveScope, Activity, Phase};
+use herd_protocol::needs_input::{ChildState, InputReason, NeedsInput, NeedsInputFile};
 
 /// The detail of a `stalled` specialist whose stop is unconfirmed.
 pub const STOP_UNCONFIRMED: &str = "stop unconfirmed";
@@ -74,6 +75,7 @@ fn recovers(label: Label) -> bool {
         Label::Active
             | Label::Blocked
             | Label::Waiting
+            | Label::WaitingForInput
             | Label::Interrupted
             | Label::Running
             | Label::Starting
@@ -122,6 +124,10 @@ pub struct Lifecycle {
     /// Since when a persistent specialist's stop is unconfirmed: its directive was published
     /// and its exit was not confirmed within the stop's deadline.
     pub stop_unconfirmed: Option<u64>,
+    /// What the child waits for a person for, from its own files (never from its screen).
+    input: Option<NeedsInput>,
+    /// The last sequence of `<session>.needs-input.json` taken.
+    input_sequence: Option<u64>,
 }
 
 impl Lifecycle {
@@ -137,7 +143,79 @@ impl Lifecycle {
             last_sequence: None,
             cancel: CancelState::None,
             stop_unconfirmed: None,
+            input: None,
+            input_sequence: None,
         }
+    }
+
+    /// Feeds the child's `<session>.needs-input.json`: an open dialog waits for a person, and so
+    /// does a settled run of an `interactive` child; anything else (new work) does not. A file
+    /// read again, or an older one, is no news.
+    pub fn observe_needs_input(&mut self, file: &NeedsInputFile, interactive: bool) {
+        if self
+            .input_sequence
+            .is_some_and(|seen| file.sequence <= seen)
+        {
+            return;
+        }
+        self.input_sequence = Some(file.sequence);
+        let reason = match file.state {
+            ChildState::Dialog => Some(InputReason::Dialog),
+            ChildState::Settled if interactive => Some(InputReason::TurnSettled),
+            ChildState::Settled | ChildState::Working => None,
+        };
+        // A help request stands until the child is given new work ([`Lifecycle::help_requested`]).
+        if reason.is_none()
+            && self
+                .input
+                .as_ref()
+                .is_some_and(|i| i.reason == InputReason::HelpRequest)
+        {
+            return;
+        }
+        self.input = reason.map(|reason| NeedsInput {
+            reason,
+            since_ms: file.since,
+            kind: file.kind.clone(),
+            title: file.title.clone(),
+        });
+    }
+
+    /// The child asked for help at `since_ms` and waits for the answer; `None`: it took work
+    /// since.
+    pub fn help_requested(&mut self, since_ms: Option<u64>) {
+        match since_ms {
+            Some(since_ms) => {
+                if self
+                    .input
+                    .as_ref()
+                    .is_none_or(|i| i.reason != InputReason::HelpRequest)
+                {
+                    self.input = Some(NeedsInput {
+                        reason: InputReason::HelpRequest,
+                        since_ms,
+                        kind: None,
+                        title: None,
+                    });
+                }
+            }
+            None => {
+                if self
+                    .input
+                    .as_ref()
+                    .is_some_and(|i| i.reason == InputReason::HelpRequest)
+                {
+                    self.input = None;
+                }
+            }
+        }
+    }
+
+    /// What the run waits for a person for, when its projection is `waiting for input`.
+    pub fn needs_input(&self, now_ms: u64) -> Option<&NeedsInput> {
+        (self.project(now_ms).label == Label::WaitingForInput)
+            .then_some(self.input.as_ref())
+            .flatten()
     }
 
     /// Feeds one pane (or process) inspection.
@@ -316,6 +394,18 @@ impl Lifecycle {
             Pane::Missing => return plain(Label::Stalled),
             _ => {}
         }
+        // The child's own word that it waits for a person, unless an interrupt came after it.
+        if let Some(input) = &self.input {
+            let interrupted_since =
+                matches!(self.turn, Turn::Interrupted { at_ms } if at_ms > input.since_ms);
+            if !interrupted_since {
+                return Projection {
+                    label: Label::WaitingForInput,
+                    detail: Some(input.reason.as_str().to_owned()),
+                    since_ms: Some(input.since_ms),
+                };
+            }
+        }
         match &self.turn {
             Turn::Interrupted { at_ms } => Projection {
                 label: Label::Interrupted,
@@ -404,6 +494,9 @@ impl WidgetRow {
             Label::Running => " running… ".to_owned(),
             Label::Finalizing => " finalizing… ".to_owned(),
             Label::Starting => " starting… ".to_owned(),
+            Label::WaitingForInput if !dur.is_empty() => {
+                format!(" waiting for input · since {dur} ")
+            }
             label if dur.is_empty() => format!(" {} ", label.as_str()),
             label => format!(" {} {dur} ", label.as_str()),
         }
@@ -733,6 +826,69 @@ mod tests {
         assert_eq!(life.project(9_000).label, Label::Stopped);
     }
 
+    fn needs(seq: u64, state: ChildState, since: u64) -> NeedsInputFile {
+        NeedsInputFile {
+            version: 1,
+            running_child_id: "r1".into(),
+            sequence: seq,
+            state,
+            since,
+            kind: (state == ChildState::Dialog).then(|| "confirm".into()),
+            title: (state == ChildState::Dialog).then(|| "Delete?".into()),
+        }
+    }
+
+    #[test]
+    fn a_dialog_or_an_interactive_settled_run_waits_for_input_and_new_work_ends_it() {
+        let mut life = Lifecycle::new(0);
+        life.observe_activity(&activity(1, 10, Phase::Active, Some("bash")));
+        life.observe_needs_input(&needs(1, ChildState::Dialog, 20), false);
+        let p = life.project(30);
+        assert_eq!(
+            (p.label, p.detail.as_deref(), p.since_ms),
+            (Label::WaitingForInput, Some("dialog"), Some(20))
+        );
+        assert_eq!(
+            life.needs_input(30).and_then(|i| i.title.as_deref()),
+            Some("Delete?")
+        );
+        // The same file read again changes nothing; the dialog closed is work again.
+        life.observe_needs_input(&needs(1, ChildState::Working, 40), false);
+        assert_eq!(life.project(45).label, Label::WaitingForInput);
+        life.observe_needs_input(&needs(2, ChildState::Working, 40), false);
+        assert_eq!(life.project(45).label, Label::Active);
+        // A settled run waits for a person only in an interactive child.
+        life.observe_needs_input(&needs(3, ChildState::Settled, 50), false);
+        assert_ne!(life.project(55).label, Label::WaitingForInput);
+        let mut interactive = Lifecycle::new(0);
+        interactive.observe_needs_input(&needs(3, ChildState::Settled, 50), true);
+        assert_eq!(
+            interactive.project(55).detail.as_deref(),
+            Some("turn settled")
+        );
+        // A slow child writes nothing: time alone never makes it wait.
+        let mut slow = Lifecycle::new(0);
+        slow.observe_activity(&activity(1, 10, Phase::Active, Some("bash")));
+        assert_eq!(slow.project(10 * STALL_AFTER_MS).label, Label::Active);
+        assert!(slow.needs_input(10 * STALL_AFTER_MS).is_none());
+    }
+
+    #[test]
+    fn a_help_request_stands_until_new_work_is_given() {
+        let mut life = Lifecycle::new(0);
+        life.help_requested(Some(100));
+        life.observe_needs_input(&needs(1, ChildState::Settled, 120), false);
+        let p = life.project(130);
+        assert_eq!(
+            (p.label, p.detail.as_deref(), p.since_ms),
+            (Label::WaitingForInput, Some("help request"), Some(100))
+        );
+        life.help_requested(Some(100));
+        assert_eq!(life.project(140).since_ms, Some(100));
+        life.help_requested(None);
+        assert_ne!(life.project(150).label, Label::WaitingForInput);
+    }
+
     #[test]
     fn durations_and_clock() {
         assert_eq!(short_duration(59_999), "59s");
@@ -778,6 +934,14 @@ mod tests {
             ),
             row("Planner", "planner", 600, Label::Blocked, None, ago(95)),
             row("Scout", "scout", 59, Label::Waiting, None, ago(4)),
+            row(
+                "Asker",
+                "worker",
+                75,
+                Label::WaitingForInput,
+                Some("dialog"),
+                ago(130),
+            ),
             row("Fixer", "worker", 61, Label::Interrupted, None, ago(30)),
             row(
                 "Reviewer",

@@ -573,6 +573,7 @@ pub fn project(
         },
         elapsed_ms: now.saturating_sub(record.created_at_ms),
         outcome: None,
+        needs_input: None,
     }
 }
 

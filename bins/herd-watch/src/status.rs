@@ -21,6 +21,7 @@ use crate::projection::{
     self, AgentStatus, CancelState, Label, Lifecycle, PaneObservation, Projection, WidgetRow,
 };
 use herd_protocol::child::{self, ActivityRead, ExitRead};
+use herd_protocol::needs_input::{InputReason, NeedsInput};
 
 /// The budget of the one presence query a status makes per run.
 const PRESENCE_BUDGET: Duration = Duration::from_secs(2);
@@ -33,6 +34,8 @@ pub struct RunStatus {
     pub projection: Projection,
     pub elapsed_ms: u64,
     pub outcome: Option<Outcome>,
+    /// What a run `waiting for input` waits on.
+    pub needs_input: Option<NeedsInput>,
 }
 
 /// The surface queries of one status, within one budget however many runs it shows: one
@@ -135,10 +138,28 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
                 record.created_at_ms.saturating_add(ms)
             });
         life.finish(label, ended.min(result.settled_at_ms));
+        let mut projection = life.project(now);
+        // A help request waits for its answer until the session is resumed.
+        let needs_input = (result.outcome == Outcome::Help
+            && !resumed_since(artifacts, record, result.settled_at_ms))
+        .then_some(NeedsInput {
+            reason: InputReason::HelpRequest,
+            since_ms: result.settled_at_ms,
+            kind: None,
+            title: None,
+        });
+        if let Some(input) = &needs_input {
+            projection = Projection {
+                label: Label::WaitingForInput,
+                detail: Some(input.reason.as_str().to_owned()),
+                since_ms: Some(input.since_ms),
+            };
+        }
         return RunStatus {
-            projection: life.project(now),
+            projection,
             elapsed_ms: life.elapsed_ms(now),
             outcome: Some(result.outcome),
+            needs_input,
         };
     }
     if let Some(remote) = &record.extra.remote {
@@ -151,6 +172,7 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
             projection: life.project(now),
             elapsed_ms: 0,
             outcome: Some(Outcome::Failed),
+            needs_input: None,
         };
     }
     if let Some(intent) = control::read_intent(artifacts, &record.run_id) {
@@ -170,6 +192,7 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
     {
         life.observe_activity(&activity);
     }
+    observe_waiting(record, &mut life);
     if matches!(child::read_run_exit(record), ExitRead::Found(_)) {
         life.finalize(evidence::ended_at_ms(artifacts, record).map_or(now, |at| at.min(now)));
     } else if record.status != LaunchStatus::Pending {
@@ -206,7 +229,65 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
         projection: life.project(now),
         elapsed_ms: life.elapsed_ms(now),
         outcome: None,
+        needs_input: life.needs_input(now).cloned(),
     }
+}
+
+/// Feeds `life` what the child's own files say about waiting for a person: its
+/// `<session>.needs-input.json` (a dialog, an interactive child's settled run) and, for a
+/// persistent specialist, a help request its current task ended with.
+pub(crate) fn observe_waiting(record: &RunRecord, life: &mut Lifecycle) {
+    if let Some(file) = herd_protocol::needs_input::read_needs_input(
+        Path::new(&record.session_file),
+        &record.run_id,
+    ) {
+        life.observe_needs_input(&file, record.interactive);
+    }
+    if record.persistent {
+        life.help_requested(persistent_help_since(record));
+    }
+}
+
+/// Since when a persistent specialist's current task has been a help request: its last task
+/// dispatched ended with a `help-request` event and nothing was dispatched since. The time is
+/// the task events file's, which the child appends to.
+fn persistent_help_since(record: &RunRecord) -> Option<u64> {
+    use herd_protocol::persistent::{self, LedgerLine, TaskEvent, TaskEventKind};
+    let files = record.session_files();
+    let policy = herd_protocol::launch::policy::Policy::read(&files.policy()).ok()?;
+    let generation = policy.generation_id.as_str();
+    let ledger: Vec<LedgerLine> = persistent::read_lines(&files.ledger()).ok()?;
+    let current = ledger
+        .iter()
+        .rev()
+        .find(|l| l.generation == generation && l.outcome == persistent::Outcome::Dispatched)?;
+    let events: Vec<TaskEvent> = persistent::read_lines(&files.tasks()).ok()?;
+    let ended = events.iter().rev().find(|e| {
+        e.version == persistent::VERSION
+            && e.generation.as_deref() == Some(generation)
+            && e.task == current.task
+    })?;
+    if ended.kind != TaskEventKind::HelpRequest {
+        return None;
+    }
+    let at = std::fs::metadata(files.tasks())
+        .and_then(|m| m.modified())
+        .ok()?;
+    at.duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Whether the session of `record` was resumed as a later run after `since_ms`: its help
+/// request was answered.
+fn resumed_since(artifacts: &Artifacts, record: &RunRecord, since_ms: u64) -> bool {
+    artifacts.run_ids().is_ok_and(|ids| {
+        ids.iter().filter(|id| **id != record.run_id).any(|id| {
+            RunRecord::load(artifacts, id).is_ok_and(|other| {
+                other.session_file == record.session_file && other.created_at_ms >= since_ms
+            })
+        })
+    })
 }
 
 /// `herd-watch status`.
@@ -278,13 +359,17 @@ pub fn status(
             outcome: status.outcome,
             delivered: delivery::is_delivered(artifacts, &record.run_id),
             usage,
+            needs_input: status.needs_input.clone(),
         });
-        let detail = status
-            .projection
-            .detail
-            .as_deref()
-            .map(|d| format!(" · {}", escape::encode_host_value(d, 80)))
-            .unwrap_or_default();
+        let detail = match &status.needs_input {
+            Some(input) => format!(" · {}", waiting_text(input, now)),
+            None => status
+                .projection
+                .detail
+                .as_deref()
+                .map(|d| format!(" · {}", escape::encode_host_value(d, 80)))
+                .unwrap_or_default(),
+        };
         human.push_str(&format!(
             "{}  {}  {}{}  {}\n",
             record.run_id,
@@ -329,6 +414,26 @@ pub fn status(
     }
     let json = WatchStatus::Runs(StatusRuns { runs: json_rows });
     Ok(Output::ok(herd_protocol::to_value(&json), human))
+}
+
+/// What a status line says after `waiting for input`: `since 2m · dialog (confirm "Delete?")`.
+/// The title is the child's text, encoded.
+pub fn waiting_text(input: &NeedsInput, now: u64) -> String {
+    let mut text = format!(
+        "since {} · {}",
+        projection::short_duration(now.saturating_sub(input.since_ms)),
+        input.reason.as_str()
+    );
+    match (&input.kind, &input.title) {
+        (Some(kind), Some(title)) => text.push_str(&format!(
+            " ({} \"{}\")",
+            escape::encode_host_value(kind, 20),
+            escape::encode_host_value(title, 80)
+        )),
+        (Some(kind), None) => text.push_str(&format!(" ({})", escape::encode_host_value(kind, 20))),
+        _ => {}
+    }
+    text
 }
 
 /// When the run last showed a sign of life in its files: its latest activity snapshot, else

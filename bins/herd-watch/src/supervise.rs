@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 use herd_core::{Error, time::now_ms};
 use herd_protocol::layout::Artifacts;
+use herd_protocol::needs_input::{InputReason, NeedsInput};
 use herd_protocol::run::{LaunchStatus, RunRecord};
 use herd_protocol::watch::WatchEvent;
 use herd_surface::{Inspection, Presence, Surface, Target};
@@ -114,6 +115,12 @@ pub enum Event {
         run_id: String,
         message: String,
     },
+    /// The run started waiting for a person (once per transition).
+    NeedsInput {
+        run_id: String,
+        name: String,
+        input: NeedsInput,
+    },
     Result(Box<RunResult>),
 }
 
@@ -123,7 +130,8 @@ impl Event {
             Event::Status { run_id, .. }
             | Event::Stalled { run_id, .. }
             | Event::Recovered { run_id, .. }
-            | Event::Notice { run_id, .. } => run_id,
+            | Event::Notice { run_id, .. }
+            | Event::NeedsInput { run_id, .. } => run_id,
             Event::Result(result) => &result.run_id,
         }
     }
@@ -156,6 +164,19 @@ impl Event {
                 run_id: run_id.clone(),
                 message: message.clone(),
             },
+            Event::NeedsInput {
+                run_id,
+                name,
+                input,
+            } => WatchEvent::NeedsInput {
+                run_id: run_id.clone(),
+                name: name.clone(),
+                reason: input.reason,
+                since_ms: input.since_ms,
+                kind: input.kind.clone(),
+                title: input.title.clone(),
+                message: needs_input_line(name, input),
+            },
             Event::Result(result) => WatchEvent::result(result),
         };
         herd_protocol::to_value(&event)
@@ -181,9 +202,34 @@ impl Event {
             }
             Event::Stalled { line, .. } | Event::Recovered { line, .. } => line.clone(),
             Event::Notice { message, .. } => message.clone(),
+            Event::NeedsInput { name, input, .. } => needs_input_line(name, input),
             Event::Result(result) => result.message.clone(),
         }
     }
+}
+
+/// The one-line notice of a run that started waiting for a person: `"Scout" is waiting for
+/// input: dialog (confirm "Delete?").` The name and the title are encoded.
+pub fn needs_input_line(name: &str, input: &NeedsInput) -> String {
+    let mut line = format!(
+        "{} is waiting for input: {}",
+        quoted(name),
+        input.reason.as_str()
+    );
+    match (&input.kind, &input.title) {
+        (Some(kind), Some(title)) => line.push_str(&format!(
+            " ({} \"{}\")",
+            herd_core::escape::encode_host_value(kind, 20),
+            herd_core::escape::encode_host_value(title, 80)
+        )),
+        (Some(kind), None) => line.push_str(&format!(
+            " ({})",
+            herd_core::escape::encode_host_value(kind, 20)
+        )),
+        _ => {}
+    }
+    line.push('.');
+    line
 }
 
 struct Finisher {
@@ -873,6 +919,7 @@ fn read_evidence(
         if let ActivityRead::Found(activity) = child::read_activity(&artifacts.activity(id), id) {
             run.lifecycle.observe_activity(&activity);
         }
+        crate::status::observe_waiting(&run.record, &mut run.lifecycle);
     }
     // A sidecar found before started a finisher; one written since is an event.
     match read.then(|| child::read_run_exit(&run.record)) {
@@ -1032,7 +1079,11 @@ fn transitions(
     if let Some(budget) = hang_warning {
         no_progress(run, artifacts, &projection, budget, now, events);
     }
-    if projection.label == Label::Waiting && run.finisher.is_none() {
+    // Between turns: waiting, or an interactive child's settled run (never into a dialog).
+    let between_turns = projection.label == Label::Waiting
+        || (projection.label == Label::WaitingForInput
+            && projection.detail.as_deref() == Some(InputReason::TurnSettled.as_str()));
+    if between_turns && run.finisher.is_none() {
         if let Some((surface, target)) = &run.surface {
             if let Ok(true) =
                 control::deliver_queued_steer(artifacts, &run.record, surface.as_ref(), target)
@@ -1099,6 +1150,16 @@ fn transitions(
                 name,
             }),
             None => {}
+        }
+    }
+    // Once per transition into waiting for a person (or from one reason to another).
+    if projection.label == Label::WaitingForInput {
+        if let Some(input) = run.lifecycle.needs_input(now).cloned() {
+            events.push(Event::NeedsInput {
+                run_id: id.to_owned(),
+                name: run.record.name.clone(),
+                input,
+            });
         }
     }
     events.push(Event::Status {
@@ -1216,6 +1277,19 @@ fn deliver_result(
     let delivered = delivery::deliver_once(artifacts, result, |r| deliver(r))?;
     if delivered {
         events.push(Event::Result(Box::new(result.clone())));
+        // A help request: the child waits for its answer from now on.
+        if result.outcome == delivery::Outcome::Help && result.task.is_none() {
+            events.push(Event::NeedsInput {
+                run_id: result.run_id.clone(),
+                name: result.name.clone(),
+                input: NeedsInput {
+                    reason: InputReason::HelpRequest,
+                    since_ms: result.settled_at_ms,
+                    kind: None,
+                    title: None,
+                },
+            });
+        }
     }
     Ok(delivered)
 }

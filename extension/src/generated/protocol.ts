@@ -123,6 +123,43 @@ export interface TaskEvent {
 }
 
 /**
+ * What the child is doing, as far as a person is concerned.
+ */
+export type NeedsInputFileChildState = "working" | "settled" | "dialog";
+
+/**
+ * `<session>.needs-input.json`: whether the child waits for a person (a dialog open, its run
+ * settled), written atomically by the child extension each time that changes. A file that breaks
+ * these rules is read as unknown: not waiting.
+ *
+ * Schema: docs/schemas/needs-input.schema.json.
+ */
+export interface NeedsInputFile {
+	/**
+	 * The dialog's kind (`select`, `confirm`, `input`, `editor`, `custom`).
+	 */
+	kind?: string | null;
+	/**
+	 * Must equal the run id.
+	 */
+	runningChildId: string;
+	/**
+	 * +1 per write.
+	 */
+	sequence: number;
+	/**
+	 * Since when (ms since the epoch) the state holds.
+	 */
+	since: number;
+	state: NeedsInputFileChildState;
+	/**
+	 * The dialog's title, as the child's Pi gave it (child text: shown encoded).
+	 */
+	title?: string | null;
+	version: 1;
+}
+
+/**
  * What an inbox entry asks of the child.
  */
 export type TaskInboxInboxKind = "task" | "stop";
@@ -561,6 +598,11 @@ export interface WatchEventGate {
 }
 
 /**
+ * Why a run waits for input.
+ */
+export type WatchEventInputReason = "help_request" | "dialog" | "turn_settled";
+
+/**
  * `clean` means no uncommitted files; the branch may still hold commits.
  */
 export type WatchEventInspectedState = "clean" | "dirty" | "conflicted" | "unknown";
@@ -568,7 +610,7 @@ export type WatchEventInspectedState = "clean" | "dirty" | "conflicted" | "unkno
 /**
  * The projected label of a run.
  */
-export type WatchEventLabel = "starting" | "active" | "blocked" | "waiting" | "interrupted" | "stalled" | "running" | "finalizing" | "completed" | "stopped" | "failed" | "cancelled" | "cancelling…" | "cancel unconfirmed";
+export type WatchEventLabel = ("starting" | "active" | "blocked" | "waiting" | "interrupted" | "stalled" | "running" | "finalizing" | "completed" | "stopped" | "failed" | "cancelled" | "cancelling…" | "cancel unconfirmed") | "waiting for input";
 
 /**
  * Everything the host decided about a run's acceptance.
@@ -960,6 +1002,21 @@ export type WatchEvent = {
 	event: "notice";
 	message: string;
 	run_id: string;
+} | {
+	event: "needs_input";
+	/**
+	 * A dialog's kind and title, raw (child text).
+	 */
+	kind?: string | null;
+	/**
+	 * The one-line notice a person is shown.
+	 */
+	message: string;
+	name: string;
+	reason: WatchEventInputReason;
+	run_id: string;
+	since_ms: number;
+	title?: string | null;
 } | {
 	/**
 	 * Raw values for structured consumers, as in `run-result.schema.json`.

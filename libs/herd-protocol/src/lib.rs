@@ -22,6 +22,7 @@
 //! - [`worktree`]: the worktree ownership manifest, and `herd-worktree create/inspect/list`;
 //! - [`docs`]: `herd-docs --json`;
 //! - [`cleanup`]: `herd-cleanup list/remove/doctor`;
+//! - [`needs_input`]: the child's `<session>.needs-input.json` and why a run waits for input;
 //! - [`persistent`]: a persistent specialist's ledger, task inbox and task events;
 //! - [`result`]: the delivered result `runs/<run-id>.result.json`, its delivery marker, and
 //!   how a run ended: [`result::Outcome`] and, with a failed provider told apart,
@@ -36,6 +37,7 @@ pub mod docs;
 pub mod intents;
 pub mod launch;
 pub mod layout;
+pub mod needs_input;
 pub mod open_runs;
 pub mod persistent;
 pub mod result;

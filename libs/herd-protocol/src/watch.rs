@@ -18,6 +18,10 @@ pub enum Label {
     Blocked,
     #[serde(rename = "waiting")]
     Waiting,
+    /// The child waits for a person: a help request, an open dialog, an interactive child's
+    /// settled run (`needs_input` says which).
+    #[serde(rename = "waiting for input")]
+    WaitingForInput,
     #[serde(rename = "interrupted")]
     Interrupted,
     #[serde(rename = "stalled")]
@@ -48,6 +52,7 @@ impl Label {
             Label::Active => "active",
             Label::Blocked => "blocked",
             Label::Waiting => "waiting",
+            Label::WaitingForInput => "waiting for input",
             Label::Interrupted => "interrupted",
             Label::Stalled => "stalled",
             Label::Running => "running",
@@ -91,6 +96,9 @@ pub struct StatusRow {
     pub elapsed_ms: u64,
     pub outcome: Option<Outcome>,
     pub delivered: bool,
+    /// What a run `waiting for input` waits on; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_input: Option<crate::needs_input::NeedsInput>,
     /// What the run cost so far, its nested children rolled up; absent for a run that has no
     /// session to read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,6 +205,21 @@ pub enum WatchEvent {
     },
     Notice {
         run_id: String,
+        message: String,
+    },
+    /// The run started waiting for a person, once per transition; the `status` line that
+    /// follows its end says what it does next.
+    NeedsInput {
+        run_id: String,
+        name: String,
+        reason: crate::needs_input::InputReason,
+        since_ms: u64,
+        /// A dialog's kind and title, raw (child text).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kind: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+        /// The one-line notice a person is shown.
         message: String,
     },
     Result {

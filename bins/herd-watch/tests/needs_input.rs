@@ -1,0 +1,303 @@
+//! A child waiting for a person, on tmux and on a real Herdr server: launched by the real
+//! herd-launch with the exec runner, each child a shell script that writes its
+//! `<session>.needs-input.json` as the child extension does when Pi opens a dialog, closes it, and
+//! settles. `status`, the widget and `follow --json` say `waiting for input` from that file alone.
+//!
+//! Without a Herdr (`HERD_TEST_HERDR`) the Herdr test says on stderr that it did not run.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "a broken fixture should fail the test loudly"
+)]
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use herd_e2e::cli::{self, Run};
+use herd_e2e::herdr::HerdrServer;
+use herd_e2e::tmux::Tmux;
+use herd_e2e::wait::wait_for;
+use serde_json::Value;
+
+fn watch_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_herd-watch"))
+}
+
+/// Where the children run: a private tmux server or Herdr server, and the environment a herd
+/// program gets there (the parent's pane's).
+struct Place {
+    dir: tempfile::TempDir,
+    surface: &'static str,
+    vars: Vec<(OsString, OsString)>,
+    _tmux: Option<Tmux>,
+    _herdr: Option<HerdrServer>,
+}
+
+impl Place {
+    fn tmux() -> Place {
+        let dir = tempfile::tempdir().unwrap();
+        let vars: Vec<(OsString, OsString)> = ["PATH", "HOME"]
+            .into_iter()
+            .filter_map(|k| Some((k.into(), std::env::var_os(k)?)))
+            .collect();
+        let server = Tmux::start(&vars);
+        server.new_session("herd-test", dir.path(), &["sh".into()]);
+        let socket = server.socket_path();
+        Place {
+            dir,
+            surface: "tmux",
+            vars: vec![("HERD_TMUX_SOCKET".into(), socket.into())],
+            _tmux: Some(server),
+            _herdr: None,
+        }
+    }
+
+    fn herdr(test: &str) -> Option<Place> {
+        let herdr = HerdrServer::start(test, &[])?;
+        let dir = tempfile::tempdir().unwrap();
+        let (_, parent) = herdr.workspace(&dir.path().canonicalize().unwrap());
+        let vars = herdr.pane_vars(&parent);
+        Some(Place {
+            dir,
+            surface: "herdr",
+            vars,
+            _tmux: None,
+            _herdr: Some(herdr),
+        })
+    }
+
+    fn art(&self) -> PathBuf {
+        self.dir.path().join("art")
+    }
+
+    fn command(
+        &self,
+        program: &Path,
+        args: &[&str],
+        budget: Duration,
+    ) -> herd_core::subprocess::Command {
+        let mut cmd = cli::within(program, budget)
+            .arg("--artifacts")
+            .arg(self.art())
+            .args(args.iter().copied())
+            .cwd(self.dir.path())
+            .grace(Duration::from_millis(200))
+            .env("HERD_HANG_WARNING_SECS", "0");
+        for (k, v) in &self.vars {
+            cmd = cmd.env(k, v);
+        }
+        cmd
+    }
+
+    fn run(&self, program: &Path, args: &[&str]) -> Run {
+        cli::try_run(&self.command(program, args, Duration::from_secs(60)))
+    }
+
+    fn spawn(&self, request: Value, script: &str) -> String {
+        let path = self.dir.path().join("request.json");
+        std::fs::write(&path, request.to_string()).unwrap();
+        let args = [
+            "spawn",
+            "--request",
+            path.to_str().unwrap(),
+            "--surface",
+            self.surface,
+            "--json",
+            "--runner",
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ];
+        let out = self.run(&herd_e2e::bin("herd-launch"), &args);
+        let ack: Value = serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|_| panic!("spawn: {}\n{}", out.stdout, out.stderr));
+        assert_eq!(ack["status"], "launched", "{ack}\n{}", out.stderr);
+        ack["run_id"].as_str().unwrap().to_owned()
+    }
+
+    fn status(&self, id: &str) -> Value {
+        let out = self.run(&watch_bin(), &["status", "--run", id, "--json"]);
+        serde_json::from_str(&out.stdout).unwrap_or(Value::Null)
+    }
+
+    fn wait_label(&self, id: &str, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        wait_for(what, Duration::from_secs(20), || {
+            let row = self.status(id)["runs"][0].clone();
+            pred(&row).then_some(row)
+        })
+    }
+
+    /// `herd-watch follow --json --forever`, its lines into a file; the test stops it.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a follow stopped by the test once what it waits for is on disk"
+    )]
+    fn follow(&self) -> (Child, PathBuf) {
+        let out = self.dir.path().join("follow.jsonl");
+        let mut cmd = Command::new(watch_bin());
+        cmd.arg("--artifacts")
+            .arg(self.art())
+            .args(["follow", "--json", "--forever"])
+            .current_dir(self.dir.path())
+            .env("HERD_HANG_WARNING_SECS", "0")
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(Stdio::null());
+        for (k, v) in &self.vars {
+            cmd.env(k, v);
+        }
+        (cmd.spawn().unwrap(), out)
+    }
+
+    fn go(&self, step: &str) {
+        std::fs::write(self.dir.path().join(step), "").unwrap();
+    }
+}
+
+/// A child that works (a tool runs), opens a dialog, closes it, settles, and ends: each step
+/// after the test creates its `goN` file. It writes its needs-input file as the child extension
+/// does, atomically.
+const ASKER: &str = r#"
+f="$PI_SUBAGENT_SESSION.needs-input.json"
+w() { printf '{"version":1,"runningChildId":"%s","sequence":%s,"state":"%s","since":%s%s}\n' "$PI_SUBAGENT_ID" "$1" "$2" "$(date +%s%3N)" "$3" > "$f.tmp" && mv "$f.tmp" "$f"; }
+step() { until [ -e "$1" ]; do sleep 0.05; done; }
+step go1
+w 1 dialog ',"kind":"confirm","title":"Delete the \"old\" branch?"'
+step go2
+w 2 working ''
+step go3
+w 3 settled ''
+step go4
+echo finished
+"#;
+
+fn needs_input_events(file: &Path) -> Vec<Value> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["event"] == "needs_input")
+        .collect()
+}
+
+fn a_child_waits_for_input_while_its_dialog_is_open_and_after_it_settles(place: &Place) {
+    let id = place.spawn(
+        serde_json::json!({"name": "Asker", "task": "ask", "interactive": true}),
+        ASKER,
+    );
+    let (mut follower, follow_file) = place.follow();
+    // Running, silent and slow: not waiting.
+    let row = place.wait_label(&id, "the child running", |r| r["label"] == "running");
+    assert!(row.get("needs_input").is_none(), "{row}");
+
+    place.go("go1");
+    let row = place.wait_label(&id, "waiting for input (dialog)", |r| {
+        r["label"] == "waiting for input"
+    });
+    assert_eq!(row["needs_input"]["reason"], "dialog", "{row}");
+    assert_eq!(row["needs_input"]["kind"], "confirm", "{row}");
+    assert_eq!(
+        row["needs_input"]["title"], "Delete the \"old\" branch?",
+        "{row}"
+    );
+    let human = place.run(&watch_bin(), &["status", "--run", &id]).stdout;
+    assert!(
+        human.contains("waiting for input · since ")
+            && human.contains(r#"dialog (confirm "Delete the \"old\" branch?")"#),
+        "{human}"
+    );
+    let widget = place.run(&watch_bin(), &["status", "--widget"]).stdout;
+    assert!(
+        widget.contains("Asker") && widget.contains("waiting for input · since "),
+        "{widget}"
+    );
+    let events = wait_for("a needs_input event", Duration::from_secs(20), || {
+        let e = needs_input_events(&follow_file);
+        (!e.is_empty()).then_some(e)
+    });
+    assert_eq!(events[0]["run_id"], id.as_str());
+    assert_eq!(events[0]["reason"], "dialog");
+    assert!(
+        events[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(r#""Asker" is waiting for input: dialog"#),
+        "{}",
+        events[0]
+    );
+
+    // The dialog closed: the child moved on.
+    place.go("go2");
+    place.wait_label(&id, "out of waiting for input", |r| {
+        r["label"] != "waiting for input"
+    });
+    // Its run settled: an interactive child waits for its person.
+    place.go("go3");
+    let row = place.wait_label(&id, "waiting for input (settled)", |r| {
+        r["needs_input"]["reason"] == "turn_settled"
+    });
+    assert_eq!(row["label"], "waiting for input", "{row}");
+    let events = wait_for("the second needs_input", Duration::from_secs(20), || {
+        let e = needs_input_events(&follow_file);
+        (e.len() >= 2).then_some(e)
+    });
+    assert_eq!(events[1]["reason"], "turn_settled");
+
+    place.go("go4");
+    place.wait_label(&id, "the child completed", |r| r["label"] == "completed");
+    wait_for("the result line", Duration::from_secs(20), || {
+        std::fs::read_to_string(&follow_file)
+            .unwrap_or_default()
+            .contains(r#""event":"result""#)
+            .then_some(())
+    });
+    // Once per transition: the follower, reading the same files on every tick, said it twice.
+    let events = needs_input_events(&follow_file);
+    assert_eq!(events.len(), 2, "{events:?}");
+    let _ = follower.kill();
+    let _ = follower.wait();
+}
+
+#[test]
+fn on_tmux_a_dialog_and_a_settled_interactive_child_wait_for_input() {
+    a_child_waits_for_input_while_its_dialog_is_open_and_after_it_settles(&Place::tmux());
+}
+
+#[test]
+fn on_herdr_a_dialog_and_a_settled_interactive_child_wait_for_input() {
+    let Some(place) =
+        Place::herdr("on_herdr_a_dialog_and_a_settled_interactive_child_wait_for_input")
+    else {
+        return;
+    };
+    a_child_waits_for_input_while_its_dialog_is_open_and_after_it_settles(&place);
+}
+
+/// A child that asks for help (`caller_ping`) ends with its help request, which waits for its
+/// answer in `status` until the session is resumed.
+#[test]
+fn a_help_request_waits_for_input_and_follow_says_so_once() {
+    let place = Place::tmux();
+    let id = place.spawn(
+        serde_json::json!({"name": "Pinger", "task": "ask"}),
+        r#"printf '{"type":"ping","name":"Pinger","message":"which schema?"}' > "$PI_SUBAGENT_SESSION.exit""#,
+    );
+    let (mut follower, follow_file) = place.follow();
+    let row = place.wait_label(&id, "waiting for input (help)", |r| {
+        r["label"] == "waiting for input"
+    });
+    assert_eq!(row["outcome"], "help", "{row}");
+    assert_eq!(row["needs_input"]["reason"], "help_request", "{row}");
+    let events = wait_for("the needs_input event", Duration::from_secs(20), || {
+        let e = needs_input_events(&follow_file);
+        (!e.is_empty()).then_some(e)
+    });
+    assert_eq!(events[0]["reason"], "help_request");
+    let _ = follower.kill();
+    let _ = follower.wait();
+    assert_eq!(needs_input_events(&follow_file).len(), 1);
+}
