@@ -344,6 +344,17 @@ fn resurrect_lists_a_specialist_an_exec_child_and_a_run_without_its_policy_with_
     // Nothing was started.
     assert_eq!(herd.run_ids().len(), 3);
     assert_eq!(model.requests().len(), before);
+    // Bad input is refused with a usage error (exit 2) and a JSON error document.
+    let refused = herd.run(
+        "herd-launch",
+        ["resurrect", "--surface", "nowhere", "--json"],
+    );
+    assert_eq!(refused.code, 2, "{refused}");
+    assert_eq!(
+        json_doc(&refused)["error"]["code"],
+        "invalid_request",
+        "{refused}"
+    );
     let human = herd.run("herd-launch", ["resurrect"]);
     assert!(
         human.stdout.contains("not resumed: Keeper"),
