@@ -163,6 +163,19 @@ fn specialists(artifacts: &Artifacts) -> Result<Vec<Specialist>, Error> {
     Ok(found)
 }
 
+/// Whether a launch of `role` that does not say `fork` forks (`fork`) or starts fresh (`fresh`);
+/// none when the role sets neither `session-mode` nor `defaultContext`.
+fn default_context(role: &roles::Role) -> Option<&'static str> {
+    let set = role.session_mode.is_some() || role.default_context.is_some();
+    set.then(|| {
+        if role.forks_by_default() {
+            "fork"
+        } else {
+            "fresh"
+        }
+    })
+}
+
 impl Listing {
     /// The `--json` document.
     pub fn to_json(&self) -> RolesListing {
@@ -182,6 +195,9 @@ impl Listing {
                     auto_exit: role.auto_exit,
                     interactive: role.interactive,
                     spawning: role.spawning,
+                    description: role.description.clone(),
+                    skills: role.skills.clone(),
+                    default_context: default_context(role).map(str::to_owned),
                 }),
             })
             .collect();
@@ -224,6 +240,9 @@ impl Listing {
             match &row.role {
                 Ok(role) => {
                     let mut facts = Vec::new();
+                    if let Some(description) = &role.description {
+                        facts.push(value(description));
+                    }
                     if let Some(model) = &role.model {
                         facts.push(format!("model {}", value(model)));
                     }
@@ -241,6 +260,12 @@ impl Listing {
                     }
                     if !role.deny_tools.is_empty() {
                         facts.push(format!("denies {}", value(&role.deny_tools.join(","))));
+                    }
+                    if let Some(skills) = &role.skills {
+                        facts.push(format!("skills {}", value(&skills.join(","))));
+                    }
+                    if let Some(context) = default_context(role) {
+                        facts.push(format!("context {context}"));
                     }
                     if !facts.is_empty() {
                         out.push_str(&format!(": {}", facts.join(" · ")));
@@ -295,6 +320,11 @@ mod tests {
         )
         .unwrap();
         std::fs::write(
+            agent.join("agents/planner.md"),
+            "---\ndescription: Plans the work with the user\nskills: plan, review\ndefaultContext: fork\n---\nPlan.\n",
+        )
+        .unwrap();
+        std::fs::write(
             agent.join("agents/broken.md"),
             "---\nauto-exit: maybe\n---\n",
         )
@@ -305,7 +335,14 @@ mod tests {
             .iter()
             .map(|r| (r.name.as_str(), r.scope))
             .collect();
-        assert_eq!(names, [("scout", "project"), ("broken", "user")]);
+        assert_eq!(
+            names,
+            [
+                ("scout", "project"),
+                ("broken", "user"),
+                ("planner", "user")
+            ]
+        );
         assert_eq!(
             listing.roles[0].role.as_ref().unwrap().model.as_deref(),
             Some("fake/a")
@@ -317,6 +354,25 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("- broken (user): unusable:"), "{text}");
+        assert!(
+            text.contains(
+                "- planner (user): Plans the work with the user · skills plan,review · context fork"
+            ),
+            "{text}"
+        );
+        let doc = serde_json::to_value(listing.to_json()).unwrap();
+        let planner = &doc["roles"][2];
+        assert_eq!(
+            planner["description"], "Plans the work with the user",
+            "{doc}"
+        );
+        assert_eq!(
+            planner["skills"],
+            serde_json::json!(["plan", "review"]),
+            "{doc}"
+        );
+        assert_eq!(planner["default_context"], "fork", "{doc}");
+        assert!(doc["roles"][0].get("skills").is_none(), "{doc}");
         assert!(
             text.contains("Persistent specialists: none\nSupervision: wake+batch\nConfiguration: "),
             "{text}"

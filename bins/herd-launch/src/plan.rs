@@ -15,7 +15,7 @@ use herd_protocol::run::SurfaceKind;
 use herd_tools::{ModelSpec, SubagentRequest, WorktreeRequest};
 
 use crate::pi::PiCommand;
-use crate::roles::{self, Config, Role, SessionMode};
+use crate::roles::{self, Config, Role};
 
 const MODELS: Noun = Noun::new("model", "models");
 const PROVIDERS: Noun = Noun::new("provider", "providers");
@@ -461,7 +461,7 @@ fn choose_tools(
 }
 
 /// Whether the child forks the parent's conversation: the request's `fork`, else the role's
-/// session-mode. An explicit fork without a parent session is refused with the reason; a
+/// default ([`Role::forks_by_default`]). An explicit fork without a parent session is refused with the reason; a
 /// role's default gives way to a fresh child, and the acknowledgement says so.
 fn choose_fork(
     request: &SubagentRequest,
@@ -470,7 +470,7 @@ fn choose_fork(
     ctx: &Context<'_>,
     diagnostics: &mut Vec<String>,
 ) -> Result<bool, Error> {
-    let role_forks = role.and_then(|r| r.session_mode) == Some(SessionMode::Fork);
+    let role_forks = role.is_some_and(Role::forks_by_default);
     let mut fork = !exec && request.fork.unwrap_or(role_forks);
     if fork && ctx.parent_session.is_none() {
         if request.fork == Some(true) {
@@ -481,7 +481,7 @@ fn choose_fork(
         }
         fork = false;
         diagnostics.push(
-            "the role's session-mode is fork, but there is no parent session to copy: the child starts fresh".to_owned(),
+            "the role forks by default (its session-mode or defaultContext), but there is no parent session to copy: the child starts fresh".to_owned(),
         );
     }
     if fork && request.worktree.is_some() {

@@ -2,9 +2,10 @@
 //!
 //! A role is a Markdown file with a front-matter block, `<cwd>/.pi/agents/<name>.md` (the
 //! project's) or `<agent dir>/agents/<name>.md` (the user's), the project's first. Its body is the
-//! role text; the front matter may set `model`, `thinking`, `tools`, `skills`, `deny-tools`,
-//! `auto-exit`, `interactive`, `session-mode` (`fork`, `standalone`, `lineage-only`) and
-//! `spawning`. Other keys belong to role packs and are ignored.
+//! role text; the front matter may set `description`, `model`, `thinking`, `tools`, `skills`,
+//! `deny-tools`, `auto-exit`, `interactive`, `session-mode` (`fork`, `standalone`,
+//! `lineage-only`), `defaultContext` (`fork` or `fresh`, seed 004's name for the same choice)
+//! and `spawning`. Other keys belong to role packs and are ignored.
 //!
 //! The configuration is `<agent dir>/herdr-agents/config.json`: `models.default` (a model for
 //! every child), `models.agents.<role>` (per role) and `models.tasks.<category>` (the ordered
@@ -34,6 +35,8 @@ pub struct Role {
     pub name: String,
     pub file: PathBuf,
     pub body: String,
+    /// What the role is for, as `subagents_list` shows it.
+    pub description: Option<String>,
     pub model: Option<String>,
     pub thinking: Option<String>,
     pub tools: Option<Vec<String>>,
@@ -42,11 +45,40 @@ pub struct Role {
     pub auto_exit: Option<bool>,
     pub interactive: Option<bool>,
     pub session_mode: Option<SessionMode>,
+    /// `defaultContext` (or `default-context`): whether a launch that says nothing forks.
+    pub default_context: Option<DefaultContext>,
     /// `spawning: false` removes the subagent tools from the child.
     pub spawning: Option<bool>,
     /// `acceptance-role: read-only | writer` (seed 004): how the acceptance gate is inferred
     /// for an ambiguous role; it does not change the role's tools.
     pub acceptance_role: Option<AcceptanceRole>,
+}
+
+/// A role's `defaultContext`: the conversation a child starts with when the launch does not say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultContext {
+    Fork,
+    Fresh,
+}
+
+impl DefaultContext {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DefaultContext::Fork => "fork",
+            DefaultContext::Fresh => "fresh",
+        }
+    }
+}
+
+impl Role {
+    /// Whether a launch of this role that does not say `fork` copies the parent's conversation:
+    /// `session-mode: fork`, or without a session-mode, `defaultContext: fork`.
+    pub fn forks_by_default(&self) -> bool {
+        match self.session_mode {
+            Some(mode) => mode == SessionMode::Fork,
+            None => self.default_context == Some(DefaultContext::Fork),
+        }
+    }
 }
 
 /// A role's `acceptance-role`.
@@ -144,6 +176,16 @@ pub fn parse(name: &str, file: &Path, text: &str) -> Result<Role, Error> {
             _ => Err(bad(key, "is not true or false")),
         };
         match key {
+            "description" => {
+                role.description = Some(value.to_owned()).filter(|v| !v.is_empty());
+            }
+            "defaultContext" | "default-context" => {
+                role.default_context = Some(match value {
+                    "fork" => DefaultContext::Fork,
+                    "fresh" => DefaultContext::Fresh,
+                    _ => return Err(bad(key, "is not fork or fresh")),
+                });
+            }
             "model" => role.model = Some(value.to_owned()).filter(|v| !v.is_empty()),
             "thinking" => role.thinking = Some(value.to_owned()).filter(|v| !v.is_empty()),
             "tools" => role.tools = Some(list(value)),
@@ -330,6 +372,24 @@ mod tests {
         assert_eq!(role.session_mode, Some(SessionMode::Fork));
         assert_eq!(role.spawning, Some(false));
         assert_eq!(role.body, "You are a scout.");
+        assert_eq!(role.description, None);
+        assert!(role.forks_by_default());
+    }
+
+    #[test]
+    fn default_context_forks_unless_a_session_mode_says_otherwise() {
+        let role = |front: &str| {
+            parse("r", Path::new("r.md"), &format!("---\n{front}\n---\nbody")).unwrap()
+        };
+        let fork = role("description: \"Scans the code\"\ndefaultContext: fork");
+        assert_eq!(fork.description.as_deref(), Some("Scans the code"));
+        assert_eq!(fork.default_context, Some(DefaultContext::Fork));
+        assert!(fork.forks_by_default());
+        assert!(!role("default-context: fresh").forks_by_default());
+        assert!(!role("defaultContext: fork\nsession-mode: standalone").forks_by_default());
+        assert!(role("defaultContext: fresh\nsession-mode: fork").forks_by_default());
+        let err = parse("r", Path::new("r.md"), "---\ndefaultContext: maybe\n---\n").unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("agent"));
     }
 
     #[test]

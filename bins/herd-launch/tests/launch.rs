@@ -1081,6 +1081,76 @@ fn a_fork_gets_the_raw_task_and_the_parents_conversation() {
     assert_eq!(lines[2]["id"], "b");
 }
 
+/// seed 004's `defaultContext: fork` forks a launch that does not say `fork`, as
+/// `session-mode: fork` does; `roles --json` shows it with the role's description and skills.
+#[test]
+fn a_roles_default_context_fork_forks_the_launch_and_the_listing_shows_it() {
+    let env = Env::with_role(
+        "planner",
+        "---\ndescription: Plans the work\nskills: plan, review\ndefaultContext: fork\nauto-exit: true\n---\nPlan.\n",
+    );
+    let listed = env.run(&["roles", "--json"], &Value::Null);
+    assert_eq!(listed.code, 0, "{listed}");
+    let settings = &listed.json()["roles"][0];
+    assert_eq!(settings["description"], "Plans the work", "{listed}");
+    assert_eq!(
+        settings["skills"],
+        serde_json::json!(["plan", "review"]),
+        "{listed}"
+    );
+    assert_eq!(settings["default_context"], "fork", "{listed}");
+    let text = env.run(&["roles"], &Value::Null);
+    assert!(
+        text.stdout.contains(
+            "- planner (user): Plans the work · auto-exit true · skills plan,review · context fork"
+        ),
+        "{text}"
+    );
+
+    let parent = env.dir.path().join("parent.jsonl");
+    std::fs::write(
+        &parent,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"parent-1\",\"cwd\":\"/\"}\n\
+         {\"type\":\"message\",\"id\":\"a\",\"message\":{\"role\":\"user\",\"content\":[]}}\n\
+         {\"type\":\"message\",\"id\":\"b\",\"message\":{\"role\":\"assistant\",\"content\":[]}}\n\
+         {\"type\":\"message\",\"id\":\"c\",\"message\":{\"role\":\"user\",\"content\":[]}}\n",
+    )
+    .unwrap();
+    let parent_arg = parent.to_string_lossy().into_owned();
+    let args = [
+        "--parent-session",
+        parent_arg.as_str(),
+        "spawn",
+        "--request",
+        "-",
+        "--json",
+        "--surface",
+        "process",
+    ];
+    let run = env.run(
+        &args,
+        &serde_json::json!({"name": "P", "task": "Plan it.", "agent": "planner"}),
+    );
+    assert_eq!(run.code, 0, "{run}");
+    let session = read(run.json()["session_file"].as_str().unwrap()).unwrap();
+    let first: Value = serde_json::from_str(session.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        first["parentSession"].as_str(),
+        parent.to_str(),
+        "the child forked: {session}"
+    );
+    // The parent's conversation up to the launch, as an explicit fork copies it.
+    assert!(
+        session.contains("\"id\":\"a\"") && session.contains("\"id\":\"b\""),
+        "{session}"
+    );
+    let argv = eventually("pi's argv", || read(env.work().join("pi.argv")));
+    assert!(
+        argv.contains("\nPlan it."),
+        "a fork gets the raw task: {argv}"
+    );
+}
+
 #[test]
 fn a_persistent_specialist_takes_one_task_at_a_time() {
     let env = Env::new();

@@ -102,6 +102,16 @@ pub struct RoleSettings {
     pub auto_exit: Option<bool>,
     pub interactive: Option<bool>,
     pub spawning: Option<bool>,
+    /// What the role is for (`description`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The skills its children load (`skills`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills: Option<Vec<String>>,
+    /// Whether a launch that does not say `fork` copies the parent's conversation: `fork` or
+    /// `fresh`, from `session-mode` or else `defaultContext`; absent when the role sets neither.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_context: Option<String>,
 }
 
 /// A live persistent specialist.
