@@ -279,3 +279,34 @@ fn the_widget_frame_is_amber_once_every_row_is_open() {
         .unwrap_or_else(|| panic!("no row:\n{}", plain(&shown)));
     assert!(row.contains("\u{1b}[38;5;214m│"), "{row:?}");
 }
+
+/// herd's Pi package ships its operating skill: once installed, Pi offers `herd-subagents` to
+/// the parent's model by name and description, and its file teaches naming and collecting.
+#[test]
+fn the_installed_package_offers_the_operating_skill_to_the_parent_model() {
+    let model = ModelServer::start(Script::new().step(Text("Noted.")));
+    let env = PiEnv::new(&model);
+    let package = parent_extension().parent().unwrap().to_path_buf();
+    let mut install = env.command(pi_bin());
+    install.arg("install").arg(&package);
+    let installed = herd_e2e::proc::run(install, herd_e2e::pi::PI_BUDGET);
+    assert!(installed.success(), "{installed}");
+    let ran = env.pi().arg("--no-context-files").print("Hello.").run();
+    assert!(ran.success(), "{ran}");
+    let requests = model.requests();
+    let prompt = requests[0].to_string();
+    assert!(prompt.contains("herd-subagents"), "{prompt}");
+    assert!(
+        prompt.contains("<name>herd-subagents</name>")
+            && prompt.contains("Operating guide for herd")
+            && prompt.contains("skills/herd-subagents/SKILL.md"),
+        "{prompt}"
+    );
+    let skill = std::fs::read_to_string(package.join("skills/herd-subagents/SKILL.md")).unwrap();
+    assert!(skill.contains("`<task>-<role>[-n]`"), "{skill}");
+    assert!(
+        skill.contains("| name | agent kind | role | model | worktree |"),
+        "{skill}"
+    );
+    assert!(skill.contains("Do not poll"), "{skill}");
+}
