@@ -8,6 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 
+import { definitions } from "./piherd/actions.ts";
 import { chooseFace } from "./piherd/face.ts";
 import { toolSchema } from "./piherd/tool.ts";
 import { resolveFiles, withFiles } from "./piherd/files.ts";
@@ -346,4 +347,16 @@ test("the tool's schema file names exactly the fields and actions the tables che
 	assert.deepEqual(Object.keys(properties).sort(), [...FIELDS].sort());
 	assert.deepEqual(properties.action?.enum, [...ACTIONS]);
 	assert.deepEqual(schema.required, ["action"]);
+});
+
+test("a definition reports the role's description and skills as herd-launch roles prints them", () => {
+	const roles = [
+		{ name: "planner", scope: "user", description: "Plans the work", skills: ["plan", "review"], deny_tools: [], spawning: false },
+		{ name: "plain", scope: "project", deny_tools: ["write"] },
+		{ name: "broken", scope: "user", error: "bad" },
+	];
+	assert.deepEqual(definitions({ roles, specialists: new Map() }, false), [
+		{ name: "planner", extensionSource: "user", description: "Plans the work", skills: ["plan", "review"], subagents: [] },
+		{ name: "plain", extensionSource: "project", excludeTools: ["write"] },
+	]);
 });

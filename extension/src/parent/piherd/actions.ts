@@ -73,7 +73,7 @@ async function statusRows(c: Context): Promise<Map<string, StatusFacts>> {
 	return ran.code === 0 ? parseStatus(parseObject(ran.stdout)) : new Map();
 }
 
-interface Roles {
+export interface Roles {
 	roles: JsonObject[];
 	specialists: Map<string, string>;
 }
@@ -504,15 +504,17 @@ async function close(c: Context, req: Extract<Request, { action: "close" }>): Pr
 }
 
 /** The definitions of `herd-launch roles` as seed 000's leaf metadata. */
-function definitions(r: Roles, managed: boolean): JsonObject[] {
+export function definitions(r: Roles, managed: boolean): JsonObject[] {
 	return r.roles
 		.filter((role) => typeof role.name === "string" && role.error == null)
 		.map((role) => {
 			const d: JsonObject = { name: role.name as string, extensionSource: typeof role.scope === "string" ? role.scope : null };
+			if (typeof role.description === "string") d.description = role.description;
 			if (typeof role.model === "string") d.model = role.model;
 			if (typeof role.thinking === "string") d.thinking = role.thinking;
 			if (Array.isArray(role.tools)) d.tools = role.tools;
 			if (Array.isArray(role.deny_tools) && role.deny_tools.length > 0) d.excludeTools = role.deny_tools;
+			if (Array.isArray(role.skills)) d.skills = role.skills;
 			if (!managed && role.spawning === false) d.subagents = [];
 			return d;
 		});
