@@ -825,6 +825,50 @@ mod tests {
     }
 
     #[test]
+    fn a_widget_row_shows_what_the_run_cost_so_far() {
+        use crate::projection::{Label, Projection, WIDGET_WIDTH, WidgetRow, widget};
+        let mut figures = Figures {
+            input: 41_234,
+            output: 3_100,
+            cache_read: 12_000,
+            cache_write: 0,
+            total_tokens: 56_334,
+            cost: Usd::new(0.0842),
+            messages: 3,
+        };
+        assert_eq!(row_text(&figures).as_deref(), Some("56.3k tok · $0.084"));
+        let row = |usage: Option<String>| WidgetRow {
+            name: "\"Scout\"".into(),
+            agent: Some("scout".into()),
+            elapsed_ms: 12_000,
+            projection: Projection {
+                label: Label::Running,
+                detail: None,
+                since_ms: None,
+            },
+            usage,
+        };
+        let w = widget(&[row(row_text(&figures))], 12_000, WIDGET_WIDTH);
+        assert!(
+            w.text
+                .contains(" 00:12  \"Scout\" (scout) · 56.3k tok · $0.084 "),
+            "{}",
+            w.text
+        );
+        figures.cost = None;
+        assert_eq!(
+            row_text(&figures).as_deref(),
+            Some("56.3k tok · cost unknown")
+        );
+        // Nothing used yet: the row is as it was.
+        let none = Figures::zero();
+        assert_eq!(row_text(&none), None);
+        let w = widget(&[row(None)], 12_000, WIDGET_WIDTH);
+        assert!(w.text.contains(" 00:12  \"Scout\" (scout) "), "{}", w.text);
+        assert!(!w.text.contains("tok"), "{}", w.text);
+    }
+
+    #[test]
     fn since_takes_durations_times_and_milliseconds() {
         let now = 10_000_000;
         assert_eq!(parse_since("30m", now).unwrap(), now - 1_800_000);

@@ -50,12 +50,18 @@ function head(args: string): [string, string] {
 	return at < 0 ? [trimmed, ""] : [trimmed.slice(0, at), trimmed.slice(at).trim()];
 }
 
+/** What this session's runs cost (`herd-watch usage`), as a section after the roles; none without runs. */
+async function costOfRuns(call: Call, dir: string): Promise<string> {
+	const ran = await runBinary(call, "herd-watch", ["--artifacts", dir, "usage"]);
+	return ran.code === 0 && ran.stdout.includes("\nby run\n") ? `\n\nWhat the runs cost:\n${ran.stdout.trim()}` : "";
+}
+
 async function subagentCommand(pi: ExtensionAPI, binDir: string, args: string, ctx: ExtensionCommandContext): Promise<void> {
 	const call: Call = { pi, ctx, binDir };
 	const [agent, task] = head(args);
 	if (agent === "list") {
 		const ran = await runBinary(call, "herd-launch", ["--artifacts", artifactsDir(ctx), "roles", "--cwd", ctx.cwd]);
-		say(ctx, ran.code === 0 ? ran.stdout.trim() : failureText(ran), ran.code === 0 ? "info" : "error");
+		say(ctx, ran.code === 0 ? ran.stdout.trim() + (await costOfRuns(call, artifactsDir(ctx))) : failureText(ran), ran.code === 0 ? "info" : "error");
 		return;
 	}
 	if (agent === "resurrect") {

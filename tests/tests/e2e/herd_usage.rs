@@ -269,6 +269,22 @@ fn on_process_a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_i
     );
     assert!(!scout_message.contains("$0.000"), "{scout_message}");
 
+    // `herd-watch status --json`: each row with its run's figures, the lead's rolled up.
+    let out = herd.run("herd-watch", ["status", "--json"]);
+    assert!(out.success(), "{out}");
+    let status = json_doc(&out);
+    let status_row = |run: &str| {
+        status["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["run_id"] == run)
+            .unwrap_or_else(|| panic!("{run} in {status:#}"))
+            .clone()
+    };
+    rolled.check(&status_row(&lead)["usage"], "the lead's status row");
+    scout_own.check(&status_row(&scout)["usage"], "the scout's status row");
+
     // The outcome ledger keeps each run's rolled-up figures.
     let ledger = herd.ledger();
     let line_of = |run: &str| {
