@@ -240,6 +240,16 @@ pub const FILES: &[SchemaFile] = &[
         herd_protocol::launch::LaunchAck
     ),
     printed!(
+        "launch-resurrect.schema.json",
+        "`herd-launch resurrect --json`",
+        herd_protocol::launch::resurrect::ResurrectDoc
+    ),
+    printed!(
+        "watch-notify.schema.json",
+        "`herd-watch notify --json`",
+        herd_protocol::watch::WatchNotify
+    ),
+    printed!(
         "launch-send.schema.json",
         "`herd-launch send --json`",
         herd_protocol::launch::LaunchSend

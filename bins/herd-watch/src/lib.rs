@@ -9,6 +9,7 @@ pub mod fallback;
 pub mod finish;
 pub mod launch;
 pub mod message;
+pub mod notify;
 pub mod projection;
 pub mod relay;
 pub mod status;
@@ -53,6 +54,14 @@ pub struct Target {
     /// The exact, unambiguous display name.
     #[arg(long, group = "target")]
     pub name: Option<String>,
+}
+
+/// What `notify` tells of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum NotifyKindArg {
+    Completed,
+    Failed,
+    Waiting,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -163,6 +172,22 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Tell the person at the parent that a run completed, failed or waits for input.
+    ///
+    /// On the parent's surface, from this process's environment: Herdr's notification, tmux's
+    /// message (kept in `show-messages`) and the bell on every client of the parent's session,
+    /// and the terminal's own desktop notification (OSC 777 or 9) where the terminal is known to
+    /// have one. Nothing is shown while a person looks at the run's pane (`looking`). It tells
+    /// once per call: when to call it is the parent extension's (once per transition, a cooldown
+    /// per run, `HERD_NOTIFY=0` for none).
+    Notify {
+        #[command(flatten)]
+        target: Target,
+        #[arg(long, value_enum)]
+        kind: NotifyKindArg,
+        #[arg(long)]
+        json: bool,
+    },
     /// Relay the results of the runs on another machine (started by `follow` and `wait`; one per
     /// host): the host's `herd-watch follow --json --ack` over ssh, each result settled here
     /// before it is acknowledged there.
@@ -179,7 +204,8 @@ impl Cli {
             Command::Wait { json, .. }
             | Command::Follow { json, .. }
             | Command::Status { json, .. }
-            | Command::Usage { json, .. } => *json,
+            | Command::Usage { json, .. }
+            | Command::Notify { json, .. } => *json,
             Command::Steer { json, .. } => *json,
             Command::Relay { .. } => false,
             Command::Cancel(c) | Command::Interrupt(c) | Command::Stop(c) => c.json,
@@ -230,6 +256,15 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             )
         }
         Command::Relay { host } => relay::run(&artifacts, &host),
+        Command::Notify { target, kind, .. } => {
+            let record = find(&artifacts, &target)?;
+            let kind = match kind {
+                NotifyKindArg::Completed => herd_protocol::watch::NotifyKind::Completed,
+                NotifyKindArg::Failed => herd_protocol::watch::NotifyKind::Failed,
+                NotifyKindArg::Waiting => herd_protocol::watch::NotifyKind::Waiting,
+            };
+            notify::notify(&artifacts, &record, kind)
+        }
         Command::Usage { since, json: _ } => {
             let since_ms = since
                 .as_deref()

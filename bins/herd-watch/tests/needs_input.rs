@@ -3,7 +3,10 @@
 //! `<session>.needs-input.json` as the child extension does when Pi opens a dialog, closes it, and
 //! settles. `status`, the widget and `follow --json` say `waiting for input` from that file alone.
 //!
-//! Without a Herdr (`HERD_TEST_HERDR`) the Herdr test says on stderr that it did not run.
+//! `herd-watch notify` tells the person at the parent, and the tests read what tmux (its message
+//! log and the client's screen) and Herdr (its answer to `notification show`) really showed.
+//!
+//! Without a Herdr (`HERD_TEST_HERDR`) the Herdr tests say on stderr that they did not run.
 
 #![expect(
     clippy::unwrap_used,
@@ -31,8 +34,8 @@ struct Place {
     dir: tempfile::TempDir,
     surface: &'static str,
     vars: Vec<(OsString, OsString)>,
-    _tmux: Option<Tmux>,
-    _herdr: Option<HerdrServer>,
+    tmux: Option<Tmux>,
+    herdr: Option<HerdrServer>,
 }
 
 impl Place {
@@ -49,8 +52,8 @@ impl Place {
             dir,
             surface: "tmux",
             vars: vec![("HERD_TMUX_SOCKET".into(), socket.into())],
-            _tmux: Some(server),
-            _herdr: None,
+            tmux: Some(server),
+            herdr: None,
         }
     }
 
@@ -63,8 +66,8 @@ impl Place {
             dir,
             surface: "herdr",
             vars,
-            _tmux: None,
-            _herdr: Some(herdr),
+            tmux: None,
+            herdr: Some(herdr),
         })
     }
 
@@ -300,4 +303,146 @@ fn a_help_request_waits_for_input_and_follow_says_so_once() {
     let _ = follower.kill();
     let _ = follower.wait();
     assert_eq!(needs_input_events(&follow_file).len(), 1);
+}
+
+/// A child that runs until the test lets it end.
+const SLEEPER: &str = r#"until [ -e stop ]; do sleep 0.05; done"#;
+
+fn notify(place: &Place, id: &str, extra: &[(&str, &str)]) -> Value {
+    let mut cmd = place.command(
+        &watch_bin(),
+        &["notify", "--run", id, "--kind", "waiting", "--json"],
+        Duration::from_secs(30),
+    );
+    for (k, v) in extra {
+        cmd = cmd.env(k, v);
+    }
+    let out = cli::try_run(&cmd);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
+#[test]
+fn on_tmux_a_notice_is_the_parents_clients_message_unless_it_looks_at_the_childs_pane() {
+    let place = Place::tmux();
+    let server = place.tmux.as_ref().unwrap();
+    let socket = server.socket_path();
+    // The person: a tmux client of the parent's session, in a terminal of its own (a pane of
+    // another tmux server), and long enough on screen to be read back.
+    server.cmd(["set", "-g", "display-time", "60000"]);
+    let viewer = Tmux::start(&place.vars);
+    viewer.new_session(
+        "person",
+        place.dir.path(),
+        &[
+            "tmux".into(),
+            "-S".into(),
+            socket.clone().into(),
+            "attach".into(),
+            "-t".into(),
+            "herd-test".into(),
+        ],
+    );
+    wait_for("the person's client", Duration::from_secs(10), || {
+        (!server
+            .cmd(["list-clients", "-F", "#{client_name}"])
+            .is_empty())
+        .then_some(())
+    });
+    let parent = server.cmd(["display-message", "-p", "-t", "herd-test", "#{pane_id}"]);
+    let id = place.spawn(
+        serde_json::json!({"name": "Asker #{pane_id}", "task": "t"}),
+        SLEEPER,
+    );
+    place.wait_label(&id, "the child running", |r| r["label"] == "running");
+    let inside = format!("{},{},0", socket.display(), server.pid());
+    let env = [("TMUX", inside.as_str()), ("TMUX_PANE", parent.as_str())];
+
+    let doc = notify(&place, &id, &env);
+    assert_eq!(doc["looking"], false, "{doc}");
+    assert_eq!(doc["told"][0]["via"], "tmux", "{doc}");
+    assert_eq!(doc["told"][0]["shown"], true, "{doc}");
+    let line = r#"herd: "Asker #{pane_id}" is waiting for input"#;
+    let log = server.cmd(["show-messages"]);
+    assert_eq!(
+        log.lines()
+            .filter(|l| l.ends_with(&format!("message: {line}")))
+            .count(),
+        1,
+        "{log}"
+    );
+    // What the person's terminal shows: the message on the status line, the name's own `#{…}`
+    // as it is.
+    viewer.wait_for_text("person", line, Duration::from_secs(10));
+
+    // The person looks at the child's pane: nothing is shown.
+    let pane = place.status(&id)["runs"][0]["run_id"].clone();
+    assert_eq!(pane, id.as_str());
+    let child_pane = {
+        let record: Value = serde_json::from_slice(
+            &std::fs::read(place.art().join("runs").join(format!("{id}.json"))).unwrap(),
+        )
+        .unwrap();
+        record["pane"]["pane_id"].as_str().unwrap().to_owned()
+    };
+    server.cmd(["switch-client", "-t", &child_pane]);
+    server.cmd(["select-pane", "-t", &child_pane]);
+    let doc = notify(&place, &id, &env);
+    assert_eq!(doc["looking"], true, "{doc}");
+    assert_eq!(doc["told"].as_array().map(Vec::len), Some(0), "{doc}");
+    let log = server.cmd(["show-messages"]);
+    assert_eq!(
+        log.lines()
+            .filter(|l| l.contains(" message: herd:"))
+            .count(),
+        1,
+        "{log}"
+    );
+    place.go("stop");
+}
+
+#[test]
+fn on_herdr_a_notice_is_herdrs_notification_and_says_what_herdr_answered() {
+    let Some(place) =
+        Place::herdr("on_herdr_a_notice_is_herdrs_notification_and_says_what_herdr_answered")
+    else {
+        return;
+    };
+    let herdr = place.herdr.as_ref().unwrap();
+    let id = place.spawn(serde_json::json!({"name": "Asker", "task": "t"}), SLEEPER);
+    place.wait_label(&id, "the child running", |r| r["label"] == "running");
+    // Herdr's default: its notifications are off, and it says so.
+    let doc = notify(&place, &id, &[]);
+    assert_eq!(doc["told"][0]["via"], "herdr", "{doc}");
+    assert_eq!(doc["told"][0]["shown"], false, "{doc}");
+    assert_eq!(doc["told"][0]["detail"], "disabled", "{doc}");
+    // Turned on, as a person does in Herdr's configuration: shown.
+    let config = herdr
+        .home()
+        .parent()
+        .unwrap()
+        .join("config/herdr/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("[ui.toast]\nenabled = true\ndelivery = \"herdr\"\n");
+    std::fs::write(&config, text).unwrap();
+    herdr.ok(["server", "reload-config"]);
+    // Herdr shows one toast at a time (its own of the reload first): `busy` until it is gone.
+    let doc = wait_for("Herdr showing the notice", Duration::from_secs(30), || {
+        let doc = notify(&place, &id, &[]);
+        (doc["told"][0]["detail"] != "busy").then_some(doc)
+    });
+    assert_eq!(
+        (&doc["told"][0]["shown"], &doc["told"][0]["detail"]),
+        (&Value::Bool(true), &Value::from("shown")),
+        "{doc}"
+    );
+    assert_eq!(doc["text"], r#""Asker" is waiting for input"#, "{doc}");
+    // Herdr holds one notice at a time: another at once is not shown, and herd says why.
+    let doc = notify(&place, &id, &[]);
+    assert_eq!(doc["told"][0]["shown"], false, "{doc}");
+    assert!(
+        ["busy", "rate_limited"].contains(&doc["told"][0]["detail"].as_str().unwrap()),
+        "{doc}"
+    );
+    place.go("stop");
 }

@@ -305,6 +305,28 @@ impl Herdr {
         self.json(&req, &["ok", "workspace_info"]).map(drop)
     }
 
+    /// `notification show TITLE [--body B] --sound S`: asks Herdr to show a notification to its
+    /// foreground client. The answer says whether Herdr showed it, and if not why (`disabled`,
+    /// `rate_limited`, `no_foreground_client`, `busy`).
+    pub fn notification_show(
+        &self,
+        title: &str,
+        body: Option<&str>,
+        sound: &str,
+    ) -> Result<(bool, String), Error> {
+        let mut req = Request::change("notification show").arg(title);
+        if let Some(body) = body {
+            req = req.arg("--body").arg(body);
+        }
+        req = req.arg("--sound").arg(sound);
+        let result = self.json(&req, &["notification_show"])?;
+        reply::parse(&req, &result, |root| {
+            let shown = root.req("shown")?.bool()?;
+            let reason = root.opt_str("reason")?.unwrap_or_default();
+            Ok((shown, reason))
+        })
+    }
+
     /// `workspace list`: every workspace, with its checkout when it is a git work tree.
     pub fn workspace_list(&self) -> Result<Vec<WorkspaceInfo>, Error> {
         let req = Request::read("workspace list");

@@ -457,6 +457,40 @@ pub enum SteerMode {
     Auto,
 }
 
+/// What `herd-watch notify` tells of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NotifyKind {
+    Completed,
+    Failed,
+    Waiting,
+}
+
+/// One way `herd-watch notify` told the person: Herdr's notification, tmux's message and bell,
+/// the terminal's own notification.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NotifyTold {
+    /// `herdr`, `tmux` or `osc`.
+    pub via: String,
+    pub shown: bool,
+    /// What the surface said: Herdr's reason (`shown`, `disabled`, `rate_limited`,
+    /// `no_foreground_client`, `busy`), the tmux clients told, or why nothing was shown.
+    pub detail: String,
+}
+
+/// `herd-watch notify --json`: whether a person looks at the run's pane (then nothing is
+/// shown), and what each way of telling did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct WatchNotify {
+    pub run_id: String,
+    pub name: String,
+    pub kind: NotifyKind,
+    /// The one line shown, the run's name encoded.
+    pub text: String,
+    pub looking: bool,
+    pub told: Vec<NotifyTold>,
+}
+
 /// The version of a line of `runs/<run-id>.events.jsonl`.
 pub const RUN_EVENT_VERSION: u64 = 1;
 

@@ -75,6 +75,29 @@ impl Herdr {
         Herdr::with_client(client, socket)
     }
 
+    /// Asks Herdr to show `n` to its foreground client; Herdr's answer: shown, and why not.
+    pub fn notify(
+        &self,
+        n: &crate::notify::Notification<'_>,
+    ) -> Result<(bool, String), herd_herdr::Error> {
+        let body = (!n.body.is_empty()).then_some(n.body);
+        self.client
+            .notification_show(n.title, body, if n.request { "request" } else { "done" })
+    }
+
+    /// Whether `pane` is the focused pane of the focused workspace. An unanswered question is
+    /// not looking.
+    pub fn looking_at(&self, pane: &str) -> bool {
+        let herd_herdr::PaneState::Present(info) = self.client.pane_get(pane) else {
+            return false;
+        };
+        info.focused == Some(true)
+            && self
+                .client
+                .workspace_get(&info.workspace_id)
+                .is_ok_and(|ws| ws.focused == Some(true))
+    }
+
     /// A surface over an existing client, talking to `socket`.
     pub fn with_client(client: herd_herdr::Herdr, socket: Option<PathBuf>) -> Herdr {
         Herdr {

@@ -18,6 +18,7 @@
 
 pub mod herdr;
 pub mod live;
+pub mod notify;
 pub mod process;
 pub mod tmux;
 

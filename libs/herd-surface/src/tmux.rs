@@ -144,6 +144,98 @@ impl Tmux {
         Ok(self.with_placement(placement))
     }
 
+    /// Shows `n` to every client of the session of `parent_pane` (every client when the pane is
+    /// not known): tmux's message on its status line, which tmux also keeps in its message log
+    /// (`show-messages`), the bell, and `osc` where the client's terminal has it. Returns the
+    /// clients told.
+    pub fn notify(
+        &self,
+        parent_pane: Option<&str>,
+        n: &crate::notify::Notification<'_>,
+        osc: Option<crate::notify::Osc>,
+        deadline: Instant,
+    ) -> Result<Vec<String>, Error> {
+        let session = match parent_pane.filter(|p| p.starts_with('%')) {
+            Some(pane) => {
+                let reply = self.run(
+                    "tmux display-message",
+                    &["display-message", "-p", "-t", pane, "#{session_name}"],
+                    deadline,
+                )?;
+                reply
+                    .success()
+                    .then(|| reply.stdout.trim().to_owned())
+                    .filter(|s| !s.is_empty())
+            }
+            None => None,
+        };
+        let reply = self.run(
+            "tmux list-clients",
+            &[
+                "list-clients",
+                "-F",
+                "#{client_name}\t#{client_tty}\t#{session_name}",
+            ],
+            deadline,
+        )?;
+        if !reply.success() {
+            return Err(Error::Failed {
+                command: "tmux list-clients".into(),
+                message: reply.message(),
+            });
+        }
+        // A message is a format: its `#` are the text's own.
+        let text = n.line().replace('#', "##");
+        let mut told = Vec::new();
+        for line in reply.stdout.lines() {
+            let mut fields = line.split('\t');
+            let (Some(client), Some(tty), Some(of)) = (fields.next(), fields.next(), fields.next())
+            else {
+                continue;
+            };
+            if session.as_deref().is_some_and(|s| s != of) {
+                continue;
+            }
+            let shown = self.run(
+                "tmux display-message",
+                &["display-message", "-c", client, "--", &text],
+                deadline,
+            )?;
+            if !shown.success() {
+                continue;
+            }
+            // The bell, and the terminal's own notification, straight to the client's terminal.
+            let mut bytes = vec![0x07];
+            if let Some(osc) = osc {
+                bytes.extend(crate::notify::osc_bytes(osc, n, false));
+            }
+            let _ = crate::notify::write_tty(Path::new(tty), &bytes);
+            told.push(client.to_owned());
+        }
+        Ok(told)
+    }
+
+    /// Whether a client shows `pane`: it is the active pane of its session's active window, and
+    /// a client is attached to that session. An unanswered question is not looking.
+    pub fn looking_at(&self, pane: &str, deadline: Instant) -> bool {
+        self.run(
+            "tmux display-message",
+            &[
+                "display-message",
+                "-p",
+                "-t",
+                pane,
+                "#{pane_active} #{window_active} #{session_attached}",
+            ],
+            deadline,
+        )
+        .is_ok_and(|reply| {
+            let fields: Vec<&str> = reply.stdout.split_whitespace().collect();
+            reply.success()
+                && matches!(fields.as_slice(), ["1", "1", n] if n.parse::<u32>().is_ok_and(|n| n > 0))
+        })
+    }
+
     fn args(&self, rest: &[&str]) -> Vec<OsString> {
         let mut args: Vec<OsString> = vec!["-S".into(), self.socket.clone().into()];
         args.extend(rest.iter().map(OsString::from));
