@@ -56,12 +56,18 @@ async function costOfRuns(call: Call, dir: string): Promise<string> {
 	return ran.code === 0 && ran.stdout.includes("\nby run\n") ? `\n\nWhat the runs cost:\n${ran.stdout.trim()}` : "";
 }
 
+/** The runs in flight as the widget draws them (a waiting child `waiting for input · since …`); none when nothing is open. */
+async function runsInFlight(call: Call, dir: string): Promise<string> {
+	const ran = await runBinary(call, "herd-watch", ["--artifacts", dir, "status", "--widget"]);
+	return ran.code === 0 && ran.stdout.trim() ? `\n\nIn flight:\n${ran.stdout.trimEnd()}` : "";
+}
+
 async function subagentCommand(pi: ExtensionAPI, binDir: string, args: string, ctx: ExtensionCommandContext): Promise<void> {
 	const call: Call = { pi, ctx, binDir };
 	const [agent, task] = head(args);
 	if (agent === "list") {
 		const ran = await runBinary(call, "herd-launch", ["--artifacts", artifactsDir(ctx), "roles", "--cwd", ctx.cwd]);
-		say(ctx, ran.code === 0 ? ran.stdout.trim() + (await costOfRuns(call, artifactsDir(ctx))) : failureText(ran), ran.code === 0 ? "info" : "error");
+		say(ctx, ran.code === 0 ? ran.stdout.trim() + (await runsInFlight(call, artifactsDir(ctx))) + (await costOfRuns(call, artifactsDir(ctx))) : failureText(ran), ran.code === 0 ? "info" : "error");
 		return;
 	}
 	if (agent === "resurrect") {

@@ -18,6 +18,7 @@ import { consumesResults } from "./context.ts";
 import { cancelRun, handOver, queue } from "./notices.ts";
 import { decorate, registryWindow } from "../shared/piherd-result.ts";
 import { redraw } from "./widget.ts";
+import { notifier } from "./notifications.ts";
 
 export const RESULT_TYPE = "subagent_result";
 export const STATUS_TYPE = "subagent_status";
@@ -153,6 +154,8 @@ function onLine(dir: string, line: string): void {
 		default:
 			break;
 	}
+	// After the result was handed to Pi: a result delivered as a message is not told again.
+	notifier().observe(dir, event);
 	redraw();
 }
 
@@ -241,6 +244,7 @@ export function flush(): void {
 				{ triggerTurn: true, deliverAs: "steer" },
 			);
 			h.sent.add(id);
+			notifier().delivered(result.dir, result.runId);
 		});
 	}
 }
