@@ -5,6 +5,7 @@ mod herd_accept;
 mod herd_cancel;
 mod herd_fallback;
 mod herd_models;
+mod herd_needs_input;
 mod herd_nested;
 mod herd_persistent;
 mod herd_report;
