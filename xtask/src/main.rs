@@ -1,6 +1,7 @@
 //! `cargo xtask`: the project's automation, in Rust so it needs nothing beyond the toolchain.
 //!
-//! - `cargo xtask docs [--check]` regenerates (or checks) the generated documentation.
+//! - `cargo xtask docs [--check]` regenerates (or checks) the generated documentation and the
+//!   child extension's bundle.
 //! - `cargo xtask demo` runs one full lifecycle on the process surface.
 //! - `cargo xtask bench` measures herd against its baselines and prints ratios.
 //! - `cargo xtask install` installs the binaries and registers the Pi package.
@@ -14,6 +15,7 @@ mod bench_remote;
 mod bench_start;
 mod bench_watch;
 mod bench_worktree;
+mod bundle;
 mod demo;
 mod demo_child;
 mod demo_parent;
@@ -42,7 +44,17 @@ fn main() -> ExitCode {
         Some("docs") => {
             let mut docs_args = vec!["herd-docs".into()];
             docs_args.extend(args[1..].iter().map(Into::into));
-            herd_docs::main_impl(docs_args)
+            let docs = herd_docs::main_impl(docs_args);
+            // The child extension's bundle is generated from the sources as the docs are.
+            let check = args[1..].iter().any(|a| a == "--check");
+            match bundle::run(&workspace_root(), check) {
+                Ok(said) => herd_cli::diagnostic(&said),
+                Err(why) => {
+                    herd_cli::diagnostic(&why);
+                    return ExitCode::from(1);
+                }
+            }
+            docs
         }
         Some("bench") => {
             let mut bench_args = vec!["cargo xtask bench".into()];
