@@ -190,7 +190,12 @@ impl PiBench {
             cmd.stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null());
-            children.push(cmd.spawn().map_err(|e| format!("cannot start pi: {e}"))?);
+            #[expect(
+                clippy::disallowed_methods,
+                reason = "the bench starts its n Pi processes at once and bounds each below"
+            )]
+            let child = cmd.spawn().map_err(|e| format!("cannot start pi: {e}"))?;
+            children.push(child);
         }
         let took = self.nth_arrival(before + n, started);
         let deadline = Instant::now() + CHILD_DEADLINE;
