@@ -153,3 +153,141 @@ fn on_tmux_an_interactive_pi_child_whose_run_settled_waits_for_its_person() {
     );
     assert_eq!(status_row(&herd, &run)["label"], "completed");
 }
+
+/// A real parent Pi with herd's extension in a pane of a private tmux server, a person's tmux
+/// client attached to its session (in a terminal of its own: a pane of another server), and an
+/// interactive child whose run settles: the person is told once, by tmux's message on that
+/// client (in `show-messages` and on the client's screen) and in the parent Pi, and the child's
+/// cancel after it tells nothing more.
+#[test]
+fn on_tmux_the_person_at_the_parent_is_told_once_that_a_child_waits_for_input() {
+    use herd_e2e::model::Models;
+    use herd_e2e::pi::pi_bin;
+    use herd_e2e::rpc::parent_extension;
+    use herd_e2e::tmux::Tmux;
+    use herd_e2e::wait::wait_for;
+    use std::ffi::OsString;
+
+    const BUDGET: Duration = Duration::from_secs(90);
+    let model = ModelServer::start_models(
+        Models::new()
+            .model(
+                "parent",
+                Script::new()
+                    .step(ToolCall::new("tool_search", json!({"query": "subagent"})))
+                    .step(ToolCall::new(
+                        "subagent",
+                        json!({
+                            "name": "Planner", "agent": "planner", "task": "Wait for me",
+                            "model": PiEnv::model_arg("child"),
+                        }),
+                    ))
+                    .step(Text("Launched; waiting."))
+                    .step(Text("Noted the cancel.")),
+            )
+            .model("child", Script::new().step(Text("Ready when you are."))),
+    );
+    let env = PiEnv::new(&model);
+    std::fs::create_dir_all(env.agent_dir().join("agents")).unwrap();
+    std::fs::write(
+        env.agent_dir().join("agents/planner.md"),
+        "---\nauto-exit: false\n---\nPlan with the user.\n",
+    )
+    .unwrap();
+    let session = env.session_path("parent");
+    let mut vars: Vec<(OsString, OsString)> = env.vars().to_vec();
+    vars.push(("HERD_BIN_DIR".into(), herd_e2e::herd::bin_dir().into()));
+    vars.push(("HERD_PI".into(), pi_bin().into()));
+    vars.push(("HERD_HANG_WARNING_SECS".into(), "0".into()));
+    let tmux = Tmux::start(&vars);
+    tmux.cmd(["set", "-g", "display-time", "60000"]);
+    let pi = env
+        .pi()
+        .model("parent")
+        .session(&session)
+        .arg("--no-skills")
+        .arg("--no-context-files")
+        .extension(&parent_extension())
+        .arg("--herd-surface")
+        .arg("tmux");
+    let mut argv: Vec<OsString> = vec!["env".into()];
+    let mut socket = OsString::from("HERD_TMUX_SOCKET=");
+    socket.push(tmux.socket_path());
+    argv.push(socket);
+    argv.extend(pi.argv());
+    let pane = tmux.new_session("parent", pi.dir(), &argv);
+    tmux.wait_for_text(&pane, "parent", BUDGET);
+    let person = Tmux::start(&vars);
+    person.new_session(
+        "person",
+        pi.dir(),
+        &[
+            "tmux".into(),
+            "-S".into(),
+            tmux.socket_path().into(),
+            "attach".into(),
+            "-t".into(),
+            "parent".into(),
+        ],
+    );
+    wait_for("the person's client", Duration::from_secs(10), || {
+        (!tmux
+            .cmd(["list-clients", "-F", "#{client_name}"])
+            .is_empty())
+        .then_some(())
+    });
+
+    tmux.send_text(&pane, "Start a planner.");
+    tmux.send_keys(&pane, &["Enter"]);
+    let line = r#"herd: "Planner" is waiting for input: turn settled"#;
+    let told = |log: &str| {
+        log.lines()
+            .filter(|l| l.ends_with(&format!("message: {line}")))
+            .count()
+    };
+    wait_for("tmux's message to the person", BUDGET, || {
+        (told(&tmux.cmd(["show-messages"])) > 0).then_some(())
+    });
+    person.wait_for_text("person", line, BUDGET);
+    // In the parent Pi too.
+    tmux.wait_for_text(&pane, r#""Planner" is waiting for input"#, BUDGET);
+
+    // The child is cancelled: its result is delivered as a message, and nothing more is told.
+    // The parent's one artifacts directory, `<its session's dir>/artifacts/<its id>/`.
+    let art = std::fs::read_dir(session.parent().unwrap().join("artifacts"))
+        .unwrap()
+        .find_map(|e| Some(e.ok()?.path()))
+        .unwrap();
+    let run = std::fs::read_dir(art.join("runs"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .find_map(|n| {
+            n.strip_suffix(".json")
+                .filter(|id| !id.contains('.'))
+                .map(str::to_owned)
+        })
+        .unwrap();
+    let cancel = herd_e2e::cli::try_run(
+        &herd_e2e::cli::within(herd_e2e::bin("herd-watch"), BUDGET)
+            .arg("--artifacts")
+            .arg(&art)
+            .args(["cancel", "--run", &run, "--json"]),
+    );
+    assert!(cancel.success(), "{cancel}");
+    wait_for("the cancel delivered to the parent", BUDGET, || {
+        art.join("runs")
+            .join(format!("{run}.delivered"))
+            .exists()
+            .then_some(())
+    });
+    tmux.wait_for_text(&pane, "Noted the cancel.", BUDGET);
+    let log = tmux.cmd(["show-messages"]);
+    assert_eq!(told(&log), 1, "{log}");
+    assert_eq!(
+        log.lines()
+            .filter(|l| l.contains(" message: herd:"))
+            .count(),
+        1,
+        "{log}"
+    );
+}
