@@ -291,3 +291,83 @@ fn on_tmux_the_person_at_the_parent_is_told_once_that_a_child_waits_for_input() 
         "{log}"
     );
 }
+
+/// An extension of the child's own (Pi finds it in its agent directory) whose tool asks the
+/// person a question with a dialog.
+const ASKING_EXTENSION: &str = r#"
+import { Type } from "typebox";
+export default function (pi) {
+	pi.registerTool({
+		name: "ask_person",
+		label: "Ask",
+		description: "Ask the person a yes/no question.",
+		parameters: Type.Object({}),
+		async execute(_id, _params, _signal, _update, ctx) {
+			const yes = await ctx.ui.confirm("Delete the old branch?", "It has no commits of its own.");
+			return { content: [{ type: "text", text: yes ? "answered yes" : "answered no" }], details: {} };
+		},
+	});
+}
+"#;
+
+#[test]
+fn on_tmux_a_pi_child_with_a_dialog_open_waits_for_input_until_it_is_answered() {
+    let model = ModelServer::start(
+        Script::new()
+            .step(ToolCall::new("ask_person", json!({})))
+            .step(Said(
+                "REPORT: asked",
+                ToolCall::new("subagent_done", json!({})),
+            ))
+            .step(Text("never asked: subagent_done ends the session")),
+    );
+    let env = PiEnv::new(&model);
+    let dir = env.agent_dir().join("extensions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("ask.ts"), ASKING_EXTENSION).unwrap();
+    let agents = env.agent_dir().join("agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(agents.join("worker.md"), "You do what the task says.\n").unwrap();
+    let herd = Herd::new(&env, Where::Tmux);
+    let ack = herd.spawn(&json!({
+        "name": "Cleaner",
+        "agent": "worker",
+        "task": "Ask before deleting",
+        "model": Herd::model("fake-model"),
+    }));
+    let run = ack["run_id"].as_str().unwrap().to_owned();
+    let answered = Cell::new(false);
+    let events = herd.follow_until("the child's result", Duration::from_secs(90), || {
+        if !answered.get() {
+            let row = status_row(&herd, &run);
+            if row["label"] == "waiting for input" {
+                assert_eq!(row["needs_input"]["reason"], "dialog", "{row}");
+                assert_eq!(row["needs_input"]["kind"], "confirm", "{row}");
+                assert_eq!(
+                    row["needs_input"]["title"], "Delete the old branch?",
+                    "{row}"
+                );
+                // The person answers in the child's pane.
+                let pane = herd.record(&run)["pane"]["pane_id"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned();
+                herd.tmux().unwrap().send_keys(&pane, &["Enter"]);
+                answered.set(true);
+            }
+        }
+        herd.artifacts()
+            .join("runs")
+            .join(format!("{run}.delivered"))
+            .exists()
+    });
+    assert!(answered.get(), "{events:#?}");
+    let waits = needs_input(&events, &run);
+    assert_eq!(waits.len(), 1, "{events:#?}");
+    assert_eq!(
+        (&waits[0]["reason"], &waits[0]["kind"]),
+        (&json!("dialog"), &json!("confirm"))
+    );
+    let result = events.iter().find(|e| e["event"] == "result").unwrap();
+    assert_eq!(result["outcome"], "completed", "{result:#}");
+}
