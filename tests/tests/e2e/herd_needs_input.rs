@@ -4,6 +4,11 @@
 //! and `follow --json` has one `needs_input` event per transition; the state ends when the child
 //! moves on.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "scenario steps shared by the tmux and Herdr tests fail loudly on a broken fixture"
+)]
+
 use std::cell::Cell;
 use std::time::Duration;
 
@@ -79,8 +84,7 @@ fn on_tmux_a_pi_child_that_asks_for_help_waits_for_input_until_it_is_resumed() {
     assert!(row.get("needs_input").is_none(), "{row}");
 }
 
-#[test]
-fn on_tmux_an_interactive_pi_child_whose_run_settled_waits_for_its_person() {
+fn an_interactive_pi_child_whose_run_settled_waits_for_its_person(place: Where, test: &str) {
     let model = ModelServer::start(
         Script::new()
             .step(Text("Ready: tell me what to look at."))
@@ -95,7 +99,9 @@ fn on_tmux_an_interactive_pi_child_whose_run_settled_waits_for_its_person() {
     let dir = env.agent_dir().join("agents");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("planner.md"), "You plan with your person.\n").unwrap();
-    let herd = Herd::new(&env, Where::Tmux);
+    let Some(herd) = Herd::try_new(&env, place, test) else {
+        return;
+    };
     let ack = herd.spawn(&json!({
         "name": "Planner",
         "agent": "planner",
@@ -152,6 +158,19 @@ fn on_tmux_an_interactive_pi_child_whose_run_settled_waits_for_its_person() {
         "{labels:?}"
     );
     assert_eq!(status_row(&herd, &run)["label"], "completed");
+}
+
+#[test]
+fn on_tmux_an_interactive_pi_child_whose_run_settled_waits_for_its_person() {
+    an_interactive_pi_child_whose_run_settled_waits_for_its_person(Where::Tmux, "");
+}
+
+#[test]
+fn on_herdr_an_interactive_pi_child_whose_run_settled_waits_for_its_person() {
+    an_interactive_pi_child_whose_run_settled_waits_for_its_person(
+        Where::Herdr,
+        "on_herdr_an_interactive_pi_child_whose_run_settled_waits_for_its_person",
+    );
 }
 
 /// A real parent Pi with herd's extension in a pane of a private tmux server, a person's tmux
@@ -310,8 +329,7 @@ export default function (pi) {
 }
 "#;
 
-#[test]
-fn on_tmux_a_pi_child_with_a_dialog_open_waits_for_input_until_it_is_answered() {
+fn a_pi_child_with_a_dialog_open_waits_for_input_until_it_is_answered(place: Where, test: &str) {
     let model = ModelServer::start(
         Script::new()
             .step(ToolCall::new("ask_person", json!({})))
@@ -328,7 +346,9 @@ fn on_tmux_a_pi_child_with_a_dialog_open_waits_for_input_until_it_is_answered() 
     let agents = env.agent_dir().join("agents");
     std::fs::create_dir_all(&agents).unwrap();
     std::fs::write(agents.join("worker.md"), "You do what the task says.\n").unwrap();
-    let herd = Herd::new(&env, Where::Tmux);
+    let Some(herd) = Herd::try_new(&env, place, test) else {
+        return;
+    };
     let ack = herd.spawn(&json!({
         "name": "Cleaner",
         "agent": "worker",
@@ -352,7 +372,10 @@ fn on_tmux_a_pi_child_with_a_dialog_open_waits_for_input_until_it_is_answered() 
                     .as_str()
                     .unwrap()
                     .to_owned();
-                herd.tmux().unwrap().send_keys(&pane, &["Enter"]);
+                match herd.herdr() {
+                    Some(herdr) => herdr.ok(["pane", "send-keys", &pane, "Enter"]),
+                    None => herd.tmux().unwrap().send_keys(&pane, &["Enter"]),
+                }
                 answered.set(true);
             }
         }
@@ -370,4 +393,17 @@ fn on_tmux_a_pi_child_with_a_dialog_open_waits_for_input_until_it_is_answered() 
     );
     let result = events.iter().find(|e| e["event"] == "result").unwrap();
     assert_eq!(result["outcome"], "completed", "{result:#}");
+}
+
+#[test]
+fn on_tmux_a_pi_child_with_a_dialog_open_waits_for_input_until_it_is_answered() {
+    a_pi_child_with_a_dialog_open_waits_for_input_until_it_is_answered(Where::Tmux, "");
+}
+
+#[test]
+fn on_herdr_a_pi_child_with_a_dialog_open_waits_for_input_until_it_is_answered() {
+    a_pi_child_with_a_dialog_open_waits_for_input_until_it_is_answered(
+        Where::Herdr,
+        "on_herdr_a_pi_child_with_a_dialog_open_waits_for_input_until_it_is_answered",
+    );
 }
