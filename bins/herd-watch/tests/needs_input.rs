@@ -446,3 +446,61 @@ fn on_herdr_a_notice_is_herdrs_notification_and_says_what_herdr_answered() {
     );
     place.go("stop");
 }
+
+/// A persistent specialist whose first task ends with a help request (a `help-request` task
+/// event), and which answers every later task.
+const ASKING_SPECIALIST: &str = r#"
+s="$PI_SUBAGENT_SESSION"
+event() { printf '{"version":1,"type":"%s","task":"%s","generation":"%s","at":"t","message":"%s"}\n' "$1" "$2" "$PI_SUBAGENT_GENERATION_ID" "$3" >> "$s.tasks"; }
+event help-request "$PI_SUBAGENT_TASK_ID" "which schema?"
+while :; do
+  for f in "$s".task-inbox.*.json; do
+    [ -e "$f" ] || continue
+    body=$(cat "$f"); rm -f "$f"
+    case "$body" in
+      *'"type":"stop"'*) printf '{"type":"done"}' > "$s.exit"; exit 0;;
+      *) task=$(printf '%s' "$body" | sed 's/.*"task":"\([^"]*\)".*/\1/'); event task-done "$task" "answered $task";;
+    esac
+  done
+  sleep 0.05
+done
+"#;
+
+#[test]
+fn a_specialists_help_request_waits_for_input_until_its_next_task() {
+    let place = Place::tmux();
+    let id = place.spawn(
+        serde_json::json!({"name": "Specialist", "task": "first", "persistent": true}),
+        ASKING_SPECIALIST,
+    );
+    let (mut follower, follow_file) = place.follow();
+    let row = place.wait_label(&id, "the specialist waiting for input", |r| {
+        r["label"] == "waiting for input"
+    });
+    assert_eq!(row["needs_input"]["reason"], "help_request", "{row}");
+    let events = wait_for("its needs_input event", Duration::from_secs(20), || {
+        let e = needs_input_events(&follow_file);
+        (!e.is_empty()).then_some(e)
+    });
+    assert_eq!(events[0]["reason"], "help_request");
+    // The answer is its next task: it moves on.
+    let send = place.run(
+        &herd_e2e::bin("herd-launch"),
+        &["send", "--run", &id, "--message", "use v2", "--json"],
+    );
+    assert_eq!(send.code, 0, "{}{}", send.stdout, send.stderr);
+    place.wait_label(&id, "the specialist past its help request", |r| {
+        r["label"] != "waiting for input"
+    });
+    let stop = place.run(&watch_bin(), &["stop", "--run", &id, "--json"]);
+    assert_eq!(stop.code, 0, "{}{}", stop.stdout, stop.stderr);
+    wait_for("the specialist's end", Duration::from_secs(20), || {
+        std::fs::read_to_string(&follow_file)
+            .unwrap_or_default()
+            .contains("stopped (")
+            .then_some(())
+    });
+    let _ = follower.kill();
+    let _ = follower.wait();
+    assert_eq!(needs_input_events(&follow_file).len(), 1);
+}
