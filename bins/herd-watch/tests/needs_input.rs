@@ -36,6 +36,8 @@ struct Place {
     vars: Vec<(OsString, OsString)>,
     tmux: Option<Tmux>,
     herdr: Option<HerdrServer>,
+    /// The parent's pane, on Herdr.
+    parent: String,
 }
 
 impl Place {
@@ -54,6 +56,7 @@ impl Place {
             vars: vec![("HERD_TMUX_SOCKET".into(), socket.into())],
             tmux: Some(server),
             herdr: None,
+            parent: String::new(),
         }
     }
 
@@ -68,6 +71,7 @@ impl Place {
             vars,
             tmux: None,
             herdr: Some(herdr),
+            parent,
         })
     }
 
@@ -444,6 +448,27 @@ fn on_herdr_a_notice_is_herdrs_notification_and_says_what_herdr_answered() {
         ["busy", "rate_limited"].contains(&doc["told"][0]["detail"].as_str().unwrap()),
         "{doc}"
     );
+    // The person brings the child's tab to the front: nothing is shown.
+    let record: Value = serde_json::from_slice(
+        &std::fs::read(place.art().join("runs").join(format!("{id}.json"))).unwrap(),
+    )
+    .unwrap();
+    let pane = herdr
+        .pane(record["pane"]["pane_id"].as_str().unwrap())
+        .unwrap();
+    herdr.ok(["workspace", "focus", pane["workspace_id"].as_str().unwrap()]);
+    herdr.ok(["tab", "focus", pane["tab_id"].as_str().unwrap()]);
+    let doc = notify(&place, &id, &[]);
+    assert_eq!(doc["looking"], true, "{doc}");
+    assert_eq!(doc["told"].as_array().map(Vec::len), Some(0), "{doc}");
+    // Back at the parent's own tab: the child's pane, still the focused one of its tab, is not
+    // in front.
+    let parent = herdr.pane(&place.parent).unwrap();
+    if parent["tab_id"] != pane["tab_id"] {
+        herdr.ok(["tab", "focus", parent["tab_id"].as_str().unwrap()]);
+        let doc = notify(&place, &id, &[]);
+        assert_eq!(doc["looking"], false, "{doc}");
+    }
     place.go("stop");
 }
 

@@ -327,6 +327,13 @@ impl Herdr {
         })
     }
 
+    /// `tab get T`: whether the tab is the focused one of its workspace; `None` when not said.
+    pub fn tab_focused(&self, tab: &str) -> Result<Option<bool>, Error> {
+        let req = Request::read("tab get").arg(tab);
+        let result = self.json(&req, &["tab_info"])?;
+        reply::parse(&req, &result, |root| root.req("tab")?.opt_bool("focused"))
+    }
+
     /// `workspace list`: every workspace, with its checkout when it is a git work tree.
     pub fn workspace_list(&self) -> Result<Vec<WorkspaceInfo>, Error> {
         let req = Request::read("workspace list");

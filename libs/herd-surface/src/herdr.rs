@@ -85,13 +85,17 @@ impl Herdr {
             .notification_show(n.title, body, if n.request { "request" } else { "done" })
     }
 
-    /// Whether `pane` is the focused pane of the focused workspace. An unanswered question is
-    /// not looking.
+    /// Whether `pane` is the focused pane of the focused tab of the focused workspace. An
+    /// unanswered question is not looking.
     pub fn looking_at(&self, pane: &str) -> bool {
         let herd_herdr::PaneState::Present(info) = self.client.pane_get(pane) else {
             return false;
         };
         info.focused == Some(true)
+            && info
+                .tab_id
+                .as_deref()
+                .is_some_and(|tab| self.client.tab_focused(tab).ok().flatten() == Some(true))
             && self
                 .client
                 .workspace_get(&info.workspace_id)
