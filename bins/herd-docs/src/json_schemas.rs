@@ -260,11 +260,6 @@ pub const FILES: &[SchemaFile] = &[
         herd_protocol::launch::docs::ModelCatalog
     ),
     printed!(
-        "launch-resurrect.schema.json",
-        "`herd-launch resurrect --json`",
-        herd_protocol::launch::resurrect::ResurrectDoc
-    ),
-    printed!(
         "launch-roles.schema.json",
         "`herd-launch roles --json`",
         herd_protocol::launch::docs::RolesListing

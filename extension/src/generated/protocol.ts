@@ -610,7 +610,7 @@ export type WatchEventInspectedState = "clean" | "dirty" | "conflicted" | "unkno
 /**
  * The projected label of a run.
  */
-export type WatchEventLabel = ("starting" | "active" | "blocked" | "waiting" | "interrupted" | "stalled" | "running" | "finalizing" | "completed" | "stopped" | "failed" | "cancelled" | "cancelling…" | "cancel unconfirmed") | "waiting for input";
+export type WatchEventLabel = "starting" | "active" | "blocked" | "waiting" | "waiting for input" | "interrupted" | "stalled" | "running" | "finalizing" | "completed" | "stopped" | "failed" | "cancelled" | "cancelling…" | "cancel unconfirmed";
 
 /**
  * Everything the host decided about a run's acceptance.

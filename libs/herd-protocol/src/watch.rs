@@ -18,8 +18,8 @@ pub enum Label {
     Blocked,
     #[serde(rename = "waiting")]
     Waiting,
-    /// The child waits for a person: a help request, an open dialog, an interactive child's
-    /// settled run (`needs_input` says which).
+    // The child waits for a person: a help request, an open dialog, an interactive child's
+    // settled run (`needs_input` says which).
     #[serde(rename = "waiting for input")]
     WaitingForInput,
     #[serde(rename = "interrupted")]
