@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 05afaf0468f23f256007a9407e66bca81fcdc5c415c5e4c005a158a2c9b4616d
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 a4d4d85047b6b48d159e2e3dad463e6f4aa9ec608b2629726ab83af6203444f0
 // src/child/files.ts
 import * as fs from "node:fs";
 import * as path from "node:path";
