@@ -236,8 +236,10 @@ impl Tmux {
         })
     }
 
+    /// `-u` whatever the locale: a client outside a UTF-8 one writes every tab of a format as
+    /// `_` (and every non-ASCII character of a screen), which the replies here are parsed by.
     fn args(&self, rest: &[&str]) -> Vec<OsString> {
-        let mut args: Vec<OsString> = vec!["-S".into(), self.socket.clone().into()];
+        let mut args: Vec<OsString> = vec!["-u".into(), "-S".into(), self.socket.clone().into()];
         args.extend(rest.iter().map(OsString::from));
         args
     }
@@ -422,6 +424,17 @@ impl Tmux {
         let no_session = matches!(&failure, Error::Failed { message, .. } if no_sessions(message));
         if !no_session {
             return Err(LaunchError::Definite(failure));
+        }
+        // The first server of a machine: tmux makes the directory of its default socket only
+        // when it resolves that path itself, and herd names the socket (`-S`); in a directory
+        // that does not exist, tmux exits 0 having started nothing.
+        if let Some(dir) = self.socket.parent().filter(|d| !d.exists()) {
+            herd_core::sidecar::ensure_private_dir(dir).map_err(|e| {
+                LaunchError::Definite(Error::Unavailable {
+                    surface: SURFACE,
+                    reason: format!("cannot create tmux's socket directory: {e}"),
+                })
+            })?;
         }
         let new_session = [
             "new-session",
