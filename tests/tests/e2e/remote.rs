@@ -773,6 +773,54 @@ fn a_cancel_is_confirmed_on_the_host_and_its_result_comes_home() {
     assert_eq!(follow.results(&id).len(), 1);
 }
 
+/// A steer of a child on the host's tmux is forwarded to the host's herd-watch, which types it
+/// into the child's pane there; the child reads it verbatim and its result comes home once.
+#[test]
+fn a_steer_of_a_child_on_the_hosts_tmux_reaches_it_there() {
+    let scene = Scene::prepared();
+    let request = serde_json::json!({"name": "Builder", "task": "build it"});
+    let out = scene.herd(
+        "herd-launch",
+        &[
+            "spawn",
+            "--host",
+            ALIAS,
+            "--surface",
+            "tmux",
+            "--request",
+            "-",
+            "--json",
+            "--runner",
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "touch \"$HOME/reading\"; IFS= read -r line </dev/tty; printf 'steered: %s\\n' \"$line\"",
+        ],
+        Some(&request.to_string()),
+    );
+    assert_eq!(out.code, 0, "{out}");
+    let ack = out.json();
+    let id = ack["run_id"].as_str().unwrap().to_owned();
+    assert_eq!(ack["surface"], "tmux", "{ack}");
+    let follow = scene.follow("a");
+    wait_for("the child reading its line on the host", BUDGET, || {
+        scene.remote.home().join("reading").exists().then_some(())
+    });
+    let message = "a 'quoted' $(line)";
+    let out = scene.herd(
+        "herd-watch",
+        &["steer", "--run", &id, "--message", message, "--json"],
+        None,
+    );
+    assert_eq!(out.code, 0, "{out}");
+    let result = follow.wait_result(&id);
+    assert_eq!(result["outcome"], "completed", "{result}");
+    let text = result["message"].as_str().unwrap();
+    assert!(text.contains(&format!("steered: {message}")), "{result}");
+    assert_eq!(follow.results(&id).len(), 1, "{:?}", follow.events());
+}
+
 /// A real Pi child on the host, against the scripted model on loopback: the host's herd
 /// launches it with the child extension it carries, and its report comes home once.
 #[test]
