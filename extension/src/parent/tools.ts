@@ -104,6 +104,21 @@ const HANDLERS: Record<string, Handler> = {
 	},
 };
 
+/**
+ * Seed 003's naming of coordinated children, word for word: part of the tool's own guidelines,
+ * so they stand whether or not the model catalog joins them.
+ */
+export const NAMING_GUIDELINE =
+	"Before launching a new group, choose a short task slug and label each new child `<task>-<role>[-n]`, " +
+	"such as `login-api` or `login-test2`. Roles are `plan`, `research`, `ui`, `api`, `build`, `test`, " +
+	"`review`, `browser`, `security`, `perf`, and `merge`. Leave existing labels unchanged.";
+
+/** Seed 003's launch roster, word for word. */
+export const ROSTER_GUIDELINE =
+	"After the final launch, print a markdown table with the header row `| name | agent kind | role | model | worktree |`, " +
+	"a separator row, and one row per child (worktree `none` when there is none), and use each name in prompts, " +
+	"handoffs, and results.";
+
 /** The label Pi shows for a tool: its name with spaces. */
 function label(name: string): string {
 	return name.replace(/_/g, " ");
@@ -130,7 +145,11 @@ export function definition(
 	if (entry.exposure === "inactive") tool.defaultActive = false;
 	if (entry.name === "subagent") {
 		tool.promptSnippet = "Launch a subagent; its result arrives later as a message";
-		tool.promptGuidelines = ["After `subagent`, do not poll: each result arrives as a `subagent_result` message."];
+		tool.promptGuidelines = [
+			"After `subagent`, do not poll: each result arrives as a `subagent_result` message.",
+			NAMING_GUIDELINE,
+			ROSTER_GUIDELINE,
+		];
 	}
 	return tool;
 }

@@ -593,6 +593,70 @@ fn the_model_catalog_reaches_the_guidelines_only_once_tool_search_loads_subagent
         text.contains("task:coding (first authenticated candidate fake/parent)"),
         "{loaded:#}"
     );
+    assert_naming_and_roster(&text);
+    assert!(parent.close().success());
+}
+
+/// Seed 003's naming guidance and launch roster, as the `subagent` guidelines word them.
+const NAMING: &str = "Before launching a new group, choose a short task slug and label each new child \
+    `<task>-<role>[-n]`, such as `login-api` or `login-test2`. Roles are `plan`, `research`, `ui`, \
+    `api`, `build`, `test`, `review`, `browser`, `security`, `perf`, and `merge`. Leave existing \
+    labels unchanged.";
+const ROSTER: &str = "After the final launch, print a markdown table with the header row \
+    `| name | agent kind | role | model | worktree |`, a separator row, and one row per child \
+    (worktree `none` when there is none), and use each name in prompts, handoffs, and results.";
+
+/// The loaded request `text` carries the naming guidance and the roster once each.
+fn assert_naming_and_roster(text: &str) {
+    assert_eq!(text.matches(NAMING).count(), 1, "{text}");
+    assert_eq!(text.matches(ROSTER).count(), 1, "{text}");
+}
+
+#[test]
+fn the_naming_guidance_and_roster_reach_the_guidelines_when_the_catalog_fails() {
+    let model = ModelServer::start_models(
+        Models::new().model(
+            "parent",
+            Script::new()
+                .step(Text("Nothing to delegate yet."))
+                .step(ToolCall::new("tool_search", json!({"query": "subagent"})))
+                .step(Text("Loaded.")),
+        ),
+    );
+    let env = PiEnv::new(&model);
+    // The Pi herd-launch asks for its models fails: `pi --list-models` has no answer.
+    let broken = env.agent_dir().join("broken-pi");
+    std::fs::write(
+        &broken,
+        "#!/bin/sh\necho 'no model listing here' >&2\nexit 1\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&broken).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&broken, perms).unwrap();
+    let session = env.session_path("parent");
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session,
+        "parent",
+        &[("HERD_PI", broken.as_os_str())],
+        &["--herd-surface", "process"],
+    );
+    parent.prompt("Hello.");
+    wait_answer(&session, "Nothing to delegate yet.");
+    parent.prompt("Load the subagent tools.");
+    wait_answer(&session, "Loaded.");
+
+    let requests = model.requests_for("parent");
+    let loaded = requests.last().unwrap();
+    assert!(request::tool_names(loaded).contains(&"subagent".to_owned()));
+    let text = loaded.to_string();
+    assert!(
+        text.contains("Model catalog for `subagent`: unavailable ("),
+        "{loaded:#}"
+    );
+    assert!(text.contains("no model listing here"), "{loaded:#}");
+    assert_naming_and_roster(&text);
     assert!(parent.close().success());
 }
 
