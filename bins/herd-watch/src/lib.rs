@@ -1,6 +1,7 @@
 //! `herd-watch`: supervise children — status, widget, stall watchdog, result delivery exactly
 //! once, and control (cancel, interrupt, stop, steer).
 
+mod backoff;
 pub mod control;
 pub mod crash;
 pub mod delivery;

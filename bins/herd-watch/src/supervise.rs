@@ -271,6 +271,8 @@ struct Tracked {
     hang_due_ms: Option<u64>,
     /// When a specialist's pending stop becomes unconfirmed unless its exit is seen first.
     stop_due_ms: Option<u64>,
+    /// The pace of the query of its pane while that query keeps failing.
+    probe: crate::backoff::Backoff,
 }
 
 /// The watcher's retries of a termination that a cancel left unconfirmed: one attempt at a time,
@@ -312,6 +314,7 @@ impl Tracked {
             exit_watch_asked: false,
             hang_due_ms: None,
             stop_due_ms: None,
+            probe: crate::backoff::Backoff::default(),
         }
     }
 }
@@ -350,6 +353,8 @@ pub struct Supervisor {
     /// Per listing group, each listed pane's terminal id (Herdr) and what the row said.
     listings: HashMap<String, HashMap<String, (Option<String>, Inspection)>>,
     last_listing: Option<Instant>,
+    /// Per listing group, the pace of its listing while it keeps failing.
+    listing_probes: HashMap<String, crate::backoff::Backoff>,
     /// Whether the last sleep ended on a file event (new runs are looked for then).
     woke: bool,
     /// Whether the last sleep may have missed changes (no inotify, a lost event): then every
@@ -375,6 +380,7 @@ impl Supervisor {
             waker: crate::wake::Waker::new(),
             listings: HashMap::new(),
             last_listing: None,
+            listing_probes: HashMap::new(),
             woke: true,
             all_changed: true,
             touched: HashSet::new(),
@@ -636,17 +642,24 @@ impl Supervisor {
             if self.listings.contains_key(&key) {
                 continue;
             }
-            if let Ok(rows) = surface.list(deadline) {
-                self.listings.insert(
-                    key,
-                    rows.into_iter()
-                        .map(|row| {
-                            let seen = row.inspection();
-                            (row.pane_id, (row.terminal_id, seen))
-                        })
-                        .collect(),
-                );
+            let probe = self.listing_probes.entry(key.clone()).or_default();
+            if !probe.ready(Instant::now()) {
+                continue;
             }
+            let Ok(rows) = surface.list(deadline) else {
+                probe.failed(Instant::now());
+                continue;
+            };
+            probe.answered();
+            self.listings.insert(
+                key,
+                rows.into_iter()
+                    .map(|row| {
+                        let seen = row.inspection();
+                        (row.pane_id, (row.terminal_id, seen))
+                    })
+                    .collect(),
+            );
         }
     }
 
@@ -1337,9 +1350,23 @@ fn reconcile(
                 presence: Presence::Running | Presence::Exited { status: Some(_) },
                 ..
             },
-        ) => Ok(seen),
-        // Not listed, or listed without an answer: only a query of this pane can tell.
-        _ => surface.inspect(target, deadline),
+        ) => {
+            run.probe.answered();
+            Ok(seen)
+        }
+        // Not listed, or listed without an answer: only a query of this pane can tell. While
+        // that query keeps failing, it is asked again only once its backoff has passed.
+        _ if !run.probe.ready(Instant::now()) => Err(herd_surface::Error::Io(
+            "the last query failed: the next waits out its backoff".into(),
+        )),
+        _ => {
+            let seen = surface.inspect(target, deadline);
+            match &seen {
+                Ok(_) => run.probe.answered(),
+                Err(_) => run.probe.failed(Instant::now()),
+            }
+            seen
+        }
     };
     match seen.map(|seen| (seen.presence, seen.agent)) {
         Ok((Presence::Running, agent)) => {

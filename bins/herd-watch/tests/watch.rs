@@ -1848,6 +1848,82 @@ fn tmux_panes_are_reconciled_by_one_listing_per_interval() {
     }
 }
 
+/// The times (seconds since the epoch) of the lines of `log` that contain `what`.
+fn times_of(log: &str, what: &str) -> Vec<f64> {
+    log.lines()
+        .filter(|l| l.contains(what))
+        .filter_map(|l| l.split(' ').next()?.parse().ok())
+        .collect()
+}
+
+/// Each gap between `times` is the backoff's wait (1 s, then 2 s, then 4 s), not the interval.
+fn assert_doubling(times: &[f64], log: &str) {
+    for (i, pair) in times.windows(2).take(3).enumerate() {
+        let gap = pair[1] - pair[0];
+        let wait = f64::from(1u32 << i);
+        assert!(
+            gap >= wait - 0.05 && gap < wait + 1.5,
+            "gap {i} is {gap:.2} s, the backoff says {wait} s: {log}"
+        );
+    }
+}
+
+#[test]
+fn a_failing_pane_query_is_asked_again_after_one_then_two_then_four_seconds() {
+    let env = Env::tmux();
+    let dir = env.dir.path();
+    let failing = dir.join("tmux-fails");
+    let log = dir.join("failed-queries.log");
+    let go = dir.join("go");
+    std::fs::write(&failing, "").unwrap();
+    // A tmux whose every listing and pane query fails while `failing` exists, each failure
+    // written with its time.
+    let shim = dir.join("failing-tmux");
+    write_script(
+        &shim,
+        &format!(
+            "#!/bin/sh\ncase \"$*\" in *list-panes*) if [ -e '{}' ]; then \
+             echo \"$(date +%s.%N) $*\" >> '{}'; echo 'lost the reply of the server' >&2; exit 1; \
+             fi;; esac\nexec tmux \"$@\"\n",
+            failing.display(),
+            log.display()
+        ),
+    );
+    let id = env.spawn(
+        "Probed",
+        &format!(
+            "while [ ! -e '{}' ]; do sleep 0.1; done; echo probed report",
+            go.display()
+        ),
+    );
+    let shim = shim.to_str().unwrap();
+    let (code, doc, text, calls) = std::thread::scope(|scope| {
+        let waiter = scope
+            .spawn(|| env.watch_env(&["wait", "--run", &id, "--json"], &[("HERD_TMUX", shim)]));
+        // Four failed queries of the pane: three waits of the backoff between them.
+        wait_for(
+            "four failed queries of the pane",
+            Duration::from_secs(30),
+            || {
+                let calls = std::fs::read_to_string(&log).ok()?;
+                (times_of(&calls, "list-panes -t").len() >= 4).then_some(())
+            },
+        );
+        std::fs::remove_file(&failing).unwrap();
+        let calls = std::fs::read_to_string(&log).unwrap();
+        std::fs::write(&go, "").unwrap();
+        let (code, doc, text) = waiter.join().unwrap();
+        (code, doc, text, calls)
+    });
+    // The failures were never taken for the child's end: its own result arrives.
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(doc["outcome"], "completed", "{doc}");
+    assert!(text.contains("probed report"), "{text}");
+    assert_doubling(&times_of(&calls, "list-panes -t"), &calls);
+    // The listing of every pane fails too, and is paced the same way.
+    assert_doubling(&times_of(&calls, "list-panes -a"), &calls);
+}
+
 #[test]
 fn a_delivered_marker_without_its_result_is_an_error_not_a_wait() {
     let env = Env::new();
