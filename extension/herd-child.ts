@@ -145,9 +145,11 @@ export default function herdChild(pi: ExtensionAPI): void {
 		drawToolsWidget(pi, ctx, widgetLabel, new Set(config.deniedTools).size);
 	});
 
-	pi.on("input", async () => {
+	pi.on("input", async (event) => {
 		needsInput.working();
-		activity.record("input", (a) => a.setAgent(true));
+		// A message this extension sent itself (a result of its own child) is not one a steer
+		// typed: only the others count among the inputs Pi took.
+		activity.record("input", (a) => (event.source === "extension" ? a.setAgent(true) : a.tookInput()));
 	});
 	// Pi 1.6 brackets every blocking dialog an extension opens, and says when a run has settled
 	// for good (no retry, compaction or queued message follows). Pi 0.73 fires neither.

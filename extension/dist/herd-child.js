@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 a4d4d85047b6b48d159e2e3dad463e6f4aa9ec608b2629726ab83af6203444f0
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 51c6fa6f652a905153050a1999db4fc74dcb2acba573ef4823ea0bb419aebf2a
 // src/child/files.ts
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -206,12 +206,15 @@ var Activity = class {
     const sequence = integerAt(previous, "sequence");
     if (stringAt(previous, "runningChildId") === runId && sequence !== void 0) {
       this.sequence = sequence;
+      this.inputs = integerAt(previous, "inputCount") ?? 0;
     }
   }
   file;
   runId;
   persistent;
   sequence = 0;
+  /** The inputs Pi took (`inputCount`): a steer is delivered once it grows after its keys. */
+  inputs = 0;
   createdAt = Date.now();
   phase = "starting";
   latestEvent = "session_start";
@@ -259,6 +262,11 @@ var Activity = class {
     this.phase = "done";
     this.flush();
     this.frozen = true;
+  }
+  /** Pi took one more input: a message typed or sent to it, not one this extension started. */
+  tookInput() {
+    this.inputs += 1;
+    this.setAgent(true);
   }
   setAgent(active) {
     this.agentActive = active;
@@ -334,7 +342,8 @@ var Activity = class {
       toolCallId: this.toolCallId,
       toolName: this.toolName,
       toolStartedAt: this.toolStartedAt,
-      toolEndedAt: this.toolEndedAt
+      toolEndedAt: this.toolEndedAt,
+      inputCount: this.inputs > 0 ? this.inputs : void 0
     };
     for (const [key, value] of Object.entries(optional)) {
       if (value !== void 0) Object.assign(snapshot, { [key]: value });
@@ -1152,9 +1161,9 @@ function herdChild(pi) {
     if (config.persistent && config.sessionFile) inbox.start();
     drawToolsWidget(pi, ctx, widgetLabel, new Set(config.deniedTools).size);
   });
-  pi.on("input", async () => {
+  pi.on("input", async (event) => {
     needsInput.working();
-    activity.record("input", (a) => a.setAgent(true));
+    activity.record("input", (a) => event.source === "extension" ? a.setAgent(true) : a.tookInput());
   });
   pi.on("ui_prompt_start", async (event) => {
     needsInput.dialogOpened(event.kind, event.title);

@@ -8,16 +8,17 @@ use std::time::{Duration, Instant};
 use herd_core::identity::{self, Judgement};
 use herd_core::{Error, ErrorCode, sidecar, time::now_ms};
 use herd_protocol::layout::Artifacts;
-use herd_protocol::run::{LaunchStatus, RunRecord};
+use herd_protocol::run::{LaunchStatus, RunRecord, Runner};
 use herd_surface::{Closed, Key, Surface, Target};
 
 use crate::delivery::{self, Outcome};
 use crate::launch::LaunchState;
+use herd_protocol::child::{ActivityRead, read_activity};
 pub use herd_protocol::intents::{
     CancelIntent, STEER_LEDGER_MAX, SteerQueue, SteerReceipt, SteeringLedger, Termination,
     read_intent, read_interrupt, steering_ledger, undelivered_steer,
 };
-use herd_protocol::intents::{Interrupt, STEER_FILE_MAX, steering_path};
+use herd_protocol::intents::{Interrupt, STEER_ACK_WINDOW_MS, STEER_FILE_MAX, steering_path};
 
 /// The cancel deadline of seed 003.
 pub const CANCEL_DEADLINE: Duration = Duration::from_secs(5);
@@ -362,6 +363,8 @@ pub fn steer(
         state: SteerState::Pending,
         requested_at_ms: at,
         delivered_at_ms: None,
+        typed_at_ms: None,
+        note: None,
         error: None,
         error_code: None,
     };
@@ -407,6 +410,8 @@ pub fn steer(
         return Ok(receipt);
     }
     record_receipt(artifacts, run_id, &receipt)?;
+    // A Pi child says which inputs its Pi took: the count before the keys, to see it grow.
+    let inputs_before = (record.runner == Runner::Pi).then(|| input_count(artifacts, run_id));
     let sent = herd_surface::open(record, artifacts).and_then(|(surface, target)| {
         let deadline = Instant::now() + herd_surface::REQUEST_BUDGET;
         herd_surface::deliver(
@@ -420,13 +425,55 @@ pub fn steer(
     });
     match sent {
         Ok(()) => {
-            receipt.state = SteerState::Delivered;
-            receipt.delivered_at_ms = Some(now_ms());
+            let typed = now_ms();
+            receipt.typed_at_ms = Some(typed);
+            match inputs_before {
+                // No Pi to take it: the keys in its input are all there is to know.
+                None => {
+                    receipt.state = SteerState::Delivered;
+                    receipt.delivered_at_ms = Some(typed);
+                }
+                Some(before) => match taken_after(artifacts, run_id, before) {
+                    Some(at) => {
+                        receipt.state = SteerState::Delivered;
+                        receipt.delivered_at_ms = Some(at);
+                    }
+                    None => {
+                        receipt.note = Some(format!(
+                            "typed into its input, but its Pi did not take it within {} s",
+                            STEER_ACK_WINDOW_MS / 1_000
+                        ));
+                    }
+                },
+            }
         }
         Err(err) => fail(&mut receipt, &err),
     }
     record_receipt(artifacts, run_id, &receipt)?;
     Ok(receipt)
+}
+
+/// How many inputs the Pi of run `run_id` took, as its activity snapshot says (0 without one).
+fn input_count(artifacts: &Artifacts, run_id: &str) -> u64 {
+    match read_activity(&artifacts.activity(run_id), run_id) {
+        ActivityRead::Found(activity) => activity.input_count.unwrap_or(0),
+        ActivityRead::Missing | ActivityRead::Invalid(_) => 0,
+    }
+}
+
+/// When (ms since the epoch) the Pi of run `run_id` was seen taking an input after the `before`
+/// it had taken, within seed 004's three seconds of the keys; `None` when it was not.
+fn taken_after(artifacts: &Artifacts, run_id: &str, before: u64) -> Option<u64> {
+    let until = Instant::now() + Duration::from_millis(STEER_ACK_WINDOW_MS);
+    loop {
+        if input_count(artifacts, run_id) > before {
+            return Some(now_ms());
+        }
+        if Instant::now() >= until {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Sends the oldest queued steering message of `record`'s run to its child, between turns.

@@ -656,6 +656,7 @@ mod tests {
             tool_name: tool.map(Into::into),
             tool_started_at: None,
             tool_ended_at: None,
+            input_count: None,
         }
     }
 

@@ -14,6 +14,8 @@ type Scope = NonNullable<Snapshot["activeScope"]>;
 
 export class Activity {
 	private sequence = 0;
+	/** The inputs Pi took (`inputCount`): a steer is delivered once it grows after its keys. */
+	private inputs = 0;
 	private readonly createdAt = Date.now();
 	private phase: Phase = "starting";
 	private latestEvent = "session_start";
@@ -48,6 +50,7 @@ export class Activity {
 		const sequence = integerAt<Snapshot>(previous, "sequence");
 		if (stringAt<Snapshot>(previous, "runningChildId") === runId && sequence !== undefined) {
 			this.sequence = sequence;
+			this.inputs = integerAt<Snapshot>(previous, "inputCount") ?? 0;
 		}
 	}
 
@@ -79,6 +82,12 @@ export class Activity {
 		this.phase = "done";
 		this.flush();
 		this.frozen = true;
+	}
+
+	/** Pi took one more input: a message typed or sent to it, not one this extension started. */
+	tookInput(): void {
+		this.inputs += 1;
+		this.setAgent(true);
 	}
 
 	setAgent(active: boolean): void {
@@ -165,6 +174,7 @@ export class Activity {
 			toolName: this.toolName,
 			toolStartedAt: this.toolStartedAt,
 			toolEndedAt: this.toolEndedAt,
+			inputCount: this.inputs > 0 ? this.inputs : undefined,
 		};
 		for (const [key, value] of Object.entries(optional)) {
 			if (value !== undefined) Object.assign(snapshot, { [key]: value });

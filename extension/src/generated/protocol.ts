@@ -30,6 +30,12 @@ export interface Activity {
 	activeSince?: number | null;
 	agentActive?: boolean;
 	createdAt?: number;
+	/**
+	 * How many inputs the child's Pi took (its `input` event: a typed or sent user message),
+	 * counted on through a persistent specialist's tasks. A steer is delivered once this grows
+	 * after its keys were typed.
+	 */
+	inputCount?: number | null;
 	latestEvent: string;
 	messageEventType?: string | null;
 	phase: ActivityPhase;

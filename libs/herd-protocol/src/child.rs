@@ -200,6 +200,11 @@ pub struct Activity {
     pub tool_started_at: Option<u64>,
     #[serde(default)]
     pub tool_ended_at: Option<u64>,
+    /// How many inputs the child's Pi took (its `input` event: a typed or sent user message),
+    /// counted on through a persistent specialist's tasks. A steer is delivered once this grows
+    /// after its keys were typed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_count: Option<u64>,
 }
 
 /// The phase of an activity snapshot.

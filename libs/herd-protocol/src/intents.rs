@@ -97,9 +97,17 @@ pub struct SteerReceipt {
     pub mode: crate::watch::SteerMode,
     pub state: SteerState,
     pub requested_at_ms: u64,
-    /// When its keys went to the child (at once, or later from the queue).
+    /// When it was delivered: a Pi child's Pi took it (its input count grew), or, for a child
+    /// with no Pi (the exec runner) or a message typed from the queue, its keys went out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivered_at_ms: Option<u64>,
+    /// When its keys were typed into the child's input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typed_at_ms: Option<u64>,
+    /// What is known of a request that is not `delivered`, in host words (its keys were typed
+    /// but the child's Pi did not take it within [`STEER_ACK_WINDOW_MS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// Why it failed (host text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -119,6 +127,8 @@ impl SteerReceipt {
             state: self.state,
             mode: self.mode,
             delivery_status: self.state.delivery_status(),
+            typed_at_ms: self.typed_at_ms,
+            note: self.note.clone(),
             error: self.error.as_ref().map(|message| SteerError {
                 code: self.error_code.as_deref().unwrap_or("internal").to_owned(),
                 message: message.clone(),
@@ -134,6 +144,10 @@ pub struct SteeringLedger {
     pub format_version: u64,
     pub requests: Vec<SteerReceipt>,
 }
+
+/// How long a steer waits for the child's Pi to take its message once its keys are typed
+/// (seed 004: three seconds).
+pub const STEER_ACK_WINDOW_MS: u64 = 3_000;
 
 /// How many requests the steering ledger retains (seed 004).
 pub const STEER_LEDGER_MAX: usize = 20;

@@ -368,9 +368,12 @@ impl WatchStop {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SteerState {
-    /// Recorded, and its keys not yet known sent (a command killed here leaves it so).
+    /// Recorded, and not known taken: its keys not yet known sent (a command killed here
+    /// leaves it so), or typed (`typed_at_ms`) while the child's Pi did not take it within
+    /// three seconds (`note`).
     Pending,
-    /// Typed into the child's input now.
+    /// Taken now: a Pi child's Pi took the message (its input), within three seconds of the
+    /// keys; a child with no Pi had its keys typed into its input.
     Delivered,
     /// Held in the run's FIFO for the next turn boundary.
     Queued,
@@ -414,7 +417,9 @@ pub struct SteerError {
 }
 
 /// What `herd-watch steer` prints: the request's receipt (seed 004), which
-/// `runs/<run-id>.steering.json` keeps. `delivered`: typed into the child now; `queued`: held
+/// `runs/<run-id>.steering.json` keeps. `delivered`: the child's Pi took it within three seconds
+/// of its keys (a child with no Pi: its keys were typed); `pending`: typed, not seen taken
+/// (`note` says so); `queued`: held
 /// (at most 20) for the next turn boundary; `failed`: neither, `error` says why, and the exit
 /// code is the error's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -437,6 +442,12 @@ pub struct WatchSteer {
     pub delivery_status: Option<DeliveryStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<SteerError>,
+    /// When its keys were typed into the child's input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typed_at_ms: Option<u64>,
+    /// What is known of a request that is not delivered (host text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl WatchSteer {

@@ -113,3 +113,96 @@ fn a_child_on_tmux_shows_its_tools_widget() {
     let line = format!("[scout] — {} tools · 2 denied", declared.len());
     tmux.wait_for_text(&pane, &line, BUDGET);
 }
+
+/// A steer of a real Pi child on tmux is `delivered` once its Pi takes the message, seen within
+/// seed 004's three seconds of the keys; while its Pi cannot take it (the process is stopped),
+/// the receipt says the keys were typed and nothing more, and the message is taken once Pi runs
+/// again.
+#[test]
+fn a_steer_is_delivered_when_the_childs_pi_takes_it_and_pending_while_it_cannot() {
+    use herd_e2e::herd::{Herd, Where, json_doc, read_json};
+    use herd_e2e::proc::signal_pid;
+
+    let model = ModelServer::start(
+        Script::new()
+            .step(Text("Ready for directions."))
+            .step(Text("Looking at the parser."))
+            .step(Text("Looking at the lexer.")),
+    );
+    let env = PiEnv::new(&model);
+    std::fs::create_dir_all(env.agent_dir().join("agents")).unwrap();
+    std::fs::write(
+        env.agent_dir().join("agents/scout.md"),
+        "---\nauto-exit: false\n---\nLook around.\n",
+    )
+    .unwrap();
+    let herd = Herd::new(&env, Where::Tmux);
+    let ack = herd.spawn(&serde_json::json!({
+        "name": "Scout", "agent": "scout", "task": "Look around",
+        "model": Herd::model("fake-model"),
+    }));
+    let run = ack["run_id"].as_str().unwrap().to_owned();
+    let activity = herd
+        .artifacts()
+        .join("subagent-activity")
+        .join(format!("{run}.json"));
+    // Its first turn ended: the child waits between turns.
+    wait_for("the first turn to end", BUDGET, || {
+        let doc = read_json(&activity)?;
+        (model.requests().len() == 1 && doc["phase"] == "waiting").then_some(())
+    });
+    let steer = |message: &str| {
+        let out = herd.run(
+            "herd-watch",
+            ["steer", "--run", &run, "--message", message, "--json"],
+        );
+        assert!(out.success(), "steer:\n{out}");
+        json_doc(&out)
+    };
+
+    // 1. Its Pi takes the message: delivered, within three seconds of the keys.
+    let doc = steer("Look at the parser.");
+    assert_eq!(
+        (&doc["state"], &doc["deliveryStatus"]),
+        (&"delivered".into(), &"delivered".into()),
+        "{doc}"
+    );
+    let ledger_path = herd.artifacts().join(format!("runs/{run}.steering.json"));
+    let ledger = read_json(&ledger_path).unwrap();
+    let receipt = &ledger["requests"][0];
+    let typed = receipt["typed_at_ms"].as_u64().unwrap();
+    let delivered = receipt["delivered_at_ms"].as_u64().unwrap();
+    assert!(
+        typed <= delivered && delivered <= typed + 3_000,
+        "{receipt}"
+    );
+    assert!(read_json(&activity).unwrap()["inputCount"].as_u64() >= Some(1));
+    wait_for("the steered turn", BUDGET, || {
+        let doc = read_json(&activity)?;
+        (model.requests().len() == 2 && doc["phase"] == "waiting").then_some(())
+    });
+    assert!(
+        model.requests()[1]
+            .to_string()
+            .contains("Look at the parser."),
+        "the model was asked with the message"
+    );
+
+    // 2. Its Pi is stopped: the keys are typed, and the receipt says only that.
+    let pid = herd.child_pid(&run);
+    signal_pid(pid, libc::SIGSTOP);
+    let doc = steer("Now the lexer.");
+    signal_pid(pid, libc::SIGCONT);
+    assert_eq!(doc["state"], "pending", "{doc}");
+    assert!(doc.get("deliveryStatus").is_none(), "{doc}");
+    assert!(doc["typed_at_ms"].is_u64(), "{doc}");
+    assert_eq!(
+        doc["note"], "typed into its input, but its Pi did not take it within 3 s",
+        "{doc}"
+    );
+    // Running again, its Pi reads the keys it was typed.
+    wait_for("the late message's turn", BUDGET, || {
+        (model.requests().len() == 3).then_some(())
+    });
+    assert!(model.requests()[2].to_string().contains("Now the lexer."));
+}
