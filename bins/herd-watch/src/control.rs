@@ -438,12 +438,7 @@ pub fn steer(
                         receipt.state = SteerState::Delivered;
                         receipt.delivered_at_ms = Some(at);
                     }
-                    None => {
-                        receipt.note = Some(format!(
-                            "typed into its input, but its Pi did not take it within {} s",
-                            STEER_ACK_WINDOW_MS / 1_000
-                        ));
-                    }
+                    None => receipt.note = Some(not_taken_note()),
                 },
             }
         }
@@ -478,7 +473,8 @@ fn taken_after(artifacts: &Artifacts, run_id: &str, before: u64) -> Option<u64> 
 
 /// Sends the oldest queued steering message of `record`'s run to its child, between turns.
 /// Returns whether one was delivered; a failed send, and a child that is not proven live (nothing
-/// is typed then), keeps it queued. Its receipt becomes `delivered`.
+/// is typed then), keeps it queued. Its receipt becomes `delivered` once a Pi child takes it
+/// within three seconds (a child with no Pi: once typed), else `pending` with a note.
 pub fn deliver_queued_steer(
     artifacts: &Artifacts,
     record: &RunRecord,
@@ -498,6 +494,7 @@ pub fn deliver_queued_steer(
         return Ok(false);
     }
     let message = queue.messages[0].clone();
+    let inputs_before = (record.runner == Runner::Pi).then(|| input_count(artifacts, run_id));
     let deadline = Instant::now() + herd_surface::REQUEST_BUDGET;
     herd_surface::deliver(
         surface,
@@ -509,6 +506,7 @@ pub fn deliver_queued_steer(
     queue.messages.remove(0);
     let request_id = (!queue.request_ids.is_empty()).then(|| queue.request_ids.remove(0));
     sidecar::write_json(&path, &queue)?;
+    let typed = now_ms();
     if let Some(request_id) = request_id.filter(|id| !id.is_empty()) {
         let ledger = steering_ledger(artifacts, run_id);
         if let Some(mut receipt) = ledger
@@ -516,10 +514,33 @@ pub fn deliver_queued_steer(
             .into_iter()
             .find(|r| r.request_id == request_id)
         {
-            receipt.state = SteerState::Delivered;
-            receipt.delivered_at_ms = Some(now_ms());
+            receipt.typed_at_ms = Some(typed);
+            // A Pi child at its turn boundary takes the keys at once; a Pi that does not within
+            // the three seconds leaves the receipt pending, as a steer's.
+            let taken = match inputs_before {
+                None => Some(typed),
+                Some(before) => taken_after(artifacts, run_id, before),
+            };
+            match taken {
+                Some(at) => {
+                    receipt.state = SteerState::Delivered;
+                    receipt.delivered_at_ms = Some(at);
+                }
+                None => {
+                    receipt.state = SteerState::Pending;
+                    receipt.note = Some(not_taken_note());
+                }
+            }
             record_receipt(artifacts, run_id, &receipt)?;
         }
     }
     Ok(true)
+}
+
+/// What a receipt says of keys typed that the child's Pi was not seen taking.
+fn not_taken_note() -> String {
+    format!(
+        "typed into its input, but its Pi did not take it within {} s",
+        STEER_ACK_WINDOW_MS / 1_000
+    )
 }

@@ -127,7 +127,8 @@ fn a_steer_is_delivered_when_the_childs_pi_takes_it_and_pending_while_it_cannot(
         Script::new()
             .step(Text("Ready for directions."))
             .step(Text("Looking at the parser."))
-            .step(Text("Looking at the lexer.")),
+            .step(Text("Looking at the lexer."))
+            .step(Text("Looking at the tests.")),
     );
     let env = PiEnv::new(&model);
     std::fs::create_dir_all(env.agent_dir().join("agents")).unwrap();
@@ -205,4 +206,46 @@ fn a_steer_is_delivered_when_the_childs_pi_takes_it_and_pending_while_it_cannot(
         (model.requests().len() == 3).then_some(())
     });
     assert!(model.requests()[2].to_string().contains("Now the lexer."));
+
+    // 3. A follow-up is queued, and the watcher types it between turns: delivered once its Pi
+    //    takes it, as a steer is.
+    wait_for("the late turn to end", BUDGET, || {
+        (read_json(&activity)?["phase"] == "waiting").then_some(())
+    });
+    let out = herd.run(
+        "herd-watch",
+        [
+            "steer",
+            "--run",
+            &run,
+            "--message",
+            "Then the tests.",
+            "--mode",
+            "follow-up",
+            "--json",
+        ],
+    );
+    let doc = json_doc(&out);
+    assert_eq!(doc["state"], "queued", "{doc}");
+    let request = doc["request_id"].as_str().unwrap().to_owned();
+    let queued = || {
+        read_json(&ledger_path)?["requests"]
+            .as_array()?
+            .iter()
+            .find(|r| r["request_id"] == request.as_str())
+            .cloned()
+    };
+    herd.follow_until("the queued follow-up's receipt", BUDGET, || {
+        queued().is_some_and(|r| r["state"] != "queued")
+    });
+    let receipt = queued().unwrap();
+    assert_eq!(receipt["state"], "delivered", "{receipt}");
+    let typed = receipt["typed_at_ms"].as_u64().unwrap();
+    let delivered = receipt["delivered_at_ms"].as_u64().unwrap();
+    assert!(
+        typed <= delivered && delivered <= typed + 3_000,
+        "{receipt}"
+    );
+    assert!(model.requests().len() >= 4);
+    assert!(model.requests()[3].to_string().contains("Then the tests."));
 }
