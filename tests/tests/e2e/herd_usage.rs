@@ -127,6 +127,31 @@ fn tokens(n: u64) -> String {
 
 #[test]
 fn on_process_a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_it() {
+    a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_it(
+        Where::Process,
+        "on_process_a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_it",
+    );
+}
+
+#[test]
+fn on_tmux_a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_it() {
+    a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_it(
+        Where::Tmux,
+        "on_tmux_a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_it",
+    );
+}
+
+#[test]
+fn on_herdr_a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_it() {
+    a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_it(
+        Where::Herdr,
+        "on_herdr_a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_it",
+    );
+}
+
+/// The lead runs on `place` (an interactive Pi in a pane on tmux and Herdr, `pi -p` on the
+/// process surface); its helper, launched from its own shell, on the process surface.
+fn a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_it(place: Where, test: &str) {
     let env_root = tempfile::Builder::new()
         .prefix("herd-e2e-usage-")
         .tempdir()
@@ -180,7 +205,9 @@ fn on_process_a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_i
             ),
     );
     let env = PiEnv::new(&model);
-    let herd = Herd::new(&env, Where::Process);
+    let Some(herd) = Herd::try_new(&env, place, test) else {
+        return;
+    };
     let lead = herd.spawn(&json!({
         "name": "Lead", "task": "Delegate the question", "model": Herd::model("lead"),
     }))["run_id"]
