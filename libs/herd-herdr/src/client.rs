@@ -20,6 +20,19 @@ use crate::{budget, transport};
 /// The environment variable naming the Herdr executable (default: `herdr` on `PATH`).
 pub const BIN_ENV: &str = "HERD_HERDR_BIN";
 
+/// The variable Herdr sets in each of its panes: the running server's own executable.
+pub const PANE_BIN_ENV: &str = "HERDR_BIN_PATH";
+
+/// The Herdr executable of environment `env`: `$HERD_HERDR_BIN`, else the `$HERDR_BIN_PATH` a
+/// Herdr pane has (so a Herdr that is not on `PATH` is still found from inside it), else
+/// `herdr` on `PATH`.
+pub fn program(env: impl Fn(&str) -> Option<OsString>) -> OsString {
+    env(BIN_ENV)
+        .filter(|p| !p.is_empty())
+        .or_else(|| env(PANE_BIN_ENV).filter(|p| Path::new(p).is_absolute()))
+        .unwrap_or_else(|| "herdr".into())
+}
+
 /// Where a new pane goes relative to its anchor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -145,9 +158,9 @@ impl Herdr {
         }
     }
 
-    /// A client of `$HERD_HERDR_BIN`, else of `herdr` on `PATH`.
+    /// A client of this process's Herdr ([`program`]).
     pub fn from_env() -> Herdr {
-        Herdr::new(std::env::var_os(BIN_ENV).unwrap_or_else(|| "herdr".into()))
+        Herdr::new(program(|key| std::env::var_os(key)))
     }
 
     /// Sets a variable of Herdr's environment (e.g. `HERDR_SOCKET_PATH`), over what the caller's

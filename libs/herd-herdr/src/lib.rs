@@ -22,7 +22,8 @@ pub mod double;
 pub mod recording;
 
 pub use client::{
-    BIN_ENV, Direction, Herdr, ReadSource, Source, WorktreeCreate, available, available_with,
+    BIN_ENV, Direction, Herdr, PANE_BIN_ENV, ReadSource, Source, WorktreeCreate, available,
+    available_with, program,
 };
 pub use error::{Error, PANE_MISSING_CODES};
 pub use types::{

@@ -62,11 +62,9 @@ pub struct Herdr {
 }
 
 impl Herdr {
-    /// The Herdr of this environment (`$HERD_HERDR_BIN` or `herdr`, `$HERDR_SOCKET_PATH`).
+    /// The Herdr of this environment ([`herd_herdr::program`], `$HERDR_SOCKET_PATH`).
     pub fn from_env(env: Env<'_>) -> Herdr {
-        let program = env(herd_herdr::BIN_ENV)
-            .filter(|p| !p.is_empty())
-            .unwrap_or_else(|| "herdr".into());
+        let program = herd_herdr::program(|key| env(key).map(Into::into));
         let socket = env(SOCKET_ENV).filter(|s| !s.is_empty()).map(PathBuf::from);
         let mut client = herd_herdr::Herdr::new(program);
         if let Some(socket) = &socket {

@@ -645,17 +645,15 @@ pub fn pi_ready_among(pids: &[u32], session: &Path) -> bool {
 /// The environment lookup of a process, as a function so tests can supply their own.
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
-/// Picks the surface for `--surface auto`: herdr when `HERDR_ENV=1` and `herdr` is on `PATH`, tmux
-/// only when already inside tmux (`$TMUX`), else process.
+/// Picks the surface for `--surface auto`: herdr when `HERDR_ENV=1` and its Herdr is there
+/// ([`herd_herdr::program`]), tmux only when already inside tmux (`$TMUX`), else process.
 pub fn auto_kind(env: Env<'_>) -> SurfaceKind {
     let path = env("PATH").unwrap_or_default();
-    let herdr = env(herd_herdr::BIN_ENV)
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| "herdr".into());
-    let found = if herdr.contains('/') {
+    let herdr = herd_herdr::program(|key| env(key).map(Into::into));
+    let found = if herdr.as_encoded_bytes().contains(&b'/') {
         Path::new(&herdr).is_file()
     } else {
-        find_on_path(&herdr, &path).is_some()
+        find_on_path(&herdr.to_string_lossy(), &path).is_some()
     };
     if env("HERDR_ENV").as_deref() == Some("1") && found {
         SurfaceKind::Herdr
@@ -710,6 +708,20 @@ mod tests {
         assert_eq!(auto_kind(&e), SurfaceKind::Tmux);
         let e = env(&[("HERDR_ENV", "0")], path);
         assert_eq!(auto_kind(&e), SurfaceKind::Process);
+        // Inside a Herdr pane whose Herdr is not on `PATH`: the pane's `HERDR_BIN_PATH` names it.
+        let pane_bin = herdr.to_str().unwrap().to_owned();
+        let in_pane = |k: &str| match k {
+            "HERDR_ENV" => Some("1".to_owned()),
+            "HERDR_BIN_PATH" => Some(pane_bin.clone()),
+            _ => None,
+        };
+        assert_eq!(auto_kind(&in_pane), SurfaceKind::Herdr);
+        let relative = |k: &str| match k {
+            "HERDR_ENV" => Some("1".to_owned()),
+            "HERDR_BIN_PATH" => Some("herdr".to_owned()),
+            _ => None,
+        };
+        assert_eq!(auto_kind(&relative), SurfaceKind::Process);
     }
 
     #[test]
