@@ -85,6 +85,20 @@ impl HerdrServer {
     ///
     /// When Herdr is there but the server does not start, or (with `CI` set) Herdr is missing.
     pub fn start(test: &str, vars: &[(OsString, OsString)]) -> Option<HerdrServer> {
+        HerdrServer::start_configured(test, vars, "")
+    }
+
+    /// Like [`HerdrServer::start`], with `extra` (TOML, such as `[ui.toast]` sections) added to
+    /// the server's configuration.
+    ///
+    /// # Panics
+    ///
+    /// As [`HerdrServer::start`].
+    pub fn start_configured(
+        test: &str,
+        vars: &[(OsString, OsString)],
+        extra: &str,
+    ) -> Option<HerdrServer> {
         let bin = match herdr_bin() {
             Ok(bin) => bin,
             Err(why) => {
@@ -103,7 +117,7 @@ impl HerdrServer {
         std::fs::create_dir_all(&home).expect("the home directory");
         std::fs::write(
             config.join("herdr/config.toml"),
-            "[update]\nversion_check = false\nmanifest_check = false\n",
+            format!("[update]\nversion_check = false\nmanifest_check = false\n{extra}"),
         )
         .expect("the Herdr configuration can be written");
         let mut all: Vec<(OsString, OsString)> = vars
@@ -216,6 +230,24 @@ impl HerdrServer {
             .envs(self.vars.iter().map(|(k, v)| (k, v)))
             .env("HERDR_SOCKET_PATH", self.socket());
         cmd
+    }
+
+    /// The command line of a person's Herdr client (the TUI) attached to this server, to run in
+    /// a terminal (such as a tmux pane): `env -i` with the server's environment, then `herdr`.
+    pub fn client_argv(&self) -> Vec<OsString> {
+        let mut argv: Vec<OsString> = vec!["env".into(), "-i".into()];
+        for (key, value) in &self.vars {
+            let mut pair = key.clone();
+            pair.push("=");
+            pair.push(value);
+            argv.push(pair);
+        }
+        let mut socket = OsString::from("HERDR_SOCKET_PATH=");
+        socket.push(self.socket());
+        argv.push(socket);
+        argv.push("TERM=xterm-256color".into());
+        argv.push(self.bin.clone().into());
+        argv
     }
 
     /// Runs a Herdr CLI command and returns its whole outcome.

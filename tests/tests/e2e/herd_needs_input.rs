@@ -173,14 +173,40 @@ fn on_herdr_an_interactive_pi_child_whose_run_settled_waits_for_its_person() {
     );
 }
 
-/// A real parent Pi with herd's extension in a pane of a private tmux server, a person's tmux
-/// client attached to its session (in a terminal of its own: a pane of another server), and an
-/// interactive child whose run settles: the person is told once, by tmux's message on that
-/// client (in `show-messages` and on the client's screen) and in the parent Pi, and the child's
-/// cancel after it tells nothing more.
-#[test]
-fn on_tmux_the_person_at_the_parent_is_told_once_that_a_child_waits_for_input() {
-    use herd_e2e::model::Models;
+/// What the widget's row of a run shows of its cost: `1.2k tok · $0.012`, from the `usage` Pi
+/// recorded on the assistant messages of its session.
+fn usage_cell(session: &std::path::Path) -> String {
+    let (mut tokens, mut cost) = (0_u64, 0.0_f64);
+    for message in herd_e2e::session::messages(session) {
+        if message["role"] == "assistant" {
+            tokens += message["usage"]["totalTokens"].as_u64().unwrap();
+            cost += message["usage"]["cost"]["total"].as_f64().unwrap();
+        }
+    }
+    assert!(tokens >= 1_000, "the scripted usage reached the session");
+    #[expect(clippy::cast_precision_loss, reason = "test token counts are small")]
+    let k = tokens as f64 / 1_000.0;
+    format!("{k:.1}k tok · ${cost:.3}")
+}
+
+/// Quotes `argv` for a POSIX shell.
+fn shell_line(argv: &[std::ffi::OsString]) -> String {
+    argv.iter()
+        .map(|a| format!("'{}'", a.to_str().unwrap().replace('\'', r"'\''")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A real parent Pi with herd's extension in a pane (of a private tmux server, or of a real
+/// Herdr server with Herdr's own notifications on), a person's client attached to it in a
+/// terminal of its own (a pane of another tmux server), and an interactive child whose run
+/// settles: the widget shows the child waiting for input with what it cost so far (checked
+/// against its session), the person is told once (by tmux's message on that client, in
+/// `show-messages` and on the client's screen; by Herdr's notification on the Herdr client's
+/// screen) and in the parent Pi, and the child's cancel after it tells nothing more.
+fn the_person_at_the_parent_is_told_once_that_a_child_waits_for_input(place: Where, test: &str) {
+    use herd_e2e::herdr::HerdrServer;
+    use herd_e2e::model::{Models, Usage};
     use herd_e2e::pi::pi_bin;
     use herd_e2e::rpc::parent_extension;
     use herd_e2e::tmux::Tmux;
@@ -204,7 +230,19 @@ fn on_tmux_the_person_at_the_parent_is_told_once_that_a_child_waits_for_input() 
                     .step(Text("Launched; waiting."))
                     .step(Text("Noted the cancel.")),
             )
-            .model("child", Script::new().step(Text("Ready when you are."))),
+            .model("child", Script::new().step(Text("Ready when you are.")))
+            .priced(
+                "child",
+                json!({"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}),
+            )
+            .reporting(
+                "child",
+                Usage {
+                    prompt: 4_000,
+                    completion: 200,
+                    cached: 1_000,
+                },
+            ),
     );
     let env = PiEnv::new(&model);
     std::fs::create_dir_all(env.agent_dir().join("agents")).unwrap();
@@ -218,8 +256,6 @@ fn on_tmux_the_person_at_the_parent_is_told_once_that_a_child_waits_for_input() 
     vars.push(("HERD_BIN_DIR".into(), herd_e2e::herd::bin_dir().into()));
     vars.push(("HERD_PI".into(), pi_bin().into()));
     vars.push(("HERD_HANG_WARNING_SECS".into(), "0".into()));
-    let tmux = Tmux::start(&vars);
-    tmux.cmd(["set", "-g", "display-time", "60000"]);
     let pi = env
         .pi()
         .model("parent")
@@ -228,50 +264,110 @@ fn on_tmux_the_person_at_the_parent_is_told_once_that_a_child_waits_for_input() 
         .arg("--no-context-files")
         .extension(&parent_extension())
         .arg("--herd-surface")
-        .arg("tmux");
-    let mut argv: Vec<OsString> = vec!["env".into()];
-    let mut socket = OsString::from("HERD_TMUX_SOCKET=");
-    socket.push(tmux.socket_path());
-    argv.push(socket);
-    argv.extend(pi.argv());
-    let pane = tmux.new_session("parent", pi.dir(), &argv);
-    tmux.wait_for_text(&pane, "parent", BUDGET);
+        .arg(place.surface());
+    // The parent's surface, its Pi in a pane of it, and the person's client of it in a pane of
+    // the person's own terminal.
     let person = Tmux::start(&vars);
-    person.new_session(
-        "person",
-        pi.dir(),
-        &[
-            "tmux".into(),
-            "-S".into(),
-            tmux.socket_path().into(),
-            "attach".into(),
-            "-t".into(),
-            "parent".into(),
-        ],
-    );
-    wait_for("the person's client", Duration::from_secs(10), || {
-        (!tmux
-            .cmd(["list-clients", "-F", "#{client_name}"])
-            .is_empty())
-        .then_some(())
-    });
-
-    tmux.send_text(&pane, "Start a planner.");
-    tmux.send_keys(&pane, &["Enter"]);
-    let line = r#"herd: "Planner" is waiting for input: turn settled"#;
+    let (tmux, herdr, pane) = match place {
+        Where::Tmux => {
+            let tmux = Tmux::start(&vars);
+            tmux.cmd(["set", "-g", "display-time", "60000"]);
+            let mut argv: Vec<OsString> = vec!["env".into()];
+            let mut socket = OsString::from("HERD_TMUX_SOCKET=");
+            socket.push(tmux.socket_path());
+            argv.push(socket);
+            argv.extend(pi.argv());
+            let pane = tmux.new_session("parent", pi.dir(), &argv);
+            let client = [
+                "tmux".into(),
+                "-S".into(),
+                tmux.socket_path().into(),
+                "attach".into(),
+                "-t".into(),
+                "parent".into(),
+            ];
+            person.new_session("person", pi.dir(), &client);
+            wait_for("the person's client", Duration::from_secs(10), || {
+                (!tmux
+                    .cmd(["list-clients", "-F", "#{client_name}"])
+                    .is_empty())
+                .then_some(())
+            });
+            (Some(tmux), None, pane)
+        }
+        Where::Herdr => {
+            let Some(herdr) =
+                HerdrServer::start_configured(test, &vars, "[ui.toast]\ndelivery = \"herdr\"\n")
+            else {
+                return;
+            };
+            let (_, pane) = herdr.workspace(pi.dir());
+            herdr.ok([
+                "pane",
+                "run",
+                &pane,
+                &format!("exec {}", shell_line(&pi.argv())),
+            ]);
+            person.new_session("person", pi.dir(), &herdr.client_argv());
+            (None, Some(herdr), pane)
+        }
+        Where::Process => unreachable!("a parent Pi in a pane"),
+    };
+    let screen = || match (&tmux, &herdr) {
+        (Some(tmux), _) => tmux.capture(&pane),
+        (_, Some(herdr)) => herdr.read(&pane),
+        _ => unreachable!(),
+    };
+    let wait_screen = |what: &str, needle: &str| {
+        wait_for(what, BUDGET, || screen().contains(needle).then_some(()));
+    };
+    wait_screen("the parent Pi", "parent");
+    match (&tmux, &herdr) {
+        (Some(tmux), _) => {
+            tmux.send_text(&pane, "Start a planner.");
+            tmux.send_keys(&pane, &["Enter"]);
+        }
+        (_, Some(herdr)) => {
+            herdr.ok(["pane", "send-text", &pane, "Start a planner."]);
+            herdr.wait_for_text(&pane, "Start a planner.", BUDGET);
+            // An Enter that reaches Pi while it still starts up is lost; one on an empty editor
+            // does nothing. So Enter until the parent's model is asked.
+            let mut last: Option<std::time::Instant> = None;
+            wait_for("the parent's prompt taken", BUDGET, || {
+                if !model.requests_for("parent").is_empty() {
+                    return Some(());
+                }
+                if last.is_none_or(|at| at.elapsed() > Duration::from_secs(3)) {
+                    herdr.ok(["pane", "send-keys", &pane, "Enter"]);
+                    last = Some(std::time::Instant::now());
+                }
+                None
+            });
+        }
+        _ => unreachable!(),
+    }
+    let line = r#""Planner" is waiting for input: turn settled"#;
     let told = |log: &str| {
         log.lines()
-            .filter(|l| l.ends_with(&format!("message: {line}")))
+            .filter(|l| l.ends_with(&format!("message: herd: {line}")))
             .count()
     };
-    wait_for("tmux's message to the person", BUDGET, || {
-        (told(&tmux.cmd(["show-messages"])) > 0).then_some(())
-    });
-    person.wait_for_text("person", line, BUDGET);
+    if let Some(tmux) = &tmux {
+        wait_for("tmux's message to the person", BUDGET, || {
+            (told(&tmux.cmd(["show-messages"])) > 0).then_some(())
+        });
+        person.wait_for_text("person", &format!("herd: {line}"), BUDGET);
+    } else {
+        // Herdr's notification, on the person's Herdr client: its title and its text.
+        let shown = person.wait_for_text("person", line, BUDGET);
+        assert!(shown.contains("● herd"), "{shown}");
+    }
     // In the parent Pi too.
-    tmux.wait_for_text(&pane, r#""Planner" is waiting for input"#, BUDGET);
+    wait_screen(
+        "the notice in the parent Pi",
+        r#""Planner" is waiting for input"#,
+    );
 
-    // The child is cancelled: its result is delivered as a message, and nothing more is told.
     // The parent's one artifacts directory, `<its session's dir>/artifacts/<its id>/`.
     let art = std::fs::read_dir(session.parent().unwrap().join("artifacts"))
         .unwrap()
@@ -286,8 +382,30 @@ fn on_tmux_the_person_at_the_parent_is_told_once_that_a_child_waits_for_input() 
                 .map(str::to_owned)
         })
         .unwrap();
+    // The widget: the child waits for input, and shows what its session cost so far.
+    let record = herd_e2e::herd::read_json(&art.join("runs").join(format!("{run}.json"))).unwrap();
+    let cell = usage_cell(std::path::Path::new(
+        record["session_file"].as_str().unwrap(),
+    ));
+    let row = format!("Planner (planner) · {cell}");
+    let widget = wait_for("the widget's waiting row", BUDGET, || {
+        let text = screen();
+        text.lines()
+            .any(|l| l.contains(&row) && l.contains("waiting for input · since"))
+            .then_some(text)
+    });
+    assert!(widget.contains("─ Subagents ") && widget.contains("1 open"), "{widget}");
+
+    // The child is cancelled: its result is delivered as a message, and nothing more is told.
+    // By the person, from a shell of the parent's surface.
+    let mut cancel = herd_e2e::cli::within(herd_e2e::bin("herd-watch"), BUDGET);
+    if let Some(herdr) = &herdr {
+        for (key, value) in herdr.pane_vars(&pane) {
+            cancel = cancel.env(key, value);
+        }
+    }
     let cancel = herd_e2e::cli::try_run(
-        &herd_e2e::cli::within(herd_e2e::bin("herd-watch"), BUDGET)
+        &cancel
             .arg("--artifacts")
             .arg(&art)
             .args(["cancel", "--run", &run, "--json"]),
@@ -299,15 +417,33 @@ fn on_tmux_the_person_at_the_parent_is_told_once_that_a_child_waits_for_input() 
             .exists()
             .then_some(())
     });
-    tmux.wait_for_text(&pane, "Noted the cancel.", BUDGET);
-    let log = tmux.cmd(["show-messages"]);
-    assert_eq!(told(&log), 1, "{log}");
-    assert_eq!(
-        log.lines()
-            .filter(|l| l.contains(" message: herd:"))
-            .count(),
-        1,
-        "{log}"
+    wait_screen("the parent's answer to the cancel", "Noted the cancel.");
+    if let Some(tmux) = &tmux {
+        let log = tmux.cmd(["show-messages"]);
+        assert_eq!(told(&log), 1, "{log}");
+        assert_eq!(
+            log.lines()
+                .filter(|l| l.contains(" message: herd:"))
+                .count(),
+            1,
+            "{log}"
+        );
+    }
+}
+
+#[test]
+fn on_tmux_the_person_at_the_parent_is_told_once_that_a_child_waits_for_input() {
+    the_person_at_the_parent_is_told_once_that_a_child_waits_for_input(
+        Where::Tmux,
+        "on_tmux_the_person_at_the_parent_is_told_once_that_a_child_waits_for_input",
+    );
+}
+
+#[test]
+fn on_herdr_the_person_at_the_parent_is_told_once_that_a_child_waits_for_input() {
+    the_person_at_the_parent_is_told_once_that_a_child_waits_for_input(
+        Where::Herdr,
+        "on_herdr_the_person_at_the_parent_is_told_once_that_a_child_waits_for_input",
     );
 }
 
