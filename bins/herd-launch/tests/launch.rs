@@ -720,6 +720,65 @@ fn tmux_children_of_two_parents_get_a_herd_window_each() {
 }
 
 #[test]
+fn a_grouped_tmux_placement_is_two_client_calls_and_marks_its_window_where_tmux_puts_it() {
+    let mut env = Env::new();
+    let tmux = Tmux::start(env.dir.path());
+    tmux.inside(&mut env);
+    // New windows count from 1 here, and index 2 is taken: the first free one is 1.
+    tmux.server.cmd(["set-option", "-g", "base-index", "1"]);
+    tmux.server.cmd(["new-window", "-d", "-t", "t:2", "sh"]);
+    let log = env.dir.path().join("tmux-calls.log");
+    let logged = env.dir.path().join("tmux-logged");
+    std::fs::write(
+        &logged,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec tmux \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&logged, std::fs::Permissions::from_mode(0o755)).unwrap();
+    env.set("HERD_TMUX", logged.to_string_lossy());
+    // The launch's own calls; the pane's script makes one of its own (its title, remain-on-exit).
+    let placement_calls = || {
+        read(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.contains("remain-on-exit"))
+            .count()
+    };
+    let mut window = None;
+    for i in 0..3 {
+        let run = env.spawn_exec(
+            "tmux",
+            &serde_json::json!({"name": format!("c{i}"), "task": "t"}),
+            &["--hang"],
+        );
+        assert_eq!(run.code, 0, "{run}");
+        assert_eq!(placement_calls(), 2 * (i + 1), "{}", read(&log).unwrap());
+        let pane = run.json()["pane_id"].as_str().unwrap().to_owned();
+        let placed = tmux.show(&pane, "#{window_id}");
+        assert_eq!(*window.get_or_insert_with(|| placed.clone()), placed);
+    }
+    let window = window.unwrap();
+    assert_eq!(
+        tmux.show(
+            &window,
+            "#{window_index} #{window_name} #{window_panes} #{pane-border-status}"
+        ),
+        "1 herd 3 top"
+    );
+    let art = std::fs::canonicalize(env.art()).unwrap();
+    assert_eq!(tmux.show(&window, "#{@herd-parent}"), art.to_string_lossy());
+    // The caller's window stays in front.
+    assert_eq!(
+        tmux.show(&tmux.pane, "#{window_active}#{pane_active}"),
+        "11"
+    );
+}
+
+#[test]
 fn tmux_placement_split_puts_the_child_beside_the_parent() {
     let mut env = Env::new();
     let tmux = Tmux::start(env.dir.path());

@@ -276,6 +276,10 @@ impl Tmux {
 
     /// One placement attempt: `Ok(Ok(pane))` when tmux created it, `Ok(Err(_))` when tmux
     /// definitely refused (nothing was created), `Err` when the answer leaves it unknown.
+    ///
+    /// `rest` may be a command sequence whose first command creates the pane and prints it (`-P
+    /// -F`), the later ones (a layout, window options) printing nothing: a pane printed is a pane
+    /// created, whatever a later command of the sequence answered.
     fn attempt(
         &self,
         label: &str,
@@ -283,14 +287,16 @@ impl Tmux {
         deadline: Instant,
     ) -> Result<Result<PaneRef, Error>, LaunchError> {
         match self.run(label, rest, deadline) {
-            Ok(reply) if reply.success() => parse_new_pane(&reply.stdout, &self.socket)
-                .map(Ok)
-                .map_err(|detail| {
-                    LaunchError::Unowned(Error::Malformed {
-                        command: label.into(),
-                        detail,
+            Ok(reply) if reply.success() || !reply.stdout.trim().is_empty() => {
+                parse_new_pane(&reply.stdout, &self.socket)
+                    .map(Ok)
+                    .map_err(|detail| {
+                        LaunchError::Unowned(Error::Malformed {
+                            command: label.into(),
+                            detail,
+                        })
                     })
-                }),
+            }
             Ok(reply) => Ok(Err(Error::Failed {
                 command: label.into(),
                 message: reply.message(),
@@ -315,9 +321,12 @@ impl Tmux {
                     launch.name,
                     launch.cwd,
                     session.as_deref(),
+                    None,
+                    None,
                     command,
                     deadline,
                 )
+                .map(|(pane, _)| pane)
             }
             Placement::Grouped(artifacts) => {
                 self.place_grouped(artifacts, launch, command, deadline)
@@ -359,9 +368,12 @@ impl Tmux {
             launch.name,
             launch.cwd,
             session.as_deref(),
+            None,
+            None,
             command,
             deadline,
         )
+        .map(|(pane, _)| pane)
     }
 
     /// The caller's session as a target (`$N:`), when the caller runs in a pane of this server.
@@ -391,15 +403,33 @@ impl Tmux {
     /// A window named `name` with `command` in it, behind the current one (`-d`): in `session`,
     /// else the server's current session; else, on a server without sessions, a session named
     /// `herd`. Each fallback follows only a definite refusal.
+    ///
+    /// `index` is the window's index in `session` when the caller knows the one tmux would choose
+    /// (the first free one from `base-index`); with it, `mark` (a parent key) is set on the new
+    /// window in the same client call, as it is on a new session's window. Returns the pane and
+    /// whether its window carries the mark.
+    #[allow(clippy::too_many_arguments)]
     fn open_window(
         &self,
         name: &str,
         cwd: &Path,
         session: Option<&str>,
+        index: Option<u32>,
+        mark: Option<&str>,
         command: &str,
         deadline: Instant,
-    ) -> Result<PaneRef, LaunchError> {
-        let cwd = cwd.to_string_lossy();
+    ) -> Result<(PaneRef, bool), LaunchError> {
+        let dir = cwd.to_string_lossy();
+        let target = session.map(|s| match index {
+            Some(i) => format!("{s}{i}"),
+            None => s.to_owned(),
+        });
+        // Later commands of a sequence do not see a window made with `-d` as their current one:
+        // the marks name it by its index, which only the caller's listing gives.
+        let marks = match (mark, &target, index) {
+            (Some(key), Some(target), Some(_)) => mark_commands(Some(target), key),
+            _ => Vec::new(),
+        };
         let mut window = vec![
             "new-window",
             "-d",
@@ -409,16 +439,23 @@ impl Tmux {
             "-n",
             name,
             "-c",
-            &cwd,
+            &dir,
         ];
-        if let Some(session) = session {
-            window.extend(["-t", session]);
+        if let Some(target) = &target {
+            window.extend(["-t", target]);
         }
         window.push(command);
+        window.extend(marks.iter().map(String::as_str));
         let failure = match self.attempt("tmux new-window", &window, deadline)? {
-            Ok(pane) => return Ok(pane),
+            Ok(pane) => return Ok((pane, !marks.is_empty())),
             Err(failure) => failure,
         };
+        // The index was taken since the listing (another client made a window there): the
+        // window goes where tmux puts it, and the caller marks it by a call of its own.
+        let taken = matches!(&failure, Error::Failed { message, .. } if message.contains("in use"));
+        if index.is_some() && taken {
+            return self.open_window(name, cwd, session, None, None, command, deadline);
+        }
         // tmux 3.3 answers "no current target" for a server without sessions, earlier
         // versions "no current session".
         let no_session = matches!(&failure, Error::Failed { message, .. } if no_sessions(message));
@@ -436,7 +473,10 @@ impl Tmux {
                 })
             })?;
         }
-        let new_session = [
+        // A new session is the current target of the commands after it, and this one has a
+        // single window.
+        let marks = mark.map(|key| mark_commands(None, key)).unwrap_or_default();
+        let mut new_session = vec![
             "new-session",
             "-d",
             "-s",
@@ -447,11 +487,12 @@ impl Tmux {
             "-F",
             PANE_FORMAT,
             "-c",
-            &cwd,
+            &dir,
             command,
         ];
+        new_session.extend(marks.iter().map(String::as_str));
         match self.attempt("tmux new-session", &new_session, deadline)? {
-            Ok(pane) => Ok(pane),
+            Ok(pane) => Ok((pane, !marks.is_empty())),
             Err(err) => Err(LaunchError::Definite(err)),
         }
     }
@@ -459,6 +500,8 @@ impl Tmux {
     /// A pane of the parent's herd window in the caller's session, the window tiled again after
     /// the split; the first child there (or one the window has no room for) opens a new herd
     /// window. Placements of one parent take turns, so children launched at once share a window.
+    ///
+    /// Two client calls: the survey, then the pane with its window's layout or marks.
     fn place_grouped(
         &self,
         artifacts: &Artifacts,
@@ -468,12 +511,13 @@ impl Tmux {
     ) -> Result<PaneRef, LaunchError> {
         let _turn = take_turn(artifacts, deadline).map_err(LaunchError::Definite)?;
         let key = parent_key(artifacts);
-        let session = self.caller_session(deadline)?;
-        let windows = self.herd_windows(&key, deadline)?;
-        let wanted = session.as_deref().map(|s| s.trim_end_matches(':'));
-        let window = windows
+        let survey = self.survey(deadline)?;
+        let caller = survey.caller.as_ref();
+        let window = survey
+            .windows
             .iter()
-            .filter(|w| wanted.is_none_or(|s| w.session_id == s))
+            .filter(|w| w.key == key)
+            .filter(|w| caller.is_none_or(|c| w.session_id == c.session_id))
             .max_by_key(|w| w.serial());
         if let Some(window) = window.filter(|w| w.has_room_for_one_more()) {
             let cwd = launch.cwd.to_string_lossy();
@@ -488,83 +532,73 @@ impl Tmux {
                 "-c",
                 &cwd,
                 command,
+                // Tiled again, so every pane of it keeps a usable share (cosmetic).
+                ";",
+                "select-layout",
+                "-t",
+                &window.window_id,
+                "tiled",
             ];
             // A window gone (or full) since it was listed gets the child a new one.
             if let Ok(pane) = self.attempt("tmux split-window", &split, deadline)? {
-                self.tile(&window.window_id, deadline);
                 return Ok(pane);
             }
         }
-        let pane = self.open_window(
+        let session = caller.map(|c| format!("{}:", c.session_id));
+        let index = caller.map(|c| survey.free_index(&c.session_id, c.base_index));
+        let (pane, marked) = self.open_window(
             HERD_WINDOW,
             launch.cwd,
             session.as_deref(),
+            index,
+            Some(&key),
             command,
             deadline,
         )?;
-        if let Some(window) = &pane.tab_id {
+        if let Some(window) = pane.tab_id.as_deref().filter(|_| !marked) {
             // Cosmetic for this child, which is placed: only later children need the mark to
             // find the window, and the titles to tell its panes apart.
-            let _ = self.run(
-                "tmux set-option",
-                &[
-                    "set-option",
-                    "-w",
-                    "-t",
-                    window,
-                    PARENT_OPTION,
-                    &key,
-                    ";",
-                    "set-option",
-                    "-w",
-                    "-t",
-                    window,
-                    "pane-border-status",
-                    "top",
-                ],
-                deadline,
-            );
+            let marks = mark_commands(Some(window), &key);
+            let marks: Vec<&str> = marks[1..].iter().map(String::as_str).collect();
+            let _ = self.run("tmux set-option", &marks, deadline);
         }
         Ok(pane)
     }
 
-    /// The windows of this server that carry `key` as their parent mark, in every session.
-    fn herd_windows(&self, key: &str, deadline: Instant) -> Result<Vec<HerdWindow>, LaunchError> {
-        let format = format!(
-            "#{{window_id}}\t#{{session_id}}\t#{{window_width}}\t#{{window_height}}\t#{{window_panes}}\t#{{{PARENT_OPTION}}}"
+    /// What grouped placement asks of the server, in one client call: every window of it
+    /// (`list-windows -a`), then the caller's pane with its session and that session's
+    /// `base-index` (`list-panes`). The listing comes first: a command that fails ends the
+    /// sequence, and a caller's pane that is gone leaves the listing answered.
+    fn survey(&self, deadline: Instant) -> Result<Survey, LaunchError> {
+        let windows = format!(
+            "#{{window_id}}\t#{{session_id}}\t#{{window_index}}\t#{{window_width}}\t#{{window_height}}\t#{{window_panes}}\t#{{{PARENT_OPTION}}}"
         );
+        let mut rest = vec!["list-windows", "-a", "-F", &windows];
+        if let Some(anchor) = &self.anchor {
+            rest.extend([
+                ";",
+                "list-panes",
+                "-t",
+                anchor,
+                "-F",
+                "#{pane_id}\t#{session_id}\t#{base-index}",
+            ]);
+        }
         let reply = self
-            .run(
-                "tmux list-windows",
-                &["list-windows", "-a", "-F", &format],
-                deadline,
-            )
+            .run("tmux list-windows", &rest, deadline)
             .map_err(LaunchError::Definite)?;
-        if !reply.success() {
+        let listed = reply.stdout.lines().any(|l| l.starts_with('@'));
+        if !reply.success() && !listed {
             let message = reply.message();
             if server_gone(&message) || no_sessions(&message) {
-                return Ok(Vec::new());
+                return Ok(Survey::default());
             }
             return Err(LaunchError::Definite(Error::Failed {
                 command: "tmux list-windows".into(),
                 message,
             }));
         }
-        Ok(reply
-            .stdout
-            .lines()
-            .filter_map(HerdWindow::parse)
-            .filter(|w| w.key == key)
-            .collect())
-    }
-
-    /// Tiles `window` again, so every pane of it keeps a usable share (cosmetic).
-    fn tile(&self, window: &str, deadline: Instant) {
-        let _ = self.run(
-            "tmux select-layout",
-            &["select-layout", "-t", window, "tiled"],
-            deadline,
-        );
+        Ok(Survey::parse(&reply.stdout, self.anchor.as_deref()))
     }
 }
 
@@ -609,11 +643,13 @@ fn take_turn(artifacts: &Artifacts, deadline: Instant) -> Result<herd_core::lock
     }
 }
 
-/// One row of `list-windows` for grouped placement.
+/// One row of `list-windows` for grouped placement: a window, and its parent mark (empty on a
+/// window that is no herd window).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct HerdWindow {
     window_id: String,
     session_id: String,
+    index: u32,
     width: u32,
     height: u32,
     panes: u32,
@@ -621,18 +657,20 @@ struct HerdWindow {
 }
 
 impl HerdWindow {
-    /// A row `@w\t$s\twidth\theight\tpanes\tkey`; the key, last, may itself hold tabs.
+    /// A row `@w\t$s\tindex\twidth\theight\tpanes\tkey`; the key, last, may itself hold tabs.
     fn parse(line: &str) -> Option<HerdWindow> {
-        let mut fields = line.splitn(6, '\t');
+        let mut fields = line.splitn(7, '\t');
         let window_id = fields.next().filter(|w| w.starts_with('@'))?.to_owned();
         let session_id = fields.next().filter(|s| s.starts_with('$'))?.to_owned();
+        let index = fields.next()?.parse().ok()?;
         let width = fields.next()?.parse().ok()?;
         let height = fields.next()?.parse().ok()?;
         let panes = fields.next()?.parse().ok()?;
-        let key = fields.next().filter(|k| !k.is_empty())?.to_owned();
+        let key = fields.next()?.to_owned();
         Some(HerdWindow {
             window_id,
             session_id,
+            index,
             width,
             height,
             panes,
@@ -650,6 +688,77 @@ impl HerdWindow {
         let (width, height) = tiled_pane_size(self.width, self.height, self.panes + 1);
         width >= MIN_PANE_WIDTH && height >= MIN_PANE_HEIGHT
     }
+}
+
+/// The caller's pane as the survey found it: its session and that session's `base-index`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Caller {
+    session_id: String,
+    base_index: u32,
+}
+
+/// The answer of [`Tmux::survey`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Survey {
+    windows: Vec<HerdWindow>,
+    caller: Option<Caller>,
+}
+
+impl Survey {
+    /// Window rows start with `@`, the caller's pane rows (`%N\t$S\tbase-index`) with `%`.
+    fn parse(stdout: &str, anchor: Option<&str>) -> Survey {
+        let mut survey = Survey::default();
+        for line in stdout.lines() {
+            if line.starts_with('@') {
+                survey.windows.extend(HerdWindow::parse(line));
+                continue;
+            }
+            let mut fields = line.split('\t');
+            let (Some(pane), Some(session), Some(base)) =
+                (fields.next(), fields.next(), fields.next())
+            else {
+                continue;
+            };
+            if Some(pane) == anchor && session.starts_with('$') && fields.next().is_none() {
+                survey.caller = base.parse().ok().map(|base_index| Caller {
+                    session_id: session.to_owned(),
+                    base_index,
+                });
+            }
+        }
+        survey
+    }
+
+    /// The index tmux gives a new window of `session` when it is given none: the first one from
+    /// `base` that no window of the session has.
+    fn free_index(&self, session: &str, base: u32) -> u32 {
+        let used: std::collections::HashSet<u32> = self
+            .windows
+            .iter()
+            .filter(|w| w.session_id == session)
+            .map(|w| w.index)
+            .collect();
+        (base..=u32::MAX)
+            .find(|i| !used.contains(i))
+            .unwrap_or(base)
+    }
+}
+
+/// The commands, each after a `;`, that mark a new herd window with `key` and title its panes;
+/// without `target` they apply to the current window of the sequence.
+fn mark_commands(target: Option<&str>, key: &str) -> Vec<String> {
+    let mut commands = Vec::new();
+    for (option, value) in [
+        (PARENT_OPTION, literal_argument(key)),
+        ("pane-border-status", "top".into()),
+    ] {
+        commands.extend([";".to_owned(), "set-option".to_owned(), "-w".to_owned()]);
+        if let Some(target) = target {
+            commands.extend(["-t".to_owned(), target.to_owned()]);
+        }
+        commands.extend([option.to_owned(), value.into_owned()]);
+    }
+    commands
 }
 
 /// The size of each pane when tmux tiles `panes` panes in a window of `width` × `height` (tmux's
@@ -1111,6 +1220,7 @@ mod tests {
         let window = |panes| HerdWindow {
             window_id: "@3".into(),
             session_id: "$0".into(),
+            index: 1,
             width: 80,
             height: 24,
             panes,
@@ -1123,15 +1233,63 @@ mod tests {
 
     #[test]
     fn herd_window_rows_are_parsed_with_the_key_last() {
-        let row = HerdWindow::parse("@12\t$1\t160\t45\t3\t/a/b\tc").unwrap();
+        let row = HerdWindow::parse("@12\t$1\t4\t160\t45\t3\t/a/b\tc").unwrap();
         assert_eq!(row.window_id, "@12");
         assert_eq!(row.serial(), 12);
+        assert_eq!(row.index, 4);
         assert_eq!((row.width, row.height, row.panes), (160, 45, 3));
         assert_eq!(row.key, "/a/b\tc");
-        // A window without the mark is no herd window.
-        assert_eq!(HerdWindow::parse("@1\t$0\t80\t24\t1\t"), None);
-        assert_eq!(HerdWindow::parse("1\t$0\t80\t24\t1\t/a"), None);
-        assert_eq!(HerdWindow::parse("@1\t$0\tx\t24\t1\t/a"), None);
+        // A window without the mark is listed with an empty key.
+        assert_eq!(HerdWindow::parse("@1\t$0\t0\t80\t24\t1\t").unwrap().key, "");
+        assert_eq!(HerdWindow::parse("1\t$0\t0\t80\t24\t1\t/a"), None);
+        assert_eq!(HerdWindow::parse("@1\t$0\t0\tx\t24\t1\t/a"), None);
+        assert_eq!(HerdWindow::parse("@1\t$0\t80\t24\t1\t/a"), None);
+    }
+
+    #[test]
+    fn the_survey_reads_windows_and_the_caller_and_finds_tmux_s_next_index() {
+        let stdout = "@0\t$0\t1\t80\t24\t1\t\n@4\t$0\t2\t80\t24\t2\t/a\n@5\t$1\t3\t80\t24\t1\t\n\
+                      %0\t$0\t1\n%7\t$0\t1\n";
+        let survey = Survey::parse(stdout, Some("%0"));
+        assert_eq!(survey.windows.len(), 3);
+        assert_eq!(
+            survey.caller,
+            Some(Caller {
+                session_id: "$0".into(),
+                base_index: 1
+            })
+        );
+        // Indexes 1 and 2 are taken in $0; $1's window 3 is another session's.
+        assert_eq!(survey.free_index("$0", 1), 3);
+        assert_eq!(survey.free_index("$0", 0), 0);
+        assert_eq!(survey.free_index("$1", 1), 1);
+        // Another pane than the caller's, or no caller row at all: no caller.
+        assert_eq!(Survey::parse(stdout, Some("%9")).caller, None);
+        assert_eq!(Survey::parse("", Some("%0")), Survey::default());
+    }
+
+    #[test]
+    fn marks_follow_the_creation_in_one_sequence() {
+        assert_eq!(
+            mark_commands(Some("$0:3"), "/a;"),
+            [
+                ";",
+                "set-option",
+                "-w",
+                "-t",
+                "$0:3",
+                PARENT_OPTION,
+                "/a\\;",
+                ";",
+                "set-option",
+                "-w",
+                "-t",
+                "$0:3",
+                "pane-border-status",
+                "top"
+            ]
+        );
+        assert_eq!(mark_commands(None, "/a").len(), 10);
     }
 
     #[test]
