@@ -277,45 +277,8 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let human = usage::human(&report);
             Ok(Output::ok(herd_protocol::to_value(&report), human))
         }
-        Command::Cancel(c) => {
-            let record = find_or_ended(&artifacts, &c.target)?;
-            if let Some(remote) = &record.extra.remote {
-                return relay::forward(&record, remote, &["cancel"]);
-            }
-            let reply = control::cancel(&artifacts, &record)?;
-            let json = herd_protocol::to_value(&WatchCancel {
-                run_id: record.run_id.clone(),
-                name: record.name.clone(),
-                status: reply.status,
-                requested_at_ms: reply.requested_at_ms,
-                error: reply.error.clone(),
-            });
-            let mut human = format!("cancel {}: {}", quoted(&record.name), reply.status.as_str());
-            if let Some(error) = &reply.error {
-                human.push_str(&format!(
-                    " ({})",
-                    herd_core::escape::encode_host_value(error, 500)
-                ));
-            }
-            Ok(Output::ok(json, human).with_exit(reply.status.exit_code()))
-        }
-        Command::Interrupt(c) => {
-            let record = find(&artifacts, &c.target)?;
-            if let Some(remote) = &record.extra.remote {
-                return relay::forward(&record, remote, &["interrupt"]);
-            }
-            let at = control::interrupt(&artifacts, &record)?;
-            let json = herd_protocol::to_value(&WatchInterrupt {
-                run_id: record.run_id.clone(),
-                name: record.name.clone(),
-                status: Interrupted::Interrupted,
-                at_ms: at,
-            });
-            Ok(Output::ok(
-                json,
-                format!("interrupted {}", quoted(&record.name)),
-            ))
-        }
+        Command::Cancel(c) => cancel(&artifacts, &c.target),
+        Command::Interrupt(c) => interrupt(&artifacts, &c.target),
         Command::Stop(c) => {
             let record = find(&artifacts, &c.target)?;
             if let Some(remote) = &record.extra.remote {
@@ -328,53 +291,104 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             message,
             mode,
             json: _,
-        } => {
-            let record = find(&artifacts, &target)?;
-            if let Some(remote) = &record.extra.remote {
-                let mode = match mode {
-                    SteerMode::Steer => "steer",
-                    SteerMode::FollowUp => "follow-up",
-                    SteerMode::Auto => "auto",
-                };
-                let args = ["steer", "--message", message.as_str(), "--mode", mode];
-                return relay::forward(&record, remote, &args);
-            }
-            // Only a turn known to be in progress holds `auto` messages back.
-            let label = status::project(&artifacts, &record).projection.label;
-            let active = matches!(
-                label,
-                projection::Label::Active | projection::Label::Blocked
-            );
-            let receipt = control::steer(&artifacts, &record, &message, mode, active)?;
-            let json = herd_protocol::to_value(&receipt.document(&record.run_id, &record.name));
-            let mut human = format!(
-                "steer {}: {} (request {})",
-                quoted(&record.name),
-                receipt.state.as_str(),
-                receipt.request_id
-            );
-            if let Some(error) = &receipt.error {
-                human.push_str(": ");
-                human.push_str(&herd_core::escape::encode_host_value(error, 500));
-            }
-            if let Some(note) = &receipt.note {
-                human.push_str(": ");
-                human.push_str(note);
-            }
-            // A failed receipt exits as its error would: 7 for a full queue, 4 for a surface
-            // that is not there, 3 when the keys may have gone out.
-            let code = receipt
-                .error_code
-                .as_deref()
-                .and_then(|code| {
-                    herd_core::ErrorCode::ALL
-                        .into_iter()
-                        .find(|c| c.as_str() == code)
-                })
-                .map_or(exit::SUCCESS, herd_core::ErrorCode::exit_code);
-            Ok(Output::ok(json, human).with_exit(code))
-        }
+        } => steer(&artifacts, &target, &message, mode),
     }
+}
+
+/// `herd-watch cancel`: a run here, or forwarded to the host of a run on another machine.
+fn cancel(artifacts: &Artifacts, target: &Target) -> Result<Output, Error> {
+    let record = find_or_ended(artifacts, target)?;
+    if let Some(remote) = &record.extra.remote {
+        return relay::forward(&record, remote, &["cancel"]);
+    }
+    let reply = control::cancel(artifacts, &record)?;
+    let json = herd_protocol::to_value(&WatchCancel {
+        run_id: record.run_id.clone(),
+        name: record.name.clone(),
+        status: reply.status,
+        requested_at_ms: reply.requested_at_ms,
+        error: reply.error.clone(),
+    });
+    let mut human = format!("cancel {}: {}", quoted(&record.name), reply.status.as_str());
+    if let Some(error) = &reply.error {
+        human.push_str(&format!(
+            " ({})",
+            herd_core::escape::encode_host_value(error, 500)
+        ));
+    }
+    Ok(Output::ok(json, human).with_exit(reply.status.exit_code()))
+}
+
+/// `herd-watch interrupt`: Escape to the run's active turn.
+fn interrupt(artifacts: &Artifacts, target: &Target) -> Result<Output, Error> {
+    let record = find(artifacts, target)?;
+    if let Some(remote) = &record.extra.remote {
+        return relay::forward(&record, remote, &["interrupt"]);
+    }
+    let at = control::interrupt(artifacts, &record)?;
+    let json = herd_protocol::to_value(&WatchInterrupt {
+        run_id: record.run_id.clone(),
+        name: record.name.clone(),
+        status: Interrupted::Interrupted,
+        at_ms: at,
+    });
+    Ok(Output::ok(
+        json,
+        format!("interrupted {}", quoted(&record.name)),
+    ))
+}
+
+/// `herd-watch steer`: a message to a running child, with its receipt.
+fn steer(
+    artifacts: &Artifacts,
+    target: &Target,
+    message: &str,
+    mode: SteerMode,
+) -> Result<Output, Error> {
+    let record = find(artifacts, target)?;
+    if let Some(remote) = &record.extra.remote {
+        let mode = match mode {
+            SteerMode::Steer => "steer",
+            SteerMode::FollowUp => "follow-up",
+            SteerMode::Auto => "auto",
+        };
+        let args = ["steer", "--message", message, "--mode", mode];
+        return relay::forward(&record, remote, &args);
+    }
+    // Only a turn known to be in progress holds `auto` messages back.
+    let label = status::project(artifacts, &record).projection.label;
+    let active = matches!(
+        label,
+        projection::Label::Active | projection::Label::Blocked
+    );
+    let receipt = control::steer(artifacts, &record, message, mode, active)?;
+    let json = herd_protocol::to_value(&receipt.document(&record.run_id, &record.name));
+    let mut human = format!(
+        "steer {}: {} (request {})",
+        quoted(&record.name),
+        receipt.state.as_str(),
+        receipt.request_id
+    );
+    if let Some(error) = &receipt.error {
+        human.push_str(": ");
+        human.push_str(&herd_core::escape::encode_host_value(error, 500));
+    }
+    if let Some(note) = &receipt.note {
+        human.push_str(": ");
+        human.push_str(note);
+    }
+    // A failed receipt exits as its error would: 7 for a full queue, 4 for a surface
+    // that is not there, 3 when the keys may have gone out.
+    let code = receipt
+        .error_code
+        .as_deref()
+        .and_then(|code| {
+            herd_core::ErrorCode::ALL
+                .into_iter()
+                .find(|c| c.as_str() == code)
+        })
+        .map_or(exit::SUCCESS, herd_core::ErrorCode::exit_code);
+    Ok(Output::ok(json, human).with_exit(code))
 }
 
 fn quoted(name: &str) -> String {
