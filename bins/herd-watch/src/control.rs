@@ -333,21 +333,7 @@ pub fn steer(
     mode: SteerMode,
     turn_active: bool,
 ) -> Result<SteerReceipt, Error> {
-    if message.trim().is_empty() {
-        return Err(Error::invalid(
-            "--message",
-            "a steering message cannot be empty",
-        ));
-    }
-    if let Some(c) = message.chars().find(|&c| c.is_control() && c != '\n') {
-        return Err(Error::invalid(
-            "--message",
-            format!(
-                "a steering message cannot hold the control character U+{:04X}; only newlines",
-                u32::from(c)
-            ),
-        ));
-    }
+    check_message(message)?;
     if delivery::load(artifacts, &record.run_id)?.is_some() {
         return Err(Error::new(
             ErrorCode::Conflict,
@@ -368,45 +354,13 @@ pub fn steer(
         error: None,
         error_code: None,
     };
-    let fail = |receipt: &mut SteerReceipt, err: &Error| {
-        receipt.state = SteerState::Failed;
-        receipt.error = Some(err.message.clone());
-        receipt.error_code = Some(err.code.as_str().to_owned());
-    };
     let queue_now = match mode {
         SteerMode::Steer => false,
         SteerMode::FollowUp => true,
         SteerMode::Auto => turn_active,
     };
     if queue_now {
-        // A child that has ended never reaches a turn boundary: nothing is queued for it. One
-        // still starting will: it is queued for its first.
-        if let Err(err) = herd_surface::Child::of(record, artifacts).not_ended() {
-            fail(&mut receipt, &Error::from(err));
-            record_receipt(artifacts, run_id, &receipt)?;
-            return Ok(receipt);
-        }
-        let path = artifacts.steer_queue(run_id);
-        let mut queue: SteerQueue = sidecar::read_json(&path, STEER_FILE_MAX)?.unwrap_or_default();
-        if queue.messages.len() >= STEER_QUEUE_MAX {
-            let err = Error::new(
-                ErrorCode::Conflict,
-                format!("the steering queue of run {run_id} is full ({STEER_QUEUE_MAX} messages)"),
-            );
-            fail(&mut receipt, &err);
-            record_receipt(artifacts, run_id, &receipt)?;
-            return Ok(receipt);
-        }
-        queue.format_version = 1;
-        // Ids for messages queued before receipts were kept, so the lists stay aligned.
-        while queue.request_ids.len() < queue.messages.len() {
-            queue.request_ids.push(String::new());
-        }
-        queue.messages.push(message.to_owned());
-        queue.request_ids.push(receipt.request_id.clone());
-        receipt.state = SteerState::Queued;
-        record_receipt(artifacts, run_id, &receipt)?;
-        sidecar::write_json(&path, &queue)?;
+        enqueue(artifacts, record, message, &mut receipt)?;
         return Ok(receipt);
     }
     record_receipt(artifacts, run_id, &receipt)?;
@@ -446,6 +400,73 @@ pub fn steer(
     }
     record_receipt(artifacts, run_id, &receipt)?;
     Ok(receipt)
+}
+
+/// `receipt` failed with `err`.
+fn fail(receipt: &mut SteerReceipt, err: &Error) {
+    receipt.state = SteerState::Failed;
+    receipt.error = Some(err.message.clone());
+    receipt.error_code = Some(err.code.as_str().to_owned());
+}
+
+/// A steering message is text and newlines, not empty.
+fn check_message(message: &str) -> Result<(), Error> {
+    if message.trim().is_empty() {
+        return Err(Error::invalid(
+            "--message",
+            "a steering message cannot be empty",
+        ));
+    }
+    if let Some(c) = message.chars().find(|&c| c.is_control() && c != '\n') {
+        return Err(Error::invalid(
+            "--message",
+            format!(
+                "a steering message cannot hold the control character U+{:04X}; only newlines",
+                u32::from(c)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Queues `message` for the child's next turn boundary; `receipt` says how that went, and is
+/// recorded.
+fn enqueue(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    message: &str,
+    receipt: &mut SteerReceipt,
+) -> Result<(), Error> {
+    let run_id = record.run_id.as_str();
+    // A child that has ended never reaches a turn boundary: nothing is queued for it. One
+    // still starting will: it is queued for its first.
+    if let Err(err) = herd_surface::Child::of(record, artifacts).not_ended() {
+        fail(receipt, &Error::from(err));
+        record_receipt(artifacts, run_id, receipt)?;
+        return Ok(());
+    }
+    let path = artifacts.steer_queue(run_id);
+    let mut queue: SteerQueue = sidecar::read_json(&path, STEER_FILE_MAX)?.unwrap_or_default();
+    if queue.messages.len() >= STEER_QUEUE_MAX {
+        let err = Error::new(
+            ErrorCode::Conflict,
+            format!("the steering queue of run {run_id} is full ({STEER_QUEUE_MAX} messages)"),
+        );
+        fail(receipt, &err);
+        record_receipt(artifacts, run_id, receipt)?;
+        return Ok(());
+    }
+    queue.format_version = 1;
+    // Ids for messages queued before receipts were kept, so the lists stay aligned.
+    while queue.request_ids.len() < queue.messages.len() {
+        queue.request_ids.push(String::new());
+    }
+    queue.messages.push(message.to_owned());
+    queue.request_ids.push(receipt.request_id.clone());
+    receipt.state = SteerState::Queued;
+    record_receipt(artifacts, run_id, receipt)?;
+    sidecar::write_json(&path, &queue)?;
+    Ok(())
 }
 
 /// How many inputs the Pi of run `run_id` took, as its activity snapshot says (0 without one).
