@@ -123,44 +123,7 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
     let now = now_ms();
     let mut life = Lifecycle::new(record.created_at_ms);
     if let Ok(Some(result)) = delivery::load(artifacts, &record.run_id) {
-        let label = match result.outcome {
-            // A specialist that ended on its stop directive stopped (seed 003's `stopped`).
-            Outcome::Completed if result.details.stopped == Some(true) => Label::Stopped,
-            Outcome::Completed | Outcome::Help => Label::Completed,
-            Outcome::Cancelled => Label::Cancelled,
-            Outcome::Failed => Label::Failed,
-        };
-        // The run time is the child's own, as its result recorded it, not until settlement.
-        let ended = result
-            .details
-            .elapsed_ms
-            .map_or(result.settled_at_ms, |ms| {
-                record.created_at_ms.saturating_add(ms)
-            });
-        life.finish(label, ended.min(result.settled_at_ms));
-        let mut projection = life.project(now);
-        // A help request waits for its answer until the session is resumed.
-        let needs_input = (result.outcome == Outcome::Help
-            && !resumed_since(artifacts, record, result.settled_at_ms))
-        .then_some(NeedsInput {
-            reason: InputReason::HelpRequest,
-            since_ms: result.settled_at_ms,
-            kind: None,
-            title: None,
-        });
-        if let Some(input) = &needs_input {
-            projection = Projection {
-                label: Label::WaitingForInput,
-                detail: Some(input.reason.as_str().to_owned()),
-                since_ms: Some(input.since_ms),
-            };
-        }
-        return RunStatus {
-            projection,
-            elapsed_ms: life.elapsed_ms(now),
-            outcome: Some(result.outcome),
-            needs_input,
-        };
+        return settled(artifacts, record, &result, life, now);
     }
     if let Some(remote) = &record.extra.remote {
         return crate::relay::project(artifacts, record, remote, now);
@@ -196,34 +159,7 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
     if matches!(child::read_run_exit(record), ExitRead::Found(_)) {
         life.finalize(evidence::ended_at_ms(artifacts, record).map_or(now, |at| at.min(now)));
     } else if record.status != LaunchStatus::Pending {
-        let observation = match herd_surface::open(record, artifacts) {
-            Ok((surface, target)) => {
-                match looks
-                    .inspect(record, surface.as_ref(), &target)
-                    .map(|seen| (seen.presence, seen.agent))
-                {
-                    Ok((Presence::Running, agent)) => {
-                        PaneObservation::Present(agent.unwrap_or(AgentStatus::Unknown))
-                    }
-                    Ok((Presence::Exited { .. }, _)) => {
-                        life.finalize(now);
-                        PaneObservation::Present(AgentStatus::Unknown)
-                    }
-                    Ok((Presence::Absent, _)) => PaneObservation::Missing,
-                    // Unanswered, and the runner is gone without a completion: nothing of
-                    // the child is left to trust (a stopped Herdr takes its panes' processes).
-                    Err(_) if runner_gone(record) => PaneObservation::Missing,
-                    Err(_) => PaneObservation::ReadError,
-                }
-            }
-            Err(_) => PaneObservation::ReadError,
-        };
-        // Unanswered since the last evidence of the run: a status cannot have watched longer.
-        let at = match observation {
-            PaneObservation::ReadError => last_evidence_ms(artifacts, record),
-            _ => now,
-        };
-        life.observe_pane(observation, at);
+        observe_surface(artifacts, record, looks, &mut life, now);
     }
     RunStatus {
         projection: life.project(now),
@@ -231,6 +167,93 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
         outcome: None,
         needs_input: life.needs_input(now).cloned(),
     }
+}
+
+/// The status of a run whose result settled: its outcome's label over the child's own run
+/// time, and a help request waiting for its answer until the session is resumed.
+fn settled(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    result: &crate::delivery::RunResult,
+    mut life: Lifecycle,
+    now: u64,
+) -> RunStatus {
+    let label = match result.outcome {
+        // A specialist that ended on its stop directive stopped (seed 003's `stopped`).
+        Outcome::Completed if result.details.stopped == Some(true) => Label::Stopped,
+        Outcome::Completed | Outcome::Help => Label::Completed,
+        Outcome::Cancelled => Label::Cancelled,
+        Outcome::Failed => Label::Failed,
+    };
+    // The run time is the child's own, as its result recorded it, not until settlement.
+    let ended = result
+        .details
+        .elapsed_ms
+        .map_or(result.settled_at_ms, |ms| {
+            record.created_at_ms.saturating_add(ms)
+        });
+    life.finish(label, ended.min(result.settled_at_ms));
+    let mut projection = life.project(now);
+    // A help request waits for its answer until the session is resumed.
+    let needs_input = (result.outcome == Outcome::Help
+        && !resumed_since(artifacts, record, result.settled_at_ms))
+    .then_some(NeedsInput {
+        reason: InputReason::HelpRequest,
+        since_ms: result.settled_at_ms,
+        kind: None,
+        title: None,
+    });
+    if let Some(input) = &needs_input {
+        projection = Projection {
+            label: Label::WaitingForInput,
+            detail: Some(input.reason.as_str().to_owned()),
+            since_ms: Some(input.since_ms),
+        };
+    }
+    RunStatus {
+        projection,
+        elapsed_ms: life.elapsed_ms(now),
+        outcome: Some(result.outcome),
+        needs_input,
+    }
+}
+
+/// Feeds `life` what the run's surface says of its pane (a listing shared through `looks`).
+fn observe_surface(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    looks: &mut Looks,
+    life: &mut Lifecycle,
+    now: u64,
+) {
+    let observation = match herd_surface::open(record, artifacts) {
+        Ok((surface, target)) => {
+            match looks
+                .inspect(record, surface.as_ref(), &target)
+                .map(|seen| (seen.presence, seen.agent))
+            {
+                Ok((Presence::Running, agent)) => {
+                    PaneObservation::Present(agent.unwrap_or(AgentStatus::Unknown))
+                }
+                Ok((Presence::Exited { .. }, _)) => {
+                    life.finalize(now);
+                    PaneObservation::Present(AgentStatus::Unknown)
+                }
+                Ok((Presence::Absent, _)) => PaneObservation::Missing,
+                // Unanswered, and the runner is gone without a completion: nothing of
+                // the child is left to trust (a stopped Herdr takes its panes' processes).
+                Err(_) if runner_gone(record) => PaneObservation::Missing,
+                Err(_) => PaneObservation::ReadError,
+            }
+        }
+        Err(_) => PaneObservation::ReadError,
+    };
+    // Unanswered since the last evidence of the run: a status cannot have watched longer.
+    let at = match observation {
+        PaneObservation::ReadError => last_evidence_ms(artifacts, record),
+        _ => now,
+    };
+    life.observe_pane(observation, at);
 }
 
 /// Feeds `life` what the child's own files say about waiting for a person: its
@@ -299,31 +322,7 @@ pub fn status(
 ) -> Result<Output, Error> {
     let records = match selector {
         Some(selector) => vec![herd_protocol::run::find(artifacts, selector, |_| true)?],
-        None => {
-            // The widget shows the runs in flight: the open-run set, whatever the history. The
-            // plain listing is the history too.
-            let ids = if widget {
-                herd_protocol::open_runs::list(artifacts)?
-                    .into_iter()
-                    .filter(|id| !herd_protocol::open_runs::is_closed(artifacts, id))
-                    .collect()
-            } else {
-                artifacts.run_ids()?
-            };
-            let mut records = Vec::new();
-            for id in ids {
-                // An attempt replaced by the next model is not a run of its own any more.
-                if herd_protocol::run::Superseded::read(artifacts, &id)
-                    .is_some_and(|s| s.successor.is_some())
-                {
-                    continue;
-                }
-                if let Ok(record) = RunRecord::load(artifacts, &id) {
-                    records.push(record);
-                }
-            }
-            records
-        }
+        None => listed(artifacts, widget)?,
     };
     if let Some(lines) = transcript {
         let [record] = records.as_slice() else {
@@ -414,6 +413,32 @@ pub fn status(
     }
     let json = WatchStatus::Runs(StatusRuns { runs: json_rows });
     Ok(Output::ok(herd_protocol::to_value(&json), human))
+}
+
+/// The records `status` shows without a selector: for the widget the runs in flight (the
+/// open-run set, whatever the history), else the history too; never an attempt replaced by the
+/// next model.
+fn listed(artifacts: &Artifacts, widget: bool) -> Result<Vec<RunRecord>, Error> {
+    let ids = if widget {
+        herd_protocol::open_runs::list(artifacts)?
+            .into_iter()
+            .filter(|id| !herd_protocol::open_runs::is_closed(artifacts, id))
+            .collect()
+    } else {
+        artifacts.run_ids()?
+    };
+    let mut records = Vec::new();
+    for id in ids {
+        if herd_protocol::run::Superseded::read(artifacts, &id)
+            .is_some_and(|s| s.successor.is_some())
+        {
+            continue;
+        }
+        if let Ok(record) = RunRecord::load(artifacts, &id) {
+            records.push(record);
+        }
+    }
+    Ok(records)
 }
 
 /// What a status line says after `waiting for input`: `since 2m · dialog (confirm "Delete?")`.
