@@ -138,20 +138,7 @@ pub fn build(
     let mut details = Details::default();
     // 2. The models that failed before this attempt: each one's raw error in the details, and a
     //    host line saying which model failed and why.
-    let failures = fallback::failures(artifacts, &record.run_id);
-    if !failures.is_empty() {
-        for failure in &failures {
-            ending.notes.push(format!(
-                "Model {} failed: {}",
-                herd_core::escape::encode_host_value(
-                    failure.model.as_deref().unwrap_or("(default)"),
-                    200
-                ),
-                herd_core::escape::encode_host_value(&failure.error, 500)
-            ));
-        }
-        details.fallback_failures = Some(failures);
-    }
+    fallback_failures(artifacts, record, &mut ending, &mut details);
     // 3. How it ended, from the evidence; a cancel that a passed time limit made is a failure.
     let mut cancellation = observe(
         &observed,
@@ -166,31 +153,11 @@ pub fn build(
         _ => None,
     };
     if let Some(expiry) = &expiry {
-        ending.outcome = Some(Outcome::Failed);
-        ending.timed_out = true;
-        left.report_into(record, &mut ending);
-        ending.failure = Some(format!(
-            "timed out: still running after its time limit of {} ms; its process was terminated",
-            expiry.limit_ms
-        ));
-        details.timed_out = Some(true);
-        details.time_limit_ms = Some(expiry.limit_ms);
+        timed_out(expiry.limit_ms, record, &left, &mut ending, &mut details);
     }
-    // 3b. A failure carries what herd holds of the child's last output, and where it is.
+    // 3b. A failure's last output.
     if ending.outcome == Some(Outcome::Failed) {
-        if let Some(last) = last_output(artifacts, record) {
-            match last.kept {
-                Kept::Stderr => {
-                    details.stderr_file = Some(last.file.clone());
-                    details.stderr_tail = Some(last.text.clone());
-                }
-                Kept::Screen => {
-                    details.screen_file = Some(last.file.clone());
-                    details.screen_tail = Some(last.text.clone());
-                }
-            }
-            ending.last_output = Some(last);
-        }
+        failure_output(artifacts, record, &mut ending, &mut details);
     }
     // 4. The worktree handoff, before the check so its changed files can be reported.
     let (handoff_json, changed_files) = handoff(artifacts, record, &mut ending);
@@ -221,17 +188,7 @@ pub fn build(
     // 7. A persistent specialist's end: stopped, or vanished.
     specialist_end(record, &observed, &mut ending, &mut details);
     // 8. What structured consumers read beside the message.
-    // What a renderer shows in the expanded view: the raw report, bounded as the block is.
-    if let Some(report) = &ending.report {
-        let kind = ending.report_kind();
-        let text = herd_core::escape::bounded_report_kept_in(report, ending.report_file.as_deref());
-        let view = herd_core::escape::expanded_view(&record.name, kind, &text);
-        details.report = Some(ReportView {
-            kind,
-            text,
-            view: Some(view),
-        });
-    }
+    details.report = report_view(record, &ending);
     if let Some(intent) = &cancellation {
         details.error = Some(if expiry.is_some() {
             CancelError::TimedOut
@@ -242,13 +199,7 @@ pub fn build(
     }
     details.worktree = handoff_json;
     details.model.clone_from(&ending.model_used);
-    match &left.output_files {
-        None => details.session_file = Some(record.session_file.clone()),
-        Some((stdout, stderr)) => {
-            details.stdout_file = Some(stdout.clone());
-            details.stderr_file = Some(stderr.clone());
-        }
-    }
+    left.files_into(record, &mut details);
     steering_details(artifacts, record, &mut details);
     // 9. What it cost: its session's usage, with its nested children's rolled up.
     if let Some(usage) = crate::usage::rolled_up(artifacts, record) {
@@ -269,6 +220,83 @@ pub fn build(
     }
 }
 
+/// Step 2: the models that failed before this attempt, each one's raw error in the details and
+/// a host line saying which model failed and why.
+fn fallback_failures(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    ending: &mut Ending,
+    details: &mut Details,
+) {
+    let failures = fallback::failures(artifacts, &record.run_id);
+    if !failures.is_empty() {
+        for failure in &failures {
+            ending.notes.push(format!(
+                "Model {} failed: {}",
+                herd_core::escape::encode_host_value(
+                    failure.model.as_deref().unwrap_or("(default)"),
+                    200
+                ),
+                herd_core::escape::encode_host_value(&failure.error, 500)
+            ));
+        }
+        details.fallback_failures = Some(failures);
+    }
+}
+
+/// Step 3: a cancel that a passed time limit made is a failure, saying so.
+fn timed_out(
+    limit_ms: u64,
+    record: &RunRecord,
+    left: &Left,
+    ending: &mut Ending,
+    details: &mut Details,
+) {
+    ending.outcome = Some(Outcome::Failed);
+    ending.timed_out = true;
+    left.report_into(record, ending);
+    ending.failure = Some(format!(
+        "timed out: still running after its time limit of {limit_ms} ms; its process was terminated"
+    ));
+    details.timed_out = Some(true);
+    details.time_limit_ms = Some(limit_ms);
+}
+
+/// Step 3b: a failure carries what herd holds of the child's last output, and where it is.
+fn failure_output(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    ending: &mut Ending,
+    details: &mut Details,
+) {
+    if let Some(last) = last_output(artifacts, record) {
+        match last.kept {
+            Kept::Stderr => {
+                details.stderr_file = Some(last.file.clone());
+                details.stderr_tail = Some(last.text.clone());
+            }
+            Kept::Screen => {
+                details.screen_file = Some(last.file.clone());
+                details.screen_tail = Some(last.text.clone());
+            }
+        }
+        ending.last_output = Some(last);
+    }
+}
+
+/// What a renderer shows in the expanded view: the raw report, bounded as the block is.
+fn report_view(record: &RunRecord, ending: &Ending) -> Option<ReportView> {
+    let report = ending.report.as_ref()?;
+    let kind = ending.report_kind();
+    let text = herd_core::escape::bounded_report_kept_in(report, ending.report_file.as_deref());
+    let view = herd_core::escape::expanded_view(&record.name, kind, &text);
+    Some(ReportView {
+        kind,
+        text,
+        view: Some(view),
+    })
+}
+
 /// What a finished child left to read: a Pi child's session, an exec child's output logs.
 struct Left {
     session: Option<evidence::SessionSummary>,
@@ -278,6 +306,17 @@ struct Left {
 }
 
 impl Left {
+    /// Where the details say the child's own record is: its session, or an exec child's logs.
+    fn files_into(&self, record: &RunRecord, details: &mut Details) {
+        match &self.output_files {
+            None => details.session_file = Some(record.session_file.clone()),
+            Some((stdout, stderr)) => {
+                details.stdout_file = Some(stdout.clone());
+                details.stderr_file = Some(stderr.clone());
+            }
+        }
+    }
+
     fn read(artifacts: &Artifacts, record: &RunRecord) -> Left {
         let session = match record.runner {
             Runner::Pi => evidence::summarize_session(Path::new(&record.session_file))
@@ -568,7 +607,7 @@ fn apply_acceptance(
     cancel: &Receiver<()>,
 ) {
     use herd_accept::report;
-    use herd_protocol::accept::{self, NotApplied, ReviewRecord, Status};
+    use herd_protocol::accept::{self, NotApplied, Status};
     let path = artifacts.acceptance_gate(&record.run_id);
     let run_gate = match accept::read_run_gate(&path) {
         Ok(Some(gate)) => gate,
@@ -622,10 +661,33 @@ fn apply_acceptance(
             gate: run_gate.gate.clone(),
         }));
     }
-    let Some(target) = &run_gate.reviews else {
-        return;
-    };
-    let (status, blockers, findings, reason) = report::review::decide(completed, raw.as_deref());
+    if let Some(target) = &run_gate.reviews {
+        review(
+            artifacts,
+            record,
+            target,
+            completed,
+            raw.as_deref(),
+            ending,
+            details,
+        );
+    }
+}
+
+/// A reviewer's decision on the run it reviews, recorded as that run's review and noted in
+/// this run's message.
+fn review(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    target: &herd_protocol::accept::ReviewTarget,
+    completed: bool,
+    raw: Option<&str>,
+    ending: &mut Ending,
+    details: &mut Details,
+) {
+    use herd_accept::report;
+    use herd_protocol::accept::{ReviewRecord, Status};
+    let (status, blockers, findings, reason) = report::review::decide(completed, raw);
     let review = ReviewRecord {
         format_version: ReviewRecord::FORMAT_VERSION,
         run_id: target.run_id.clone(),
