@@ -394,7 +394,10 @@ fn the_person_at_the_parent_is_told_once_that_a_child_waits_for_input(place: Whe
             .any(|l| l.contains(&row) && l.contains("waiting for input · since"))
             .then_some(text)
     });
-    assert!(widget.contains("─ Subagents ") && widget.contains("1 open"), "{widget}");
+    assert!(
+        widget.contains("─ Subagents ") && widget.contains("1 open"),
+        "{widget}"
+    );
 
     // The child is cancelled: its result is delivered as a message, and nothing more is told.
     // By the person, from a shell of the parent's surface.
