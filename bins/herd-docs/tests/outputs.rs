@@ -222,7 +222,10 @@ fn watch_outputs_and_sidecars_validate() {
     assert_valid("watch-steer.schema.json", &steer.json);
     assert_valid(
         "steer-queue.schema.json",
-        &read_json(&art.steer_queue("pend1")),
+        &read_json(
+            &art.run("pend1")
+                .path::<herd_protocol::intents::SteerQueue>(),
+        ),
     );
 
     // `follow` prints the events of supervision, one per line; collect them from the
@@ -276,7 +279,10 @@ fn watch_outputs_and_sidecars_validate() {
     }
     assert_valid(
         "cancel-intent.schema.json",
-        &read_json(&art.cancel_intent("pend1")),
+        &read_json(
+            &art.run("pend1")
+                .path::<herd_protocol::intents::CancelIntent>(),
+        ),
     );
     assert_valid(
         "watch-status.schema.json",

@@ -27,6 +27,7 @@ use herd_protocol::launch::resurrect::{
 use herd_protocol::layout::Artifacts;
 use herd_protocol::result::{Outcome, RunResult};
 use herd_protocol::run::{LaunchStatus, RunRecord, Runner, SurfaceKind};
+use herd_protocol::run_file::RunFile;
 use herd_protocol::worktree::manifest::{Manifest, State};
 
 use crate::resume::{Lost, Request};
@@ -365,7 +366,7 @@ fn bring_back(
     let run_id = candidate.record.run_id.clone();
     let entry = &mut candidate.entry;
     let marker = |successor: Option<String>, failure: Option<String>| Resurrected {
-        format_version: Resurrected::FORMAT_VERSION,
+        format_version: Resurrected::VERSION,
         at_ms: herd_core::time::now_ms(),
         successor,
         failure,
@@ -373,7 +374,7 @@ fn bring_back(
     // The claim: a resurrect killed after it and before the successor's record left nothing
     // running (the record is claimed before anything is launched), so the next one, under the
     // lock, finds no successor and takes the run up again.
-    if let Err(err) = sidecar::write_json(&artifacts.resurrected(&run_id), &marker(None, None)) {
+    if let Err(err) = artifacts.run(&run_id).write(marker(None, None)) {
         entry.status = ResurrectStatus::Failed;
         entry.message = format!("cannot write its marker: {err}");
         return;
@@ -437,10 +438,10 @@ fn bring_back(
             (None, Some(err.message))
         }
     };
-    if let Err(err) = sidecar::write_json(
-        &artifacts.resurrected(&run_id),
-        &marker(successor.clone(), failure),
-    ) {
+    if let Err(err) = artifacts
+        .run(&run_id)
+        .write(marker(successor.clone(), failure))
+    {
         // The successor's record still names the session: the run is not taken up again.
         entry
             .message

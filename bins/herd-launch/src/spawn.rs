@@ -23,6 +23,7 @@ use herd_core::{Error, ErrorCode, exit, sidecar};
 use herd_protocol::launch::{AckWorktree, FailedAttempt, LaunchAck};
 use herd_protocol::layout::{Artifacts, SessionFiles, safe_name};
 use herd_protocol::run::{LaunchStatus, PaneRef, RunRecord, SurfaceKind, WorktreeRef};
+use herd_protocol::run_file::RunFile;
 use herd_surface::{Launch, LaunchError, Surface};
 
 use crate::artifact::{self, Mode};
@@ -299,22 +300,16 @@ fn acceptance_section(plan: &Plan) -> Option<String> {
 /// Records that the failed attempt `run_id` was replaced by `successor`. A failure to write it
 /// leaves the attempt to be delivered as the failure it is, which misleads nobody.
 fn mark_superseded(artifacts: &Artifacts, run_id: &str, successor: &str) {
-    let superseded = herd_protocol::run::Superseded {
-        format_version: 1,
+    use herd_protocol::run::Superseded;
+    let superseded = Superseded {
+        format_version: <Superseded as RunFile>::VERSION,
         at_ms: herd_core::time::now_ms(),
         successor: Some(successor.to_owned()),
         failure: None,
         error: None,
     };
-    if let Ok(bytes) = serde_json::to_vec(&superseded) {
-        if crate::files::create_once(
-            &herd_protocol::run::Superseded::path(artifacts, run_id),
-            &bytes,
-        )
-        .is_ok()
-        {
-            herd_protocol::open_runs::remove(artifacts, run_id);
-        }
+    if artifacts.run(run_id).create_once(superseded).is_ok() {
+        herd_protocol::open_runs::remove(artifacts, run_id);
     }
 }
 
@@ -432,10 +427,11 @@ fn files_for(
         script: artifacts.scripts_dir().join(format!("{safe}-{run_id}.sh")),
         artifact,
         accept_spec: plan.accept.as_ref().map(|_| artifacts.accept_spec(run_id)),
-        acceptance: plan
-            .acceptance
-            .as_ref()
-            .map(|_| artifacts.acceptance_gate(run_id)),
+        acceptance: plan.acceptance.as_ref().map(|_| {
+            artifacts
+                .run(run_id)
+                .path::<herd_protocol::accept::RunGate>()
+        }),
         request: fallback.then(|| artifacts.launch_request(run_id)),
         skills: Vec::new(),
     })
@@ -705,7 +701,8 @@ fn prepare_and_launch(
     // is acquired (seed 003, cancel status `requested`); the watcher then delivers the cancelled
     // result. A pane herd was given (a retained worktree root) is never closed here.
     if let Some(target) = &owner {
-        if attempt.artifacts.cancel_intent(&record.run_id).exists() {
+        let run = attempt.artifacts.run(&record.run_id);
+        if run.path::<herd_protocol::intents::CancelIntent>().exists() {
             let deadline = Instant::now() + herd_surface::ABSENCE_CONFIRMATION;
             let _ = herd_surface::close_confirmed(attempt.surface, target, deadline);
         }
@@ -872,7 +869,7 @@ impl Attempt<'_> {
     /// Seed 004's gate, which herd-watch applies to the final report, and its summary in the
     /// record.
     fn write_gate(&self, record: &mut RunRecord, files: &Files) -> Result<(), Error> {
-        let (Some(gate), Some(path)) = (&self.plan.acceptance, &files.acceptance) else {
+        let (Some(gate), Some(_)) = (&self.plan.acceptance, &files.acceptance) else {
             return Ok(());
         };
         let run_gate = herd_protocol::accept::RunGate {
@@ -880,7 +877,7 @@ impl Attempt<'_> {
             gate: gate.clone(),
             reviews: review_target(self.artifacts, self.plan)?,
         };
-        herd_core::sidecar::write_json(path, &run_gate)?;
+        self.artifacts.run(&record.run_id).write(run_gate.clone())?;
         record.extra.acceptance = Some(herd_protocol::run::AcceptanceSummary {
             level: gate.level.as_str().to_owned(),
             explicit: gate.explicit,

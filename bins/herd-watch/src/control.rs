@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use herd_core::identity::{self, Judgement};
-use herd_core::{Error, ErrorCode, sidecar, time::now_ms};
+use herd_core::{Error, ErrorCode, time::now_ms};
 use herd_protocol::layout::Artifacts;
 use herd_protocol::run::{LaunchStatus, RunRecord, Runner};
 use herd_surface::{Closed, Key, Surface, Target};
@@ -18,7 +18,8 @@ pub use herd_protocol::intents::{
     CancelIntent, STEER_LEDGER_MAX, SteerQueue, SteerReceipt, SteeringLedger, Termination,
     read_intent, read_interrupt, steering_ledger, undelivered_steer,
 };
-use herd_protocol::intents::{Interrupt, STEER_ACK_WINDOW_MS, STEER_FILE_MAX, steering_path};
+use herd_protocol::intents::{Interrupt, STEER_ACK_WINDOW_MS};
+use herd_protocol::run_file::RunFile;
 
 /// The cancel deadline of seed 003.
 pub const CANCEL_DEADLINE: Duration = Duration::from_secs(5);
@@ -54,17 +55,15 @@ pub fn cancel(artifacts: &Artifacts, record: &RunRecord) -> Result<CancelReply, 
     if delivery::load(artifacts, &record.run_id)?.is_some() {
         return terminal(None);
     }
-    let path = artifacts.cancel_intent(&record.run_id);
     let fresh = CancelIntent {
-        format_version: 1,
+        format_version: CancelIntent::VERSION,
         requested_at_ms: now_ms(),
         termination: None,
         confirmed_at_ms: None,
         error: None,
     };
-    let bytes = serde_json::to_vec(&fresh).map_err(|e| Error::internal(e.to_string()))?;
     // Repeated cancels join the first: its request time stands.
-    sidecar::create_once(&path, &bytes)?;
+    artifacts.run(&record.run_id).create_once(fresh.clone())?;
     let mut intent = read_intent(artifacts, &record.run_id).unwrap_or(fresh);
     if record.status == LaunchStatus::Pending
         && crate::launch::judge(artifacts, record) == LaunchState::InProgress
@@ -88,7 +87,7 @@ pub fn cancel(artifacts: &Artifacts, record: &RunRecord) -> Result<CancelReply, 
             intent.termination = Some(Termination::Confirmed);
             intent.confirmed_at_ms = Some(now_ms());
             intent.error = None;
-            sidecar::write_json(&path, &intent)?;
+            artifacts.run(&record.run_id).write(intent.clone())?;
             let elapsed = now_ms().saturating_sub(record.created_at_ms);
             let (_tx, rx) = crossbeam_channel::bounded::<()>(1);
             let result = crate::finish::build(
@@ -112,7 +111,7 @@ pub fn cancel(artifacts: &Artifacts, record: &RunRecord) -> Result<CancelReply, 
         Err(reason) => {
             intent.termination = Some(Termination::Unconfirmed);
             intent.error = Some(reason.clone());
-            sidecar::write_json(&path, &intent)?;
+            artifacts.run(&record.run_id).write(intent.clone())?;
             Ok(CancelReply {
                 status: CancelStatus::Unconfirmed,
                 requested_at_ms: Some(intent.requested_at_ms),
@@ -126,7 +125,6 @@ pub fn cancel(artifacts: &Artifacts, record: &RunRecord) -> Result<CancelReply, 
 /// between attempts) and records the outcome in its intent: confirmed, or still unconfirmed with
 /// the newest reason. The result itself is settled by the watcher once the child is gone.
 pub fn retry_termination(artifacts: &Artifacts, record: &RunRecord) -> Result<(), String> {
-    let path = artifacts.cancel_intent(&record.run_id);
     let outcome = terminate(artifacts, record, Instant::now() + CANCEL_DEADLINE);
     let Some(mut intent) = read_intent(artifacts, &record.run_id) else {
         return outcome;
@@ -142,7 +140,10 @@ pub fn retry_termination(artifacts: &Artifacts, record: &RunRecord) -> Result<()
             intent.error = Some(reason.clone());
         }
     }
-    sidecar::write_json(&path, &intent).map_err(|e| e.to_string())?;
+    artifacts
+        .run(&record.run_id)
+        .write(intent)
+        .map_err(|e| e.to_string())?;
     outcome
 }
 
@@ -264,10 +265,10 @@ pub fn interrupt(artifacts: &Artifacts, record: &RunRecord) -> Result<u64, Error
         Instant::now() + herd_surface::REQUEST_BUDGET,
     )?;
     let stamp = Interrupt {
-        format_version: herd_protocol::intents::FORMAT_VERSION,
+        format_version: Interrupt::VERSION,
         at_ms: at,
     };
-    sidecar::write_json(&artifacts.interrupt(&record.run_id), &stamp)?;
+    artifacts.run(&record.run_id).write(stamp)?;
     Ok(at)
 }
 
@@ -282,7 +283,6 @@ fn record_receipt(
     receipt: &SteerReceipt,
 ) -> Result<(), Error> {
     let mut ledger = steering_ledger(artifacts, run_id);
-    ledger.format_version = 1;
     match ledger
         .requests
         .iter_mut()
@@ -293,7 +293,7 @@ fn record_receipt(
     }
     let extra = ledger.requests.len().saturating_sub(STEER_LEDGER_MAX);
     ledger.requests.drain(..extra);
-    sidecar::write_json(&steering_path(artifacts, run_id), &ledger)?;
+    artifacts.run(run_id).write(ledger)?;
     Ok(())
 }
 
@@ -445,8 +445,7 @@ fn enqueue(
         record_receipt(artifacts, run_id, receipt)?;
         return Ok(());
     }
-    let path = artifacts.steer_queue(run_id);
-    let mut queue: SteerQueue = sidecar::read_json(&path, STEER_FILE_MAX)?.unwrap_or_default();
+    let mut queue: SteerQueue = artifacts.run(run_id).read()?.unwrap_or_default();
     if queue.messages.len() >= STEER_QUEUE_MAX {
         let err = Error::new(
             ErrorCode::Conflict,
@@ -456,7 +455,6 @@ fn enqueue(
         record_receipt(artifacts, run_id, receipt)?;
         return Ok(());
     }
-    queue.format_version = 1;
     // Ids for messages queued before receipts were kept, so the lists stay aligned.
     while queue.request_ids.len() < queue.messages.len() {
         queue.request_ids.push(String::new());
@@ -465,7 +463,7 @@ fn enqueue(
     queue.request_ids.push(receipt.request_id.clone());
     receipt.state = SteerState::Queued;
     record_receipt(artifacts, run_id, receipt)?;
-    sidecar::write_json(&path, &queue)?;
+    artifacts.run(run_id).write(queue)?;
     Ok(())
 }
 
@@ -503,12 +501,12 @@ pub fn deliver_queued_steer(
     target: &Target,
 ) -> Result<bool, Error> {
     let run_id = record.run_id.as_str();
-    let path = artifacts.steer_queue(run_id);
-    if !path.exists() {
+    let run = artifacts.run(run_id);
+    if !run.path::<SteerQueue>().exists() {
         return Ok(false);
     }
     let _lock = steering_lock(artifacts, run_id)?;
-    let Some(mut queue) = sidecar::read_json::<SteerQueue>(&path, STEER_FILE_MAX)? else {
+    let Some(mut queue) = run.read::<SteerQueue>()? else {
         return Ok(false);
     };
     if queue.messages.is_empty() {
@@ -526,7 +524,7 @@ pub fn deliver_queued_steer(
     )?;
     queue.messages.remove(0);
     let request_id = (!queue.request_ids.is_empty()).then(|| queue.request_ids.remove(0));
-    sidecar::write_json(&path, &queue)?;
+    run.write(queue)?;
     let typed = now_ms();
     if let Some(request_id) = request_id.filter(|id| !id.is_empty()) {
         let ledger = steering_ledger(artifacts, run_id);

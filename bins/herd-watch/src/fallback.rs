@@ -6,10 +6,11 @@
 //! (`runs/<id>.superseded.json`, written once), so a restarted watcher never launches twice;
 //! a claim left without a successor by a crash is reported as uncertain, never retried.
 
+use herd_protocol::run_file::RunFile;
 use std::time::Duration;
 
 use herd_core::subprocess::{self, Command};
-use herd_core::{sidecar, time::now_ms};
+use herd_core::time::now_ms;
 use herd_protocol::layout::Artifacts;
 use herd_protocol::run::RunRecord;
 
@@ -69,18 +70,15 @@ pub enum Fallback {
 
 /// Launches the next model of `record` after its provider error `error`.
 pub fn launch_next(artifacts: &Artifacts, record: &RunRecord, error: &str) -> Fallback {
-    let path = Superseded::path(artifacts, &record.run_id);
+    let run = artifacts.run(&record.run_id);
     let claim = Superseded {
-        format_version: 1,
+        format_version: Superseded::VERSION,
         at_ms: now_ms(),
         successor: None,
         failure: None,
         error: Some(error.to_owned()),
     };
-    let Ok(bytes) = serde_json::to_vec(&claim) else {
-        return Fallback::NotLaunched("cannot encode the fallback claim".into());
-    };
-    match sidecar::create_once(&path, &bytes) {
+    match run.create_once(claim.clone()) {
         Ok(true) => {}
         Ok(false) => {
             // Claimed before, by a watcher that may have died mid-launch.
@@ -129,12 +127,12 @@ pub fn launch_next(artifacts: &Artifacts, record: &RunRecord, error: &str) -> Fa
                 models = earlier.models.into_iter().chain(models).collect();
             }
             let predecessor = Predecessor {
-                format_version: Predecessor::FORMAT_VERSION,
+                format_version: Predecessor::VERSION,
                 run_id: record.run_id.clone(),
                 models,
                 error: error.to_owned(),
             };
-            let _ = sidecar::write_json(&artifacts.predecessor(&successor), &predecessor);
+            let _ = artifacts.run(&successor).write(predecessor);
             (
                 Superseded {
                     successor: Some(successor.clone()),
@@ -151,7 +149,8 @@ pub fn launch_next(artifacts: &Artifacts, record: &RunRecord, error: &str) -> Fa
             Fallback::NotLaunched(failure),
         ),
     };
-    if sidecar::write_json(&path, &record_claim).is_ok() && record_claim.successor.is_some() {
+    let launched = record_claim.successor.is_some();
+    if run.write(record_claim).is_ok() && launched {
         herd_protocol::open_runs::remove(artifacts, &record.run_id);
     }
     result

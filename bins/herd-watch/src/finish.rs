@@ -608,8 +608,7 @@ fn apply_acceptance(
 ) {
     use herd_accept::report;
     use herd_protocol::accept::{self, NotApplied, Status};
-    let path = artifacts.acceptance_gate(&record.run_id);
-    let run_gate = match accept::read_run_gate(&path) {
+    let run_gate = match artifacts.run(&record.run_id).read::<accept::RunGate>() {
         Ok(Some(gate)) => gate,
         Ok(None) => return,
         Err(err) => {
@@ -686,10 +685,10 @@ fn review(
     details: &mut Details,
 ) {
     use herd_accept::report;
-    use herd_protocol::accept::{ReviewRecord, Status};
+    use herd_protocol::accept::{REVIEW_VERSION, ReviewRecord, Status};
     let (status, blockers, findings, reason) = report::review::decide(completed, raw);
     let review = ReviewRecord {
-        format_version: ReviewRecord::FORMAT_VERSION,
+        format_version: REVIEW_VERSION,
         run_id: target.run_id.clone(),
         reviewer_run_id: record.run_id.clone(),
         reviewer_name: record.name.clone(),
@@ -700,11 +699,11 @@ fn review(
         at_ms: now_ms(),
     };
     // A reviewer that supplied no review leaves an earlier reviewer's decision in place.
-    let review_path = artifacts.review(&target.run_id);
-    let written = if status == Status::ReviewRequired && review_path.exists() {
+    let run = artifacts.run(&target.run_id);
+    let written = if status == Status::ReviewRequired && run.path::<ReviewRecord>().exists() {
         Ok(())
     } else {
-        sidecar::write_json(&review_path, &review)
+        run.write(review.clone())
     };
     let mut note = format!(
         "Review of {} ({}): {} · {}",

@@ -9,10 +9,10 @@
 
 use std::thread::JoinHandle;
 
-use herd_core::sidecar;
-use herd_protocol::intents::{self, Expiry};
+use herd_protocol::intents::Expiry;
 use herd_protocol::layout::Artifacts;
 use herd_protocol::run::RunRecord;
+use herd_protocol::run_file::RunFile;
 
 /// Whether `record` has a time limit and it has passed at `now_ms`.
 pub fn expired(record: &RunRecord, now_ms: u64) -> bool {
@@ -27,15 +27,12 @@ pub fn enforce(artifacts: &Artifacts, record: &RunRecord, now_ms: u64) -> JoinHa
     let record = record.clone();
     std::thread::spawn(move || {
         let expiry = Expiry {
-            format_version: intents::FORMAT_VERSION,
+            format_version: Expiry::VERSION,
             limit_ms: record.time_limit_ms.unwrap_or_default(),
             expired_at_ms: now_ms,
         };
-        let Ok(bytes) = serde_json::to_vec(&expiry) else {
-            return;
-        };
         // The expiry comes first: a cancel intent without it would read as the parent's.
-        if sidecar::create_once(&artifacts.timeout(&record.run_id), &bytes).is_err() {
+        if artifacts.run(&record.run_id).create_once(expiry).is_err() {
             return;
         }
         // An unconfirmed termination keeps its intent; supervision goes on as after a cancel.

@@ -6,7 +6,6 @@
 
 use crate::layout::Artifacts;
 use crate::watch::{SteerError, SteerState, WatchSteer};
-use herd_core::sidecar;
 use serde::{Deserialize, Serialize};
 
 /// How a termination attempt ended.
@@ -49,9 +48,7 @@ impl CancelIntent {
 
 /// Reads the cancel intent of `run_id`, if one was recorded.
 pub fn read_intent(artifacts: &Artifacts, run_id: &str) -> Option<CancelIntent> {
-    sidecar::read_json(&artifacts.cancel_intent(run_id), 16 * 1024)
-        .ok()
-        .flatten()
+    artifacts.run(run_id).read().ok().flatten()
 }
 
 /// The version of the one-field stamps here ([`Interrupt`], [`Expiry`]) and of the intent.
@@ -67,7 +64,9 @@ pub struct Interrupt {
 
 /// Reads when `run_id` was last interrupted.
 pub fn read_interrupt(artifacts: &Artifacts, run_id: &str) -> Option<u64> {
-    sidecar::read_json::<Interrupt>(&artifacts.interrupt(run_id), 4096)
+    artifacts
+        .run(run_id)
+        .read::<Interrupt>()
         .ok()
         .flatten()
         .map(|stamp| stamp.at_ms)
@@ -85,9 +84,7 @@ pub struct Expiry {
 
 /// Reads the expiry of `run_id`, if its limit passed.
 pub fn read_expiry(artifacts: &Artifacts, run_id: &str) -> Option<Expiry> {
-    sidecar::read_json(&artifacts.timeout(run_id), 4096)
-        .ok()
-        .flatten()
+    artifacts.run(run_id).read().ok().flatten()
 }
 
 /// One steering request as the ledger keeps it.
@@ -163,16 +160,11 @@ pub struct SteerQueue {
     pub request_ids: Vec<String>,
 }
 
-/// The bound of a steering file read.
-pub const STEER_FILE_MAX: u64 = 1024 * 1024;
-
-pub fn steering_path(artifacts: &Artifacts, run_id: &str) -> std::path::PathBuf {
-    artifacts.steering_ledger(run_id)
-}
-
 /// The steering ledger of `run_id` (empty when nothing was ever steered or it cannot be read).
 pub fn steering_ledger(artifacts: &Artifacts, run_id: &str) -> SteeringLedger {
-    sidecar::read_json(&steering_path(artifacts, run_id), STEER_FILE_MAX)
+    artifacts
+        .run(run_id)
+        .read()
         .ok()
         .flatten()
         .unwrap_or_default()
@@ -180,7 +172,9 @@ pub fn steering_ledger(artifacts: &Artifacts, run_id: &str) -> SteeringLedger {
 
 /// The steering messages still queued when a run ended (its result's details report them).
 pub fn undelivered_steer(artifacts: &Artifacts, run_id: &str) -> Vec<String> {
-    sidecar::read_json::<SteerQueue>(&artifacts.steer_queue(run_id), 1024 * 1024)
+    artifacts
+        .run(run_id)
+        .read::<SteerQueue>()
         .ok()
         .flatten()
         .map(|q| q.messages)

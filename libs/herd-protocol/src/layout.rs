@@ -404,7 +404,9 @@ fn configured_root() -> Result<PathBuf, Error> {
     Ok(PathBuf::from(home).join(".herdr").join("worktrees"))
 }
 
-/// The per-run files of `runs/` beside the record, each `runs/<run-id>.<suffix>`.
+/// The per-run files of `runs/` beside the record that are not one of [`crate::run_file`]'s
+/// versioned documents (markers, a lock, a request as given, an exec child's own files): each
+/// `runs/<run-id>.<suffix>`.
 macro_rules! run_files {
     ($($(#[$doc:meta])* $name:ident => $suffix:literal,)*) => {
         impl Artifacts {
@@ -416,32 +418,12 @@ macro_rules! run_files {
 }
 
 run_files! {
-    /// `herd-watch cancel`'s intent, then the termination's outcome.
-    cancel_intent => "cancel.json",
-    /// When `herd-watch interrupt` last sent Escape.
-    interrupt => "interrupt.json",
-    /// The steering messages not yet delivered.
-    steer_queue => "steer.json",
     /// The lock every steering writer takes.
     steer_lock => "steer.lock",
-    /// The receipts of the last steering requests.
-    steering_ledger => "steering.json",
-    /// The time limit that passed.
-    timeout => "timeout.json",
-    /// The attempt a model fallback replaced, beside its successor.
-    predecessor => "predecessor.json",
-    /// The attempt was replaced and is not delivered.
-    superseded => "superseded.json",
-    /// `herd-launch resurrect` took up the lost run: its successor, once launched.
-    resurrected => "resurrected.json",
     /// The result was delivered (exactly once).
     delivered => "delivered",
     /// The run's line was appended to `outcomes.jsonl`.
     ledgered => "ledgered",
-    /// The run's seed 004 acceptance gate.
-    acceptance_gate => "acceptance.json",
-    /// A reviewer's decision on the run.
-    review => "review.json",
     /// The launch request as given, for a model fallback's launch.
     launch_request => "request.json",
     /// An exec child's prompt.

@@ -10,6 +10,8 @@
 //!
 //! - [`layout`]: where every file of an artifacts directory lives, and the managed root;
 //! - [`run`]: the run record `runs/<run-id>.json`, and the superseded marker;
+//! - [`run_file`]: the files beside a run's record, each a type with its suffix, version, read
+//!   bound and durability, read and written through one [`run_file::Run`] handle;
 //! - [`open_runs`]: the index of the runs not yet settled;
 //! - [`intents`]: what the parent asked of a run (cancel, interrupt, steering) and a time limit's
 //!   expiry;
@@ -42,6 +44,7 @@ pub mod open_runs;
 pub mod persistent;
 pub mod result;
 pub mod run;
+pub mod run_file;
 pub mod usage;
 pub mod watch;
 pub mod worktree;

@@ -233,7 +233,7 @@ mod tests {
         }
         fs::write(art.delivered("b2"), "{}").unwrap();
         sidecar::write_json(
-            &crate::run::Superseded::path(&art, "c3"),
+            &art.run("c3").path::<crate::run::Superseded>(),
             &serde_json::json!({"format_version": 1, "at_ms": 1, "successor": "d4"}),
         )
         .unwrap();

@@ -340,15 +340,9 @@ pub struct Superseded {
 }
 
 impl Superseded {
-    pub fn path(artifacts: &Artifacts, run_id: &str) -> std::path::PathBuf {
-        artifacts.superseded(run_id)
-    }
-
     /// Reads the file of `run_id`; `None` when there is none or it cannot be read.
     pub fn read(artifacts: &Artifacts, run_id: &str) -> Option<Superseded> {
-        sidecar::read_json(&Superseded::path(artifacts, run_id), 16 * 1024)
-            .ok()
-            .flatten()
+        artifacts.run(run_id).read().ok().flatten()
     }
 }
 
@@ -368,14 +362,9 @@ pub struct Predecessor {
 }
 
 impl Predecessor {
-    /// The version this build writes.
-    pub const FORMAT_VERSION: u64 = 1;
-
     /// Reads the predecessor of `run_id`; `None` when there is none or it cannot be read.
     pub fn read(artifacts: &Artifacts, run_id: &str) -> Option<Predecessor> {
-        sidecar::read_json(&artifacts.predecessor(run_id), 64 * 1024)
-            .ok()
-            .flatten()
+        artifacts.run(run_id).read().ok().flatten()
     }
 }
 

@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::layout::{Artifacts, RUN_ID_PATTERN};
 use crate::run::LaunchStatus;
-use herd_core::sidecar;
 
 /// `runs/<run-id>.resurrected.json`: a resurrect took up this lost run. Written (as a claim, with
 /// no successor yet) before its resume is launched, and again with the successor's run id once
@@ -28,17 +27,9 @@ pub struct Resurrected {
 }
 
 impl Resurrected {
-    /// The version this build writes.
-    pub const FORMAT_VERSION: u64 = 1;
-
-    /// The bound of a marker read.
-    pub const READ_LIMIT: u64 = 16 * 1024;
-
     /// Reads the marker of `run_id`; `None` when there is none or it cannot be read.
     pub fn read(artifacts: &Artifacts, run_id: &str) -> Option<Resurrected> {
-        sidecar::read_json(&artifacts.resurrected(run_id), Self::READ_LIMIT)
-            .ok()
-            .flatten()
+        artifacts.run(run_id).read().ok().flatten()
     }
 }
 

@@ -1,0 +1,249 @@
+//! The files beside a run's record, each a type.
+//!
+//! A per-run file is `runs/<run-id>.<suffix>`: a JSON document with a `format_version`. Its type
+//! says, once, what every reader and writer of it must agree on ([`RunFile`]): the suffix, the
+//! version herd stamps on a write and accepts on a read (a newer one is refused, never misread),
+//! the bound of a read, and whether a write is fsynced. A [`Run`] handle reads, writes and
+//! creates each file through that table, so no caller spells a suffix, a version or a bound;
+//! the test at the end of this file keeps it so in `bins/` and `libs/`.
+//!
+//! ```
+//! use herd_protocol::intents::Interrupt;
+//! use herd_protocol::layout::Artifacts;
+//! let dir = tempfile::tempdir().unwrap();
+//! let artifacts = Artifacts::new(dir.path());
+//! let run = artifacts.run("ab12cd34");
+//! run.write(Interrupt { format_version: 0, at_ms: 7 }).unwrap();
+//! assert_eq!(run.read::<Interrupt>().unwrap().unwrap().format_version, 1);
+//! ```
+
+use std::path::PathBuf;
+
+use herd_core::sidecar::{self, AtomicWrite, Durability};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::layout::Artifacts;
+
+/// A file of `runs/` beside a run's record.
+pub trait RunFile: Serialize + DeserializeOwned {
+    /// The file is `runs/<run-id>.<SUFFIX>`.
+    const SUFFIX: &'static str;
+    /// The `format_version` a write stamps and the newest a read accepts.
+    const VERSION: u64;
+    /// The most a read takes in.
+    const READ_LIMIT: u64;
+    /// Whether a write survives a crash of the machine ([`Durability::Synced`]) or only one of
+    /// its writer.
+    const DURABILITY: Durability;
+    /// Sets the file's `format_version` to [`RunFile::VERSION`].
+    fn stamp(&mut self);
+}
+
+/// Implements [`RunFile`] for types whose version is their `format_version` field.
+macro_rules! run_file {
+    ($($(#[$doc:meta])* $ty:ty => $suffix:literal, version $version:expr, limit $limit:expr, $durability:ident;)*) => {
+        $(
+            $(#[$doc])*
+            impl RunFile for $ty {
+                const SUFFIX: &'static str = $suffix;
+                const VERSION: u64 = $version;
+                const READ_LIMIT: u64 = $limit;
+                const DURABILITY: Durability = Durability::$durability;
+                fn stamp(&mut self) {
+                    self.format_version = $version;
+                }
+            }
+        )*
+    };
+}
+
+run_file! {
+    /// `herd-watch cancel`'s intent, then the termination's outcome.
+    crate::intents::CancelIntent => "cancel.json", version 1, limit 16 * 1024, Synced;
+    /// When `herd-watch interrupt` last sent Escape.
+    crate::intents::Interrupt => "interrupt.json", version 1, limit 4 * 1024, Synced;
+    /// The time limit that passed, written once before the cancel it leads to.
+    crate::intents::Expiry => "timeout.json", version 1, limit 4 * 1024, Synced;
+    /// The steering messages not yet delivered.
+    crate::intents::SteerQueue => "steer.json", version 1, limit 1024 * 1024, Synced;
+    /// The receipts of the last steering requests.
+    crate::intents::SteeringLedger => "steering.json", version 1, limit 1024 * 1024, Synced;
+    /// The attempt was replaced and is not delivered.
+    crate::run::Superseded => "superseded.json", version 1, limit 16 * 1024, Synced;
+    /// The attempts a model fallback replaced, beside their successor.
+    crate::run::Predecessor => "predecessor.json", version 1, limit 64 * 1024, Synced;
+    /// `herd-launch resurrect` took up the lost run: its successor, once launched.
+    crate::launch::resurrect::Resurrected => "resurrected.json", version 1, limit 16 * 1024, Synced;
+    /// The run's seed 004 acceptance gate.
+    crate::accept::RunGate => "acceptance.json", version crate::accept::RUN_GATE_VERSION, limit crate::accept::RUN_GATE_READ_LIMIT, Synced;
+    /// A reviewer's decision on the run.
+    crate::accept::ReviewRecord => "review.json", version crate::accept::REVIEW_VERSION, limit 256 * 1024, Synced;
+}
+
+/// The files of one run: `runs/<run-id>.*` of an artifacts directory.
+#[derive(Debug, Clone, Copy)]
+pub struct Run<'a> {
+    artifacts: &'a Artifacts,
+    run_id: &'a str,
+}
+
+impl Artifacts {
+    /// The files of run `run_id`.
+    pub fn run<'a>(&'a self, run_id: &'a str) -> Run<'a> {
+        Run {
+            artifacts: self,
+            run_id,
+        }
+    }
+}
+
+impl Run<'_> {
+    /// Where file `F` of this run is.
+    pub fn path<F: RunFile>(&self) -> PathBuf {
+        self.artifacts
+            .runs_dir()
+            .join(format!("{}.{}", self.run_id, F::SUFFIX))
+    }
+
+    /// Reads file `F`: `Ok(None)` when there is none; an error when it is larger than its bound,
+    /// malformed, or of a newer version than this build knows.
+    pub fn read<F: RunFile>(&self) -> Result<Option<F>, sidecar::Error> {
+        sidecar::read_versioned(
+            &self.path::<F>(),
+            F::READ_LIMIT,
+            "format_version",
+            F::VERSION,
+        )
+    }
+
+    /// Writes file `F`, stamped with its version, atomically (replacing the one there).
+    pub fn write<F: RunFile>(&self, mut file: F) -> Result<(), sidecar::Error> {
+        file.stamp();
+        AtomicWrite::new(F::DURABILITY).replace(&self.path::<F>(), &encode(&file)?)
+    }
+
+    /// Creates file `F`, stamped with its version, unless it exists: `false` when it did (and it
+    /// is kept as it was).
+    pub fn create_once<F: RunFile>(&self, mut file: F) -> Result<bool, sidecar::Error> {
+        file.stamp();
+        AtomicWrite::new(F::DURABILITY).create_once(&self.path::<F>(), &encode(&file)?)
+    }
+}
+
+/// Pretty JSON and a newline, as every herd file.
+fn encode<F: RunFile>(file: &F) -> Result<Vec<u8>, sidecar::Error> {
+    let mut bytes = serde_json::to_vec_pretty(file).map_err(|e| sidecar::Error::Malformed {
+        path: PathBuf::from(F::SUFFIX),
+        source: e,
+    })?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::intents::{CancelIntent, Interrupt};
+
+    #[test]
+    fn a_write_stamps_the_version_and_a_read_refuses_a_newer_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let artifacts = Artifacts::new(dir.path());
+        let run = artifacts.run("ab12cd34");
+        assert!(run.read::<Interrupt>().unwrap().is_none());
+        run.write(Interrupt {
+            format_version: 9,
+            at_ms: 5,
+        })
+        .unwrap();
+        let path = run.path::<Interrupt>();
+        assert_eq!(path, dir.path().join("runs/ab12cd34.interrupt.json"));
+        assert_eq!(
+            run.read::<Interrupt>().unwrap(),
+            Some(Interrupt {
+                format_version: 1,
+                at_ms: 5
+            })
+        );
+        std::fs::write(&path, r#"{"format_version": 2, "at_ms": 5}"#).unwrap();
+        assert!(matches!(
+            run.read::<Interrupt>(),
+            Err(sidecar::Error::NewerVersion { found: 2, .. })
+        ));
+        std::fs::write(&path, vec![b' '; 5 * 1024]).unwrap();
+        assert!(run.read::<Interrupt>().is_err(), "beyond its bound");
+    }
+
+    #[test]
+    fn create_once_keeps_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let artifacts = Artifacts::new(dir.path());
+        let run = artifacts.run("ab12cd34");
+        let intent = |at| CancelIntent {
+            format_version: 0,
+            requested_at_ms: at,
+            termination: None,
+            confirmed_at_ms: None,
+            error: None,
+        };
+        assert!(run.create_once(intent(1)).unwrap());
+        assert!(!run.create_once(intent(2)).unwrap());
+        let kept = run.read::<CancelIntent>().unwrap().unwrap();
+        assert_eq!((kept.format_version, kept.requested_at_ms), (1, 1));
+    }
+
+    /// The suffixes of the table, spelled nowhere else in `bins/` and `libs/`: a file of a run is
+    /// named through its type.
+    #[test]
+    fn no_suffix_of_the_table_is_spelled_outside_herd_protocol() {
+        let suffixes = [
+            <CancelIntent as RunFile>::SUFFIX,
+            <Interrupt as RunFile>::SUFFIX,
+            <crate::intents::Expiry as RunFile>::SUFFIX,
+            <crate::intents::SteerQueue as RunFile>::SUFFIX,
+            <crate::intents::SteeringLedger as RunFile>::SUFFIX,
+            <crate::run::Superseded as RunFile>::SUFFIX,
+            <crate::run::Predecessor as RunFile>::SUFFIX,
+            <crate::launch::resurrect::Resurrected as RunFile>::SUFFIX,
+            <crate::accept::RunGate as RunFile>::SUFFIX,
+            <crate::accept::ReviewRecord as RunFile>::SUFFIX,
+        ];
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut found = Vec::new();
+        for top in ["bins", "libs"] {
+            scan(&root.join(top), &suffixes, &mut found);
+        }
+        assert!(
+            found.is_empty(),
+            "per-run file suffixes spelled outside herd-protocol's table: {found:#?}"
+        );
+    }
+
+    fn scan(dir: &std::path::Path, suffixes: &[&str], found: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.ends_with("herd-protocol")
+                || path.ends_with("tests")
+                || path.ends_with("tests.rs")
+            {
+                continue;
+            }
+            if path.is_dir() {
+                scan(&path, suffixes, found);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                for suffix in suffixes {
+                    let quoted = format!("\".{suffix}\"");
+                    let dotted = format!(".{suffix}\"");
+                    if text.contains(&quoted) || text.contains(&dotted) {
+                        found.push(format!("{}: {suffix}", path.display()));
+                    }
+                }
+            }
+        }
+    }
+}
