@@ -393,7 +393,11 @@ fn claim(
             surface: SurfaceKind::Process,
             status: LaunchStatus::Pending,
             cwd: String::new(),
-            session_file: artifacts.remote_state(&run_id).display().to_string(),
+            session_file: artifacts
+                .run(&run_id)
+                .path::<herd_protocol::run::RemoteState>()
+                .display()
+                .to_string(),
             pane: None,
             worktree: None,
             accept_spec: None,

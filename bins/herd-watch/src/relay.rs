@@ -28,7 +28,8 @@ use std::time::{Duration, Instant};
 use herd_cli::Output;
 use herd_core::{Error, ErrorCode, exit, sidecar};
 use herd_protocol::layout::Artifacts;
-use herd_protocol::run::{RemoteRun, RunRecord};
+use herd_protocol::run::{RemoteRun, RemoteState, RunRecord};
+use herd_protocol::run_file::RunFile;
 use herd_protocol::watch::{Label, WatchEvent};
 use herd_remote::stream::{Line, Session};
 use herd_remote::{Destination, HostRecord, Hosts, Ssh};
@@ -61,18 +62,6 @@ pub struct RelayState {
     pub last_seen_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-}
-
-/// `runs/<id>.remote.json`: what the host last said of the run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RemoteState {
-    pub format_version: u64,
-    pub label: Label,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub since_ms: Option<u64>,
-    pub seen_at_ms: u64,
 }
 
 const STATE_LIMIT: u64 = 64 * 1024;
@@ -477,13 +466,13 @@ fn take_line(
                     .is_some_and(|m| m.run_id.as_deref() == Some(run_id.as_str()))
             }) {
                 let state = RemoteState {
-                    format_version: 1,
+                    format_version: RemoteState::VERSION,
                     label,
                     detail,
                     since_ms,
                     seen_at_ms: herd_core::time::now_ms(),
                 };
-                let _ = sidecar::write_json(&artifacts.remote_state(&local.run_id), &state);
+                let _ = artifacts.run(&local.run_id).write(state);
             }
             Ok(false)
         }
@@ -539,10 +528,7 @@ pub fn project(
     remote: &RemoteRun,
     now: u64,
 ) -> RunStatus {
-    let said: Option<RemoteState> =
-        sidecar::read_json(&artifacts.remote_state(&record.run_id), STATE_LIMIT)
-            .ok()
-            .flatten();
+    let said: Option<RemoteState> = artifacts.run(&record.run_id).read().ok().flatten();
     let relay = read_state(artifacts, &remote.host);
     let mut detail = format!("on {}", remote.host);
     if let Some(d) = said.as_ref().and_then(|s| s.detail.as_deref()) {

@@ -30,8 +30,6 @@ pub const LINE_MAX: usize = 16 * 1024 * 1024;
 const CHUNK: usize = 1024 * 1024;
 /// How many bytes before the offset the cursor keeps to recognise the file.
 const TAIL_KEPT: u64 = 64;
-/// The largest cursor file read.
-const CURSOR_LIMIT: u64 = 4 * 1024 * 1024;
 /// How many task marks a cursor keeps (a specialist's most recent tasks).
 const TASK_MARKS: usize = 500;
 /// How deep nested children are rolled up.
@@ -40,15 +38,6 @@ const NESTING_MAX: usize = 8;
 const LOCK_WAIT: Duration = Duration::from_secs(2);
 /// How long before its parent's creation a child's record may seem written (clock steps).
 const CLOCK_SLACK_MS: u64 = 5_000;
-
-/// The cursor's file beside the run record.
-pub fn cursor_path(artifacts: &Artifacts, run_id: &str) -> std::path::PathBuf {
-    artifacts.runs_dir().join(format!("{run_id}.usage.json"))
-}
-
-fn lock_path(artifacts: &Artifacts, run_id: &str) -> std::path::PathBuf {
-    artifacts.runs_dir().join(format!("{run_id}.usage.lock"))
-}
 
 /// Reads `session` from where `cursor` stopped (from its start without a cursor, or when the
 /// cursor is of another file or of a file rewritten since) to its current end. `Ok(None)` when
@@ -257,17 +246,12 @@ fn figures_of(usage: &serde_json::Value) -> Option<Figures> {
 
 /// Reads the cursor of `run_id`; `None` when there is none or it cannot be read.
 fn read_cursor(artifacts: &Artifacts, run_id: &str) -> Option<UsageCursor> {
-    sidecar::read_json::<UsageCursor>(&cursor_path(artifacts, run_id), CURSOR_LIMIT)
-        .ok()
-        .flatten()
-        .filter(|c| c.format_version <= CURSOR_VERSION)
+    artifacts.run(run_id).read().ok().flatten()
 }
 
 fn write_cursor(artifacts: &Artifacts, run_id: &str, cursor: &UsageCursor) {
-    let bytes = herd_protocol::to_value(cursor).to_string();
     // Readers see the old cursor or the new one; a lost one only costs a read from the start.
-    let _ = sidecar::AtomicWrite::new(sidecar::Durability::Unsynced)
-        .replace(&cursor_path(artifacts, run_id), bytes.as_bytes());
+    let _ = artifacts.run(run_id).write(cursor.clone());
 }
 
 /// The run's own session read up to its end, its cursor advanced; with `update`, applied to the
@@ -283,7 +267,7 @@ fn own_cursor(
     }
     // One reader of a run's cursor at a time; one that cannot wait reads without writing.
     let lock = herd_core::lock::exclusive(
-        &lock_path(artifacts, &record.run_id),
+        &artifacts.usage_lock(&record.run_id),
         Instant::now() + LOCK_WAIT,
     )
     .ok();

@@ -132,12 +132,6 @@ impl Artifacts {
         self.run_file(run_id, "launcher.json")
     }
 
-    /// What the relay last heard of a run on another machine (`runs/<id>.remote.json`): its
-    /// label on the host and when; it also stands as the run's local session file.
-    pub fn remote_state(&self, run_id: &str) -> PathBuf {
-        self.run_file(run_id, "remote.json")
-    }
-
     /// The relay of one host: its lock and its connection state (`relays/<host>.lock`,
     /// `relays/<host>.json`).
     pub fn relay_dir(&self) -> PathBuf {
@@ -420,6 +414,8 @@ macro_rules! run_files {
 run_files! {
     /// The lock every steering writer takes.
     steer_lock => "steer.lock",
+    /// The lock a reader of the run's usage takes while it advances the cursor.
+    usage_lock => "usage.lock",
     /// The result was delivered (exactly once).
     delivered => "delivered",
     /// The run's line was appended to `outcomes.jsonl`.

@@ -321,6 +321,19 @@ impl RunRecord {
     }
 }
 
+/// `runs/<id>.remote.json`: what the host of a run on another machine last said of it (its label
+/// there and when), written by the relay; its path also stands as the run's local session file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteState {
+    pub format_version: u64,
+    pub label: crate::watch::Label,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since_ms: Option<u64>,
+    pub seen_at_ms: u64,
+}
+
 /// `runs/<id>.superseded.json`: the run was replaced by another attempt (a model fallback after
 /// a provider error, or the next candidate after a definite launch failure) and is not delivered.
 /// Written once, as a claim first (no successor yet) when the decision precedes the launch.

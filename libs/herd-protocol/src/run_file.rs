@@ -36,6 +36,8 @@ pub trait RunFile: Serialize + DeserializeOwned {
     /// Whether a write survives a crash of the machine ([`Durability::Synced`]) or only one of
     /// its writer.
     const DURABILITY: Durability;
+    /// The name of the version field on disk.
+    const VERSION_FIELD: &'static str = "format_version";
     /// Sets the file's `format_version` to [`RunFile::VERSION`].
     fn stamp(&mut self);
 }
@@ -79,6 +81,21 @@ run_file! {
     crate::accept::RunGate => "acceptance.json", version crate::accept::RUN_GATE_VERSION, limit crate::accept::RUN_GATE_READ_LIMIT, Synced;
     /// A reviewer's decision on the run.
     crate::accept::ReviewRecord => "review.json", version crate::accept::REVIEW_VERSION, limit 256 * 1024, Synced;
+    /// What the host of a run on another machine last said of it.
+    crate::run::RemoteState => "remote.json", version 1, limit 64 * 1024, Synced;
+}
+
+/// How far `herd-watch` read the run's session for its usage. A lost write only costs a read
+/// from the start, so it is not fsynced.
+impl RunFile for crate::usage::UsageCursor {
+    const SUFFIX: &'static str = "usage.json";
+    const VERSION: u64 = crate::usage::CURSOR_VERSION;
+    const READ_LIMIT: u64 = 4 * 1024 * 1024;
+    const DURABILITY: Durability = Durability::Unsynced;
+    const VERSION_FIELD: &'static str = "formatVersion";
+    fn stamp(&mut self) {
+        self.format_version = crate::usage::CURSOR_VERSION;
+    }
 }
 
 /// The files of one run: `runs/<run-id>.*` of an artifacts directory.
@@ -112,7 +129,7 @@ impl Run<'_> {
         sidecar::read_versioned(
             &self.path::<F>(),
             F::READ_LIMIT,
-            "format_version",
+            F::VERSION_FIELD,
             F::VERSION,
         )
     }
@@ -208,6 +225,8 @@ mod tests {
             <crate::launch::resurrect::Resurrected as RunFile>::SUFFIX,
             <crate::accept::RunGate as RunFile>::SUFFIX,
             <crate::accept::ReviewRecord as RunFile>::SUFFIX,
+            <crate::run::RemoteState as RunFile>::SUFFIX,
+            <crate::usage::UsageCursor as RunFile>::SUFFIX,
         ];
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let mut found = Vec::new();
