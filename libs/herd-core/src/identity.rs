@@ -20,9 +20,8 @@
 //! an unknown answer does not signal.
 
 use std::fmt;
-use std::fs::File;
-use std::io::{self, Read};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -30,7 +29,12 @@ use serde::Serialize;
 
 use crate::{ErrorCode, sidecar};
 
+mod pidfd;
+mod proc;
 mod session;
+
+use pidfd::Pidfd;
+use proc::{Host, Stat, parse_digits, parse_stat, read_proc, stat_path, valid_pid};
 pub use session::{session_count, signal_session, terminate_session, wait_empty};
 
 /// The version of the record format; any other version is refused.
@@ -610,7 +614,7 @@ impl ExitWatch {
 
 impl AsFd for ExitWatch {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        self.0.0.as_fd()
+        self.0.as_fd()
     }
 }
 
@@ -708,255 +712,6 @@ pub fn boot_id() -> Result<String, Error> {
             path: boot_path.to_path_buf(),
             reason: "is empty or not text".into(),
         })
-}
-
-/// The boot and PID namespace of the calling process, read from a `/proc` it has verified.
-#[derive(Clone)]
-struct Host {
-    boot_id: String,
-    pid_namespace: String,
-}
-
-/// The host as this process first read it: neither its boot nor its own PID namespace changes
-/// while it runs, so a supervisor judging many identities a second reads them once. (A forked
-/// child of herd runs only async-signal-safe code before its exec, never this.)
-static HOST: std::sync::Mutex<Option<Host>> = std::sync::Mutex::new(None);
-
-impl Host {
-    fn read() -> Result<Host, Error> {
-        let mut cached = HOST
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(host) = cached.as_ref() {
-            return Ok(host.clone());
-        }
-        let host = Host::read_proc()?;
-        *cached = Some(host.clone());
-        Ok(host)
-    }
-
-    fn read_proc() -> Result<Host, Error> {
-        // A `/proc` mounted from another PID namespace would show other processes under the
-        // same numbers; it is trusted only when it shows this process under its own PID.
-        let self_stat = Path::new(SELF_STAT_PATH);
-        let bytes = read_proc(self_stat)
-            .map_err(|source| Error::Proc {
-                path: self_stat.to_path_buf(),
-                source,
-            })?
-            .ok_or_else(|| Error::UntrustedProc {
-                reason: format!("{SELF_STAT_PATH} does not exist"),
-            })?;
-        let own = std::process::id();
-        let shown = parse_stat(&bytes)
-            .map_err(|reason| Error::ProcFormat {
-                path: self_stat.to_path_buf(),
-                reason,
-            })?
-            .pid;
-        if shown != own {
-            return Err(Error::UntrustedProc {
-                reason: format!("{SELF_STAT_PATH} names pid {shown} but this process is {own}"),
-            });
-        }
-        let boot_id = boot_id()?;
-        let ns_path = Path::new(SELF_PID_NS_PATH);
-        let link = std::fs::read_link(ns_path).map_err(|source| Error::Proc {
-            path: ns_path.to_path_buf(),
-            source,
-        })?;
-        let pid_namespace = link
-            .into_os_string()
-            .into_string()
-            .ok()
-            .filter(|s| !s.is_empty())
-            .ok_or_else(|| Error::ProcFormat {
-                path: ns_path.to_path_buf(),
-                reason: "is empty or not text".into(),
-            })?;
-        Ok(Host {
-            boot_id,
-            pid_namespace,
-        })
-    }
-}
-
-/// The fields of `/proc/<pid>/stat` that identity needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Stat {
-    pid: u32,
-    state: u8,
-    ppid: i64,
-    /// The session id (field 6).
-    session: i64,
-    start_time: u64,
-}
-
-/// Parses a `stat` line: `pid (comm) state ppid … starttime …`.
-///
-/// `comm` may contain spaces and parentheses, so the fields are split after the last `)`: there
-/// the state is index 0, the parent PID index 1 and the start time (field 22) index 19.
-fn parse_stat(bytes: &[u8]) -> Result<Stat, String> {
-    let open = bytes
-        .iter()
-        .position(|&b| b == b'(')
-        .ok_or("has no `(` before the command name")?;
-    let close = bytes
-        .iter()
-        .rposition(|&b| b == b')')
-        .ok_or("has no `)` after the command name")?;
-    if close < open {
-        return Err("has `)` before `(`".into());
-    }
-    let pid = std::str::from_utf8(&bytes[..open])
-        .ok()
-        .and_then(|s| parse_digits(s.trim()))
-        .and_then(|pid| u32::try_from(pid).ok())
-        .ok_or("does not start with a pid")?;
-    let rest = std::str::from_utf8(&bytes[close + 1..])
-        .map_err(|_| "has non-text fields after the command name")?;
-    let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
-    let state = match fields.first().map(|s| s.as_bytes()) {
-        Some([state]) => *state,
-        _ => return Err("has no one-letter state".into()),
-    };
-    let ppid = fields
-        .get(1)
-        .and_then(|s| s.parse::<i64>().ok())
-        .ok_or("has no parent pid")?;
-    let session = fields
-        .get(3)
-        .and_then(|s| s.parse::<i64>().ok())
-        .ok_or("has no session id")?;
-    let start_time = fields
-        .get(19)
-        .and_then(|s| parse_digits(s))
-        .ok_or("has no start time (field 22)")?;
-    Ok(Stat {
-        pid,
-        state,
-        ppid,
-        session,
-        start_time,
-    })
-}
-
-/// Parses a non-empty string of ASCII digits (no sign, no spaces).
-fn parse_digits(s: &str) -> Option<u64> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
-}
-
-/// A PID the kernel can hand out: positive and within `pid_t`.
-fn valid_pid(pid: u32) -> bool {
-    pid > 0 && i32::try_from(pid).is_ok()
-}
-
-fn stat_path(pid: u32) -> PathBuf {
-    PathBuf::from(format!("/proc/{pid}/stat"))
-}
-
-/// Reads a small `/proc` file; `Ok(None)` when the process or file does not exist.
-fn read_proc(path: &Path) -> io::Result<Option<Vec<u8>>> {
-    let gone = |err: &io::Error| {
-        err.kind() == io::ErrorKind::NotFound || err.raw_os_error() == Some(libc::ESRCH)
-    };
-    let file = match File::open(path) {
-        Ok(file) => file,
-        Err(err) if gone(&err) => return Ok(None),
-        Err(err) => return Err(err),
-    };
-    // Room for a whole `stat` line, so it comes in one read (plus the one that sees its end)
-    // rather than in the growing reads of an empty buffer: a supervisor reads one a second per
-    // child.
-    let mut buf = Vec::with_capacity(1024);
-    match file.take(PROC_READ_LIMIT).read_to_end(&mut buf) {
-        // A process reaped between open and read leaves an empty file behind.
-        Ok(0) => Ok(None),
-        Ok(_) => Ok(Some(buf)),
-        Err(err) if gone(&err) => Ok(None),
-        Err(err) => Err(err),
-    }
-}
-
-/// A pidfd: a file descriptor that names one process for as long as it is held, even after the
-/// process is gone and its PID reused.
-#[derive(Debug)]
-struct Pidfd(OwnedFd);
-
-impl Pidfd {
-    #[cfg(target_os = "linux")]
-    fn open(pid: u32) -> io::Result<Pidfd> {
-        let pid =
-            libc::pid_t::try_from(pid).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0 as libc::c_uint) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let fd = i32::try_from(fd).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
-        // SAFETY: the kernel just returned this descriptor and nothing else owns it.
-        Ok(Pidfd(unsafe { OwnedFd::from_raw_fd(fd) }))
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn open(_pid: u32) -> io::Result<Pidfd> {
-        Err(io::Error::from_raw_os_error(libc::ENOSYS))
-    }
-
-    #[cfg(target_os = "linux")]
-    fn send_signal(&self, signal: i32) -> io::Result<()> {
-        // SAFETY: a valid pidfd, a signal number, no siginfo and no flags; the kernel validates
-        // the signal number.
-        let res = unsafe {
-            libc::syscall(
-                libc::SYS_pidfd_send_signal,
-                self.0.as_raw_fd(),
-                signal,
-                std::ptr::null::<libc::siginfo_t>(),
-                0 as libc::c_uint,
-            )
-        };
-        if res < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(())
-        }
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn send_signal(&self, _signal: i32) -> io::Result<()> {
-        Err(io::Error::from_raw_os_error(libc::ENOSYS))
-    }
-
-    /// Waits up to `timeout` for the pidfd to become readable, which it does when the process
-    /// has exited; returns whether it did.
-    fn wait_readable(&self, timeout: Duration) -> io::Result<bool> {
-        let mut pollfd = libc::pollfd {
-            fd: self.0.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // Round up so a sub-millisecond remainder still waits instead of spinning.
-        let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
-        // SAFETY: one valid pollfd for the duration of the call.
-        let res = unsafe { libc::poll(&mut pollfd, 1, ms) };
-        if res < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if res == 0 {
-            return Ok(false);
-        }
-        if pollfd.revents & (libc::POLLIN | libc::POLLHUP) != 0 {
-            return Ok(true);
-        }
-        Err(io::Error::other(format!(
-            "unexpected poll events {:#x} on a pidfd",
-            pollfd.revents
-        )))
-    }
 }
 
 #[cfg(test)]
