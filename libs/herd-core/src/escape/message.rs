@@ -267,16 +267,7 @@ impl Message {
             fixed + kept_chars + notice_chars(n_dropped) + body_chars
         };
 
-        let evidence_ref = &evidence;
-        let drop_order: Vec<usize> = [EvidenceClass::FileList, EvidenceClass::Detail]
-            .into_iter()
-            .flat_map(|class| {
-                (0..evidence_ref.len())
-                    .rev()
-                    .filter(move |&i| evidence_ref[i].0 == class)
-            })
-            .collect();
-        for idx in drop_order {
+        for idx in drop_order(&evidence) {
             if total(kept_chars, n_dropped, body_chars(&body)) <= limit {
                 break;
             }
@@ -317,6 +308,19 @@ impl Message {
             within_limit,
         }
     }
+}
+
+/// The order evidence lines go in when a message is over its limit: file lists first, then
+/// details, the last of each class first; other lines never.
+fn drop_order(evidence: &[(EvidenceClass, String)]) -> Vec<usize> {
+    [EvidenceClass::FileList, EvidenceClass::Detail]
+        .into_iter()
+        .flat_map(|class| {
+            (0..evidence.len())
+                .rev()
+                .filter(move |&i| evidence[i].0 == class)
+        })
+        .collect()
 }
 
 /// The body's abbreviation marker with the line breaks that set it apart.
