@@ -382,42 +382,7 @@ impl Registry {
 
         let mut commands: Vec<Command> = Vec::new();
         for command in raw.commands {
-            let what = format!("command `{}`", command.name);
-            let valid_name = command.name.len() > 1
-                && command.name.starts_with('/')
-                && !command.name.contains(char::is_whitespace);
-            if !valid_name {
-                return Err(invalid(format!("{what} must be a slash and a word")));
-            }
-            if commands.iter().any(|other| other.name == command.name) {
-                return Err(invalid(format!("{what} is listed twice")));
-            }
-            check_sessions(&command.sessions, &what).map_err(invalid)?;
-            if command.description.trim().is_empty() {
-                return Err(invalid(format!("{what} has no description")));
-            }
-            if command.usage.is_empty() {
-                return Err(invalid(format!("{what} has no usage")));
-            }
-            for usage in &command.usage {
-                let starts = usage.text == command.name
-                    || usage.text.starts_with(&format!("{} ", command.name));
-                if !starts {
-                    return Err(invalid(format!(
-                        "{what}: usage `{}` does not start with the command",
-                        usage.text
-                    )));
-                }
-                if let Some(sessions) = &usage.sessions {
-                    check_sessions(sessions, &what).map_err(invalid)?;
-                    if !sessions.iter().all(|s| command.sessions.contains(s)) {
-                        return Err(invalid(format!(
-                            "{what}: usage `{}` names a session the command is not registered in",
-                            usage.text
-                        )));
-                    }
-                }
-            }
+            check_command(&command, &commands).map_err(invalid)?;
             commands.push(command);
         }
 
@@ -476,6 +441,48 @@ impl Registry {
         serde_json::to_string_pretty(self)
             .map_err(|err| Error::internal(format!("cannot serialize the tool registry: {err}")))
     }
+}
+
+/// Checks one command of the registry against its rules and the commands before it; the
+/// problem in a sentence when it breaks one.
+fn check_command(command: &Command, earlier: &[Command]) -> Result<(), String> {
+    let what = format!("command `{}`", command.name);
+    let valid_name = command.name.len() > 1
+        && command.name.starts_with('/')
+        && !command.name.contains(char::is_whitespace);
+    if !valid_name {
+        return Err(format!("{what} must be a slash and a word"));
+    }
+    if earlier.iter().any(|other| other.name == command.name) {
+        return Err(format!("{what} is listed twice"));
+    }
+    check_sessions(&command.sessions, &what)?;
+    if command.description.trim().is_empty() {
+        return Err(format!("{what} has no description"));
+    }
+    if command.usage.is_empty() {
+        return Err(format!("{what} has no usage"));
+    }
+    for usage in &command.usage {
+        let starts =
+            usage.text == command.name || usage.text.starts_with(&format!("{} ", command.name));
+        if !starts {
+            return Err(format!(
+                "{what}: usage `{}` does not start with the command",
+                usage.text
+            ));
+        }
+        if let Some(sessions) = &usage.sessions {
+            check_sessions(sessions, &what)?;
+            if !sessions.iter().all(|s| command.sessions.contains(s)) {
+                return Err(format!(
+                    "{what}: usage `{}` names a session the command is not registered in",
+                    usage.text
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_sessions(sessions: &[Session], what: &str) -> Result<(), String> {
