@@ -262,24 +262,7 @@ fn invalid(at: &str, message: impl Into<String>) -> SchemaError {
 }
 
 fn convert(raw: RawSchema, at: &str) -> Result<Schema, SchemaError> {
-    let types = match raw.types {
-        None => Vec::new(),
-        Some(OneOrMany::One(name)) => vec![type_named(&name, at)?],
-        Some(OneOrMany::Many(names)) => {
-            let mut types = Vec::new();
-            for name in &names {
-                let ty = type_named(name, at)?;
-                if types.contains(&ty) {
-                    return Err(invalid(at, format!("type `{name}` is listed twice")));
-                }
-                types.push(ty);
-            }
-            if types.is_empty() {
-                return Err(invalid(at, "`type` lists no type"));
-            }
-            types
-        }
-    };
+    let types = convert_types(raw.types, at)?;
     let allows = |ty: JsonType| types.is_empty() || types.contains(&ty);
 
     let mut properties = Vec::new();
@@ -290,20 +273,7 @@ fn convert(raw: RawSchema, at: &str) -> Result<Schema, SchemaError> {
         }
     }
     let required = raw.required.unwrap_or_default();
-    for (idx, name) in required.iter().enumerate() {
-        if !properties.iter().any(|(key, _)| key == name) {
-            return Err(invalid(
-                at,
-                format!("required property `{name}` is not declared"),
-            ));
-        }
-        if required[..idx].contains(name) {
-            return Err(invalid(
-                at,
-                format!("required property `{name}` is listed twice"),
-            ));
-        }
-    }
+    check_required(&required, &properties, at)?;
     // Requests are strict (unknown fields are refused), so every object must say so; a schema
     // that forgot would let any field through.
     if types.contains(&JsonType::Object) && raw.additional_properties != Some(false) {
@@ -347,19 +317,7 @@ fn convert(raw: RawSchema, at: &str) -> Result<Schema, SchemaError> {
     check_bounds(at, "minLength", "maxLength", raw.min_length, raw.max_length)?;
     check_bounds(at, "minItems", "maxItems", raw.min_items, raw.max_items)?;
 
-    let pattern = match raw.pattern {
-        Some(source) => {
-            let regex = regex_lite::Regex::new(&source)
-                .map_err(|err| invalid(at, format!("`pattern` does not compile: {err}")))?;
-            Some(Pattern { source, regex })
-        }
-        None => {
-            if raw.pattern_message.is_some() {
-                return Err(invalid(at, "`x-pattern-message` without `pattern`"));
-            }
-            None
-        }
-    };
+    let pattern = convert_pattern(raw.pattern, raw.pattern_message.is_some(), at)?;
 
     let alternatives = |raw: Option<Vec<RawSchema>>, keyword: &str| {
         let mut out = Vec::new();
@@ -405,6 +363,68 @@ fn convert(raw: RawSchema, at: &str) -> Result<Schema, SchemaError> {
         }
     }
     Ok(schema)
+}
+
+/// The `type` keyword: one type or a list of distinct ones; none when absent.
+fn convert_types(raw: Option<OneOrMany>, at: &str) -> Result<Vec<JsonType>, SchemaError> {
+    match raw {
+        None => Ok(Vec::new()),
+        Some(OneOrMany::One(name)) => Ok(vec![type_named(&name, at)?]),
+        Some(OneOrMany::Many(names)) => {
+            let mut types = Vec::new();
+            for name in &names {
+                let ty = type_named(name, at)?;
+                if types.contains(&ty) {
+                    return Err(invalid(at, format!("type `{name}` is listed twice")));
+                }
+                types.push(ty);
+            }
+            if types.is_empty() {
+                return Err(invalid(at, "`type` lists no type"));
+            }
+            Ok(types)
+        }
+    }
+}
+
+/// Every required property is declared, and named once.
+fn check_required(
+    required: &[String],
+    properties: &[(String, Schema)],
+    at: &str,
+) -> Result<(), SchemaError> {
+    for (idx, name) in required.iter().enumerate() {
+        if !properties.iter().any(|(key, _)| key == name) {
+            return Err(invalid(
+                at,
+                format!("required property `{name}` is not declared"),
+            ));
+        }
+        if required[..idx].contains(name) {
+            return Err(invalid(
+                at,
+                format!("required property `{name}` is listed twice"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The `pattern` keyword compiled; its message needs it.
+fn convert_pattern(
+    source: Option<String>,
+    has_message: bool,
+    at: &str,
+) -> Result<Option<Pattern>, SchemaError> {
+    match source {
+        Some(source) => {
+            let regex = regex_lite::Regex::new(&source)
+                .map_err(|err| invalid(at, format!("`pattern` does not compile: {err}")))?;
+            Ok(Some(Pattern { source, regex }))
+        }
+        None if has_message => Err(invalid(at, "`x-pattern-message` without `pattern`")),
+        None => Ok(None),
+    }
 }
 
 fn nested(at: &str, step: &str) -> String {
