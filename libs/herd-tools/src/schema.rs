@@ -287,20 +287,7 @@ fn convert(raw: RawSchema, at: &str) -> Result<Schema, SchemaError> {
         return Err(invalid(at, "`properties` needs `type` to allow object"));
     }
 
-    let items = match raw.items {
-        Some(item) => {
-            if !types.contains(&JsonType::Array) {
-                return Err(invalid(at, "`items` needs `type` to allow array"));
-            }
-            Some(Box::new(convert(*item, &nested(at, "items"))?))
-        }
-        None => {
-            if types.contains(&JsonType::Array) {
-                return Err(invalid(at, "an array must describe its `items`"));
-            }
-            None
-        }
-    };
+    let items = convert_items(raw.items, &types, at)?;
 
     if let Some(values) = &raw.enum_values {
         if values.is_empty() {
@@ -408,6 +395,21 @@ fn check_required(
         }
     }
     Ok(())
+}
+
+/// The `items` keyword, which an array needs and only an array may have.
+fn convert_items(
+    raw: Option<Box<RawSchema>>,
+    types: &[JsonType],
+    at: &str,
+) -> Result<Option<Box<Schema>>, SchemaError> {
+    let array = types.contains(&JsonType::Array);
+    match raw {
+        Some(_) if !array => Err(invalid(at, "`items` needs `type` to allow array")),
+        Some(item) => Ok(Some(Box::new(convert(*item, &nested(at, "items"))?))),
+        None if array => Err(invalid(at, "an array must describe its `items`")),
+        None => Ok(None),
+    }
 }
 
 /// The `pattern` keyword compiled; its message needs it.
