@@ -41,6 +41,13 @@ impl Owner {
             Owner::ManagedWorktree => "managed-worktree",
         }
     }
+
+    /// The owner spelled `name` on disk.
+    pub fn named(name: &str) -> Option<Owner> {
+        [Owner::Public, Owner::ManagedWorktree]
+            .into_iter()
+            .find(|o| o.as_str() == name)
+    }
 }
 
 /// The worktree binding of a managed-worktree child.
@@ -249,53 +256,25 @@ impl Policy {
             .get("version")
             .and_then(serde_json::Value::as_u64)
             .ok_or_else(|| bad("version", "is missing or not an integer"))?;
-        let allowed: &[&str] = match version {
-            1 => &["version", "owner", "tools", "deniedTools"],
-            2 => &[
+        let allowed = keys_of(version).ok_or_else(|| {
+            bad(
                 "version",
-                "owner",
-                "tools",
-                "deniedTools",
-                "persistent",
-                "logicalId",
-                "generationId",
-                "policyHash",
-                "worktree",
-            ],
-            _ => {
-                return Err(bad(
-                    "version",
-                    &format!("is {version}; only 1 and 2 are supported"),
-                ));
-            }
-        };
+                &format!("is {version}; only 1 and 2 are supported"),
+            )
+        })?;
         if let Some(key) = object.keys().find(|k| !allowed.contains(&k.as_str())) {
             return Err(bad(key, "is not a known key"));
         }
         let owner = match object.get("owner").and_then(serde_json::Value::as_str) {
-            Some("public") => Owner::Public,
-            Some("managed-worktree") => Owner::ManagedWorktree,
-            Some(other) => {
-                return Err(bad(
+            Some(name) => Owner::named(name).ok_or_else(|| {
+                bad(
                     "owner",
-                    &format!("is {other:?}, not an owner herd can resume"),
-                ));
-            }
+                    &format!("is {name:?}, not an owner herd can resume"),
+                )
+            })?,
             None => return Err(bad("owner", "is missing or not a string")),
         };
-        let tools = match object.get("tools") {
-            Some(serde_json::Value::Null) => None,
-            Some(value) => {
-                let names = string_array(value)
-                    .ok_or_else(|| bad("tools", "is not null or an array of strings"))?;
-                if names.is_empty() {
-                    return Err(bad("tools", "is an empty list"));
-                }
-                validate_names(&names, origin, "tools")?;
-                Some(names)
-            }
-            None => return Err(bad("tools", "is missing")),
-        };
+        let tools = tools_of(object.get("tools"), origin)?;
         let denied_tools = object
             .get("deniedTools")
             .and_then(string_array)
@@ -416,6 +395,47 @@ pub fn hex(bytes: &[u8]) -> String {
         let _ = write!(out, "{b:02x}");
     }
     out
+}
+
+/// A policy's `tools`: `null` (every tool) or a non-empty list of valid names.
+fn tools_of(
+    value: Option<&serde_json::Value>,
+    origin: &Path,
+) -> Result<Option<Vec<String>>, Error> {
+    let bad =
+        |reason: &str| Error::invalid("tools", format!("{}: `tools` {reason}", origin.display()));
+    match value {
+        Some(serde_json::Value::Null) => Ok(None),
+        Some(value) => {
+            let names =
+                string_array(value).ok_or_else(|| bad("is not null or an array of strings"))?;
+            if names.is_empty() {
+                return Err(bad("is an empty list"));
+            }
+            validate_names(&names, origin, "tools")?;
+            Ok(Some(names))
+        }
+        None => Err(bad("is missing")),
+    }
+}
+
+/// The keys a policy of `version` has; `None` for a version this build does not read.
+fn keys_of(version: u64) -> Option<&'static [&'static str]> {
+    match version {
+        1 => Some(&["version", "owner", "tools", "deniedTools"]),
+        2 => Some(&[
+            "version",
+            "owner",
+            "tools",
+            "deniedTools",
+            "persistent",
+            "logicalId",
+            "generationId",
+            "policyHash",
+            "worktree",
+        ]),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
