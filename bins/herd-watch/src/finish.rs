@@ -583,13 +583,7 @@ fn steering_details(artifacts: &Artifacts, record: &RunRecord, details: &mut Det
     // Seed 004's steering ledger: every request's receipt, a queued one still `queued`.
     let steering = intents::steering_ledger(artifacts, &record.run_id);
     if !steering.requests.is_empty() {
-        details.steering = Some(
-            steering
-                .requests
-                .iter()
-                .map(herd_protocol::to_value)
-                .collect(),
-        );
+        details.steering = Some(steering.requests);
     }
 }
 
@@ -719,7 +713,7 @@ fn review(
         ));
     }
     ending.notes.push(note);
-    details.review = Some(herd_protocol::to_value(&review));
+    details.review = Some(review);
 }
 
 /// The child's own accept tries and its last check's verdict, from

@@ -482,7 +482,7 @@ export interface WatchEventDetails {
 	/**
 	 * A reviewer's decision of the run it reviews, as `review.schema.json` describes it.
 	 */
-	review?: unknown;
+	review?: WatchEventReviewRecord | null;
 	/**
 	 * A failed child's pane screen as herd kept it, `logs/<run-id>.screen` (a child on tmux or
 	 * Herdr whose output went to its pane).
@@ -513,7 +513,7 @@ export interface WatchEventDetails {
 	 * Seed 004's steering ledger: every request's receipt, as the `requests` of
 	 * `steering.schema.json`.
 	 */
-	steering?: unknown[] | null;
+	steering?: WatchEventSteerReceipt[] | null;
 	/**
 	 * A persistent specialist that ended on its stop directive.
 	 */
@@ -762,6 +762,36 @@ export interface WatchEventReview {
 }
 
 /**
+ * `runs/<reviewed-run>.review.json`: the latest review of a run whose gate required one.
+ */
+export interface WatchEventReviewRecord {
+	at_ms: number;
+	/**
+	 * The reviewer's blockers (its text, each on one line, encoded as host text is).
+	 */
+	blockers: string[];
+	findings: string[];
+	format_version: number;
+	/**
+	 * Why the status is what it is (host text).
+	 */
+	reason: string;
+	reviewer_name: string;
+	/**
+	 * The reviewer's run.
+	 */
+	reviewer_run_id: string;
+	/**
+	 * The run that was reviewed.
+	 */
+	run_id: string;
+	/**
+	 * `reviewed`, `rejected`, or `review-required` when the reviewer supplied no review.
+	 */
+	status: WatchEventStatus;
+}
+
+/**
  * How a child's run ended.
  */
 export type WatchEventRunOutcome = "cancelled" | "completed" | "failed" | "help" | "provider-error";
@@ -835,6 +865,48 @@ export type WatchEventSeverity = "required" | "recommended";
  * Where a run stands on its acceptance gate.
  */
 export type WatchEventStatus = ("not-required" | "rejected") | "claimed" | "attested" | "checked" | "verified" | "review-required" | "reviewed";
+
+/**
+ * How a steering message is delivered (`herd-watch steer --mode`).
+ */
+export type WatchEventSteerMode = "steer" | "follow_up" | "auto";
+
+/**
+ * One steering request as the ledger keeps it.
+ */
+export interface WatchEventSteerReceipt {
+	/**
+	 * When it was delivered: a Pi child's Pi took it (its input count grew), or, for a child
+	 * with no Pi (the exec runner) or a message typed from the queue, its keys went out.
+	 */
+	delivered_at_ms?: number | null;
+	/**
+	 * Why it failed (host text).
+	 */
+	error?: string | null;
+	/**
+	 * The error's code, for the exit code of the command that made the request.
+	 */
+	error_code?: string | null;
+	mode: WatchEventSteerMode;
+	/**
+	 * What is known of a request that is not `delivered`, in host words (its keys were typed
+	 * but the child's Pi did not take it within [`STEER_ACK_WINDOW_MS`]).
+	 */
+	note?: string | null;
+	request_id: string;
+	requested_at_ms: number;
+	state: WatchEventSteerState;
+	/**
+	 * When its keys were typed into the child's input.
+	 */
+	typed_at_ms?: number | null;
+}
+
+/**
+ * The state of one steering request (seed 004's receipt).
+ */
+export type WatchEventSteerState = "pending" | "delivered" | "queued" | "failed";
 
 /**
  * A result's parent re-check when the accept spec cannot be read: `{verdict: "error", error}`

@@ -227,8 +227,12 @@ pub struct Details {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report: Option<ReportView>,
     /// A reviewer's decision of the run it reviews, as `review.schema.json` describes it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub review: Option<serde_json::Value>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "in_byte_order"
+    )]
+    pub review: Option<crate::accept::ReviewRecord>,
     /// A failed child's pane screen as herd kept it, `logs/<run-id>.screen` (a child on tmux or
     /// Herdr whose output went to its pane).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -251,8 +255,12 @@ pub struct Details {
     pub stdout_file: Option<String>,
     /// Seed 004's steering ledger: every request's receipt, as the `requests` of
     /// `steering.schema.json`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steering: Option<Vec<serde_json::Value>>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "in_byte_order"
+    )]
+    pub steering: Option<Vec<crate::intents::SteerReceipt>>,
     /// A persistent specialist that ended on its stop directive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<bool>,
@@ -399,6 +407,16 @@ pub struct Ledgered {
     pub format_version: u64,
 }
 
+/// Serializes a typed part of [`Details`] with its keys in byte order, as every key of a result
+/// is (a JSON map orders them; a struct keeps its declaration order).
+fn in_byte_order<T: Serialize, S: serde::Serializer>(
+    value: &Option<T>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let value = serde_json::to_value(value).map_err(serde::ser::Error::custom)?;
+    value.serialize(serializer)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -429,14 +447,34 @@ mod tests {
                 text: "t".into(),
                 view: Some("v".into()),
             }),
-            review: Some(serde_json::json!({})),
+            review: Some(crate::accept::ReviewRecord {
+                format_version: 1,
+                run_id: "r".into(),
+                reviewer_run_id: "q".into(),
+                reviewer_name: "n".into(),
+                status: crate::accept::Status::Reviewed,
+                blockers: Vec::new(),
+                findings: Vec::new(),
+                reason: "ok".into(),
+                at_ms: 1,
+            }),
             screen_file: Some("f".into()),
             screen_tail: Some("t".into()),
             session_file: Some("s".into()),
             stderr_file: Some("e".into()),
             stderr_tail: Some("t".into()),
             stdout_file: Some("o".into()),
-            steering: Some(Vec::new()),
+            steering: Some(vec![crate::intents::SteerReceipt {
+                request_id: "s1".into(),
+                mode: crate::watch::SteerMode::Steer,
+                state: crate::watch::SteerState::Delivered,
+                requested_at_ms: 1,
+                delivered_at_ms: Some(2),
+                typed_at_ms: Some(2),
+                note: None,
+                error: None,
+                error_code: None,
+            }]),
             stopped: Some(true),
             task: Some("t".into()),
             time_limit_ms: Some(3),
