@@ -6,13 +6,15 @@
 //! (`runs/<id>.superseded.json`, written once), so a restarted watcher never launches twice;
 //! a claim left without a successor by a crash is reported as uncertain, never retried.
 
-use herd_protocol::run_file::RunFile;
 use std::time::Duration;
 
+use herd_core::error::ErrorDocument;
 use herd_core::subprocess::{self, Command};
 use herd_core::time::now_ms;
+use herd_protocol::launch::LaunchAck;
 use herd_protocol::layout::Artifacts;
-use herd_protocol::run::RunRecord;
+use herd_protocol::run::{LaunchStatus, RunRecord};
+use herd_protocol::run_file::RunFile;
 
 /// The budget of the fallback launch (placement and worktree acquisition included).
 const LAUNCH_BUDGET: Duration = Duration::from_secs(180);
@@ -101,22 +103,18 @@ pub fn launch_next(artifacts: &Artifacts, record: &RunRecord, error: &str) -> Fa
         .stdout_cap(256 * 1024, subprocess::Keep::Head)
         .stderr_cap(64 * 1024, subprocess::Keep::Tail);
     let outcome = match subprocess::run(&cmd) {
-        Ok(out) => {
-            let ack: serde_json::Value =
-                serde_json::from_slice(&out.stdout.bytes).unwrap_or_default();
-            match (
-                ack.get("status").and_then(|s| s.as_str()),
-                ack.get("run_id").and_then(|s| s.as_str()),
-            ) {
-                (Some("launched" | "uncertain"), Some(id)) => Ok(id.to_owned()),
-                _ => Err(format!(
-                    "the fallback launch failed: {}",
-                    ack.pointer("/error/message")
-                        .and_then(|m| m.as_str())
-                        .map_or_else(|| out.stderr.text().trim().to_owned(), str::to_owned)
-                )),
+        Ok(out) => match serde_json::from_slice::<LaunchAck>(&out.stdout.bytes) {
+            Ok(ack) if matches!(ack.status, LaunchStatus::Launched | LaunchStatus::Uncertain) => {
+                Ok(ack.run_id)
             }
-        }
+            _ => Err(format!(
+                "the fallback launch failed: {}",
+                serde_json::from_slice::<ErrorDocument>(&out.stdout.bytes).map_or_else(
+                    |_| out.stderr.text().trim().to_owned(),
+                    |doc| doc.error.message
+                )
+            )),
+        },
         Err(err) => Err(format!("the fallback launch could not run: {err}")),
     };
     let (record_claim, result) = match outcome {
