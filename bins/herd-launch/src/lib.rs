@@ -610,7 +610,7 @@ fn spawn_command(
     // Refused before anything is written, the shared child extension included: exit 2 changes
     // nothing.
     if let Some(wt) = &plan.worktree {
-        worktree::check(&plan, wt, surface.kind())?;
+        plan.worktree_checked = Some(worktree::check(&plan, wt, surface.kind())?);
     }
     let tools = spawn::Tools {
         herd_launch: herd_launch_path(env)?,

@@ -97,6 +97,10 @@ pub struct Plan {
     pub trust: crate::trust::Parent,
     /// The longest the child may run before herd-watch terminates it (`--timeout-ms`).
     pub time_limit_ms: Option<u64>,
+    /// What the preflight check of `worktree` found (the source, its base commit, the checkout
+    /// path, the setup), which the first attempt's creation starts from instead of asking git
+    /// again; the checkout directory and the branch are checked again under the checkout's lock.
+    pub worktree_checked: Option<herd_worktree::create::Plan>,
 }
 
 /// What a resume continues.
@@ -298,6 +302,7 @@ pub fn plan(
         fallback_of: None,
         trust: crate::trust::Parent::from_env(ctx.env, &ctx.cwd)?,
         time_limit_ms: None,
+        worktree_checked: None,
     }
     .with_worktree())
 }

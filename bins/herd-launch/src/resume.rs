@@ -347,6 +347,7 @@ pub fn resume(
             None => crate::trust::Parent::from_env(env, &launch_dir)?,
         },
         time_limit_ms: None,
+        worktree_checked: None,
         resume: Some(Resume {
             session,
             message: request.message.clone(),

@@ -555,6 +555,7 @@ fn launch_once(
         tools,
         env,
         now,
+        checked: plan.worktree_checked.as_ref().filter(|_| attempt == 0),
     };
     match prepare_and_launch(&step, &mut record, files, ids) {
         Ok(outcome) => Ok(outcome),
@@ -623,6 +624,9 @@ struct Attempt<'a> {
     tools: &'a Tools,
     env: &'a dyn Fn(&str) -> Option<String>,
     now: u64,
+    /// The preflight check of the plan's worktree, for the first attempt only: a later one
+    /// checks afresh, as a new creation.
+    checked: Option<&'a crate::worktree::Checked>,
 }
 
 /// Where the child runs, once its worktree (if it has one) exists.
@@ -737,8 +741,14 @@ impl Attempt<'_> {
             });
         };
         let run_id = record.run_id.clone();
-        let created =
-            crate::worktree::create(self.artifacts, plan, &run_id, wt, self.surface.kind())?;
+        let created = crate::worktree::create(
+            self.artifacts,
+            plan,
+            &run_id,
+            wt,
+            self.surface.kind(),
+            self.checked,
+        )?;
         let path = created.path.to_string_lossy().into_owned();
         record.worktree = Some(WorktreeRef {
             path: path.clone(),

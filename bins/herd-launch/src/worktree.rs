@@ -10,15 +10,15 @@ use herd_protocol::worktree::manifest::{Manifest, State};
 use herd_tools::WorktreeRequest;
 use herd_worktree::create::{CreateEnv, CreateRequest, Created, Surface};
 
+pub use herd_worktree::create::Plan as Checked;
+
 use crate::plan::Plan;
 
 /// Refuses a worktree request that herd-worktree would refuse, before the run is claimed, so a
-/// refusal (exit 2) leaves nothing behind.
-pub fn check(plan: &Plan, wt: &WorktreeRequest, surface: SurfaceKind) -> Result<(), Error> {
+/// refusal (exit 2) leaves nothing behind. Returns what the check found, for [`create`].
+pub fn check(plan: &Plan, wt: &WorktreeRequest, surface: SurfaceKind) -> Result<Checked, Error> {
     let request = request(plan, "preflight", wt, surface);
-    herd_worktree::create::check(&request, &CreateEnv::from_env()?)
-        .map(drop)
-        .map_err(request_field)
+    herd_worktree::create::check(&request, &CreateEnv::from_env()?).map_err(request_field)
 }
 
 /// Names a refused worktree field as the request does (`worktree.branch`, not `branch`).
@@ -47,17 +47,25 @@ fn request(plan: &Plan, run_id: &str, wt: &WorktreeRequest, surface: SurfaceKind
 }
 
 /// Creates the managed worktree of run `run_id`: by Herdr (a workspace and its root pane) when
-/// the child runs on Herdr, else by `git worktree add` under the managed root.
+/// the child runs on Herdr, else by `git worktree add` under the managed root. With `checked`
+/// (the preflight [`check`] of this launch), the source, base and setup are not asked again.
 pub fn create(
     artifacts: &Artifacts,
     plan: &Plan,
     run_id: &str,
     wt: &WorktreeRequest,
     surface: SurfaceKind,
+    checked: Option<&Checked>,
 ) -> Result<Created, Error> {
     let request = request(plan, run_id, wt, surface);
-    herd_worktree::create::create(artifacts, &request, &CreateEnv::from_env()?)
-        .map_err(request_field)
+    let env = CreateEnv::from_env()?;
+    match checked {
+        Some(checked) => {
+            herd_worktree::create::create_checked(artifacts, &request, &env, checked.clone())
+        }
+        None => herd_worktree::create::create(artifacts, &request, &env),
+    }
+    .map_err(request_field)
 }
 
 /// The variable that gives the port setup allocated to a worktree, to its setup commands and

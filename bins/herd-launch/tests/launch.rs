@@ -1652,6 +1652,54 @@ fn a_worktree_launch_runs_the_child_in_a_new_managed_checkout() {
 }
 
 #[test]
+fn a_worktree_launch_asks_git_about_the_source_once() {
+    let (mut env, _) = repo_env();
+    // Every git the launch starts goes through this one, which logs it.
+    let bin = env.dir.path().join("logged-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = env.dir.path().join("git-calls.log");
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|dir| dir.join("git"))
+        .find(|git| git.is_file())
+        .expect("git on PATH");
+    std::fs::write(
+        bin.join("git"),
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    env.set("PATH", path);
+    let request =
+        serde_json::json!({"name": "w", "task": "t", "cwd": "repo", "worktree": {"branch": "w/1"}});
+    let run = env.spawn_exec("process", &request, &["--done"]);
+    assert_eq!(run.code, 0, "{run}");
+    let calls = read(&log).unwrap();
+    let calls: Vec<&str> = calls.lines().collect();
+    // The source and its base once, the branch before the claim and again under the checkout's
+    // lock, then the checkout itself.
+    assert_eq!(calls.len(), 4, "{calls:#?}");
+    assert_eq!(
+        calls
+            .iter()
+            .filter(|c| c.contains("--show-toplevel"))
+            .count(),
+        1,
+        "{calls:#?}"
+    );
+    assert!(calls[3].starts_with("worktree add"), "{calls:#?}");
+}
+
+#[test]
 fn a_fallback_launch_takes_the_next_model_of_an_earlier_run() {
     let mut env = Env::new();
     let agent_dir = env.dir.path().join("agent");

@@ -210,7 +210,33 @@ pub fn create_with(
     env: &CreateEnv,
     source: &SetupSource,
 ) -> Result<Created, Error> {
-    let mut plan = plan(artifacts, req, env, source)?;
+    let plan = plan(artifacts, req, env, source)?;
+    create_from(artifacts, req, env, plan)
+}
+
+/// [`create`] from what [`check`] found a moment ago for the same request (under any run id),
+/// so the source, the base and the setup description are not asked of git again. The checkout
+/// directory and the branch are checked again under the checkout's lock, as in every creation.
+pub fn create_checked(
+    artifacts: &Artifacts,
+    req: &CreateRequest,
+    env: &CreateEnv,
+    checked: Plan,
+) -> Result<Created, Error> {
+    if checked.branch != req.branch || req.base.as_ref().is_some_and(|b| *b != checked.base_ref) {
+        // A check of another request: this one is checked afresh.
+        return create(artifacts, req, env);
+    }
+    fresh_run(artifacts, req)?;
+    create_from(artifacts, req, env, checked)
+}
+
+fn create_from(
+    artifacts: &Artifacts,
+    req: &CreateRequest,
+    env: &CreateEnv,
+    mut plan: Plan,
+) -> Result<Created, Error> {
     let _held = hold_checkout_path(&mut plan, env)?;
     Manifest::create(
         artifacts,
@@ -346,6 +372,12 @@ pub(crate) fn plan(
     env: &CreateEnv,
     source: &SetupSource,
 ) -> Result<Plan, Error> {
+    fresh_run(artifacts, req)?;
+    check_with(req, env, source)
+}
+
+/// A valid run id without a worktree manifest yet.
+fn fresh_run(artifacts: &Artifacts, req: &CreateRequest) -> Result<(), Error> {
     validate_run_id(&req.run_id)?;
     let manifest_file = artifacts.worktree_manifest(&req.run_id);
     if manifest_file.exists() {
@@ -358,7 +390,7 @@ pub(crate) fn plan(
             ),
         ));
     }
-    check_with(req, env, source)
+    Ok(())
 }
 
 /// Checks everything about a request that does not depend on its run: the names, the source
