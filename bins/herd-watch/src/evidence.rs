@@ -9,6 +9,7 @@
 use std::path::Path;
 
 use herd_core::sidecar;
+use herd_protocol::session::{self, Entry, qualified};
 
 /// How much of a session's end is read for its result.
 pub const SESSION_TAIL: u64 = 4 * 1024 * 1024;
@@ -104,15 +105,6 @@ impl SessionSummary {
             )),
             _ => None,
         }
-    }
-}
-
-/// `provider/model`, unless the model id already carries its provider.
-fn qualified(provider: &str, model: &str) -> String {
-    if model.starts_with(&format!("{provider}/")) {
-        model.to_owned()
-    } else {
-        format!("{provider}/{model}")
     }
 }
 
@@ -245,60 +237,25 @@ pub fn summarize_session(path: &Path) -> std::io::Result<Option<SessionSummary>>
 
 fn summarize_session_text(text: &str) -> SessionSummary {
     let mut summary = SessionSummary::default();
-    for line in text.lines() {
-        let Ok(entry) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        let str_of = |v: &serde_json::Value, key: &str| {
-            v.get(key)
-                .and_then(serde_json::Value::as_str)
-                .map(str::to_owned)
-        };
-        match entry.get("type").and_then(serde_json::Value::as_str) {
-            Some("model_change") => {
-                if let (Some(provider), Some(model)) =
-                    (str_of(&entry, "provider"), str_of(&entry, "modelId"))
-                {
-                    summary.model = Some(qualified(&provider, &model));
+    for entry in text.lines().filter_map(session::parse_line) {
+        match entry {
+            Entry::ModelChange {
+                provider: Some(provider),
+                model_id: Some(model),
+            } => summary.model = Some(qualified(&provider, &model)),
+            Entry::ThinkingLevelChange { thinking_level } => summary.thinking = thinking_level,
+            Entry::Message { message } if message.is_assistant() => {
+                summary.last_text = Some(message.text());
+                if let (Some(provider), Some(model)) = (&message.provider, &message.model) {
+                    summary.model = Some(qualified(provider, model));
                 }
-            }
-            Some("thinking_level_change") => summary.thinking = str_of(&entry, "thinkingLevel"),
-            Some("message") => {
-                let Some(message) = entry.get("message") else {
-                    continue;
-                };
-                if message.get("role").and_then(serde_json::Value::as_str) != Some("assistant") {
-                    continue;
-                }
-                let texts: Vec<&str> = blocks_of(message, "text")
-                    .filter_map(|b| b.get("text").and_then(serde_json::Value::as_str))
-                    .collect();
-                summary.last_text = Some(texts.join("\n"));
-                summary.stop_reason = str_of(message, "stopReason");
-                summary.error_message = str_of(message, "errorMessage");
-                if let (Some(provider), Some(model)) =
-                    (str_of(message, "provider"), str_of(message, "model"))
-                {
-                    summary.model = Some(qualified(&provider, &model));
-                }
+                summary.stop_reason = message.stop_reason;
+                summary.error_message = message.error_message;
             }
             _ => {}
         }
     }
     summary
-}
-
-/// The content blocks of a session message whose `type` is `kind`.
-fn blocks_of<'a>(
-    message: &'a serde_json::Value,
-    kind: &'a str,
-) -> impl Iterator<Item = &'a serde_json::Value> {
-    message
-        .get("content")
-        .and_then(serde_json::Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(move |b| b.get("type").and_then(serde_json::Value::as_str) == Some(kind))
 }
 
 /// Why an active run made no progress, from the end of its session (protocol.md §1.7).
@@ -325,35 +282,19 @@ impl NoProgress {
 pub fn classify_no_progress(session_tail: &str) -> NoProgress {
     let mut pending_calls: Vec<String> = Vec::new();
     let mut last_tool_use_without_call = false;
-    for line in session_tail.lines() {
-        let Ok(entry) = serde_json::from_str::<serde_json::Value>(line) else {
+    for entry in session_tail.lines().filter_map(session::parse_line) {
+        let Entry::Message { message } = entry else {
             continue;
         };
-        let Some(message) = entry.get("message") else {
-            continue;
-        };
-        match message.get("role").and_then(serde_json::Value::as_str) {
-            Some("assistant") => {
-                let calls: Vec<String> = blocks_of(message, "toolCall")
-                    .filter_map(|b| b.get("id").and_then(serde_json::Value::as_str))
-                    .map(str::to_owned)
-                    .collect();
-                last_tool_use_without_call = calls.is_empty()
-                    && message
-                        .get("stopReason")
-                        .and_then(serde_json::Value::as_str)
-                        == Some("toolUse");
-                pending_calls.extend(calls);
+        if message.is_assistant() {
+            let calls: Vec<String> = message.tool_call_ids().map(str::to_owned).collect();
+            last_tool_use_without_call =
+                calls.is_empty() && message.stop_reason.as_deref() == Some("toolUse");
+            pending_calls.extend(calls);
+        } else if message.is_tool_result() {
+            if let Some(id) = &message.tool_call_id {
+                pending_calls.retain(|c| c != id);
             }
-            Some("toolResult") => {
-                if let Some(id) = message
-                    .get("toolCallId")
-                    .and_then(serde_json::Value::as_str)
-                {
-                    pending_calls.retain(|c| c != id);
-                }
-            }
-            _ => {}
         }
     }
     if !pending_calls.is_empty() {

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use herd_core::{Error, ErrorCode, sidecar};
 use herd_protocol::layout::Artifacts;
 use herd_protocol::run::{RunRecord, Runner};
+use herd_protocol::session::{self, Entry, qualified};
 use herd_protocol::usage::{
     CURSOR_VERSION, Figures, NestedUsage, RunUsage, RunUsageRow, Tally, TaskMark, TaskUsage,
     UsageCursor, UsageReport, Usd,
@@ -151,7 +152,7 @@ fn count_line(tally: &mut Tally, line: &[u8]) {
     if !text.contains("\"usage\"") {
         return;
     }
-    let Ok(entry) = serde_json::from_str::<serde_json::Value>(text) else {
+    let Some(entry) = session::parse_line(text) else {
         return;
     };
     if let Some((model, figures)) = entry_usage(&entry) {
@@ -164,43 +165,30 @@ fn count_line(tally: &mut Tally, line: &[u8]) {
 
 /// The model an entry's usage is Pi's (`provider/model`, or `Tools/summaries`) and its figures,
 /// as Pi's own cost breakdown reads them.
-fn entry_usage(entry: &serde_json::Value) -> Option<(String, Figures)> {
-    let str_of =
-        |v: &serde_json::Value, key: &str| v.get(key).and_then(|s| s.as_str()).map(str::to_owned);
-    let kind = entry.get("type")?.as_str()?;
-    let (model, usage) = match kind {
-        "message" => {
-            let message = entry.get("message")?;
-            match message.get("role")?.as_str()? {
-                "assistant" => {
-                    let provider = str_of(message, "provider").unwrap_or_else(|| "unknown".into());
-                    let model = str_of(message, "responseModel")
-                        .or_else(|| str_of(message, "model"))
-                        .unwrap_or_else(|| "unknown".into());
-                    (qualified(&provider, &model), message.get("usage")?)
-                }
-                "toolResult" => ("Tools/summaries".to_owned(), message.get("usage")?),
-                _ => return None,
-            }
+fn entry_usage(entry: &Entry) -> Option<(String, Figures)> {
+    let known = |s: &Option<String>| s.clone().unwrap_or_else(|| "unknown".into());
+    let (model, usage) = match entry {
+        Entry::Message { message } if message.is_assistant() => {
+            let model = message.response_model.as_ref().or(message.model.as_ref());
+            (
+                qualified(&known(&message.provider), &known(&model.cloned())),
+                message.usage.as_ref()?,
+            )
         }
-        "usage" => {
-            let provider = str_of(entry, "provider").unwrap_or_else(|| "unknown".into());
-            let model = str_of(entry, "model").unwrap_or_else(|| "unknown".into());
-            (qualified(&provider, &model), entry.get("usage")?)
+        Entry::Message { message } if message.is_tool_result() => {
+            ("Tools/summaries".to_owned(), message.usage.as_ref()?)
         }
-        "branch_summary" | "compaction" => ("Tools/summaries".to_owned(), entry.get("usage")?),
+        Entry::Usage {
+            provider,
+            model,
+            usage,
+        } => (qualified(&known(provider), &known(model)), usage.as_ref()?),
+        Entry::BranchSummary { usage } | Entry::Compaction { usage } => {
+            ("Tools/summaries".to_owned(), usage.as_ref()?)
+        }
         _ => return None,
     };
     Some((model, figures_of(usage)?))
-}
-
-/// `provider/model`, unless the model id already carries its provider.
-fn qualified(provider: &str, model: &str) -> String {
-    if model.starts_with(&format!("{provider}/")) {
-        model.to_owned()
-    } else {
-        format!("{provider}/{model}")
-    }
 }
 
 /// A `usage` object's figures. Its cost is unknown when it has none, or a zero for tokens used

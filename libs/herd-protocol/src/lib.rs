@@ -29,6 +29,7 @@
 //! - [`result`]: the delivered result `runs/<run-id>.result.json`, its delivery marker, and
 //!   how a run ended: [`result::Outcome`] and, with a failed provider told apart,
 //!   [`result::RunOutcome`];
+//! - [`session`]: Pi's session files, read tolerantly into the few fields herd uses;
 //! - [`usage`]: what a run cost, from its session's `usage`, and the reader's cursor;
 //! - [`watch`]: `herd-watch wait/follow/status/cancel/interrupt/stop/steer`.
 
@@ -45,6 +46,7 @@ pub mod persistent;
 pub mod result;
 pub mod run;
 pub mod run_file;
+pub mod session;
 pub mod usage;
 pub mod watch;
 pub mod worktree;
