@@ -248,12 +248,20 @@ fn watch_outputs_and_sidecars_validate() {
     }
     let kinds: Vec<String> = events
         .iter()
-        .map(|e| e.to_json()["event"].as_str().unwrap_or_default().to_owned())
+        .map(|e| {
+            serde_json::to_value(e.to_json()).unwrap()["event"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
         .collect();
     assert!(kinds.contains(&"status".to_owned()), "{kinds:?}");
     assert!(kinds.contains(&"result".to_owned()), "{kinds:?}");
     for event in &events {
-        assert_valid("watch-event.schema.json", &event.to_json());
+        assert_valid(
+            "watch-event.schema.json",
+            &serde_json::to_value(event.to_json()).unwrap(),
+        );
     }
 
     assert_valid(

@@ -275,7 +275,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 .transpose()?;
             let report = usage::report(&artifacts, since_ms)?;
             let human = usage::human(&report);
-            Ok(Output::ok(herd_protocol::to_value(&report), human))
+            Ok(Output::ok(report, human))
         }
         Command::Cancel(c) => cancel(&artifacts, &c.target),
         Command::Interrupt(c) => interrupt(&artifacts, &c.target),
@@ -302,13 +302,13 @@ fn cancel(artifacts: &Artifacts, target: &Target) -> Result<Output, Error> {
         return relay::forward(&record, remote, &["cancel"]);
     }
     let reply = control::cancel(artifacts, &record)?;
-    let json = herd_protocol::to_value(&WatchCancel {
+    let json = WatchCancel {
         run_id: record.run_id.clone(),
         name: record.name.clone(),
         status: reply.status,
         requested_at_ms: reply.requested_at_ms,
         error: reply.error.clone(),
-    });
+    };
     let mut human = format!("cancel {}: {}", quoted(&record.name), reply.status.as_str());
     if let Some(error) = &reply.error {
         human.push_str(&format!(
@@ -326,12 +326,12 @@ fn interrupt(artifacts: &Artifacts, target: &Target) -> Result<Output, Error> {
         return relay::forward(&record, remote, &["interrupt"]);
     }
     let at = control::interrupt(artifacts, &record)?;
-    let json = herd_protocol::to_value(&WatchInterrupt {
+    let json = WatchInterrupt {
         run_id: record.run_id.clone(),
         name: record.name.clone(),
         status: Interrupted::Interrupted,
         at_ms: at,
-    });
+    };
     Ok(Output::ok(
         json,
         format!("interrupted {}", quoted(&record.name)),
@@ -362,7 +362,7 @@ fn steer(
         projection::Label::Active | projection::Label::Blocked
     );
     let receipt = control::steer(artifacts, &record, message, mode, active)?;
-    let json = herd_protocol::to_value(&receipt.document(&record.run_id, &record.name));
+    let json = receipt.document(&record.run_id, &record.name);
     let mut human = format!(
         "steer {}: {} (request {})",
         quoted(&record.name),
@@ -445,7 +445,7 @@ fn wait(artifacts: &Artifacts, target: &Target, json: bool) -> Result<Output, Er
             }
         },
     )?;
-    let doc = herd_protocol::to_value(&WatchWait::of(&result));
+    let doc = WatchWait::of(&result);
     Ok(Output::ok(doc, result.message.clone()).with_exit(result.exit_code()))
 }
 

@@ -78,13 +78,13 @@ pub fn notify(
             .collect();
         format!("{text}: {}", ways.join(", "))
     };
-    let json = herd_protocol::to_value(&WatchNotify {
+    let json = WatchNotify {
         run_id: record.run_id.clone(),
         name: record.name.clone(),
         kind,
         text,
         looking,
         told,
-    });
+    };
     Ok(Output::ok(json, human))
 }

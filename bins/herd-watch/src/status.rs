@@ -393,13 +393,13 @@ pub fn status(
     }
     if widget {
         let w = projection::widget(&rows, now, projection::WIDGET_WIDTH);
-        let json = herd_protocol::to_value(&WatchStatus::Widget(StatusWidget {
+        let json = WatchStatus::Widget(StatusWidget {
             widget: w.text.clone(),
             accent: w.accent,
             active: w.active,
             open: w.open,
             runs: json_rows,
-        }));
+        });
         // The accent reaches a person at a terminal; `--json` carries it as a field.
         let human = if herd_cli::colour_stdout() {
             projection::paint(w.accent, &w.text)
@@ -412,7 +412,7 @@ pub fn status(
         human = format!("no runs in {}\n", artifacts.root().display());
     }
     let json = WatchStatus::Runs(StatusRuns { runs: json_rows });
-    Ok(Output::ok(herd_protocol::to_value(&json), human))
+    Ok(Output::ok(json, human))
 }
 
 /// The records `status` shows without a selector: for the widget the runs in flight (the
@@ -498,10 +498,10 @@ fn transcript_of(record: &RunRecord, artifacts: &Artifacts, lines: usize) -> Res
     };
     let start = text.len().saturating_sub(lines);
     let shown = &text[start..];
-    let json = herd_protocol::to_value(&WatchStatus::Transcript(StatusTranscript {
+    let json = WatchStatus::Transcript(StatusTranscript {
         run_id: record.run_id.clone(),
         lines: shown.to_vec(),
-    }));
+    });
     Ok(Output::ok(json, shown.join("\n")))
 }
 
@@ -567,12 +567,12 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
         let line =
             crate::tasks::ledger_line(dispatched.as_ref(), task.unwrap_or_default(), "stop-failed");
         let _ = sidecar::append_line(&files.ledger(), &line);
-        let json = herd_protocol::to_value(&WatchStop {
+        let json = WatchStop {
             run_id: record.run_id.clone(),
             name: record.name.clone(),
             status: StopStatus::StopFailed,
             error: Some(err.message.clone()),
-        });
+        };
         return Ok(Output::ok(
             json,
             format!(
@@ -611,12 +611,12 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
         // exits or is stopped again.
         Judgement::Alive | Judgement::Unknown(_) => (StopStatus::StopUnconfirmed, exit::UNCERTAIN),
     };
-    let json = herd_protocol::to_value(&WatchStop {
+    let json = WatchStop {
         run_id: record.run_id.clone(),
         name: record.name.clone(),
         status: state,
         error: None,
-    });
+    };
     Ok(Output::ok(
         json,
         format!(

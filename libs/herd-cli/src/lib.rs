@@ -78,11 +78,13 @@ pub fn colour_stdout() -> bool {
     io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// One line of a JSON Lines stream, or its human form; used by streaming commands.
-pub fn emit_line(json: bool, value: &serde_json::Value, human: &str) -> io::Result<()> {
+/// One line of a JSON Lines stream (`doc` with its keys in byte order, as every `--json`
+/// document), or its human form; used by streaming commands.
+pub fn emit_line(json: bool, doc: &impl Serialize, human: &str) -> io::Result<()> {
     let mut out = io::stdout().lock();
     if json {
-        serde_json::to_writer(&mut out, value)?;
+        let value = serde_json::to_value(doc).map_err(io::Error::other)?;
+        serde_json::to_writer(&mut out, &value)?;
         out.write_all(b"\n")?;
     } else {
         writeln!(out, "{human}")?;

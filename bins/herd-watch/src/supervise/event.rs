@@ -50,9 +50,9 @@ impl Event {
         }
     }
 
-    /// The JSON Lines form: `event` and `run_id` first.
-    pub fn to_json(&self) -> serde_json::Value {
-        let event = match self {
+    /// The JSON Lines document of the event.
+    pub fn to_json(&self) -> WatchEvent {
+        match self {
             Event::Status {
                 run_id,
                 name,
@@ -92,8 +92,7 @@ impl Event {
                 message: needs_input_line(name, input),
             },
             Event::Result(result) => WatchEvent::result(result),
-        };
-        herd_protocol::to_value(&event)
+        }
     }
 
     /// The one-line human form (results print their whole message).
