@@ -340,7 +340,7 @@ fn session_env(
     let mut vars = crate::spawn::pane_env(surface, env);
     vars.extend(crate::spawn::bin_dir_env(tools, env));
     vars.push((
-        "PI_HERDR_AGENTS_SESSION".into(),
+        herd_protocol::child_env::ChildEnv::SESSION.into(),
         session.as_os_str().to_owned(),
     ));
     vars.push((

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use herd_core::{Error, ErrorCode, exit, sidecar};
+use herd_protocol::child_env::{ChildEnv, SpecialistEnv};
 use herd_protocol::launch::{AckWorktree, FailedAttempt, LaunchAck};
 use herd_protocol::layout::{Artifacts, SessionFiles, safe_name};
 use herd_protocol::run::{LaunchStatus, PaneRef, RunRecord, SurfaceKind, WorktreeRef};
@@ -46,25 +47,6 @@ pub fn launch_budgets(env: &dyn Fn(&str) -> Option<String>) -> herd_surface::Lau
         None => budgets,
     }
 }
-
-/// The protocol variables a child gets from herd and must not inherit from its parent.
-pub const PROTOCOL_VARS: [&str; 15] = [
-    "PI_HERDR_AGENTS_SESSION",
-    "PI_DENY_TOOLS",
-    "PI_SUBAGENT_NAME",
-    "PI_SUBAGENT_AGENT",
-    "PI_SUBAGENT_AUTO_EXIT",
-    "PI_SUBAGENT_PERSISTENT",
-    "PI_SUBAGENT_LOGICAL_ID",
-    "PI_SUBAGENT_GENERATION_ID",
-    "PI_SUBAGENT_TASK_ID",
-    "PI_SUBAGENT_SESSION",
-    "PI_SUBAGENT_ID",
-    "PI_SUBAGENT_ACTIVITY_FILE",
-    "PI_SUBAGENT_SURFACE",
-    "PI_SUBAGENT_PROCESS_FILE",
-    "PI_SUBAGENT_ACCEPT_FILE",
-];
 
 /// The parent's Herdr pane identity, kept only for a child in a Herdr pane.
 pub const HERDR_IDS: [&str; 3] = ["HERDR_PANE_ID", "HERDR_TAB_ID", "HERDR_WORKSPACE_ID"];
@@ -1042,63 +1024,38 @@ fn child_env(
 ) -> (Vec<String>, Vec<(String, OsString)>) {
     let unset = unset_vars(surface.kind());
     let mut vars = pane_env(surface, env);
-    let session_path = session;
-    let session: OsString = session_path.as_os_str().to_owned();
-    vars.push(("PI_HERDR_AGENTS_SESSION".into(), session.clone()));
     vars.push((
         "PI_CODING_AGENT_DIR".into(),
         agent_dir.as_os_str().to_owned(),
     ));
-    if !plan.denied_tools.is_empty() {
-        vars.push(("PI_DENY_TOOLS".into(), plan.denied_tools.join(",").into()));
-    }
     // The child extension runs `herd-accept` and `herd-watch`.
     vars.extend(bin_dir_env(tools, env));
     // The child's own decision: its extension answers Pi's trust question with it, and its own
     // launches inherit it.
     vars.push((crate::trust::ENV.into(), trust.as_str().into()));
-    vars.push(("PI_SUBAGENT_ID".into(), record.run_id.clone().into()));
-    vars.push(("PI_SUBAGENT_NAME".into(), record.name.clone().into()));
-    if let Some(agent) = &record.agent {
-        vars.push(("PI_SUBAGENT_AGENT".into(), agent.clone().into()));
-    }
-    vars.push((
-        "PI_SUBAGENT_AUTO_EXIT".into(),
-        if plan.auto_exit { "1" } else { "0" }.into(),
-    ));
-    if let Some(ids) = persistent {
-        vars.push(("PI_SUBAGENT_PERSISTENT".into(), "1".into()));
-        vars.push((
-            "PI_SUBAGENT_LOGICAL_ID".into(),
-            ids.logical_id.clone().into(),
-        ));
-        vars.push((
-            "PI_SUBAGENT_GENERATION_ID".into(),
-            ids.generation_id.clone().into(),
-        ));
-        vars.push(("PI_SUBAGENT_TASK_ID".into(), ids.task_id.clone().into()));
-    }
-    vars.push(("PI_SUBAGENT_SESSION".into(), session));
-    vars.push((
-        "PI_SUBAGENT_ACTIVITY_FILE".into(),
-        files.activity.clone().into_os_string(),
-    ));
-    vars.push((
-        "PI_SUBAGENT_PROCESS_FILE".into(),
-        SessionFiles::new(session_path).process().into_os_string(),
-    ));
-    if let Some(spec) = &files.accept_spec {
-        vars.push((
-            "PI_SUBAGENT_ACCEPT_FILE".into(),
-            spec.clone().into_os_string(),
-        ));
-    }
+    let child = ChildEnv {
+        session: session.to_owned(),
+        denied_tools: plan.denied_tools.clone(),
+        run_id: record.run_id.clone(),
+        name: record.name.clone(),
+        agent: record.agent.clone(),
+        auto_exit: plan.auto_exit,
+        specialist: persistent.map(|ids| SpecialistEnv {
+            logical_id: ids.logical_id.clone(),
+            generation_id: ids.generation_id.clone(),
+            task_id: ids.task_id.clone(),
+        }),
+        activity_file: files.activity.clone(),
+        process_file: SessionFiles::new(session).process(),
+        accept_file: files.accept_spec.clone(),
+    };
+    vars.extend(child.to_vars());
     (unset, vars)
 }
 
 /// What a launch must not inherit: the child protocol, and the other surfaces' pane ids.
 pub fn unset_vars(kind: SurfaceKind) -> Vec<String> {
-    let mut unset: Vec<String> = PROTOCOL_VARS.iter().map(|v| (*v).to_owned()).collect();
+    let mut unset: Vec<String> = ChildEnv::VARS.iter().map(|v| (*v).to_owned()).collect();
     if kind != SurfaceKind::Herdr {
         unset.extend(HERDR_IDS.iter().map(|v| (*v).to_owned()));
     }

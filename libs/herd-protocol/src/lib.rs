@@ -17,6 +17,7 @@
 //!   expiry;
 //! - [`child`]: what a Pi child writes for its host: the `.exit` sidecar and the activity
 //!   snapshot, with their tolerant readers;
+//! - [`child_env`]: the child's environment, the variables herd hands a child, as one type;
 //! - [`accept`]: the accept spec's file form, `herd-accept check` and `verdict`, the child's
 //!   accept tries, and seed 004's gate: the run's gate, the child's acceptance report, the ledger
 //!   of `herd-accept report`, the review and the verify memo;
@@ -35,6 +36,7 @@
 
 pub mod accept;
 pub mod child;
+pub mod child_env;
 pub mod cleanup;
 pub mod docs;
 pub mod intents;
