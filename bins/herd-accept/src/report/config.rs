@@ -256,49 +256,14 @@ impl AcceptanceConfig {
     }
 }
 
+/// Validates an `acceptance` object, field by field in a fixed order (so its diagnostics come
+/// in that order), then the rules that tie fields together.
 fn parse_object(object: &Map<String, Value>, path: &str) -> Result<AcceptanceConfig, Diagnostics> {
     let mut diags = Diagnostics::default();
     let at = |key: &str| format!("{path}.{key}");
-    for key in object.keys() {
-        if !CONFIG_KEYS.contains(&key.as_str()) {
-            diags.push(
-                at(key),
-                format!("is not supported (allowed: {})", CONFIG_KEYS.join(", ")),
-            );
-        }
-    }
-    let level = match object.get("level") {
-        None | Some(Value::Null) => LevelRequest::Auto,
-        Some(Value::String(text)) if text == "auto" => LevelRequest::Auto,
-        Some(Value::String(text)) if text == "reviewed" => {
-            diags.push(at("level"), REVIEWED_IS_NOT_A_LEVEL);
-            LevelRequest::Auto
-        }
-        Some(value) => match value.as_str().and_then(Level::parse) {
-            Some(level) => LevelRequest::Level(level),
-            None => {
-                diags.push(
-                    at("level"),
-                    format!(
-                        "must be one of auto, none, attested, checked, verified; got {}",
-                        render_value(value)
-                    ),
-                );
-                LevelRequest::Auto
-            }
-        },
-    };
-    let reason = match object.get("reason") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(reason)) => Some(reason.clone()),
-        Some(other) => {
-            diags.push(
-                at("reason"),
-                format!("must be a string; got {}", kind(other)),
-            );
-            None
-        }
-    };
+    refuse_unknown_keys(object, &CONFIG_KEYS, path, &mut diags);
+    let level = parse_level(object.get("level"), &at("level"), &mut diags);
+    let reason = optional_string(object.get("reason"), &at("reason"), &mut diags);
     if level == LevelRequest::Level(Level::None)
         && reason.as_deref().is_none_or(|r| r.trim().is_empty())
     {
@@ -308,28 +273,18 @@ fn parse_object(object: &Map<String, Value>, path: &str) -> Result<AcceptanceCon
         None | Some(Value::Null) => Vec::new(),
         Some(value) => parse_evidence_list(value, &at("evidence"), &mut diags),
     };
-    let criteria = match object.get("criteria") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => parse_criteria(items, &at("criteria"), &mut diags),
-        Some(other) => {
-            diags.push(
-                at("criteria"),
-                format!("must be an array; got {}", kind(other)),
-            );
-            Vec::new()
-        }
-    };
-    let verify = match object.get("verify") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => parse_verify(items, &at("verify"), &mut diags),
-        Some(other) => {
-            diags.push(
-                at("verify"),
-                format!("must be an array; got {}", kind(other)),
-            );
-            Vec::new()
-        }
-    };
+    let criteria = optional_array(
+        object.get("criteria"),
+        &at("criteria"),
+        &mut diags,
+        parse_criteria,
+    );
+    let verify = optional_array(
+        object.get("verify"),
+        &at("verify"),
+        &mut diags,
+        parse_verify,
+    );
     if level == LevelRequest::Level(Level::Verified)
         && verify.is_empty()
         && !diags.has_path_prefix(&at("verify"))
@@ -347,30 +302,12 @@ fn parse_object(object: &Map<String, Value>, path: &str) -> Result<AcceptanceCon
             None
         }
     };
-    let stop_rules = match object.get("stopRules") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .enumerate()
-            .filter_map(|(idx, item)| match item {
-                Value::String(rule) => Some(rule.clone()),
-                other => {
-                    diags.push(
-                        format!("{path}.stopRules[{idx}]"),
-                        format!("must be a string; got {}", kind(other)),
-                    );
-                    None
-                }
-            })
-            .collect(),
-        Some(other) => {
-            diags.push(
-                at("stopRules"),
-                format!("must be an array; got {}", kind(other)),
-            );
-            Vec::new()
-        }
-    };
+    let stop_rules = optional_array(
+        object.get("stopRules"),
+        &at("stopRules"),
+        &mut diags,
+        parse_stop_rules,
+    );
     let requests_policy = level != LevelRequest::Auto || object.keys().any(|key| key != "level");
     if !diags.is_empty() {
         return Err(diags);
@@ -385,6 +322,50 @@ fn parse_object(object: &Map<String, Value>, path: &str) -> Result<AcceptanceCon
         reason,
         requests_policy,
     })
+}
+
+/// The `level` field: `auto` (or none) means "infer"; `reviewed` is refused with its own
+/// explanation.
+fn parse_level(value: Option<&Value>, path: &str, diags: &mut Diagnostics) -> LevelRequest {
+    match value {
+        None | Some(Value::Null) => LevelRequest::Auto,
+        Some(Value::String(text)) if text == "auto" => LevelRequest::Auto,
+        Some(Value::String(text)) if text == "reviewed" => {
+            diags.push(path, REVIEWED_IS_NOT_A_LEVEL);
+            LevelRequest::Auto
+        }
+        Some(value) => match value.as_str().and_then(Level::parse) {
+            Some(level) => LevelRequest::Level(level),
+            None => {
+                diags.push(
+                    path,
+                    format!(
+                        "must be one of auto, none, attested, checked, verified; got {}",
+                        render_value(value)
+                    ),
+                );
+                LevelRequest::Auto
+            }
+        },
+    }
+}
+
+/// The `stopRules` items: strings.
+fn parse_stop_rules(items: &[Value], path: &str, diags: &mut Diagnostics) -> Vec<String> {
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(idx, item)| match item {
+            Value::String(rule) => Some(rule.clone()),
+            other => {
+                diags.push(
+                    format!("{path}[{idx}]"),
+                    format!("must be a string; got {}", kind(other)),
+                );
+                None
+            }
+        })
+        .collect()
 }
 
 fn parse_evidence_list(value: &Value, path: &str, diags: &mut Diagnostics) -> Vec<EvidenceKind> {
@@ -450,14 +431,7 @@ fn parse_criteria(items: &[Value], path: &str, diags: &mut Diagnostics) -> Vec<C
                 });
             }
             Value::Object(object) => {
-                for key in object.keys() {
-                    if !CRITERION_KEYS.contains(&key.as_str()) {
-                        diags.push(
-                            format!("{here}.{key}"),
-                            format!("is not supported (allowed: {})", CRITERION_KEYS.join(", ")),
-                        );
-                    }
-                }
+                refuse_unknown_keys(object, &CRITERION_KEYS, &here, diags);
                 let id = match object.get("id") {
                     Some(Value::String(id)) if !id.trim().is_empty() => {
                         let id = normalized_token(id);
@@ -532,98 +506,96 @@ fn parse_verify(items: &[Value], path: &str, diags: &mut Diagnostics) -> Vec<Ver
             diags.push(here, format!("must be an object; got {}", kind(item)));
             continue;
         };
-        let before = diags.len();
-        for key in object.keys() {
-            if !VERIFY_KEYS.contains(&key.as_str()) {
-                diags.push(
-                    format!("{here}.{key}"),
-                    format!("is not supported (allowed: {})", VERIFY_KEYS.join(", ")),
-                );
-            }
-        }
-        let id = non_empty_string(object.get("id"), &format!("{here}.id"), diags);
-        let command = non_empty_string(object.get("command"), &format!("{here}.command"), diags);
-        let timeout_ms = match object.get("timeoutMs") {
-            None | Some(Value::Null) => VERIFY_TIMEOUT_MS_DEFAULT,
-            Some(value) => match value.as_u64() {
-                Some(ms) if (1..=VERIFY_TIMEOUT_MS_LIMIT).contains(&ms) => ms,
-                _ => {
-                    diags.push(
-                        format!("{here}.timeoutMs"),
-                        format!(
-                            "must be an integer from 1 to {VERIFY_TIMEOUT_MS_LIMIT}; got {}",
-                            render_value(value)
-                        ),
-                    );
-                    VERIFY_TIMEOUT_MS_DEFAULT
-                }
-            },
-        };
-        let cwd = match object.get("cwd") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(cwd)) => Some(cwd.clone()),
-            Some(other) => {
-                diags.push(
-                    format!("{here}.cwd"),
-                    format!("must be a string; got {}", kind(other)),
-                );
-                None
-            }
-        };
-        let mut env = BTreeMap::new();
-        match object.get("env") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(vars)) => {
-                for (name, value) in vars {
-                    match value {
-                        Value::String(value)
-                            if !name.is_empty()
-                                && !name.contains(['=', '\0'])
-                                && !value.contains('\0') =>
-                        {
-                            env.insert(name.clone(), value.clone());
-                        }
-                        Value::String(_) => diags.push(
-                            format!("{here}.env.{name}"),
-                            "is not a valid environment variable",
-                        ),
-                        other => diags.push(
-                            format!("{here}.env.{name}"),
-                            format!("must be a string; got {}", kind(other)),
-                        ),
-                    }
-                }
-            }
-            Some(other) => diags.push(
-                format!("{here}.env"),
-                format!("must be an object; got {}", kind(other)),
-            ),
-        }
-        let allow_failure = match object.get("allowFailure") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(other) => {
-                diags.push(
-                    format!("{here}.allowFailure"),
-                    format!("must be a boolean; got {}", kind(other)),
-                );
-                false
-            }
-        };
-        if diags.len() == before {
-            if let (Some(id), Some(command)) = (id, command) {
-                commands.push(VerifyCommand {
-                    id,
-                    command,
-                    timeout_ms,
-                    cwd,
-                    env,
-                    allow_failure,
-                });
-            }
-        }
+        commands.extend(parse_verify_command(object, &here, diags));
     }
     commands
+}
+
+/// One verify command at `here`; `None` when any of its fields is refused.
+fn parse_verify_command(
+    object: &Map<String, Value>,
+    here: &str,
+    diags: &mut Diagnostics,
+) -> Option<VerifyCommand> {
+    let before = diags.len();
+    refuse_unknown_keys(object, &VERIFY_KEYS, here, diags);
+    let id = non_empty_string(object.get("id"), &format!("{here}.id"), diags);
+    let command = non_empty_string(object.get("command"), &format!("{here}.command"), diags);
+    let timeout_ms = parse_timeout(object.get("timeoutMs"), &format!("{here}.timeoutMs"), diags);
+    let cwd = optional_string(object.get("cwd"), &format!("{here}.cwd"), diags);
+    let env = parse_env(object.get("env"), &format!("{here}.env"), diags);
+    let allow_failure = optional_bool(
+        object.get("allowFailure"),
+        false,
+        &format!("{here}.allowFailure"),
+        diags,
+    );
+    if diags.len() != before {
+        return None;
+    }
+    Some(VerifyCommand {
+        id: id?,
+        command: command?,
+        timeout_ms,
+        cwd,
+        env,
+        allow_failure,
+    })
+}
+
+/// A verify command's `timeoutMs`: from 1 ms to a day, the default when absent.
+fn parse_timeout(value: Option<&Value>, path: &str, diags: &mut Diagnostics) -> u64 {
+    match value {
+        None | Some(Value::Null) => VERIFY_TIMEOUT_MS_DEFAULT,
+        Some(value) => match value.as_u64() {
+            Some(ms) if (1..=VERIFY_TIMEOUT_MS_LIMIT).contains(&ms) => ms,
+            _ => {
+                diags.push(
+                    path,
+                    format!(
+                        "must be an integer from 1 to {VERIFY_TIMEOUT_MS_LIMIT}; got {}",
+                        render_value(value)
+                    ),
+                );
+                VERIFY_TIMEOUT_MS_DEFAULT
+            }
+        },
+    }
+}
+
+/// A verify command's `env`: an object of variables a process environment can hold.
+fn parse_env(
+    value: Option<&Value>,
+    path: &str,
+    diags: &mut Diagnostics,
+) -> BTreeMap<String, String> {
+    let mut env = BTreeMap::new();
+    match value {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(vars)) => {
+            for (name, value) in vars {
+                match value {
+                    Value::String(value)
+                        if !name.is_empty()
+                            && !name.contains(['=', '\0'])
+                            && !value.contains('\0') =>
+                    {
+                        env.insert(name.clone(), value.clone());
+                    }
+                    Value::String(_) => diags.push(
+                        format!("{path}.{name}"),
+                        "is not a valid environment variable",
+                    ),
+                    other => diags.push(
+                        format!("{path}.{name}"),
+                        format!("must be a string; got {}", kind(other)),
+                    ),
+                }
+            }
+        }
+        Some(other) => diags.push(path, format!("must be an object; got {}", kind(other))),
+    }
+    env
 }
 
 fn parse_review(
@@ -631,38 +603,15 @@ fn parse_review(
     path: &str,
     diags: &mut Diagnostics,
 ) -> Option<Review> {
-    for key in object.keys() {
-        if !REVIEW_KEYS.contains(&key.as_str()) {
-            diags.push(
-                format!("{path}.{key}"),
-                format!("is not supported (allowed: {})", REVIEW_KEYS.join(", ")),
-            );
-        }
-    }
-    let mut text = |key: &str| match object.get(key) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(other) => {
-            diags.push(
-                format!("{path}.{key}"),
-                format!("must be a string; got {}", kind(other)),
-            );
-            None
-        }
-    };
-    let agent = text("agent");
-    let focus = text("focus");
-    let required = match object.get("required") {
-        None | Some(Value::Null) => true,
-        Some(Value::Bool(b)) => *b,
-        Some(other) => {
-            diags.push(
-                format!("{path}.required"),
-                format!("must be a boolean; got {}", kind(other)),
-            );
-            true
-        }
-    };
+    refuse_unknown_keys(object, &REVIEW_KEYS, path, diags);
+    let agent = optional_string(object.get("agent"), &format!("{path}.agent"), diags);
+    let focus = optional_string(object.get("focus"), &format!("{path}.focus"), diags);
+    let required = optional_bool(
+        object.get("required"),
+        true,
+        &format!("{path}.required"),
+        diags,
+    );
     Some(Review {
         agent,
         focus,
@@ -670,6 +619,68 @@ fn parse_review(
     })
 }
 
+/// Refuses every key of the object at `path` that is not among `allowed`.
+fn refuse_unknown_keys(
+    object: &Map<String, Value>,
+    allowed: &[&str],
+    path: &str,
+    diags: &mut Diagnostics,
+) {
+    for key in object.keys() {
+        if !allowed.contains(&key.as_str()) {
+            diags.push(
+                format!("{path}.{key}"),
+                format!("is not supported (allowed: {})", allowed.join(", ")),
+            );
+        }
+    }
+}
+
+/// An optional array field: its items parsed by `items`, nothing when absent or null.
+fn optional_array<T>(
+    value: Option<&Value>,
+    path: &str,
+    diags: &mut Diagnostics,
+    items: impl FnOnce(&[Value], &str, &mut Diagnostics) -> Vec<T>,
+) -> Vec<T> {
+    match value {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(values)) => items(values, path, diags),
+        Some(other) => {
+            diags.push(path, format!("must be an array; got {}", kind(other)));
+            Vec::new()
+        }
+    }
+}
+
+/// An optional string field, kept as given.
+fn optional_string(value: Option<&Value>, path: &str, diags: &mut Diagnostics) -> Option<String> {
+    match value {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            diags.push(path, format!("must be a string; got {}", kind(other)));
+            None
+        }
+    }
+}
+
+/// An optional boolean field, `default` when absent, null or refused.
+fn optional_bool(
+    value: Option<&Value>,
+    default: bool,
+    path: &str,
+    diags: &mut Diagnostics,
+) -> bool {
+    match value {
+        None | Some(Value::Null) => default,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            diags.push(path, format!("must be a boolean; got {}", kind(other)));
+            default
+        }
+    }
+}
 fn non_empty_string(value: Option<&Value>, path: &str, diags: &mut Diagnostics) -> Option<String> {
     match value {
         Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_owned()),
