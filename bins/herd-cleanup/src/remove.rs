@@ -352,7 +352,6 @@ impl SavedIndex {
     }
 }
 
-/// Removes the checkout of an eligible entry and records it.
 /// Deletes what setup made that git counts as untracked (a symlink to the source's
 /// `node_modules`, which a `node_modules/` pattern does not match), so that `git worktree
 /// remove`, which never forces, can remove the rest. A symlink is unlinked, never followed; a
@@ -393,6 +392,9 @@ fn remove_setup_untracked(canonical: &Path, rels: &[String]) -> Result<(), Strin
     Ok(())
 }
 
+/// Removes the checkout of an eligible entry and records it: what setup made that git counts
+/// as untracked goes first, then the checkout itself (through Herdr when it has a workspace
+/// open on it, else git), and only a checkout seen gone is recorded as removed.
 fn carry_out(ctx: &mut Context, entry: &Entry, report: &mut Removal) {
     let (Some(canonical), Some(source)) = (
         entry.canonical().map(Path::to_path_buf),
@@ -405,13 +407,29 @@ fn carry_out(ctx: &mut Context, entry: &Entry, report: &mut Removal) {
         );
         return;
     };
-    let deadline = || Deadline::after(budget::CLEANUP);
     if let Err(message) = remove_setup_untracked(&canonical, &entry.internal.setup_untracked) {
         report.outcome = Outcome::Blocked;
         report.block(BlockerCode::GitUnknown, message);
         return;
     }
-    let attempt: Result<(), (bool, String)> = match (&entry.workspace, &ctx.herdr) {
+    let attempt = attempt_removal(ctx, entry, report, &source, &canonical);
+    if !confirm_gone(report, attempt, &canonical) {
+        return;
+    }
+    report.outcome = Outcome::Removed;
+    record_removal(ctx, entry, report, &source, &canonical);
+}
+
+/// Asks Herdr (when it has a workspace open on the checkout) or git to remove the checkout,
+/// never forcing. An error carries whether the removal may still have happened.
+fn attempt_removal(
+    ctx: &Context,
+    entry: &Entry,
+    report: &mut Removal,
+    source: &Path,
+    canonical: &Path,
+) -> Result<(), (bool, String)> {
+    match (&entry.workspace, &ctx.herdr) {
         (Some(workspace), Some(herdr)) => {
             report.removed_via = Some(Via::Herdr);
             match herdr.worktree_remove(workspace) {
@@ -428,11 +446,20 @@ fn carry_out(ctx: &mut Context, entry: &Entry, report: &mut Removal) {
         _ => {
             report.removed_via = Some(Via::Git);
             ctx.git
-                .worktree_remove(&source, &canonical, &deadline())
+                .worktree_remove(source, canonical, &Deadline::after(budget::CLEANUP))
                 .map_err(|e| (matches!(e, herd_git::Error::Timeout { .. }), e.to_string()))
         }
-    };
-    let gone = match std::fs::symlink_metadata(&canonical) {
+    }
+}
+
+/// Judges the attempt by the checkout itself: whether it is gone decides, not what the remover
+/// said. Returns whether it is gone; otherwise the report says why not.
+fn confirm_gone(
+    report: &mut Removal,
+    attempt: Result<(), (bool, String)>,
+    canonical: &Path,
+) -> bool {
+    let gone = match std::fs::symlink_metadata(canonical) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(true),
         Ok(_) => Ok(false),
         Err(e) => Err(e),
@@ -444,7 +471,7 @@ fn carry_out(ctx: &mut Context, entry: &Entry, report: &mut Removal) {
                 BlockerCode::GitUnknown,
                 format!("cannot verify that the checkout is gone: {e}"),
             );
-            return;
+            false
         }
         (Ok(()), Ok(false)) => {
             report.outcome = Outcome::Unknown;
@@ -452,7 +479,7 @@ fn carry_out(ctx: &mut Context, entry: &Entry, report: &mut Removal) {
                 BlockerCode::GitUnknown,
                 "the removal reported success but the checkout is still there".into(),
             );
-            return;
+            false
         }
         (Err((uncertain, message)), Ok(false)) => {
             report.outcome = if uncertain {
@@ -472,19 +499,33 @@ fn carry_out(ctx: &mut Context, entry: &Entry, report: &mut Removal) {
                     shown(&message)
                 ),
             );
-            return;
+            false
         }
         (Err((_, message)), Ok(true)) => {
             report.warnings.push(format!(
                 "the removal reported an error but the checkout is gone: {}",
                 shown(&message)
             ));
+            true
         }
-        (Ok(()), Ok(true)) => {}
+        (Ok(()), Ok(true)) => true,
     }
-    report.outcome = Outcome::Removed;
+}
+
+/// What follows a removal: git's registration pruned, a link left behind named, and the
+/// owners' manifests marked removed.
+fn record_removal(
+    ctx: &Context,
+    entry: &Entry,
+    report: &mut Removal,
+    source: &Path,
+    canonical: &Path,
+) {
     if report.removed_via == Some(Via::Git) {
-        if let Err(e) = ctx.git.worktree_prune(&source, &deadline()) {
+        if let Err(e) = ctx
+            .git
+            .worktree_prune(source, &Deadline::after(budget::CLEANUP))
+        {
             report.warnings.push(format!(
                 "git worktree prune failed: {}",
                 shown(&e.to_string())
