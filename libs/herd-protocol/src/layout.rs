@@ -110,26 +110,7 @@ impl Artifacts {
     }
 
     pub fn runs_dir(&self) -> PathBuf {
-        self.root.join("runs")
-    }
-
-    pub fn run_record(&self, run_id: &str) -> PathBuf {
-        self.runs_dir().join(format!("{run_id}.json"))
-    }
-
-    pub fn run_events(&self, run_id: &str) -> PathBuf {
-        self.runs_dir().join(format!("{run_id}.events.jsonl"))
-    }
-
-    pub fn run_result(&self, run_id: &str) -> PathBuf {
-        self.runs_dir().join(format!("{run_id}.result.json"))
-    }
-
-    /// The identity of the herd-launch process that claimed the run (`runs/<id>.launcher.json`,
-    /// in the `.process.json` format), so a watcher can prove a launch that never finished has
-    /// lost its launcher.
-    pub fn launcher(&self, run_id: &str) -> PathBuf {
-        self.run_file(run_id, "launcher.json")
+        self.root.join(RUNS_DIR)
     }
 
     /// The relay of one host: its lock and its connection state (`relays/<host>.lock`,
@@ -138,7 +119,8 @@ impl Artifacts {
         self.root().join("relays")
     }
 
-    /// A per-run file of `runs/`: `runs/<run-id>.<suffix>`; every one has its name below.
+    /// A per-run file of `runs/`: `runs/<run-id>.<suffix>`; every one has its name in
+    /// [`RUN_FILES`] or in [`crate::run_file`]'s table.
     fn run_file(&self, run_id: &str, suffix: &str) -> PathBuf {
         self.runs_dir().join(format!("{run_id}.{suffix}"))
     }
@@ -237,7 +219,7 @@ impl Artifacts {
             })?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            let Some(id) = name.strip_suffix(".json") else {
+            let Some(id) = name.strip_suffix(RECORD).and_then(|n| n.strip_suffix('.')) else {
                 continue;
             };
             if id.contains('.') || validate_run_id(id).is_err() {
@@ -273,41 +255,51 @@ impl SessionFiles {
         PathBuf::from(name)
     }
 
-    /// The completion sidecar `<session>.exit`.
-    pub fn exit(&self) -> PathBuf {
-        self.with_suffix(".exit")
-    }
-
-    /// The process-identity record `<session>.process.json`.
-    pub fn process(&self) -> PathBuf {
-        self.with_suffix(".process.json")
-    }
-
-    /// The launch-policy sidecar `<session>.pi-herdr-subagent-policy.json`.
-    pub fn policy(&self) -> PathBuf {
-        self.with_suffix(".pi-herdr-subagent-policy.json")
-    }
-
-    /// Persistent task events `<session>.tasks` (JSON Lines, child-written).
-    pub fn tasks(&self) -> PathBuf {
-        self.with_suffix(".tasks")
-    }
-
-    /// Persistent delivery ledger `<session>.ledger` (JSON Lines, host-written).
-    pub fn ledger(&self) -> PathBuf {
-        self.with_suffix(".ledger")
-    }
-
-    /// The advisory lock every writer of the ledger takes (`<session>.ledger.lock`).
-    pub fn ledger_lock(&self) -> PathBuf {
-        self.with_suffix(".ledger.lock")
-    }
-
     /// A persistent task inbox file `<session>.task-inbox.<seq:12 digits>.json`.
     pub fn inbox(&self, seq: u64) -> PathBuf {
-        self.with_suffix(&format!(".task-inbox.{seq:012}.json"))
+        self.with_suffix(&format!("{TASK_INBOX_PREFIX}{seq:012}{TASK_INBOX_SUFFIX}"))
     }
 }
+
+/// The files beside a session: `<session><suffix>`, each with its accessor on [`SessionFiles`]
+/// and its name in [`SESSION_FILES`] (which the extensions' generated table is made from).
+macro_rules! session_files {
+    ($($(#[$doc:meta])* $name:ident => $suffix:literal,)*) => {
+        impl SessionFiles {
+            $($(#[$doc])* pub fn $name(&self) -> PathBuf {
+                self.with_suffix($suffix)
+            })*
+        }
+
+        /// Every file beside a session with one name, by name: `(name, suffix)`, the suffix
+        /// appended to the session file's path.
+        pub const SESSION_FILES: &[(&str, &str)] = &[$((stringify!($name), $suffix),)*];
+    };
+}
+
+session_files! {
+    /// The completion sidecar `<session>.exit` (child-written).
+    exit => ".exit",
+    /// The process-identity record `<session>.process.json`.
+    process => ".process.json",
+    /// The launch-policy sidecar `<session>.pi-herdr-subagent-policy.json`.
+    policy => ".pi-herdr-subagent-policy.json",
+    /// Persistent task events `<session>.tasks` (JSON Lines, child-written).
+    tasks => ".tasks",
+    /// Persistent delivery ledger `<session>.ledger` (JSON Lines, host-written).
+    ledger => ".ledger",
+    /// The advisory lock every writer of the ledger takes (`<session>.ledger.lock`).
+    ledger_lock => ".ledger.lock",
+    /// Whether the child waits for a person, `<session>.needs-input.json` (child-written).
+    needs_input => ".needs-input.json",
+    /// The child's own accept checks, `<session>.accept-tries.json` (child-written).
+    accept_tries => ".accept-tries.json",
+}
+
+/// A task inbox file is `<session><TASK_INBOX_PREFIX><seq:12 digits><TASK_INBOX_SUFFIX>`.
+pub const TASK_INBOX_PREFIX: &str = ".task-inbox.";
+/// The end of a task inbox file's name.
+pub const TASK_INBOX_SUFFIX: &str = ".json";
 
 /// The rule of a run id as a regular expression, for the schemas and the extensions' types; it
 /// says what [`validate_run_id`] checks.
@@ -398,38 +390,58 @@ fn configured_root() -> Result<PathBuf, Error> {
     Ok(PathBuf::from(home).join(".herdr").join("worktrees"))
 }
 
-/// The per-run files of `runs/` beside the record that are not one of [`crate::run_file`]'s
-/// versioned documents (markers, a lock, a request as given, an exec child's own files): each
-/// `runs/<run-id>.<suffix>`.
+/// The directory of the run records and every per-run file, under the artifacts directory.
+pub const RUNS_DIR: &str = "runs";
+
+/// The run record is `runs/<run-id>.<RECORD>`; every other per-run file has a longer suffix.
+const RECORD: &str = "json";
+
+/// The per-run files of `runs/` that are not one of [`crate::run_file`]'s versioned documents
+/// (the record, its events and result, markers, locks, a request as given, an exec child's own
+/// files): each `runs/<run-id>.<suffix>`, with its accessor on [`Artifacts`] and its name in
+/// [`RUN_FILES`].
 macro_rules! run_files {
-    ($($(#[$doc:meta])* $name:ident => $suffix:literal,)*) => {
+    ($($(#[$doc:meta])* $key:ident: $name:ident => $suffix:expr,)*) => {
         impl Artifacts {
             $($(#[$doc])* pub fn $name(&self, run_id: &str) -> PathBuf {
                 self.run_file(run_id, $suffix)
             })*
         }
+
+        /// These per-run files by name: `(name, suffix)`, the file being `runs/<run-id>.<suffix>`.
+        /// [`crate::run_file::run_file_names`] adds the versioned ones.
+        pub const RUN_FILES: &[(&str, &str)] = &[$((stringify!($key), $suffix),)*];
     };
 }
 
 run_files! {
+    /// The run record (herd).
+    record: run_record => RECORD,
+    /// Its transitions, JSON Lines (herd).
+    events: run_events => "events.jsonl",
+    /// Its delivered result (herd-watch).
+    result: run_result => "result.json",
+    /// The identity of the herd-launch process that claimed the run (in the `.process.json`
+    /// format), so a watcher can prove a launch that never finished has lost its launcher.
+    launcher: launcher => "launcher.json",
     /// The lock every steering writer takes.
-    steer_lock => "steer.lock",
+    steer_lock: steer_lock => "steer.lock",
     /// The lock a reader of the run's usage takes while it advances the cursor.
-    usage_lock => "usage.lock",
+    usage_lock: usage_lock => "usage.lock",
     /// The result was delivered (exactly once).
-    delivered => "delivered",
+    delivered: delivered => "delivered",
     /// The run's line was appended to `outcomes.jsonl`.
-    ledgered => "ledgered",
+    ledgered: ledgered => "ledgered",
     /// The launch request as given, for a model fallback's launch.
-    launch_request => "request.json",
+    launch_request: launch_request => "request.json",
     /// An exec child's prompt.
-    exec_prompt => "prompt.md",
+    exec_prompt: exec_prompt => "prompt.md",
     /// The session file of an exec child, which has no Pi session.
-    exec_session => "session.jsonl",
+    exec_session: exec_session => "session.jsonl",
     /// The runner's exit status, written by the launch script.
-    runner_exit => "runner-exit.json",
+    runner_exit: runner_exit => "runner-exit.json",
     /// The identity of the launch script's shell on the process surface.
-    leader => "leader.json",
+    leader: leader => "leader.json",
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@
 //! begins (`input`, `agent_start`). herd never guesses this from a pane's screen: a child that is
 //! merely slow writes nothing here and is not waiting.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use herd_core::sidecar;
@@ -66,9 +65,7 @@ impl NeedsInputFile {
 
 /// `<session>.needs-input.json` beside the child's session file.
 pub fn needs_input_file(session_file: &Path) -> PathBuf {
-    let mut name = OsString::from(session_file);
-    name.push(".needs-input.json");
-    PathBuf::from(name)
+    crate::layout::SessionFiles::new(session_file).needs_input()
 }
 
 /// Reads the sidecar of run `run_id`: a missing, oversized, malformed or foreign file, or one

@@ -42,9 +42,10 @@ pub trait RunFile: Serialize + DeserializeOwned {
     fn stamp(&mut self);
 }
 
-/// Implements [`RunFile`] for types whose version is their `format_version` field.
+/// Implements [`RunFile`] for types whose version is their `format_version` field, and lists
+/// them by name in [`VERSIONED`].
 macro_rules! run_file {
-    ($($(#[$doc:meta])* $ty:ty => $suffix:literal, version $version:expr, limit $limit:expr, $durability:ident;)*) => {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty => $suffix:literal, version $version:expr, limit $limit:expr, $durability:ident $(, field $field:literal)?;)*) => {
         $(
             $(#[$doc])*
             impl RunFile for $ty {
@@ -52,50 +53,57 @@ macro_rules! run_file {
                 const VERSION: u64 = $version;
                 const READ_LIMIT: u64 = $limit;
                 const DURABILITY: Durability = Durability::$durability;
+                $(const VERSION_FIELD: &'static str = $field;)?
                 fn stamp(&mut self) {
                     self.format_version = $version;
                 }
             }
         )*
+
+        /// The files of the table by name: `(name, suffix)`, the file being
+        /// `runs/<run-id>.<suffix>`.
+        pub const VERSIONED: &[(&str, &str)] = &[$((stringify!($name), <$ty as RunFile>::SUFFIX),)*];
     };
 }
 
 run_file! {
     /// `herd-watch cancel`'s intent, then the termination's outcome.
-    crate::intents::CancelIntent => "cancel.json", version 1, limit 16 * 1024, Synced;
+    cancel: crate::intents::CancelIntent => "cancel.json", version 1, limit 16 * 1024, Synced;
     /// When `herd-watch interrupt` last sent Escape.
-    crate::intents::Interrupt => "interrupt.json", version 1, limit 4 * 1024, Synced;
+    interrupt: crate::intents::Interrupt => "interrupt.json", version 1, limit 4 * 1024, Synced;
     /// The time limit that passed, written once before the cancel it leads to.
-    crate::intents::Expiry => "timeout.json", version 1, limit 4 * 1024, Synced;
+    timeout: crate::intents::Expiry => "timeout.json", version 1, limit 4 * 1024, Synced;
     /// The steering messages not yet delivered.
-    crate::intents::SteerQueue => "steer.json", version 1, limit 1024 * 1024, Synced;
+    steer: crate::intents::SteerQueue => "steer.json", version 1, limit 1024 * 1024, Synced;
     /// The receipts of the last steering requests.
-    crate::intents::SteeringLedger => "steering.json", version 1, limit 1024 * 1024, Synced;
+    steering: crate::intents::SteeringLedger => "steering.json", version 1, limit 1024 * 1024, Synced;
     /// The attempt was replaced and is not delivered.
-    crate::run::Superseded => "superseded.json", version 1, limit 16 * 1024, Synced;
+    superseded: crate::run::Superseded => "superseded.json", version 1, limit 16 * 1024, Synced;
     /// The attempts a model fallback replaced, beside their successor.
-    crate::run::Predecessor => "predecessor.json", version 1, limit 64 * 1024, Synced;
+    predecessor: crate::run::Predecessor => "predecessor.json", version 1, limit 64 * 1024, Synced;
     /// `herd-launch resurrect` took up the lost run: its successor, once launched.
-    crate::launch::resurrect::Resurrected => "resurrected.json", version 1, limit 16 * 1024, Synced;
+    resurrected: crate::launch::resurrect::Resurrected => "resurrected.json", version 1, limit 16 * 1024, Synced;
     /// The run's seed 004 acceptance gate.
-    crate::accept::RunGate => "acceptance.json", version crate::accept::RUN_GATE_VERSION, limit crate::accept::RUN_GATE_READ_LIMIT, Synced;
+    acceptance: crate::accept::RunGate => "acceptance.json", version crate::accept::RUN_GATE_VERSION, limit crate::accept::RUN_GATE_READ_LIMIT, Synced;
     /// A reviewer's decision on the run.
-    crate::accept::ReviewRecord => "review.json", version crate::accept::REVIEW_VERSION, limit 256 * 1024, Synced;
+    review: crate::accept::ReviewRecord => "review.json", version crate::accept::REVIEW_VERSION, limit 256 * 1024, Synced;
     /// What the host of a run on another machine last said of it.
-    crate::run::RemoteState => "remote.json", version 1, limit 64 * 1024, Synced;
+    remote: crate::run::RemoteState => "remote.json", version 1, limit 64 * 1024, Synced;
+    /// How far `herd-watch` read the run's session for its usage. A lost write only costs a read
+    /// from the start, so it is not fsynced.
+    usage: crate::usage::UsageCursor => "usage.json", version crate::usage::CURSOR_VERSION, limit 4 * 1024 * 1024, Unsynced, field "formatVersion";
 }
 
-/// How far `herd-watch` read the run's session for its usage. A lost write only costs a read
-/// from the start, so it is not fsynced.
-impl RunFile for crate::usage::UsageCursor {
-    const SUFFIX: &'static str = "usage.json";
-    const VERSION: u64 = crate::usage::CURSOR_VERSION;
-    const READ_LIMIT: u64 = 4 * 1024 * 1024;
-    const DURABILITY: Durability = Durability::Unsynced;
-    const VERSION_FIELD: &'static str = "formatVersion";
-    fn stamp(&mut self) {
-        self.format_version = crate::usage::CURSOR_VERSION;
-    }
+/// Every per-run file by name, `(name, suffix)`, the file being `runs/<run-id>.<suffix>`: the
+/// record, its events, its result and the markers ([`crate::layout::RUN_FILES`]), then the
+/// versioned documents of the table ([`VERSIONED`]). The extensions' generated table of file
+/// names is made from this list.
+pub fn run_file_names() -> Vec<(&'static str, &'static str)> {
+    crate::layout::RUN_FILES
+        .iter()
+        .chain(VERSIONED)
+        .copied()
+        .collect()
 }
 
 /// The files of one run: `runs/<run-id>.*` of an artifacts directory.
@@ -193,6 +201,31 @@ mod tests {
     }
 
     #[test]
+    fn every_per_run_file_has_one_name_and_one_suffix() {
+        let names = run_file_names();
+        let mut keys: Vec<&str> = names.iter().map(|(name, _)| *name).collect();
+        let mut suffixes: Vec<&str> = names.iter().map(|(_, suffix)| *suffix).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        suffixes.sort_unstable();
+        suffixes.dedup();
+        assert_eq!((keys.len(), suffixes.len()), (names.len(), names.len()));
+        let artifacts = Artifacts::new("/a");
+        let run = artifacts.run("r1");
+        let find = |name: &str| names.iter().find(|(n, _)| *n == name).unwrap().1;
+        assert_eq!(
+            artifacts.run_record("r1"),
+            artifacts.runs_dir().join(format!("r1.{}", find("record")))
+        );
+        assert_eq!(
+            run.path::<crate::run::Superseded>(),
+            artifacts
+                .runs_dir()
+                .join(format!("r1.{}", find("superseded")))
+        );
+    }
+
+    #[test]
     fn create_once_keeps_the_first() {
         let dir = tempfile::tempdir().unwrap();
         let artifacts = Artifacts::new(dir.path());
@@ -214,20 +247,7 @@ mod tests {
     /// named through its type.
     #[test]
     fn no_suffix_of_the_table_is_spelled_outside_herd_protocol() {
-        let suffixes = [
-            <CancelIntent as RunFile>::SUFFIX,
-            <Interrupt as RunFile>::SUFFIX,
-            <crate::intents::Expiry as RunFile>::SUFFIX,
-            <crate::intents::SteerQueue as RunFile>::SUFFIX,
-            <crate::intents::SteeringLedger as RunFile>::SUFFIX,
-            <crate::run::Superseded as RunFile>::SUFFIX,
-            <crate::run::Predecessor as RunFile>::SUFFIX,
-            <crate::launch::resurrect::Resurrected as RunFile>::SUFFIX,
-            <crate::accept::RunGate as RunFile>::SUFFIX,
-            <crate::accept::ReviewRecord as RunFile>::SUFFIX,
-            <crate::run::RemoteState as RunFile>::SUFFIX,
-            <crate::usage::UsageCursor as RunFile>::SUFFIX,
-        ];
+        let suffixes: Vec<&str> = VERSIONED.iter().map(|(_, suffix)| *suffix).collect();
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let mut found = Vec::new();
         for top in ["bins", "libs"] {

@@ -1,7 +1,6 @@
 //! `<session>.accept-tries.json`: the child's own accept tries, written by the child extension
 //! after each check it runs.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use herd_core::sidecar;
@@ -38,9 +37,7 @@ impl AcceptTries {
 
 /// `<session>.accept-tries.json` beside the child's session file.
 pub fn tries_file(session_file: &Path) -> PathBuf {
-    let mut name = OsString::from(session_file);
-    name.push(".accept-tries.json");
-    PathBuf::from(name)
+    crate::layout::SessionFiles::new(session_file).accept_tries()
 }
 
 /// Reads the child's tries tolerantly: a missing, oversized or malformed file, a `tries` that is
