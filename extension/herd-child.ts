@@ -41,6 +41,7 @@ import { type SettlementAction, type SettlementEvent, type SettlementState, step
 import { appendTaskEvent, type Completion, ExitSidecar, type TaskEventType, writeAcceptTries } from "./src/child/sidecars.ts";
 import { registerChildTools, registerOutsideHerd } from "./src/child/tools.ts";
 import { drawToolsWidget } from "./src/child/widget.ts";
+import { sessionFile } from "./src/generated/run-files.ts";
 import { registryWindow } from "./src/shared/piherd-result.ts";
 
 /** The custom message of a Pi Herd worker's result, the type the parent extension delivers. */
@@ -66,7 +67,7 @@ export default function herdChild(pi: ExtensionAPI): void {
 	const activity = new Activity(config.activityFile, config.runId, config.persistent);
 	const exit = new ExitSidecar(config.sessionFile);
 	// Whether the child waits for a person (a dialog, a settled run): `<session>.needs-input.json`.
-	const needsInput = new NeedsInput(config.sessionFile ? `${config.sessionFile}.needs-input.json` : "", config.runId);
+	const needsInput = new NeedsInput(config.sessionFile ? sessionFile(config.sessionFile, "needsInput") : "", config.runId);
 	const checks = new AcceptChecks(config.binDir);
 	/** The context of the last event, for work that starts outside one (a result, the inbox). */
 	let idleCtx: ExtensionContext | undefined;

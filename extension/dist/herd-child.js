@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 51c6fa6f652a905153050a1999db4fc74dcb2acba573ef4823ea0bb419aebf2a
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 ca3c608ec6d947bc315a2c6824bbf4ff8b974810eb79f41016d77f3e266fb814
 // src/child/files.ts
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -382,7 +382,64 @@ function readConfig(env, argv) {
 
 // src/child/inbox.ts
 import * as fs2 from "node:fs";
+import * as path4 from "node:path";
+
+// src/generated/run-files.ts
 import * as path3 from "node:path";
+var RUNS_DIR = "runs";
+var RUN_FILES = {
+  record: ".json",
+  events: ".events.jsonl",
+  result: ".result.json",
+  launcher: ".launcher.json",
+  steerLock: ".steer.lock",
+  usageLock: ".usage.lock",
+  delivered: ".delivered",
+  ledgered: ".ledgered",
+  launchRequest: ".request.json",
+  execPrompt: ".prompt.md",
+  execSession: ".session.jsonl",
+  runnerExit: ".runner-exit.json",
+  leader: ".leader.json",
+  cancel: ".cancel.json",
+  interrupt: ".interrupt.json",
+  timeout: ".timeout.json",
+  steer: ".steer.json",
+  steering: ".steering.json",
+  superseded: ".superseded.json",
+  predecessor: ".predecessor.json",
+  resurrected: ".resurrected.json",
+  acceptance: ".acceptance.json",
+  review: ".review.json",
+  remote: ".remote.json",
+  usage: ".usage.json"
+};
+function runFileName(runId, kind) {
+  return `${runId}${RUN_FILES[kind]}`;
+}
+function runFile(dir, runId, kind) {
+  return path3.join(dir, RUNS_DIR, runFileName(runId, kind));
+}
+function recordRunId(name) {
+  return name.endsWith(RUN_FILES.record) ? name.slice(0, -RUN_FILES.record.length) : void 0;
+}
+var SESSION_FILES = {
+  exit: ".exit",
+  process: ".process.json",
+  policy: ".pi-herdr-subagent-policy.json",
+  tasks: ".tasks",
+  ledger: ".ledger",
+  ledgerLock: ".ledger.lock",
+  needsInput: ".needs-input.json",
+  acceptTries: ".accept-tries.json"
+};
+function sessionFile(session, kind) {
+  return `${session}${SESSION_FILES[kind]}`;
+}
+var TASK_INBOX_PREFIX = ".task-inbox.";
+var TASK_INBOX_SUFFIX = ".json";
+
+// src/child/inbox.ts
 var INBOX_POLL_MS = 1e3;
 function entryOf(text) {
   const entry = parseObject(text);
@@ -394,10 +451,10 @@ function entryOf(text) {
   return void 0;
 }
 var Inbox = class {
-  constructor(sessionFile, handlers) {
+  constructor(sessionFile2, handlers) {
     this.handlers = handlers;
-    this.dir = path3.dirname(sessionFile);
-    this.prefix = `${path3.basename(sessionFile)}.task-inbox.`;
+    this.dir = path4.dirname(sessionFile2);
+    this.prefix = `${path4.basename(sessionFile2)}${TASK_INBOX_PREFIX}`;
   }
   handlers;
   timer = void 0;
@@ -405,9 +462,9 @@ var Inbox = class {
   prefix;
   start() {
     if (this.timer) return;
-    for (const name of this.list(".json.consuming")) {
+    for (const name of this.list(`${TASK_INBOX_SUFFIX}.consuming`)) {
       try {
-        fs2.renameSync(path3.join(this.dir, name), path3.join(this.dir, name.slice(0, -".consuming".length)));
+        fs2.renameSync(path4.join(this.dir, name), path4.join(this.dir, name.slice(0, -".consuming".length)));
       } catch {
       }
     }
@@ -430,9 +487,9 @@ var Inbox = class {
   poll() {
     if (this.handlers.closed()) return;
     const busy = this.handlers.busy();
-    const name = this.list(".json")[0];
+    const name = this.list(TASK_INBOX_SUFFIX)[0];
     if (name === void 0) return;
-    const file = path3.join(this.dir, name);
+    const file = path4.join(this.dir, name);
     const claimed = `${file}.consuming`;
     let text;
     try {
@@ -574,11 +631,10 @@ var RUN_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 // src/shared/piherd-result.ts
 import * as fs4 from "node:fs";
-import * as path5 from "node:path";
 
 // src/shared/piherd-records.ts
 import * as fs3 from "node:fs";
-import * as path4 from "node:path";
+import * as path5 from "node:path";
 var LABEL_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 var FORMAT_VERSION = 1;
 var READ_LIMIT2 = 256 * 1024;
@@ -595,10 +651,10 @@ function readBounded(file) {
   }
 }
 function ownerDir(artifacts, owner) {
-  return owner === null ? path4.join(artifacts, "pi-herd", "root") : path4.join(artifacts, "pi-herd", "children", owner);
+  return owner === null ? path5.join(artifacts, "pi-herd", "root") : path5.join(artifacts, "pi-herd", "children", owner);
 }
 function workerPath(artifacts, owner, label2) {
-  return path4.join(ownerDir(artifacts, owner), `${label2}.json`);
+  return path5.join(ownerDir(artifacts, owner), `${label2}.json`);
 }
 function strings(value) {
   return Array.isArray(value) && value.every((v) => typeof v === "string") ? value : void 0;
@@ -643,7 +699,7 @@ function readWorker(artifacts, owner, label2) {
 }
 function readRun(artifacts, runId) {
   if (!RUN_ID_PATTERN.test(runId)) return void 0;
-  const r = readBounded(path4.join(artifacts, "runs", `${runId}.json`));
+  const r = readBounded(runFile(artifacts, runId, "record"));
   if (!r || typeof r.run_id !== "string" || typeof r.name !== "string" || typeof r.session_file !== "string") return void 0;
   const pane = isDoc(r.pane) && typeof r.pane.pane_id === "string" ? r.pane : void 0;
   return {
@@ -729,9 +785,9 @@ function usageTokens(usage) {
   const sum = parts.reduce((a, p) => a + (p ?? 0), 0);
   return sum > 0 ? sum : void 0;
 }
-function contextUsage(sessionFile, windowOf, limit = SESSION_TAIL_BYTES) {
-  if (sessionFile === null) return null;
-  const lines = tailLines(sessionFile, limit);
+function contextUsage(sessionFile2, windowOf, limit = SESSION_TAIL_BYTES) {
+  if (sessionFile2 === null) return null;
+  const lines = tailLines(sessionFile2, limit);
   if (!lines) return null;
   let tokens;
   let model;
@@ -809,7 +865,7 @@ function decorate(dir, event, message, details, windowOf) {
     elapsedMs: typeof details.elapsedMs === "number" ? details.elapsedMs : null,
     contextUsage: contextUsage(session, windowOf),
     truncated: truncated(message),
-    resultPath: path5.join(dir, "runs", `${key}.result.json`),
+    resultPath: runFile(dir, key, "result"),
     fullOutputPath: full,
     workerError: status === "failed" ? error ?? outcome : null
   };
@@ -835,7 +891,7 @@ function artifactsDirs(config) {
 function outstandingChildren(config) {
   const found = [];
   for (const dir of artifactsDirs(config)) {
-    const runs = path6.join(dir, "runs");
+    const runs = path6.join(dir, RUNS_DIR);
     let names;
     try {
       names = fs5.readdirSync(runs);
@@ -843,13 +899,13 @@ function outstandingChildren(config) {
       continue;
     }
     for (const name of names) {
-      const id = name.endsWith(".json") ? name.slice(0, -".json".length) : "";
+      const id = recordRunId(name) ?? "";
       if (!RUN_ID_PATTERN.test(id) || id === config.runId) continue;
       const record = parseObject(readSmall(path6.join(runs, name), RECORD_LIMIT));
       if (!record || record.parent_run_id !== config.runId || record.status === "failed") continue;
       if (record.persistent === true) continue;
-      if (fs5.existsSync(path6.join(runs, `${id}.result.json`))) continue;
-      if (fs5.existsSync(path6.join(runs, `${id}.superseded.json`))) continue;
+      if (fs5.existsSync(runFile(dir, id, "result"))) continue;
+      if (fs5.existsSync(runFile(dir, id, "superseded"))) continue;
       found.push({ dir, id, name: stringAt(record, "name") ?? id });
     }
   }
@@ -977,8 +1033,8 @@ function unsettled(state) {
 // src/child/sidecars.ts
 var TASK_MESSAGE_CHARS = 16e3;
 var ExitSidecar = class {
-  constructor(sessionFile) {
-    this.sessionFile = sessionFile;
+  constructor(sessionFile2) {
+    this.sessionFile = sessionFile2;
   }
   sessionFile;
   written = false;
@@ -989,17 +1045,17 @@ var ExitSidecar = class {
     if (this.written || !this.sessionFile) return;
     this.written = true;
     try {
-      writeAtomic(`${this.sessionFile}.exit`, `${JSON.stringify(completion)}
+      writeAtomic(`${this.sessionFile}${SESSION_FILES.exit}`, `${JSON.stringify(completion)}
 `, "exit");
     } catch {
     }
   }
 };
-function writeAcceptTries(sessionFile, tries, passed) {
-  if (!sessionFile) return;
+function writeAcceptTries(sessionFile2, tries, passed) {
+  if (!sessionFile2) return;
   try {
     writeAtomic(
-      `${sessionFile}.accept-tries.json`,
+      `${sessionFile2}${SESSION_FILES.acceptTries}`,
       `${JSON.stringify({ version: 1, tries, last: passed ? "pass" : "fail" })}
 `,
       `tries${tries}`
@@ -1007,8 +1063,8 @@ function writeAcceptTries(sessionFile, tries, passed) {
   } catch {
   }
 }
-function appendTaskEvent(sessionFile, generationId, type, task, message) {
-  if (!sessionFile || !task) return;
+function appendTaskEvent(sessionFile2, generationId, type, task, message) {
+  if (!sessionFile2 || !task) return;
   const event = {
     version: 1,
     type,
@@ -1018,7 +1074,7 @@ function appendTaskEvent(sessionFile, generationId, type, task, message) {
   };
   if (message !== void 0) event.message = message.slice(0, TASK_MESSAGE_CHARS);
   try {
-    appendPrivate(`${sessionFile}.tasks`, `${JSON.stringify(event)}
+    appendPrivate(`${sessionFile2}${SESSION_FILES.tasks}`, `${JSON.stringify(event)}
 `);
   } catch {
   }
@@ -1094,7 +1150,7 @@ function herdChild(pi) {
   const widgetLabel = config.agent || config.name;
   const activity = new Activity(config.activityFile, config.runId, config.persistent);
   const exit = new ExitSidecar(config.sessionFile);
-  const needsInput = new NeedsInput(config.sessionFile ? `${config.sessionFile}.needs-input.json` : "", config.runId);
+  const needsInput = new NeedsInput(config.sessionFile ? sessionFile(config.sessionFile, "needsInput") : "", config.runId);
   const checks = new AcceptChecks(config.binDir);
   let idleCtx;
   let shuttingDown = false;

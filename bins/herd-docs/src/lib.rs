@@ -11,7 +11,11 @@
 //! - `docs/cli.md`: the block `cli`, from the clap definitions of the six binaries;
 //! - `docs/sidecars.md`: the block `schemas`, the list of schema files ([`json_schemas::FILES`]);
 //! - `docs/schemas/`: the JSON Schemas of sidecars and `--json` outputs ([`json_schemas::FILES`])
-//!   and the tool registry itself (`tools.json`).
+//!   and the tool registry itself (`tools.json`);
+//! - `extension/src/generated/protocol.ts`: the formats' TypeScript types, from those schemas
+//!   ([`typescript`]);
+//! - `extension/src/generated/run-files.ts`: the names of the per-run files and of the files
+//!   beside a session, from herd-protocol's tables ([`run_files`]).
 //!
 //! Pages are hand-written; only the lines between a block's markers are generated. Check mode
 //! changes nothing and names every stale block, so CI (and a test) can refuse drift.
@@ -20,6 +24,7 @@ pub mod blocks;
 pub mod cli_ref;
 pub mod exit_codes;
 pub mod json_schemas;
+pub mod run_files;
 pub mod tools;
 pub mod typescript;
 
@@ -428,15 +433,20 @@ pub fn generate(root: &Path, mode: Mode) -> Result<Report, Error> {
             serde_json::from_str(content).map_err(|e| Error::internal(format!("{format}: {e}")))?;
         typed.push((*format, schema));
     }
-    let ts = typescript::render(&typed);
-    let ts_path = root.join(typescript::OUT_FILE);
-    if let Some(problem) = compare(&ts_path, &ts)? {
-        findings.push(Finding {
-            file: typescript::OUT_FILE.to_owned(),
-            block: None,
-            problem,
-        });
-        writes.push((ts_path, ts));
+    // And the names of their files, from herd-protocol's tables.
+    for (file, ts) in [
+        (typescript::OUT_FILE, typescript::render(&typed)),
+        (run_files::OUT_FILE, run_files::render()),
+    ] {
+        let ts_path = root.join(file);
+        if let Some(problem) = compare(&ts_path, &ts)? {
+            findings.push(Finding {
+                file: file.to_owned(),
+                block: None,
+                problem,
+            });
+            writes.push((ts_path, ts));
+        }
     }
 
     let mut orphans = Vec::new();

@@ -380,3 +380,119 @@ fn the_extensions_typescript_types_are_checked_and_regenerated() {
     generate(copy.root(), Mode::Write).unwrap();
     assert_eq!(copy.read(ts), text);
 }
+
+#[test]
+fn the_extensions_file_names_are_checked_and_regenerated() {
+    let copy = Copy::new();
+    let ts = herd_docs::run_files::OUT_FILE;
+    let text = copy.read(ts);
+    assert!(
+        text.contains("\tsuperseded: \".superseded.json\",") && text.contains("\texit: \".exit\","),
+        "{text}"
+    );
+    copy.edit(
+        ts,
+        "\tdelivered: \".delivered\",",
+        "\tdelivered: \".done\",",
+    );
+    let report = generate(copy.root(), Mode::Check).unwrap();
+    assert_eq!(report.findings, [stale(ts, None)]);
+    generate(copy.root(), Mode::Write).unwrap();
+    assert_eq!(copy.read(ts), text);
+}
+
+/// The suffixes of the per-run files and of the files beside a session, dotted as the extensions
+/// append them, and the `runs` directory: the generated table is their one spelling in
+/// TypeScript. The record's bare `.json` is too common to look for; its files are found through
+/// `runs`, which names the directory they are in.
+fn table_literals() -> Vec<String> {
+    let mut literals: Vec<String> = herd_protocol::run_file::run_file_names()
+        .into_iter()
+        .filter(|(name, _)| *name != "record")
+        .map(|(_, suffix)| format!(".{suffix}"))
+        .collect();
+    literals.extend(
+        herd_protocol::layout::SESSION_FILES
+            .iter()
+            .map(|(_, suffix)| (*suffix).to_owned()),
+    );
+    literals.push(herd_protocol::layout::TASK_INBOX_PREFIX.to_owned());
+    literals
+}
+
+/// Where `text` (a TypeScript source) ends a string literal with one of `literals`, or spells the
+/// runs directory as a string, outside comments: `(line, literal)`.
+fn spelled(text: &str, literals: &[String]) -> Vec<(usize, String)> {
+    let runs = herd_protocol::layout::RUNS_DIR;
+    let mut found = Vec::new();
+    for (at, line) in text.lines().enumerate() {
+        let code = line.trim_start();
+        if code.starts_with("//") || code.starts_with("/*") || code.starts_with('*') {
+            continue;
+        }
+        for literal in literals {
+            if ['"', '\'', '`']
+                .iter()
+                .any(|quote| code.contains(&format!("{literal}{quote}")))
+            {
+                found.push((at + 1, literal.clone()));
+            }
+        }
+        if ['"', '\'', '`']
+            .iter()
+            .any(|quote| code.contains(&format!("{quote}{runs}{quote}")))
+        {
+            found.push((at + 1, runs.to_owned()));
+        }
+    }
+    found
+}
+
+fn extension_sources(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if name != "node_modules" && name != "generated" && name != "dist" {
+                extension_sources(&path, found);
+            }
+        } else if name.ends_with(".ts") && !name.ends_with(".test.ts") {
+            found.push(path);
+        }
+    }
+}
+
+/// The extensions name a run's files and a session's files through the generated constants
+/// (`extension/src/generated/run-files.ts`), never by a suffix of their own.
+#[test]
+fn no_file_suffix_is_spelled_in_the_extensions_outside_the_generated_table() {
+    let literals = table_literals();
+    let sample = "if (fs.existsSync(path.join(runs, `${id}.result.json`))) continue;\n\
+                  // a comment naming `<id>.superseded.json`\n\
+                  const runs = path.join(dir, \"runs\");\n\
+                  writeAtomic(`${file}.exit`, text);\n";
+    assert_eq!(
+        spelled(sample, &literals),
+        [
+            (1, ".result.json".to_owned()),
+            (3, "runs".to_owned()),
+            (4, ".exit".to_owned())
+        ]
+    );
+    let mut sources = Vec::new();
+    extension_sources(&workspace_root().join("extension"), &mut sources);
+    assert!(
+        sources.iter().any(|p| p.ends_with("delivery.ts")),
+        "{sources:?}"
+    );
+    let mut found = Vec::new();
+    for path in sources {
+        for (line, literal) in spelled(&fs::read_to_string(&path).unwrap(), &literals) {
+            found.push(format!("{}:{line}: {literal}", path.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "file suffixes spelled outside extension/src/generated/run-files.ts: {found:#?}"
+    );
+}

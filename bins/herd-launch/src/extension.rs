@@ -112,6 +112,11 @@ pub const SOURCES: &[(&str, &str)] = &[
         "src/generated/protocol.ts",
         include_str!("../../../extension/src/generated/protocol.ts"),
     ),
+    // The names of a run's files and a session's files, which they use to find them.
+    (
+        "src/generated/run-files.ts",
+        include_str!("../../../extension/src/generated/run-files.ts"),
+    ),
 ];
 
 /// The environment variable naming an extension file to load instead.

@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 
 import type { TaskInbox } from "../generated/protocol.ts";
+import { TASK_INBOX_PREFIX, TASK_INBOX_SUFFIX } from "../generated/run-files.ts";
 import { integerAt, parseObject, readSmall, stringAt } from "./files.ts";
 
 /** The idle poll of the inbox. */
@@ -48,13 +49,13 @@ export class Inbox {
 		private readonly handlers: InboxHandlers,
 	) {
 		this.dir = path.dirname(sessionFile);
-		this.prefix = `${path.basename(sessionFile)}.task-inbox.`;
+		this.prefix = `${path.basename(sessionFile)}${TASK_INBOX_PREFIX}`;
 	}
 
 	start(): void {
 		if (this.timer) return;
 		// Claims left by an earlier process go back to the queue.
-		for (const name of this.list(".json.consuming")) {
+		for (const name of this.list(`${TASK_INBOX_SUFFIX}.consuming`)) {
 			try {
 				fs.renameSync(path.join(this.dir, name), path.join(this.dir, name.slice(0, -".consuming".length)));
 			} catch {
@@ -89,7 +90,7 @@ export class Inbox {
 	private poll(): void {
 		if (this.handlers.closed()) return;
 		const busy = this.handlers.busy();
-		const name = this.list(".json")[0];
+		const name = this.list(TASK_INBOX_SUFFIX)[0];
 		if (name === undefined) return;
 		const file = path.join(this.dir, name);
 		const claimed = `${file}.consuming`;

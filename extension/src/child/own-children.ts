@@ -13,6 +13,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 
 import { RUN_ID_PATTERN } from "../generated/protocol.ts";
+import { RUNS_DIR, recordRunId, runFile } from "../generated/run-files.ts";
 import { type WindowOf, decorate } from "../shared/piherd-result.ts";
 import type { ChildConfig } from "./config.ts";
 import { isObject, parseObject, readSmall, stringAt } from "./files.ts";
@@ -58,7 +59,7 @@ function artifactsDirs(config: ChildConfig): string[] {
 function outstandingChildren(config: ChildConfig): OwnChild[] {
 	const found: OwnChild[] = [];
 	for (const dir of artifactsDirs(config)) {
-		const runs = path.join(dir, "runs");
+		const runs = path.join(dir, RUNS_DIR);
 		let names: string[];
 		try {
 			names = fs.readdirSync(runs);
@@ -66,14 +67,14 @@ function outstandingChildren(config: ChildConfig): OwnChild[] {
 			continue;
 		}
 		for (const name of names) {
-			const id = name.endsWith(".json") ? name.slice(0, -".json".length) : "";
+			const id = recordRunId(name) ?? "";
 			if (!RUN_ID_PATTERN.test(id) || id === config.runId) continue;
 			const record = parseObject(readSmall(path.join(runs, name), RECORD_LIMIT));
 			if (!record || record.parent_run_id !== config.runId || record.status === "failed") continue;
 			// A persistent specialist is long-lived by design and never holds the exit.
 			if (record.persistent === true) continue;
-			if (fs.existsSync(path.join(runs, `${id}.result.json`))) continue;
-			if (fs.existsSync(path.join(runs, `${id}.superseded.json`))) continue;
+			if (fs.existsSync(runFile(dir, id, "result"))) continue;
+			if (fs.existsSync(runFile(dir, id, "superseded"))) continue;
 			found.push({ dir, id, name: stringAt(record, "name") ?? id });
 		}
 	}

@@ -6,6 +6,7 @@
  */
 
 import type { AcceptTries, Completion as CompletionFile, TaskEvent } from "../generated/protocol.ts";
+import { SESSION_FILES } from "../generated/run-files.ts";
 import { appendPrivate, writeAtomic } from "./files.ts";
 
 /** How much of a task's final text goes into its task event. */
@@ -28,7 +29,7 @@ export class ExitSidecar {
 		if (this.written || !this.sessionFile) return;
 		this.written = true;
 		try {
-			writeAtomic(`${this.sessionFile}.exit`, `${JSON.stringify(completion)}\n`, "exit");
+			writeAtomic(`${this.sessionFile}${SESSION_FILES.exit}`, `${JSON.stringify(completion)}\n`, "exit");
 		} catch {
 			// The host still sees the process exit and the shell sentinel.
 		}
@@ -44,7 +45,7 @@ export function writeAcceptTries(sessionFile: string, tries: number, passed: boo
 	if (!sessionFile) return;
 	try {
 		writeAtomic(
-			`${sessionFile}.accept-tries.json`,
+			`${sessionFile}${SESSION_FILES.acceptTries}`,
 			`${JSON.stringify({ version: 1, tries, last: passed ? "pass" : "fail" } satisfies AcceptTries)}\n`,
 			`tries${tries}`,
 		);
@@ -73,7 +74,7 @@ export function appendTaskEvent(
 	};
 	if (message !== undefined) event.message = message.slice(0, TASK_MESSAGE_CHARS);
 	try {
-		appendPrivate(`${sessionFile}.tasks`, `${JSON.stringify(event)}\n`);
+		appendPrivate(`${sessionFile}${SESSION_FILES.tasks}`, `${JSON.stringify(event)}\n`);
 	} catch {
 		// The host reads the session transcript too.
 	}

@@ -12,6 +12,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { RUN_ID_PATTERN } from "../generated/protocol.ts";
+import { RUNS_DIR, recordRunId, runFile, runFileName } from "../generated/run-files.ts";
 import { type JsonObject, isObject, parseObject } from "./bins.ts";
 import { type Pending, hub, pendingKey, withLive } from "./hub.ts";
 import { consumesResults } from "./context.ts";
@@ -99,7 +100,7 @@ function ours(record: JsonObject | undefined): boolean {
  * marker (it may still be running).
  */
 export function undelivered(dir: string): boolean {
-	const runs = path.join(dir, "runs");
+	const runs = path.join(dir, RUNS_DIR);
 	let names: string[];
 	try {
 		names = fs.readdirSync(runs);
@@ -108,8 +109,8 @@ export function undelivered(dir: string): boolean {
 	}
 	const present = new Set(names);
 	return names.some((name) => {
-		const id = name.endsWith(".json") ? name.slice(0, -".json".length) : undefined;
-		if (id === undefined || !RUN_ID_PATTERN.test(id) || present.has(`${id}.delivered`) || present.has(`${id}.superseded.json`)) return false;
+		const id = recordRunId(name);
+		if (id === undefined || !RUN_ID_PATTERN.test(id) || present.has(runFileName(id, "delivered")) || present.has(runFileName(id, "superseded"))) return false;
 		return ours(readRecord(path.join(runs, name)));
 	});
 }
@@ -277,7 +278,7 @@ export function resendDropped(): void {
 
 /** Whether run `runId` of `dir` was launched interactive (its record says so). */
 function interactive(dir: string, runId: string): boolean {
-	return readRecord(path.join(dir, "runs", `${runId}.json`))?.interactive === true;
+	return readRecord(runFile(dir, runId, "record"))?.interactive === true;
 }
 
 /** `stalled` and `recovered` steer the parent so it can react, only for runs nobody drives by hand. */
@@ -308,6 +309,6 @@ export function stopAsked(dir: string, target: { runId?: string | undefined; nam
 	if (target.runId !== undefined) cancelRun(h.notices, dir, target.runId);
 	if (target.name === undefined) return;
 	for (const runId of new Set(h.notices.filter((n) => n.dir === dir).map((n) => n.runId))) {
-		if (readRecord(path.join(dir, "runs", `${runId}.json`))?.name === target.name) cancelRun(h.notices, dir, runId);
+		if (readRecord(runFile(dir, runId, "record"))?.name === target.name) cancelRun(h.notices, dir, runId);
 	}
 }

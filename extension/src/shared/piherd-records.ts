@@ -14,6 +14,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { RUN_ID_PATTERN } from "../generated/protocol.ts";
+import { runFile } from "../generated/run-files.ts";
 
 /** Seed 000's label: the public live identity of a worker, and its herd run name. */
 export const LABEL_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -151,7 +152,7 @@ export interface RunFacts {
 /** herd's run record `runs/<id>.json`, or undefined. */
 export function readRun(artifacts: string, runId: string): RunFacts | undefined {
 	if (!RUN_ID_PATTERN.test(runId)) return undefined;
-	const r = readBounded(path.join(artifacts, "runs", `${runId}.json`));
+	const r = readBounded(runFile(artifacts, runId, "record"));
 	if (!r || typeof r.run_id !== "string" || typeof r.name !== "string" || typeof r.session_file !== "string") return undefined;
 	const pane = isDoc(r.pane) && typeof r.pane.pane_id === "string" ? r.pane : undefined;
 	return {

@@ -11,7 +11,7 @@
  * face the session shows.
  */
 import * as fs from "node:fs";
-import * as path from "node:path";
+import { runFile } from "../generated/run-files.ts";
 import { type Assignment, type Doc, LABEL_PATTERN, type WorkerFile, isDoc, readRun, readWorker } from "./piherd-records.ts";
 
 /** The public status of a delivered result. */
@@ -221,7 +221,7 @@ export function decorate<D extends Doc>(dir: string, event: Doc, message: string
 		elapsedMs: typeof details.elapsedMs === "number" ? details.elapsedMs : null,
 		contextUsage: contextUsage(session, windowOf),
 		truncated: truncated(message),
-		resultPath: path.join(dir, "runs", `${key}.result.json`),
+		resultPath: runFile(dir, key, "result"),
 		fullOutputPath: full,
 		workerError: status === "failed" ? (error ?? outcome) : null,
 	};

@@ -10,6 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { type JsonObject, type Ran, failureText, isObject, parseObject, run } from "../bins.ts";
 import { artifactsDir, binaryEnv, launchPlace, surface } from "../context.ts";
+import { RUNS_DIR, recordRunId, runFile } from "../../generated/run-files.ts";
 import { RESULT_TYPE, ensureFollower } from "../delivery.ts";
 import type { Call } from "../tools.ts";
 import { type Attachment, resolveFiles, withFiles } from "./files.ts";
@@ -106,7 +107,7 @@ function evidence(c: Context, worker: WorkerFile, rows: Map<string, StatusFacts>
  * transcript holding it (the marker follows the acknowledgement a moment later).
  */
 function delivered(c: Context, key: string): boolean {
-	if (fs.existsSync(path.join(c.dir, "runs", `${key}.delivered`))) return true;
+	if (fs.existsSync(runFile(c.dir, key, "delivered"))) return true;
 	try {
 		return c.call.ctx.sessionManager.getEntries().some((entry) => {
 			if (entry.type !== "custom_message" || entry.customType !== RESULT_TYPE) return false;
@@ -278,12 +279,12 @@ function findSession(c: Context, ref: string): { file: string; runs: RunFacts[] 
 	const runs: RunFacts[] = [];
 	let names: string[] = [];
 	try {
-		names = fs.readdirSync(path.join(c.dir, "runs"));
+		names = fs.readdirSync(path.join(c.dir, RUNS_DIR));
 	} catch {
 		// No runs yet.
 	}
 	for (const name of names.sort()) {
-		const id = name.endsWith(".json") ? name.slice(0, -".json".length) : "";
+		const id = recordRunId(name) ?? "";
 		const record = id && !id.includes(".") ? readRun(c.dir, id) : undefined;
 		if (record) runs.push(record);
 	}

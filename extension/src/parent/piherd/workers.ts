@@ -12,6 +12,7 @@ import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { RUN_ID_PATTERN } from "../../generated/protocol.ts";
+import { RUNS_DIR, recordRunId } from "../../generated/run-files.ts";
 import {
 	type Assignment,
 	type RunFacts,
@@ -94,13 +95,13 @@ export function claimWorker(artifacts: string, worker: WorkerFile): boolean {
 export function childRuns(artifacts: string, parent: string): string[] {
 	let names: string[];
 	try {
-		names = fs.readdirSync(path.join(artifacts, "runs"));
+		names = fs.readdirSync(path.join(artifacts, RUNS_DIR));
 	} catch {
 		return [];
 	}
 	const out: string[] = [];
 	for (const name of names.sort()) {
-		const id = name.endsWith(".json") ? name.slice(0, -".json".length) : "";
+		const id = recordRunId(name) ?? "";
 		if (!RUN_ID_PATTERN.test(id)) continue;
 		if (readRun(artifacts, id)?.parent_run_id === parent) out.push(id);
 	}
