@@ -1,0 +1,203 @@
+//! The processes that could hold the checkout: the run records' children and persistent
+//! specialists working in it, the panes of the workspace Herdr has open on it, and the process
+//! scan's holders (less the idle shells of those panes).
+
+use std::path::Path;
+
+use herd_core::identity::{self, Judgement};
+use herd_protocol::layout::SessionFiles;
+
+use super::context::Run;
+use super::{BlockerCode, Context, Entry, HolderRef, shown, shown_path, text};
+use crate::holders::{self, SHELLS};
+use crate::paths;
+
+/// The message printed with every scan: what the process inspection cannot see.
+const COVERAGE_WARNING: &str = "incomplete coverage: only processes of the same user were inspected; \
+     a process of another user, or a protected one, could hold the checkout undetected";
+
+/// Known live children and persistent leases: runs of the artifacts directory whose worktree
+/// or cwd is the checkout, judged by their recorded process identity.
+pub(super) fn children(ctx: &mut Context, entry: &mut Entry, canonical: &Path) {
+    let runs = match ctx.runs() {
+        Ok(runs) => runs,
+        Err(message) => {
+            entry.block(
+                BlockerCode::ChildUnknown,
+                format!("cannot list the run records: {}", shown(message)),
+            );
+            return;
+        }
+    };
+    let boot_id = identity::boot_id().ok();
+    for Run { id, found } in runs {
+        let (record, places) = match found {
+            Ok(found) => found,
+            Err(message) => {
+                entry.warn(format!(
+                    "run record {id} cannot be read ({}); it is not proven unrelated",
+                    shown(message)
+                ));
+                continue;
+            }
+        };
+        if !places.iter().any(|p| paths::is_within(p, canonical)) {
+            continue;
+        }
+        let what = if record.persistent {
+            format!("persistent specialist {} (run {id})", shown(&record.name))
+        } else {
+            format!("child {} (run {id})", shown(&record.name))
+        };
+        let process = SessionFiles::new(&record.session_file).process();
+        match identity::Record::read(&process) {
+            Ok(Some(identity)) => {
+                // Another boot means the recorded process is gone, whatever else judge says.
+                if boot_id.as_deref().is_some_and(|b| b != identity.boot_id) {
+                    continue;
+                }
+                match identity::judge(&identity) {
+                    Judgement::Exited => {}
+                    Judgement::Alive if record.persistent => entry.block(
+                        BlockerCode::PersistentLease,
+                        format!(
+                            "{what} holds a lease on the checkout and is alive (PID {})",
+                            identity.pid
+                        ),
+                    ),
+                    Judgement::Alive => entry.block(
+                        BlockerCode::LiveChild,
+                        format!("{what} is alive (PID {})", identity.pid),
+                    ),
+                    Judgement::Unknown(reason) => entry.block(
+                        BlockerCode::ChildUnknown,
+                        format!("cannot tell whether {what} is alive: {}", shown(&reason)),
+                    ),
+                }
+            }
+            Ok(None) => entry.warn(format!(
+                "{what} works in the checkout and has no identity record; \
+                 only the process scan speaks for it"
+            )),
+            Err(e) => entry.block(
+                BlockerCode::ChildUnknown,
+                format!(
+                    "cannot tell whether {what} is alive: {}",
+                    shown(&e.to_string())
+                ),
+            ),
+        }
+    }
+}
+
+/// The panes of the open workspace: a pane running anything but its idle shell blocks, idle
+/// shells are returned as the PIDs the process scan may exempt.
+pub(super) fn panes(ctx: &mut Context, entry: &mut Entry) -> Vec<u32> {
+    let (Some(herdr), Some(workspace)) = (ctx.herdr.clone(), entry.workspace.clone()) else {
+        return Vec::new();
+    };
+    let list = match herdr.pane_list(Some(&workspace)) {
+        Ok(list) => list,
+        Err(e) => {
+            entry.block(
+                BlockerCode::HerdrUnknown,
+                format!(
+                    "herdr cannot list the panes of workspace {}: {}",
+                    shown(&workspace),
+                    shown(&e.to_string())
+                ),
+            );
+            return Vec::new();
+        }
+    };
+    let mut exempt = Vec::new();
+    for pane in &list.panes {
+        match herdr.pane_process_info(&pane.pane_id) {
+            Ok(info) => match (info.shell_pid, info.foreground_pgid) {
+                (Some(shell), Some(fg)) if shell == fg => exempt.push(shell),
+                (Some(_), Some(_)) => entry.block(
+                    BlockerCode::ForegroundProcess,
+                    format!(
+                        "pane {} runs a live child or foreground process",
+                        shown(&pane.pane_id)
+                    ),
+                ),
+                _ => entry.block(
+                    BlockerCode::HerdrUnknown,
+                    format!(
+                        "herdr does not report the shell and foreground job of pane {}",
+                        shown(&pane.pane_id)
+                    ),
+                ),
+            },
+            Err(e) => entry.block(
+                BlockerCode::HerdrUnknown,
+                format!(
+                    "herdr cannot inspect pane {}: {}",
+                    shown(&pane.pane_id),
+                    shown(&e.to_string())
+                ),
+            ),
+        }
+    }
+    exempt
+}
+
+/// The warnings a process scan carries for every checkout it covered: what it cannot see.
+pub fn scan_warnings(scan: &Result<holders::Scan, holders::Error>) -> Vec<String> {
+    let mut out = vec![COVERAGE_WARNING.to_owned()];
+    if let Ok(scan) = scan {
+        if scan.unreadable.count > 0 {
+            out.push(format!(
+                "not proven unrelated: {} of this user could not be inspected",
+                scan.unreadable.describe()
+            ));
+        }
+    }
+    out
+}
+
+pub(super) fn holders_of(
+    entry: &mut Entry,
+    canonical: &Path,
+    scan: &Result<holders::Scan, holders::Error>,
+    exempt: &[u32],
+) {
+    for w in scan_warnings(scan) {
+        entry.warn(w);
+    }
+    let scan = match scan {
+        Ok(scan) => scan,
+        Err(e @ holders::Error::Unsupported) => {
+            entry.block(BlockerCode::UnsupportedPlatform, e.to_string());
+            return;
+        }
+        Err(e) => {
+            entry.block(BlockerCode::EnumerationFailed, e.to_string());
+            return;
+        }
+    };
+    for h in scan.holders.iter().filter(|h| h.cwd.starts_with(canonical)) {
+        let shell = h.comm.as_deref().is_some_and(|c| SHELLS.contains(&c));
+        if shell && exempt.contains(&h.pid) {
+            continue;
+        }
+        let name = h
+            .comm
+            .as_deref()
+            .map_or_else(|| "name unreadable".to_owned(), shown);
+        entry.block(
+            BlockerCode::ProcessHolder,
+            format!(
+                "process {} ({name}) has its cwd in {}",
+                h.pid,
+                shown_path(&h.cwd)
+            ),
+        );
+        entry.holders.push(HolderRef {
+            pid: h.pid,
+            name: h.comm.clone(),
+            cwd: text(&h.cwd),
+        });
+    }
+}
