@@ -13,7 +13,30 @@ use crate::paths;
 /// Source, scope, registration, branch and workspace. Returns whether the entry is a
 /// registered checkout worth examining further.
 pub(super) fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -> bool {
-    let git = ctx.git.clone();
+    let Some(facts) = own_linked_checkout(&ctx.git, entry, canonical) else {
+        return false;
+    };
+    entry.internal.git_dir = Some(facts.git_dir.clone());
+    let Some(source) = source(ctx, entry, &facts.common_dir) else {
+        return false;
+    };
+    if !registration(ctx, entry, canonical, &source) {
+        return false;
+    }
+    if entry.classification == Classification::OutOfScope {
+        return true;
+    }
+    herdr_identity(ctx, entry, canonical, &source);
+    true
+}
+
+/// Git's facts of the checkout, when it is a linked worktree whose top is the entry itself (not
+/// a directory inside another checkout, not a principal checkout).
+fn own_linked_checkout(
+    git: &Git,
+    entry: &mut Entry,
+    canonical: &Path,
+) -> Option<herd_git::RepoFacts> {
     let facts = match linked_facts(canonical)
         .map_or_else(|| git.facts(canonical, &Context::deadline()), Ok)
     {
@@ -23,7 +46,7 @@ pub(super) fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -
                 BlockerCode::GitUnknown,
                 format!("not a readable git checkout: {}", shown(&e.to_string())),
             );
-            return false;
+            return None;
         }
     };
     match paths::resolve(&facts.toplevel) {
@@ -36,14 +59,14 @@ pub(super) fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -
                     shown_path(&top)
                 ),
             );
-            return false;
+            return None;
         }
         Err(e) => {
             entry.block(
                 BlockerCode::GitUnknown,
                 format!("cannot resolve the checkout's top: {e}"),
             );
-            return false;
+            return None;
         }
     }
     if !facts.is_linked() {
@@ -51,14 +74,19 @@ pub(super) fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -
             BlockerCode::NotRegistered,
             "a principal checkout, not a linked worktree",
         );
-        return false;
+        return None;
     }
-    entry.internal.git_dir = Some(facts.git_dir.clone());
-    let source = match ctx.source_of(&facts.common_dir) {
+    Some(facts)
+}
+
+/// The source repository of the shared git directory `common_dir`, recorded on the entry; a
+/// source outside the session cwd makes the entry out of scope.
+fn source(ctx: &mut Context, entry: &mut Entry, common_dir: &Path) -> Option<PathBuf> {
+    let source = match ctx.source_of(common_dir) {
         Ok(source) => source,
         Err(message) => {
             entry.block(BlockerCode::GitUnknown, message);
-            return false;
+            return None;
         }
     };
     entry.source = Some(text(&source));
@@ -74,7 +102,13 @@ pub(super) fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -
             ),
         );
     }
-    let list = match ctx.worktree_list(&source) {
+    Some(source)
+}
+
+/// The checkout as its source repository's `git worktree list` records it: HEAD, branch (or
+/// detached) and lock. Returns whether git lists it as a linked worktree.
+fn registration(ctx: &mut Context, entry: &mut Entry, canonical: &Path, source: &Path) -> bool {
+    let list = match ctx.worktree_list(source) {
         Ok(list) => list,
         Err(message) => {
             entry.block(
@@ -123,10 +157,6 @@ pub(super) fn identify(ctx: &mut Context, entry: &mut Entry, canonical: &Path) -
             format!("locked{why}; unlock it with `git worktree unlock` first"),
         );
     }
-    if entry.classification == Classification::OutOfScope {
-        return true;
-    }
-    herdr_identity(ctx, entry, canonical, &source);
     true
 }
 
