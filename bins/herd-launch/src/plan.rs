@@ -131,13 +131,7 @@ pub fn plan(
     ctx: &Context<'_>,
 ) -> Result<Plan, Error> {
     // 1. The request, as the `subagent` tool's schema reads it.
-    let request_json: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
-        Error::new(
-            ErrorCode::InvalidRequest,
-            format!("the request is not valid JSON: {e}"),
-        )
-    })?;
-    let request: SubagentRequest = herd_tools::parse("subagent", &request_json)?;
+    let (request_json, request) = read_request(bytes)?;
     let accept = match request_json.get("accept") {
         Some(value) if !value.is_null() => Some(herd_accept::spec::AcceptSpec::from_tool_value(
             value, "accept",
@@ -167,28 +161,7 @@ pub fn plan(
 
     // 3. How the child lives: autonomous, interactive or persistent.
     let persistent = request.persistent;
-    // A bare spawn completes autonomously; a role says so with `auto-exit: true`.
-    let auto_exit =
-        !persistent && (exec || role.as_ref().is_none_or(|r| r.auto_exit == Some(true)));
-    if request.accept.is_some() && !auto_exit {
-        return Err(Error::invalid(
-            "accept",
-            format!(
-                "accept is refused for a child that does not exit by itself (role {} has no `auto-exit: true`)",
-                role.as_ref().map_or("?", |r| r.name.as_str())
-            ),
-        ));
-    }
-    let interactive = request
-        .interactive
-        .or(role.as_ref().and_then(|r| r.interactive))
-        .unwrap_or(!auto_exit);
-    if !exec && surface == SurfaceKind::Process && (persistent || !auto_exit) {
-        return Err(Error::invalid(
-            "surface",
-            "an interactive or persistent Pi child needs a terminal: use --surface tmux or herdr",
-        ));
-    }
+    let (auto_exit, interactive) = how_it_lives(&request, exec, role.as_ref(), surface)?;
 
     // 4. What Pi runs it with: models, thinking, tools, skills, the parent's conversation.
     let mut diagnostics = Vec::new();
@@ -230,42 +203,13 @@ pub fn plan(
 
     // 5. Seed 004's acceptance gate.
     let acceptance_explicit = acceptance_input != herd_accept::report::AcceptanceInput::Omitted;
-    if persistent && (acceptance_explicit || request.reviews.is_some()) {
-        let field = if request.reviews.is_some() {
-            "reviews"
-        } else if request.gate.is_some() {
-            "gate"
-        } else {
-            "acceptance"
-        };
-        return Err(Error::invalid(
-            field,
-            "a persistent specialist's tasks are not gated; give acceptance to an auto-exit child",
-        ));
-    }
-    // Every Pi run resolves a gate; an exec command only an explicit one or a reviewer's, a
-    // specialist none.
-    let acceptance = if (exec || persistent) && !acceptance_explicit && request.reviews.is_none() {
-        None
-    } else if exec && request.reviews.is_none() {
-        // Nothing is inferred for a command: the explicit gate is the whole of it.
-        Some(herd_accept::report::config::resolve(
-            &acceptance_input,
-            herd_protocol::accept::Level::None,
-        ))
-    } else {
-        let context = acceptance_context(
-            role.as_ref(),
-            tools.as_deref(),
-            &request.task,
-            request.worktree.is_some(),
-            request.reviews.is_some(),
-        );
-        Some(herd_accept::report::config::resolve_inferred(
-            &acceptance_input,
-            context,
-        ))
-    };
+    let acceptance = choose_acceptance(
+        &request,
+        &acceptance_input,
+        exec,
+        role.as_ref(),
+        tools.as_deref(),
+    )?;
 
     // 6. Pi itself, found last: a refused request is told as such first.
     let runner = match runner {
@@ -305,6 +249,103 @@ pub fn plan(
         worktree_checked: None,
     }
     .with_worktree())
+}
+
+/// Reads the request as the `subagent` tool's schema does: its JSON, and the typed request.
+fn read_request(bytes: &[u8]) -> Result<(serde_json::Value, SubagentRequest), Error> {
+    let json: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        Error::new(
+            ErrorCode::InvalidRequest,
+            format!("the request is not valid JSON: {e}"),
+        )
+    })?;
+    let request = herd_tools::parse("subagent", &json)?;
+    Ok((json, request))
+}
+
+/// How the child lives: whether it exits by itself (a bare spawn does; a role says so with
+/// `auto-exit: true`) and whether it is interactive. A check needs a child that exits, and an
+/// interactive or persistent Pi child a terminal.
+fn how_it_lives(
+    request: &SubagentRequest,
+    exec: bool,
+    role: Option<&roles::Role>,
+    surface: SurfaceKind,
+) -> Result<(bool, bool), Error> {
+    let persistent = request.persistent;
+    let auto_exit = !persistent && (exec || role.is_none_or(|r| r.auto_exit == Some(true)));
+    if request.accept.is_some() && !auto_exit {
+        return Err(Error::invalid(
+            "accept",
+            format!(
+                "accept is refused for a child that does not exit by itself (role {} has no `auto-exit: true`)",
+                role.map_or("?", |r| r.name.as_str())
+            ),
+        ));
+    }
+    let interactive = request
+        .interactive
+        .or(role.and_then(|r| r.interactive))
+        .unwrap_or(!auto_exit);
+    if !exec && surface == SurfaceKind::Process && (persistent || !auto_exit) {
+        return Err(Error::invalid(
+            "surface",
+            "an interactive or persistent Pi child needs a terminal: use --surface tmux or herdr",
+        ));
+    }
+    Ok((auto_exit, interactive))
+}
+
+/// Seed 004's acceptance gate of the run: none for a specialist (whose tasks are not gated) or a
+/// command without an explicit gate or a review; an explicit gate alone for a command; else the
+/// gate inferred from the role, its tools and the task.
+fn choose_acceptance(
+    request: &SubagentRequest,
+    acceptance_input: &herd_accept::report::AcceptanceInput,
+    exec: bool,
+    role: Option<&roles::Role>,
+    tools: Option<&[String]>,
+) -> Result<Option<herd_protocol::accept::Gate>, Error> {
+    let persistent = request.persistent;
+    let acceptance_explicit = *acceptance_input != herd_accept::report::AcceptanceInput::Omitted;
+    if persistent && (acceptance_explicit || request.reviews.is_some()) {
+        let field = if request.reviews.is_some() {
+            "reviews"
+        } else if request.gate.is_some() {
+            "gate"
+        } else {
+            "acceptance"
+        };
+        return Err(Error::invalid(
+            field,
+            "a persistent specialist's tasks are not gated; give acceptance to an auto-exit child",
+        ));
+    }
+    // Every Pi run resolves a gate; an exec command only an explicit one or a reviewer's, a
+    // specialist none.
+    Ok(
+        if (exec || persistent) && !acceptance_explicit && request.reviews.is_none() {
+            None
+        } else if exec && request.reviews.is_none() {
+            // Nothing is inferred for a command: the explicit gate is the whole of it.
+            Some(herd_accept::report::config::resolve(
+                acceptance_input,
+                herd_protocol::accept::Level::None,
+            ))
+        } else {
+            let context = acceptance_context(
+                role,
+                tools,
+                &request.task,
+                request.worktree.is_some(),
+                request.reviews.is_some(),
+            );
+            Some(herd_accept::report::config::resolve_inferred(
+                acceptance_input,
+                context,
+            ))
+        },
+    )
 }
 
 /// The runner: the exec runner's command resolved on `PATH` (and no Pi setting beside it), or
