@@ -416,3 +416,100 @@ fn after_a_herdr_restart_resurrect_resumes_a_lost_run_in_its_session() {
     let (_, doc) = resurrect(&herd, &[]);
     assert_eq!(entry(&doc, &scout)["status"], "already_resumed", "{doc:#}");
 }
+
+/// The person's way back, from Pi: a real parent Pi whose child was lost with its tmux server is
+/// told of the loss once; `/subagent resurrect` resumes the child in its own session, and the
+/// resumed child's report reaches the parent once.
+#[test]
+fn a_parent_pi_brings_its_lost_child_back_with_subagent_resurrect() {
+    use herd_e2e::model::Models;
+    use herd_e2e::rpc::PiRpc;
+    use herd_e2e::session;
+    use herd_e2e::tmux::Tmux;
+
+    let model = ModelServer::start_models(
+        Models::new()
+            .model(
+                "parent",
+                Script::new()
+                    .step(ToolCall::new("tool_search", json!({"query": "subagent"})))
+                    .step(ToolCall::new(
+                        "subagent",
+                        json!({"name": "Scout", "task": "Task of the scout: look around",
+                               "model": PiEnv::model_arg("child")}),
+                    ))
+                    .step(Text("Launched; waiting."))
+                    .step(Text("Noted."))
+                    .step(Text("Noted."))
+                    .step(Text("Noted."))
+                    .step(Text("Noted.")),
+            )
+            .model("child", script()),
+    );
+    let env = PiEnv::new(&model);
+    let tmux = Tmux::start(env.vars());
+    let socket = tmux.socket_path();
+    let session_file = env.session_path("parent");
+    let mut parent = PiRpc::start_with(
+        &env,
+        &session_file,
+        "parent",
+        &[("HERD_TMUX_SOCKET", socket.as_os_str())],
+        &["--herd-surface", "tmux"],
+    );
+    parent.prompt("Start a scout.");
+    let work = env.work_dir();
+    wait_started(&[(&work, "Scout")]);
+
+    // The tmux server goes away with the child's pane; a new one knows nothing of it.
+    let old = tmux.pid();
+    let _ = tmux.try_cmd(["kill-server"]);
+    wait_for("the tmux server to exit", BUDGET, || {
+        (!herd_e2e::proc::process_alive(old)).then_some(())
+    });
+    tmux.cmd(["start-server"]);
+    let results = || -> Vec<Value> {
+        session::entries(&session_file)
+            .into_iter()
+            .filter(|e| e["type"] == "custom_message" && e["customType"] == "subagent_result")
+            .collect()
+    };
+    let lost = wait_for("the loss told to the parent", BUDGET, || {
+        let told = results();
+        (!told.is_empty()).then_some(told)
+    });
+    assert_eq!(lost.len(), 1, "the loss is told once: {lost:#?}");
+    assert!(lost[0].to_string().contains("failed"), "{lost:#?}");
+
+    parent.prompt("/subagent resurrect");
+    let notice = parent.wait_event("the resurrect notice", |e| {
+        e["method"] == "notify"
+            && e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("Scout") && m.contains("resumed"))
+    });
+    let text = notice["message"].as_str().unwrap();
+    assert!(text.ends_with("1 resumed"), "{text}");
+
+    // Resumed in its own session, from where it was: its next tool ran, and its report arrives
+    // in the parent once.
+    let resumed = work.join("resumed-Scout.txt");
+    wait_for("the resumed scout's next tool", BUDGET, || {
+        resumed.exists().then_some(())
+    });
+    let told = wait_for("the resumed scout's report in the parent", BUDGET, || {
+        let told = results();
+        (told.len() >= 2).then_some(told)
+    });
+    assert_eq!(told.len(), 2, "{told:#?}");
+    let report = told[1].to_string();
+    assert!(report.contains("RESUMED: picked up the task"), "{report}");
+    let requests = requests_of(&model, "Task of the scout");
+    assert!(
+        requests.iter().any(|r| request::user_texts(r)
+            .iter()
+            .any(|t| t.contains("ended before it finished"))),
+        "the resumed child was told its run was lost"
+    );
+    parent.close();
+}
