@@ -130,7 +130,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let mut ctx = context(&cli.artifacts, session_cwd)?;
             let (entries, warnings) = list(&mut ctx)?;
             Ok(Output::ok(
-                report::list_json(&ctx.root, &ctx.session_cwd, &entries, &warnings),
+                report::list_document(&ctx.root, &ctx.session_cwd, &entries, &warnings),
                 report::list_human(&ctx.root, &ctx.session_cwd, &entries, &warnings),
             ))
         }
@@ -143,11 +143,8 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let mut ctx = context(&cli.artifacts, session_cwd)?;
             let discovery = discover(&ctx)?;
             let removal = remove::remove(&mut ctx, &discovery, &target, preserve)?;
-            Ok(Output::ok(
-                report::removal_json(&removal),
-                report::removal_human(&removal),
-            )
-            .with_exit(removal.outcome.exit_code()))
+            Ok(Output::ok(&removal, report::removal_human(&removal))
+                .with_exit(removal.outcome.exit_code()))
         }
         Command::Doctor { .. } => {
             let setup = doctor::Setup::from_env(cli.artifacts.resolve());

@@ -9,7 +9,6 @@ use std::path::Path;
 
 use herd_core::escape::json_string;
 use herd_protocol::cleanup::{CleanupList, Counts, ListedEntry};
-use serde_json::Value;
 
 use crate::inspect::{Blocker, Classification, Entry, shown, shown_path};
 use crate::remove::{Outcome, Removal, Via};
@@ -52,8 +51,13 @@ pub fn remove_shell_command(entry: &Entry) -> Option<String> {
 }
 
 /// The `--json` document of `list`.
-pub fn list_json(root: &Path, session_cwd: &Path, entries: &[Entry], warnings: &[String]) -> Value {
-    let doc = CleanupList {
+pub fn list_document(
+    root: &Path,
+    session_cwd: &Path,
+    entries: &[Entry],
+    warnings: &[String],
+) -> CleanupList {
+    CleanupList {
         managed_root: root.to_string_lossy().into_owned(),
         session_cwd: session_cwd.to_string_lossy().into_owned(),
         worktrees: entries
@@ -67,8 +71,7 @@ pub fn list_json(root: &Path, session_cwd: &Path, entries: &[Entry], warnings: &
             .collect(),
         counts: Counts::of(entries.iter().map(|e| &e.report)),
         warnings: warnings.to_vec(),
-    };
-    herd_protocol::to_value(&doc)
+    }
 }
 
 /// The human form of `list`. `warnings` are shown once at the end; an entry's own warnings that
@@ -174,11 +177,6 @@ fn blocker_line(b: &Blocker) -> String {
         ""
     };
     format!("  blocker: {}{hint}", b.message)
-}
-
-/// The `--json` document of `remove`.
-pub fn removal_json(r: &Removal) -> Value {
-    herd_protocol::to_value(r)
 }
 
 /// The human form of `remove`.

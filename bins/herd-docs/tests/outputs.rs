@@ -318,7 +318,10 @@ fn worktree_outputs_and_manifest_validate() {
         label: None,
     };
     let created = herd_worktree::create::create(&art, &request, &env).unwrap();
-    assert_valid("worktree-create.schema.json", &created.to_json());
+    assert_valid(
+        "worktree-create.schema.json",
+        &serde_json::to_value(created.document()).unwrap(),
+    );
     assert_valid(
         "worktree-manifest.schema.json",
         &read_json(&art.worktree_manifest("wt1")),
@@ -340,13 +343,13 @@ fn worktree_outputs_and_manifest_validate() {
 
     sandbox.write(&created.path, "src/new.rs", "fn main() {}\n");
     let inspect = |path: &Path| {
-        herd_worktree::handoff::inspect(
+        let handoff = herd_worktree::handoff::inspect(
             &git,
             path,
             &created.base_sha,
             herd_git::Deadline::after(herd_git::budget::HANDOFF),
-        )
-        .to_json()
+        );
+        serde_json::to_value(handoff.document()).unwrap()
     };
     let known = inspect(&created.path);
     assert_eq!(known["state"], "dirty");
@@ -357,7 +360,10 @@ fn worktree_outputs_and_manifest_validate() {
 
     let listing = herd_worktree::list::list(&git, &repo).unwrap();
     assert_eq!(listing.worktrees.len(), 2);
-    assert_valid("worktree-list.schema.json", &listing.to_json());
+    assert_valid(
+        "worktree-list.schema.json",
+        &serde_json::to_value(listing.document()).unwrap(),
+    );
 
     // The handoff recorded into the manifest, as herd-watch records it when the run ends.
     herd_protocol::worktree::manifest::Manifest::update(&art, "wt1", |m| {
@@ -392,7 +398,13 @@ fn worktree_outputs_and_manifest_validate() {
         })
         .collect();
     assert_eq!(entries.len(), 1);
-    let list = herd_cleanup::report::list_json(&ctx.root, &ctx.session_cwd, &entries, &[]);
+    let list = serde_json::to_value(herd_cleanup::report::list_document(
+        &ctx.root,
+        &ctx.session_cwd,
+        &entries,
+        &[],
+    ))
+    .unwrap();
     assert_valid("cleanup-list.schema.json", &list);
     let target = path_str(&created.path).to_owned();
     for preserve in [false, true] {
@@ -401,7 +413,7 @@ fn worktree_outputs_and_manifest_validate() {
             herd_cleanup::remove::remove(&mut ctx, &discovery, &target, preserve).unwrap();
         assert_valid(
             "cleanup-remove.schema.json",
-            &herd_cleanup::report::removal_json(&removal),
+            &serde_json::to_value(&removal).unwrap(),
         );
     }
 }

@@ -198,10 +198,7 @@ pub fn spawn(
             herd_core::escape::encode_host_value(out.stderr.text().trim(), 300)
         ));
         crate::files::save_record(artifacts, &mut local)?;
-        return Ok(
-            Output::ok(herd_protocol::to_value(&local), local_human(&local))
-                .with_exit(exit::UNCERTAIN),
-        );
+        return Ok(Output::ok(&local, local_human(&local)).with_exit(exit::UNCERTAIN));
     };
     local.status = ack.status;
     local.surface = ack.surface;

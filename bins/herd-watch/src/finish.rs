@@ -836,10 +836,7 @@ pub fn record_outcome(
     let marked = herd_protocol::result::Ledgered {
         format_version: herd_protocol::result::LEDGERED_VERSION,
     };
-    sidecar::create_once(
-        &marker,
-        format!("{}\n", herd_protocol::to_value(&marked)).as_bytes(),
-    )?;
+    sidecar::create_once(&marker, format!("{}\n", json_line(&marked)?).as_bytes())?;
     Ok(())
 }
 
@@ -884,6 +881,13 @@ fn append_ledger(
     };
     Ok(sidecar::append_line(
         &artifacts.outcome_ledger(),
-        &herd_protocol::to_value(&line).to_string(),
+        &json_line(&line)?,
     )?)
+}
+
+/// `doc` as one line of JSON with its keys in byte order, as every herd document.
+fn json_line(doc: &impl serde::Serialize) -> Result<String, herd_core::Error> {
+    serde_json::to_value(doc)
+        .map(|value| value.to_string())
+        .map_err(|e| herd_core::Error::internal(format!("cannot encode a ledger line: {e}")))
 }

@@ -115,11 +115,6 @@ impl Created {
             diagnostics: self.diagnostics.clone(),
         }
     }
-
-    /// [`Created::document`] as JSON.
-    pub fn to_json(&self) -> serde_json::Value {
-        herd_protocol::to_value(&self.document())
-    }
 }
 
 impl Created {

@@ -165,7 +165,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 label,
             };
             let created = create::create(&artifacts, &req, &CreateEnv::from_env()?)?;
-            Ok(Output::ok(created.to_json(), created.human()))
+            Ok(Output::ok(created.document(), created.human()))
         }
         Command::Inspect {
             path,
@@ -189,7 +189,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             } else {
                 exit::NO_ANSWER
             };
-            Ok(Output::ok(handoff.to_json(), human).with_exit(code))
+            Ok(Output::ok(handoff.document(), human).with_exit(code))
         }
         Command::Show { run_id, json: _ } => {
             let artifacts = cli.artifacts.resolve()?;
@@ -223,7 +223,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 })?,
             };
             let listing = list::list(&Git::from_env(), &cwd)?;
-            Ok(Output::ok(listing.to_json(), listing.human()))
+            Ok(Output::ok(listing.document(), listing.human()))
         }
     }
 }

@@ -67,11 +67,6 @@ impl Listing {
         }
     }
 
-    /// [`Listing::document`] as JSON.
-    pub fn to_json(&self) -> serde_json::Value {
-        herd_protocol::to_value(&self.document())
-    }
-
     /// One line per checkout: the path and the branch (or `(detached HEAD)`), values encoded.
     pub fn human(&self) -> String {
         let value = |s: &str| encode_host_value(s, VALUE_MAX_CHARS);

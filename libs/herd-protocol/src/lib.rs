@@ -53,8 +53,6 @@ pub mod usage;
 pub mod watch;
 pub mod worktree;
 
-use serde::Serialize;
-
 /// The schema of a version field whose only version is 1 (`#[schemars(schema_with = ...)]`):
 /// a reader refuses any other.
 pub(crate) fn version_one(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -68,12 +66,4 @@ pub(crate) fn format_version(_: &mut schemars::SchemaGenerator) -> schemars::Sch
         "minimum": 1,
         "description": "The format version; a reader refuses a newer major version than it knows."
     })
-}
-
-/// `doc` as a JSON value, for a binary's `--json` output.
-///
-/// The documents here hold only strings, numbers, booleans, lists and string-keyed maps, which
-/// always serialize; `null` would stand for the impossible failure.
-pub fn to_value<T: Serialize>(doc: &T) -> serde_json::Value {
-    serde_json::to_value(doc).unwrap_or(serde_json::Value::Null)
 }

@@ -63,7 +63,7 @@ fn commits_ahead_with_staged_unstaged_and_untracked_changes() {
         ["README.md", "notes/new file.md", "src/a.rs", "staged.rs"]
     );
     assert_eq!(h.untracked_files.as_deref().unwrap(), ["notes/new file.md"]);
-    let json = h.to_json();
+    let json = serde_json::to_value(h.document()).unwrap();
     assert_eq!(json["state"], "dirty");
     assert_eq!(json["clean"], false);
     assert_eq!(json["commits_ahead"], 2);
@@ -101,7 +101,10 @@ fn a_conflicted_worktree_says_so() {
     w.sb.git_fails(&wt, ["merge", "--quiet", "main"]);
     let h = inspect(&w, &wt, &base);
     assert_eq!(h.tree, Some(TreeState::Conflicted));
-    assert_eq!(h.to_json()["conflicted"], true);
+    assert_eq!(
+        serde_json::to_value(h.document()).unwrap()["conflicted"],
+        true
+    );
     assert!(
         h.changed_files
             .as_deref()
@@ -143,7 +146,10 @@ fn a_changed_file_list_over_the_cap_is_unknown_never_clean() {
     assert_eq!(h.commits_ahead, None);
     let warning = h.warning.as_deref().unwrap();
     assert!(warning.contains("more than 1048576 bytes"), "{warning}");
-    assert_eq!(h.to_json()["state"], "unknown");
+    assert_eq!(
+        serde_json::to_value(h.document()).unwrap()["state"],
+        "unknown"
+    );
     let lines: Vec<String> = render_lines(&h, Some("w4"))
         .into_iter()
         .map(|e| e.line)

@@ -97,11 +97,6 @@ impl Handoff {
             warning: self.warning.clone(),
         }
     }
-
-    /// [`Handoff::document`] as JSON.
-    pub fn to_json(&self) -> serde_json::Value {
-        crate::to_value(&self.document())
-    }
 }
 
 /// The handoff `herd-worktree inspect` prints (and a worktree child's result carries): every Git
