@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 use herd_cli::Output;
 use herd_core::identity::{self, Judgement};
-use herd_core::{Error, ErrorCode, escape, exit, sidecar, time::now_ms};
+use herd_core::{Error, ErrorCode, escape, exit, time::now_ms};
 use herd_protocol::layout::Artifacts;
+use herd_protocol::persistent::Outcome as TaskOutcome;
 use herd_protocol::run::{LaunchStatus, RunRecord, Runner, Selector};
 use herd_protocol::watch::{
     StatusRow, StatusRuns, StatusTranscript, StatusWidget, StopStatus, WatchStatus, WatchStop,
@@ -545,7 +546,12 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
         ));
     }
     let files = record.session_files();
-    let dispatched = last_dispatched(&files);
+    let ledger = crate::tasks::ledger(&files);
+    let dispatched = crate::tasks::last_dispatched(&ledger).cloned();
+    let task = dispatched
+        .as_ref()
+        .map(|d| d.task.clone())
+        .unwrap_or_default();
     // Whether a task holds the stop pending (seed 003: "the task reaches its terminal outcome
     // first"); asked before the directive, which makes the specialist `Stopping`.
     let busy = herd_protocol::launch::policy::Policy::read(&files.policy())
@@ -563,10 +569,8 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
         "",
         "",
     ) {
-        let task = dispatched.as_ref().and_then(|d| d.get("task")).cloned();
-        let line =
-            crate::tasks::ledger_line(dispatched.as_ref(), task.unwrap_or_default(), "stop-failed");
-        let _ = sidecar::append_line(&files.ledger(), &line);
+        let _ = crate::tasks::ledger_line(dispatched.as_ref(), &task, TaskOutcome::StopFailed)
+            .append(&files.ledger());
         let json = WatchStop {
             run_id: record.run_id.clone(),
             name: record.name.clone(),
@@ -583,16 +587,8 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
         )
         .with_exit(exit::NO_ANSWER));
     }
-    let task = dispatched
-        .as_ref()
-        .and_then(|d| d.get("task"))
-        .cloned()
-        .unwrap_or_default();
-    let ledger = |outcome: &str| {
-        let line = crate::tasks::ledger_line(dispatched.as_ref(), task.clone(), outcome);
-        sidecar::append_line(&files.ledger(), &line)
-    };
-    ledger("stop-pending")?;
+    crate::tasks::ledger_line(dispatched.as_ref(), &task, TaskOutcome::StopPending)
+        .append(&files.ledger())?;
     let deadline = Instant::now() + STOP_DEADLINE;
     let judged = match identity::Record::read(&files.process()) {
         Ok(Some(id)) => identity::wait_exited(&id, deadline),
@@ -626,14 +622,6 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
         ),
     )
     .with_exit(code))
-}
-
-/// The specialist's last `dispatched` ledger line, whose ids the stop lines repeat.
-fn last_dispatched(files: &herd_protocol::layout::SessionFiles) -> Option<serde_json::Value> {
-    crate::tasks::ledger(files)
-        .into_iter()
-        .rev()
-        .find(|l| l.get("outcome").and_then(|o| o.as_str()) == Some("dispatched"))
 }
 
 #[cfg(test)]

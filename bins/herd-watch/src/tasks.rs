@@ -11,16 +11,15 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use herd_core::{Error, sidecar, time::now_ms};
+use herd_core::{Error, time::now_ms};
 use herd_protocol::layout::{Artifacts, SessionFiles, validate_run_id};
+use herd_protocol::persistent::{
+    self, At, LedgerLine, Outcome as TaskOutcome, TaskEvent as ChildEvent, TaskEventKind,
+};
 use herd_protocol::run::RunRecord;
 
 use crate::delivery::{self, Outcome, RunResult};
-use crate::evidence;
 use crate::message::Ending;
-
-/// How much of the end of the task events and of the ledger is read.
-const TAIL: u64 = 4 * 1024 * 1024;
 
 /// One task event of the child.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,37 +38,27 @@ pub struct Pass {
     pub foreign: bool,
 }
 
-fn lines(path: &Path) -> Vec<serde_json::Value> {
-    evidence::read_tail_lines(path, TAIL)
-        .ok()
-        .flatten()
+/// The child's task events that parse, from the end of `<session>.tasks`: those of the version
+/// this build knows (a line of another version or type is skipped).
+fn events(files: &SessionFiles) -> Vec<ChildEvent> {
+    persistent::read_lines::<ChildEvent>(&files.tasks())
         .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
+        .into_iter()
+        .filter(|event| event.version == persistent::VERSION)
         .collect()
 }
 
 /// Settles a result for every task event of `record` that has none yet.
 pub fn pass(artifacts: &Artifacts, record: &RunRecord) -> Result<Pass, Error> {
     let files = record.session_files();
-    let issued: HashMap<String, serde_json::Value> = ledger(&files)
-        .iter()
-        .filter(|l| l.get("outcome").and_then(|o| o.as_str()) == Some("dispatched"))
-        .filter_map(|l| Some((l.get("task")?.as_str()?.to_owned(), l.clone())))
+    let issued: HashMap<String, LedgerLine> = ledger(&files)
+        .into_iter()
+        .filter(|l| l.outcome == TaskOutcome::Dispatched)
+        .map(|l| (l.task.clone(), l))
         .collect();
     let mut pass = Pass::default();
-    for event in lines(&files.tasks()) {
-        if event.get("version").and_then(|v| v.as_u64()) != Some(1) {
-            continue;
-        }
-        let help = match event.get("type").and_then(|t| t.as_str()) {
-            Some("task-done") => false,
-            Some("help-request") => true,
-            _ => continue,
-        };
-        let Some(task) = event.get("task").and_then(|t| t.as_str()) else {
-            continue;
-        };
+    for event in events(&files) {
+        let task = event.task.as_str();
         if !issued.contains_key(task) || validate_run_id(task).is_err() {
             pass.foreign = true;
             continue;
@@ -80,19 +69,14 @@ pub fn pass(artifacts: &Artifacts, record: &RunRecord) -> Result<Pass, Error> {
             continue;
         }
         if delivery::load_task(artifacts, &record.run_id, Some(task))?.is_none() {
-            let message = event
-                .get("message")
-                .and_then(|m| m.as_str())
-                .unwrap_or_default()
-                .to_owned();
             // What this task cost: the session's usage since the task before it settled.
             let usage = crate::usage::task(artifacts, record, task);
             let result = build(
                 record,
                 &TaskEvent {
                     task: task.to_owned(),
-                    help,
-                    message,
+                    help: event.kind == TaskEventKind::HelpRequest,
+                    message: event.message.clone().unwrap_or_default(),
                 },
                 usage,
             );
@@ -111,45 +95,38 @@ pub fn record_delivery(record: &RunRecord, result: &RunResult) -> Result<(), Err
         return Ok(());
     };
     let files = record.session_files();
-    let dispatched = ledger(&files)
-        .into_iter()
-        .find(|l| l.get("task").and_then(|t| t.as_str()) == Some(task.as_str()));
+    let dispatched = ledger(&files).into_iter().find(|l| &l.task == task);
     let outcome = if result.outcome == Outcome::Help {
-        "help-requested"
+        TaskOutcome::HelpRequested
     } else {
-        "delivered"
+        TaskOutcome::Delivered
     };
-    let line = ledger_line(dispatched.as_ref(), task.as_str().into(), outcome);
-    Ok(sidecar::append_line(&files.ledger(), &line)?)
+    ledger_line(dispatched.as_ref(), task, outcome).append(&files.ledger())
 }
 
 /// The specialist's ledger lines that parse, from the end of `<session>.ledger`.
-pub(crate) fn ledger(files: &SessionFiles) -> Vec<serde_json::Value> {
-    lines(&files.ledger())
+pub(crate) fn ledger(files: &SessionFiles) -> Vec<LedgerLine> {
+    persistent::read_lines(&files.ledger()).unwrap_or_default()
+}
+
+/// Whether a ledger line is a stop attempt's: published (`stop-pending`, `stopped`) or failed
+/// to publish (`stop-failed`).
+fn is_stop(line: &LedgerLine) -> bool {
+    matches!(
+        line.outcome,
+        TaskOutcome::StopPending | TaskOutcome::StopFailed | TaskOutcome::Stopped
+    )
 }
 
 /// Whether the parent asked this specialist to stop (its ledger says so): a directive
 /// published (`stop-pending`, `stopped`) or one whose publication failed (`stop-failed`). Seed
 /// 003 makes an exit confirmed after either a stop, not a crash.
 pub(crate) fn stop_requested(files: &SessionFiles) -> bool {
-    ledger(files).iter().any(|line| {
-        matches!(
-            line.get("outcome").and_then(serde_json::Value::as_str),
-            Some("stop-pending" | "stop-failed" | "stopped")
-        )
-    })
+    ledger(files).iter().any(is_stop)
 }
 
 /// How long a stop attempt waits for the specialist's exit before the stop is unconfirmed.
 pub(crate) const STOP_DEADLINE_MS: u64 = 5_000;
-
-fn outcome(line: &serde_json::Value) -> Option<&str> {
-    line.get("outcome").and_then(serde_json::Value::as_str)
-}
-
-fn at_ms(line: &serde_json::Value) -> Option<u64> {
-    herd_core::time::parse_iso(line.get("at")?.as_str()?)
-}
 
 fn modified_ms(path: &Path) -> Option<u64> {
     let modified = std::fs::metadata(path).ok()?.modified().ok()?;
@@ -186,41 +163,37 @@ fn unconfirmed_since(files: &SessionFiles, tasks_hold: bool, now_ms: u64) -> Opt
 
 fn pending_stop_deadline(files: &SessionFiles, tasks_hold: bool) -> Option<u64> {
     let ledger = ledger(files);
-    let last_stop = ledger
-        .iter()
-        .rposition(|l| matches!(outcome(l), Some("stop-pending" | "stop-failed" | "stopped")))?;
-    if outcome(&ledger[last_stop]) != Some("stop-pending") {
+    let last_stop = ledger.iter().rposition(is_stop)?;
+    if ledger[last_stop].outcome != TaskOutcome::StopPending {
         return None;
     }
     // A task without a task event still runs: it reaches its outcome first.
     let current = ledger
         .iter()
         .rev()
-        .find(|l| outcome(l) == Some("dispatched"))
-        .and_then(|l| l.get("task")?.as_str());
+        .find(|l| l.outcome == TaskOutcome::Dispatched)
+        .map(|l| l.task.as_str());
     // The task that held the stop releases it when it ends: the count starts then, not at the
     // directive (a stop pending behind a long task is not unconfirmed the moment it ends).
     let mut released = None;
     if let Some(current) = current.filter(|_| tasks_hold) {
-        let end = lines(&files.tasks()).into_iter().find(|e| {
-            e.get("task").and_then(|t| t.as_str()) == Some(current)
-                && matches!(
-                    e.get("type").and_then(|t| t.as_str()),
-                    Some("task-done" | "help-request")
-                )
-        })?;
+        let end = events(files).into_iter().find(|e| e.task == current)?;
         // An event without its time (an older child): when the events file last changed.
-        released = at_ms(&end).or_else(|| modified_ms(&files.tasks()));
+        released = end
+            .at
+            .as_deref()
+            .and_then(herd_core::time::parse_iso)
+            .or_else(|| modified_ms(&files.tasks()));
     }
     let started = ledger[last_stop..]
         .iter()
         .filter(|l| {
             matches!(
-                outcome(l),
-                Some("stop-pending" | "delivered" | "help-requested")
+                l.outcome,
+                TaskOutcome::StopPending | TaskOutcome::Delivered | TaskOutcome::HelpRequested
             )
         })
-        .filter_map(at_ms)
+        .filter_map(|l| l.at.ms())
         .chain(released)
         .max()?;
     Some(started.saturating_add(STOP_DEADLINE_MS))
@@ -235,45 +208,42 @@ pub(crate) fn record_stopped(record: &RunRecord) -> Result<(), Error> {
     lock_path.push(".lock");
     let _lock = herd_core::lock::exclusive(
         Path::new(&lock_path),
-        std::time::Instant::now() + herd_protocol::persistent::LOCK_WAIT,
+        std::time::Instant::now() + persistent::LOCK_WAIT,
     )
     .map_err(Error::from)?;
     let ledger = ledger(&files);
-    if ledger.iter().any(|l| outcome(l) == Some("stopped")) {
+    if ledger.iter().any(|l| l.outcome == TaskOutcome::Stopped) {
         return Ok(());
     }
-    let dispatched = ledger
-        .iter()
-        .rev()
-        .find(|l| outcome(l) == Some("dispatched"));
-    let task = dispatched
-        .and_then(|d| d.get("task"))
-        .cloned()
-        .unwrap_or_default();
-    Ok(sidecar::append_line(
-        &files.ledger(),
-        &ledger_line(dispatched, task, "stopped"),
-    )?)
+    let dispatched = last_dispatched(&ledger);
+    let task = dispatched.map(|d| d.task.clone()).unwrap_or_default();
+    ledger_line(dispatched, &task, TaskOutcome::Stopped).append(&files.ledger())
 }
 
-/// A ledger line saying `task` reached `outcome`, repeating the ids of its `dispatched` line.
+/// The last `dispatched` line of `ledger`, whose ids the lines after it repeat.
+pub(crate) fn last_dispatched(ledger: &[LedgerLine]) -> Option<&LedgerLine> {
+    ledger
+        .iter()
+        .rev()
+        .find(|l| l.outcome == TaskOutcome::Dispatched)
+}
+
+/// A ledger line saying `task` reached `outcome`, repeating the ids of its `dispatched` line
+/// (empty without one).
 pub(crate) fn ledger_line(
-    dispatched: Option<&serde_json::Value>,
-    task: serde_json::Value,
-    outcome: &str,
-) -> String {
-    let field = |key: &str| {
-        dispatched
-            .and_then(|d| d.get(key))
-            .cloned()
-            .unwrap_or_default()
-    };
-    serde_json::json!({
-        "task": task, "outcome": outcome, "generation": field("generation"),
-        "logicalId": field("logicalId"), "policyHash": field("policyHash"),
-        "at": herd_core::time::iso(now_ms()),
-    })
-    .to_string()
+    dispatched: Option<&LedgerLine>,
+    task: &str,
+    outcome: TaskOutcome,
+) -> LedgerLine {
+    let field = |get: fn(&LedgerLine) -> &String| dispatched.map(get).cloned().unwrap_or_default();
+    LedgerLine {
+        task: task.to_owned(),
+        outcome,
+        generation: field(|d| &d.generation),
+        logical_id: field(|d| &d.logical_id),
+        policy_hash: field(|d| &d.policy_hash),
+        at: At::now(),
+    }
 }
 
 /// What a renderer shows of a task's report in the expanded view.
@@ -339,6 +309,7 @@ fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use herd_core::sidecar;
 
     #[test]
     fn a_stop_is_unconfirmed_once_its_deadline_passes_with_nothing_holding_it() {
@@ -346,8 +317,8 @@ mod tests {
         let files = SessionFiles::new(dir.path().join("s.jsonl"));
         let line = |task: &str, outcome: &str, at: u64| {
             let line = serde_json::json!({
-                "task": task, "outcome": outcome, "generation": "g1",
-                "at": herd_core::time::iso(at),
+                "task": task, "outcome": outcome, "generation": "g1", "logicalId": "l1",
+                "policyHash": "", "at": herd_core::time::iso(at),
             });
             sidecar::append_line(&files.ledger(), &line.to_string()).unwrap();
         };

@@ -82,11 +82,16 @@ fn a_pending_stop_wakes_the_loop_at_its_deadline_not_at_the_long_interval() {
     );
     let ledger = record.session_files().ledger();
     // The stop directive was published just now, and no task holds it.
-    let line = serde_json::json!({
-        "task": "t1", "outcome": "stop-pending", "generation": "g1",
-        "at": herd_core::time::iso(now_ms()),
-    });
-    herd_core::sidecar::append_line(&ledger, &line.to_string()).unwrap();
+    herd_protocol::persistent::LedgerLine {
+        task: "t1".into(),
+        outcome: herd_protocol::persistent::Outcome::StopPending,
+        generation: "g1".into(),
+        logical_id: "l1".into(),
+        policy_hash: String::new(),
+        at: herd_protocol::persistent::At::now(),
+    }
+    .append(&ledger)
+    .unwrap();
     let mut supervisor = Supervisor::new(artifacts.clone(), None, Options::default());
     supervisor.scan().unwrap();
     supervisor.tick(|_| Ok(())).unwrap();
