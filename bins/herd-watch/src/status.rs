@@ -71,7 +71,7 @@ impl Looks {
         else {
             return surface.inspect(target, self.deadline);
         };
-        let key = crate::supervise::group_key(record);
+        let key = group_key(record);
         let deadline = self.deadline;
         let listing = self.listings.entry(key).or_insert_with(|| {
             surface.list(deadline).ok().map(|rows| {
@@ -104,6 +104,16 @@ impl Default for Looks {
     fn default() -> Looks {
         Looks::new()
     }
+}
+
+/// Runs whose panes one listing covers: the same surface and the same server.
+pub(crate) fn group_key(record: &RunRecord) -> String {
+    let socket = record
+        .pane
+        .as_ref()
+        .and_then(|p| p.socket.as_deref())
+        .unwrap_or_default();
+    format!("{}:{socket}", record.surface.as_str())
 }
 
 /// Whether the child's runner is known to be gone: its recorded identity has exited.

@@ -500,7 +500,7 @@ impl Supervisor {
             let Some((surface, Target::Pane(_))) = &run.surface else {
                 continue;
             };
-            let key = group_key(&run.record);
+            let key = crate::status::group_key(&run.record);
             if self.listings.contains_key(&key) {
                 continue;
             }
@@ -588,7 +588,7 @@ impl Supervisor {
         let listed = run.record.pane.as_ref().and_then(|pane| {
             let (terminal, seen) = self
                 .listings
-                .get(&group_key(&run.record))?
+                .get(&crate::status::group_key(&run.record))?
                 .get(&pane.pane_id)?;
             // A pane id listed with another terminal is a restarted Herdr's fresh shell.
             match (&pane.terminal_id, terminal) {
@@ -683,16 +683,6 @@ struct Look {
     may_watch: bool,
     /// What this interval's listing of its surface said of its pane.
     listed: Option<Inspection>,
-}
-
-/// Runs whose panes one listing covers: the same surface and the same server.
-pub(crate) fn group_key(record: &RunRecord) -> String {
-    let socket = record
-        .pane
-        .as_ref()
-        .and_then(|p| p.socket.as_deref())
-        .unwrap_or_default();
-    format!("{}:{socket}", record.surface.as_str())
 }
 
 /// Appends a status transition to `runs/<id>.events.jsonl`.
