@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 ca3c608ec6d947bc315a2c6824bbf4ff8b974810eb79f41016d77f3e266fb814
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 49fc5eaead2ee3a87f6aac5240348eeb88ec5b3d6c9aa3d4727e74906f345f1f
 // src/child/files.ts
 import * as fs from "node:fs";
 import * as path from "node:path";

@@ -280,7 +280,7 @@ export interface RegistryCommand {
 }
 
 /**
- * How a host exposes a tool to the model (seed 003, "Tool loading").
+ * How a host exposes a tool to the model (docs/tools.md, "Tool loading").
  */
 export type RegistryExposure = "deferred" | "direct" | "inactive";
 
@@ -340,7 +340,7 @@ export interface Registry {
 }
 
 /**
- * A result's seed 004 acceptance: the ledger of the gate applied to the final report, or why
+ * A result's acceptance: the ledger of the gate applied to the final report, or why
  * the gate was not applied; `status` tells them apart.
  */
 export type WatchEventAcceptance = WatchEventLedger | WatchEventNotApplied;
@@ -904,7 +904,7 @@ export interface WatchEventSteerReceipt {
 }
 
 /**
- * The state of one steering request (seed 004's receipt).
+ * The state of one steering request (its receipt).
  */
 export type WatchEventSteerState = "pending" | "delivered" | "queued" | "failed";
 
@@ -923,7 +923,7 @@ export interface WatchEventUnreadableSpec {
 export type WatchEventUsd = number;
 
 /**
- * The verdicts of seed 003's table.
+ * The verdict of a parent re-check: accepted, rejected, error, skipped or none.
  */
 export type WatchEventVerdict = "accepted" | "rejected" | "error" | "skipped" | "none";
 
@@ -1121,7 +1121,7 @@ export type WatchEvent = {
 };
 
 /**
- * A run's seed 004 acceptance gate as the record and the launch acknowledgement show it: its
+ * A run's acceptance gate as the record and the launch acknowledgement show it: its
  * level, whether the request asked for it, whether it requires a review.
  */
 export interface LaunchAckAcceptanceSummary {
@@ -1168,12 +1168,12 @@ export interface LaunchAckPersistentIds {
 }
 
 /**
- * What the child is (DESIGN §4).
+ * What the child is: the Pi CLI, or any command as an argv with no shell (`exec`).
  */
 export type LaunchAckRunner = "pi" | "exec";
 
 /**
- * Where the child runs (DESIGN §3).
+ * Where the child runs (docs/surfaces.md).
  */
 export type LaunchAckSurfaceKind = "herdr" | "tmux" | "process";
 
@@ -1285,7 +1285,7 @@ export interface ErrorDocumentErrorBody {
 }
 
 /**
- * The machine-readable error codes of DESIGN §6.
+ * The machine-readable error codes (docs/exit-codes.md, "Error codes").
  */
 export type ErrorDocumentErrorCode = "invalid_request" | "not_found" | "ambiguous" | "unavailable" | "timeout" | "uncertain" | "conflict" | "internal";
 

@@ -3,7 +3,7 @@
 //! A binary parses its arguments with clap, runs a command that returns
 //! `Result<Output, herd_core::Error>`, and hands that to [`main`]. This crate is the only place
 //! that writes to stdout and stderr and turns outcomes into exit codes, so `--json` output, error
-//! documents and the exit-code table behave the same in every binary (DESIGN §6).
+//! documents and the exit-code table behave the same in every binary (docs/exit-codes.md).
 
 use std::ffi::OsString;
 use std::io::{self, Write};

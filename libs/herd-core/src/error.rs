@@ -8,7 +8,7 @@ use std::fmt;
 
 use crate::exit;
 
-/// The machine-readable error codes of DESIGN §6.
+/// The machine-readable error codes (docs/exit-codes.md, "Error codes").
 #[derive(
     Debug,
     Clone,
@@ -122,7 +122,8 @@ impl Error {
         self.code.exit_code()
     }
 
-    /// Renders the `{"error":{…}}` document of DESIGN §6.
+    /// Renders the `{"error":{"code","message","field"?}}` document a failed `--json` command
+    /// prints.
     pub fn to_json(&self) -> serde_json::Value {
         let mut inner = serde_json::Map::new();
         inner.insert("code".into(), self.code.as_str().into());

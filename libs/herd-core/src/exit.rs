@@ -1,4 +1,4 @@
-//! The one exit-code table, the same in every herd binary (DESIGN §6).
+//! The one exit-code table, the same in every herd binary (docs/exit-codes.md renders it).
 //!
 //! The docs render [`TABLE`]; binaries turn an [`crate::ErrorCode`] or a domain outcome into one
 //! of these constants and nowhere else.

@@ -1,5 +1,5 @@
 //! Process identity: who a PID is, whether it is still that process, and signals that cannot
-//! hit a reused PID (DESIGN §8, invariant 1).
+//! hit a reused PID (ARCHITECTURE.md, "Invariants", 1).
 //!
 //! A PID alone names whatever process holds that number right now. A [`Record`] pins it to one
 //! process: the kernel start time (field 22 of `/proc/<pid>/stat`), the boot ID and the PID

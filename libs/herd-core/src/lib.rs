@@ -1,7 +1,8 @@
 //! The shared library of the herd binaries.
 //!
 //! Everything here returns typed errors and never prints: only the binaries know about argv,
-//! stdout, stderr and exit codes. The modules are the mechanisms DESIGN §8's invariants rest on:
+//! stdout, stderr and exit codes. The modules are the mechanisms the invariants of
+//! ARCHITECTURE.md ("Invariants") rest on:
 //!
 //! - [`identity`]: who a PID is (start time, boot ID, PID namespace), judged again before every
 //!   signal, and signals delivered through a pidfd.

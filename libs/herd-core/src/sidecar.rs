@@ -1,4 +1,5 @@
-//! Sidecar files: atomic writes, size-bounded reads and versioned JSON (DESIGN §5).
+//! Sidecar files: atomic writes, size-bounded reads and versioned JSON (docs/sidecars.md,
+//! "Versioning and reading rules").
 //!
 //! Every file herd writes goes through [`AtomicWrite`] ([`write_atomic`] for the common case): a
 //! temporary file in the same directory, fsync, rename, fsync of the directory, so a reader sees

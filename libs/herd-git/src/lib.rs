@@ -35,7 +35,7 @@ pub use git::{BIN_ENV, Git, RepoFacts};
 pub use status::{Entry, EntryKind, Head, Status};
 pub use worktree::WorktreeEntry;
 
-/// The budgets of seed 003's table, for the git calls herd makes.
+/// The budgets of the git calls herd makes (docs/lifecycle.md, "Budgets").
 pub mod budget {
     use std::time::Duration;
 

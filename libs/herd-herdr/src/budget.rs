@@ -1,5 +1,5 @@
-//! The time budgets and output cap of Herdr calls (seed 003, "Launch deadlines and
-//! uncertainty"). A budget bounds one call; the caller picks the one its operation has.
+//! The time budgets and output cap of Herdr calls (docs/lifecycle.md, "Budgets"). A budget
+//! bounds one call; the caller picks the one its operation has.
 
 use std::time::Duration;
 

@@ -2,8 +2,9 @@
 //!
 //! Every argv here is one Herdr was recorded accepting (the fixtures' command lines, in the
 //! same order of flags), except the cosmetic renames and `workspace focus`, whose syntax is the
-//! one pi-herdr-agents uses (protocol.md §2). Each call runs under the client's budget; a
-//! caller with another budget (seed 003's table, [`crate::budget`]) uses [`Herdr::with_budget`].
+//! one pi-herdr-agents uses (docs/protocol.md, "Herdr"). Each call runs under the client's
+//! budget; a caller with another budget (docs/lifecycle.md, "Budgets"; [`crate::budget`]) uses
+//! [`Herdr::with_budget`].
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -49,7 +50,7 @@ impl Direction {
     }
 }
 
-/// Which text `pane read` returns (herdr.md §6.2).
+/// Which text `pane read` returns (docs/protocol.md, "Herdr": the `pane read` sources).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadSource {
     /// The screen as it is now.
@@ -417,7 +418,7 @@ impl Herdr {
 
     /// `pane read P --source S [--lines N]`: the pane's text, ANSI stripped. For the recent
     /// sources `lines` counts rendered rows from the bottom, so on a mostly empty screen a
-    /// small count returns nothing (herdr.md §6.2).
+    /// small count returns nothing.
     pub fn pane_read(
         &self,
         pane: &str,
@@ -531,8 +532,8 @@ impl Herdr {
 
     /// Completes an incomplete `worktree create` of `branch` from `source` by looking: the one
     /// checkout of the branch (`worktree list`), then the one pane of its workspace
-    /// (`pane list --workspace`). The client's budget bounds both calls together (seed 003:
-    /// recovery inspection, 6 s in total). Whatever the partial reply did name must agree.
+    /// (`pane list --workspace`). The client's budget bounds both calls together (the recovery
+    /// inspection has 6 s in total). Whatever the partial reply did name must agree.
     pub fn recover_worktree(
         &self,
         source: &Source,
@@ -631,7 +632,7 @@ fn expect_id(
     }
 }
 
-/// Returns whether Herdr can be used here (DESIGN §3): `HERDR_ENV=1` and the executable found
+/// Returns whether Herdr can be used here: `HERDR_ENV=1` and the executable found
 /// (`$HERD_HERDR_BIN`, else `herdr` on `PATH`).
 pub fn available() -> bool {
     available_with(

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use herd_core::ErrorCode;
 
-/// Herdr's error codes that mean "no such pane" (protocol.md §2, `pane get`).
+/// Herdr's error codes that mean "no such pane" when `pane get` answers them.
 pub const PANE_MISSING_CODES: [&str; 2] = ["pane_not_found", "not_found"];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -98,7 +98,7 @@ impl Error {
     }
 }
 
-/// Maps a Herdr error code (herdr.md §7) onto a herd error code.
+/// Maps a Herdr error code onto a herd error code (docs/protocol.md, "Herdr": error codes).
 fn remote_code(code: &str) -> ErrorCode {
     match code {
         "pane_not_found"

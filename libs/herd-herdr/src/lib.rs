@@ -3,7 +3,8 @@
 //! [`Herdr`] runs `herdr <command> …` once per call, under a time budget and with capped
 //! output, and reads the reply strictly: a reply of an unexpected shape is an [`Error`] naming
 //! the command, never a success. The calls and the fields they read are those of
-//! pi-herdr-agents (protocol.md §2); every argv is one a real Herdr was recorded accepting.
+//! pi-herdr-agents (docs/protocol.md, "Herdr"); every argv is one a real Herdr was recorded
+//! accepting.
 //!
 //! With the `test-double` feature, `double` replays those recordings as a stand-in `herdr`
 //! executable, and `recording` reads them.

@@ -5,7 +5,7 @@
 //! plain-text usage message on stderr for a command line it does not accept (exit 2). Some
 //! commands print nothing on success (`pane run`, `pane send-keys`) and `pane read` prints the
 //! pane's text itself. An error document is honoured on either stream, and a bare
-//! `pane_not_found` in plain text as well (protocol.md §2); anything else that is not the
+//! `pane_not_found` in plain text as well (docs/protocol.md, "Herdr"); anything else that is not the
 //! expected success is an error naming the command, never a success.
 
 use std::ffi::OsString;

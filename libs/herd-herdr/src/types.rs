@@ -1,6 +1,6 @@
 //! The records herd reads out of Herdr's replies, each parsed strictly from its JSON object.
 //!
-//! Only the fields herd uses are kept (protocol.md §2). A required field that is missing, or
+//! Only the fields herd uses are kept (docs/protocol.md, "Herdr"). A required field that is missing, or
 //! any field of the wrong type, is a problem naming its path; optional fields may be absent or
 //! `null`, as Herdr's schema allows.
 
@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use crate::json::{Node, Problem};
 
-/// The agent status Herdr reports for a pane (herdr.md §6.3).
+/// The agent status Herdr reports for a pane (docs/protocol.md, "Herdr": agent status).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AgentStatus {
     Idle,
@@ -21,7 +21,7 @@ pub enum AgentStatus {
 }
 
 impl AgentStatus {
-    /// Reads a status; any value herd does not know is `Unknown` (protocol.md §2).
+    /// Reads a status; any value herd does not know is `Unknown`.
     pub fn parse(text: &str) -> AgentStatus {
         match text {
             "idle" => AgentStatus::Idle,
@@ -341,8 +341,8 @@ impl WorktreeList {
     }
 }
 
-/// A new tab (`tab create`). Without a tab id the caller closes the pane and fails
-/// (protocol.md §2), so the pane is reported even then.
+/// A new tab (`tab create`). Without a tab id the caller closes the pane and fails, so the pane
+/// is reported even then.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TabCreated {
     pub pane: PaneInfo,

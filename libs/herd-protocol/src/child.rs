@@ -1,4 +1,4 @@
-//! What a Pi child writes for its host (pi-herdr-agents format, protocol.md §1.2 and §1.3): the
+//! What a Pi child writes for its host, in pi-herdr-agents' formats (docs/sidecars.md): the
 //! completion sidecar `<session>.exit` and the activity snapshot
 //! `subagent-activity/<run-id>.json`, with their tolerant readers.
 //!

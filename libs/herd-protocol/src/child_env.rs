@@ -1,4 +1,4 @@
-//! The child's environment (protocol.md §1.1): the variables herd-launch hands a child and the
+//! The child's environment (docs/protocol.md, "The child's environment"): the variables herd-launch hands a child and the
 //! child extension reads, as one type.
 //!
 //! [`ChildEnv::to_vars`] is the only place they are spelled for a launch; [`ChildEnv::VARS`]

@@ -135,7 +135,7 @@ impl SteerReceipt {
 }
 
 /// `runs/<id>.steering.json`: the receipts of the run's last [`STEER_LEDGER_MAX`] requests,
-/// oldest first (seed 004's persisted `steering` ledger).
+/// oldest first (the persisted `steering` ledger).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SteeringLedger {
     pub format_version: u64,
@@ -143,10 +143,10 @@ pub struct SteeringLedger {
 }
 
 /// How long a steer waits for the child's Pi to take its message once its keys are typed
-/// (seed 004: three seconds).
+/// (three seconds; docs/lifecycle.md, "Interrupt, stop and steer").
 pub const STEER_ACK_WINDOW_MS: u64 = 3_000;
 
-/// How many requests the steering ledger retains (seed 004).
+/// How many requests the steering ledger retains.
 pub const STEER_LEDGER_MAX: usize = 20;
 
 /// `runs/<id>.steer.json`: the bounded FIFO of messages not yet delivered.

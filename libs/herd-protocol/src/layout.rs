@@ -1,4 +1,5 @@
-//! The layout of an artifacts directory (DESIGN §5) and of the files beside a child's session.
+//! The layout of an artifacts directory and of the files beside a child's session
+//! (docs/sidecars.md, docs/protocol.md).
 //!
 //! Every binary finds every file through these types, so the layout is written down once.
 //!
@@ -232,7 +233,8 @@ impl Artifacts {
     }
 }
 
-/// The files pi-herdr-agents keeps beside a child's session file (protocol.md §1.1).
+/// The files pi-herdr-agents keeps beside a child's session file (docs/sidecars.md, "Beside a
+/// child's session file").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionFiles {
     session: PathBuf,

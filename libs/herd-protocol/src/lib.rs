@@ -5,7 +5,7 @@
 //! them (`cargo xtask docs`), and the tests validate real output against those schemas. Each
 //! format carries its version as a named constant: a file writes it (the worktree manifest's
 //! `version`); a `--json` document's `FORMAT_VERSION` is not printed, because fields are added
-//! without a version change (DESIGN §5) and a breaking change gets a new document. The only dependency on the rest of herd is
+//! without a version change (docs/sidecars.md, "Versioning and reading rules") and a breaking change gets a new document. The only dependency on the rest of herd is
 //! `herd-core`, for bounded and atomic file I/O, the artifacts layout and the error kinds.
 //!
 //! - [`layout`]: where every file of an artifacts directory lives, and the managed root;
@@ -19,7 +19,7 @@
 //!   snapshot, with their tolerant readers;
 //! - [`child_env`]: the child's environment, the variables herd hands a child, as one type;
 //! - [`accept`]: the accept spec's file form, `herd-accept check` and `verdict`, the child's
-//!   accept tries, and seed 004's gate: the run's gate, the child's acceptance report, the ledger
+//!   accept tries, and the acceptance gate: the run's gate, the child's acceptance report, the ledger
 //!   of `herd-accept report`, the review and the verify memo;
 //! - [`launch`]: the acknowledgement of `herd-launch spawn` and `resume`;
 //! - [`worktree`]: the worktree ownership manifest, and `herd-worktree create/inspect/list`;

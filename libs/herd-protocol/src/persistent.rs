@@ -1,4 +1,5 @@
-//! A persistent specialist's files (protocol.md §1.11), in pi-herdr-agents' formats.
+//! A persistent specialist's files, in pi-herdr-agents' formats (docs/protocol.md, "A
+//! persistent specialist's files").
 //!
 //! - The ledger `<session>.ledger` (JSON Lines the host appends) records each task herd issued
 //!   and what became of it: [`LedgerLine`].

@@ -90,7 +90,7 @@ pub struct RunResult {
 impl RunResult {
     /// The exit code of `herd-watch wait` for this result: the outcome's, except that a completed
     /// run whose parent re-check rejected it is a valid negative answer (1), and one whose check
-    /// gave no answer (it timed out or could not start) is 4, as DESIGN §6 gives them.
+    /// gave no answer (it timed out or could not start) is 4, as docs/exit-codes.md gives them.
     pub fn exit_code(&self) -> i32 {
         match (self.outcome, self.details.verdict()) {
             (Outcome::Completed, Some("rejected")) => herd_core::exit::NEGATIVE,
@@ -151,7 +151,7 @@ impl ParentCheck {
     }
 }
 
-/// A result's seed 004 acceptance: the ledger of the gate applied to the final report, or why
+/// A result's acceptance: the ledger of the gate applied to the final report, or why
 /// the gate was not applied; `status` tells them apart.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
@@ -384,7 +384,7 @@ pub struct LedgerLine {
     pub exit_code: Option<i32>,
     /// The parent re-check's verdict.
     pub check: crate::accept::Verdict,
-    /// The seed 004 acceptance status, when the run had a gate.
+    /// The acceptance status, when the run had a gate.
     #[serde(default)]
     pub acceptance: Option<String>,
     pub tries: Option<u64>,

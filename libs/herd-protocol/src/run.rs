@@ -16,7 +16,7 @@ pub const FORMAT_VERSION: u64 = 1;
 /// The bound of a run record read.
 pub const READ_LIMIT: u64 = 256 * 1024;
 
-/// What the child is (DESIGN §4).
+/// What the child is: the Pi CLI, or any command as an argv with no shell (`exec`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Runner {
@@ -24,7 +24,7 @@ pub enum Runner {
     Exec,
 }
 
-/// Where the child runs (DESIGN §3).
+/// Where the child runs (docs/surfaces.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SurfaceKind {
@@ -186,7 +186,7 @@ pub struct RunExtra {
     /// The exec runner's command, kept for a fallback launch of the same command.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exec_argv: Vec<String>,
-    /// The run's seed 004 acceptance gate, summarised.
+    /// The run's acceptance gate, summarised.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acceptance: Option<AcceptanceSummary>,
     /// The child runs on another machine, owned by that machine's herd.
@@ -270,7 +270,7 @@ impl ProjectTrust {
     }
 }
 
-/// A run's seed 004 acceptance gate as the record and the launch acknowledgement show it: its
+/// A run's acceptance gate as the record and the launch acknowledgement show it: its
 /// level, whether the request asked for it, whether it requires a review.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AcceptanceSummary {

@@ -83,7 +83,7 @@ run_file! {
     predecessor: crate::run::Predecessor => "predecessor.json", version 1, limit 64 * 1024, Synced;
     /// `herd-launch resurrect` took up the lost run: its successor, once launched.
     resurrected: crate::launch::resurrect::Resurrected => "resurrected.json", version 1, limit 16 * 1024, Synced;
-    /// The run's seed 004 acceptance gate.
+    /// The run's acceptance gate.
     acceptance: crate::accept::RunGate => "acceptance.json", version crate::accept::RUN_GATE_VERSION, limit crate::accept::RUN_GATE_READ_LIMIT, Synced;
     /// A reviewer's decision on the run.
     review: crate::accept::ReviewRecord => "review.json", version crate::accept::REVIEW_VERSION, limit 256 * 1024, Synced;

@@ -329,7 +329,8 @@ impl RunUsage {
             line.push_str(&format!(" · {} cache write", tokens(t.cache_write)));
         }
         line.push_str(&format!(" · {}", cost(t.cost)));
-        // A model's name is the session's, which the child's Pi wrote: encoded (DESIGN §8.3).
+        // A model's name is the session's, which the child's Pi wrote: encoded, as every
+        // child-influenced value on a host line is.
         let models: Vec<String> = self
             .tally
             .models

@@ -258,7 +258,7 @@ impl WatchEvent {
     }
 }
 
-/// What `herd-watch cancel` answers (seed 003's table).
+/// What `herd-watch cancel` answers (docs/lifecycle.md, "Cancel").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CancelStatus {
@@ -364,7 +364,7 @@ impl WatchStop {
     pub const FORMAT_VERSION: u64 = 1;
 }
 
-/// The state of one steering request (seed 004's receipt).
+/// The state of one steering request (its receipt).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SteerState {
@@ -416,7 +416,7 @@ pub struct SteerError {
     pub message: String,
 }
 
-/// What `herd-watch steer` prints: the request's receipt (seed 004), which
+/// What `herd-watch steer` prints: the request's receipt, which
 /// `runs/<run-id>.steering.json` keeps. `delivered`: the child's Pi took it within three seconds
 /// of its keys (a child with no Pi: its keys were typed); `pending`: typed, not seen taken
 /// (`note` says so); `queued`: held

@@ -372,7 +372,7 @@ impl Herdr {
         };
         let pane = self.owned(&created.pane, created.tab_id.clone());
         let Some(tab) = created.tab_id else {
-            // Without its id the tab cannot be found again: its pane goes (protocol.md §2).
+            // Without its id the tab cannot be found again: its pane goes.
             let error = Error::Failed {
                 command: "herdr tab create".into(),
                 message: "the reply names no tab (result.tab.tab_id)".into(),

@@ -1,4 +1,4 @@
-//! Where a child runs (DESIGN §3): one [`Surface`] trait and three implementations.
+//! Where a child runs (docs/surfaces.md): one [`Surface`] trait and three implementations.
 //!
 //! - [`herdr::Herdr`]: a pane of the Herdr terminal multiplexer, driven through `herd-herdr`.
 //! - [`tmux::Tmux`]: a pane of a tmux server (`split-window`/`new-window`, `capture-pane`,
@@ -35,21 +35,21 @@ pub use herd_herdr::AgentStatus;
 pub use herd_protocol::run::{PaneRef, SurfaceKind};
 use herd_protocol::{layout::Artifacts, run::RunRecord};
 
-/// The seed's budget for confirming that a closed pane is gone.
+/// The budget for confirming that a closed pane is gone.
 pub const ABSENCE_CONFIRMATION: Duration = Duration::from_secs(5);
-/// The seed's budget for an ordinary request to a multiplexer.
+/// The budget for an ordinary request to a multiplexer.
 pub const REQUEST_BUDGET: Duration = Duration::from_secs(10);
-/// The seed's budget for placing a pane, queue wait included.
+/// The budget for placing a pane, queue wait included.
 pub const PLACEMENT_BUDGET: Duration = Duration::from_secs(30);
-/// The seed's budget for shell or Pi readiness.
+/// The budget for shell or Pi readiness.
 pub const READINESS_BUDGET: Duration = Duration::from_secs(10);
-/// The seed's budget for a cosmetic rename.
+/// The budget for a cosmetic rename.
 pub const RENAME_BUDGET: Duration = Duration::from_secs(1);
-/// The seed's budget for dispatching the launch script into a ready pane: an ordinary request.
+/// The budget for dispatching the launch script into a ready pane: an ordinary request.
 pub const DISPATCH_BUDGET: Duration = REQUEST_BUDGET;
 
-/// The operations of a launch, each with a budget of its own (seed 003: "separate operation
-/// limits, not an end-to-end launch deadline").
+/// The operations of a launch, each with a budget of its own: separate operation limits, not an
+/// end-to-end launch deadline (docs/lifecycle.md, "Budgets").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
     /// Creating the child's pane, queue wait included (on tmux, with the command in it).
@@ -84,7 +84,7 @@ pub struct LaunchBudgets {
 }
 
 impl Default for LaunchBudgets {
-    /// The seed's budgets.
+    /// The budgets of docs/lifecycle.md, "Budgets".
     fn default() -> LaunchBudgets {
         LaunchBudgets {
             placement: PLACEMENT_BUDGET,
@@ -243,8 +243,8 @@ impl std::fmt::Display for Presence {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inspection {
     pub presence: Presence,
-    /// Herdr's coarse status of the pane's agent (seed 003: pane inspection is the authority for
-    /// idle, working, blocked or done); `None` on a surface that has no such notion (tmux,
+    /// Herdr's coarse status of the pane's agent (pane inspection is the authority for idle,
+    /// working, blocked or done); `None` on a surface that has no such notion (tmux,
     /// process).
     pub agent: Option<AgentStatus>,
 }
@@ -611,7 +611,8 @@ pub fn open(
 
 /// The first wait between retries of a probe of an uncertain owner (supervision, termination).
 pub const RETRY_FIRST: Duration = Duration::from_secs(1);
-/// The longest wait between retries (seed 003: "from 1 second to a 30-second cap").
+/// The longest wait between retries (docs/lifecycle.md, "Launch and uncertainty": from 1 second
+/// to a 30-second cap).
 pub const RETRY_CAP: Duration = Duration::from_secs(30);
 
 /// The wait before retry number `attempt` (0-based) of a probe that keeps failing: 1 s, doubling,

@@ -1,4 +1,4 @@
-//! Typing only into a live child (DESIGN §8: no text reaches a shell that would run it).
+//! Typing only into a live child: no text reaches a shell that would run it.
 //!
 //! Every typed delivery — a steering message, a queued follow-up, an interrupt — goes through
 //! [`deliver`], which proves first, right before the keys go out, that the child is the live

@@ -4,7 +4,8 @@
 //! derived, because no recording has them, and each is a recorded reply under the command line
 //! herd runs, with the ids of the pane it is about:
 //! - `900`: `pane process-info --pane w1:p2` of an idle shell: recording 016 with the foreground
-//!   process group set to the shell's own PID (the readiness condition of protocol.md §2);
+//!   process group set to the shell's own PID (a shell is ready when its foreground process
+//!   group is its own PID);
 //! - `901`: `pane run w1:p2 "sh '<this test's script>'"`: silent success, as recording 008;
 //! - `902`: `tab create --workspace w1 --label Agents --cwd /home/dev/src/proj --no-focus`:
 //!   recording 040 (`--label logs`, made in that same directory), its tab labelled `Agents`;

@@ -1,4 +1,4 @@
-//! The model-facing tool registry: seed 003's tools and commands as JSON Schema files, and the
+//! The model-facing tool registry: herd's tools and commands as JSON Schema files, and the
 //! one validation of their requests.
 //!
 //! `schemas/` beside this crate holds one JSON Schema per tool (`<tool>.json`, whose root
@@ -91,7 +91,7 @@ impl Session {
     }
 }
 
-/// How a host exposes a tool to the model (seed 003, "Tool loading").
+/// How a host exposes a tool to the model (docs/tools.md, "Tool loading").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Exposure {

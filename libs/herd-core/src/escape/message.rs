@@ -324,8 +324,8 @@ fn drop_order(evidence: &[(EvidenceClass, String)]) -> Vec<usize> {
 }
 
 /// The body's abbreviation marker with the line breaks that set it apart.
-/// The child's report as a renderer shows it (seed 003: "the renderer uses the unadorned bounded
-/// result from structured details"): the raw text, bounded as the message's report block is,
+/// The child's report as a renderer shows it (a renderer uses the unadorned bounded report from
+/// the details, not the message text): the raw text, bounded as the message's report block is,
 /// its head and tail around the same marker. Not escaped: a renderer fences it with
 /// [`crate::escape::expanded_view`].
 pub fn bounded_report(body: &str) -> String {

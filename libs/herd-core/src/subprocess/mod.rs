@@ -70,7 +70,7 @@ pub use signals::termination_signals;
 /// The grace period between SIGTERM and SIGKILL unless the command says otherwise.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
 
-/// The cap of each captured stream unless the command says otherwise (DESIGN §6: 1 MiB).
+/// The cap of each captured stream unless the command says otherwise: 1 MiB.
 pub const DEFAULT_CAP: usize = 1024 * 1024;
 
 /// The longest budget or grace period a command accepts; anything longer is a mistake.

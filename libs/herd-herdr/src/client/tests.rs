@@ -883,7 +883,7 @@ fn recovery_asks_herdr_for_exactly_the_lookups() {
     );
 }
 
-// --- Availability (DESIGN §3). ---
+// --- Availability: `HERDR_ENV=1` and the executable found. ---
 
 #[test]
 fn available_needs_herdr_env_and_the_executable() {

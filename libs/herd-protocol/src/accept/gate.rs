@@ -1,4 +1,4 @@
-//! `runs/<run-id>.acceptance.json`: seed 004's gate of a run, the effective gate herd-launch
+//! `runs/<run-id>.acceptance.json`: the acceptance gate of a run, the effective gate herd-launch
 //! resolved and the run a reviewer reviews. herd-accept validates what a caller asked for and
 //! resolves it into a [`Gate`]; these are the values it resolves to.
 

@@ -1,4 +1,4 @@
-//! `herd-accept report --json`: the ledger of seed 004's gate, everything the host decided about
+//! `herd-accept report --json`: the ledger of a run's acceptance gate, everything the host decided about
 //! a run's acceptance. herd-watch puts it into a result's details as `acceptance`.
 
 use herd_core::exit;

@@ -1,4 +1,4 @@
-//! `verify-memo/<key>.json`: one memoized verify run of seed 004's gate (herd-accept's
+//! `verify-memo/<key>.json`: one memoized verify run of an acceptance gate (herd-accept's
 //! `report::memo` computes the key and decides what is kept and reused).
 //!
 //! Each result is one private file `<dir>/<key>.json`, `{format_version, key, run}`, written

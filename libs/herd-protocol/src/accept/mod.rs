@@ -1,5 +1,5 @@
 //! The formats of `herd-accept`: the accept spec's file form, `herd-accept check --json`, the
-//! verdict, the child-written `<session>.accept-tries.json`, and seed 004's gate: the run's gate
+//! verdict, the child-written `<session>.accept-tries.json`, and the acceptance gate: the run's gate
 //! `runs/<run-id>.acceptance.json`, the child's acceptance report, the ledger `herd-accept report
 //! --json` prints, the review `runs/<run-id>.review.json` and the verify memo
 //! `verify-memo/<key>.json`.

@@ -1,5 +1,5 @@
-//! The `acceptance-report` a child writes at the end of its output (seed 004, "The acceptance
-//! report"), as herd-accept reads it after normalisation, and where it was found.
+//! The `acceptance-report` a child writes at the end of its output (docs/tools.md, "Acceptance
+//! gates"), as herd-accept reads it after normalisation, and where it was found.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,5 @@
-//! `herd-accept verdict --json` and its `--out` file: seed 003's verdict on a run's accept check.
+//! `herd-accept verdict --json` and its `--out` file: the verdict on a run's accept check
+//! (docs/lifecycle.md, "Accept checks").
 
 use std::fmt;
 
@@ -17,7 +18,7 @@ pub enum ChildReport {
     Fail,
 }
 
-/// The verdicts of seed 003's table.
+/// The verdict of a parent re-check: accepted, rejected, error, skipped or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {

@@ -1,4 +1,5 @@
-//! The launch-policy sidecar `<session>.pi-herdr-subagent-policy.json` (protocol.md §1.4).
+//! The launch-policy sidecar `<session>.pi-herdr-subagent-policy.json` (docs/protocol.md, "The
+//! launch-policy sidecar and the manifest").
 //!
 //! herd-launch writes it once at spawn; `herd-launch resume` reads it back and restores exactly
 //! the tools the child had, so a later change of a role can never widen a resumed child. The

@@ -116,7 +116,7 @@ impl fmt::Display for State {
 /// camelCase keys). A file whose constants `version`, `kind` and `owner` differ is not a
 /// manifest, and no evidence of anything.
 //
-// The typed fields of protocol.md §1.5 plus every field this build does not know. Fields are
+// The typed fields of the ownership manifest plus every field this build does not know. Fields are
 // optional because the manifest fills in over its life, and because a manifest written by
 // another implementation may lack any of them. The Git handoff fields are `Option<Option<_>>`:
 // absent (`None`) before a handoff was captured, `Some(None)` when the capture could not tell

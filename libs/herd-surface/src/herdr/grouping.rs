@@ -1,6 +1,6 @@
 //! Grouped placement: a parent's children share one owned `Agents` tab per workspace.
 //!
-//! The workspace is the one whose checkout holds the child's directory (protocol.md §2: the
+//! The workspace is the one whose checkout holds the child's directory (the
 //! longest canonical checkout path containing it; the caller's workspace wins ties and holds
 //! children whose directory no checkout contains). The first child there creates the tab; later
 //! ones split a pane of it.
