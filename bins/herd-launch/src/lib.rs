@@ -501,67 +501,9 @@ fn spawn_command(
     parent_session: Option<&Path>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Output, Error> {
-    let (bytes, kind, runner, argv, tried, trust, time_limit_ms) = match &args.fallback_of {
-        Some(run_id) => {
-            let previous = herd_protocol::run::RunRecord::load(artifacts, run_id)?;
-            let request_file = previous.extra.request_file.as_deref().ok_or_else(|| {
-                Error::invalid("fallback_of", format!("run {run_id} kept no request"))
-            })?;
-            let bytes = spawn::read_request(request_file)?;
-            let runner = match previous.runner {
-                herd_protocol::run::Runner::Pi => plan::RunnerChoice::Pi,
-                herd_protocol::run::Runner::Exec => plan::RunnerChoice::Exec,
-            };
-            let argv: Vec<OsString> = previous
-                .extra
-                .exec_argv
-                .iter()
-                .map(OsString::from)
-                .collect();
-            // The models already tried, by name: the candidates are resolved again (which
-            // providers have credentials is asked anew), so their positions may have moved.
-            let mut tried = previous.attempted_models.clone();
-            tried.extend(previous.model.clone());
-            if previous.fallback_models.is_empty() {
-                return Err(Error::invalid(
-                    "fallback_of",
-                    format!("run {run_id} has no model left to try"),
-                ));
-            }
-            // The same child in the same place: the decision its first attempt was launched with.
-            let trust = trust::Parent::from_record(&previous);
-            (
-                bytes,
-                previous.surface,
-                runner,
-                argv,
-                tried,
-                Some(trust),
-                previous.time_limit_ms,
-            )
-        }
-        None => {
-            let source = args
-                .request
-                .as_deref()
-                .ok_or_else(|| Error::invalid("request", "give --request FILE or -"))?;
-            let runner = match args.runner {
-                RunnerChoice::Pi => plan::RunnerChoice::Pi,
-                RunnerChoice::Exec => plan::RunnerChoice::Exec,
-            };
-            (
-                match request {
-                    Some(bytes) => bytes,
-                    None => spawn::read_request(source)?,
-                },
-                surface_kind(args.surface, env),
-                runner,
-                args.argv.clone(),
-                Vec::new(),
-                None,
-                args.timeout_ms,
-            )
-        }
+    let input = match &args.fallback_of {
+        Some(run_id) => fallback_input(artifacts, run_id)?,
+        None => fresh_input(args, request, env)?,
     };
     let cwd = std::env::current_dir().map_err(|e| {
         Error::new(
@@ -584,29 +526,8 @@ fn spawn_command(
             .or_else(|| env(PARENT_THINKING_ENV))
             .filter(|t| !t.is_empty()),
     };
-    if time_limit_ms.is_some() && runner != plan::RunnerChoice::Exec {
-        return Err(Error::invalid(
-            "--timeout-ms",
-            "a time limit is for the exec runner (--runner exec)",
-        ));
-    }
-    let mut plan = plan::plan(&bytes, runner, &argv, kind, &ctx)?;
-    if let Some(trust) = trust {
-        plan.trust = trust;
-    }
-    plan.fallback_of.clone_from(&args.fallback_of);
-    plan.time_limit_ms = time_limit_ms;
-    if !tried.is_empty() {
-        plan.models.retain(|m| !tried.contains(m));
-        plan.attempted = tried;
-        if plan.models.is_empty() {
-            return Err(Error::invalid(
-                "fallback_of",
-                "no model candidate is left to try",
-            ));
-        }
-    }
-    let surface = open_surface(kind, artifacts, env)?;
+    let mut plan = plan::plan(&input, &ctx)?;
+    let surface = open_surface(input.surface, artifacts, env)?;
     // Refused before anything is written, the shared child extension included: exit 2 changes
     // nothing.
     if let Some(wt) = &plan.worktree {
@@ -621,6 +542,73 @@ fn spawn_command(
     };
     let ack = spawn::spawn(artifacts, &plan, surface.as_ref(), &tools, env)?;
     Ok(Output::ok(ack.document(), ack.human()).with_exit(ack.exit_code()))
+}
+
+/// What the command line asks to launch.
+fn fresh_input(
+    args: &SpawnArgs,
+    request: Option<Vec<u8>>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<plan::LaunchInput, Error> {
+    let source = args
+        .request
+        .as_deref()
+        .ok_or_else(|| Error::invalid("request", "give --request FILE or -"))?;
+    Ok(plan::LaunchInput {
+        request: match request {
+            Some(bytes) => bytes,
+            None => spawn::read_request(source)?,
+        },
+        surface: surface_kind(args.surface, env),
+        runner: match args.runner {
+            RunnerChoice::Pi => plan::RunnerChoice::Pi,
+            RunnerChoice::Exec => plan::RunnerChoice::Exec,
+        },
+        argv: args.argv.clone(),
+        time_limit_ms: args.timeout_ms,
+        fallback_of: None,
+        tried: Vec::new(),
+        trust: None,
+    })
+}
+
+/// The launch that replaces run `run_id` with its next model: its request, surface, runner,
+/// command, time limit and trust decision, without the models it already tried.
+fn fallback_input(artifacts: &Artifacts, run_id: &str) -> Result<plan::LaunchInput, Error> {
+    let previous = herd_protocol::run::RunRecord::load(artifacts, run_id)?;
+    let request_file =
+        previous.extra.request_file.as_deref().ok_or_else(|| {
+            Error::invalid("fallback_of", format!("run {run_id} kept no request"))
+        })?;
+    if previous.fallback_models.is_empty() {
+        return Err(Error::invalid(
+            "fallback_of",
+            format!("run {run_id} has no model left to try"),
+        ));
+    }
+    // The models already tried, by name: the candidates are resolved again (which providers
+    // have credentials is asked anew), so their positions may have moved.
+    let mut tried = previous.attempted_models.clone();
+    tried.extend(previous.model.clone());
+    Ok(plan::LaunchInput {
+        request: spawn::read_request(request_file)?,
+        surface: previous.surface,
+        runner: match previous.runner {
+            herd_protocol::run::Runner::Pi => plan::RunnerChoice::Pi,
+            herd_protocol::run::Runner::Exec => plan::RunnerChoice::Exec,
+        },
+        argv: previous
+            .extra
+            .exec_argv
+            .iter()
+            .map(OsString::from)
+            .collect(),
+        time_limit_ms: previous.time_limit_ms,
+        fallback_of: Some(run_id.to_owned()),
+        // The same child in the same place: the decision its first attempt was launched with.
+        trust: Some(trust::Parent::from_record(&previous)),
+        tried,
+    })
 }
 
 /// `--cwd`, else the current directory.

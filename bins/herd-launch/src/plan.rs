@@ -122,8 +122,64 @@ pub enum RunnerChoice {
     Exec,
 }
 
+/// What one spawn is asked to launch, before it is planned: the request and the choices given
+/// with it, from the command line or, for a `--fallback-of` launch, from the attempt it
+/// replaces.
+#[derive(Debug, Clone)]
+pub struct LaunchInput {
+    /// The `subagent` tool's parameters, as JSON.
+    pub request: Vec<u8>,
+    pub surface: SurfaceKind,
+    pub runner: RunnerChoice,
+    /// The exec runner's command.
+    pub argv: Vec<OsString>,
+    /// The time limit of an exec child.
+    pub time_limit_ms: Option<u64>,
+    /// The attempt this launch replaces (`--fallback-of`).
+    pub fallback_of: Option<String>,
+    /// The models earlier attempts tried, left out of the candidates.
+    pub tried: Vec<String>,
+    /// The trust decision the replaced attempt was launched with, kept for its successor;
+    /// `None` asks the environment.
+    pub trust: Option<crate::trust::Parent>,
+}
+
+/// Plans `input`: its request parsed, validated and resolved, then what a fallback launch
+/// carries over from the attempt it replaces.
+pub fn plan(input: &LaunchInput, ctx: &Context<'_>) -> Result<Plan, Error> {
+    if input.time_limit_ms.is_some() && input.runner != RunnerChoice::Exec {
+        return Err(Error::invalid(
+            "--timeout-ms",
+            "a time limit is for the exec runner (--runner exec)",
+        ));
+    }
+    let mut plan = plan_request(
+        &input.request,
+        input.runner,
+        &input.argv,
+        input.surface,
+        ctx,
+    )?;
+    if let Some(trust) = &input.trust {
+        plan.trust = trust.clone();
+    }
+    plan.fallback_of.clone_from(&input.fallback_of);
+    plan.time_limit_ms = input.time_limit_ms;
+    if !input.tried.is_empty() {
+        plan.models.retain(|m| !input.tried.contains(m));
+        plan.attempted.clone_from(&input.tried);
+        if plan.models.is_empty() {
+            return Err(Error::invalid(
+                "fallback_of",
+                "no model candidate is left to try",
+            ));
+        }
+    }
+    Ok(plan)
+}
+
 /// Parses and validates `bytes` as the `subagent` tool's parameters and resolves them.
-pub fn plan(
+fn plan_request(
     bytes: &[u8],
     runner: RunnerChoice,
     argv: &[OsString],
