@@ -1,4 +1,5 @@
-//! `herd-accept`: accept checks (seed 003) and acceptance reports (seed 004).
+//! `herd-accept`: accept checks (docs/lifecycle.md, "Accept checks") and acceptance reports
+//! (docs/tools.md, "Acceptance gates").
 //!
 //! The library is what other herd programs call in-process: [`spec::AcceptSpec`] reads and
 //! writes accept specs, [`check::run_check`] runs a check once, [`verdict::verdict`] runs the

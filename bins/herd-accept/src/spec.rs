@@ -1,4 +1,5 @@
-//! The accept spec: the caller's check command and its limits (seed 003, "Accept checks").
+//! The accept spec: the caller's check command and its limits (docs/lifecycle.md, "Accept
+//! checks").
 //!
 //! Two JSON forms are read, and the difference is explicit:
 //!
@@ -56,7 +57,8 @@ pub struct AcceptSpec {
 }
 
 impl AcceptSpec {
-    /// Returns a spec running `run` with the seed's defaults, after validating `run`.
+    /// Returns a spec running `run` with the default limits (one retry, 600 s, no paths), after
+    /// validating `run`.
     pub fn new(run: impl Into<String>) -> Result<AcceptSpec, Error> {
         let run = run.into();
         validate_run(&run, "run")?;

@@ -1,5 +1,5 @@
-//! The parent re-check and its verdict (seed 003, "Accept checks"): whether a finished child's
-//! work is accepted, and the `Check:` host line that says so.
+//! The parent re-check and its verdict (docs/lifecycle.md, "Accept checks"): whether a finished
+//! child's work is accepted, and the `Check:` host line that says so.
 //!
 //! The re-check alone decides; the child's own report is evidence. It runs only for a completed
 //! run (exit 0, not cancelled, no help request, no provider error); any other run is `skipped`.

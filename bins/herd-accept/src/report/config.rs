@@ -1,4 +1,4 @@
-//! The acceptance configuration of seed 004 ("Acceptance gates", "Levels and inference"):
+//! The acceptance configuration (docs/tools.md, "Acceptance gates"):
 //! strict validation of what a caller asked for, and its resolution into one effective gate.
 //!
 //! Validation runs before anything else, so a mistake is explained without a check or a child
@@ -691,7 +691,7 @@ fn non_empty_string(value: Option<&Value>, path: &str, diags: &mut Diagnostics) 
     }
 }
 
-/// What a run is, for acceptance inference (seed 004, "Levels and inference").
+/// What a run is, for acceptance inference (docs/tools.md, "Acceptance gates", the level).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Context {
     /// A task that does not change files (a reviewer, a scout, a read-only tool set).

@@ -1,5 +1,5 @@
-//! What a task's own text says about changing files, for acceptance inference (seed 004,
-//! "Levels and inference": "Explicit task mutation or no-edit intent wins over that role").
+//! What a task's own text says about changing files, for acceptance inference: an explicit
+//! change or no-edit intent in the task wins over the role (docs/tools.md, "Acceptance gates").
 //!
 //! The reading is deliberately narrow: only explicit wording counts, and anything else is no
 //! intent, which leaves the decision to the role and the name heuristics.

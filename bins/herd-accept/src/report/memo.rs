@@ -1,5 +1,5 @@
-//! Verify results memoized per tracked workspace state and effective environment (seed 004,
-//! "One-command gates"): an unchanged tree does not rerun the same command.
+//! Verify results memoized per tracked workspace state and effective environment (docs/tools.md,
+//! "Acceptance gates", memoized verification): an unchanged tree does not rerun the same command.
 //!
 //! The key is the SHA-256 of, each field length-prefixed:
 //!

@@ -1,5 +1,5 @@
 //! Finding and reading the `acceptance-report` a child wrote at the end of its output
-//! (seed 004, "The acceptance report").
+//! (docs/tools.md, "Acceptance gates").
 //!
 //! Children are models: they get the fence tag's case wrong, use snake_case, wrap the report in
 //! one more object, write `"true"` for `true`. Those slips are forgiven by fixed rules; anything

@@ -1,6 +1,6 @@
-//! The acceptance section of a child's prompt (seed 004, "The acceptance report": for
-//! `attested` or stricter levels, the child prompt includes a standardized acceptance section
-//! and asks for a fenced `acceptance-report` JSON block).
+//! The acceptance section of a child's prompt: for `attested` or stricter levels, the child's
+//! prompt ends with a standard acceptance section that asks for a fenced `acceptance-report`
+//! JSON block (docs/tools.md, "Acceptance gates", the prompt contract).
 //!
 //! The section names the level, the criteria, the evidence the gate checks and the host's own
 //! verification, then shows the fence the parser reads. Everything in it is the caller's or the

@@ -1,4 +1,4 @@
-//! The review gate (seed 004, "Levels and inference" and "Evidence status"): a required review is
+//! The review gate (docs/tools.md, "Acceptance gates", the review): a required review is
 //! satisfied by an independent reviewer's result, which herd never produces itself.
 //!
 //! A reviewer is a run of its own, launched with `reviews` naming the run it reviews. When it
