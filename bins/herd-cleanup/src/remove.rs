@@ -1,16 +1,16 @@
 //! `herd-cleanup remove`: one managed checkout, by exact path, branch or workspace id, only
 //! when every check passes at removal time.
 //!
-//! The flow (protocol.md §4): resolve the target against a fresh identity-only inventory (none
-//! or several matches is refused); inspect that one entry in full; refuse on any blocker
-//! (uncommitted work only lifts with `--preserve`, which commits it as a WIP commit first and
-//! inspects again); remove through Herdr when a workspace is open on it, else with
-//! `git worktree remove` and, once the checkout is verifiably gone, `git worktree prune`; mark
-//! the owned manifests `removed`. Branches are never deleted or moved and no force flag is used.
+//! The flow (docs/protocol.md, "Worktree cleanup"): resolve the target against a fresh
+//! identity-only inventory (none or several matches is refused); inspect that one entry in full;
+//! refuse on any blocker (uncommitted work only lifts with `--preserve`, which commits it as a WIP
+//! commit first and inspects again); remove through Herdr when a workspace is open on it, else with
+//! `git worktree remove` and, once the checkout is verifiably gone, `git worktree prune`; mark the
+//! owned manifests `removed`. Branches are never deleted or moved and no force flag is used.
 //!
-//! Seed 003's note about a primary workspace that worktree creation appeared to open rests on a
-//! claim the creating process keeps in memory only; this is always another process, so (as for
-//! a restarted process in the seed) the note never applies here.
+//! The note pi-herdr-agents adds after a removal about a primary workspace that worktree
+//! creation appeared to open rests on a claim the creating process keeps in memory only; this is
+//! always another process, so (as for a restarted process there) the note never applies here.
 
 use std::io;
 use std::path::{Path, PathBuf};

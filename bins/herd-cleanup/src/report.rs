@@ -14,7 +14,7 @@ use crate::inspect::{Blocker, Classification, Entry, shown, shown_path};
 use crate::remove::{Outcome, Removal, Via};
 
 /// The longest path the `worktree_remove({ target: … })` suggestion carries; a longer one is
-/// replaced by the workspace-id form (seed 003).
+/// replaced by the workspace-id form (docs/lifecycle.md, "The result message").
 pub const TARGET_MAX_CHARS: usize = 1024;
 
 /// The target a removal suggestion names: the path, or the workspace id when the path is too

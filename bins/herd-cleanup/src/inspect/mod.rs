@@ -1,5 +1,5 @@
 //! Inspection of one managed checkout: what it is, where it comes from, and what blocks its
-//! removal (protocol.md §4).
+//! removal (docs/protocol.md, "Worktree cleanup").
 //!
 //! Every fact is read fresh from git, Herdr, `/proc` and the artifacts directory; nothing is
 //! remembered between runs. Every git and Herdr call has its own 30-second budget. A fact that

@@ -305,7 +305,7 @@ fn a_submodule_source_is_found_through_core_worktree() {
 fn with_a_symlinked_managed_root_what_create_printed_is_listed_and_removed() {
     let w = World::new();
     let repo = w.repo("repo");
-    // The managed root is a symlink to the real directory (seed 003: this keeps working).
+    // The managed root is a symlink to the real directory: removal keeps working.
     let real = w.sb.path().join("real-root");
     std::fs::create_dir_all(&real).unwrap();
     std::os::unix::fs::symlink(&real, w.root()).unwrap();
