@@ -74,7 +74,8 @@ impl CreateEnv {
     }
 }
 
-/// Worktree acquisition, including Herdr's workspace and pane (seed 003).
+/// Worktree acquisition, including Herdr's workspace and pane (120 s; docs/lifecycle.md,
+/// "Budgets").
 pub const ACQUISITION_BUDGET: std::time::Duration = budget::ACQUISITION;
 
 /// A created worktree.
@@ -146,7 +147,7 @@ impl Created {
 }
 
 /// The surface `--surface` defaults to: Herdr when `HERDR_ENV=1` and `herdr` is found
-/// (`$HERD_HERDR_BIN`, else on `PATH`; DESIGN §3), else git.
+/// (`$HERD_HERDR_BIN`, else on `PATH`; docs/protocol.md, "Herdr"), else git.
 pub fn default_surface() -> Surface {
     if herd_herdr::available() {
         Surface::Herdr
@@ -817,7 +818,7 @@ fn acquire_with_herdr(plan: &Plan, req: &CreateRequest, herdr: &Herdr) -> Acquis
 }
 
 /// Looks for what an incomplete or uncertain `worktree create` made, within the recovery
-/// budget (seed 003: 6 s in total).
+/// budget (the recovery inspection has 6 s in total).
 fn recover_from_herdr(
     herdr: &Herdr,
     source: &Source,

@@ -87,9 +87,9 @@ fn join<T>(
     })
 }
 
-/// The host lines of a handoff in a result message (protocol.md §3.3), each value encoded on
-/// one line. File lists are [`Evidence::file_list`] so a message over its bound drops them
-/// first; the rest are details.
+/// The host lines of a handoff in a result message (docs/lifecycle.md, "The result message"), each
+/// value encoded on one line. File lists are [`Evidence::file_list`] so a message over its bound
+/// drops them first; the rest are details.
 pub fn render_lines(handoff: &Handoff, workspace_id: Option<&str>) -> Vec<Evidence> {
     let value = |s: &str| encode_host_value(s, VALUE_MAX_CHARS);
     let mut lines = vec![
