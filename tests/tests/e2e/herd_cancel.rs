@@ -56,8 +56,8 @@ fn a_cancel_during_a_turn_gives_one_cancelled_result(place: Where, test: &str) {
     match place {
         // The identity was signalled and seen gone.
         Where::Process => assert!(!process_alive(pid), "a confirmed cancel leaves no child"),
-        // The pane was closed and seen gone (seed 003: an ordinary pane's cancel is confirmed by
-        // its absence); closing it hung up Pi, which exits on SIGHUP a moment later.
+        // The pane was closed and seen gone (an ordinary pane's cancel is confirmed by its
+        // absence); closing it hung up Pi, which exits on SIGHUP a moment later.
         Where::Tmux | Where::Herdr => {
             wait_for("Pi to exit on the hang-up", Duration::from_secs(30), || {
                 (!process_alive(pid)).then_some(())

@@ -1,5 +1,6 @@
-//! Children that launch children (seed 003): an auto-exit child that launched a child of its own
-//! stays open until that child has delivered, takes its result as a turn, and only then ends.
+//! Children that launch children (docs/lifecycle.md): an auto-exit child that launched a child of
+//! its own stays open until that child has delivered, takes its result as a turn, and only then
+//! ends.
 
 #![expect(
     clippy::unwrap_used,

@@ -233,7 +233,7 @@ fn on_tmux_a_help_request_is_answered_by_a_resume() {
     a_help_request_is_answered_by_a_resume(Where::Tmux);
 }
 
-/// A final answer that ends with the acceptance report seed 004's contract asks for.
+/// A final answer that ends with the acceptance report the gate's prompt asks for.
 const GATED_REPORT: &str = "Wrote out.txt.\n\n```acceptance-report\n{\"criteriaSatisfied\": [{\"id\": \"criterion-1\", \"status\": \"satisfied\", \"evidence\": \"cat out.txt\"}], \"changedFiles\": [\"out.txt\"], \"testsAddedOrUpdated\": [], \"commandsRun\": [{\"command\": \"echo hello > out.txt\", \"result\": \"passed\"}], \"residualRisks\": [\"none known\"], \"noStagedFiles\": true}\n```";
 
 #[test]

@@ -1,7 +1,7 @@
-//! The Pi Herd face (seed 000's `subagent`, `HERD_API=pi-herd`): a real Pi parent in RPC mode
-//! with the scripted model lists, assigns, steers, replies and closes through its one tool, and
-//! herd's own programs see the same runs. Every step is observed in the model server's request
-//! log, Pi's RPC output and the files herd and Pi write, never by timing.
+//! The Pi Herd face (Pi Herd's `subagent`, `HERD_API=pi-herd`; docs/pi-herd.md): a real Pi parent
+//! in RPC mode with the scripted model lists, assigns, steers, replies and closes through its one
+//! tool, and herd's own programs see the same runs. Every step is observed in the model server's
+//! request log, Pi's RPC output and the files herd and Pi write, never by timing.
 
 #![expect(
     clippy::unwrap_used,
@@ -106,7 +106,7 @@ fn herd_status(artifacts: &Path) -> Value {
     out.json()
 }
 
-/// The context usage seed 000's details report for the assistant message of `session` whose
+/// The context usage the Pi Herd face's details report for the assistant message of `session` whose
 /// text is `answer`, from the numbers Pi recorded on it, in the scripted model's context window.
 fn usage_of(session: &Path, answer: &str) -> Value {
     let message = session::messages(session)
@@ -189,7 +189,7 @@ fn pi_herd_lists_refuses_invalid_requests_assigns_and_delivers_one_enveloped_res
     wait_answer(&session, "Integrated both reports.");
 
     let requests = model.requests_for("parent");
-    // 1. The face declares seed 000's one `subagent` and none of seed 003's tools.
+    // 1. The face declares Pi Herd's one `subagent` and none of herd's own tools.
     let tools = request::tool_names(&requests[0]);
     assert!(tools.contains(&"subagent".to_owned()), "{tools:?}");
     for other in [
@@ -756,7 +756,7 @@ fn pi_herd_a_nested_worker_result_reaches_its_managed_parent_with_the_envelope_a
     let helper_request = helper["request_id"].as_str().unwrap();
     let helper_run = helper["run_id"].as_str().unwrap();
     let helper_session = PathBuf::from(helper["session_path"].as_str().unwrap());
-    // The helper's result reached the lead once, beginning with seed 000's envelope, as it
+    // The helper's result reached the lead once, beginning with Pi Herd's envelope, as it
     // reaches a top-level owner.
     let lead_requests = model.requests_for("lead");
     assert_eq!(lead_requests.len(), 3, "{lead_requests:#?}");

@@ -22,7 +22,7 @@ use herd_e2e::tmux::Tmux;
 use herd_e2e::wait::wait_for;
 use serde_json::{Value, json};
 
-/// The nine routine tools seed 003 defers.
+/// The nine routine tools registered deferred (docs/tools.md, "Tool loading").
 const ROUTINE: [&str; 9] = [
     "subagent",
     "subagent_cancel",

@@ -115,9 +115,8 @@ fn a_child_on_tmux_shows_its_tools_widget() {
 }
 
 /// A steer of a real Pi child on tmux is `delivered` once its Pi takes the message, seen within
-/// seed 004's three seconds of the keys; while its Pi cannot take it (the process is stopped),
-/// the receipt says the keys were typed and nothing more, and the message is taken once Pi runs
-/// again.
+/// three seconds of the keys; while its Pi cannot take it (the process is stopped), the receipt
+/// says the keys were typed and nothing more, and the message is taken once Pi runs again.
 #[test]
 fn a_steer_is_delivered_when_the_childs_pi_takes_it_and_pending_while_it_cannot() {
     use herd_e2e::herd::{Herd, Where, json_doc, read_json};

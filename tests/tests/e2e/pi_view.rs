@@ -1,6 +1,7 @@
-//! What the person at an interactive parent Pi sees in its terminal (seed 003): a child's result
-//! on the message background, its report fenced in the expanded view (`Ctrl+O`), and the
-//! widget's frame amber once every row is open. Read from the pane with `capture-pane -e`.
+//! What the person at an interactive parent Pi sees in its terminal (docs/tools.md, "What the
+//! parent sees"): a child's result on the message background, its report fenced in the expanded
+//! view (`Ctrl+O`), and the widget's frame amber once every row is open. Read from the pane with
+//! `capture-pane -e`.
 
 #![expect(
     clippy::unwrap_used,
