@@ -13,7 +13,7 @@
 //! may be absent); `--json` outputs use the serialize contract (what a binary prints: a field
 //! that is always printed is required, `null` included). No schema forbids unknown properties but
 //! the launch policy's, whose reader fails closed: fields are added without a version change
-//! (DESIGN §5), and readers ignore what they do not know.
+//! (docs/sidecars.md, "Versioning and reading rules"), and readers ignore what they do not know.
 
 pub mod outputs;
 pub mod sidecars;

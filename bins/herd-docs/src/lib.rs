@@ -43,7 +43,7 @@ use crate::blocks::Block;
 /// The tool schemas, relative to the workspace root.
 pub const SCHEMA_DIR: &str = "libs/herd-tools/schemas";
 
-/// The Pi Herd face's `subagent` schema (seed 000), relative to the workspace root: the parent
+/// The Pi Herd face's `subagent` schema, relative to the workspace root: the parent
 /// extension registers it as it is, and `docs/pi-herd.md` shows its parameters.
 pub const PI_HERD_SCHEMA: &str = "extension/src/parent/piherd/subagent.schema.json";
 

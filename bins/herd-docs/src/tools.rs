@@ -1,9 +1,10 @@
 //! The tool tables of `docs/tools.md`, rendered from the tool registry.
 //!
-//! The rendering is seed 003's: nested parameters flattened (`worktree.branch`, `accept.run`,
-//! `basis.sources[].url`), requirement relative to the parent object, literal enums as
-//! `` `"off"` \| `"low"` ``, unions as `object \| null`, `—` where there is no description, and
-//! `<` and `|` escaped in text so a table cell can hold them.
+//! The rendering is pi-herdr-agents' tools reference's
+//! (`bins/herd-docs/tests/fixtures/pi-herdr-agents-tools.md` holds it): nested parameters flattened
+//! (`worktree.branch`, `accept.run`, `basis.sources[].url`), requirement relative to the parent
+//! object, literal enums as `` `"off"` \| `"low"` ``, unions as `object \| null`, `—` where there
+//! is no description, and `<` and `|` escaped in text so a table cell can hold them.
 
 use herd_tools::{Registry, Schema, Session, Tool};
 use serde_json::Value;
@@ -80,8 +81,9 @@ pub fn commands(registry: &Registry) -> String {
     out
 }
 
-/// The parameters of [`OWN_BLOCK_TOOL`] that seed 004 adds (acceptance gates and review): they
-/// have a block of their own, so `subagent-params` stays seed 003's table row for row.
+/// The parameters of [`OWN_BLOCK_TOOL`] for acceptance gates and review, which pi-herdr-agents'
+/// tools reference does not list: they have a block of their own, so `subagent-params` stays
+/// that reference's table row for row.
 pub const SEED_004_PARAMS: [&str; 3] = ["acceptance", "gate", "reviews"];
 
 /// Whether a row is one of [`SEED_004_PARAMS`] or below one.
@@ -98,7 +100,8 @@ fn is_host(row: &Row) -> bool {
     HOST_PARAMS.contains(&row.name.split(['.', '[']).next().unwrap_or_default())
 }
 
-/// The `subagent-params` block: the parameters of [`OWN_BLOCK_TOOL`] that seed 003 lists.
+/// The `subagent-params` block: the parameters of [`OWN_BLOCK_TOOL`] that pi-herdr-agents'
+/// tools reference lists.
 pub fn own_block_params(registry: &Registry) -> Option<String> {
     registry.tool(OWN_BLOCK_TOOL).map(|tool| {
         table_of(
@@ -117,7 +120,7 @@ pub fn host_block_params(registry: &Registry) -> Option<String> {
         .map(|tool| table_of(rows(&tool.parameters).into_iter().filter(is_host)))
 }
 
-/// The `subagent-acceptance-params` block: the parameters of [`OWN_BLOCK_TOOL`] from seed 004.
+/// The `subagent-acceptance-params` block: the acceptance parameters of [`OWN_BLOCK_TOOL`].
 pub fn acceptance_block_params(registry: &Registry) -> Option<String> {
     registry
         .tool(OWN_BLOCK_TOOL)

@@ -59,7 +59,7 @@ fn tables_equal_pi_herdr_agents_row_by_row() {
     assert_eq!(
         expected.len(),
         5,
-        "the fixture holds the seed's five blocks"
+        "the fixture holds pi-herdr-agents' five blocks"
     );
     for (name, want) in &expected {
         let got = &generated
