@@ -8,11 +8,6 @@
 //!
 //! Without a Herdr (`HERD_TEST_HERDR`) the Herdr tests say on stderr that they did not run.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "a broken fixture should fail the test loudly"
-)]
-
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -24,9 +19,7 @@ use herd_e2e::tmux::Tmux;
 use herd_e2e::wait::wait_for;
 use serde_json::Value;
 
-fn watch_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_herd-watch"))
-}
+use crate::support::watch_bin;
 
 /// Where the children run: a private tmux server or Herdr server, and the environment a herd
 /// program gets there (the parent's pane's).

@@ -5,11 +5,6 @@
 //! Without a Herdr (`HERD_TEST_HERDR`) each test says on stderr that it did not run; in CI it
 //! fails.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "a broken fixture should fail the test loudly"
-)]
-
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -19,14 +14,7 @@ use herd_e2e::proc::{process_alive, signal_pid};
 use herd_e2e::wait::wait_for;
 use serde_json::Value;
 
-fn watch_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_herd-watch"))
-}
-
-/// herd-launch of this build (the test kit says how to build it when it is missing).
-fn launch_bin() -> PathBuf {
-    herd_e2e::bin("herd-launch")
-}
+use crate::support::{launch_bin, watch_bin};
 
 /// A server, the parent's pane, and an artifacts directory.
 struct Env {

@@ -4,11 +4,6 @@
 //! command report names the log that keeps it whole; a vanished specialist's notice states
 //! facts; a headless child gone with a restart says so; a stopped specialist shows `stopped`.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "a broken fixture should fail the test loudly"
-)]
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -19,6 +14,8 @@ use herd_e2e::proc::signal_pid;
 use herd_e2e::wait::wait_for;
 use serde_json::{Value, json};
 
+use crate::support::write_script;
+
 /// Runs `test` over one artifacts directory on `place`, its children's Pi environment and
 /// scripted model; without a Herdr (said on stderr) a Herdr test does not run.
 fn with_herd(place: Where, name: &str, test: impl FnOnce(&mut Herd<'_>, &PiEnv)) {
@@ -27,14 +24,6 @@ fn with_herd(place: Where, name: &str, test: impl FnOnce(&mut Herd<'_>, &PiEnv))
     if let Some(mut herd) = Herd::try_new(&env, place, name) {
         test(&mut herd, &env);
     }
-}
-
-/// Writes an executable script at `path`.
-fn write_script(path: &Path, text: &str) {
-    std::fs::write(path, text).unwrap();
-    let mut perms = std::fs::metadata(path).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(path, perms).unwrap();
 }
 
 /// A Pi that cannot start: the real Pi CLI given an option it does not know, as a launcher that

@@ -1,0 +1,205 @@
+//! Cancelling a child: confirmed through its verified identity, retried until confirmed, and
+//! never a signal to a process whose recorded start time differs.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use herd_e2e::proc::process_alive;
+use herd_e2e::wait::wait_for;
+use serde_json::Value;
+
+use crate::support::{Env, kill, result_events, watch_bin};
+
+#[test]
+fn cancel_confirms_and_delivers_one_cancelled_result() {
+    let env = Env::new();
+    let id = env.spawn("Sleeper", "sleep 30");
+    let pid = env.identity_pid(&id);
+    let (code, doc, text) = env.watch(&["cancel", "--name", "Sleeper", "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(doc["status"], "confirmed");
+    assert!(!process_alive(pid));
+    let (code, doc, _) = env.watch(&["cancel", "--run", &id, "--json"]);
+    assert_eq!(
+        (code, doc["status"].as_str()),
+        (0, Some("already-terminal"))
+    );
+    // By name too, once nothing in flight has the name; and it reads as cancelled everywhere.
+    let (code, doc, text) = env.watch(&["cancel", "--name", "Sleeper", "--json"]);
+    assert_eq!(
+        (code, doc["status"].as_str()),
+        (0, Some("already-terminal")),
+        "{text}"
+    );
+    let (_, status, _) = env.watch(&["status", "--run", &id, "--json"]);
+    assert_eq!(status["runs"][0]["label"], "cancelled", "{status}");
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert_eq!(result_events(&out.stdout, &id), 1);
+    let result: Value = serde_json::from_slice(
+        &std::fs::read(env.art().join(format!("runs/{id}.result.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(result["outcome"], "cancelled");
+    assert!(
+        result["message"]
+            .as_str()
+            .unwrap()
+            .contains("was cancelled"),
+        "{result}"
+    );
+    assert!(
+        !result["message"].as_str().unwrap().contains("provider"),
+        "never presented as a provider failure"
+    );
+}
+
+/// The identity records of a headless run: the runner's and the launch script's.
+fn identity_files(env: &Env, id: &str) -> Vec<PathBuf> {
+    let session = env.record(id)["session_file"].as_str().unwrap().to_owned();
+    vec![
+        PathBuf::from(format!("{session}.process.json")),
+        env.art().join(format!("runs/{id}.leader.json")),
+    ]
+}
+
+/// Rewrites `field` of every identity record of run `id` with `forge` of its value, so nothing of
+/// the child is a verified identity; returns each file's bytes before, to put back.
+fn forge_identities(
+    env: &Env,
+    id: &str,
+    field: &str,
+    forge: impl Fn(&Value) -> Value,
+) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut saved = Vec::new();
+    for file in identity_files(env, id) {
+        let Ok(bytes) = std::fs::read(&file) else {
+            continue;
+        };
+        let mut record: Value = serde_json::from_slice(&bytes).unwrap();
+        record[field] = forge(&record[field]);
+        std::fs::write(&file, record.to_string()).unwrap();
+        saved.push((file, bytes));
+    }
+    saved
+}
+
+/// A start time one tick later than `start`: the PID now names another process.
+fn later_start(start: &Value) -> Value {
+    let start: u64 = start.as_str().unwrap().parse().unwrap();
+    Value::String((start + 1).to_string())
+}
+
+#[test]
+fn a_recorded_start_time_that_differs_is_never_signalled() {
+    let env = Env::new();
+    let id = env.spawn("Impostor", "sleep 30");
+    let pid = env.identity_pid(&id);
+    forge_identities(&env, &id, "startTime", later_start);
+    let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
+    assert_eq!(code, 3, "{text}");
+    assert_eq!(doc["status"], "unconfirmed");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        process_alive(pid),
+        "a process whose start time differs from the record is never signalled"
+    );
+    kill(pid);
+}
+
+#[test]
+fn a_confirmed_cancel_leaves_no_process_of_the_childs_tree() {
+    let env = Env::new();
+    let id = env.spawn(
+        "Builder",
+        "trap '' TERM; (trap '' TERM; sleep 300) & echo $! > \"$PWD/grandchild.pid\"; while :; do sleep 0.05; done",
+    );
+    let pid = env.identity_pid(&id);
+    let grandchild: u32 = wait_for("the grandchild", Duration::from_secs(10), || {
+        std::fs::read_to_string(env.dir.path().join("grandchild.pid"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    });
+    let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
+    assert_eq!(
+        (code, doc["status"].as_str()),
+        (0, Some("confirmed")),
+        "{text}"
+    );
+    assert!(!process_alive(pid), "the child is gone");
+    assert!(!process_alive(grandchild), "its build went with it");
+    let (code, doc, _) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!((code, doc["outcome"].as_str()), (5, Some("cancelled")));
+}
+
+#[test]
+fn an_unconfirmed_cancel_is_retried_by_the_watcher_until_it_confirms() {
+    let env = Env::new();
+    let id = env.spawn("Retry", "sleep 60");
+    let pid = env.identity_pid(&id);
+    // While the identities read wrong, nothing is signalled and the cancel stays unconfirmed.
+    let saved = forge_identities(&env, &id, "startTime", later_start);
+    let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
+    assert_eq!(
+        (code, doc["status"].as_str()),
+        (3, Some("unconfirmed")),
+        "{text}"
+    );
+    assert!(process_alive(pid));
+    assert!(
+        !env.art()
+            .join("runs")
+            .join(format!("{id}.result.json"))
+            .exists(),
+        "nothing is delivered while unconfirmed"
+    );
+    let (_, status, _) = env.watch(&["status", "--run", &id, "--json"]);
+    assert_eq!(status["runs"][0]["label"], "cancel unconfirmed", "{status}");
+    // The probe reads true again: the watcher's next attempt confirms without another cancel.
+    for (file, bytes) in &saved {
+        std::fs::write(file, bytes).unwrap();
+    }
+    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(code, 5, "{text}");
+    assert_eq!(
+        doc["details"]["cancellation"]["termination"], "confirmed",
+        "{doc}"
+    );
+    assert!(!process_alive(pid));
+}
+
+#[test]
+fn a_headless_child_whose_identity_no_longer_matches_settles_failed_and_is_never_signalled() {
+    for (field, forged) in [
+        (
+            "bootId",
+            Value::from("00000000-0000-0000-0000-000000000000"),
+        ),
+        ("startTime", Value::Null),
+    ] {
+        let env = Env::new();
+        let id = env.spawn("Ghost", "sleep 60");
+        let pid = env.identity_pid(&id);
+        forge_identities(&env, &id, field, |old| {
+            if forged.is_null() {
+                later_start(old)
+            } else {
+                forged.clone()
+            }
+        });
+        let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+        assert_eq!(code, 1, "{field}: {text}");
+        assert_eq!(doc["outcome"], "failed", "{field}");
+        assert!(
+            process_alive(pid),
+            "{field}: a process that no longer matches is never signalled"
+        );
+        kill(pid);
+    }
+}

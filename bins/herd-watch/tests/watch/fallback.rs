@@ -1,0 +1,136 @@
+//! A provider error launches the next model; a cancel wins over a pending fallback.
+
+use std::time::Duration;
+
+use herd_e2e::wait::wait_for;
+use serde_json::Value;
+
+use crate::support::{Env, result_events, watch_bin, with_fake_pi};
+
+#[test]
+fn a_provider_error_launches_the_next_model_and_one_result_names_both() {
+    let mut env = Env::new();
+    with_fake_pi(&mut env);
+    let first = env.spawn_request(
+        serde_json::json!({"name": "Fallback", "task": "t", "model": "prov/a,prov/b"}),
+        &["--runner", "pi"],
+    );
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let events: Vec<Value> = out
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let results: Vec<&Value> = events.iter().filter(|e| e["event"] == "result").collect();
+    assert_eq!(
+        results.len(),
+        1,
+        "one result for the logical run: {events:?}"
+    );
+    assert_ne!(
+        results[0]["run_id"],
+        first.as_str(),
+        "the successor delivers it"
+    );
+    let message = results[0]["message"].as_str().unwrap();
+    assert!(message.contains("done with prov/b"), "{message}");
+    assert!(
+        message.contains("Models attempted: prov/a, prov/b"),
+        "{message}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "notice" && e["run_id"] == first.as_str())
+    );
+    let ledger = std::fs::read_to_string(env.art().join("outcomes.jsonl")).unwrap();
+    let lines: Vec<Value> = ledger
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{ledger}");
+    assert_eq!(
+        (lines[0]["model"].as_str(), lines[0]["outcome"].as_str()),
+        (Some("prov/a"), Some("provider-error"))
+    );
+    assert_eq!(
+        (lines[1]["model"].as_str(), lines[1]["outcome"].as_str()),
+        (Some("prov/b"), Some("completed"))
+    );
+    // `wait` on the first run answers with its successor's result.
+    let (code, doc, _) = env.watch(&["wait", "--run", &first, "--json"]);
+    assert_eq!((code, &doc["run_id"]), (0, &results[0]["run_id"]));
+    // The failed model and its raw error, in the details and on a host line.
+    let failures = doc["details"]["fallbackFailures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{doc}");
+    assert_eq!(failures[0]["model"], "prov/a");
+    assert_eq!(failures[0]["run_id"], first.as_str());
+    let error = failures[0]["error"].as_str().unwrap();
+    assert!(!error.is_empty());
+    assert!(message.contains("Model prov/a failed: "), "{message}");
+    // The superseded attempt is no run of its own: not in status, not a doctor's finding.
+    let (_, status, _) = env.watch(&["status", "--json"]);
+    let ids: Vec<&str> = status["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap())
+        .collect();
+    assert!(!ids.contains(&first.as_str()), "{status}");
+    let doctor = env.run(
+        &herd_e2e::bin("herd-cleanup"),
+        &["doctor", "--json"],
+        &[],
+        Duration::from_secs(60),
+    );
+    let doctor: Value = serde_json::from_str(&doctor.stdout).unwrap();
+    assert_eq!(doctor["runs"], serde_json::json!([]), "{doctor}");
+}
+
+#[test]
+fn a_cancel_wins_over_a_pending_fallback() {
+    let mut env = Env::new();
+    with_fake_pi(&mut env);
+    let first = env.spawn_request(
+        serde_json::json!({"name": "NoFallback", "task": "t", "model": "prov/a,prov/b"}),
+        &["--runner", "pi"],
+    );
+    // The child fails at once; a cancel arrives before any watcher has looked.
+    let runner_exit = env.art().join(format!("runs/{first}.runner-exit.json"));
+    wait_for("the child to finish", Duration::from_secs(10), || {
+        runner_exit.exists().then_some(())
+    });
+    let (code, doc, text) = env.watch(&["cancel", "--run", &first, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(doc["status"], "confirmed");
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(60),
+    );
+    let text = out.stdout;
+    assert_eq!(result_events(&text, &first), 1, "{text}");
+    assert!(
+        !text.contains("next model"),
+        "no fallback after a cancel: {text}"
+    );
+    let records = std::fs::read_dir(env.art().join("runs"))
+        .unwrap()
+        .filter_map(|e| {
+            e.unwrap()
+                .file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".json"))
+                .map(str::to_owned)
+        })
+        .filter(|stem| !stem.contains('.'))
+        .count();
+    assert_eq!(records, 1, "no second run was launched");
+}

@@ -1,0 +1,196 @@
+//! What `status` and the widget show of running and delivered children.
+
+use std::time::{Duration, Instant};
+
+use herd_e2e::proc::process_alive;
+use herd_e2e::wait::wait_for;
+use serde_json::Value;
+
+use crate::support::{Env, kill, result_events, watch_bin};
+
+#[test]
+fn status_shows_the_activity_label_and_the_widget() {
+    let env = Env::new();
+    let id = env.spawn(
+        "Reader",
+        r#"mkdir -p "$(dirname "$PI_SUBAGENT_ACTIVITY_FILE")"; now=$(date +%s%3N); printf '{"version":1,"runningChildId":"%s","createdAt":%s,"updatedAt":%s,"sequence":1,"latestEvent":"tool_execution_start","phase":"active","agentActive":true,"turnActive":true,"providerActive":false,"toolActive":true,"activeScope":"tool","toolName":"read"}' "$PI_SUBAGENT_ID" "$now" "$now" > "$PI_SUBAGENT_ACTIVITY_FILE"; sleep 30"#,
+    );
+    let pid = env.identity_pid(&id);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        let (_, status, _) = env.watch(&["status", "--run", &id, "--json"]);
+        if status["runs"][0]["detail"] == "read" || Instant::now() > deadline {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status["runs"][0]["label"], "active", "{status}");
+    assert_eq!(status["runs"][0]["detail"], "read", "{status}");
+    let (code, widget, _) = env.watch(&["status", "--widget", "--json"]);
+    assert_eq!(code, 0);
+    let text = widget["widget"].as_str().unwrap();
+    assert!(text.starts_with("╭─ Subagents "), "{text}");
+    assert!(text.contains("1 active"), "{text}");
+    assert!(text.contains("Reader"), "{text}");
+    assert!(text.contains("active · read"), "{text}");
+    assert_eq!(widget["accent"], "blue");
+    // Escape has no meaning without a terminal: a clear error, nothing sent.
+    let (code, doc, _) = env.watch(&["interrupt", "--run", &id, "--json"]);
+    assert_ne!(code, 0);
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("process"),
+        "{doc}"
+    );
+    kill(pid);
+}
+
+#[test]
+fn no_progress_is_a_notice_never_a_kill() {
+    let env = Env::new();
+    let id = env.spawn(
+        "Quiet",
+        r#"mkdir -p "$(dirname "$PI_SUBAGENT_ACTIVITY_FILE")"; now=$(date +%s%3N); printf '{"version":1,"runningChildId":"%s","createdAt":%s,"updatedAt":%s,"sequence":1,"latestEvent":"tool_execution_start","phase":"active","agentActive":true,"turnActive":true,"providerActive":false,"toolActive":true,"activeScope":"tool","toolName":"bash"}' "$PI_SUBAGENT_ID" "$now" "$now" > "$PI_SUBAGENT_ACTIVITY_FILE"; sleep 30"#,
+    );
+    let pid = env.identity_pid(&id);
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json", "--forever"],
+        &[("HERD_HANG_WARNING_SECS", "1")],
+        Duration::from_secs(4),
+    );
+    let notices: Vec<Value> = out
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["event"] == "notice" && v["run_id"] == id.as_str())
+        .collect();
+    assert_eq!(notices.len(), 1, "one notice per episode: {notices:?}");
+    assert!(
+        notices[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no progress"),
+        "{notices:?}"
+    );
+    assert!(process_alive(pid), "the advisory never stops a child");
+    kill(pid);
+}
+
+#[test]
+fn the_widget_carries_its_accent_to_a_terminal_and_not_to_a_pipe() {
+    let env = Env::tmux();
+    let id = env.spawn("Painted", "sleep 30");
+    let pid = env.identity_pid(&id);
+    // Piped: plain text.
+    let (_, _, text) = env.watch(&["status", "--widget"]);
+    assert!(
+        text.contains("Subagents") && !text.contains('\u{1b}'),
+        "{text}"
+    );
+    // In a terminal (a tmux pane): the frame in the accent.
+    let command = format!(
+        "{} --artifacts {} status --widget; sleep 30",
+        watch_bin().display(),
+        env.art().display()
+    );
+    let out = env.tmux_cmd(&["new-window", "-d", "-P", "-F", "#{pane_id}", &command]);
+    assert!(out.success(), "{}", out.stderr);
+    let pane = out.stdout.trim().to_owned();
+    let screen = wait_for("the painted widget", Duration::from_secs(20), || {
+        let out = env.tmux_cmd(&["capture-pane", "-e", "-p", "-t", &pane]);
+        let text = out.stdout.clone();
+        text.contains("Subagents").then_some(text)
+    });
+    assert!(
+        screen.contains("\u{1b}[38;5;214m") || screen.contains("\u{1b}[38;5;33m"),
+        "{screen:?}"
+    );
+    kill(pid);
+}
+
+/// The ids of the open-run set of `env`, sorted.
+fn open_set(env: &Env) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(env.art().join("runs").join("open"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|name| !name.starts_with('.'))
+        .collect();
+    ids.sort();
+    ids
+}
+
+fn widget_runs(env: &Env) -> Vec<String> {
+    let (code, widget, text) = env.watch(&["status", "--widget", "--json"]);
+    assert_eq!(code, 0, "{text}");
+    widget["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn delivered_runs_leave_the_open_run_set_and_a_directory_without_one_is_indexed() {
+    let env = Env::new();
+    let done = env.spawn("Done", "echo finished");
+    let open = env.spawn("Open", "sleep 30");
+    let mut both = vec![done.clone(), open.clone()];
+    both.sort();
+    assert_eq!(open_set(&env), both, "a launch enters the set");
+    let (code, _, text) = env.watch(&["wait", "--run", &done, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(
+        open_set(&env),
+        vec![open.clone()],
+        "a delivered run leaves it"
+    );
+    assert_eq!(
+        widget_runs(&env),
+        vec![open.clone()],
+        "the widget shows runs in flight"
+    );
+    let (_, all, _) = env.watch(&["status", "--json"]);
+    assert_eq!(
+        all["runs"].as_array().unwrap().len(),
+        2,
+        "the listing keeps history"
+    );
+
+    // A name a finished run and an open one share is the open one's.
+    let again = env.spawn("Done", "sleep 30");
+    let (code, found, text) = env.watch(&["status", "--name", "Done", "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(found["runs"][0]["run_id"], again.as_str());
+
+    // An entry left by a program killed between the delivery and the removal: the next follow
+    // removes it and delivers nothing twice.
+    std::fs::write(env.art().join("runs").join("open").join(&done), "").unwrap();
+    kill(env.identity_pid(&open));
+    kill(env.identity_pid(&again));
+    let out = env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let stdout = out.stdout;
+    assert_eq!(result_events(&stdout, &done), 0, "{stdout}");
+    assert_eq!(result_events(&stdout, &open), 1, "{stdout}");
+    assert_eq!(result_events(&stdout, &again), 1, "{stdout}");
+    assert!(open_set(&env).is_empty(), "{:?}", open_set(&env));
+
+    // A directory an older herd wrote has no set: the first reader builds it from the records.
+    let later = env.spawn("Later", "sleep 30");
+    std::fs::remove_dir_all(env.art().join("runs").join("open")).unwrap();
+    assert_eq!(widget_runs(&env), vec![later.clone()]);
+    assert_eq!(open_set(&env), vec![later.clone()]);
+    kill(env.identity_pid(&later));
+    let (_, result, text) = env.watch(&["wait", "--name", "Later", "--json"]);
+    assert_eq!(result["run_id"], later.as_str(), "{text}");
+    assert!(open_set(&env).is_empty());
+}

@@ -1,0 +1,292 @@
+//! Steering, follow-ups and interrupts: delivered, queued, bounded, refused, and never typed
+//! into a child that has ended.
+
+use std::time::{Duration, Instant};
+
+use herd_e2e::wait::wait_for;
+use serde_json::Value;
+
+use crate::support::{Env, kill, running};
+
+#[test]
+fn steering_is_delivered_queued_and_bounded() {
+    let env = Env::tmux();
+    let id = env.spawn("Steered", "sleep 30");
+    let pid = env.identity_pid(&id);
+    let (code, doc, text) = env.watch(&[
+        "steer",
+        "--run",
+        &id,
+        "--message",
+        "check the parser first",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(doc["receipt"], "delivered");
+    assert_eq!(
+        (&doc["state"], &doc["deliveryStatus"]),
+        (&"delivered".into(), &"delivered".into()),
+        "{doc}"
+    );
+    let first_request = doc["request_id"].as_str().unwrap().to_owned();
+    let ledger_path = env.art().join(format!("runs/{id}.steering.json"));
+    let ledger: Value = serde_json::from_slice(&std::fs::read(&ledger_path).unwrap()).unwrap();
+    assert_eq!(
+        ledger["requests"][0]["request_id"],
+        first_request.as_str(),
+        "{ledger}"
+    );
+    assert_eq!(ledger["requests"][0]["state"], "delivered", "{ledger}");
+    assert!(
+        ledger["requests"][0]["delivered_at_ms"].is_u64(),
+        "{ledger}"
+    );
+    let pane = env.pane(&id);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = env.tmux_cmd(&["capture-pane", "-p", "-t", &pane]);
+        if out.stdout.contains("check the parser first") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the message never reached the pane: {}",
+            out.stdout
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The human reply keeps the name the parent gave.
+    let (code, _, text) = env.watch(&["steer", "--run", &id, "--message", "and the lexer"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.trim()
+            .starts_with("steer \"Steered\": delivered (request steer-"),
+        "{text}"
+    );
+    for i in 0..20 {
+        let (code, doc, text) = env.watch(&[
+            "steer",
+            "--run",
+            &id,
+            "--message",
+            &format!("later {i}"),
+            "--mode",
+            "follow-up",
+            "--json",
+        ]);
+        assert_eq!(
+            (
+                code,
+                doc["receipt"].as_str(),
+                doc["deliveryStatus"].as_str()
+            ),
+            (0, Some("queued"), Some("queued")),
+            "{text}"
+        );
+    }
+    let (code, doc, _) = env.watch(&[
+        "steer",
+        "--run",
+        &id,
+        "--message",
+        "one too many",
+        "--mode",
+        "follow-up",
+        "--json",
+    ]);
+    // A full queue is a failed receipt with its reason, kept in the ledger, exit 7.
+    assert_eq!(
+        (code, doc["receipt"].as_str()),
+        (7, Some("failed")),
+        "{doc}"
+    );
+    assert!(doc.get("deliveryStatus").is_none(), "{doc}");
+    assert!(
+        doc["error"]["message"].as_str().unwrap().contains("full"),
+        "{doc}"
+    );
+    let failed_request = doc["request_id"].as_str().unwrap().to_owned();
+    let ledger: Value = serde_json::from_slice(&std::fs::read(&ledger_path).unwrap()).unwrap();
+    let requests = ledger["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 20, "the ledger keeps the last 20: {ledger}");
+    let last = requests.last().unwrap();
+    assert_eq!(
+        (last["request_id"].as_str(), last["state"].as_str()),
+        (Some(failed_request.as_str()), Some("failed")),
+        "{ledger}"
+    );
+    assert!(last["error"].as_str().unwrap().contains("full"), "{ledger}");
+    kill(pid);
+    let (_, result, _) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(
+        result["details"]["undeliveredSteering"]
+            .as_array()
+            .map(Vec::len),
+        Some(20),
+        "{result}"
+    );
+    let steering = result["details"]["steering"].as_array().unwrap();
+    assert_eq!(steering.len(), 20, "{result}");
+    assert_eq!(
+        steering.iter().filter(|r| r["state"] == "queued").count(),
+        19,
+        "{result}"
+    );
+}
+
+#[test]
+fn a_steering_message_the_pane_does_not_take_gets_a_failed_receipt_with_the_reason() {
+    let env = Env::tmux();
+    let id = env.spawn("Gone", "sleep 30");
+    let pid = env.identity_pid(&id);
+    let pane = env.pane(&id);
+    let out = env.tmux_cmd(&["kill-pane", "-t", &pane]);
+    assert!(out.success(), "{}", out.stderr);
+    wait_for(
+        "the child gone with its pane",
+        Duration::from_secs(10),
+        || (!running(pid)).then_some(()),
+    );
+    let (code, doc, text) = env.watch(&[
+        "steer",
+        "--run",
+        &id,
+        "--message",
+        "are you there",
+        "--json",
+    ]);
+    assert_eq!(doc["receipt"], "failed", "{text}");
+    assert_ne!(code, 0, "{text}");
+    let reason = doc["error"]["message"].as_str().unwrap();
+    assert!(!reason.is_empty(), "{doc}");
+    let ledger: Value = serde_json::from_slice(
+        &std::fs::read(env.art().join(format!("runs/{id}.steering.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(ledger["requests"][0]["state"], "failed", "{ledger}");
+    assert_eq!(ledger["requests"][0]["error"], reason, "{ledger}");
+    // The human reply says it failed and why.
+    let (_, _, text) = env.watch(&["steer", "--run", &id, "--message", "hello?"]);
+    assert!(text.contains("\"Gone\": failed (request steer-"), "{text}");
+}
+
+#[test]
+fn a_steering_message_with_control_characters_or_nothing_in_it_is_refused() {
+    let env = Env::new();
+    let id = env.spawn("Unsteered", "sleep 30");
+    let pid = env.identity_pid(&id);
+    for message in [
+        "half\rthe other half",
+        "\u{1b}[A up",
+        "tab\there",
+        "",
+        " \n\t ",
+    ] {
+        for mode in ["steer", "follow-up"] {
+            let (code, doc, text) = env.watch(&[
+                "steer",
+                "--run",
+                &id,
+                "--message",
+                message,
+                "--mode",
+                mode,
+                "--json",
+            ]);
+            assert_eq!(
+                (code, doc["error"]["code"].as_str()),
+                (2, Some("invalid_request")),
+                "{message:?} {mode}: {text}"
+            );
+            assert_eq!(doc["error"]["field"], "--message", "{doc}");
+        }
+    }
+    assert!(
+        !env.art().join(format!("runs/{id}.steer.json")).exists(),
+        "nothing was queued"
+    );
+    // Lines of one message are one message.
+    let (code, doc, text) = env.watch(&[
+        "steer",
+        "--run",
+        &id,
+        "--message",
+        "first line\nsecond line",
+        "--mode",
+        "follow-up",
+        "--json",
+    ]);
+    assert_eq!(
+        (code, doc["receipt"].as_str()),
+        (0, Some("queued")),
+        "{text}"
+    );
+    kill(pid);
+}
+
+/// Spawns a command child that ends at once, waits for its recorded exit (no watcher settles it,
+/// so only the child's own files and its surface say it ended), then steers, queues a follow-up
+/// and interrupts it with a message a shell would run: each is `conflict` "has ended" (exit 7),
+/// nothing is queued and the shell command never runs. Returns the run id and the message.
+fn an_ended_child_is_not_typed_into(env: &Env) -> (String, String) {
+    let id = env.spawn("Ended", "true");
+    let exit = env.art().join(format!("runs/{id}.runner-exit.json"));
+    wait_for("the child's recorded exit", Duration::from_secs(20), || {
+        exit.exists().then_some(())
+    });
+    let marker = env.dir.path().join("typed-into-a-shell");
+    let message = format!("touch '{}'", marker.display());
+    for mode in ["steer", "follow-up"] {
+        let (code, doc, text) = env.watch(&[
+            "steer",
+            "--run",
+            &id,
+            "--message",
+            &message,
+            "--mode",
+            mode,
+            "--json",
+        ]);
+        assert_eq!(
+            (code, doc["error"]["code"].as_str()),
+            (7, Some("conflict")),
+            "{mode}: {text}"
+        );
+        assert_eq!(doc["receipt"], "failed", "{mode}: {doc}");
+        let reason = doc["error"]["message"].as_str().unwrap();
+        assert!(reason.contains("has ended"), "{mode}: {reason}");
+    }
+    assert!(
+        !env.art().join(format!("runs/{id}.steer.json")).exists(),
+        "nothing was queued for a child that has ended"
+    );
+    let (code, doc, text) = env.watch(&["interrupt", "--run", &id, "--json"]);
+    assert_eq!(
+        (code, doc["error"]["code"].as_str()),
+        (7, Some("conflict")),
+        "{text}"
+    );
+    assert!(
+        !env.art().join(format!("runs/{id}.interrupt.json")).exists(),
+        "no interrupt was recorded"
+    );
+    assert!(!marker.exists(), "the steering message ran as a command");
+    (id, message)
+}
+
+#[test]
+fn a_process_child_that_has_ended_is_not_steered_queued_or_interrupted() {
+    let env = Env::new();
+    an_ended_child_is_not_typed_into(&env);
+}
+
+#[test]
+fn a_tmux_child_that_has_ended_is_not_steered_queued_or_interrupted() {
+    let env = Env::tmux();
+    let (id, message) = an_ended_child_is_not_typed_into(&env);
+    // Nothing was typed into its kept pane either.
+    let pane = env.pane(&id);
+    let screen = env.tmux_cmd(&["capture-pane", "-p", "-t", &pane]);
+    assert!(screen.success(), "{}", screen.stderr);
+    assert!(!screen.stdout.contains(&message), "{}", screen.stdout);
+}

@@ -1,0 +1,236 @@
+//! Shared fixtures: an environment of real herd programs over a scratch artifacts directory,
+//! on the process surface or a private tmux server, and the helpers several behaviours use.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use herd_e2e::cli::{self, Run};
+use herd_e2e::proc::signal_pid;
+use herd_e2e::wait::wait_for;
+use serde_json::Value;
+
+pub fn watch_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_herd-watch"))
+}
+
+/// herd-launch of this build (the test kit says how to build it when it is missing).
+pub fn launch_bin() -> PathBuf {
+    herd_e2e::bin("herd-launch")
+}
+
+/// A scratch artifacts directory and working directory.
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub surface: &'static str,
+    pub extra: Vec<(String, String)>,
+    /// The test kit's private tmux server (killed when dropped) and its socket.
+    pub tmux: Option<(herd_e2e::tmux::Tmux, PathBuf)>,
+    /// The umask every herd program of this environment runs with, when not the test's own.
+    pub umask: Option<&'static str>,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+            surface: "process",
+            extra: Vec::new(),
+            tmux: None,
+            umask: None,
+        }
+    }
+
+    /// Runs `tmux -S <this environment's socket> ARGS`.
+    pub fn tmux_cmd(&self, args: &[&str]) -> Run {
+        let (_, socket) = self.tmux.as_ref().expect("a tmux environment");
+        cli::run(
+            &cli::within("tmux", Duration::from_secs(5))
+                .arg("-S")
+                .arg(socket)
+                .args(args.iter().copied()),
+        )
+    }
+
+    /// The pane a run's record names.
+    pub fn pane(&self, run_id: &str) -> String {
+        self.record(run_id)["pane"]["pane_id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// An environment whose children run in panes of a private tmux server, with one session.
+    pub fn tmux() -> Env {
+        let mut env = Env::new();
+        let vars: Vec<(std::ffi::OsString, std::ffi::OsString)> = ["PATH", "HOME"]
+            .into_iter()
+            .filter_map(|k| Some((k.into(), std::env::var_os(k)?)))
+            .collect();
+        let server = herd_e2e::tmux::Tmux::start(&vars);
+        server.new_session("herd-test", env.dir.path(), &["sh".into()]);
+        let socket = server.socket_path();
+        env.surface = "tmux";
+        env.extra
+            .push(("HERD_TMUX_SOCKET".into(), socket.to_str().unwrap().into()));
+        env.tmux = Some((server, socket));
+        env
+    }
+
+    pub fn art(&self) -> PathBuf {
+        self.dir.path().join("art")
+    }
+
+    pub fn run(
+        &self,
+        program: &Path,
+        args: &[&str],
+        extra_env: &[(&str, &str)],
+        budget: Duration,
+    ) -> Run {
+        let mut cmd = match self.umask {
+            None => cli::within(program, budget),
+            Some(umask) => cli::within("sh", budget)
+                .args(["-c", "umask \"$0\" && exec \"$@\""])
+                .arg(umask)
+                .arg(program),
+        };
+        cmd = cmd
+            .arg("--artifacts")
+            .arg(self.art())
+            .args(args)
+            .cwd(self.dir.path())
+            .grace(Duration::from_millis(200));
+        for (k, v) in &self.extra {
+            cmd = cmd.env(k, v);
+        }
+        for (k, v) in extra_env {
+            cmd = cmd.env(k, v);
+        }
+        cli::try_run(&cmd)
+    }
+
+    /// Launches a child running `script` under `sh -c`; returns its run id.
+    pub fn spawn(&self, name: &str, script: &str) -> String {
+        self.spawn_request(
+            serde_json::json!({"name": name, "task": "the task"}),
+            &["--runner", "exec", "--", "sh", "-c", script],
+        )
+    }
+
+    /// Launches `request` with the further spawn arguments `rest`; returns the run id.
+    pub fn spawn_request(&self, request: Value, rest: &[&str]) -> String {
+        let name = request["name"].as_str().unwrap().replace(' ', "_");
+        let path = self.dir.path().join(format!("req-{name}.json"));
+        std::fs::write(&path, request.to_string()).unwrap();
+        let mut args = vec![
+            "spawn",
+            "--request",
+            path.to_str().unwrap(),
+            "--surface",
+            self.surface,
+            "--json",
+        ];
+        args.extend_from_slice(rest);
+        let out = self.run(&launch_bin(), &args, &[], Duration::from_secs(30));
+        let ack: Value = serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|_| panic!("spawn: {}\n{}", out.stdout, out.stderr));
+        assert_eq!(ack["status"], "launched", "{ack}");
+        ack["run_id"].as_str().unwrap().to_owned()
+    }
+
+    pub fn watch(&self, args: &[&str]) -> (i32, Value, String) {
+        self.watch_env(args, &[])
+    }
+
+    pub fn watch_env(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, Value, String) {
+        let out = self.run(&watch_bin(), args, env, Duration::from_secs(60));
+        let doc = serde_json::from_str(&out.stdout).unwrap_or(Value::Null);
+        (out.code, doc, out.stdout.clone() + &out.stderr)
+    }
+
+    pub fn record(&self, run_id: &str) -> Value {
+        let path = self.art().join("runs").join(format!("{run_id}.json"));
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    }
+
+    pub fn identity_pid(&self, run_id: &str) -> u32 {
+        let session = self.record(run_id)["session_file"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let path = format!("{session}.process.json");
+        let bytes = wait_for(
+            &format!("an identity record at {path}"),
+            Duration::from_secs(10),
+            || std::fs::read(&path).ok(),
+        );
+        let v: Value = serde_json::from_slice(&bytes).unwrap();
+        v["pid"].as_u64().unwrap() as u32
+    }
+}
+
+pub fn kill(pid: u32) {
+    signal_pid(pid, libc::SIGKILL);
+}
+
+/// Whether process `pid` still runs (a zombie waiting for its parent's reap does not).
+pub fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat[stat.rfind(')').unwrap() + 2..].chars().next();
+        !matches!(state, Some('Z' | 'X'))
+    })
+}
+
+pub fn result_events(stdout: &str, run_id: &str) -> usize {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["event"] == "result" && v["run_id"] == run_id)
+        .count()
+}
+
+pub fn wait_for_label(env: &Env, id: &str, label: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (_, status, _) = env.watch(&["status", "--run", id, "--json"]);
+        if status["runs"][0]["label"] == label || Instant::now() > deadline {
+            return status;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A stand-in for the Pi CLI that follows the child's on-disk protocol: a provider error on the
+/// model `prov/a`, a report and `done` on any other. (The real Pi CLI plays this part in the
+/// end-to-end scenarios.)
+const FAKE_PI: &str = r#"#!/bin/sh
+model=""
+while [ $# -gt 0 ]; do case "$1" in --model) model="$2"; shift;; esac; shift; done
+case "$model" in
+  prov/a) printf '{"type":"error","errorMessage":"500 scripted failure","stopReason":"error"}' > "$PI_SUBAGENT_SESSION.exit"; exit 1;;
+  *) printf '{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"done with %s"}],"stopReason":"stop","provider":"prov","model":"%s"}}\n' "$model" "${model#prov/}" > "$PI_SUBAGENT_SESSION"
+     printf '{"type":"done"}' > "$PI_SUBAGENT_SESSION.exit";;
+esac
+"#;
+
+pub fn with_fake_pi(env: &mut Env) {
+    let pi = env.dir.path().join("fake-pi");
+    std::fs::write(&pi, FAKE_PI).unwrap();
+    let mut perms = std::fs::metadata(&pi).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&pi, perms).unwrap();
+    env.extra
+        .push(("HERD_PI".into(), pi.to_str().unwrap().into()));
+    env.extra.push((
+        "PI_CODING_AGENT_DIR".into(),
+        env.dir.path().join("agent").to_str().unwrap().into(),
+    ));
+}
+
+/// Writes an executable script at `path`.
+pub fn write_script(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    let mut perms = std::fs::metadata(path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(path, perms).unwrap();
+}
