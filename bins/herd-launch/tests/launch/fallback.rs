@@ -1,0 +1,81 @@
+//! A definite launch failure tries the next model; a fallback launch continues an earlier run.
+
+use serde_json::Value;
+
+use crate::support::{Env, script};
+
+#[test]
+fn a_definite_failure_tries_the_next_model_and_reports_every_attempt() {
+    let mut env = Env::new();
+    // A tmux that refuses every placement: nothing is created, so the next model may be tried.
+    let fake = env.dir.path().join("tmux");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'no space for new pane' >&2\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    env.set("HERD_TMUX", fake.to_string_lossy());
+    env.set(
+        "HERD_TMUX_SOCKET",
+        env.dir.path().join("sock").to_string_lossy(),
+    );
+    env.set("HERD_PI", script("fake-pi.sh"));
+    let request = serde_json::json!({"name": "w", "task": "t", "model": "p/one,p/two"});
+    let run = env.run(
+        &["spawn", "--request", "-", "--json", "--surface", "tmux"],
+        &request,
+    );
+    assert_eq!(run.code, 4, "{run}");
+    assert_eq!(run.json()["status"], "failed");
+    assert_eq!(run.json()["model"], "p/two");
+    assert_eq!(run.json()["failed_attempts"][0]["model"], "p/one");
+    assert!(
+        run.json()["launch_failure"]
+            .as_str()
+            .unwrap()
+            .contains("no space for new pane"),
+        "{}",
+        run.json()
+    );
+    let run_doc = run.json();
+    let first = run_doc["failed_attempts"][0]["run_id"].as_str().unwrap();
+    assert_eq!(env.record(first)["status"], "failed");
+    assert_eq!(env.run_ids().len(), 2, "each attempt is a run of its own");
+}
+
+#[test]
+fn a_fallback_launch_takes_the_next_model_of_an_earlier_run() {
+    let mut env = Env::new();
+    let agent_dir = env.dir.path().join("agent");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    env.set("PI_CODING_AGENT_DIR", agent_dir.to_string_lossy());
+    env.set("HERD_PI", script("fake-pi.sh"));
+    let request = serde_json::json!({"name": "w", "task": "t", "model": "p/one,p/two"});
+    let first = env.run(
+        &["spawn", "--request", "-", "--json", "--surface", "process"],
+        &request,
+    );
+    assert_eq!(first.code, 0, "{first}");
+    assert_eq!(first.json()["model"], "p/one");
+    let first_id = first.json()["run_id"].as_str().unwrap().to_owned();
+    let second = env.run(
+        &["spawn", "--fallback-of", &first_id, "--json"],
+        &Value::Null,
+    );
+    assert_eq!(second.code, 0, "{second}");
+    assert_eq!(second.json()["model"], "p/two");
+    assert_eq!(second.json()["surface"], "process");
+    let record = env.record(second.json()["run_id"].as_str().unwrap());
+    assert!(record.get("fallback_models").is_none(), "{record}");
+    assert_eq!(record["attempted_models"], serde_json::json!(["p/one"]));
+    // No candidate is left after the last one.
+    let second_id = second.json()["run_id"].as_str().unwrap().to_owned();
+    let third = env.run(
+        &["spawn", "--fallback-of", &second_id, "--json"],
+        &Value::Null,
+    );
+    assert_eq!(third.code, 2, "{third}");
+    assert_eq!(third.json()["error"]["field"], "fallback_of");
+}

@@ -1,0 +1,177 @@
+//! Forked contexts: a role's fork without a parent session, the parent's conversation, and a
+//! role's default context.
+
+use herd_e2e::wait::wait_for;
+use serde_json::Value;
+
+use crate::support::{Env, WAIT, read, script};
+
+#[test]
+fn a_roles_fork_without_a_parent_session_starts_fresh_and_an_explicit_one_explains() {
+    let env = Env::with_role(
+        "forker",
+        "---\nname: forker\ndescription: d\nsession-mode: fork\nauto-exit: true\n---\nRole text.\n",
+    );
+    let args = ["spawn", "--request", "-", "--json", "--surface", "process"];
+    let run = env.run(
+        &args,
+        &serde_json::json!({"name": "F", "task": "t", "agent": "forker"}),
+    );
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        run.json()["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d.as_str().unwrap().contains("the child starts fresh")),
+        "{}",
+        run.json()
+    );
+    let argv = wait_for("pi's argv", WAIT, || read(env.work().join("pi.argv")));
+    assert!(
+        argv.lines().last().unwrap().starts_with('@'),
+        "a fresh child gets its artifact: {argv}"
+    );
+    let run = env.run(
+        &args,
+        &serde_json::json!({"name": "G", "task": "t", "agent": "forker", "fork": true}),
+    );
+    assert_eq!(run.code, 2, "{run}");
+    assert_eq!(run.json()["error"]["field"], "fork");
+    assert!(
+        run.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no parent session"),
+        "{}",
+        run.json()
+    );
+}
+
+#[test]
+fn a_fork_gets_the_raw_task_and_the_parents_conversation() {
+    let mut env = Env::new();
+    let agent_dir = env.dir.path().join("agent");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    env.set("PI_CODING_AGENT_DIR", agent_dir.to_string_lossy());
+    env.set("HERD_PI", script("fake-pi.sh"));
+    let parent = env.dir.path().join("parent.jsonl");
+    std::fs::write(
+        &parent,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"parent-1\",\"cwd\":\"/\"}\n\
+         {\"type\":\"message\",\"id\":\"a\",\"message\":{\"role\":\"user\",\"content\":[]}}\n\
+         {\"type\":\"message\",\"id\":\"b\",\"message\":{\"role\":\"assistant\",\"content\":[]}}\n\
+         {\"type\":\"message\",\"id\":\"c\",\"message\":{\"role\":\"user\",\"content\":[]}}\n",
+    )
+    .unwrap();
+    let request = serde_json::json!({"name": "Fix", "task": "Fix it.", "fork": true, "systemPrompt": "dropped"});
+    let parent_arg = parent.to_string_lossy().into_owned();
+    let args = [
+        "--parent-session",
+        parent_arg.as_str(),
+        "spawn",
+        "--request",
+        "-",
+        "--json",
+        "--surface",
+        "process",
+    ];
+    let run = env.run(&args, &request);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(
+        run.json()["artifacts"].as_str().unwrap(),
+        env.dir.path().join("artifacts/parent-1").to_str().unwrap()
+    );
+    let argv = wait_for("pi's argv", WAIT, || read(env.work().join("pi.argv")));
+    // The raw task, and after it seed 004's acceptance section (a fork has no task artifact).
+    let task = &argv[argv.find("\nFix it.").expect("the raw task") + 1..];
+    assert!(
+        task.starts_with("Fix it.\n\n## Acceptance\n\nThis run has the acceptance level `checked` (inferred for this task)."),
+        "{argv}"
+    );
+    assert!(task.trim_end().ends_with("```"), "{argv}");
+    assert!(!argv.contains("dropped"));
+    let session = read(run.json()["session_file"].as_str().unwrap()).unwrap();
+    let lines: Vec<Value> = session
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{session}");
+    assert_eq!(lines[0]["type"], "session");
+    assert_eq!(
+        lines[0]["parentSession"].as_str().unwrap(),
+        parent.to_str().unwrap()
+    );
+    assert_eq!(lines[1]["id"], "a");
+    assert_eq!(lines[2]["id"], "b");
+}
+
+/// seed 004's `defaultContext: fork` forks a launch that does not say `fork`, as
+/// `session-mode: fork` does; `roles --json` shows it with the role's description and skills.
+#[test]
+fn a_roles_default_context_fork_forks_the_launch_and_the_listing_shows_it() {
+    let env = Env::with_role(
+        "planner",
+        "---\ndescription: Plans the work\nskills: plan, review\ndefaultContext: fork\nauto-exit: true\n---\nPlan.\n",
+    );
+    let listed = env.run(&["roles", "--json"], &Value::Null);
+    assert_eq!(listed.code, 0, "{listed}");
+    let settings = &listed.json()["roles"][0];
+    assert_eq!(settings["description"], "Plans the work", "{listed}");
+    assert_eq!(
+        settings["skills"],
+        serde_json::json!(["plan", "review"]),
+        "{listed}"
+    );
+    assert_eq!(settings["default_context"], "fork", "{listed}");
+    let text = env.run(&["roles"], &Value::Null);
+    assert!(
+        text.stdout.contains(
+            "- planner (user): Plans the work · auto-exit true · skills plan,review · context fork"
+        ),
+        "{text}"
+    );
+
+    let parent = env.dir.path().join("parent.jsonl");
+    std::fs::write(
+        &parent,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"parent-1\",\"cwd\":\"/\"}\n\
+         {\"type\":\"message\",\"id\":\"a\",\"message\":{\"role\":\"user\",\"content\":[]}}\n\
+         {\"type\":\"message\",\"id\":\"b\",\"message\":{\"role\":\"assistant\",\"content\":[]}}\n\
+         {\"type\":\"message\",\"id\":\"c\",\"message\":{\"role\":\"user\",\"content\":[]}}\n",
+    )
+    .unwrap();
+    let parent_arg = parent.to_string_lossy().into_owned();
+    let args = [
+        "--parent-session",
+        parent_arg.as_str(),
+        "spawn",
+        "--request",
+        "-",
+        "--json",
+        "--surface",
+        "process",
+    ];
+    let run = env.run(
+        &args,
+        &serde_json::json!({"name": "P", "task": "Plan it.", "agent": "planner"}),
+    );
+    assert_eq!(run.code, 0, "{run}");
+    let session = read(run.json()["session_file"].as_str().unwrap()).unwrap();
+    let first: Value = serde_json::from_str(session.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        first["parentSession"].as_str(),
+        parent.to_str(),
+        "the child forked: {session}"
+    );
+    // The parent's conversation up to the launch, as an explicit fork copies it.
+    assert!(
+        session.contains("\"id\":\"a\"") && session.contains("\"id\":\"b\""),
+        "{session}"
+    );
+    let argv = wait_for("pi's argv", WAIT, || read(env.work().join("pi.argv")));
+    assert!(
+        argv.contains("\nPlan it."),
+        "a fork gets the raw task: {argv}"
+    );
+}

@@ -1,0 +1,123 @@
+//! The Pi runner's command line: session, model, tools, extension and task artifact.
+
+use std::path::Path;
+
+use herd_e2e::wait::wait_for;
+use serde_json::Value;
+
+use crate::support::{Env, WAIT, read, script};
+
+#[test]
+fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
+    let mut env = Env::new();
+    let agent_dir = env.dir.path().join("agent");
+    let skill = agent_dir.join("skills/search");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: search\n---\nSearch well.\n",
+    )
+    .unwrap();
+    env.set("PI_CODING_AGENT_DIR", agent_dir.to_string_lossy());
+    env.set("HERD_PI", script("fake-pi.sh"));
+    let request = serde_json::json!({
+        "name": "Scout",
+        "task": "Find the parser.",
+        "systemPrompt": "You are a careful scout.",
+        "model": "fake/fast,fake/slow",
+        "thinking": "max",
+        "tools": "read,bash",
+        "skills": "search",
+    });
+    let run = env.run(
+        &["spawn", "--request", "-", "--json", "--surface", "process"],
+        &request,
+    );
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(run.json()["model"], "fake/fast");
+    assert_eq!(
+        run.json()["fallback_models"],
+        serde_json::json!(["fake/slow"])
+    );
+    let run_doc = run.json();
+    let run_id = run_doc["run_id"].as_str().unwrap();
+    let session = run.json()["session_file"].as_str().unwrap().to_owned();
+    assert!(
+        session.starts_with(agent_dir.join("sessions").to_str().unwrap()),
+        "{session}"
+    );
+    assert!(
+        Path::new(&session)
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .contains(&format!("_{run_id}-"))
+    );
+    let argv = wait_for("pi's argv", WAIT, || read(env.work().join("pi.argv")));
+    let argv: Vec<&str> = argv.lines().collect();
+    let record = env.record(run_id);
+    let artifact = record["extra"]["task_artifact"].as_str().unwrap();
+    let extension = argv[argv.iter().position(|a| *a == "-e").unwrap() + 1];
+    assert_eq!(
+        argv,
+        [
+            "-p",
+            "--session",
+            session.as_str(),
+            "--model",
+            "fake/fast",
+            "--thinking",
+            "xhigh",
+            "--tools",
+            "read,bash,caller_ping",
+            "-e",
+            extension,
+            "--skill",
+            skill.to_str().unwrap(),
+            &format!("@{artifact}"),
+        ]
+    );
+    assert!(
+        read(extension).unwrap().contains("subagent_done"),
+        "the shipped child extension"
+    );
+    let text = read(artifact).unwrap();
+    assert!(text.starts_with("You are a careful scout.\n\n"), "{text}");
+    // The skill arrives with the task, not as a prompt typed after it.
+    assert!(
+        text.contains("\n\nSkills for this task: `search`."),
+        "{text}"
+    );
+    assert!(text.contains("\n\nFind the parser.\n\n"), "{text}");
+    // The launch policy restores exactly these tools.
+    let policy: Value =
+        serde_json::from_str(&read(format!("{session}.pi-herdr-subagent-policy.json")).unwrap())
+            .unwrap();
+    assert_eq!(policy["version"], 2);
+    assert_eq!(policy["owner"], "public");
+    assert_eq!(policy["tools"], serde_json::json!(["read", "bash"]));
+    assert_eq!(policy["policyHash"].as_str().unwrap().len(), 64);
+    let pi_env = wait_for("pi's environment", WAIT, || read(env.work().join("pi.env")));
+    assert!(
+        pi_env
+            .lines()
+            .any(|l| l == format!("PI_CODING_AGENT_DIR={}", agent_dir.display())),
+        "{pi_env}"
+    );
+    // No parent decision: the child is untrusted, and never asks.
+    assert!(
+        pi_env.lines().any(|l| l == "HERD_PROJECT_TRUST=untrusted"),
+        "{pi_env}"
+    );
+    // The extension finds herd-accept and herd-watch where the caller said, or beside herd-launch.
+    assert!(
+        pi_env.lines().any(|l| l.starts_with("HERD_BIN_DIR=/")),
+        "{pi_env}"
+    );
+    assert_eq!(
+        env.record(run_id)["extra"]["project_trust"],
+        "untrusted",
+        "a model fallback repeats the decision"
+    );
+}

@@ -1,0 +1,92 @@
+//! Launches into a new managed worktree.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::support::{exit_code, read, repo_env};
+
+#[test]
+fn a_worktree_launch_runs_the_child_in_a_new_managed_checkout() {
+    let (env, head) = repo_env();
+    let root = env.dir.path().join("managed");
+    let request = serde_json::json!({"name": "Ticket 1", "task": "t", "cwd": "repo", "worktree": {"branch": "ticket/1"}});
+    let run = env.spawn_exec("process", &request, &["--done"]);
+    assert_eq!(run.code, 0, "{run}");
+    let wt = &run.json()["worktree"];
+    assert_eq!(wt["branch"], "ticket/1");
+    assert_eq!(wt["base_sha"], head.as_str());
+    let path = PathBuf::from(wt["path"].as_str().unwrap());
+    assert!(path.starts_with(&root), "{}", path.display());
+    let run_doc = run.json();
+    let run_id = run_doc["run_id"].as_str().unwrap();
+    assert_eq!(exit_code(&env, run_id), 0);
+    // The child ran in the worktree.
+    assert!(path.join("child.pid").exists());
+    let manifest: Value = serde_json::from_str(
+        &read(
+            env.art()
+                .join("worktree-runs")
+                .join(format!("{run_id}.json")),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["state"], "running");
+    assert_eq!(manifest["branch"], "ticket/1");
+    let run_doc = run.json();
+    let session = run_doc["session_file"].as_str().unwrap();
+    let policy: Value =
+        serde_json::from_str(&read(format!("{session}.pi-herdr-subagent-policy.json")).unwrap())
+            .unwrap();
+    assert_eq!(policy["owner"], "managed-worktree");
+    assert_eq!(policy["worktree"]["branch"], "ticket/1");
+}
+
+#[test]
+fn a_worktree_launch_asks_git_about_the_source_once() {
+    let (mut env, _) = repo_env();
+    // Every git the launch starts goes through this one, which logs it.
+    let bin = env.dir.path().join("logged-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = env.dir.path().join("git-calls.log");
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|dir| dir.join("git"))
+        .find(|git| git.is_file())
+        .expect("git on PATH");
+    std::fs::write(
+        bin.join("git"),
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    env.set("PATH", path);
+    let request =
+        serde_json::json!({"name": "w", "task": "t", "cwd": "repo", "worktree": {"branch": "w/1"}});
+    let run = env.spawn_exec("process", &request, &["--done"]);
+    assert_eq!(run.code, 0, "{run}");
+    let calls = read(&log).unwrap();
+    let calls: Vec<&str> = calls.lines().collect();
+    // The source and its base once, the branch before the claim and again under the checkout's
+    // lock, then the checkout itself.
+    assert_eq!(calls.len(), 4, "{calls:#?}");
+    assert_eq!(
+        calls
+            .iter()
+            .filter(|c| c.contains("--show-toplevel"))
+            .count(),
+        1,
+        "{calls:#?}"
+    );
+    assert!(calls[3].starts_with("worktree add"), "{calls:#?}");
+}
