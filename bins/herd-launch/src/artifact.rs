@@ -1,5 +1,5 @@
 //! The child's first message: the task artifact `context/<safeName>-<ts>-<runId>.md`
-//! (protocol.md §1.8), and the prompt an `exec` runner reads on stdin (seed 004).
+//! (docs/protocol.md, "Names and places"), and the prompt an `exec` runner reads on stdin.
 //!
 //! The artifact is, blank-line separated: the role block (the role's body, or a bare spawn's
 //! `systemPrompt`, which is never passed to Pi as a system prompt), a mode hint, the task, and the

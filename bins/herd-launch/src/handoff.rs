@@ -1,5 +1,5 @@
-//! `herd-launch handoff`: the `/worktree <name> [task]` handoff (seed 003, "The `/worktree`
-//! Workflow").
+//! `herd-launch handoff`: the `/worktree <name> [task]` handoff (docs/tools.md, "What's
+//! included").
 //!
 //! A new interactive Pi in a fresh managed worktree, with the active conversation branch of the
 //! session it is handed off from. It is an ordinary session, not a child: no `PI_SUBAGENT_*`
@@ -34,8 +34,8 @@ use crate::pi::PiCommand;
 use crate::script::Script;
 use crate::spawn::Tools;
 
-/// How long Pi may take to start once its pane runs (seed 003: the destination is focused only
-/// after Pi startup is confirmed).
+/// How long Pi may take to start once its pane runs (the destination is focused only after Pi's
+/// start is confirmed).
 pub const READINESS_BUDGET: Duration = Duration::from_secs(30);
 
 /// The pause between two looks at `/proc` while Pi starts.

@@ -57,7 +57,7 @@ pub struct Cli {
 pub enum Command {
     /// Launch a child from the `subagent` tool's parameters.
     ///
-    /// The run's seed 004 acceptance gate is resolved here: the request's `acceptance` or `gate`,
+    /// The run's acceptance gate is resolved here: the request's `acceptance` or `gate`,
     /// else the inferred one (a Pi child only: read-only tasks and roles attested, writers
     /// checked, writers in a worktree checked with a required review; the task's own explicit
     /// no-edit or change wording wins over the role). It is written to
@@ -642,7 +642,7 @@ pub fn open_surface(
         SurfaceKind::Tmux => {
             Box::new(herd_surface::tmux::Tmux::from_env(env)?.for_children(artifacts, env)?)
         }
-        // Children of one parent share its owned "Agents" tab (seed 003's grouping).
+        // Children of one parent share its owned "Agents" tab (docs/surfaces.md, "Herdr").
         SurfaceKind::Herdr => {
             Box::new(herd_surface::herdr::Herdr::from_env(env).grouped(artifacts))
         }

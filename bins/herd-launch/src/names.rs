@@ -1,7 +1,7 @@
 //! Names herd-launch invents: run ids, timestamps in file names, and the child's session path.
 //!
-//! The shapes are pi-herdr-agents' (protocol.md §1.1), so files land where an existing parent
-//! extension and a person used to it look for them.
+//! The shapes are pi-herdr-agents' (docs/protocol.md, "Names and places"), so files land where an
+//! existing parent extension and a person used to it look for them.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,5 @@
-//! `herd-launch send`: the next task to an idle persistent specialist (protocol.md §1.11).
+//! `herd-launch send`: the next task to an idle persistent specialist (docs/protocol.md, "A
+//! persistent specialist's files"; docs/lifecycle.md, "Persistent specialists").
 //!
 //! The files it reads and writes — the ledger, the task inbox and the child's task events — are
 //! `herd_protocol::persistent`'s. A specialist is busy while the last task dispatched to its

@@ -463,8 +463,8 @@ fn choose_runner(
 }
 
 /// The models, in the order they are tried: the request's list, a `task:<category>`'s
-/// candidates whose provider Pi has credentials for (asked now; seed 003: "worktrees use its
-/// first authenticated candidate"), else the role's, the configuration's or the parent's.
+/// candidates whose provider Pi has credentials for (asked now; a worktree launch takes the first
+/// of them), else the role's, the configuration's or the parent's.
 fn choose_models(
     request: &SubagentRequest,
     exec: bool,
@@ -624,11 +624,11 @@ fn acceptance_input(
         .map_err(herd_accept::report::Diagnostics::into_error)
 }
 
-/// What the run is, for acceptance inference (seed 004): a reviewer; then the task's own
-/// explicit mutation or no-edit intent, which wins over the role; then the role's
-/// `acceptance-role`; then the name heuristics (a reviewer or scout role is read-only, a worker
-/// a writer); then a tool set that cannot change files. A writer in a managed worktree is the
-/// risky context.
+/// What the run is, for acceptance inference (docs/tools.md, "Acceptance gates"): a reviewer; then
+/// the task's own explicit mutation or no-edit intent, which wins over the role; then the role's
+/// `acceptance-role`; then the name heuristics (a reviewer or scout role is read-only, a worker a
+/// writer); then a tool set that cannot change files. A writer in a managed worktree is the risky
+/// context.
 pub fn acceptance_context(
     role: Option<&Role>,
     tools: Option<&[String]>,

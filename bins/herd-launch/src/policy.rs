@@ -1,4 +1,4 @@
-//! The launch-policy sidecar `<session>.pi-herdr-subagent-policy.json` (protocol.md §1.4): its
+//! The launch-policy sidecar `<session>.pi-herdr-subagent-policy.json` (docs/protocol.md): its
 //! type, reader and writer are [`herd_protocol::launch::policy`]'s.
 
 pub(crate) use herd_protocol::launch::policy::hex;

@@ -1,5 +1,5 @@
 //! `herd-launch resume`: continue a saved child session in a new pane, under its saved launch
-//! policy (seed 003, `subagent_resume`).
+//! policy (the `subagent_resume` tool, docs/tools.md).
 //!
 //! The policy sidecar beside the session decides the tools: the saved allowlist (or none, when
 //! the launch was deliberately unrestricted) plus `caller_ping`, and `subagent_done` only when
@@ -330,7 +330,7 @@ pub fn resume(
         fork: false,
         parent_session: None,
         accept: None,
-        // A resumed session keeps no acceptance gate of its own (seed 004 rejects `gate` on a
+        // A resumed session keeps no acceptance gate of its own (`gate` is refused on a
         // retained resume).
         acceptance: None,
         acceptance_explicit: false,

@@ -1,12 +1,12 @@
 //! `herd-launch resurrect`: every lost run brought back in its exact session file.
 //!
 //! A run is lost when its result settled as failed with no completion evidence at all: no exit
-//! code, no completion sidecar written while it ran, no launch failure, cancel, time limit or
-//! stop (a reboot, a killed tmux server, a Herdr restart). Each lost run that can be resumed is
-//! resumed through [`crate::resume`] (its session file by path, never `pi --continue`; its saved
-//! launch policy; its own name, auto-exit and project-trust decision), one after another, and its
-//! result is delivered as every run's is. A worktree child resumes in its retained worktree. A
-//! persistent specialist is not resumed (seed 003: spawn a new one); a run without a session file
+//! code, no completion sidecar written while it ran, no launch failure, cancel, time limit or stop
+//! (a reboot, a killed tmux server, a Herdr restart). Each lost run that can be resumed is resumed
+//! through [`crate::resume`] (its session file by path, never `pi --continue`; its saved launch
+//! policy; its own name, auto-exit and project-trust decision), one after another, and its result
+//! is delivered as every run's is. A worktree child resumes in its retained worktree. A persistent
+//! specialist is not resumed (its session never is: spawn a new one); a run without a session file
 //! or a launch policy, a child's own child and a run on another machine are listed with why.
 //!
 //! Nothing is resumed twice: one resurrect at a time holds `runs/resurrect.lock`, and under it a

@@ -4,7 +4,7 @@
 //! project's) or `<agent dir>/agents/<name>.md` (the user's), the project's first. Its body is the
 //! role text; the front matter may set `description`, `model`, `thinking`, `tools`, `skills`,
 //! `deny-tools`, `auto-exit`, `interactive`, `session-mode` (`fork`, `standalone`,
-//! `lineage-only`), `defaultContext` (`fork` or `fresh`, seed 004's name for the same choice)
+//! `lineage-only`), `defaultContext` (`fork` or `fresh`, another name for the same choice)
 //! and `spawning`. Other keys belong to role packs and are ignored.
 //!
 //! The configuration is `<agent dir>/herdr-agents/config.json`: `models.default` (a model for
@@ -49,7 +49,7 @@ pub struct Role {
     pub default_context: Option<DefaultContext>,
     /// `spawning: false` removes the subagent tools from the child.
     pub spawning: Option<bool>,
-    /// `acceptance-role: read-only | writer` (seed 004): how the acceptance gate is inferred
+    /// `acceptance-role: read-only | writer`: how the acceptance gate is inferred
     /// for an ambiguous role; it does not change the role's tools.
     pub acceptance_role: Option<AcceptanceRole>,
 }

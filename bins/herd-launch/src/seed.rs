@@ -1,4 +1,4 @@
-//! Seeding a child's session file before Pi opens it (protocol.md §1.7).
+//! Seeding a child's session file before Pi opens it (docs/protocol.md, "Pi's session file").
 //!
 //! - **fork**: a new header, then the parent's entries up to (not including) its last user
 //!   message, without the parent's own header: the child continues the parent's conversation.

@@ -69,7 +69,7 @@ pub(super) fn prepare_and_launch(
         crate::files::write(path, attempt.first_message().as_bytes())?;
     }
 
-    // 3. What the watcher and a resume read later: the launch policy, seed 004's gate, the
+    // 3. What the watcher and a resume read later: the launch policy, the acceptance gate, the
     //    accept spec (the command lives only in that file), a persistent specialist's first
     //    task in its ledger, the request a model fallback relaunches.
     let policy = attempt.write_policy(record, &session, persistent_ids.as_ref(), &place)?;
@@ -104,7 +104,7 @@ pub(super) fn prepare_and_launch(
     // 5. Dispatch.
     let owner = attempt.dispatch(record, &files, &session, &place)?;
     // A cancel recorded while this launch was acquiring its owner ends the owner as soon as it
-    // is acquired (seed 003, cancel status `requested`); the watcher then delivers the cancelled
+    // is acquired (the cancel status `requested`); the watcher then delivers the cancelled
     // result. A pane herd was given (a retained worktree root) is never closed here.
     if let Some(target) = &owner {
         let run = attempt.artifacts.run(&record.run_id);

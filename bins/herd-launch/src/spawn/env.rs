@@ -36,7 +36,8 @@ pub(super) const PASS_THROUGH: [&str; 12] = [
     "PI_SKIP_VERSION_CHECK",
 ];
 
-/// The child's environment (protocol.md §1.1): what to unset, then what to export.
+/// The child's environment (docs/protocol.md, "The child's environment"): what to unset, then
+/// what to export.
 #[expect(
     clippy::too_many_arguments,
     reason = "everything the environment is made of"

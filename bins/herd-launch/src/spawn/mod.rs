@@ -37,11 +37,12 @@ pub use env::{bin_dir_env, pane_env, pi_thinking, unset_vars};
 use files::{Files, describe, files_for};
 
 /// The environment variable that caps every operation's budget of a launch (milliseconds), e.g.
-/// in tests of a surface that hangs. Without it each operation has the seed's own budget
+/// in tests of a surface that hangs. Without it each operation has its own budget
 /// ([`herd_surface::LaunchBudgets::default`]).
 pub const LAUNCH_BUDGET_ENV: &str = "HERD_LAUNCH_BUDGET_MS";
 
-/// The budget of each operation of a launch: the seed's, capped by [`LAUNCH_BUDGET_ENV`].
+/// The budget of each operation of a launch (docs/lifecycle.md, "Budgets"), capped by
+/// [`LAUNCH_BUDGET_ENV`].
 pub fn launch_budgets(env: &dyn Fn(&str) -> Option<String>) -> herd_surface::LaunchBudgets {
     let budgets = herd_surface::LaunchBudgets::default();
     match env(LAUNCH_BUDGET_ENV).and_then(|ms| ms.parse::<u64>().ok()) {
@@ -255,7 +256,7 @@ pub fn review_target(
     }))
 }
 
-/// The acceptance section of the child's prompt (seed 004), for attested or stricter gates.
+/// The acceptance section of the child's prompt, for attested or stricter gates.
 fn acceptance_section(plan: &Plan) -> Option<String> {
     let gate = plan.acceptance.as_ref()?;
     herd_accept::report::prompt::section(gate, plan.request.reviews.is_some())
