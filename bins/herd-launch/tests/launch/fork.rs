@@ -83,7 +83,7 @@ fn a_fork_gets_the_raw_task_and_the_parents_conversation() {
         env.dir.path().join("artifacts/parent-1").to_str().unwrap()
     );
     let argv = wait_for("pi's argv", WAIT, || read(env.work().join("pi.argv")));
-    // The raw task, and after it seed 004's acceptance section (a fork has no task artifact).
+    // The raw task, and after it the acceptance section (a fork has no task artifact).
     let task = &argv[argv.find("\nFix it.").expect("the raw task") + 1..];
     assert!(
         task.starts_with("Fix it.\n\n## Acceptance\n\nThis run has the acceptance level `checked` (inferred for this task)."),
@@ -106,7 +106,7 @@ fn a_fork_gets_the_raw_task_and_the_parents_conversation() {
     assert_eq!(lines[2]["id"], "b");
 }
 
-/// seed 004's `defaultContext: fork` forks a launch that does not say `fork`, as
+/// A role's `defaultContext: fork` forks a launch that does not say `fork`, as
 /// `session-mode: fork` does; `roles --json` shows it with the role's description and skills.
 #[test]
 fn a_roles_default_context_fork_forks_the_launch_and_the_listing_shows_it() {

@@ -64,7 +64,8 @@ fn process_launch_records_everything_and_the_identity_is_the_runners_own() {
         session.to_str().unwrap()
     );
 
-    // The child's environment (protocol.md §1.1), and no Herdr pane identity of the parent.
+    // The child's environment (docs/protocol.md, "The child's environment"), and no Herdr pane
+    // identity of the parent.
     let child_env = wait_for("the child's environment", WAIT, || {
         read(env.work().join("child.env"))
     });

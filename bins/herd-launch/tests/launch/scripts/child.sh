@@ -1,7 +1,7 @@
 #!/bin/sh
-# A test child that follows the on-disk protocol of a Pi child (protocol.md §1): it writes its
-# activity snapshot and its `.exit` sidecar, and, as a persistent specialist, takes tasks from its
-# inbox and reports them in `<session>.tasks`.
+# A test child that follows the on-disk protocol of a Pi child (docs/protocol.md, docs/sidecars.md):
+# it writes its activity snapshot and its `.exit` sidecar, and, as a persistent specialist, takes
+# tasks from its inbox and reports them in `<session>.tasks`.
 #
 # Options (any order):
 #   --exit N          exit with status N (default 0)
