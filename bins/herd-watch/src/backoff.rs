@@ -1,6 +1,6 @@
-//! The pace of a supervision probe that keeps failing (seed 003): after a failed inspection the
-//! next one waits 1 s, then 2 s, 4 s, … up to a 30 s cap ([`herd_surface::retry_wait`]), and the
-//! first answer ends the backoff. A failed probe is never exit evidence: it only paces the next.
+//! The pace of a supervision probe that keeps failing: after a failed inspection the next one waits
+//! 1 s, then 2 s, 4 s, … up to a 30 s cap ([`herd_surface::retry_wait`]), and the first answer ends
+//! the backoff. A failed probe is never exit evidence: it only paces the next.
 
 use std::time::Instant;
 

@@ -1,4 +1,5 @@
-//! Control of a running child: cancel, interrupt, stop and steer (seed 003, seed 004).
+//! Control of a running child: cancel, interrupt, stop and steer (docs/lifecycle.md, "Cancel"
+//! and "Interrupt, stop and steer").
 //!
 //! Every control records its intent on disk before it touches anything, so a watcher that starts
 //! later sees it and never advances a run the parent wanted ended.
@@ -21,9 +22,9 @@ pub use herd_protocol::intents::{
 use herd_protocol::intents::{Interrupt, STEER_ACK_WINDOW_MS};
 use herd_protocol::run_file::RunFile;
 
-/// The cancel deadline of seed 003.
+/// The cancel deadline: every query and wait of one cancel attempt is bounded by it.
 pub const CANCEL_DEADLINE: Duration = Duration::from_secs(5);
-/// The bound of the steering queue (seed 004).
+/// The bound of the steering queue: a steer to a full queue is refused.
 pub const STEER_QUEUE_MAX: usize = 20;
 
 pub use herd_protocol::watch::CancelStatus;
@@ -121,7 +122,7 @@ pub fn cancel(artifacts: &Artifacts, record: &RunRecord) -> Result<CancelReply, 
     }
 }
 
-/// Tries the termination of a cancelled run again (the watcher's retry, with seed 003's backoff
+/// Tries the termination of a cancelled run again (the watcher's retry, with the probes' backoff
 /// between attempts) and records the outcome in its intent: confirmed, or still unconfirmed with
 /// the newest reason. The result itself is settled by the watcher once the child is gone.
 pub fn retry_termination(artifacts: &Artifacts, record: &RunRecord) -> Result<(), String> {
@@ -476,7 +477,7 @@ fn input_count(artifacts: &Artifacts, run_id: &str) -> u64 {
 }
 
 /// When (ms since the epoch) the Pi of run `run_id` was seen taking an input after the `before`
-/// it had taken, within seed 004's three seconds of the keys; `None` when it was not.
+/// it had taken, within three seconds of the keys; `None` when it was not.
 fn taken_after(artifacts: &Artifacts, run_id: &str, before: u64) -> Option<u64> {
     let until = Instant::now() + Duration::from_millis(STEER_ACK_WINDOW_MS);
     loop {

@@ -1,4 +1,5 @@
-//! Results delivered exactly once (DESIGN §8.4), across crashes and restarts.
+//! Results delivered exactly once, across crashes and restarts (ARCHITECTURE.md, "Invariants",
+//! 4).
 //!
 //! A result goes through two durable steps, each idempotent:
 //!

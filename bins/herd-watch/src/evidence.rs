@@ -1,6 +1,6 @@
 //! Completion evidence and what a child left behind: when it ended, the shell sentinel, and the
-//! result text of a Pi session (protocol.md §1.7). The `.exit` sidecar and the activity snapshot
-//! are read by `herd_protocol::child`.
+//! result text of a Pi session (docs/protocol.md, "Pi's session file"). The `.exit` sidecar and the
+//! activity snapshot are read by `herd_protocol::child`.
 //!
 //! Everything here reads files a child wrote, so every read is bounded and every parse is
 //! defensive: a torn or malformed file is "not yet" or "invalid", never a crash and never a
@@ -13,7 +13,7 @@ use herd_protocol::session::{self, Entry, qualified};
 
 /// How much of a session's end is read for its result.
 pub const SESSION_TAIL: u64 = 4 * 1024 * 1024;
-/// How much of a session's end the no-progress classification reads (protocol.md §1.7).
+/// How much of a session's end the no-progress classification reads.
 pub const NO_PROGRESS_TAIL: u64 = 128 * 1024;
 
 /// When the child itself ended, as its completion evidence was written: the earlier of its
@@ -258,7 +258,8 @@ fn summarize_session_text(text: &str) -> SessionSummary {
     summary
 }
 
-/// Why an active run made no progress, from the end of its session (protocol.md §1.7).
+/// Why an active run made no progress, from the end of its session (docs/lifecycle.md, "Notices
+/// to the parent").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NoProgress {
     /// An assistant tool call has no matching tool result.

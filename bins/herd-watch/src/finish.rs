@@ -32,7 +32,7 @@ const LAST_OUTPUT_LINES: usize = 10;
 /// How many lines of a pane's screen (scrollback included) `logs/<id>.screen` keeps.
 const SCREEN_KEPT_LINES: usize = 200;
 /// How long a child that wrote its completion sidecar may take to exit before it is finished
-/// anyway (the time seed 003 gives a pane to be confirmed absent).
+/// anyway (the budget of a pane-absence confirmation, 5 s).
 const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The completion evidence a run finished on.
@@ -573,7 +573,7 @@ fn specialist_end(
     }
 }
 
-/// Step 8: the steering left undelivered, and seed 004's steering ledger (every request's
+/// Step 8: the steering left undelivered, and the steering ledger (every request's
 /// receipt, a queued one still `queued`).
 fn steering_details(artifacts: &Artifacts, record: &RunRecord, details: &mut Details) {
     let queued = intents::undelivered_steer(artifacts, &record.run_id);

@@ -136,18 +136,18 @@ pub enum Command {
     Stop(Control),
     /// Steer a running child with a message.
     ///
-    /// Every request gets a receipt (seed 004) with its request id, kept in
-    /// `runs/<id>.steering.json` (the last 20 requests) and printed: `delivered` (a Pi child's
-    /// Pi took the message, seen in its activity within 3 s of the keys; a child with no Pi had
-    /// the keys typed into its input), `pending` (typed, but its Pi was not seen taking it
-    /// within 3 s: the receipt's note says so), `queued` (held, at most 20, for the next turn boundary, where the
-    /// watcher types it and marks it delivered) or `failed` with the reason, and then the exit
-    /// code of that reason: 7 the queue is full or the child has ended (nothing is typed or
-    /// queued), 4 the surface did not answer, 3 the keys may have gone out. Keys go out only
-    /// once the child is proven the live program its pane's input reaches: no exit record, its
-    /// recorded identity alive, no sentinel on its screen, and on Herdr its runner in the pane's
-    /// foreground, not the shell. Delivered means the child's Pi took the message, not that the
-    /// model followed it. A message refused for its text (exit 2) records nothing.
+    /// Every request gets a receipt with its request id, kept in `runs/<id>.steering.json` (the
+    /// last 20 requests) and printed: `delivered` (a Pi child's Pi took the message, seen in its
+    /// activity within 3 s of the keys; a child with no Pi had the keys typed into its input),
+    /// `pending` (typed, but its Pi was not seen taking it within 3 s: the receipt's note says so),
+    /// `queued` (held, at most 20, for the next turn boundary, where the watcher types it and marks
+    /// it delivered) or `failed` with the reason, and then the exit code of that reason: 7 the
+    /// queue is full or the child has ended (nothing is typed or queued), 4 the surface did not
+    /// answer, 3 the keys may have gone out. Keys go out only once the child is proven the live
+    /// program its pane's input reaches: no exit record, its recorded identity alive, no sentinel
+    /// on its screen, and on Herdr its runner in the pane's foreground, not the shell. Delivered
+    /// means the child's Pi took the message, not that the model followed it. A message refused for
+    /// its text (exit 2) records nothing.
     Steer {
         #[command(flatten)]
         target: Target,

@@ -1,6 +1,6 @@
-//! The message a parent receives for a run (seed 003, "Async Subagent Flow" and "Accept
-//! checks" → "Delivery"): the host status line, the `Check:` line under it, the child's report in
-//! its block, host evidence, the session reference and the continuation line.
+//! The message a parent receives for a run (docs/lifecycle.md, "The result message" and "Accept
+//! checks"): the host status line, the `Check:` line under it, the child's report in its block,
+//! host evidence, the session reference and the continuation line.
 //!
 //! Every child-influenced value in a host line goes through `herd_core::escape`; the child's own
 //! text only ever appears inside the block. The bound of 16,000 characters is the message
@@ -211,7 +211,7 @@ impl Ending {
 }
 
 /// The host line of a failed child's last lines: `Stderr (the last 2 lines of <file>): <lines>`,
-/// the lines encoded as one value (DESIGN §8.3).
+/// the lines encoded as one value, as every child-influenced value on a host line is.
 fn last_output_line(last: &LastLines) -> String {
     format!(
         "{} (the last {} of {}): {}",

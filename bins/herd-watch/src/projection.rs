@@ -1,9 +1,9 @@
-//! The status projection of seed 003 ("In-progress status updates") and the widget.
+//! The status projection and the widget (docs/lifecycle.md, "Status").
 //!
-//! A run's [`Lifecycle`] is fed observations — pane inspections, activity snapshots, an
-//! interrupt, completion — and [`Lifecycle::project`] turns it into the label the widget and
-//! `herd-watch status` show. The rules are protocol.md §3.1: pane inspection is the coarse
-//! authority, activity snapshots enrich it, time alone never stalls a run.
+//! A run's [`Lifecycle`] is fed observations — pane inspections, activity snapshots, an interrupt,
+//! completion — and [`Lifecycle::project`] turns it into the label the widget and `herd-watch
+//! status` show. The rules: pane inspection is the coarse authority, activity snapshots enrich it,
+//! time alone never stalls a run.
 
 use serde::Serialize;
 
@@ -504,7 +504,8 @@ impl WidgetRow {
 }
 
 /// A projection's detail for a host line or the widget: the child wrote it (its tool name), so it
-/// is encoded (DESIGN §8.3) and bounded like the activity field it came from.
+/// is encoded, as every child-influenced value on a host line is, and bounded like the activity
+/// field it came from.
 pub fn encoded_detail(detail: &str) -> String {
     herd_core::escape::encode_host_value(detail, 200)
 }
@@ -555,12 +556,12 @@ pub struct Widget {
     pub open: usize,
 }
 
-/// The widget's default width in columns, as seed 003 draws it.
+/// The widget's default width in columns, as docs/lifecycle.md draws it.
 pub const WIDGET_WIDTH: usize = 59;
 
 /// Draws the widget above Pi's input: a rounded box `width` columns wide (wider when a row needs
 /// it), a header `N active · M open`, one row per run still in flight. With nothing in flight
-/// there is no box at all (seed 003 clears the widget), not an empty one.
+/// there is no box at all (the widget is cleared), not an empty one.
 pub fn widget(rows: &[WidgetRow], now_ms: u64, width_cols: usize) -> Widget {
     if rows.is_empty() {
         return Widget {
@@ -977,8 +978,9 @@ mod tests {
 
     #[test]
     fn widget_matches_the_seed_drawing() {
-        // The rows are seed 003's drawing character for character; the seed's header line is
-        // drawn narrower than its rows, ours has the rows' width.
+        // The drawing of docs/lifecycle.md ("Status"), character for character: the rows are
+        // pi-herdr-agents' drawing, whose header line is narrower than its rows; ours has the
+        // rows' width.
         let now = 1_000_000;
         let rows = [
             row(

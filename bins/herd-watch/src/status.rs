@@ -190,7 +190,7 @@ fn settled(
     now: u64,
 ) -> RunStatus {
     let label = match result.outcome {
-        // A specialist that ended on its stop directive stopped (seed 003's `stopped`).
+        // A specialist that ended on its stop directive stopped (`stopped`).
         Outcome::Completed if result.details.stopped == Some(true) => Label::Stopped,
         Outcome::Completed | Outcome::Help => Label::Completed,
         Outcome::Cancelled => Label::Cancelled,
@@ -562,8 +562,8 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
         .as_ref()
         .map(|d| d.task.clone())
         .unwrap_or_default();
-    // Whether a task holds the stop pending (seed 003: "the task reaches its terminal outcome
-    // first"); asked before the directive, which makes the specialist `Stopping`.
+    // Whether a task holds the stop pending (the task reaches its terminal outcome first);
+    // asked before the directive, which makes the specialist `Stopping`.
     let busy = herd_protocol::launch::policy::Policy::read(&files.policy())
         .ok()
         .and_then(|p| herd_protocol::persistent::activity(&files, &p.generation_id).ok())

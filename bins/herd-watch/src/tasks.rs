@@ -1,5 +1,5 @@
-//! A persistent specialist's task results (seed 003, "Persistent specialists"; protocol.md
-//! §1.11).
+//! A persistent specialist's task results (docs/lifecycle.md, "Persistent specialists";
+//! docs/protocol.md, "A persistent specialist's files").
 //!
 //! The child appends an event to `<session>.tasks` when a task ends (`task-done`) or asks for
 //! help (`help-request`). Each event for a task the host issued — a `dispatched` line of the
@@ -134,13 +134,12 @@ fn modified_ms(path: &Path) -> Option<u64> {
     u64::try_from(since.as_millis()).ok()
 }
 
-/// Since when the specialist's last stop attempt is unconfirmed (seed 003: "If confirmation
-/// times out, the specialist is `stalled` in an unconfirmed-stop state"), from its ledger and
+/// Since when the specialist's last stop attempt is unconfirmed (if the confirmation of its exit
+/// times out, the specialist is `stalled` in an unconfirmed-stop state), from its ledger and
 /// task events: the attempt's directive was published (`stop-pending`, not followed by
 /// `stopped` or another attempt's `stop-failed`), no task holds it, and [`STOP_DEADLINE_MS`]
 /// has passed since it was published or since the task that held it was delivered. The initial
-/// task of an uncertain launch holds nothing (seed 003: "An uncertain launch's initial task does
-/// not hold stop pending").
+/// task of an uncertain launch holds nothing (docs/lifecycle.md, "Persistent specialists").
 ///
 /// Exit evidence is the caller's: a specialist whose exit is observed is finalizing, not
 /// stalled.

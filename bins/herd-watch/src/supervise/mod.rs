@@ -80,7 +80,8 @@ impl Default for Options {
 
 /// The environment variable overriding the no-progress budget, in seconds (0 turns it off).
 pub const HANG_WARNING_ENV: &str = "HERD_HANG_WARNING_SECS";
-/// The default no-progress budget of seed 003's supervision (15 minutes).
+/// The default no-progress budget of supervision (15 minutes; docs/lifecycle.md, "Notices to the
+/// parent").
 pub const DEFAULT_HANG_WARNING: Duration = Duration::from_secs(15 * 60);
 
 fn hang_warning_from_env() -> Option<Duration> {
@@ -138,7 +139,8 @@ struct Tracked {
 }
 
 /// The watcher's retries of a termination that a cancel left unconfirmed: one attempt at a time,
-/// in a thread of its own (an attempt may take the cancel deadline), paced by seed 003's backoff.
+/// in a thread of its own (an attempt may take the cancel deadline), paced by the probes' backoff
+/// (1 s doubling to a 30 s cap).
 #[derive(Default)]
 struct Retries {
     attempt: Option<JoinHandle<Result<(), String>>>,

@@ -16,7 +16,7 @@ use super::Tracked;
 ///
 /// `listed` is what this interval's listing of the run's surface said of its pane: a running
 /// pane there needs no query of its own. Herdr's agent status of the pane, from the listing or
-/// the query, feeds the turn (protocol.md §3.1).
+/// the query, feeds the turn (docs/lifecycle.md, "Status").
 pub(super) fn reconcile(
     run: &mut Tracked,
     artifacts: &Artifacts,

@@ -279,8 +279,9 @@ pub(super) fn complete(
 }
 
 /// Step 5: the status projection's transitions, each an event (and a line in the run's
-/// events); the stall and recovery notices of protocol.md §3.2 and seed 003's unconfirmed-stop
-/// notice; the no-progress notice; queued steering delivered between turns.
+/// events); the stall and recovery notices and the unconfirmed-stop notice (docs/lifecycle.md,
+/// "Notices to the parent" and "Persistent specialists"); the no-progress notice; queued
+/// steering delivered between turns.
 pub(super) fn transitions(
     run: &mut Tracked,
     artifacts: &Artifacts,
@@ -365,7 +366,8 @@ fn deliver_queued_steer(
     }
 }
 
-/// A non-interactive run's stall and recovery notices, in protocol.md §3.2's shapes.
+/// A non-interactive run's stall and recovery notices (docs/lifecycle.md, "Notices to the
+/// parent").
 fn stall_notice(
     run: &Tracked,
     id: &str,
@@ -376,7 +378,7 @@ fn stall_notice(
     events: &mut Vec<Event>,
 ) {
     let name = run.record.name.clone();
-    // Protocol.md §3.2's shapes: "<name> running <rt>, stalled <d>." and
+    // The notices' shapes: "<name> running <rt>, stalled <d>." and
     // "<name> running <rt>, recovered; active (<label> <d>)."
     let running = short_duration(run.lifecycle.elapsed_ms(now));
     let held = projection
