@@ -15,11 +15,13 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use herd_cli::Output;
+use herd_core::error::ErrorDocument;
 use herd_core::{Error, ErrorCode, exit};
 use herd_protocol::launch::LaunchAck;
 use herd_protocol::layout::Artifacts;
 use herd_protocol::run::{LaunchStatus, RemoteRun, RemoteWorktree, RunRecord, Runner, SurfaceKind};
 use herd_remote::{Hosts, Ssh};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::{RunnerChoice, SpawnArgs, SurfaceChoice};
@@ -61,6 +63,90 @@ pub fn spawn(
         .and_then(Value::as_str)
         .ok_or_else(|| Error::invalid("name", "the request has no name"))?
         .to_owned();
+    refuse_unsupported(host, &record, fields, args)?;
+    let ssh = Ssh::new(record.destination()?, env)?;
+    let remote_artifacts = record.artifacts_for(artifacts.root());
+    // A worktree child's base commit goes to a herd-owned clone on the host by git itself.
+    let worktree = match request.get("worktree").filter(|w| w.is_object()).cloned() {
+        Some(wt) => Some(prepare_worktree(&ssh, &record, &mut request, &wt, env)?),
+        None => None,
+    };
+    let remote_args = remote_args(args, env)?;
+
+    let mut local = claim(artifacts, &name, args, host, &remote_artifacts)?;
+    if let Some(remote) = local.extra.remote.as_mut() {
+        remote.worktree = worktree;
+    }
+    let body = serde_json::to_vec(&request).map_err(|e| Error::internal(e.to_string()))?;
+    let words: Vec<&str> = remote_args.iter().map(String::as_str).collect();
+    let out = match record.run_herd(
+        &ssh,
+        "herd-launch",
+        &remote_artifacts,
+        &words,
+        Some(&body),
+        SPAWN_BUDGET,
+    ) {
+        Ok(out) => out,
+        Err(err) if err.code == ErrorCode::Timeout => {
+            // The request went out: the remote may have launched it.
+            local.status = LaunchStatus::Uncertain;
+            local.launch_failure = Some(err.message.clone());
+            crate::files::save_record(artifacts, &mut local)?;
+            return Err(Error::new(
+                ErrorCode::Uncertain,
+                format!(
+                    "{} (the launch may have happened there: check with `ssh {host} \
+                     herd-watch --artifacts {remote_artifacts} status`)",
+                    err.message
+                ),
+            ));
+        }
+        Err(err) => {
+            withdraw(artifacts, &local);
+            return Err(err);
+        }
+    };
+    let text = out.stdout.text().into_owned();
+    let doc: Value = serde_json::from_str(text.trim()).unwrap_or(Value::Null);
+    if let Some(err) = remote_error(host, &doc) {
+        // The remote refused or failed before launching: its error, and nothing left here.
+        withdraw(artifacts, &local);
+        return Err(err);
+    }
+    let Ok(mut ack) = serde_json::from_value::<LaunchAck>(doc) else {
+        local.status = LaunchStatus::Uncertain;
+        local.launch_failure = Some(format!(
+            "{host} answered the launch with no acknowledgement (exit {:?}): {}",
+            out.code,
+            herd_core::escape::encode_host_value(out.stderr.text().trim(), 300)
+        ));
+        crate::files::save_record(artifacts, &mut local)?;
+        return Ok(Output::ok(&local, local_human(&local)).with_exit(exit::UNCERTAIN));
+    };
+    adopt(&mut local, &ack);
+    crate::files::save_record(artifacts, &mut local)?;
+
+    let code = match ack.status {
+        LaunchStatus::Launched => exit::SUCCESS,
+        LaunchStatus::Uncertain => exit::UNCERTAIN,
+        LaunchStatus::Failed | LaunchStatus::Pending => exit::NO_ANSWER,
+    };
+    ack.remote_run_id = Some(std::mem::replace(&mut ack.run_id, local.run_id.clone()));
+    ack.host = Some(host.to_owned());
+    ack.artifacts = artifacts.root().display().to_string();
+    let human = local_human(&local);
+    Ok(Output::ok(ack, human).with_exit(code))
+}
+
+/// Refuses, before the host is asked, what does not run on another machine: a Pi child on a
+/// host without Pi, a persistent specialist, a fallback launch.
+fn refuse_unsupported(
+    host: &str,
+    record: &herd_remote::HostRecord,
+    fields: &serde_json::Map<String, Value>,
+    args: &SpawnArgs,
+) -> Result<(), Error> {
     if args.runner == RunnerChoice::Pi && record.pi_version.is_none() {
         return Err(Error::new(
             ErrorCode::Unavailable,
@@ -88,15 +174,15 @@ pub fn spawn(
             "a fallback launch of a run on another machine is the host's: run it there",
         ));
     }
-    let ssh = Ssh::new(record.destination()?, env)?;
-    let remote_artifacts = record.artifacts_for(artifacts.root());
-    // A worktree child's base commit goes to a herd-owned clone on the host by git itself.
-    let worktree = match request.get("worktree").filter(|w| w.is_object()).cloned() {
-        Some(wt) => Some(prepare_worktree(&ssh, &record, &mut request, &wt, env)?),
-        None => None,
-    };
+    Ok(())
+}
 
-    // The remote's argv: data only as quoted words, the request itself on stdin.
+/// The host's `herd-launch spawn` arguments: data only as quoted words (the request itself
+/// goes on stdin).
+fn remote_args(
+    args: &SpawnArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<String>, Error> {
     let surface = match args.surface {
         SurfaceChoice::Auto | SurfaceChoice::Process => "process",
         SurfaceChoice::Tmux => "tmux",
@@ -136,70 +222,29 @@ pub fn spawn(
         }
     }
 
-    let mut local = claim(artifacts, &name, args, host, &remote_artifacts)?;
-    if let Some(remote) = local.extra.remote.as_mut() {
-        remote.worktree = worktree;
-    }
-    let body = serde_json::to_vec(&request).map_err(|e| Error::internal(e.to_string()))?;
-    let words: Vec<&str> = remote_args.iter().map(String::as_str).collect();
-    let out = match record.run_herd(
-        &ssh,
-        "herd-launch",
-        &remote_artifacts,
-        &words,
-        Some(&body),
-        SPAWN_BUDGET,
-    ) {
-        Ok(out) => out,
-        Err(err) if err.code == ErrorCode::Timeout => {
-            // The request went out: the remote may have launched it.
-            local.status = LaunchStatus::Uncertain;
-            local.launch_failure = Some(err.message.clone());
-            crate::files::save_record(artifacts, &mut local)?;
-            return Err(Error::new(
-                ErrorCode::Uncertain,
-                format!(
-                    "{} (the launch may have happened there: check with `ssh {host} \
-                     herd-watch --artifacts {remote_artifacts} status`)",
-                    err.message
-                ),
-            ));
+    Ok(remote_args)
+}
+
+/// The host's refusal or failure before it launched, from its error document.
+fn remote_error(host: &str, doc: &Value) -> Option<Error> {
+    doc.get("error")?;
+    Some(match ErrorDocument::deserialize(doc) {
+        Ok(ErrorDocument { error }) => {
+            let err = Error::new(error.code, format!("on {host}: {}", error.message));
+            match error.field {
+                Some(field) => err.with_field(field),
+                None => err,
+            }
         }
-        Err(err) => {
-            withdraw(artifacts, &local);
-            return Err(err);
-        }
-    };
-    let text = out.stdout.text().into_owned();
-    let doc: Value = serde_json::from_str(text.trim()).unwrap_or(Value::Null);
-    if let Some(error) = doc.get("error") {
-        // The remote refused or failed before launching: its error, and nothing left here.
-        withdraw(artifacts, &local);
-        let code = error
-            .get("code")
-            .and_then(Value::as_str)
-            .and_then(|c| ErrorCode::ALL.into_iter().find(|k| k.as_str() == c))
-            .unwrap_or(ErrorCode::Unavailable);
-        let message = error
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("the remote launch failed");
-        let mut err = Error::new(code, format!("on {host}: {message}"));
-        if let Some(field) = error.get("field").and_then(Value::as_str) {
-            err = err.with_field(field);
-        }
-        return Err(err);
-    }
-    let Ok(mut ack) = serde_json::from_value::<LaunchAck>(doc) else {
-        local.status = LaunchStatus::Uncertain;
-        local.launch_failure = Some(format!(
-            "{host} answered the launch with no acknowledgement (exit {:?}): {}",
-            out.code,
-            herd_core::escape::encode_host_value(out.stderr.text().trim(), 300)
-        ));
-        crate::files::save_record(artifacts, &mut local)?;
-        return Ok(Output::ok(&local, local_human(&local)).with_exit(exit::UNCERTAIN));
-    };
+        Err(_) => Error::new(
+            ErrorCode::Unavailable,
+            format!("on {host}: the remote launch failed"),
+        ),
+    })
+}
+
+/// What the host's acknowledgement says of the launched child, taken into the local record.
+fn adopt(local: &mut RunRecord, ack: &LaunchAck) {
     local.status = ack.status;
     local.surface = ack.surface;
     local.runner = ack.runner;
@@ -214,18 +259,6 @@ pub fn spawn(
         remote.run_id = Some(ack.run_id.clone());
         remote.session_file = Some(ack.session_file.clone());
     }
-    crate::files::save_record(artifacts, &mut local)?;
-
-    let code = match ack.status {
-        LaunchStatus::Launched => exit::SUCCESS,
-        LaunchStatus::Uncertain => exit::UNCERTAIN,
-        LaunchStatus::Failed | LaunchStatus::Pending => exit::NO_ANSWER,
-    };
-    ack.remote_run_id = Some(std::mem::replace(&mut ack.run_id, local.run_id.clone()));
-    ack.host = Some(host.to_owned());
-    ack.artifacts = artifacts.root().display().to_string();
-    let human = local_human(&local);
-    Ok(Output::ok(ack, human).with_exit(code))
 }
 
 /// The budget of each git call of a remote worktree's preparation.
