@@ -1,4 +1,167 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 49fc5eaead2ee3a87f6aac5240348eeb88ec5b3d6c9aa3d4727e74906f345f1f
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 b1281ada70857a5f22cf7e9c57413f20dd8e98adafe421c1a344929fe635d7d4
+// src/shared/decode.ts
+var DOCUMENT_LIMIT = 4 * 1024 * 1024;
+function isObject(value) {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+function shape(check) {
+  return { check };
+}
+function described(value) {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "string" ? `the string ${JSON.stringify(value.slice(0, 40))}` : `a ${typeof value}`;
+}
+var unknownValue = shape(() => void 0);
+var string = shape((v, at) => typeof v === "string" ? void 0 : `${at} is ${described(v)}, not a string`);
+var boolean = shape((v, at) => typeof v === "boolean" ? void 0 : `${at} is ${described(v)}, not a boolean`);
+var number = shape((v, at) => typeof v === "number" && Number.isFinite(v) ? void 0 : `${at} is ${described(v)}, not a number`);
+var integer = shape((v, at) => Number.isInteger(v) ? void 0 : `${at} is ${described(v)}, not an integer`);
+function member() {
+  return shape((v, at) => string.check(v, at));
+}
+function where(inner, test, rule) {
+  return shape((v, at) => inner.check(v, at) ?? (test(v) ? void 0 : `${at} is not ${rule}`));
+}
+function literal(...values) {
+  return shape((v, at) => values.includes(v) ? void 0 : `${at} is ${described(v)}, not one of ${values.map((x) => JSON.stringify(x)).join(", ")}`);
+}
+function nullable(inner) {
+  return shape((v, at) => v === null ? void 0 : inner.check(v, at));
+}
+function optional(inner) {
+  return shape((v, at) => v === void 0 ? void 0 : inner.check(v, at));
+}
+function array(inner) {
+  return shape((v, at) => {
+    if (!Array.isArray(v)) return `${at} is ${described(v)}, not an array`;
+    for (const [i, item] of v.entries()) {
+      const why = inner.check(item, `${at}[${i}]`);
+      if (why !== void 0) return why;
+    }
+    return void 0;
+  });
+}
+function object(fields) {
+  const entries = Object.entries(fields);
+  return shape((v, at) => {
+    if (!isObject(v)) return `${at} is ${described(v)}, not an object`;
+    for (const [key, inner] of entries) {
+      const why = inner.check(v[key], `${at}.${key}`);
+      if (why !== void 0) return why;
+    }
+    return void 0;
+  });
+}
+function variants(tag, cases) {
+  const known = /* @__PURE__ */ new Map();
+  for (const [name, fields] of Object.entries(cases)) if (fields) known.set(name, object(fields));
+  return shape((v, at) => {
+    if (!isObject(v)) return `${at} is ${described(v)}, not an object`;
+    const value = v[tag];
+    const inner = typeof value === "string" ? known.get(value) : void 0;
+    return inner === void 0 ? `${at}.${tag} is ${described(value)}, not one this reader knows` : inner.check(v, at);
+  });
+}
+function decodeValue(value, check, what) {
+  const why = check.check(value, what);
+  return why === void 0 ? { ok: true, value } : { ok: false, error: why };
+}
+function decode(text, check, what, limit = DOCUMENT_LIMIT) {
+  if (text === void 0 || text.trim() === "") return { ok: false, error: `${what} is empty` };
+  if (text.length > limit) return { ok: false, error: `${what} is larger than ${limit} characters` };
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, error: `${what} is not JSON: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  return decodeValue(value, check, what);
+}
+function decoded(text, check, what, limit = DOCUMENT_LIMIT) {
+  const out = decode(text, check, what, limit);
+  return out.ok ? out.value : void 0;
+}
+
+// src/shared/process.ts
+import { spawn } from "node:child_process";
+var DEFAULT_GRACE_MS = 2e3;
+function signalProcess(pid, signal, alone = false) {
+  try {
+    process.kill(alone ? pid : -pid, signal);
+  } catch {
+  }
+}
+function terminate(pid, alone, graceMs, ended) {
+  signalProcess(pid, "SIGTERM", alone);
+  setTimeout(() => {
+    if (!ended()) signalProcess(pid, "SIGKILL", alone);
+  }, graceMs).unref?.();
+}
+function runProcess(program, args, options) {
+  return new Promise((resolve2) => {
+    const grace = options.graceMs ?? DEFAULT_GRACE_MS;
+    const alone = options.terminal === true;
+    let child;
+    try {
+      child = spawn(program, args, {
+        cwd: options.cwd,
+        env: options.env,
+        detached: !alone,
+        stdio: [options.input === void 0 ? "ignore" : "pipe", "pipe", "pipe"]
+      });
+    } catch (err) {
+      resolve2({ code: null, stdout: "", stderr: "", timedOut: false, error: String(err) });
+      return;
+    }
+    let stdout = "";
+    let stderr = "";
+    let error;
+    let timedOut = false;
+    let exited = false;
+    let settled = false;
+    const pid = child.pid;
+    const budget = pid === void 0 ? void 0 : setTimeout(() => {
+      timedOut = true;
+      terminate(pid, alone, grace, () => exited);
+    }, options.budgetMs);
+    const finish = (code) => {
+      if (settled) return;
+      settled = true;
+      if (budget) clearTimeout(budget);
+      const ran = { code, stdout, stderr, timedOut };
+      resolve2(error === void 0 ? ran : { ...ran, error });
+    };
+    if (pid !== void 0) options.started?.({ pid, signal: (signal) => signalProcess(pid, signal, alone) });
+    child.stdout?.setEncoding("utf8");
+    child.stdout?.on("data", (chunk) => {
+      if (stdout.length < options.stdoutLimit) stdout = (stdout + chunk).slice(0, options.stdoutLimit);
+    });
+    child.stderr?.setEncoding("utf8");
+    child.stderr?.on("data", (chunk) => {
+      stderr = (stderr + chunk).slice(-options.stderrLimit);
+    });
+    if (child.stdin) {
+      child.stdin.on("error", () => {
+      });
+      child.stdin.end(options.input ?? "");
+    }
+    child.on("error", (err) => {
+      error = String(err);
+      if (pid === void 0) finish(null);
+    });
+    child.on("exit", (code) => {
+      exited = true;
+      setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        finish(code);
+      }, grace).unref?.();
+    });
+    child.on("close", (code) => finish(code));
+  });
+}
+
 // src/child/files.ts
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -28,24 +191,24 @@ function appendPrivate(file, line) {
     fs.closeSync(fd);
   }
 }
-function isObject(value) {
+function isObject2(value) {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 function parseObject(text) {
   if (text === void 0) return void 0;
   try {
     const value = JSON.parse(text);
-    return isObject(value) ? value : void 0;
+    return isObject2(value) ? value : void 0;
   } catch {
     return void 0;
   }
 }
-function stringAt(object, key) {
-  const value = object?.[key];
+function stringAt(object2, key) {
+  const value = object2?.[key];
   return typeof value === "string" ? value : void 0;
 }
-function integerAt(object, key) {
-  const value = object?.[key];
+function integerAt(object2, key) {
+  const value = object2?.[key];
   return typeof value === "number" && Number.isInteger(value) ? value : void 0;
 }
 function label(value) {
@@ -54,49 +217,9 @@ function label(value) {
 }
 
 // src/child/programs.ts
-import { spawn } from "node:child_process";
 import * as path2 from "node:path";
 function herdProgram(binDir, name) {
   return binDir ? path2.join(binDir, name) : name;
-}
-function killGroup(pid, signal) {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-  }
-}
-var STDERR_TAIL = 4e3;
-function runProgram(program, args, options) {
-  return new Promise((resolve2) => {
-    let stdout = "";
-    let stderr = "";
-    let error;
-    let child;
-    try {
-      child = spawn(program, args, { detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    } catch (err) {
-      resolve2({ code: null, stdout, stderr, error: String(err) });
-      return;
-    }
-    if (child.pid !== void 0) options.started?.(child.pid);
-    child.stdout.on("data", (chunk) => {
-      if (stdout.length < options.stdoutLimit) stdout += chunk.toString("utf8");
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_TAIL);
-    });
-    let settled = false;
-    const finish = (code) => {
-      if (settled) return;
-      settled = true;
-      resolve2(error === void 0 ? { code, stdout, stderr } : { code, stdout, stderr, error });
-    };
-    child.on("error", (err) => {
-      error = String(err);
-      if (child.pid === void 0) finish(null);
-    });
-    child.on("close", finish);
-  });
 }
 
 // src/child/accept.ts
@@ -104,16 +227,31 @@ var CHECK_FEEDBACK_CHARS = 4e3;
 var CHECK_KILL_GRACE_MS = 5e3;
 var CHECK_SLACK_MS = 3e4;
 var ANSWER_LIMIT = 256 * 1024;
+var STDERR_TAIL = 4e3;
+var acceptSpec = object({
+  version: where(integer, (v) => v === 1, "version 1"),
+  run: string,
+  maxRetries: optional(nullable(integer)),
+  timeoutSec: optional(nullable(integer))
+});
+var checkRun = object({
+  passed: boolean,
+  outcome: member(),
+  exit_code: nullable(integer),
+  timed_out: boolean,
+  output: string,
+  timeout_sec: integer,
+  signal: nullable(integer),
+  error: nullable(string)
+});
 function readAcceptLimits(file) {
   if (!file) return void 0;
-  const spec = parseObject(readSmall(file));
-  const run = stringAt(spec, "run");
-  if (integerAt(spec, "version") !== 1 || !run) return void 0;
-  const maxRetries = integerAt(spec, "maxRetries");
-  const timeoutSec = integerAt(spec, "timeoutSec");
+  const spec = decoded(readSmall(file), acceptSpec, file);
+  if (!spec || !spec.run) return void 0;
+  const { maxRetries, timeoutSec } = spec;
   return {
-    maxRetries: maxRetries === void 0 ? 1 : Math.min(Math.max(maxRetries, 0), 5),
-    timeoutSec: timeoutSec === void 0 ? 600 : Math.min(Math.max(timeoutSec, 1), 3600)
+    maxRetries: maxRetries == null ? 1 : Math.min(Math.max(maxRetries, 0), 5),
+    timeoutSec: timeoutSec == null ? 600 : Math.min(Math.max(timeoutSec, 1), 3600)
   };
 }
 var AcceptChecks = class {
@@ -125,70 +263,58 @@ var AcceptChecks = class {
   /** Runs the check of the spec at `specFile` once in `cwd`. */
   async run(specFile, cwd, limits) {
     const program = herdProgram(this.binDir, "herd-accept");
-    let pid;
-    const guard = setTimeout(
-      () => {
-        if (pid !== void 0) killGroup(pid, "SIGTERM");
-      },
-      limits.timeoutSec * 1e3 + CHECK_KILL_GRACE_MS + CHECK_SLACK_MS
-    );
-    const run = await runProgram(program, ["check", "--spec", specFile, "--cwd", cwd, "--json"], {
+    let running;
+    const run = await runProcess(program, ["check", "--spec", specFile, "--cwd", cwd, "--json"], {
+      // herd-accept ends its check itself; beyond that and the slack, it is stopped.
+      budgetMs: limits.timeoutSec * 1e3 + CHECK_KILL_GRACE_MS + CHECK_SLACK_MS,
+      graceMs: CHECK_KILL_GRACE_MS,
       stdoutLimit: ANSWER_LIMIT,
+      stderrLimit: STDERR_TAIL,
       started: (started) => {
-        pid = started;
+        running = started;
         this.running.add(started);
       }
     });
-    clearTimeout(guard);
-    if (pid !== void 0) this.running.delete(pid);
-    const answer = parseObject(run.stdout);
-    if (!answer || typeof answer.passed !== "boolean") {
+    if (running) this.running.delete(running);
+    const answer = decode(run.stdout, checkRun, "herd-accept check --json", ANSWER_LIMIT);
+    if (!answer.ok) {
       const why = run.error ?? `${program} exited with ${run.code ?? "a signal"}: ${run.stderr.trim()}`;
       return { passed: false, exitCode: null, timedOut: false, output: why, why: `could not run (${why})` };
     }
-    return checkResultOf(answer);
+    return checkResultOf(answer.value);
   }
   /**
    * Asks every running herd-accept to stop: it terminates its check's group (SIGTERM, then
    * SIGKILL a second later), so it is never killed outright here.
    */
   stop() {
-    for (const pid of this.running) killGroup(pid, "SIGTERM");
+    for (const running of this.running) running.signal("SIGTERM");
   }
 };
 function checkResultOf(answer) {
-  const exitCode = integerAt(answer, "exit_code") ?? null;
-  const outcome = stringAt(answer, "outcome");
-  const timedOut = answer.timed_out === true;
-  const output = stringAt(answer, "output") ?? "";
+  const exitCode = answer.exit_code;
   let why;
-  switch (outcome) {
+  switch (answer.outcome) {
     case "passed":
       why = "passed";
       break;
     case "timed-out":
-      why = `timed out after ${integerAt(answer, "timeout_sec") ?? "its timeout of"}s`;
+      why = `timed out after ${answer.timeout_sec}s`;
       break;
     case "signalled":
-      why = `was ended by signal ${integerAt(answer, "signal") ?? "?"}`;
+      why = `was ended by signal ${answer.signal ?? "?"}`;
       break;
     case "cancelled":
       why = "was cancelled";
       break;
     case "directory-missing":
     case "could-not-start":
-      why = `could not run (${stringAt(answer, "error") ?? outcome})`;
+      why = `could not run (${answer.error ?? answer.outcome})`;
       break;
     default:
       why = `exited with ${exitCode}`;
   }
-  return {
-    passed: answer.passed === true,
-    exitCode,
-    timedOut,
-    output: output || (stringAt(answer, "error") ?? ""),
-    why
-  };
+  return { passed: answer.passed, exitCode, timedOut: answer.timed_out, output: answer.output || (answer.error ?? ""), why };
 }
 
 // src/child/activity.ts
@@ -198,13 +324,13 @@ var Activity = class {
    * `file` is the snapshot; `runId` the run it speaks for. A persistent specialist's sequence
    * never resets, not even across a restart of Pi, so it goes on from the snapshot it finds.
    */
-  constructor(file, runId, persistent) {
+  constructor(file, runId2, persistent) {
     this.file = file;
-    this.runId = runId;
+    this.runId = runId2;
     this.persistent = persistent;
     const previous = file ? parseObject(readSmall(file)) : void 0;
     const sequence = integerAt(previous, "sequence");
-    if (stringAt(previous, "runningChildId") === runId && sequence !== void 0) {
+    if (stringAt(previous, "runningChildId") === runId2 && sequence !== void 0) {
       this.sequence = sequence;
       this.inputs = integerAt(previous, "inputCount") ?? 0;
     }
@@ -333,7 +459,7 @@ var Activity = class {
       providerActive: this.providerActive,
       toolActive: this.toolActive
     };
-    const optional = {
+    const optional2 = {
       activeScope: this.scope(),
       activeSince: this.activeSince,
       waitingSince: this.waitingSince,
@@ -345,7 +471,7 @@ var Activity = class {
       toolEndedAt: this.toolEndedAt,
       inputCount: this.inputs > 0 ? this.inputs : void 0
     };
-    for (const [key, value] of Object.entries(optional)) {
+    for (const [key, value] of Object.entries(optional2)) {
       if (value !== void 0) Object.assign(snapshot, { [key]: value });
     }
     try {
@@ -414,11 +540,11 @@ var RUN_FILES = {
   remote: ".remote.json",
   usage: ".usage.json"
 };
-function runFileName(runId, kind) {
-  return `${runId}${RUN_FILES[kind]}`;
+function runFileName(runId2, kind) {
+  return `${runId2}${RUN_FILES[kind]}`;
 }
-function runFile(dir, runId, kind) {
-  return path3.join(dir, RUNS_DIR, runFileName(runId, kind));
+function runFile(dir, runId2, kind) {
+  return path3.join(dir, RUNS_DIR, runFileName(runId2, kind));
 }
 function recordRunId(name) {
   return name.endsWith(RUN_FILES.record) ? name.slice(0, -RUN_FILES.record.length) : void 0;
@@ -433,8 +559,8 @@ var SESSION_FILES = {
   needsInput: ".needs-input.json",
   acceptTries: ".accept-tries.json"
 };
-function sessionFile(session, kind) {
-  return `${session}${SESSION_FILES[kind]}`;
+function sessionFile(session2, kind) {
+  return `${session2}${SESSION_FILES[kind]}`;
 }
 var TASK_INBOX_PREFIX = ".task-inbox.";
 var TASK_INBOX_SUFFIX = ".json";
@@ -518,13 +644,13 @@ var Inbox = class {
 // src/child/needs-input.ts
 var NeedsInput = class {
   /** `file` is `<session>.needs-input.json`; `runId` the run it speaks for. */
-  constructor(file, runId, now = Date.now) {
+  constructor(file, runId2, now = Date.now) {
     this.file = file;
-    this.runId = runId;
+    this.runId = runId2;
     this.now = now;
     const previous = file ? parseObject(readSmall(file)) : void 0;
     const sequence = integerAt(previous, "sequence");
-    if (stringAt(previous, "runningChildId") === runId && sequence !== void 0) this.sequence = sequence;
+    if (stringAt(previous, "runningChildId") === runId2 && sequence !== void 0) this.sequence = sequence;
   }
   file;
   runId;
@@ -588,9 +714,9 @@ var NeedsInput = class {
 
 // src/child/messages.ts
 function answerOf(message) {
-  if (!isObject(message) || message.role !== "assistant") return void 0;
+  if (!isObject2(message) || message.role !== "assistant") return void 0;
   const content = Array.isArray(message.content) ? message.content : [];
-  const text = content.filter(isObject).filter((block) => block.type === "text").map((block) => stringAt(block, "text")).filter((t) => t !== void 0).join("\n");
+  const text = content.filter(isObject2).filter((block) => block.type === "text").map((block) => stringAt(block, "text")).filter((t) => t !== void 0).join("\n");
   return {
     stopReason: stringAt(message, "stopReason"),
     errorMessage: stringAt(message, "errorMessage"),
@@ -614,7 +740,7 @@ function sessionLastAnswer(ctx) {
   }
   for (let i = entries.length - 1; i >= 0; i--) {
     const entry = entries[i];
-    if (isObject(entry) && entry.type === "message") {
+    if (isObject2(entry) && entry.type === "message") {
       const answer = answerOf(entry.message);
       if (answer) return answer;
     }
@@ -629,103 +755,201 @@ import * as path6 from "node:path";
 // src/generated/protocol.ts
 var RUN_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
+// src/shared/formats.ts
+var maybeString = optional(nullable(string));
+var errorDocument = object({ error: object({ message: string }) });
+var runRecord = object({
+  run_id: string,
+  name: string,
+  session_file: string,
+  agent: maybeString,
+  parent_run_id: maybeString,
+  persistent: optional(boolean),
+  interactive: optional(boolean),
+  auto_exit: optional(boolean),
+  status: member(),
+  surface: member(),
+  cwd: string,
+  model: maybeString,
+  thinking: maybeString,
+  updated_at_ms: optional(number),
+  pane: optional(nullable(object({ pane_id: string, workspace_id: maybeString, tab_id: maybeString })))
+});
+var detailFields = {
+  elapsedMs: optional(nullable(number)),
+  errorMessage: maybeString,
+  error: optional(nullable(member())),
+  sessionFile: maybeString,
+  stdoutFile: maybeString
+};
+var outcome = literal("completed", "failed", "cancelled", "help");
+var watchEvent = variants("event", {
+  result: { run_id: string, name: string, key: string, message: string, outcome, task: maybeString, details: object(detailFields) },
+  status: { run_id: string, name: string, label: member() },
+  stalled: { run_id: string, name: string, message: string },
+  recovered: { run_id: string, name: string, message: string },
+  notice: { run_id: string, message: string },
+  needs_input: { run_id: string, name: string, message: string }
+});
+var watchWait = object({ run_id: string, name: string, message: string, outcome, details: object(detailFields) });
+var statusRow = object({
+  run_id: string,
+  label: member(),
+  detail: nullable(string),
+  since_ms: nullable(number),
+  elapsed_ms: number,
+  outcome: nullable(outcome),
+  delivered: boolean
+});
+var statusRuns = object({ runs: array(statusRow) });
+var statusWidget = object({
+  widget: string,
+  accent: literal("blue", "amber"),
+  active: integer,
+  open: integer,
+  runs: array(statusRow)
+});
+var watchNotify = object({ looking: boolean, told: array(object({ shown: boolean })) });
+var watchSteer = object({ request_id: string, state: member() });
+var watchCancel = object({ status: member() });
+var watchStop = object({ status: member() });
+var launchAck = object({
+  run_id: string,
+  session_file: string,
+  status: member(),
+  pane_id: optional(string),
+  persistent_ids: optional(object({ task_id: string }))
+});
+var launchSend = object({ run_id: string, task_id: string });
+var launchModels = object({ guideline: string });
+var strings = array(string);
+var rolesListing = object({
+  roles: array(
+    object({
+      name: string,
+      scope: string,
+      error: maybeString,
+      description: maybeString,
+      model: maybeString,
+      thinking: maybeString,
+      tools: optional(nullable(strings)),
+      deny_tools: optional(strings),
+      skills: optional(nullable(strings)),
+      spawning: optional(nullable(boolean))
+    })
+  ),
+  specialists: array(object({ run_id: string, state: string }))
+});
+var session = literal("parent", "child");
+var registry = object({
+  format_version: where(integer, (v) => v === 1, "format version 1"),
+  tools: array(
+    object({
+      name: string,
+      description: string,
+      exposure: literal("deferred", "direct", "inactive"),
+      parameters: object({}),
+      sessions: array(session)
+    })
+  ),
+  commands: array(
+    object({
+      name: string,
+      description: string,
+      sessions: array(session),
+      usage: array(object({ text: string, sessions: optional(nullable(array(session))) }))
+    })
+  )
+});
+
 // src/shared/piherd-result.ts
 import * as fs4 from "node:fs";
 
 // src/shared/piherd-records.ts
-import * as fs3 from "node:fs";
 import * as path5 from "node:path";
-var LABEL_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
-var FORMAT_VERSION = 1;
-var READ_LIMIT2 = 256 * 1024;
-function isDoc(value) {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-function readBounded(file) {
+
+// src/shared/runs.ts
+import * as fs3 from "node:fs";
+var RECORD_LIMIT = 256 * 1024;
+function readLimited(file, limit) {
   try {
-    if (fs3.statSync(file).size > READ_LIMIT2) return void 0;
-    const value = JSON.parse(fs3.readFileSync(file, "utf8"));
-    return isDoc(value) ? value : void 0;
+    const stat = fs3.statSync(file);
+    if (!stat.isFile() || stat.size > limit) return void 0;
+    return fs3.readFileSync(file, "utf8");
   } catch {
     return void 0;
   }
 }
+function readDocument(file, shape2, limit) {
+  return decoded(readLimited(file, limit), shape2, file, limit);
+}
+function readRecord(dir, runId2) {
+  if (!RUN_ID_PATTERN.test(runId2)) return void 0;
+  return readDocument(runFile(dir, runId2, "record"), runRecord, RECORD_LIMIT);
+}
+
+// src/shared/piherd-records.ts
+var LABEL_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
+var FORMAT_VERSION = 1;
+var READ_LIMIT2 = 256 * 1024;
 function ownerDir(artifacts, owner) {
   return owner === null ? path5.join(artifacts, "pi-herd", "root") : path5.join(artifacts, "pi-herd", "children", owner);
 }
 function workerPath(artifacts, owner, label2) {
   return path5.join(ownerDir(artifacts, owner), `${label2}.json`);
 }
-function strings(value) {
-  return Array.isArray(value) && value.every((v) => typeof v === "string") ? value : void 0;
-}
-function parseWorker(doc) {
-  if (!doc || doc.format_version !== FORMAT_VERSION || typeof doc.label !== "string" || !LABEL_PATTERN.test(doc.label)) return void 0;
-  if (!(doc.owner_run_id === null || typeof doc.owner_run_id === "string" && RUN_ID_PATTERN.test(doc.owner_run_id))) return void 0;
-  if (typeof doc.owner_session_id !== "string" || !(doc.agent === null || typeof doc.agent === "string")) return void 0;
-  if (typeof doc.reusable !== "boolean" || typeof doc.created_at_ms !== "number") return void 0;
-  if (!(doc.closed_at_ms === null || typeof doc.closed_at_ms === "number") || !Array.isArray(doc.assignments)) return void 0;
-  const cleanup = doc.cleanup_error === void 0 || doc.cleanup_error === null ? null : strings(doc.cleanup_error);
-  if (cleanup === void 0) return void 0;
-  const assignments = [];
-  for (const a of doc.assignments) {
-    if (!isDoc(a) || typeof a.request_id !== "string" || typeof a.started_at_ms !== "number") return void 0;
-    const runs = strings(a.runs);
-    const steers = strings(a.steers);
-    if (!runs || !runs.every((r) => RUN_ID_PATTERN.test(r)) || !steers || !Array.isArray(a.asks)) return void 0;
-    if (!(a.task_id === null || typeof a.task_id === "string")) return void 0;
-    const asks = [];
-    for (const k of a.asks) {
-      if (!isDoc(k) || typeof k.ask_id !== "string" || !(k.reply_request_id === null || typeof k.reply_request_id === "string")) return void 0;
-      asks.push({ ask_id: k.ask_id, reply_request_id: k.reply_request_id });
-    }
-    assignments.push({ request_id: a.request_id, runs, task_id: a.task_id, started_at_ms: a.started_at_ms, asks, steers });
-  }
-  return {
-    format_version: FORMAT_VERSION,
-    label: doc.label,
-    owner_run_id: doc.owner_run_id,
-    owner_session_id: doc.owner_session_id,
-    agent: doc.agent,
-    reusable: doc.reusable,
-    created_at_ms: doc.created_at_ms,
-    closed_at_ms: doc.closed_at_ms,
-    assignments,
-    cleanup_error: cleanup
-  };
+var runId = where(string, (id) => RUN_ID_PATTERN.test(id), "a run id");
+var workerFile = object({
+  format_version: where(integer, (v) => v === FORMAT_VERSION, `format version ${FORMAT_VERSION}`),
+  label: where(string, (l) => LABEL_PATTERN.test(l), "a label"),
+  owner_run_id: nullable(runId),
+  owner_session_id: string,
+  agent: nullable(string),
+  reusable: boolean,
+  created_at_ms: number,
+  closed_at_ms: nullable(number),
+  cleanup_error: optional(nullable(array(string))),
+  assignments: array(
+    object({
+      request_id: string,
+      runs: array(runId),
+      task_id: nullable(string),
+      started_at_ms: number,
+      asks: array(object({ ask_id: string, reply_request_id: nullable(string) })),
+      steers: array(string)
+    })
+  )
+});
+function parseWorker(text) {
+  const worker = decoded(text, workerFile, "a worker file", READ_LIMIT2);
+  return worker && { ...worker, cleanup_error: worker.cleanup_error ?? null };
 }
 function readWorker(artifacts, owner, label2) {
-  return parseWorker(readBounded(workerPath(artifacts, owner, label2)));
+  return parseWorker(readLimited(workerPath(artifacts, owner, label2), READ_LIMIT2));
 }
-function readRun(artifacts, runId) {
-  if (!RUN_ID_PATTERN.test(runId)) return void 0;
-  const r = readBounded(runFile(artifacts, runId, "record"));
-  if (!r || typeof r.run_id !== "string" || typeof r.name !== "string" || typeof r.session_file !== "string") return void 0;
-  const pane = isDoc(r.pane) && typeof r.pane.pane_id === "string" ? r.pane : void 0;
+function readRun(artifacts, runId2) {
+  const r = readRecord(artifacts, runId2);
+  if (!r) return void 0;
   return {
     run_id: r.run_id,
     name: r.name,
-    agent: typeof r.agent === "string" ? r.agent : null,
-    parent_run_id: typeof r.parent_run_id === "string" ? r.parent_run_id : null,
+    agent: r.agent ?? null,
+    parent_run_id: r.parent_run_id ?? null,
     persistent: r.persistent === true,
-    surface: typeof r.surface === "string" ? r.surface : "process",
+    surface: r.surface,
     session_file: r.session_file,
-    cwd: typeof r.cwd === "string" ? r.cwd : "",
-    model: typeof r.model === "string" ? r.model : null,
-    thinking: typeof r.thinking === "string" ? r.thinking : null,
+    cwd: r.cwd,
+    model: r.model ?? null,
+    thinking: r.thinking ?? null,
     auto_exit: r.auto_exit !== false,
-    pane: pane ? {
-      pane_id: pane.pane_id,
-      workspace_id: typeof pane.workspace_id === "string" ? pane.workspace_id : null,
-      tab_id: typeof pane.tab_id === "string" ? pane.tab_id : null
-    } : null,
-    updated_at_ms: typeof r.updated_at_ms === "number" ? r.updated_at_ms : 0
+    pane: r.pane ? { pane_id: r.pane.pane_id, workspace_id: r.pane.workspace_id ?? null, tab_id: r.pane.tab_id ?? null } : null,
+    updated_at_ms: r.updated_at_ms ?? 0
   };
 }
 
 // src/shared/piherd-result.ts
-function resultStatus(outcome, closed) {
-  switch (outcome) {
+function resultStatus(outcome2, closed) {
+  switch (outcome2) {
     case "completed":
       return "completed";
     case "help":
@@ -742,8 +966,8 @@ function envelope(label2, agent, request, status) {
 function truncated(message) {
   return message.includes("[... result abbreviated") || /Host note: \d[\d,]* evidence lines? omitted/.test(message);
 }
-function assignmentOf(worker, runId, task) {
-  const mine = worker.assignments.filter((a) => a.runs.includes(runId));
+function assignmentOf(worker, runId2, task) {
+  const mine = worker.assignments.filter((a) => a.runs.includes(runId2));
   const found = task === void 0 ? mine[0] : mine.find((a) => a.task_id === task) ?? mine.find((a) => a.task_id === null);
   if (found) return found;
   const last = worker.assignments.at(-1);
@@ -773,15 +997,26 @@ function tailLines(file, limit) {
     if (fd !== void 0) fs4.closeSync(fd);
   }
 }
-function count(value) {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : void 0;
-}
+var count = optional(number);
+var piEntry = variants("type", {
+  compaction: {},
+  model_change: { provider: string, modelId: string },
+  message: {
+    message: object({
+      role: string,
+      provider: optional(string),
+      model: optional(string),
+      stopReason: optional(string),
+      usage: optional(object({ totalTokens: count, input: count, output: count, cacheRead: count, cacheWrite: count }))
+    })
+  }
+});
 function usageTokens(usage) {
-  if (!isDoc(usage)) return void 0;
-  const total = count(usage.totalTokens);
+  if (!usage) return void 0;
+  const total = usage.totalTokens;
   if (total !== void 0 && total > 0) return total;
-  const parts = [usage.input, usage.output, usage.cacheRead, usage.cacheWrite].map(count);
-  if (parts.some((p) => p === void 0)) return void 0;
+  const parts = [usage.input, usage.output, usage.cacheRead, usage.cacheWrite];
+  if (parts.some((p) => p === void 0 || p < 0)) return void 0;
   const sum = parts.reduce((a, p) => a + (p ?? 0), 0);
   return sum > 0 ? sum : void 0;
 }
@@ -793,26 +1028,19 @@ function contextUsage(sessionFile2, windowOf, limit = SESSION_TAIL_BYTES) {
   let model;
   let compacted = false;
   for (let i = lines.length - 1; i >= 0 && (model === void 0 || tokens === void 0 && !compacted); i--) {
-    let entry;
-    try {
-      entry = JSON.parse(lines[i] ?? "");
-    } catch {
-      continue;
-    }
-    if (!isDoc(entry)) continue;
+    const entry = decoded(lines[i], piEntry, "a session line", limit);
+    if (!entry) continue;
     if (entry.type === "compaction") {
       compacted = true;
       continue;
     }
-    if (entry.type === "model_change" && model === void 0) {
-      if (typeof entry.provider === "string" && typeof entry.modelId === "string") model = { provider: entry.provider, id: entry.modelId };
+    if (entry.type === "model_change") {
+      model ??= { provider: entry.provider, id: entry.modelId };
       continue;
     }
-    const message = entry.type === "message" && isDoc(entry.message) ? entry.message : void 0;
-    if (!message || message.role !== "assistant") continue;
-    if (model === void 0 && typeof message.provider === "string" && typeof message.model === "string") {
-      model = { provider: message.provider, id: message.model };
-    }
+    const message = entry.message;
+    if (message.role !== "assistant") continue;
+    if (model === void 0 && message.provider !== void 0 && message.model !== void 0) model = { provider: message.provider, id: message.model };
     if (tokens !== void 0 || compacted || message.stopReason === "aborted" || message.stopReason === "error") continue;
     tokens = usageTokens(message.usage);
   }
@@ -832,46 +1060,41 @@ function contextUsage(sessionFile2, windowOf, limit = SESSION_TAIL_BYTES) {
     percent: tokens !== void 0 && window !== void 0 ? tokens / window * 100 : null
   };
 }
-function registryWindow(registry, provider, model) {
-  if (typeof registry !== "object" || registry === null) return void 0;
-  const find = registry.find;
-  if (typeof find !== "function") return void 0;
-  const found = find.call(registry, provider, model);
-  return isDoc(found) && typeof found.contextWindow === "number" ? found.contextWindow : void 0;
+function registryWindow(registry2, provider, model) {
+  return registry2?.find(provider, model)?.contextWindow;
 }
 function decorate(dir, event, message, details, windowOf) {
-  const runId = event.run_id;
-  if (typeof runId !== "string") return void 0;
-  const record = readRun(dir, runId);
+  const runId2 = event.run_id;
+  const record = readRun(dir, runId2);
   if (!record || !LABEL_PATTERN.test(record.name)) return void 0;
   const worker = readWorker(dir, record.parent_run_id, record.name);
   if (!worker) return void 0;
-  const task = typeof event.task === "string" ? event.task : void 0;
-  const assignment = assignmentOf(worker, runId, task);
+  const task = event.task ?? void 0;
+  const assignment = assignmentOf(worker, runId2, task);
   if (!assignment) return void 0;
-  const outcome = typeof event.outcome === "string" ? event.outcome : "failed";
-  const status = resultStatus(outcome, worker.closed_at_ms !== null);
-  const key = typeof event.key === "string" ? event.key : runId;
+  const outcome2 = event.outcome;
+  const status = resultStatus(outcome2, worker.closed_at_ms !== null);
+  const key = event.key ?? runId2;
   const agent = worker.agent ?? record.agent;
-  const error = typeof details.errorMessage === "string" ? details.errorMessage : typeof details.error === "string" ? details.error : null;
-  const session = typeof details.sessionFile === "string" ? details.sessionFile : null;
-  const full = session ?? (typeof details.stdoutFile === "string" ? details.stdoutFile : null);
+  const error = details.errorMessage ?? details.error ?? null;
+  const session2 = details.sessionFile ?? null;
+  const full = session2 ?? details.stdoutFile ?? null;
   const piHerd = {
     requestId: assignment.request_id,
     workerLabel: worker.label,
     agentDefinition: agent,
     status,
     final: status !== "blocked",
-    elapsedMs: typeof details.elapsedMs === "number" ? details.elapsedMs : null,
-    contextUsage: contextUsage(session, windowOf),
+    elapsedMs: details.elapsedMs ?? null,
+    contextUsage: contextUsage(session2, windowOf),
     truncated: truncated(message),
     resultPath: runFile(dir, key, "result"),
     fullOutputPath: full,
-    workerError: status === "failed" ? error ?? outcome : null
+    workerError: status === "failed" ? error ?? outcome2 : null
   };
-  if (status === "blocked") piHerd.askId = runId;
+  if (status === "blocked") piHerd.askId = runId2;
   const head = envelope(worker.label, agent, assignment.request_id, status);
-  const note = status === "blocked" ? `The worker asked its owner (ask_owner, ask ${runId}); answer with subagent({action: "reply", label: ${JSON.stringify(worker.label)}, message}).` : void 0;
+  const note = status === "blocked" ? `The worker asked its owner (ask_owner, ask ${runId2}); answer with subagent({action: "reply", label: ${JSON.stringify(worker.label)}, message}).` : void 0;
   return {
     message: [head, ...note ? [note] : [], message].join("\n"),
     details: { ...details, piHerd }
@@ -880,8 +1103,8 @@ function decorate(dir, event, message, details, windowOf) {
 
 // src/child/own-children.ts
 var HOLD_CHILD_MS = 2 * 60 * 60 * 1e3;
-var RECORD_LIMIT = 256 * 1024;
 var RESULT_LIMIT = 2 * 1024 * 1024;
+var STDERR_TAIL2 = 4e3;
 function artifactsDirs(config) {
   const dirs = /* @__PURE__ */ new Set();
   if (config.activityFile) dirs.add(path6.resolve(path6.dirname(path6.dirname(config.activityFile))));
@@ -901,12 +1124,12 @@ function outstandingChildren(config) {
     for (const name of names) {
       const id = recordRunId(name) ?? "";
       if (!RUN_ID_PATTERN.test(id) || id === config.runId) continue;
-      const record = parseObject(readSmall(path6.join(runs, name), RECORD_LIMIT));
+      const record = readRecord(dir, id);
       if (!record || record.parent_run_id !== config.runId || record.status === "failed") continue;
       if (record.persistent === true) continue;
       if (fs5.existsSync(runFile(dir, id, "result"))) continue;
       if (fs5.existsSync(runFile(dir, id, "superseded"))) continue;
-      found.push({ dir, id, name: stringAt(record, "name") ?? id });
+      found.push({ dir, id, name: record.name });
     }
   }
   return found;
@@ -941,48 +1164,37 @@ var OwnChildren = class {
    * delivers their results.
    */
   stop() {
-    for (const pid of this.watchers.values()) if (pid !== void 0) killGroup(pid, "SIGTERM");
+    for (const running of this.watchers.values()) running?.signal("SIGTERM");
   }
   watch(own) {
     const key = `${own.dir}/${own.id}`;
     if (this.seen.has(key)) return;
     this.seen.add(key);
     this.watchers.set(key, void 0);
-    let pid;
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      if (pid !== void 0) killGroup(pid, "SIGKILL");
-    }, HOLD_CHILD_MS);
     const program = herdProgram(this.config.binDir, "herd-watch");
-    void runProgram(program, ["--artifacts", own.dir, "wait", "--run", own.id, "--json"], {
+    void runProcess(program, ["--artifacts", own.dir, "wait", "--run", own.id, "--json"], {
+      budgetMs: HOLD_CHILD_MS,
       stdoutLimit: RESULT_LIMIT,
-      started: (started) => {
-        pid = started;
-        this.watchers.set(key, started);
-      }
+      stderrLimit: STDERR_TAIL2,
+      started: (running) => this.watchers.set(key, running)
     }).then((run) => {
-      clearTimeout(timer);
       this.watchers.delete(key);
-      const doc = parseObject(run.stdout);
-      const message = stringAt(doc, "message");
-      if (doc && message !== void 0) {
-        this.deliver(this.result(own, doc, message));
+      const doc = decode(run.stdout, watchWait, "herd-watch wait --json", RESULT_LIMIT);
+      if (doc.ok) {
+        this.deliver(this.result(own, doc.value));
         return;
       }
-      const reason = timedOut ? `no result within ${HOLD_CHILD_MS / 6e4} minutes` : run.error !== void 0 ? `no result (${run.error})` : `no result (herd-watch exited with ${run.code})`;
+      const reason = run.timedOut ? `no result within ${HOLD_CHILD_MS / 6e4} minutes` : run.error !== void 0 ? `no result (${run.error})` : `no result (herd-watch exited with ${run.code})`;
       this.deliver({
         text: `Subagent ${JSON.stringify(own.name)} (${own.id}) gave ${reason}; see \`herd-watch status --run ${own.id}\`.`
       });
     });
   }
   /** herd's result `doc` of `own`, decorated when a Pi Herd worker file of this run claims it. */
-  result(own, doc, message) {
-    const herd = isObject(doc.details) ? doc.details : {};
-    const worker = decorate(own.dir, doc, message, herd, this.windowOf);
-    if (!worker) return { text: message };
-    const outcome = stringAt(doc, "outcome") ?? "";
-    return { text: worker.message, details: { ...worker.details, runId: own.id, name: own.name, outcome } };
+  result(own, doc) {
+    const worker = decorate(own.dir, doc, doc.message, doc.details, this.windowOf);
+    if (!worker) return { text: doc.message };
+    return { text: worker.message, details: { ...worker.details, runId: own.id, name: own.name, outcome: doc.outcome } };
   }
 };
 

@@ -34,7 +34,17 @@ pub const FORMATS: &[&str] = &[
     "watch-event.schema.json",
     "launch-ack.schema.json",
     "launch-models.schema.json",
+    "launch-send.schema.json",
+    "launch-roles.schema.json",
+    "watch-status.schema.json",
+    "watch-notify.schema.json",
+    "watch-steer.schema.json",
+    "watch-cancel.schema.json",
+    "watch-stop.schema.json",
+    "run-record.schema.json",
     "error.schema.json",
+    // The child extension reads this too.
+    "watch-wait.schema.json",
 ];
 
 /// Renders the TypeScript module of `schemas` (file name, schema document), in order.

@@ -4,9 +4,11 @@
  * own process group, no `PI_SUBAGENT_*` variable, the timeout, the last 4,000 characters of
  * output). This module only reads the spec's limits and herd-accept's answer.
  */
-import type { AcceptSpec, CheckRun } from "../generated/protocol.ts";
-import { integerAt, type JsonObject, parseObject, readSmall, stringAt } from "./files.ts";
-import { herdProgram, killGroup, runProgram } from "./programs.ts";
+import type { AcceptSpec, CheckRun, CheckRunCheckOutcome } from "../generated/protocol.ts";
+import { boolean, decode, decoded, integer, member, nullable, object, optional, string, where } from "../shared/decode.ts";
+import { type Running, runProcess } from "../shared/process.ts";
+import { readSmall } from "./files.ts";
+import { herdProgram } from "./programs.ts";
 
 /** How much of a failed check's output goes back to the child (what herd-accept reports). */
 export const CHECK_FEEDBACK_CHARS = 4000;
@@ -16,6 +18,28 @@ export const CHECK_KILL_GRACE_MS = 5000;
 const CHECK_SLACK_MS = 30_000;
 /** The bound of herd-accept's answer: one small JSON document. */
 const ANSWER_LIMIT = 256 * 1024;
+/** The end of herd-accept's standard error kept, for why it gave no answer. */
+const STDERR_TAIL = 4000;
+
+/** What the child reads of an accept spec (docs/schemas/accept-spec.schema.json). */
+const acceptSpec = object<AcceptSpec>({
+	version: where(integer, (v) => v === 1, "version 1"),
+	run: string,
+	maxRetries: optional(nullable(integer)),
+	timeoutSec: optional(nullable(integer)),
+});
+
+/** What the child reads of `herd-accept check --json` (docs/schemas/accept-check.schema.json). */
+const checkRun = object<CheckRun>({
+	passed: boolean,
+	outcome: member<CheckRunCheckOutcome>(),
+	exit_code: nullable(integer),
+	timed_out: boolean,
+	output: string,
+	timeout_sec: integer,
+	signal: nullable(integer),
+	error: nullable(string),
+});
 
 /** The limits of the spec the child needs itself: how often to retry, how long a check takes. */
 export interface AcceptLimits {
@@ -28,14 +52,12 @@ export interface AcceptLimits {
 /** The limits of the spec at `file`, or undefined when there is no usable spec. */
 export function readAcceptLimits(file: string): AcceptLimits | undefined {
 	if (!file) return undefined;
-	const spec = parseObject(readSmall(file));
-	const run = stringAt<AcceptSpec>(spec, "run");
-	if (integerAt<AcceptSpec>(spec, "version") !== 1 || !run) return undefined;
-	const maxRetries = integerAt<AcceptSpec>(spec, "maxRetries");
-	const timeoutSec = integerAt<AcceptSpec>(spec, "timeoutSec");
+	const spec = decoded(readSmall(file), acceptSpec, file);
+	if (!spec || !spec.run) return undefined;
+	const { maxRetries, timeoutSec } = spec;
 	return {
-		maxRetries: maxRetries === undefined ? 1 : Math.min(Math.max(maxRetries, 0), 5),
-		timeoutSec: timeoutSec === undefined ? 600 : Math.min(Math.max(timeoutSec, 1), 3600),
+		maxRetries: maxRetries == null ? 1 : Math.min(Math.max(maxRetries, 0), 5),
+		timeoutSec: timeoutSec == null ? 600 : Math.min(Math.max(timeoutSec, 1), 3600),
 	};
 }
 
@@ -52,35 +74,32 @@ export interface CheckResult {
 
 /** Runs checks through herd-accept and stops those still running when the session ends. */
 export class AcceptChecks {
-	private readonly running = new Set<number>();
+	private readonly running = new Set<Running>();
 
 	constructor(private readonly binDir: string) {}
 
 	/** Runs the check of the spec at `specFile` once in `cwd`. */
 	async run(specFile: string, cwd: string, limits: AcceptLimits): Promise<CheckResult> {
 		const program = herdProgram(this.binDir, "herd-accept");
-		let pid: number | undefined;
-		const guard = setTimeout(
-			() => {
-				if (pid !== undefined) killGroup(pid, "SIGTERM");
-			},
-			limits.timeoutSec * 1000 + CHECK_KILL_GRACE_MS + CHECK_SLACK_MS,
-		);
-		const run = await runProgram(program, ["check", "--spec", specFile, "--cwd", cwd, "--json"], {
+		let running: Running | undefined;
+		const run = await runProcess(program, ["check", "--spec", specFile, "--cwd", cwd, "--json"], {
+			// herd-accept ends its check itself; beyond that and the slack, it is stopped.
+			budgetMs: limits.timeoutSec * 1000 + CHECK_KILL_GRACE_MS + CHECK_SLACK_MS,
+			graceMs: CHECK_KILL_GRACE_MS,
 			stdoutLimit: ANSWER_LIMIT,
+			stderrLimit: STDERR_TAIL,
 			started: (started) => {
-				pid = started;
+				running = started;
 				this.running.add(started);
 			},
 		});
-		clearTimeout(guard);
-		if (pid !== undefined) this.running.delete(pid);
-		const answer = parseObject(run.stdout);
-		if (!answer || typeof answer.passed !== "boolean") {
+		if (running) this.running.delete(running);
+		const answer = decode(run.stdout, checkRun, "herd-accept check --json", ANSWER_LIMIT);
+		if (!answer.ok) {
 			const why = run.error ?? `${program} exited with ${run.code ?? "a signal"}: ${run.stderr.trim()}`;
 			return { passed: false, exitCode: null, timedOut: false, output: why, why: `could not run (${why})` };
 		}
-		return checkResultOf(answer);
+		return checkResultOf(answer.value);
 	}
 
 	/**
@@ -88,42 +107,33 @@ export class AcceptChecks {
 	 * SIGKILL a second later), so it is never killed outright here.
 	 */
 	stop(): void {
-		for (const pid of this.running) killGroup(pid, "SIGTERM");
+		for (const running of this.running) running.signal("SIGTERM");
 	}
 }
 
-/** Reads `herd-accept check --json`'s document (docs/schemas/accept-check.schema.json). */
-function checkResultOf(answer: JsonObject): CheckResult {
-	const exitCode = integerAt<CheckRun>(answer, "exit_code") ?? null;
-	const outcome = stringAt<CheckRun>(answer, "outcome");
-	const timedOut = answer.timed_out === true;
-	const output = stringAt<CheckRun>(answer, "output") ?? "";
+/** What herd-accept's answer says of the check. */
+function checkResultOf(answer: CheckRun): CheckResult {
+	const exitCode = answer.exit_code;
 	let why: string;
-	switch (outcome) {
+	switch (answer.outcome) {
 		case "passed":
 			why = "passed";
 			break;
 		case "timed-out":
-			why = `timed out after ${integerAt<CheckRun>(answer, "timeout_sec") ?? "its timeout of"}s`;
+			why = `timed out after ${answer.timeout_sec}s`;
 			break;
 		case "signalled":
-			why = `was ended by signal ${integerAt<CheckRun>(answer, "signal") ?? "?"}`;
+			why = `was ended by signal ${answer.signal ?? "?"}`;
 			break;
 		case "cancelled":
 			why = "was cancelled";
 			break;
 		case "directory-missing":
 		case "could-not-start":
-			why = `could not run (${stringAt<CheckRun>(answer, "error") ?? outcome})`;
+			why = `could not run (${answer.error ?? answer.outcome})`;
 			break;
 		default:
 			why = `exited with ${exitCode}`;
 	}
-	return {
-		passed: answer.passed === true,
-		exitCode,
-		timedOut,
-		output: output || (stringAt<CheckRun>(answer, "error") ?? ""),
-		why,
-	};
+	return { passed: answer.passed, exitCode, timedOut: answer.timed_out, output: answer.output || (answer.error ?? ""), why };
 }

@@ -12,12 +12,15 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-import { RUN_ID_PATTERN } from "../generated/protocol.ts";
+import { RUN_ID_PATTERN, type WatchWait } from "../generated/protocol.ts";
 import { RUNS_DIR, recordRunId, runFile } from "../generated/run-files.ts";
+import { decode } from "../shared/decode.ts";
+import { watchWait } from "../shared/formats.ts";
 import { type WindowOf, decorate } from "../shared/piherd-result.ts";
+import { type Running, runProcess } from "../shared/process.ts";
+import { readRecord } from "../shared/runs.ts";
 import type { ChildConfig } from "./config.ts";
-import { isObject, parseObject, readSmall, stringAt } from "./files.ts";
-import { herdProgram, killGroup, runProgram } from "./programs.ts";
+import { herdProgram } from "./programs.ts";
 
 /** What an own child's end gives the child: herd's message, or a Pi Herd worker's result. */
 export interface OwnResult {
@@ -28,10 +31,10 @@ export interface OwnResult {
 
 /** The longest an auto-exit child is held open for one child of its own to deliver. */
 export const HOLD_CHILD_MS = 2 * 60 * 60 * 1000;
-/** The bound of a run record read while looking for a child's own children. */
-const RECORD_LIMIT = 256 * 1024;
 /** The bound of what `herd-watch wait` prints: one result document. */
 const RESULT_LIMIT = 2 * 1024 * 1024;
+/** The end of its standard error kept. */
+const STDERR_TAIL = 4000;
 
 /** A run this child launched (its record's `parent_run_id` is this run). */
 interface OwnChild {
@@ -55,6 +58,9 @@ function artifactsDirs(config: ChildConfig): string[] {
  * This child's own children that have not ended: a record naming this run as its parent, not a
  * definite launch failure, not a persistent specialist, and neither settled (`<id>.result.json`) nor superseded by a model
  * fallback (`<id>.superseded.json`, whose successor is another such record).
+ *
+ * Listed from the files, not asked of `herd-watch status`: it runs after every turn of an
+ * auto-exit child and must find a child launched a moment ago, and a listing costs no process.
  */
 function outstandingChildren(config: ChildConfig): OwnChild[] {
 	const found: OwnChild[] = [];
@@ -69,13 +75,13 @@ function outstandingChildren(config: ChildConfig): OwnChild[] {
 		for (const name of names) {
 			const id = recordRunId(name) ?? "";
 			if (!RUN_ID_PATTERN.test(id) || id === config.runId) continue;
-			const record = parseObject(readSmall(path.join(runs, name), RECORD_LIMIT));
+			const record = readRecord(dir, id);
 			if (!record || record.parent_run_id !== config.runId || record.status === "failed") continue;
 			// A persistent specialist is long-lived by design and never holds the exit.
 			if (record.persistent === true) continue;
 			if (fs.existsSync(runFile(dir, id, "result"))) continue;
 			if (fs.existsSync(runFile(dir, id, "superseded"))) continue;
-			found.push({ dir, id, name: stringAt(record, "name") ?? id });
+			found.push({ dir, id, name: record.name });
 		}
 	}
 	return found;
@@ -84,7 +90,7 @@ function outstandingChildren(config: ChildConfig): OwnChild[] {
 /** The waits for this child's own children, each started once. */
 export class OwnChildren {
 	/** `herd-watch wait` of each own child still outstanding, by `<dir>/<run id>`. */
-	private readonly watchers = new Map<string, number | undefined>();
+	private readonly watchers = new Map<string, Running | undefined>();
 	/** Own children already waited for, so each result is given once. */
 	private readonly seen = new Set<string>();
 
@@ -113,7 +119,7 @@ export class OwnChildren {
 	 * delivers their results.
 	 */
 	stop(): void {
-		for (const pid of this.watchers.values()) if (pid !== undefined) killGroup(pid, "SIGTERM");
+		for (const running of this.watchers.values()) running?.signal("SIGTERM");
 	}
 
 	private watch(own: OwnChild): void {
@@ -121,29 +127,20 @@ export class OwnChildren {
 		if (this.seen.has(key)) return;
 		this.seen.add(key);
 		this.watchers.set(key, undefined);
-		let pid: number | undefined;
-		let timedOut = false;
-		const timer = setTimeout(() => {
-			timedOut = true;
-			if (pid !== undefined) killGroup(pid, "SIGKILL");
-		}, HOLD_CHILD_MS);
 		const program = herdProgram(this.config.binDir, "herd-watch");
-		void runProgram(program, ["--artifacts", own.dir, "wait", "--run", own.id, "--json"], {
+		void runProcess(program, ["--artifacts", own.dir, "wait", "--run", own.id, "--json"], {
+			budgetMs: HOLD_CHILD_MS,
 			stdoutLimit: RESULT_LIMIT,
-			started: (started) => {
-				pid = started;
-				this.watchers.set(key, started);
-			},
+			stderrLimit: STDERR_TAIL,
+			started: (running) => this.watchers.set(key, running),
 		}).then((run) => {
-			clearTimeout(timer);
 			this.watchers.delete(key);
-			const doc = parseObject(run.stdout);
-			const message = stringAt(doc, "message");
-			if (doc && message !== undefined) {
-				this.deliver(this.result(own, doc, message));
+			const doc = decode(run.stdout, watchWait, "herd-watch wait --json", RESULT_LIMIT);
+			if (doc.ok) {
+				this.deliver(this.result(own, doc.value));
 				return;
 			}
-			const reason = timedOut
+			const reason = run.timedOut
 				? `no result within ${HOLD_CHILD_MS / 60000} minutes`
 				: run.error !== undefined
 					? `no result (${run.error})`
@@ -155,11 +152,9 @@ export class OwnChildren {
 	}
 
 	/** herd's result `doc` of `own`, decorated when a Pi Herd worker file of this run claims it. */
-	private result(own: OwnChild, doc: { readonly [key: string]: unknown }, message: string): OwnResult {
-		const herd = isObject(doc.details) ? doc.details : {};
-		const worker = decorate(own.dir, doc, message, herd, this.windowOf);
-		if (!worker) return { text: message };
-		const outcome = stringAt(doc, "outcome") ?? "";
-		return { text: worker.message, details: { ...worker.details, runId: own.id, name: own.name, outcome } };
+	private result(own: OwnChild, doc: WatchWait): OwnResult {
+		const worker = decorate(own.dir, doc, doc.message, doc.details, this.windowOf);
+		if (!worker) return { text: doc.message };
+		return { text: worker.message, details: { ...worker.details, runId: own.id, name: own.name, outcome: doc.outcome } };
 	}
 }

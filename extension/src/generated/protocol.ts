@@ -1270,6 +1270,612 @@ export interface LaunchModels {
 }
 
 /**
+ * A send that printed a document dispatched its task; a refused one is an error.
+ */
+export type LaunchSendSendStatus = "dispatched";
+
+/**
+ * What `herd-launch send` prints when it dispatched a task to an idle persistent specialist.
+ *
+ * Schema: docs/schemas/launch-send.schema.json.
+ */
+export interface LaunchSend {
+	/**
+	 * The inbox file the task was written to.
+	 */
+	inbox: string;
+	name: string;
+	run_id: string;
+	status: LaunchSendSendStatus;
+	task_id: string;
+}
+
+/**
+ * A role file: its settings, or why it does not parse (`error`).
+ */
+export interface RolesListingRoleRow {
+	auto_exit?: boolean | null;
+	/**
+	 * Whether a launch that does not say `fork` copies the parent's conversation: `fork` or
+	 * `fresh`, from `session-mode` or else `defaultContext`; absent when the role sets neither.
+	 */
+	default_context?: string | null;
+	deny_tools?: string[];
+	/**
+	 * What the role is for (`description`).
+	 */
+	description?: string | null;
+	error?: string | null;
+	file: string;
+	interactive?: boolean | null;
+	model?: string | null;
+	name: string;
+	/**
+	 * `project` or `user`.
+	 */
+	scope: string;
+	/**
+	 * The skills its children load (`skills`).
+	 */
+	skills?: string[] | null;
+	spawning?: boolean | null;
+	thinking?: string | null;
+	tools?: string[] | null;
+}
+
+/**
+ * A live persistent specialist.
+ */
+export interface RolesListingSpecialistRow {
+	agent: string | null;
+	completed_tasks: number;
+	denied_tools: string[];
+	generation_id: string;
+	logical_id: string;
+	model: string | null;
+	name: string;
+	run_id: string;
+	state: string;
+	thinking: string | null;
+	/**
+	 * `null`: unrestricted.
+	 */
+	tools: string[] | null;
+}
+
+/**
+ * What `herd-launch roles --json` prints: the roles of the project and the user, the live
+ * persistent specialists, and the configuration `expectedConfigRevision` compares.
+ *
+ * Schema: docs/schemas/launch-roles.schema.json.
+ */
+export interface RolesListing {
+	config: string;
+	config_revision: string;
+	roles: RolesListingRoleRow[];
+	specialists: RolesListingSpecialistRow[];
+	/**
+	 * How herd-watch notices changes: `wake+batch` with file events, else `polling(fallback)`.
+	 */
+	supervision: string;
+}
+
+/**
+ * The widget's accent: blue while anything is active, amber when every row is open.
+ */
+export type WatchStatusAccent = "blue" | "amber";
+
+/**
+ * Token counts and their cost.
+ */
+export interface WatchStatusFigures {
+	cacheRead: number;
+	cacheWrite: number;
+	/**
+	 * US dollars; `null` when any counted part's cost is unknown.
+	 */
+	cost: WatchStatusUsd | null;
+	/**
+	 * Input tokens not read from or written to a cache.
+	 */
+	input: number;
+	/**
+	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
+	 * summary usage).
+	 */
+	messages: number;
+	output: number;
+	/**
+	 * The total Pi recorded (input, output and both caches).
+	 */
+	totalTokens: number;
+}
+
+/**
+ * Why a run waits for input.
+ */
+export type WatchStatusInputReason = "help_request" | "dialog" | "turn_settled";
+
+/**
+ * The projected label of a run.
+ */
+export type WatchStatusLabel = "starting" | "active" | "blocked" | "waiting" | "waiting for input" | "interrupted" | "stalled" | "running" | "finalizing" | "completed" | "stopped" | "failed" | "cancelled" | "cancelling…" | "cancel unconfirmed";
+
+/**
+ * What a run waiting for input waits on: the reason, since when, and (for a dialog) its kind
+ * and title as the child gave them.
+ */
+export interface WatchStatusNeedsInput {
+	/**
+	 * A dialog's kind (`confirm`, `select`, …).
+	 */
+	kind?: string | null;
+	reason: WatchStatusInputReason;
+	since_ms: number;
+	/**
+	 * A dialog's title, raw (child text); host lines show it encoded.
+	 */
+	title?: string | null;
+}
+
+/**
+ * How a run ended.
+ */
+export type WatchStatusOutcome = "completed" | "failed" | "cancelled" | "help";
+
+/**
+ * One run as `herd-watch status` shows it, computed from its files alone.
+ */
+export interface WatchStatusStatusRow {
+	agent: string | null;
+	delivered: boolean;
+	detail: string | null;
+	elapsed_ms: number;
+	label: WatchStatusLabel;
+	name: string;
+	/**
+	 * What a run `waiting for input` waits on; absent otherwise.
+	 */
+	needs_input?: WatchStatusNeedsInput | null;
+	outcome: WatchStatusOutcome | null;
+	run_id: string;
+	since_ms: number | null;
+	surface: WatchStatusSurfaceKind;
+	/**
+	 * What the run cost so far, its nested children rolled up; absent for a run that has no
+	 * session to read.
+	 */
+	usage?: WatchStatusFigures | null;
+}
+
+/**
+ * `herd-watch status --json`: the runs.
+ */
+export interface WatchStatusStatusRuns {
+	runs: WatchStatusStatusRow[];
+}
+
+/**
+ * `herd-watch status --transcript --json`: the last lines of one run's transcript.
+ */
+export interface WatchStatusStatusTranscript {
+	/**
+	 * Transcript lines, each encoded for one line.
+	 */
+	lines: string[];
+	run_id: string;
+}
+
+/**
+ * `herd-watch status --widget --json`: the runs not yet delivered (the open-run set) and the
+ * widget.
+ */
+export interface WatchStatusStatusWidget {
+	accent: WatchStatusAccent;
+	active: number;
+	open: number;
+	runs: WatchStatusStatusRow[];
+	/**
+	 * The widget as text.
+	 */
+	widget: string;
+}
+
+/**
+ * Where the child runs (docs/surfaces.md).
+ */
+export type WatchStatusSurfaceKind = "herdr" | "tmux" | "process";
+
+/**
+ * An amount in US dollars: a finite number, never negative.
+ */
+export type WatchStatusUsd = number;
+
+/**
+ * What `herd-watch status --json` prints: the runs, computed from their files alone; with
+ * `--widget` the runs not yet delivered (the open-run set) and the widget; with `--transcript`
+ * the last lines of one run's transcript instead.
+ *
+ * Schema: docs/schemas/watch-status.schema.json.
+ */
+export type WatchStatus = WatchStatusStatusWidget | WatchStatusStatusTranscript | WatchStatusStatusRuns;
+
+/**
+ * What `herd-watch notify` tells of a run.
+ */
+export type WatchNotifyNotifyKind = "completed" | "failed" | "waiting";
+
+/**
+ * One way `herd-watch notify` told the person: Herdr's notification, tmux's message and bell,
+ * the terminal's own notification.
+ */
+export interface WatchNotifyNotifyTold {
+	/**
+	 * What the surface said: Herdr's reason (`shown`, `disabled`, `rate_limited`,
+	 * `no_foreground_client`, `busy`), the tmux clients told, or why nothing was shown.
+	 */
+	detail: string;
+	shown: boolean;
+	/**
+	 * `herdr`, `tmux` or `osc`.
+	 */
+	via: string;
+}
+
+/**
+ * `herd-watch notify --json`: whether a person looks at the run's pane (then nothing is
+ * shown), and what each way of telling did.
+ *
+ * Schema: docs/schemas/watch-notify.schema.json.
+ */
+export interface WatchNotify {
+	kind: WatchNotifyNotifyKind;
+	looking: boolean;
+	name: string;
+	run_id: string;
+	/**
+	 * The one line shown, the run's name encoded.
+	 */
+	text: string;
+	told: WatchNotifyNotifyTold[];
+}
+
+/**
+ * Seed 004's `deliveryStatus` of a steering request that went somewhere.
+ */
+export type WatchSteerDeliveryStatus = "delivered" | "queued";
+
+/**
+ * Why a steering request failed: the error's code and its host text.
+ */
+export interface WatchSteerSteerError {
+	code: string;
+	message: string;
+}
+
+/**
+ * How a steering message is delivered (`herd-watch steer --mode`).
+ */
+export type WatchSteerSteerMode = "steer" | "follow_up" | "auto";
+
+/**
+ * The state of one steering request (its receipt).
+ */
+export type WatchSteerSteerState = "pending" | "delivered" | "queued" | "failed";
+
+/**
+ * What `herd-watch steer` prints: the request's receipt, which
+ * `runs/<run-id>.steering.json` keeps. `delivered`: the child's Pi took it within three seconds
+ * of its keys (a child with no Pi: its keys were typed); `pending`: typed, not seen taken
+ * (`note` says so); `queued`: held
+ * (at most 20) for the next turn boundary; `failed`: neither, `error` says why, and the exit
+ * code is the error's.
+ *
+ * Schema: docs/schemas/watch-steer.schema.json.
+ */
+export interface WatchSteer {
+	deliveryStatus?: WatchSteerDeliveryStatus | null;
+	error?: WatchSteerSteerError | null;
+	mode: WatchSteerSteerMode;
+	/**
+	 * The run's display name (`steer` prints it; a receipt read back may not have it).
+	 */
+	name?: string | null;
+	/**
+	 * What is known of a request that is not delivered (host text).
+	 */
+	note?: string | null;
+	/**
+	 * The request's state, as `state` says it.
+	 */
+	receipt: WatchSteerSteerState;
+	request_id: string;
+	run_id: string;
+	state: WatchSteerSteerState;
+	/**
+	 * When its keys were typed into the child's input.
+	 */
+	typed_at_ms?: number | null;
+}
+
+/**
+ * What `herd-watch cancel` answers (docs/lifecycle.md, "Cancel").
+ */
+export type WatchCancelCancelStatus = "confirmed" | "requested" | "unconfirmed" | "already-terminal";
+
+/**
+ * What `herd-watch cancel` prints. Exit 0 `confirmed` or `already-terminal`; exit 3
+ * `requested` (the launch is still acquiring its owner) or `unconfirmed` (termination was not
+ * confirmed within 5 s: state is kept, do not retry blindly).
+ *
+ * Schema: docs/schemas/watch-cancel.schema.json.
+ */
+export interface WatchCancel {
+	/**
+	 * Why termination was not confirmed.
+	 */
+	error: string | null;
+	name: string;
+	requested_at_ms: number | null;
+	run_id: string;
+	status: WatchCancelCancelStatus;
+}
+
+/**
+ * Where a stop of a persistent specialist got.
+ */
+export type WatchStopStopStatus = "stopped" | "stop-pending" | "stop-unconfirmed" | "stop-failed";
+
+/**
+ * What `herd-watch stop` prints for a persistent specialist. Exit 0 `stopped`; exit 3
+ * `stop-pending` (a task still runs; it ends first) or `stop-unconfirmed` (nothing held it, yet
+ * its exit was not confirmed by the deadline, or cannot be told); exit 4 `stop-failed` (the
+ * directive could not be published, nothing changed, `error` says why; ask again).
+ *
+ * Schema: docs/schemas/watch-stop.schema.json.
+ */
+export interface WatchStop {
+	error?: string | null;
+	name: string;
+	run_id: string;
+	status: WatchStopStopStatus;
+}
+
+/**
+ * A run's acceptance gate as the record and the launch acknowledgement show it: its
+ * level, whether the request asked for it, whether it requires a review.
+ */
+export interface RunRecordAcceptanceSummary {
+	explicit: boolean;
+	level: "none" | "attested" | "checked" | "verified";
+	review_required: boolean;
+	/**
+	 * The run a reviewer reviews.
+	 */
+	reviews?: string | null;
+}
+
+/**
+ * How the launch ended, as the acknowledgement reports it.
+ */
+export type RunRecordLaunchStatus = ("launched" | "failed") | "pending" | "uncertain";
+
+/**
+ * The terminal pane that holds the child, on the herdr and tmux surfaces.
+ */
+export interface RunRecordPaneRef {
+	/**
+	 * Whether herd created the pane (and may close it) or was given it.
+	 */
+	owned?: boolean;
+	pane_id: string;
+	/**
+	 * The PID of the tmux server that created the pane: pane ids restart with a new server, so a
+	 * pane id means this pane only while the same server runs.
+	 */
+	server_pid?: number | null;
+	/**
+	 * The multiplexer's socket (tmux `-S`, Herdr `HERDR_SOCKET_PATH`), so every program reaches
+	 * the same server.
+	 */
+	socket?: string | null;
+	tab_id?: string | null;
+	/**
+	 * Herdr's terminal id of the pane when herd recorded it: a restarted Herdr brings its
+	 * panes back under the same pane ids with fresh shells and new terminal ids, so a pane id
+	 * means this pane only while its terminal id is the same.
+	 */
+	terminal_id?: string | null;
+	workspace_id?: string | null;
+}
+
+/**
+ * Whether Pi may trust the child's project folder (Pi 1.6's "Trust project folder?").
+ */
+export type RunRecordProjectTrust = "trusted" | "untrusted";
+
+/**
+ * Where a run on another machine is: the host (an ssh destination `herd-launch host add`
+ * prepared), the remote's artifacts directory and the run's id there. The remote's herd owns
+ * the child; this machine only relays its result and forwards control.
+ */
+export interface RunRecordRemoteRun {
+	/**
+	 * The artifacts directory on the host.
+	 */
+	artifacts: string;
+	host: string;
+	/**
+	 * The run id on the host; absent until the host acknowledged the launch.
+	 */
+	run_id?: string | null;
+	/**
+	 * The child's session file on the host.
+	 */
+	session_file?: string | null;
+	/**
+	 * A worktree child's repositories: its branch is fetched back when its result comes.
+	 */
+	worktree?: RunRecordRemoteWorktree | null;
+}
+
+/**
+ * The repositories of a worktree child on another machine: the source repository here, the
+ * herd-owned clone on the host its base commit was pushed to, the branch and its base.
+ */
+export interface RunRecordRemoteWorktree {
+	base_sha: string;
+	branch: string;
+	clone: string;
+	source: string;
+}
+
+/**
+ * The record's `extra`: the files herd-launch made for the run (removed if the launch is
+ * withdrawn), a specialist's ids, what a fallback launch repeats, and the acceptance gate.
+ * Readers ignore keys they do not know, so a record of a newer herd stays readable.
+ */
+export interface RunRecordRunExtra {
+	/**
+	 * The run's acceptance gate, summarised.
+	 */
+	acceptance?: RunRecordAcceptanceSummary | null;
+	/**
+	 * The run's acceptance gate file (`runs/<run-id>.acceptance.json`).
+	 */
+	acceptance_file?: string | null;
+	/**
+	 * The child's activity snapshot (`subagent-activity/<run-id>.json`).
+	 */
+	activity_file?: string | null;
+	/**
+	 * The exec runner's command, kept for a fallback launch of the same command.
+	 */
+	exec_argv?: string[];
+	generation_id?: string | null;
+	/**
+	 * The launch script the surface runs.
+	 */
+	launch_script?: string | null;
+	/**
+	 * A persistent specialist's ids.
+	 */
+	logical_id?: string | null;
+	/**
+	 * Pi's project trust decided for the child's folder; a fallback launch repeats it.
+	 */
+	project_trust?: RunRecordProjectTrust | null;
+	/**
+	 * The child runs on another machine, owned by that machine's herd.
+	 */
+	remote?: RunRecordRemoteRun | null;
+	/**
+	 * The launch request as given, kept for a model fallback's launch
+	 * (`runs/<run-id>.request.json`).
+	 */
+	request_file?: string | null;
+	/**
+	 * The lost run whose session this run resumed (`herd-launch resurrect`).
+	 */
+	resurrects?: string | null;
+	/**
+	 * The task the child was given, as a file (`subagent-tasks/…`).
+	 */
+	task_artifact?: string | null;
+	task_id?: string | null;
+}
+
+/**
+ * What the child is: the Pi CLI, or any command as an argv with no shell (`exec`).
+ */
+export type RunRecordRunner = "pi" | "exec";
+
+/**
+ * Where the child runs (docs/surfaces.md).
+ */
+export type RunRecordSurfaceKind = "herdr" | "tmux" | "process";
+
+/**
+ * The managed worktree a child runs in.
+ */
+export interface RunRecordWorktreeRef {
+	base_sha: string;
+	branch: string;
+	/**
+	 * The ownership manifest `worktree-runs/<run-id>.json`.
+	 */
+	manifest: string;
+	path: string;
+}
+
+/**
+ * `runs/<run-id>.json`.
+ *
+ * Schema: docs/schemas/run-record.schema.json.
+ */
+export interface RunRecord {
+	/**
+	 * The accept spec, when a check was requested.
+	 */
+	accept_spec?: string | null;
+	agent?: string | null;
+	attempted_models?: string[];
+	auto_exit?: boolean;
+	created_at_ms: number;
+	/**
+	 * The child's working directory.
+	 */
+	cwd: string;
+	/**
+	 * Free-form launch diagnostics (host text, never child text).
+	 */
+	diagnostics?: string[];
+	/**
+	 * What herd-launch keeps of the launch for the programs after it.
+	 */
+	extra?: RunRecordRunExtra;
+	fallback_models?: string[];
+	/**
+	 * The attempt this one replaces after its provider error (a model fallback), so the chain of
+	 * failed models can be walked from the files alone.
+	 */
+	fallback_of?: string | null;
+	format_version: number;
+	interactive?: boolean;
+	launch_failure?: string | null;
+	/**
+	 * The model of this attempt and the candidates still to try after a provider error.
+	 */
+	model?: string | null;
+	/**
+	 * The display name the parent gave the run.
+	 */
+	name: string;
+	pane?: RunRecordPaneRef | null;
+	/**
+	 * The run that launched this one, for children that launch children.
+	 */
+	parent_run_id?: string | null;
+	persistent?: boolean;
+	run_id: string;
+	runner: RunRecordRunner;
+	/**
+	 * The child's session file; the completion, identity and policy sidecars sit beside it.
+	 */
+	session_file: string;
+	status: RunRecordLaunchStatus;
+	surface: RunRecordSurfaceKind;
+	thinking?: string | null;
+	/**
+	 * The longest the child may run, from the record's creation: past it the watcher terminates
+	 * the child through its verified identity and the run fails as timed out.
+	 */
+	time_limit_ms?: number | null;
+	updated_at_ms?: number;
+	worktree?: RunRecordWorktreeRef | null;
+}
+
+/**
  * The body of an [`ErrorDocument`].
  */
 export interface ErrorDocumentErrorBody {
@@ -1296,4 +1902,720 @@ export type ErrorDocumentErrorCode = "invalid_request" | "not_found" | "ambiguou
  */
 export interface ErrorDocument {
 	error: ErrorDocumentErrorBody;
+}
+
+/**
+ * A result's acceptance: the ledger of the gate applied to the final report, or why
+ * the gate was not applied; `status` tells them apart.
+ */
+export type WatchWaitAcceptance = WatchWaitLedger | WatchWaitNotApplied;
+
+/**
+ * A child's acceptance report after normalisation.
+ */
+export interface WatchWaitAcceptanceReport {
+	/**
+	 * A reviewer's blocking findings; empty: none (what makes a review `reviewed`).
+	 */
+	blockers: string[] | null;
+	changed_files: string[] | null;
+	commands_run: WatchWaitCommandReport[] | null;
+	criteria_satisfied: WatchWaitCriterionReport[] | null;
+	diff_summary: string | null;
+	manual_notes: string | null;
+	no_staged_files: boolean | null;
+	notes: string | null;
+	residual_risks: string[] | null;
+	review_findings: string[] | null;
+	tests_added_or_updated: string[] | null;
+	validation_output: string[] | null;
+}
+
+/**
+ * Why a cancelled run's result is an error.
+ */
+export type WatchWaitCancelError = "cancelled" | "timed out";
+
+/**
+ * How far a cancel's termination got.
+ */
+export type WatchWaitCancelTermination = "requested" | "confirmed" | "unconfirmed";
+
+/**
+ * The `cancellation` record of a cancelled result's details.
+ */
+export interface WatchWaitCancellation {
+	/**
+	 * When its process's exit was confirmed; `null` until it was.
+	 */
+	confirmedAt: number | null;
+	requestedAt: number;
+	termination: WatchWaitCancelTermination;
+}
+
+/**
+ * The outcome of one runtime check.
+ */
+export type WatchWaitCheckStatus = "passed" | "failed" | "not-applicable";
+
+/**
+ * What the child said of its own last check run.
+ */
+export type WatchWaitChildReport = "pass" | "fail";
+
+/**
+ * A command the child says it ran; evidence only, never verification.
+ */
+export interface WatchWaitCommandReport {
+	command: string;
+	result: WatchWaitCommandResult;
+	summary: string | null;
+}
+
+export type WatchWaitCommandResult = "passed" | "failed" | "not-run";
+
+/**
+ * One acceptance criterion.
+ */
+export interface WatchWaitCriterion {
+	/**
+	 * Evidence this criterion asks for beyond the gate's own.
+	 */
+	evidence: WatchWaitEvidenceKind[];
+	/**
+	 * The normalised id (`criterion-N` for a criterion given as a bare string).
+	 */
+	id: string;
+	must: string;
+	severity: WatchWaitSeverity;
+}
+
+/**
+ * A criterion as the child reports it.
+ */
+export interface WatchWaitCriterionReport {
+	evidence: string | null;
+	id: string;
+	status: WatchWaitCriterionStatus;
+}
+
+export type WatchWaitCriterionStatus = "satisfied" | "not-satisfied" | "not-applicable";
+
+/**
+ * Raw values for structured consumers; keys are camelCase and each is present only when it
+ * applies.
+ */
+export interface WatchWaitDetails {
+	/**
+	 * The parent re-check.
+	 */
+	accept?: WatchWaitParentCheck | null;
+	/**
+	 * Seed 004's acceptance gate.
+	 */
+	acceptance?: WatchWaitAcceptance | null;
+	cancellation?: WatchWaitCancellation | null;
+	/**
+	 * How long the child ran, in milliseconds.
+	 */
+	elapsedMs?: number | null;
+	/**
+	 * `timed out` when the cancel was the watcher's, at the run's time limit.
+	 */
+	error?: WatchWaitCancelError | null;
+	/**
+	 * The provider error, or why completion evidence is missing.
+	 */
+	errorMessage?: string | null;
+	/**
+	 * The runner's exit code, when it exited without a completion sidecar.
+	 */
+	exitCode?: number | null;
+	/**
+	 * The models that failed before this attempt, oldest first, each with its raw error.
+	 */
+	fallbackFailures?: WatchWaitFallbackFailure[] | null;
+	/**
+	 * Why the child could not be launched.
+	 */
+	launchFailure?: string | null;
+	model?: string | null;
+	/**
+	 * What a renderer shows in the expanded view: the raw report, bounded as the block is.
+	 */
+	report?: WatchWaitReportView | null;
+	/**
+	 * A reviewer's decision of the run it reviews, as `review.schema.json` describes it.
+	 */
+	review?: WatchWaitReviewRecord | null;
+	/**
+	 * A failed child's pane screen as herd kept it, `logs/<run-id>.screen` (a child on tmux or
+	 * Herdr whose output went to its pane).
+	 */
+	screenFile?: string | null;
+	/**
+	 * A failed child whose output went to its pane: the last lines of its kept screen.
+	 */
+	screenTail?: string | null;
+	/**
+	 * The child's Pi session (the pi runner).
+	 */
+	sessionFile?: string | null;
+	/**
+	 * The runner's stderr log, `logs/<run-id>.err`: the exec runner's on every surface, and
+	 * a failed Pi child's on the process surface.
+	 */
+	stderrFile?: string | null;
+	/**
+	 * A runner that failed with its stderr logged: the last lines of that log.
+	 */
+	stderrTail?: string | null;
+	/**
+	 * The exec runner's stdout log, `logs/<run-id>.out`.
+	 */
+	stdoutFile?: string | null;
+	/**
+	 * Seed 004's steering ledger: every request's receipt, as the `requests` of
+	 * `steering.schema.json`.
+	 */
+	steering?: WatchWaitSteerReceipt[] | null;
+	/**
+	 * A persistent specialist that ended on its stop directive.
+	 */
+	stopped?: true;
+	/**
+	 * The persistent specialist's task this result answers.
+	 */
+	task?: string | null;
+	/**
+	 * The run's time limit, in milliseconds, when it outlived it.
+	 */
+	timeLimitMs?: number | null;
+	/**
+	 * The run outlived its time limit (`herd-launch spawn --timeout-ms`) and was terminated.
+	 */
+	timedOut?: true;
+	/**
+	 * Steering messages still queued when the run ended.
+	 */
+	undeliveredSteering?: string[] | null;
+	/**
+	 * What the run cost: its session's usage with its nested children's rolled up (a
+	 * persistent specialist's task: that task's part of the session).
+	 */
+	usage?: WatchWaitRunUsage | null;
+	/**
+	 * The handoff, as `worktree-inspect.schema.json` describes it.
+	 */
+	worktree?: WatchWaitWorktreeInspect | null;
+}
+
+/**
+ * The closed set of evidence kinds.
+ */
+export type WatchWaitEvidenceKind = "changed-files" | "tests-added" | "commands-run" | "validation-output" | "residual-risks" | "no-staged-files" | "diff-summary" | "review-findings" | "manual-notes";
+
+/**
+ * One model that failed before a run's attempt, with its raw provider error.
+ */
+export interface WatchWaitFallbackFailure {
+	error: string;
+	model: string | null;
+	run_id: string;
+}
+
+/**
+ * Token counts and their cost.
+ */
+export interface WatchWaitFigures {
+	cacheRead: number;
+	cacheWrite: number;
+	/**
+	 * US dollars; `null` when any counted part's cost is unknown.
+	 */
+	cost: WatchWaitUsd | null;
+	/**
+	 * Input tokens not read from or written to a cache.
+	 */
+	input: number;
+	/**
+	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
+	 * summary usage).
+	 */
+	messages: number;
+	output: number;
+	/**
+	 * The total Pi recorded (input, output and both caches).
+	 */
+	totalTokens: number;
+}
+
+/**
+ * The effective gate of a run.
+ */
+export interface WatchWaitGate {
+	criteria: WatchWaitCriterion[];
+	evidence: WatchWaitEvidenceKind[];
+	/**
+	 * The caller asked for acceptance explicitly; an explicit gate failure fails the run.
+	 */
+	explicit: boolean;
+	inferred_level: WatchWaitLevel;
+	level: WatchWaitLevel;
+	reason: string | null;
+	review: WatchWaitReview | null;
+	stop_rules: string[];
+	verify: WatchWaitVerifyCommand[];
+}
+
+/**
+ * `clean` means no uncommitted files; the branch may still hold commits.
+ */
+export type WatchWaitInspectedState = "clean" | "dirty" | "conflicted" | "unknown";
+
+/**
+ * Everything the host decided about a run's acceptance.
+ */
+export interface WatchWaitLedger {
+	/**
+	 * A verify command was stopped because herd-accept was told to stop.
+	 */
+	cancelled: boolean;
+	child_report: WatchWaitAcceptanceReport | null;
+	child_report_parse_error: string[] | null;
+	evidence_status: WatchWaitStatus;
+	explicit: boolean;
+	format_version: number;
+	gate: WatchWaitGate;
+	report_source: WatchWaitReportSource | null;
+	runtime_checks: WatchWaitRuntimeCheck[];
+	status: WatchWaitStatus;
+	verify_runs: WatchWaitVerifyRun[];
+}
+
+/**
+ * An acceptance level, in increasing strictness.
+ */
+export type WatchWaitLevel = "none" | "attested" | "checked" | "verified";
+
+/**
+ * The figures of one model (`provider/model`, as Pi names it in its own cost breakdown; usage
+ * that no model is named for is `Tools/summaries`).
+ */
+export interface WatchWaitModelFigures {
+	cacheRead: number;
+	cacheWrite: number;
+	/**
+	 * US dollars; `null` when any counted part's cost is unknown.
+	 */
+	cost: WatchWaitUsd | null;
+	/**
+	 * Input tokens not read from or written to a cache.
+	 */
+	input: number;
+	/**
+	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
+	 * summary usage).
+	 */
+	messages: number;
+	model: string;
+	output: number;
+	/**
+	 * The total Pi recorded (input, output and both caches).
+	 */
+	totalTokens: number;
+}
+
+/**
+ * One nested child's part of a run's usage.
+ */
+export interface WatchWaitNestedUsage {
+	cacheRead: number;
+	cacheWrite: number;
+	/**
+	 * US dollars; `null` when any counted part's cost is unknown.
+	 */
+	cost: WatchWaitUsd | null;
+	/**
+	 * Input tokens not read from or written to a cache.
+	 */
+	input: number;
+	/**
+	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
+	 * summary usage).
+	 */
+	messages: number;
+	name: string;
+	output: number;
+	runId: string;
+	/**
+	 * The total Pi recorded (input, output and both caches).
+	 */
+	totalTokens: number;
+}
+
+/**
+ * What a result's details hold as `acceptance` in place of a [`Ledger`] when the run's gate was
+ * not applied; `status` tells it from a ledger's.
+ */
+export type WatchWaitNotApplied = {
+	error: string;
+	status: "error";
+} | {
+	explicit: boolean;
+	gate: WatchWaitGate;
+	status: "not-evaluated";
+};
+
+/**
+ * How a run ended.
+ */
+export type WatchWaitOutcome = "completed" | "failed" | "cancelled" | "help";
+
+/**
+ * A result's parent re-check.
+ */
+export type WatchWaitParentCheck = WatchWaitVerdictDetails | WatchWaitUnreadableSpec;
+
+/**
+ * Why a verdict is `error` or `skipped`.
+ */
+export type WatchWaitReason = "timed-out" | "killed-by-signal" | "directory-missing" | "could-not-start" | "cancelled" | "asked-for-help" | "provider-error" | "exited-non-zero";
+
+/**
+ * What the child's text in a block is.
+ */
+export type WatchWaitReportKind = "result" | "failure" | "help-request" | "task-result";
+
+/**
+ * Where the report was found.
+ */
+export type WatchWaitReportSource = "acceptance-fence" | "unterminated-fence" | "json-fence" | "marker";
+
+/**
+ * The raw report a renderer shows in the expanded view.
+ */
+export interface WatchWaitReportView {
+	kind: WatchWaitReportKind;
+	text: string;
+	/**
+	 * `text` fenced for a terminal (`herd_core::escape::expanded_view`): a `┌ Child report
+	 * from <name> (<kind>)` rule, each line of the report after `│ ` with its controls shown as
+	 * `\uXXXX`, and a `└ end of child report` rule, joined by `\n`. What the expanded view
+	 * shows line by line; absent in results written before it was kept.
+	 */
+	view?: string | null;
+}
+
+/**
+ * The review gate; herd records it and never runs a reviewer itself.
+ */
+export interface WatchWaitReview {
+	agent: string | null;
+	focus: string | null;
+	required: boolean;
+}
+
+/**
+ * `runs/<reviewed-run>.review.json`: the latest review of a run whose gate required one.
+ */
+export interface WatchWaitReviewRecord {
+	at_ms: number;
+	/**
+	 * The reviewer's blockers (its text, each on one line, encoded as host text is).
+	 */
+	blockers: string[];
+	findings: string[];
+	format_version: number;
+	/**
+	 * Why the status is what it is (host text).
+	 */
+	reason: string;
+	reviewer_name: string;
+	/**
+	 * The reviewer's run.
+	 */
+	reviewer_run_id: string;
+	/**
+	 * The run that was reviewed.
+	 */
+	run_id: string;
+	/**
+	 * `reviewed`, `rejected`, or `review-required` when the reviewer supplied no review.
+	 */
+	status: WatchWaitStatus;
+}
+
+/**
+ * How a child's run ended.
+ */
+export type WatchWaitRunOutcome = "cancelled" | "completed" | "failed" | "help" | "provider-error";
+
+/**
+ * What a run cost: `details.usage` of its result, `usage` of its outcome ledger line and of its
+ * row in `herd-watch status --json`.
+ *
+ * The top-level figures and `models` are the run's own session with its nested children (the
+ * runs it launched, and theirs) rolled up; `own` is its session alone and `nested` each child's
+ * rolled-up figures, when it had any.
+ */
+export interface WatchWaitRunUsage {
+	cacheRead: number;
+	cacheWrite: number;
+	/**
+	 * US dollars; `null` when any counted part's cost is unknown.
+	 */
+	cost: WatchWaitUsd | null;
+	/**
+	 * Input tokens not read from or written to a cache.
+	 */
+	input: number;
+	/**
+	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
+	 * summary usage).
+	 */
+	messages: number;
+	/**
+	 * Each model's part, in the order first seen.
+	 */
+	models: WatchWaitModelFigures[];
+	/**
+	 * The runs it launched, each with its own nested children rolled up.
+	 */
+	nested?: WatchWaitNestedUsage[];
+	output: number;
+	/**
+	 * The run's own session, without its nested children; absent when it had none.
+	 */
+	own?: WatchWaitFigures | null;
+	/**
+	 * The total Pi recorded (input, output and both caches).
+	 */
+	totalTokens: number;
+	/**
+	 * Lines too long to read (more than the reader's line bound); their usage is not counted,
+	 * and the cost is unknown while there is one.
+	 */
+	unreadLines?: number;
+}
+
+/**
+ * One structural check the host made.
+ */
+export interface WatchWaitRuntimeCheck {
+	/**
+	 * `acceptance-report`, `criterion:<id>`, `evidence:<kind>` or `no-staged-files`.
+	 */
+	id: string;
+	message: string;
+	status: WatchWaitCheckStatus;
+}
+
+/**
+ * Whether a criterion must be satisfied for the gate to hold.
+ */
+export type WatchWaitSeverity = "required" | "recommended";
+
+/**
+ * Where a run stands on its acceptance gate.
+ */
+export type WatchWaitStatus = ("not-required" | "rejected") | "claimed" | "attested" | "checked" | "verified" | "review-required" | "reviewed";
+
+/**
+ * How a steering message is delivered (`herd-watch steer --mode`).
+ */
+export type WatchWaitSteerMode = "steer" | "follow_up" | "auto";
+
+/**
+ * One steering request as the ledger keeps it.
+ */
+export interface WatchWaitSteerReceipt {
+	/**
+	 * When it was delivered: a Pi child's Pi took it (its input count grew), or, for a child
+	 * with no Pi (the exec runner) or a message typed from the queue, its keys went out.
+	 */
+	delivered_at_ms?: number | null;
+	/**
+	 * Why it failed (host text).
+	 */
+	error?: string | null;
+	/**
+	 * The error's code, for the exit code of the command that made the request.
+	 */
+	error_code?: string | null;
+	mode: WatchWaitSteerMode;
+	/**
+	 * What is known of a request that is not `delivered`, in host words (its keys were typed
+	 * but the child's Pi did not take it within [`STEER_ACK_WINDOW_MS`]).
+	 */
+	note?: string | null;
+	request_id: string;
+	requested_at_ms: number;
+	state: WatchWaitSteerState;
+	/**
+	 * When its keys were typed into the child's input.
+	 */
+	typed_at_ms?: number | null;
+}
+
+/**
+ * The state of one steering request (its receipt).
+ */
+export type WatchWaitSteerState = "pending" | "delivered" | "queued" | "failed";
+
+/**
+ * A result's parent re-check when the accept spec cannot be read: `{verdict: "error", error}`
+ * in place of the [`VerdictDetails`] of a re-check that ran.
+ */
+export interface WatchWaitUnreadableSpec {
+	error: string;
+	verdict: WatchWaitVerdict;
+}
+
+/**
+ * An amount in US dollars: a finite number, never negative.
+ */
+export type WatchWaitUsd = number;
+
+/**
+ * The verdict of a parent re-check: accepted, rejected, error, skipped or none.
+ */
+export type WatchWaitVerdict = "accepted" | "rejected" | "error" | "skipped" | "none";
+
+/**
+ * The structured details of a verdict: what `--json` prints and `--out` writes.
+ */
+export interface WatchWaitVerdictDetails {
+	/**
+	 * Changed files under the spec's `paths`, raw.
+	 */
+	changed_check_files: string[];
+	/**
+	 * The `Check:` host line.
+	 */
+	check_line: string;
+	/**
+	 * The `Check output (last 1,500 characters, encoded): …` host line, for `rejected` and
+	 * `error` when there was output.
+	 */
+	check_output_line: string | null;
+	child_reported: WatchWaitChildReport | null;
+	/**
+	 * The SHA-256 of the command, which names it without repeating it.
+	 */
+	command_sha256: string | null;
+	duration_ms: number | null;
+	/**
+	 * Why the re-check gave no answer, when it could not start or its directory is missing.
+	 */
+	error: string | null;
+	exit_code: number | null;
+	format_version: number;
+	outcome: WatchWaitRunOutcome;
+	/**
+	 * Up to 4,000 raw characters of the re-check's output.
+	 */
+	output: string;
+	output_truncated: boolean;
+	reason: WatchWaitReason | null;
+	recheck_dir: string | null;
+	shared_checkout: boolean;
+	signal: number | null;
+	timed_out: boolean;
+	timeout_sec: number | null;
+	tries: number | null;
+	verdict: WatchWaitVerdict;
+}
+
+/**
+ * One host-run verification command.
+ */
+export interface WatchWaitVerifyCommand {
+	allow_failure: boolean;
+	command: string;
+	/**
+	 * Resolved against the run's directory.
+	 */
+	cwd: string | null;
+	/**
+	 * Laid over the host's environment.
+	 */
+	env: Record<string, string>;
+	id: string;
+	timeout_ms: number;
+}
+
+/**
+ * One verify command as the host ran it.
+ */
+export interface WatchWaitVerifyRun {
+	command: string;
+	cwd: string;
+	duration_ms: number;
+	/**
+	 * Why it could not start, when it could not.
+	 */
+	error: string | null;
+	exit_code: number | null;
+	id: string;
+	/**
+	 * Whether this is an earlier run's result, reused because the command, its directory, its
+	 * environment and the workspace state were the same (the verify memo,
+	 * `verify-memo/<key>.json`).
+	 */
+	reused: boolean;
+	signal: number | null;
+	status: WatchWaitVerifyStatus;
+	stderr: string;
+	/**
+	 * The head of stdout and stderr, secrets redacted (see herd-accept's `report::host`).
+	 */
+	stdout: string;
+	truncated: boolean;
+}
+
+/**
+ * How a verify command ended.
+ */
+export type WatchWaitVerifyStatus = ("passed" | "failed" | "timed-out") | "allowed-failure" | "cancelled";
+
+/**
+ * The handoff `herd-worktree inspect` prints (and a worktree child's result carries): every Git
+ * field is `null` exactly when `warning` says why. Exit 0 known, 4 unknown.
+ */
+export interface WatchWaitWorktreeInspect {
+	base_sha: string;
+	/**
+	 * The checked-out branch; `null` when detached or unknown.
+	 */
+	branch: string | null;
+	changed_files: string[] | null;
+	clean: boolean | null;
+	commits_ahead: number | null;
+	conflicted: boolean | null;
+	detached: boolean;
+	head_sha: string | null;
+	path: string;
+	state: WatchWaitInspectedState;
+	untracked_files: string[] | null;
+	warning: string | null;
+}
+
+/**
+ * The settled result `herd-watch wait` prints. Exit 0 completed, 1 failed, 5 cancelled, 6 help.
+ *
+ * Schema: docs/schemas/watch-wait.schema.json.
+ */
+export interface WatchWait {
+	/**
+	 * Raw values for structured consumers, as in `run-result.schema.json`.
+	 */
+	details: WatchWaitDetails;
+	/**
+	 * The message the parent receives: host lines, the report block, evidence, continuation.
+	 */
+	message: string;
+	name: string;
+	outcome: WatchWaitOutcome;
+	run_id: string;
 }

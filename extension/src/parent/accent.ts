@@ -15,8 +15,8 @@ const RESET = "\x1b[0m";
 const FRAME = new Set(["╭", "╮", "╰", "╯", "│", "─"]);
 
 /** `lines` with their frame in `accent` ("blue" or "amber"); any other value leaves them as they are. */
-export function paintAccent(lines: string[], accent: unknown): string[] {
-	const sgr = typeof accent === "string" ? SGR[accent] : undefined;
+export function paintAccent(lines: string[], accent: string | undefined): string[] {
+	const sgr = accent === undefined ? undefined : SGR[accent];
 	if (sgr === undefined) return lines;
 	return lines.map((line) => {
 		let out = "";

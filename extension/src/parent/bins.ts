@@ -1,14 +1,16 @@
 /**
- * Where herd's binaries are, and one bounded way to run them.
+ * Where herd's binaries are, and how the parent runs them (shared/process.ts, with its bounds).
  *
  * The binaries are found through `HERD_BIN_DIR`, then `PATH`, then `~/.cargo/bin` (a Pi started
  * from a launcher often lacks that on its `PATH`). The directory found is passed on as
  * `HERD_BIN_DIR` to every binary, so a child finds the same herd.
  */
-import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { decoded } from "../shared/decode.ts";
+import { errorDocument } from "../shared/formats.ts";
+import { type Ran, runProcess } from "../shared/process.ts";
 
 /** The six binaries herd installs; the extension needs all of them. */
 export const BINARIES = ["herd-launch", "herd-watch", "herd-accept", "herd-worktree", "herd-cleanup", "herd-docs"] as const;
@@ -42,12 +44,7 @@ export function findBinDir(env: NodeJS.ProcessEnv = process.env): string | undef
 	return complete(cargo) ? cargo : undefined;
 }
 
-/** What a binary did: its exit code (or null after a signal), its stdout and its stderr. */
-export interface Ran {
-	code: number | null;
-	stdout: string;
-	stderr: string;
-}
+export type { Ran } from "../shared/process.ts";
 
 /** The most of each stream kept from a binary's output. */
 const OUTPUT_LIMIT = 4 * 1024 * 1024;
@@ -58,68 +55,32 @@ export interface RunOptions {
 	env: NodeJS.ProcessEnv;
 	/** Written to stdin, which is then closed; without it stdin is empty. */
 	input?: string | undefined;
-	/** The run is killed (SIGKILL) after this long. */
+	/** The run's budget: SIGTERM to its process group after this long, SIGKILL shortly after. */
 	timeoutMs: number;
+	/** It writes to this session's terminal (`herd-watch notify`), see shared/process.ts. */
+	terminal?: boolean | undefined;
 }
 
 /** Runs `program args` asynchronously, bounded in time and output; never rejects. */
 export function run(program: string, args: string[], options: RunOptions): Promise<Ran> {
-	return new Promise((resolve) => {
-		let stdout = "";
-		let stderr = "";
-		let child;
-		try {
-			child = spawn(program, args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
-		} catch (err) {
-			resolve({ code: null, stdout: "", stderr: String(err) });
-			return;
-		}
-		const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
-		child.stdout.on("data", (chunk: Buffer) => {
-			if (stdout.length < OUTPUT_LIMIT) stdout += chunk.toString("utf8");
-		});
-		child.stderr.on("data", (chunk: Buffer) => {
-			if (stderr.length < OUTPUT_LIMIT) stderr += chunk.toString("utf8");
-		});
-		child.stdin.on("error", () => {
-			// A binary that exits before reading its input says why on stderr.
-		});
-		child.stdin.end(options.input ?? "");
-		child.on("error", (err) => {
-			clearTimeout(timer);
-			resolve({ code: null, stdout, stderr: stderr + String(err) });
-		});
-		child.on("close", (code) => {
-			clearTimeout(timer);
-			resolve({ code, stdout, stderr });
-		});
+	return runProcess(program, args, {
+		cwd: options.cwd,
+		env: options.env,
+		input: options.input,
+		budgetMs: options.timeoutMs,
+		stdoutLimit: OUTPUT_LIMIT,
+		stderrLimit: OUTPUT_LIMIT,
+		terminal: options.terminal,
 	});
-}
-
-/** A JSON value as far as the extension looks into it. */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type JsonObject = { [key: string]: Json };
-
-/** Parses `text` as one JSON object, or undefined. */
-export function parseObject(text: string): JsonObject | undefined {
-	try {
-		const value: unknown = JSON.parse(text);
-		return isObject(value) ? (value as JsonObject) : undefined;
-	} catch {
-		return undefined;
-	}
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-	return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** The `message` of a binary's `--json` error document, else its stderr, else its exit code. */
 export function failureText(ran: Ran): string {
-	const doc = parseObject(ran.stdout);
-	const error = doc?.error;
-	if (isObject(error) && typeof error.message === "string") return error.message;
+	const doc = decoded(ran.stdout, errorDocument, "the error document");
+	if (doc) return doc.error.message;
 	const stderr = ran.stderr.trim();
 	if (stderr) return stderr;
+	if (ran.error !== undefined) return ran.error;
+	if (ran.timedOut) return "the herd binary ran out of time and was stopped";
 	return ran.code === null ? "the herd binary was killed" : `the herd binary exited with ${ran.code}`;
 }

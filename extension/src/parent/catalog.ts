@@ -9,7 +9,9 @@
  * loads it. Nothing is kept across sessions: a later session asks again.
  */
 import type { ExtensionAPI, ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
-import { failureText, parseObject } from "./bins.ts";
+import { decode } from "../shared/decode.ts";
+import { launchModels } from "../shared/formats.ts";
+import { failureText } from "./bins.ts";
 import { runBinary } from "./tools.ts";
 
 /** Longer than the binary's own 30 s bound on asking Pi. */
@@ -20,10 +22,9 @@ const FAILURE_CHARS = 300;
 /** The guideline text `herd-launch models --json` printed, or why there is none. */
 export async function catalogGuideline(pi: ExtensionAPI, ctx: ExtensionContext, binDir: string): Promise<string> {
 	const ran = await runBinary({ pi, ctx, binDir }, "herd-launch", ["models", "--json", "--cwd", ctx.cwd], undefined, CATALOG_MS);
-	const doc = ran.code === 0 ? parseObject(ran.stdout) : undefined;
-	const guideline = doc?.guideline;
-	if (typeof guideline === "string" && guideline.length > 0) return guideline;
-	const why = ran.code === 0 ? "herd-launch models printed no guideline" : failureText(ran);
+	const doc = ran.code === 0 ? decode(ran.stdout, launchModels, "herd-launch models --json") : undefined;
+	if (doc?.ok && doc.value.guideline.length > 0) return doc.value.guideline;
+	const why = doc === undefined ? failureText(ran) : doc.ok ? "herd-launch models printed no guideline" : doc.error;
 	// One line, bounded: the failure is host text, but it must not break the rules section.
 	const line = why.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ").slice(0, FAILURE_CHARS);
 	return `Model catalog for \`subagent\`: unavailable (${line}); pass an exact provider/model-id you know Pi has credentials for.`;

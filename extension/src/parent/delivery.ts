@@ -8,12 +8,13 @@
  * it delivered, so a result lost with Pi (a crash, a quit, a queued message Escape dropped) is
  * emitted again, and a result already in the transcript is acknowledged without a second send.
  */
-import { spawn } from "node:child_process";
-import * as fs from "node:fs";
 import * as path from "node:path";
-import { RUN_ID_PATTERN } from "../generated/protocol.ts";
-import { RUNS_DIR, recordRunId, runFile, runFileName } from "../generated/run-files.ts";
-import { type JsonObject, isObject, parseObject } from "./bins.ts";
+import type { RunRecord, WatchEvent } from "../generated/protocol.ts";
+import { decode, decodeValue, literal, object, string, where } from "../shared/decode.ts";
+import { statusWidget, watchEvent } from "../shared/formats.ts";
+import { startProcess, stopProcess } from "../shared/process.ts";
+import { readRecord } from "../shared/runs.ts";
+import { run } from "./bins.ts";
 import { type Pending, hub, pendingKey, withLive } from "./hub.ts";
 import { consumesResults } from "./context.ts";
 import { cancelRun, handOver, queue } from "./notices.ts";
@@ -39,10 +40,9 @@ export function ensureFollower(dir: string, binDir: string): void {
 	try {
 		// A parent takes its own children's results, a child its own: never each other's.
 		const owner = process.env.PI_SUBAGENT_ID ? ["--launched-by", process.env.PI_SUBAGENT_ID] : ["--top-level"];
-		child = spawn(path.join(binDir, "herd-watch"), ["--artifacts", dir, "follow", "--json", "--ack", ...owner], {
+		child = startProcess(path.join(binDir, "herd-watch"), ["--artifacts", dir, "follow", "--json", "--ack", ...owner], {
 			cwd: dir,
 			env: { ...process.env, HERD_BIN_DIR: binDir },
-			stdio: ["pipe", "pipe", "pipe"],
 		});
 	} catch {
 		return;
@@ -53,9 +53,10 @@ export function ensureFollower(dir: string, binDir: string): void {
 		// The follower ended; its exit handler decides what comes next.
 	});
 	child.stderr.resume();
+	child.stdout.setEncoding("utf8");
 	let buffer = "";
-	child.stdout.on("data", (chunk: Buffer) => {
-		buffer += chunk.toString("utf8");
+	child.stdout.on("data", (chunk: string) => {
+		buffer += chunk;
 		let at = buffer.indexOf("\n");
 		while (at >= 0) {
 			const line = buffer.slice(0, at);
@@ -71,7 +72,9 @@ export function ensureFollower(dir: string, binDir: string): void {
 	child.on("close", () => {
 		if (h.followers.get(dir) === follower) h.followers.delete(dir);
 		redraw();
-		if (h.live && undelivered(dir)) {
+		if (!h.live) return;
+		void undelivered(dir, binDir).then((waiting) => {
+			if (!waiting) return;
 			const delay = RESTART_MS[Math.min(follower.restarts, RESTART_MS.length - 1)];
 			setTimeout(() => {
 				const live = h.live;
@@ -80,64 +83,50 @@ export function ensureFollower(dir: string, binDir: string): void {
 				const next = h.followers.get(dir);
 				if (next) next.restarts = follower.restarts + 1;
 			}, delay).unref?.();
-		}
+		});
 	});
 	redraw();
 }
 
-/** The bound of a run record read here. */
-const RECORD_LIMIT = 256 * 1024;
-
 /** Whether this session's follower takes on the run `record` (who launched it). */
-function ours(record: JsonObject | undefined): boolean {
-	const launcher = record?.parent_run_id;
+function ours(record: RunRecord | undefined): boolean {
+	if (!record) return false;
+	const launcher = record.parent_run_id;
 	const me = process.env.PI_SUBAGENT_ID;
 	return me ? launcher === me : launcher === undefined || launcher === null;
 }
 
 /**
- * Whether a run of `dir` that this session's follower takes on has a record and no delivered
- * marker (it may still be running).
+ * Whether a run of `dir` that this session's follower takes on is not delivered yet (it may
+ * still be running). herd says which runs are open (`herd-watch status --widget --json`: the
+ * open-run set, without the attempts a fallback replaced); a run's record says who launched it.
+ * This only decides whether a follower runs: delivering once is the follower's and its markers'.
  */
-export function undelivered(dir: string): boolean {
-	const runs = path.join(dir, RUNS_DIR);
-	let names: string[];
-	try {
-		names = fs.readdirSync(runs);
-	} catch {
-		return false;
-	}
-	const present = new Set(names);
-	return names.some((name) => {
-		const id = recordRunId(name);
-		if (id === undefined || !RUN_ID_PATTERN.test(id) || present.has(runFileName(id, "delivered")) || present.has(runFileName(id, "superseded"))) return false;
-		return ours(readRecord(path.join(runs, name)));
+export async function undelivered(dir: string, binDir: string): Promise<boolean> {
+	const ran = await run(path.join(binDir, "herd-watch"), ["--artifacts", dir, "status", "--widget", "--json"], {
+		cwd: dir,
+		env: { ...process.env, HERD_BIN_DIR: binDir },
+		timeoutMs: STATUS_MS,
 	});
+	const doc = ran.code === 0 ? decode(ran.stdout, statusWidget, "herd-watch status --widget --json") : undefined;
+	if (!doc?.ok) return false;
+	return doc.value.runs.some((row) => !row.delivered && ours(readRecord(dir, row.run_id)));
 }
 
-function readRecord(file: string): JsonObject | undefined {
-	try {
-		if (fs.statSync(file).size > RECORD_LIMIT) return undefined;
-		return parseObject(fs.readFileSync(file, "utf8"));
-	} catch {
-		return undefined;
-	}
-}
+/** The budget of that status. */
+const STATUS_MS = 10_000;
 
 /** Stops every follower: Pi quits. Undelivered results wait on disk for the next start. */
 export function stopFollowers(): void {
 	const h = hub();
-	for (const { child } of h.followers.values()) {
-		child.stdin.end();
-		child.kill("SIGTERM");
-		setTimeout(() => child.kill("SIGKILL"), 1000).unref?.();
-	}
+	for (const { child } of h.followers.values()) stopProcess(child, 1000);
 	h.followers.clear();
 }
 
 function onLine(dir: string, line: string): void {
-	const event = parseObject(line);
-	if (!event || typeof event.event !== "string") return;
+	const read = decode(line, watchEvent, "a line of herd-watch follow --json", LINE_LIMIT);
+	if (!read.ok) return;
+	const event = read.value;
 	switch (event.event) {
 		case "result":
 			onResult(dir, event);
@@ -147,10 +136,8 @@ function onLine(dir: string, line: string): void {
 			onStall(dir, event);
 			break;
 		case "notice":
-			if (typeof event.message === "string") {
-				queue(hub().notices, { dir, runId: typeof event.run_id === "string" ? event.run_id : "", message: event.message });
-				flushNotices();
-			}
+			queue(hub().notices, { dir, runId: event.run_id, message: event.message });
+			flushNotices();
 			break;
 		default:
 			break;
@@ -160,18 +147,9 @@ function onLine(dir: string, line: string): void {
 	redraw();
 }
 
-function onResult(dir: string, event: JsonObject): void {
-	const { run_id: runId, key, message } = event;
-	if (typeof runId !== "string" || typeof message !== "string") return;
-	const result: Pending = {
-		dir,
-		key: typeof key === "string" ? key : runId,
-		runId,
-		name: typeof event.name === "string" ? event.name : runId,
-		outcome: typeof event.outcome === "string" ? event.outcome : "",
-		message,
-		details: isObject(event.details) ? (event.details as JsonObject) : {},
-	};
+function onResult(dir: string, event: Extract<WatchEvent, { event: "result" }>): void {
+	const { run_id: runId, key, message, name, outcome, details } = event;
+	const result: Pending = { dir, key, runId, name, outcome, message, details };
 	// A Pi Herd worker's result begins with seed 000's envelope (shared/piherd-result.ts); the
 	// window of its model's context is the one this session's Pi knows.
 	const worker = decorate(dir, event, result.message, result.details, (provider, model) =>
@@ -187,15 +165,26 @@ function onResult(dir: string, event: JsonObject): void {
 	flush();
 }
 
+/** What a `subagent_result` message's details say of the result it carries. */
+interface Carried {
+	key: string;
+	artifacts: string;
+}
+
+const carried = object<Carried>({ key: string, artifacts: string });
+
+/** Whether a transcript entry is the `subagent_result` message of the result `key` of `dir`. */
+export function carries(entry: { type: string; customType?: string; details?: unknown }, dir: string, key: string): boolean {
+	if (entry.type !== "custom_message" || entry.customType !== RESULT_TYPE) return false;
+	const details = decodeValue(entry.details, carried, "the message's details");
+	return details.ok && details.value.key === key && details.value.artifacts === dir;
+}
+
 /** Whether the live transcript already holds the result `key` of `dir`. */
 function inTranscript(dir: string, key: string): boolean {
 	let found = false;
 	withLive(({ ctx }) => {
-		found = ctx.sessionManager.getEntries().some((entry) => {
-			if (entry.type !== "custom_message" || entry.customType !== RESULT_TYPE) return false;
-			const details = entry.details;
-			return isObject(details) && details.key === key && details.artifacts === dir;
-		});
+		found = ctx.sessionManager.getEntries().some((entry) => carries(entry, dir, key));
 	});
 	return found;
 }
@@ -252,10 +241,9 @@ export function flush(): void {
 
 /** A `message_end` of a result: it is in the transcript once Pi's own handler ran. */
 export function onMessageEnd(message: unknown): void {
-	if (!isObject(message) || message.role !== "custom" || message.customType !== RESULT_TYPE) return;
-	const details = message.details;
-	if (!isObject(details) || typeof details.key !== "string" || typeof details.artifacts !== "string") return;
-	const { key, artifacts } = details;
+	const ended = decodeValue(message, endedResult, "the ended message");
+	if (!ended.ok) return;
+	const { key, artifacts } = ended.value.details;
 	// Pi persists the message right after the extensions' handlers.
 	setTimeout(() => acknowledge(artifacts, key), 0);
 }
@@ -276,15 +264,24 @@ export function resendDropped(): void {
 	flush();
 }
 
+/** A custom message Pi ended, as far as a result's acknowledgement reads it. */
+interface EndedResult {
+	role: "custom";
+	customType: string;
+	details: Carried;
+}
+
+const endedResult = object<EndedResult>({ role: literal("custom"), customType: where(string, (t) => t === RESULT_TYPE, RESULT_TYPE), details: carried });
+
 /** Whether run `runId` of `dir` was launched interactive (its record says so). */
 function interactive(dir: string, runId: string): boolean {
-	return readRecord(runFile(dir, runId, "record"))?.interactive === true;
+	return readRecord(dir, runId)?.interactive === true;
 }
 
 /** `stalled` and `recovered` steer the parent so it can react, only for runs nobody drives by hand. */
-function onStall(dir: string, event: JsonObject): void {
+function onStall(dir: string, event: Extract<WatchEvent, { event: "stalled" | "recovered" }>): void {
 	const { run_id: runId, message } = event;
-	if (typeof runId !== "string" || typeof message !== "string" || interactive(dir, runId)) return;
+	if (interactive(dir, runId)) return;
 	withLive(({ pi }) => {
 		pi.sendMessage(
 			{ customType: STATUS_TYPE, content: message, display: true, details: { runId } },
@@ -309,6 +306,6 @@ export function stopAsked(dir: string, target: { runId?: string | undefined; nam
 	if (target.runId !== undefined) cancelRun(h.notices, dir, target.runId);
 	if (target.name === undefined) return;
 	for (const runId of new Set(h.notices.filter((n) => n.dir === dir).map((n) => n.runId))) {
-		if (readRecord(runFile(dir, runId, "record"))?.name === target.name) cancelRun(h.notices, dir, runId);
+		if (readRecord(dir, runId)?.name === target.name) cancelRun(h.notices, dir, runId);
 	}
 }

@@ -8,7 +8,7 @@
  */
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { JsonObject } from "./bins.ts";
+import type { WatchEventDetails } from "../generated/protocol.ts";
 import type { Notice } from "./notices.ts";
 
 /** The current instance: set between its `session_start` and its `session_shutdown`. */
@@ -35,7 +35,8 @@ export interface Pending {
 	name: string;
 	outcome: string;
 	message: string;
-	details: JsonObject;
+	/** herd's details of the result, with a Pi Herd worker's `piHerd` beside them. */
+	details: WatchEventDetails & { readonly piHerd?: unknown };
 }
 
 export interface Hub {

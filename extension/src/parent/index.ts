@@ -91,7 +91,11 @@ export default async function herdParent(pi: ExtensionAPI): Promise<void> {
 		}
 		if (consumesResults()) {
 			h.dirs.add(dir);
-			for (const known of h.dirs) if (undelivered(known)) ensureFollower(known, binDir);
+			for (const known of h.dirs) {
+				void undelivered(known, binDir).then((waiting) => {
+					if (waiting) ensureFollower(known, binDir);
+				});
+			}
 		}
 		flush();
 		redraw();

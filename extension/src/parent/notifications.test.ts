@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import type { WatchEvent, WatchEventLabel, WatchEventOutcome } from "../generated/protocol.ts";
 import { COOLDOWN_MS, DELIVERY_WINDOW_MS, type Notice, Notifier, type Shown, notificationsEnabled } from "./notifications.ts";
 
 /** A notifier on a hand-moved clock, recording what it showed where. */
@@ -31,9 +32,9 @@ function rig(opts: { enabled?: () => boolean; surface?: Shown } = {}) {
 	return { notifier, onSurface, inPi, advance };
 }
 
-const waiting = (runId = "r1") => ({ event: "needs_input", run_id: runId, name: "Scout", reason: "dialog", message: '"Scout" is waiting for input: dialog.' });
-const status = (label: string, runId = "r1") => ({ event: "status", run_id: runId, name: "Scout", label });
-const result = (outcome: string, runId = "r1") => ({ event: "result", run_id: runId, name: "Scout", outcome, key: runId });
+const waiting = (runId = "r1"): WatchEvent => ({ event: "needs_input", run_id: runId, name: "Scout", reason: "dialog", since_ms: 1, message: '"Scout" is waiting for input: dialog.' });
+const status = (label: WatchEventLabel, runId = "r1"): WatchEvent => ({ event: "status", run_id: runId, name: "Scout", label, detail: null, since_ms: null });
+const result = (outcome: WatchEventOutcome, runId = "r1"): WatchEvent => ({ event: "result", run_id: runId, name: "Scout", outcome, key: runId, message: "", details: {} });
 
 test("a run that starts waiting is told once, on the surface and in Pi", async () => {
 	const { notifier, onSurface, inPi, advance } = rig();

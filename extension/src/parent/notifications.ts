@@ -13,7 +13,10 @@
  * - All off with `HERD_NOTIFY=0` or the setting `"herd": { "notifications": false }`.
  */
 import * as path from "node:path";
-import { type JsonObject, isObject, parseObject, run } from "./bins.ts";
+import type { WatchEvent } from "../generated/protocol.ts";
+import { boolean, decode, decodeValue, object, optional } from "../shared/decode.ts";
+import { watchNotify } from "../shared/formats.ts";
+import { run } from "./bins.ts";
 import { hub, withLive } from "./hub.ts";
 
 export type NotifyKind = "completed" | "failed" | "waiting";
@@ -62,12 +65,16 @@ interface RunState {
 export function notificationsEnabled(env: NodeJS.ProcessEnv, settings: unknown): boolean {
 	const flag = env.HERD_NOTIFY?.trim().toLowerCase();
 	if (flag !== undefined && flag !== "") return !["0", "off", "false", "no"].includes(flag);
-	if (typeof settings === "object" && settings !== null) {
-		const herd = (settings as { herd?: unknown }).herd;
-		if (typeof herd === "object" && herd !== null && (herd as { notifications?: unknown }).notifications === false) return false;
-	}
-	return true;
+	const read = decodeValue(settings, HERD_SETTINGS, "the settings");
+	return !(read.ok && read.value.herd?.notifications === false);
 }
+
+/** herd's part of Pi's settings (`"herd": { "notifications": false }`). */
+interface HerdSettings {
+	herd?: { notifications?: boolean };
+}
+
+const HERD_SETTINGS = object<HerdSettings>({ herd: optional(object<NonNullable<HerdSettings["herd"]>>({ notifications: optional(boolean) })) });
 
 export class Notifier {
 	private readonly runs = new Map<string, RunState>();
@@ -93,17 +100,14 @@ export class Notifier {
 	}
 
 	/** A line of `herd-watch follow --json`. */
-	observe(dir: string, event: JsonObject): void {
+	observe(dir: string, event: WatchEvent): void {
 		const runId = event.run_id;
-		if (typeof runId !== "string") return;
 		const run = this.state(dir, runId);
-		const name = typeof event.name === "string" ? event.name : runId;
 		switch (event.event) {
 			case "needs_input": {
 				if (run.waiting || run.ended) return;
 				run.waiting = true;
-				const text = typeof event.message === "string" ? event.message : `${JSON.stringify(name)} is waiting for input.`;
-				this.hold(run, { dir, runId, kind: "waiting", text });
+				this.hold(run, { dir, runId, kind: "waiting", text: event.message });
 				return;
 			}
 			case "status":
@@ -116,7 +120,7 @@ export class Notifier {
 				run.ended = true;
 				const outcome = event.outcome;
 				if (outcome !== "completed" && outcome !== "failed") return;
-				const text = `${JSON.stringify(name)} ${outcome === "completed" ? "completed" : "failed"}.`;
+				const text = `${JSON.stringify(event.name)} ${outcome === "completed" ? "completed" : "failed"}.`;
 				this.hold(run, { dir, runId, kind: outcome, text });
 				return;
 			}
@@ -177,13 +181,12 @@ export function notifier(): Notifier {
 			const ran = await run(
 				path.join(binDir, "herd-watch"),
 				["--artifacts", notice.dir, "notify", "--run", notice.runId, "--kind", notice.kind, "--json"],
-				{ cwd: notice.dir, env: { ...process.env, HERD_BIN_DIR: binDir }, timeoutMs: 10_000 },
+				{ cwd: notice.dir, env: { ...process.env, HERD_BIN_DIR: binDir }, timeoutMs: 10_000, terminal: true },
 			);
-			const doc = parseObject(ran.stdout);
-			if (ran.code !== 0 || !doc) return "not-shown";
-			if (doc.looking === true) return "looking";
-			const told = Array.isArray(doc.told) ? doc.told : [];
-			return told.some((t) => isObject(t) && t.shown === true) ? "shown" : "not-shown";
+			const doc = ran.code === 0 ? decode(ran.stdout, watchNotify, "herd-watch notify --json") : undefined;
+			if (!doc?.ok) return "not-shown";
+			if (doc.value.looking) return "looking";
+			return doc.value.told.some((t) => t.shown) ? "shown" : "not-shown";
 		},
 		inPi: (notice) => {
 			withLive(({ ctx }) => {

@@ -8,6 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 
+import type { RolesListingRoleRow, RunRecord, WatchEvent } from "../generated/protocol.ts";
 import { definitions } from "./piherd/actions.ts";
 import { chooseFace } from "./piherd/face.ts";
 import { toolSchema } from "./piherd/tool.ts";
@@ -227,9 +228,10 @@ test("the envelope and the completion details of a worker's result", () => {
 
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "piherd-result-"));
 	fs.mkdirSync(path.join(dir, "runs"));
-	fs.writeFileSync(path.join(dir, "runs", "r1.json"), JSON.stringify({ run_id: "r1", name: "impl", session_file: "/s/c.jsonl", agent: "implementer" }));
+	const runRecord: RunRecord = { format_version: 1, run_id: "r1", name: "impl", created_at_ms: 1, runner: "pi", surface: "tmux", status: "launched", cwd: "/w", session_file: "/s/c.jsonl", agent: "implementer" };
+	fs.writeFileSync(path.join(dir, "runs", "r1.json"), JSON.stringify(runRecord));
 	writeWorker(dir, worker());
-	const event = { event: "result", run_id: "r1", key: "r1", name: "impl", outcome: "completed", message: "Sub-agent ...", details: {} };
+	const event: Extract<WatchEvent, { event: "result" }> = { event: "result", run_id: "r1", key: "r1", name: "impl", outcome: "completed", message: "Sub-agent ...", details: {} };
 	const out = decorate(dir, event, "Sub-agent \"impl\" completed", { elapsedMs: 1200, sessionFile: "/s/c.jsonl" });
 	assert.ok(out);
 	const lines = out.message.split("\n");
@@ -350,10 +352,10 @@ test("the tool's schema file names exactly the fields and actions the tables che
 });
 
 test("a definition reports the role's description and skills as herd-launch roles prints them", () => {
-	const roles = [
-		{ name: "planner", scope: "user", description: "Plans the work", skills: ["plan", "review"], deny_tools: [], spawning: false },
-		{ name: "plain", scope: "project", deny_tools: ["write"] },
-		{ name: "broken", scope: "user", error: "bad" },
+	const roles: RolesListingRoleRow[] = [
+		{ name: "planner", scope: "user", file: "/a/planner.md", description: "Plans the work", skills: ["plan", "review"], deny_tools: [], spawning: false },
+		{ name: "plain", scope: "project", file: "/p/plain.md", deny_tools: ["write"] },
+		{ name: "broken", scope: "user", file: "/a/broken.md", error: "bad" },
 	];
 	assert.deepEqual(definitions({ roles, specialists: new Map() }, false), [
 		{ name: "planner", extensionSource: "user", description: "Plans the work", skills: ["plan", "review"], subagents: [] },

@@ -4,7 +4,9 @@
  */
 import * as path from "node:path";
 import type { RegistryExposure, RegistrySession } from "../generated/protocol.ts";
-import { type JsonObject, isObject, parseObject, run } from "./bins.ts";
+import { type JsonObject, decode, isObject } from "../shared/decode.ts";
+import { registry } from "../shared/formats.ts";
+import { run } from "./bins.ts";
 
 export type SessionKind = RegistrySession;
 export type Exposure = RegistryExposure;
@@ -34,54 +36,31 @@ export interface Registry {
 	commands: CommandEntry[];
 }
 
-/** The registry format this extension reads. */
-const FORMAT_VERSION = 1;
-
-function sessions(value: unknown): SessionKind[] {
-	return Array.isArray(value) ? value.filter((s): s is SessionKind => s === "parent" || s === "child") : [];
+/** A schema without its `x-*` keys, which some providers reject; herd validates them anyway. */
+export function withoutExtensions(schema: JsonObject): JsonObject {
+	const out: Record<string, unknown> = {};
+	for (const [key, inner] of Object.entries(schema)) if (!key.startsWith("x-")) out[key] = withoutExtensionsIn(inner);
+	return out;
 }
 
-/** A schema without its `x-*` keys, which some providers reject; herd validates them anyway. */
-export function withoutExtensions(value: unknown): unknown {
-	if (Array.isArray(value)) return value.map(withoutExtensions);
-	if (!isObject(value)) return value;
-	const out: Record<string, unknown> = {};
-	for (const [key, inner] of Object.entries(value)) {
-		if (!key.startsWith("x-")) out[key] = withoutExtensions(inner);
-	}
-	return out;
+function withoutExtensionsIn(value: unknown): unknown {
+	if (Array.isArray(value)) return value.map(withoutExtensionsIn);
+	return isObject(value) ? withoutExtensions(value) : value;
 }
 
 /** Reads the registry document; undefined when it is not one this extension understands. */
 export function parseRegistry(text: string): Registry | undefined {
-	const doc = parseObject(text);
-	if (!doc || doc.format_version !== FORMAT_VERSION || !Array.isArray(doc.tools) || !Array.isArray(doc.commands)) {
-		return undefined;
-	}
-	const tools: ToolEntry[] = [];
-	for (const t of doc.tools) {
-		if (!isObject(t) || typeof t.name !== "string" || typeof t.description !== "string" || !isObject(t.parameters)) continue;
-		const exposure: Exposure = t.exposure === "deferred" || t.exposure === "inactive" ? t.exposure : "direct";
-		tools.push({
-			name: t.name,
-			sessions: sessions(t.sessions),
-			exposure,
-			description: t.description,
-			parameters: withoutExtensions(t.parameters) as JsonObject,
-		});
-	}
-	const commands: CommandEntry[] = [];
-	for (const c of doc.commands) {
-		if (!isObject(c) || typeof c.name !== "string" || typeof c.description !== "string") continue;
-		const usage: CommandUsage[] = [];
-		for (const u of Array.isArray(c.usage) ? c.usage : []) {
-			if (isObject(u) && typeof u.text === "string") {
-				usage.push({ text: u.text, sessions: u.sessions === undefined ? undefined : sessions(u.sessions) });
-			}
-		}
-		commands.push({ name: c.name, sessions: sessions(c.sessions), usage, description: c.description });
-	}
-	return { tools, commands };
+	const doc = decode(text, registry, "herd-docs schemas --json");
+	if (!doc.ok) return undefined;
+	return {
+		tools: doc.value.tools.map((t) => ({ ...t, parameters: withoutExtensions(t.parameters) })),
+		commands: doc.value.commands.map((c) => ({
+			name: c.name,
+			sessions: c.sessions,
+			description: c.description,
+			usage: c.usage.map((u) => ({ text: u.text, sessions: u.sessions === undefined ? undefined : (u.sessions ?? []) })),
+		})),
+	};
 }
 
 /** Runs `herd-docs schemas --json` of the binaries in `binDir`. */

@@ -3,7 +3,8 @@
  */
 import * as path from "node:path";
 import type { AgentToolResult, ExtensionAPI, ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
-import { type Binary, type Ran, failureText, isObject, run } from "./bins.ts";
+import { type JsonObject, isObject } from "../shared/decode.ts";
+import { type Binary, type Ran, failureText, run } from "./bins.ts";
 import { artifactsDir, binaryEnv, launchPlace, surface } from "./context.ts";
 import { ensureFollower, stopAsked } from "./delivery.ts";
 import type { ToolEntry } from "./registry.ts";
@@ -55,14 +56,14 @@ async function launch(call: Call, args: string[], input?: string): Promise<Agent
 	throw new Error(failureText(ran));
 }
 
-function target(params: Record<string, unknown>): string[] {
+function target(params: JsonObject): string[] {
 	if (typeof params.id === "string" && params.id) return ["--run", params.id];
 	if (typeof params.name === "string" && params.name) return ["--name", params.name];
 	throw new Error("give the exact id or name of the run");
 }
 
 /** What each tool does, by name. */
-type Handler = (call: Call, params: Record<string, unknown>) => Promise<AgentToolResult<Record<string, unknown>>>;
+type Handler = (call: Call, params: JsonObject) => Promise<AgentToolResult<Record<string, unknown>>>;
 
 const HANDLERS: Record<string, Handler> = {
 	subagent: (call, params) =>

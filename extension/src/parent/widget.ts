@@ -5,7 +5,9 @@
  */
 import * as path from "node:path";
 import { paintAccent } from "./accent.ts";
-import { parseObject, run } from "./bins.ts";
+import { decode } from "../shared/decode.ts";
+import { statusWidget } from "../shared/formats.ts";
+import { run } from "./bins.ts";
 import { hub, withLive } from "./hub.ts";
 
 export const WIDGET_KEY = "herd-subagents";
@@ -19,13 +21,12 @@ async function linesOf(dir: string, binDir: string, env: NodeJS.ProcessEnv, tui:
 		env,
 		timeoutMs: 10_000,
 	});
-	const doc = parseObject(ran.stdout);
-	if (ran.code !== 0 || !doc || typeof doc.widget !== "string") return [];
-	const open = (typeof doc.active === "number" ? doc.active : 0) + (typeof doc.open === "number" ? doc.open : 0);
-	if (open === 0) return [];
-	const lines = doc.widget.split("\n");
+	const doc = ran.code === 0 ? decode(ran.stdout, statusWidget, "herd-watch status --widget --json") : undefined;
+	if (!doc?.ok || doc.value.active + doc.value.open === 0) return [];
+	const { widget, accent } = doc.value;
+	const lines = widget.split("\n");
 	while (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
-	return tui ? paintAccent(lines, doc.accent) : lines;
+	return tui ? paintAccent(lines, accent) : lines;
 }
 
 /** Redraws the widget now (or right after a redraw in progress). */

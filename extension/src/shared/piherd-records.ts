@@ -11,35 +11,17 @@
  *
  * Reading only, every file bounded: the parent's face alone writes worker files.
  */
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { RUN_ID_PATTERN } from "../generated/protocol.ts";
-import { runFile } from "../generated/run-files.ts";
+import { array, boolean, decoded, integer, nullable, number, object, optional, string, where } from "./decode.ts";
+import { readLimited, readRecord } from "./runs.ts";
 
 /** Seed 000's label: the public live identity of a worker, and its herd run name. */
 export const LABEL_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 
 export const FORMAT_VERSION = 1;
-/** The bound of a worker file or a run record read here. */
+/** The bound of a worker file read here. */
 const READ_LIMIT = 256 * 1024;
-
-/** A JSON object as far as these files are looked into. */
-export type Doc = { readonly [key: string]: unknown };
-
-export function isDoc(value: unknown): value is Doc {
-	return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** The JSON object in `file`, or undefined when it is missing, larger than the bound or not one. */
-export function readBounded(file: string): Doc | undefined {
-	try {
-		if (fs.statSync(file).size > READ_LIMIT) return undefined;
-		const value: unknown = JSON.parse(fs.readFileSync(file, "utf8"));
-		return isDoc(value) ? value : undefined;
-	} catch {
-		return undefined;
-	}
-}
 
 export interface Ask {
 	/** The herd run whose help request is the question. */
@@ -86,50 +68,40 @@ export function workerPath(artifacts: string, owner: string | null, label: strin
 	return path.join(ownerDir(artifacts, owner), `${label}.json`);
 }
 
-function strings(value: unknown): string[] | undefined {
-	return Array.isArray(value) && value.every((v) => typeof v === "string") ? (value as string[]) : undefined;
-}
+const runId = where(string, (id) => RUN_ID_PATTERN.test(id), "a run id");
 
-/** Parses a worker file strictly; anything off is undefined (an unknown worker, never a guess). */
-export function parseWorker(doc: Doc | undefined): WorkerFile | undefined {
-	if (!doc || doc.format_version !== FORMAT_VERSION || typeof doc.label !== "string" || !LABEL_PATTERN.test(doc.label)) return undefined;
-	if (!(doc.owner_run_id === null || (typeof doc.owner_run_id === "string" && RUN_ID_PATTERN.test(doc.owner_run_id)))) return undefined;
-	if (typeof doc.owner_session_id !== "string" || !(doc.agent === null || typeof doc.agent === "string")) return undefined;
-	if (typeof doc.reusable !== "boolean" || typeof doc.created_at_ms !== "number") return undefined;
-	if (!(doc.closed_at_ms === null || typeof doc.closed_at_ms === "number") || !Array.isArray(doc.assignments)) return undefined;
-	const cleanup = doc.cleanup_error === undefined || doc.cleanup_error === null ? null : strings(doc.cleanup_error);
-	if (cleanup === undefined) return undefined;
-	const assignments: Assignment[] = [];
-	for (const a of doc.assignments) {
-		if (!isDoc(a) || typeof a.request_id !== "string" || typeof a.started_at_ms !== "number") return undefined;
-		const runs = strings(a.runs);
-		const steers = strings(a.steers);
-		if (!runs || !runs.every((r) => RUN_ID_PATTERN.test(r)) || !steers || !Array.isArray(a.asks)) return undefined;
-		if (!(a.task_id === null || typeof a.task_id === "string")) return undefined;
-		const asks: Ask[] = [];
-		for (const k of a.asks) {
-			if (!isDoc(k) || typeof k.ask_id !== "string" || !(k.reply_request_id === null || typeof k.reply_request_id === "string")) return undefined;
-			asks.push({ ask_id: k.ask_id, reply_request_id: k.reply_request_id });
-		}
-		assignments.push({ request_id: a.request_id, runs, task_id: a.task_id, started_at_ms: a.started_at_ms, asks, steers });
-	}
-	return {
-		format_version: FORMAT_VERSION,
-		label: doc.label,
-		owner_run_id: doc.owner_run_id,
-		owner_session_id: doc.owner_session_id,
-		agent: doc.agent,
-		reusable: doc.reusable,
-		created_at_ms: doc.created_at_ms,
-		closed_at_ms: doc.closed_at_ms,
-		assignments,
-		cleanup_error: cleanup,
-	};
+/** A worker file, strictly: anything off is no worker (an unknown worker, never a guess). */
+const workerFile = object<WorkerFile>({
+	format_version: where(integer, (v) => v === FORMAT_VERSION, `format version ${FORMAT_VERSION}`),
+	label: where(string, (l) => LABEL_PATTERN.test(l), "a label"),
+	owner_run_id: nullable(runId),
+	owner_session_id: string,
+	agent: nullable(string),
+	reusable: boolean,
+	created_at_ms: number,
+	closed_at_ms: nullable(number),
+	cleanup_error: optional(nullable(array(string))),
+	assignments: array(
+		object<Assignment>({
+			request_id: string,
+			runs: array(runId),
+			task_id: nullable(string),
+			started_at_ms: number,
+			asks: array(object<Ask>({ ask_id: string, reply_request_id: nullable(string) })),
+			steers: array(string),
+		}),
+	),
+});
+
+/** Reads a worker file's text; a file written before `cleanup_error` existed has none (null). */
+export function parseWorker(text: string | undefined): WorkerFile | undefined {
+	const worker = decoded(text, workerFile, "a worker file", READ_LIMIT);
+	return worker && { ...worker, cleanup_error: worker.cleanup_error ?? null };
 }
 
 /** The worker file of `label` of `owner`, if present and well-formed. */
 export function readWorker(artifacts: string, owner: string | null, label: string): WorkerFile | undefined {
-	return parseWorker(readBounded(workerPath(artifacts, owner, label)));
+	return parseWorker(readLimited(workerPath(artifacts, owner, label), READ_LIMIT));
 }
 
 /** A run record of herd, as far as the face reads it. */
@@ -149,31 +121,23 @@ export interface RunFacts {
 	updated_at_ms: number;
 }
 
-/** herd's run record `runs/<id>.json`, or undefined. */
+/** herd's run record `runs/<id>.json`, as far as the face reads it, or undefined. */
 export function readRun(artifacts: string, runId: string): RunFacts | undefined {
-	if (!RUN_ID_PATTERN.test(runId)) return undefined;
-	const r = readBounded(runFile(artifacts, runId, "record"));
-	if (!r || typeof r.run_id !== "string" || typeof r.name !== "string" || typeof r.session_file !== "string") return undefined;
-	const pane = isDoc(r.pane) && typeof r.pane.pane_id === "string" ? r.pane : undefined;
+	const r = readRecord(artifacts, runId);
+	if (!r) return undefined;
 	return {
 		run_id: r.run_id,
 		name: r.name,
-		agent: typeof r.agent === "string" ? r.agent : null,
-		parent_run_id: typeof r.parent_run_id === "string" ? r.parent_run_id : null,
+		agent: r.agent ?? null,
+		parent_run_id: r.parent_run_id ?? null,
 		persistent: r.persistent === true,
-		surface: typeof r.surface === "string" ? r.surface : "process",
+		surface: r.surface,
 		session_file: r.session_file,
-		cwd: typeof r.cwd === "string" ? r.cwd : "",
-		model: typeof r.model === "string" ? r.model : null,
-		thinking: typeof r.thinking === "string" ? r.thinking : null,
+		cwd: r.cwd,
+		model: r.model ?? null,
+		thinking: r.thinking ?? null,
 		auto_exit: r.auto_exit !== false,
-		pane: pane
-			? {
-					pane_id: pane.pane_id as string,
-					workspace_id: typeof pane.workspace_id === "string" ? pane.workspace_id : null,
-					tab_id: typeof pane.tab_id === "string" ? pane.tab_id : null,
-				}
-			: null,
-		updated_at_ms: typeof r.updated_at_ms === "number" ? r.updated_at_ms : 0,
+		pane: r.pane ? { pane_id: r.pane.pane_id, workspace_id: r.pane.workspace_id ?? null, tab_id: r.pane.tab_id ?? null } : null,
+		updated_at_ms: r.updated_at_ms ?? 0,
 	};
 }

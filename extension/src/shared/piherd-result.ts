@@ -12,7 +12,8 @@
  */
 import * as fs from "node:fs";
 import { runFile } from "../generated/run-files.ts";
-import { type Assignment, type Doc, LABEL_PATTERN, type WorkerFile, isDoc, readRun, readWorker } from "./piherd-records.ts";
+import { decoded, number, object, optional, string, variants } from "./decode.ts";
+import { type Assignment, LABEL_PATTERN, type WorkerFile, readRun, readWorker } from "./piherd-records.ts";
 
 /** The public status of a delivered result. */
 export type ResultStatus = "completed" | "failed" | "cancelled" | "closed" | "blocked";
@@ -89,17 +90,48 @@ function tailLines(file: string, limit: number): string[] | undefined {
 	}
 }
 
-function count(value: unknown): number | undefined {
-	return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+/** A line of a Pi session file, as far as its last usage is read from it; other lines are skipped. */
+type PiEntry = { type: "compaction" } | { type: "model_change"; provider: string; modelId: string } | { type: "message"; message: PiMessage };
+
+interface PiMessage {
+	role: string;
+	provider?: string;
+	model?: string;
+	stopReason?: string;
+	usage?: PiUsage;
 }
 
+/** Pi's usage of one response (`Usage`). */
+interface PiUsage {
+	totalTokens?: number;
+	input?: number;
+	output?: number;
+	cacheRead?: number;
+	cacheWrite?: number;
+}
+
+const count = optional(number);
+const piEntry = variants<PiEntry, "type">("type", {
+	compaction: {},
+	model_change: { provider: string, modelId: string },
+	message: {
+		message: object<PiMessage>({
+			role: string,
+			provider: optional(string),
+			model: optional(string),
+			stopReason: optional(string),
+			usage: optional(object<PiUsage>({ totalTokens: count, input: count, output: count, cacheRead: count, cacheWrite: count })),
+		}),
+	},
+});
+
 /** Pi's context tokens of one response's usage: its total, else the sum of its parts. */
-function usageTokens(usage: unknown): number | undefined {
-	if (!isDoc(usage)) return undefined;
-	const total = count(usage.totalTokens);
+function usageTokens(usage: PiUsage | undefined): number | undefined {
+	if (!usage) return undefined;
+	const total = usage.totalTokens;
 	if (total !== undefined && total > 0) return total;
-	const parts = [usage.input, usage.output, usage.cacheRead, usage.cacheWrite].map(count);
-	if (parts.some((p) => p === undefined)) return undefined;
+	const parts = [usage.input, usage.output, usage.cacheRead, usage.cacheWrite];
+	if (parts.some((p) => p === undefined || p < 0)) return undefined;
 	const sum = parts.reduce<number>((a, p) => a + (p ?? 0), 0);
 	return sum > 0 ? sum : undefined;
 }
@@ -119,27 +151,20 @@ export function contextUsage(sessionFile: string | null, windowOf: WindowOf | un
 	let model: { provider: string; id: string } | undefined;
 	let compacted = false;
 	for (let i = lines.length - 1; i >= 0 && (model === undefined || (tokens === undefined && !compacted)); i--) {
-		let entry: unknown;
-		try {
-			entry = JSON.parse(lines[i] ?? "");
-		} catch {
-			// A torn or foreign line.
-			continue;
-		}
-		if (!isDoc(entry)) continue;
+		// A torn line, a foreign one, or one of another type is skipped.
+		const entry = decoded(lines[i], piEntry, "a session line", limit);
+		if (!entry) continue;
 		if (entry.type === "compaction") {
 			compacted = true;
 			continue;
 		}
-		if (entry.type === "model_change" && model === undefined) {
-			if (typeof entry.provider === "string" && typeof entry.modelId === "string") model = { provider: entry.provider, id: entry.modelId };
+		if (entry.type === "model_change") {
+			model ??= { provider: entry.provider, id: entry.modelId };
 			continue;
 		}
-		const message = entry.type === "message" && isDoc(entry.message) ? entry.message : undefined;
-		if (!message || message.role !== "assistant") continue;
-		if (model === undefined && typeof message.provider === "string" && typeof message.model === "string") {
-			model = { provider: message.provider, id: message.model };
-		}
+		const message = entry.message;
+		if (message.role !== "assistant") continue;
+		if (model === undefined && message.provider !== undefined && message.model !== undefined) model = { provider: message.provider, id: message.model };
 		if (tokens !== undefined || compacted || message.stopReason === "aborted" || message.stopReason === "error") continue;
 		tokens = usageTokens(message.usage);
 	}
@@ -160,13 +185,14 @@ export function contextUsage(sessionFile: string | null, windowOf: WindowOf | un
 	};
 }
 
-/** The window of a model as a Pi session's model registry knows it (`ctx.modelRegistry`). */
-export function registryWindow(registry: unknown, provider: string, model: string): number | undefined {
-	if (typeof registry !== "object" || registry === null) return undefined;
-	const find: unknown = (registry as { find?: unknown }).find;
-	if (typeof find !== "function") return undefined;
-	const found: unknown = find.call(registry, provider, model);
-	return isDoc(found) && typeof found.contextWindow === "number" ? found.contextWindow : undefined;
+/** The part of a Pi session's model registry (`ctx.modelRegistry`) that knows a model's window. */
+export interface ModelWindows {
+	find(provider: string, model: string): { readonly contextWindow?: number } | undefined;
+}
+
+/** The window of a model as a Pi session's model registry knows it. */
+export function registryWindow(registry: ModelWindows | undefined, provider: string, model: string): number | undefined {
+	return registry?.find(provider, model)?.contextWindow;
 }
 
 /** Seed 000's completion details of one delivered result. */
@@ -190,35 +216,51 @@ export interface Delivered<D> {
 	details: D & { piHerd: PiHerdDetails };
 }
 
+/** What the decoration reads of a result (a `result` event of `follow --json`, `wait --json`'s document). */
+export interface ResultEvent {
+	readonly run_id: string;
+	readonly outcome: string;
+	/** What the follower acknowledges; a waited-for result is its run's own. */
+	readonly key?: string;
+	readonly task?: string | null | undefined;
+}
+
+/** What the decoration reads of a result's details (herd's, as `formats.ts` checks them). */
+export interface ResultDetails {
+	readonly elapsedMs?: number | null;
+	readonly errorMessage?: string | null;
+	readonly error?: string | null;
+	readonly sessionFile?: string | null;
+	readonly stdoutFile?: string | null;
+}
+
 /**
- * The result `event` (a line of `herd-watch follow --json` or the document of `herd-watch wait
- * --json`) of `dir`, with seed 000's envelope and details when a worker file claims its run,
- * else `undefined`. `details` are herd's, kept as they are beside `piHerd`.
+ * The result `event` of `dir`, with seed 000's envelope and details when a worker file claims
+ * its run, else `undefined`. `details` are herd's, kept as they are beside `piHerd`.
  */
-export function decorate<D extends Doc>(dir: string, event: Doc, message: string, details: D, windowOf?: WindowOf): Delivered<D> | undefined {
+export function decorate<D extends ResultDetails>(dir: string, event: ResultEvent, message: string, details: D, windowOf?: WindowOf): Delivered<D> | undefined {
 	const runId = event.run_id;
-	if (typeof runId !== "string") return undefined;
 	const record = readRun(dir, runId);
 	if (!record || !LABEL_PATTERN.test(record.name)) return undefined;
 	const worker = readWorker(dir, record.parent_run_id, record.name);
 	if (!worker) return undefined;
-	const task = typeof event.task === "string" ? event.task : undefined;
+	const task = event.task ?? undefined;
 	const assignment = assignmentOf(worker, runId, task);
 	if (!assignment) return undefined;
-	const outcome = typeof event.outcome === "string" ? event.outcome : "failed";
+	const outcome = event.outcome;
 	const status = resultStatus(outcome, worker.closed_at_ms !== null);
-	const key = typeof event.key === "string" ? event.key : runId;
+	const key = event.key ?? runId;
 	const agent = worker.agent ?? record.agent;
-	const error = typeof details.errorMessage === "string" ? details.errorMessage : typeof details.error === "string" ? details.error : null;
-	const session = typeof details.sessionFile === "string" ? details.sessionFile : null;
-	const full = session ?? (typeof details.stdoutFile === "string" ? details.stdoutFile : null);
+	const error = details.errorMessage ?? details.error ?? null;
+	const session = details.sessionFile ?? null;
+	const full = session ?? details.stdoutFile ?? null;
 	const piHerd: PiHerdDetails = {
 		requestId: assignment.request_id,
 		workerLabel: worker.label,
 		agentDefinition: agent,
 		status,
 		final: status !== "blocked",
-		elapsedMs: typeof details.elapsedMs === "number" ? details.elapsedMs : null,
+		elapsedMs: details.elapsedMs ?? null,
 		contextUsage: contextUsage(session, windowOf),
 		truncated: truncated(message),
 		resultPath: runFile(dir, key, "result"),

@@ -8,10 +8,13 @@
 import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { type JsonObject, type Ran, failureText, isObject, parseObject, run } from "../bins.ts";
+import type { LaunchAck, RolesListingRoleRow } from "../../generated/protocol.ts";
+import { runFile } from "../../generated/run-files.ts";
+import { type Decoded, type Shape, decode } from "../../shared/decode.ts";
+import { launchAck, launchSend, rolesListing, statusRuns, watchCancel, watchSteer, watchStop } from "../../shared/formats.ts";
+import { type Ran, failureText, run } from "../bins.ts";
 import { artifactsDir, binaryEnv, launchPlace, surface } from "../context.ts";
-import { RUNS_DIR, recordRunId, runFile } from "../../generated/run-files.ts";
-import { RESULT_TYPE, ensureFollower } from "../delivery.ts";
+import { carries, ensureFollower } from "../delivery.ts";
 import type { Call } from "../tools.ts";
 import { type Attachment, resolveFiles, withFiles } from "./files.ts";
 import { type Category, DIAGNOSTIC_RESERVE_MS, LABEL_PATTERN, type Request, UUID_PATTERN, refuse } from "./validate.ts";
@@ -28,14 +31,17 @@ import {
 	current,
 	listWorkers,
 	owners,
-	parseStatus,
 	project,
 	readRun,
 	readWorker,
 	sessionId,
+	statusFacts,
 	workerPath,
 	writeWorker,
 } from "./workers.ts";
+
+/** One answer of the tool, built here (tool.ts prints it). */
+type Answer = Record<string, unknown>;
 
 const LAUNCH_MS = 10 * 60 * 1000;
 const CONTROL_MS = 2 * 60 * 1000;
@@ -68,26 +74,31 @@ function herdFailed(operation: string, ran: Ran): never {
 	refuse(category, operation, `herd refused ${operation}: ${failureText(ran)}`);
 }
 
+/** A binary's `--json` document as `shape`'s type, when it exited 0 (or with one of `codes`). */
+function answered<T>(ran: Ran, shape: Shape<T>, what: string, codes: readonly number[] = [0]): Decoded<T> {
+	if (ran.code === null || !codes.includes(ran.code)) return { ok: false, error: failureText(ran) };
+	return decode(ran.stdout, shape, what);
+}
+
+/**
+ * herd's status of every run of the directory (the attempts a fallback replaced aside): the face
+ * learns which runs there are from herd, never by listing `runs/` itself.
+ */
 async function statusRows(c: Context): Promise<Map<string, StatusFacts>> {
-	const ran = await binary(c, "herd-watch", ["--artifacts", c.dir, "status", "--json"]);
+	const doc = answered(await binary(c, "herd-watch", ["--artifacts", c.dir, "status", "--json"]), statusRuns, "herd-watch status --json");
 	// An empty directory has no runs yet; anything else unreadable leaves every worker unknown.
-	return ran.code === 0 ? parseStatus(parseObject(ran.stdout)) : new Map();
+	return doc.ok ? statusFacts(doc.value) : new Map();
 }
 
 export interface Roles {
-	roles: JsonObject[];
+	roles: RolesListingRoleRow[];
 	specialists: Map<string, string>;
 }
 
 async function roles(c: Context): Promise<Roles> {
-	const ran = await binary(c, "herd-launch", ["--artifacts", c.dir, "roles", "--cwd", c.call.ctx.cwd, "--json"]);
-	const doc = ran.code === 0 ? parseObject(ran.stdout) : undefined;
-	const specialists = new Map<string, string>();
-	for (const s of Array.isArray(doc?.specialists) ? doc.specialists : []) {
-		if (isObject(s) && typeof s.run_id === "string" && typeof s.state === "string") specialists.set(s.run_id, s.state);
-	}
-	const list = Array.isArray(doc?.roles) ? doc.roles.filter((r): r is JsonObject => isObject(r)) : [];
-	return { roles: list, specialists };
+	const doc = answered(await binary(c, "herd-launch", ["--artifacts", c.dir, "roles", "--cwd", c.call.ctx.cwd, "--json"]), rolesListing, "herd-launch roles --json");
+	if (!doc.ok) return { roles: [], specialists: new Map() };
+	return { roles: doc.value.roles, specialists: new Map(doc.value.specialists.map((s) => [s.run_id, s.state])) };
 }
 
 function evidence(c: Context, worker: WorkerFile, rows: Map<string, StatusFacts>, specialists: Map<string, string>): Evidence {
@@ -109,11 +120,7 @@ function evidence(c: Context, worker: WorkerFile, rows: Map<string, StatusFacts>
 function delivered(c: Context, key: string): boolean {
 	if (fs.existsSync(runFile(c.dir, key, "delivered"))) return true;
 	try {
-		return c.call.ctx.sessionManager.getEntries().some((entry) => {
-			if (entry.type !== "custom_message" || entry.customType !== RESULT_TYPE) return false;
-			const details = entry.details;
-			return isObject(details) && details.key === key && details.artifacts === c.dir;
-		});
+		return c.call.ctx.sessionManager.getEntries().some((entry) => carries(entry, c.dir, key));
 	} catch {
 		return false;
 	}
@@ -164,12 +171,15 @@ function newWorker(c: Context, label: string, agent: string | null, reusable: bo
 }
 
 /** The acknowledgement of a launch, or the refusal. Exit 3 (uncertain) is still followed. */
-function ack(operation: string, ran: Ran): JsonObject {
+function ack(operation: string, ran: Ran): LaunchAck {
 	if (ran.code !== 0 && ran.code !== 3) herdFailed(operation, ran);
-	const doc = parseObject(ran.stdout);
-	if (!doc || typeof doc.run_id !== "string") refuse("internal_failure", operation, `herd printed no acknowledgement: ${failureText(ran)}`);
-	return doc;
+	const doc = decode(ran.stdout, launchAck, "herd-launch's acknowledgement");
+	if (!doc.ok) refuse("internal_failure", operation, `herd printed no acknowledgement (${doc.error}): ${failureText(ran)}`);
+	return doc.value;
 }
+
+/** What `assigned` reports of a launch: its acknowledgement's, or a live worker's record's. */
+type Launched = Pick<LaunchAck, "run_id" | "session_file"> & { pane_id?: string | undefined; status: LaunchAck["status"] | "dispatched" };
 
 function budgetEnv(timeoutMs: number | undefined): NodeJS.ProcessEnv {
 	// herd-launch gives each startup operation its own budget; an explicit total caps each of
@@ -177,19 +187,19 @@ function budgetEnv(timeoutMs: number | undefined): NodeJS.ProcessEnv {
 	return timeoutMs === undefined ? {} : { HERD_LAUNCH_BUDGET_MS: String(timeoutMs - DIAGNOSTIC_RESERVE_MS) };
 }
 
-function assigned(c: Context, worker: WorkerFile, doc: JsonObject, requestId: string): JsonObject {
+function assigned(c: Context, worker: WorkerFile, doc: Launched, requestId: string): Answer {
 	ensureFollower(c.dir, c.call.binDir);
-	const session = typeof doc.session_file === "string" ? doc.session_file : null;
+	const session = doc.session_file || null;
 	return {
 		ok: true,
 		action: "assign",
 		label: worker.label,
-		pane_id: typeof doc.pane_id === "string" ? doc.pane_id : null,
+		pane_id: doc.pane_id ?? null,
 		session_id: session ? sessionId(session) : null,
 		session_path: session,
 		request_id: requestId,
-		run_id: doc.run_id ?? null,
-		launch: doc.status ?? null,
+		run_id: doc.run_id,
+		launch: doc.status,
 		note: NO_POLL,
 	};
 }
@@ -198,7 +208,7 @@ function attach(c: Context, files: readonly string[], typed: boolean): Attachmen
 	return resolveFiles(files, c.call.ctx.cwd, typed);
 }
 
-async function assignFresh(c: Context, req: Extract<Request, { form: "fresh" }>): Promise<JsonObject> {
+async function assignFresh(c: Context, req: Extract<Request, { form: "fresh" }>): Promise<Answer> {
 	const attachments = attach(c, req.files, false);
 	const cwd = req.cwd === undefined ? c.call.ctx.cwd : path.resolve(c.call.ctx.cwd, req.cwd);
 	try {
@@ -221,11 +231,11 @@ async function assignFresh(c: Context, req: Extract<Request, { form: "fresh" }>)
 	const requestId = randomUUID();
 	const { worker, previous } = await take(c, req.label, req.agent, (label) => newWorker(c, label, req.agent, req.reusable === true, requestId));
 	const label = worker.label;
-	const request: JsonObject = { name: label, agent: req.agent, task: withFiles(req.task, attachments), cwd };
+	const request: Answer = { name: label, agent: req.agent, task: withFiles(req.task, attachments), cwd };
 	if (req.reusable === true) request.persistent = true;
 	if (fork !== undefined) request.fork = fork;
 	const ran = await binary(c, "herd-launch", [...launchPlace(c.call.ctx), "spawn", "--request", "-", "--surface", surface(c.call.pi), "--json"], JSON.stringify(request), LAUNCH_MS, budgetEnv(req.timeoutMs));
-	let doc: JsonObject;
+	let doc: LaunchAck;
 	try {
 		doc = ack("assign", ran);
 	} catch (err) {
@@ -234,9 +244,8 @@ async function assignFresh(c: Context, req: Extract<Request, { form: "fresh" }>)
 		throw err;
 	}
 	const first = worker.assignments[0] as Assignment;
-	first.runs.push(doc.run_id as string);
-	const ids = doc.persistent_ids;
-	if (isObject(ids) && typeof ids.task_id === "string") first.task_id = ids.task_id;
+	first.runs.push(doc.run_id);
+	if (doc.persistent_ids) first.task_id = doc.persistent_ids.task_id;
 	writeWorker(c.dir, worker);
 	return assigned(c, worker, doc, requestId);
 }
@@ -274,18 +283,14 @@ function realpath(file: string): string | undefined {
 	}
 }
 
-/** The session file `ref` names (a path, or a UUID herd's runs know), and the runs that had it. */
-function findSession(c: Context, ref: string): { file: string; runs: RunFacts[] } {
+/**
+ * The session file `ref` names (a path, or a UUID herd's runs know), and the runs that had it:
+ * the runs herd's status lists (`rows`), each read from its record.
+ */
+function findSession(c: Context, rows: ReadonlyMap<string, StatusFacts>, ref: string): { file: string; runs: RunFacts[] } {
 	const runs: RunFacts[] = [];
-	let names: string[] = [];
-	try {
-		names = fs.readdirSync(path.join(c.dir, RUNS_DIR));
-	} catch {
-		// No runs yet.
-	}
-	for (const name of names.sort()) {
-		const id = recordRunId(name) ?? "";
-		const record = id && !id.includes(".") ? readRun(c.dir, id) : undefined;
+	for (const id of [...rows.keys()].sort()) {
+		const record = readRun(c.dir, id);
 		if (record) runs.push(record);
 	}
 	let file: string | undefined;
@@ -302,11 +307,11 @@ function findSession(c: Context, ref: string): { file: string; runs: RunFacts[] 
 	return { file: at, runs: runs.filter((r) => (realpath(r.session_file) ?? r.session_file) === at) };
 }
 
-async function assignSession(c: Context, req: Extract<Request, { form: "session" }>): Promise<JsonObject> {
+async function assignSession(c: Context, req: Extract<Request, { form: "session" }>): Promise<Answer> {
 	const attachments = attach(c, req.files, false);
-	const { file, runs } = findSession(c, req.session);
-	// A live worker of this owner that already represents the session is reused.
 	const [rows, r] = await Promise.all([statusRows(c), roles(c)]);
+	const { file, runs } = findSession(c, rows, req.session);
+	// A live worker of this owner that already represents the session is reused.
 	const live = listWorkers(c.dir, c.owner).filter((w) => {
 		const id = current(w).run;
 		const record = id ? readRun(c.dir, id) : undefined;
@@ -331,14 +336,14 @@ async function assignSession(c: Context, req: Extract<Request, { form: "session"
 	const label = worker.label;
 	const args = [...launchPlace(c.call.ctx), "resume", "--session", file, "--message", withFiles(req.task, attachments), "--name", label, "--surface", surface(c.call.pi), "--json"];
 	const ran = await binary(c, "herd-launch", args, undefined, LAUNCH_MS, budgetEnv(req.timeoutMs));
-	let doc: JsonObject;
+	let doc: LaunchAck;
 	try {
 		doc = ack("assign", ran);
 	} catch (err) {
 		restore(c, label, previous);
 		throw err;
 	}
-	(worker.assignments[0] as Assignment).runs.push(doc.run_id as string);
+	(worker.assignments[0] as Assignment).runs.push(doc.run_id);
 	writeWorker(c.dir, worker);
 	return assigned(c, worker, doc, requestId);
 }
@@ -349,7 +354,7 @@ function owned(c: Context, label: string, operation: string): WorkerFile {
 	return worker;
 }
 
-async function assignLive(c: Context, req: Extract<Request, { form: "live" }>, given?: Attachment[]): Promise<JsonObject> {
+async function assignLive(c: Context, req: Extract<Request, { form: "live" }>, given?: Attachment[]): Promise<Answer> {
 	const attachments = given ?? attach(c, req.files, false);
 	const worker = owned(c, req.label, "assign");
 	const { projected } = await projectOne(c, worker);
@@ -363,18 +368,18 @@ async function assignLive(c: Context, req: Extract<Request, { form: "live" }>, g
 	worker.assignments.push(assignment);
 	writeWorker(c.dir, worker);
 	const ran = await binary(c, "herd-launch", ["--artifacts", c.dir, "send", "--run", runId, "--message", withFiles(req.task, attachments), "--json"]);
-	const doc = parseObject(ran.stdout);
-	if (ran.code !== 0 || !doc) {
+	const doc = answered(ran, launchSend, "herd-launch send --json");
+	if (!doc.ok) {
 		writeWorker(c.dir, before);
 		herdFailed("assign", ran);
 	}
-	if (typeof doc.task_id === "string") assignment.task_id = doc.task_id;
+	assignment.task_id = doc.value.task_id;
 	writeWorker(c.dir, worker);
 	const record = readRun(c.dir, runId);
-	return assigned(c, worker, { run_id: runId, session_file: record?.session_file ?? null, pane_id: record?.pane?.pane_id ?? null, status: "dispatched" }, requestId);
+	return assigned(c, worker, { run_id: runId, session_file: record?.session_file ?? "", pane_id: record?.pane?.pane_id, status: "dispatched" }, requestId);
 }
 
-async function steer(c: Context, req: Extract<Request, { action: "steer" }>): Promise<JsonObject> {
+async function steer(c: Context, req: Extract<Request, { action: "steer" }>): Promise<Answer> {
 	const attachments = attach(c, req.files, true);
 	const worker = owned(c, req.label, "steer");
 	const { projected, evidence: ev } = await projectOne(c, worker);
@@ -384,8 +389,9 @@ async function steer(c: Context, req: Extract<Request, { action: "steer" }>): Pr
 		refuse("invalid_request", "steer", `worker ${JSON.stringify(req.label)} is not steerable: ${why}`, "label");
 	}
 	const ran = await binary(c, "herd-watch", ["--artifacts", c.dir, "steer", "--run", runId, "--message", withFiles(req.message, attachments), "--json"]);
-	const doc = parseObject(ran.stdout);
-	if (ran.code !== 0 || !doc || typeof doc.request_id !== "string") herdFailed("steer", ran);
+	const answer = answered(ran, watchSteer, "herd-watch steer --json");
+	if (!answer.ok) herdFailed("steer", ran);
+	const doc = answer.value;
 	assignment.steers.push(doc.request_id);
 	writeWorker(c.dir, worker);
 	return {
@@ -394,11 +400,11 @@ async function steer(c: Context, req: Extract<Request, { action: "steer" }>): Pr
 		request_id: doc.request_id,
 		session_id: ev.record ? sessionId(ev.record.session_file) : null,
 		assignment_request_id: assignment.request_id,
-		delivery: doc.state ?? null,
+		delivery: doc.state,
 	};
 }
 
-async function reply(c: Context, req: Extract<Request, { action: "reply" }>): Promise<JsonObject> {
+async function reply(c: Context, req: Extract<Request, { action: "reply" }>): Promise<Answer> {
 	const attachments = attach(c, req.files, false);
 	const worker = owned(c, req.label, "reply");
 	const { projected, evidence: ev } = await projectOne(c, worker);
@@ -430,18 +436,18 @@ async function reply(c: Context, req: Extract<Request, { action: "reply" }>): Pr
 		"--json",
 	];
 	const ran = await binary(c, "herd-launch", args, undefined, LAUNCH_MS);
-	let doc: JsonObject;
+	let doc: LaunchAck;
 	try {
 		doc = ack("reply", ran);
 	} catch (err) {
 		writeWorker(c.dir, before);
 		throw err;
 	}
-	assignment.runs.push(doc.run_id as string);
+	assignment.runs.push(doc.run_id);
 	writeWorker(c.dir, worker);
 	ensureFollower(c.dir, c.call.binDir);
-	const session = typeof doc.session_file === "string" ? doc.session_file : record.session_file;
-	return { ok: true, action: "reply", request_id: requestId, ask_id: askId, assignment_request_id: assignment.request_id, session_id: sessionId(session), run_id: doc.run_id ?? null, note: NO_POLL };
+	const session = doc.session_file || record.session_file;
+	return { ok: true, action: "reply", request_id: requestId, ask_id: askId, assignment_request_id: assignment.request_id, session_id: sessionId(session), run_id: doc.run_id, note: NO_POLL };
 }
 
 type Ended = {
@@ -455,7 +461,7 @@ const ENDED = new Set(["confirmed", "requested", "already-terminal", "stopped", 
 
 async function endRun(c: Context, runId: string, rows: Map<string, StatusFacts>, out: Ended[]): Promise<void> {
 	// Its own children first, each after theirs.
-	for (const child of childRuns(c.dir, runId)) await endRun(c, child, rows, out);
+	for (const child of childRuns(c.dir, rows, runId)) await endRun(c, child, rows, out);
 	const record = readRun(c.dir, runId);
 	const row = rows.get(runId);
 	if (!record) {
@@ -465,15 +471,16 @@ async function endRun(c: Context, runId: string, rows: Map<string, StatusFacts>,
 	if (row && row.outcome !== null && row.delivered) return;
 	const via = record.persistent ? "stop" : "cancel";
 	const ran = await binary(c, "herd-watch", ["--artifacts", c.dir, via, "--run", runId, "--json"]);
-	const doc = parseObject(ran.stdout);
-	out.push({ run_id: runId, name: record.name, via, status: typeof doc?.status === "string" ? doc.status : failureText(ran) });
+	// An exit that is no answer (uncertain, refused) still prints the document that says so.
+	const doc = via === "stop" ? decode(ran.stdout, watchStop, "herd-watch stop --json") : decode(ran.stdout, watchCancel, "herd-watch cancel --json");
+	out.push({ run_id: runId, name: record.name, via, status: doc.ok ? doc.value.status : failureText(ran) });
 	// The workers that run owned as a managed parent are closed with it.
 	for (const w of listWorkers(c.dir, runId)) {
 		if (w.closed_at_ms === null) writeWorker(c.dir, { ...w, closed_at_ms: Date.now() });
 	}
 }
 
-async function close(c: Context, req: Extract<Request, { action: "close" }>): Promise<JsonObject> {
+async function close(c: Context, req: Extract<Request, { action: "close" }>): Promise<Answer> {
 	const worker = owned(c, req.label, "close");
 	const rows = await statusRows(c);
 	const ended: Ended[] = [];
@@ -482,7 +489,7 @@ async function close(c: Context, req: Extract<Request, { action: "close" }>): Pr
 	writeWorker(c.dir, { ...worker, closed_at_ms: Date.now(), cleanup_error: null });
 	const { assignment, run: runId } = current(worker);
 	for (const id of assignment?.runs ?? []) {
-		if (id !== runId) for (const child of childRuns(c.dir, id)) await endRun(c, child, rows, ended);
+		if (id !== runId) for (const child of childRuns(c.dir, rows, id)) await endRun(c, child, rows, ended);
 	}
 	if (runId) await endRun(c, runId, rows, ended);
 	const failed = ended.filter((e) => !ENDED.has(e.status));
@@ -505,27 +512,27 @@ async function close(c: Context, req: Extract<Request, { action: "close" }>): Pr
 }
 
 /** The definitions of `herd-launch roles` as seed 000's leaf metadata. */
-export function definitions(r: Roles, managed: boolean): JsonObject[] {
+export function definitions(r: Roles, managed: boolean): Answer[] {
 	return r.roles
-		.filter((role) => typeof role.name === "string" && role.error == null)
+		.filter((role) => role.error == null)
 		.map((role) => {
-			const d: JsonObject = { name: role.name as string, extensionSource: typeof role.scope === "string" ? role.scope : null };
+			const d: Record<string, unknown> = { name: role.name, extensionSource: role.scope };
 			if (typeof role.description === "string") d.description = role.description;
 			if (typeof role.model === "string") d.model = role.model;
 			if (typeof role.thinking === "string") d.thinking = role.thinking;
-			if (Array.isArray(role.tools)) d.tools = role.tools;
-			if (Array.isArray(role.deny_tools) && role.deny_tools.length > 0) d.excludeTools = role.deny_tools;
-			if (Array.isArray(role.skills)) d.skills = role.skills;
+			if (role.tools) d.tools = role.tools;
+			if (role.deny_tools && role.deny_tools.length > 0) d.excludeTools = role.deny_tools;
+			if (role.skills) d.skills = role.skills;
 			if (!managed && role.spawning === false) d.subagents = [];
 			return d;
 		});
 }
 
-async function list(c: Context): Promise<JsonObject> {
+async function list(c: Context): Promise<Answer> {
 	const [rows, r] = await Promise.all([statusRows(c), roles(c)]);
 	const visible = c.owner === null ? owners(c.dir) : [c.owner];
 	const now = Date.now();
-	const workers: JsonObject[] = [];
+	const workers: Answer[] = [];
 	for (const owner of visible) {
 		const parent = owner === null ? undefined : readRun(c.dir, owner);
 		const parentRow = owner === null ? undefined : rows.get(owner);
@@ -538,7 +545,7 @@ async function list(c: Context): Promise<JsonObject> {
 			const { assignment } = current(worker);
 			const record = ev.record;
 			const stale = ev.row?.label === "stalled";
-			const entry: JsonObject = {
+			const entry: Answer = {
 				label: worker.label,
 				state: p.state,
 				steerable: p.steerable && !broken && owner === c.owner,
@@ -578,7 +585,7 @@ async function list(c: Context): Promise<JsonObject> {
 }
 
 /** Runs one validated request. */
-export async function perform(call: Call, req: Request): Promise<JsonObject> {
+export async function perform(call: Call, req: Request): Promise<Answer> {
 	const c: Context = { call, dir: artifactsDir(call.ctx), owner: self() };
 	switch (req.action) {
 		case "list":

@@ -6,7 +6,7 @@
  */
 import type { AgentToolResult, ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import * as fs from "node:fs";
-import { type JsonObject, parseObject } from "../bins.ts";
+import { type JsonObject, decode, object, string } from "../../shared/decode.ts";
 import { perform } from "./actions.ts";
 import { Refusal, validate } from "./validate.ts";
 
@@ -16,14 +16,22 @@ import { Refusal, validate } from "./validate.ts";
  */
 const SCHEMA_FILE = new URL("./subagent.schema.json", import.meta.url);
 
-/** The schema file, read once per load of the extension. */
-export function toolSchema(): JsonObject {
-	const doc = parseObject(fs.readFileSync(SCHEMA_FILE, "utf8"));
-	if (!doc || typeof doc.description !== "string") throw new Error(`${SCHEMA_FILE.pathname} is not the Pi Herd tool's schema`);
-	return doc;
+/** The tool's schema as far as the face reads it: a JSON Schema object with the tool's description. */
+export interface ToolSchema {
+	readonly description: string;
+	readonly [key: string]: unknown;
 }
 
-function withoutClosure(schema: JsonObject): JsonObject {
+const toolSchemaShape = object<ToolSchema>({ description: string });
+
+/** The schema file, read once per load of the extension. */
+export function toolSchema(): ToolSchema {
+	const doc = decode(fs.readFileSync(SCHEMA_FILE, "utf8"), toolSchemaShape, SCHEMA_FILE.pathname);
+	if (!doc.ok) throw new Error(`${SCHEMA_FILE.pathname} is not the Pi Herd tool's schema: ${doc.error}`);
+	return doc.value;
+}
+
+function withoutClosure(schema: ToolSchema): JsonObject {
 	const { additionalProperties: _closed, ...open } = schema;
 	return open;
 }
@@ -38,10 +46,10 @@ export function piHerdTool(binDir: string, pi: ExtensionAPI): ToolDefinition {
 	return {
 		name: "subagent",
 		label: "subagent",
-		description: schema.description as string,
+		description: schema.description,
 		// Without `additionalProperties: false`: an unknown field reaches seed 000's own
 		// `invalid_request` instead of Pi's schema error.
-		parameters: withoutClosure(schema) as unknown as ToolDefinition["parameters"],
+		parameters: withoutClosure(schema),
 		promptSnippet: "Assign, steer, answer, list and close Pi Herd workers; results arrive later as messages",
 		promptGuidelines: [
 			"After `subagent` assign, do not poll: the worker's one result arrives as a `subagent_result` message beginning with its envelope.",
@@ -51,7 +59,7 @@ export function piHerdTool(binDir: string, pi: ExtensionAPI): ToolDefinition {
 			try {
 				return answer(await perform({ pi, ctx, binDir }, validate(params)));
 			} catch (err) {
-				if (err instanceof Refusal) return answer({ ok: false, error: { ...err.error } as JsonObject });
+				if (err instanceof Refusal) return answer({ ok: false, error: { ...err.error } });
 				return answer({ ok: false, error: { category: "internal_failure", operation: "subagent", message: String(err instanceof Error ? err.message : err) } });
 			}
 		},

@@ -6,6 +6,7 @@
  *
  * Pure: no file, no process, no Pi.
  */
+import { isObject } from "../../shared/decode.ts";
 import { LABEL_PATTERN } from "../../shared/piherd-records.ts";
 
 /** The five actions, in seed 000's order. */
@@ -172,8 +173,8 @@ function only(params: Record<string, unknown>, form: keyof typeof ALLOWED, what:
 
 /** Validates one tool call; throws a `Refusal` (`invalid_request`) for anything seed 000 refuses. */
 export function validate(params: unknown): Request {
-	if (typeof params !== "object" || params === null || Array.isArray(params)) invalid("the request must be an object");
-	const p = params as Record<string, unknown>;
+	if (!isObject(params)) invalid("the request must be an object");
+	const p = params;
 	for (const key of Object.keys(p)) {
 		if (!(FIELDS as readonly string[]).includes(key)) invalid(`unknown field \`${key}\``, key);
 	}

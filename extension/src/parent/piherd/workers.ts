@@ -11,23 +11,17 @@
 import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { RUN_ID_PATTERN } from "../../generated/protocol.ts";
-import { RUNS_DIR, recordRunId } from "../../generated/run-files.ts";
-import {
-	type Assignment,
-	type RunFacts,
-	type WorkerFile,
-	ownerDir,
-	parseWorker,
-	readBounded,
-	readRun,
-	workerPath,
-} from "../../shared/piherd-records.ts";
-import { type JsonObject, isObject, parseObject } from "../bins.ts";
+import { RUN_ID_PATTERN, type WatchStatusStatusRuns } from "../../generated/protocol.ts";
+import { decoded, literal, object, string } from "../../shared/decode.ts";
+import { type Assignment, type RunFacts, type WorkerFile, ownerDir, parseWorker, readRun, workerPath } from "../../shared/piherd-records.ts";
+import { readLimited } from "../../shared/runs.ts";
 
 // The worker file and the run record as the face and the child extension both read them.
 export { FORMAT_VERSION, ownerDir, parseWorker, readRun, readWorker, workerPath } from "../../shared/piherd-records.ts";
 export type { Ask, Assignment, RunFacts, WorkerFile } from "../../shared/piherd-records.ts";
+
+/** The bound of a worker file read here. */
+const WORKER_LIMIT = 256 * 1024;
 
 /** Every well-formed worker file of `owner`. */
 export function listWorkers(artifacts: string, owner: string | null): WorkerFile[] {
@@ -41,7 +35,7 @@ export function listWorkers(artifacts: string, owner: string | null): WorkerFile
 	const out: WorkerFile[] = [];
 	for (const name of names.sort()) {
 		if (!name.endsWith(".json")) continue;
-		const worker = parseWorker(readBounded(path.join(dir, name)));
+		const worker = parseWorker(readLimited(path.join(dir, name), WORKER_LIMIT));
 		if (worker && `${worker.label}.json` === name) out.push(worker);
 	}
 	return out;
@@ -91,21 +85,12 @@ export function claimWorker(artifacts: string, worker: WorkerFile): boolean {
 	}
 }
 
-/** Every run id of `artifacts` whose record names `parent` as its launcher. */
-export function childRuns(artifacts: string, parent: string): string[] {
-	let names: string[];
-	try {
-		names = fs.readdirSync(path.join(artifacts, RUNS_DIR));
-	} catch {
-		return [];
-	}
-	const out: string[] = [];
-	for (const name of names.sort()) {
-		const id = recordRunId(name) ?? "";
-		if (!RUN_ID_PATTERN.test(id)) continue;
-		if (readRun(artifacts, id)?.parent_run_id === parent) out.push(id);
-	}
-	return out;
+/**
+ * Every run of `rows` (herd's status of the directory) whose record names `parent` as its
+ * launcher, by run id.
+ */
+export function childRuns(artifacts: string, rows: ReadonlyMap<string, StatusFacts>, parent: string): string[] {
+	return [...rows.keys()].sort().filter((id) => readRun(artifacts, id)?.parent_run_id === parent);
 }
 
 /** One `herd-watch status --json` row, as far as the face reads it. */
@@ -119,19 +104,12 @@ export interface StatusFacts {
 	delivered: boolean;
 }
 
-export function parseStatus(doc: JsonObject | undefined): Map<string, StatusFacts> {
+/** herd's status of every run, by run id. */
+export function statusFacts(doc: WatchStatusStatusRuns): Map<string, StatusFacts> {
 	const rows = new Map<string, StatusFacts>();
-	for (const r of Array.isArray(doc?.runs) ? doc.runs : []) {
-		if (!isObject(r) || typeof r.run_id !== "string" || typeof r.label !== "string") continue;
-		rows.set(r.run_id, {
-			run_id: r.run_id,
-			label: r.label,
-			detail: typeof r.detail === "string" ? r.detail : null,
-			since_ms: typeof r.since_ms === "number" ? r.since_ms : null,
-			elapsed_ms: typeof r.elapsed_ms === "number" ? r.elapsed_ms : 0,
-			outcome: typeof r.outcome === "string" ? r.outcome : null,
-			delivered: r.delivered === true,
-		});
+	for (const r of doc.runs) {
+		const { run_id, label, detail, since_ms, elapsed_ms, outcome, delivered } = r;
+		rows.set(run_id, { run_id, label, detail, since_ms, elapsed_ms, outcome, delivered });
 	}
 	return rows;
 }
@@ -195,16 +173,25 @@ export function project(worker: WorkerFile, evidence: Evidence): Projected {
 	return none;
 }
 
+/** The first line of a Pi session file, as far as its id is read from it. */
+interface SessionHeader {
+	type: "session";
+	id: string;
+}
+
+const sessionHeader = object<SessionHeader>({ type: literal("session"), id: string });
+/** The most of a session file read for its header. */
+const HEADER_LIMIT = 4096;
+
 /** The Pi session id in the header of `file`, when Pi has written it. */
 export function sessionId(file: string): string | null {
 	try {
 		const fd = fs.openSync(file, "r");
 		try {
-			const buffer = Buffer.alloc(4096);
+			const buffer = Buffer.alloc(HEADER_LIMIT);
 			const n = fs.readSync(fd, buffer, 0, buffer.length, 0);
-			const first = buffer.subarray(0, n).toString("utf8").split("\n")[0] ?? "";
-			const header = parseObject(first);
-			return header?.type === "session" && typeof header.id === "string" ? header.id : null;
+			const first = buffer.subarray(0, n).toString("utf8").split("\n")[0];
+			return decoded(first, sessionHeader, "a session header", HEADER_LIMIT)?.id ?? null;
 		} finally {
 			fs.closeSync(fd);
 		}
