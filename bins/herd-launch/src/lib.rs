@@ -352,25 +352,7 @@ pub fn main_impl(args: impl IntoIterator<Item = OsString>) -> ExitCode {
 pub fn run(cli: Cli) -> Result<Output, Error> {
     let env = |key: &str| std::env::var(key).ok();
     match cli.command {
-        Command::Spawn(args) => {
-            let artifacts = cli.artifacts.resolve()?;
-            // A child on another machine is the host's to launch.
-            let request = match (&args.request, &args.fallback_of) {
-                (Some(source), None) => Some(spawn::read_request(source)?),
-                _ => None,
-            };
-            if let Some(host) = request.as_deref().and_then(|r| remote::host_of(&args, r)) {
-                let bytes = request.unwrap_or_default();
-                return remote::spawn(&artifacts, &host, &bytes, &args, &env);
-            }
-            spawn_command(
-                &artifacts,
-                &args,
-                request,
-                cli.artifacts.parent_session.as_deref(),
-                &env,
-            )
-        }
+        Command::Spawn(args) => spawn_entry(&cli.artifacts, &args, &env),
         Command::Host(args) => {
             let (json, human) = match &args.command {
                 HostCommand::Add { name, .. } => host::add(name, &env)?,
@@ -381,26 +363,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             };
             Ok(Output::ok(json, human))
         }
-        Command::Resume(args) => {
-            let artifacts = cli.artifacts.resolve()?;
-            let kind = surface_kind(args.surface, &env);
-            let surface = open_surface(kind, &artifacts, &env)?;
-            let request = resume::Request {
-                session: args.session.clone(),
-                message: args.message.clone(),
-                auto_exit: args.auto_exit,
-                name: args.name.clone(),
-                lost: None,
-            };
-            let ack = resume::resume(
-                &artifacts,
-                &request,
-                surface.as_ref(),
-                herd_launch_path(&env)?,
-                &env,
-            )?;
-            Ok(Output::ok(ack.document(), ack.human()).with_exit(ack.exit_code()))
-        }
+        Command::Resume(args) => resume_command(&cli.artifacts, &args, &env),
         Command::Resurrect(args) => {
             let artifacts = cli.artifacts.resolve()?;
             let options = resurrect::Options {
@@ -412,23 +375,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let human = resurrect::human(&doc);
             Ok(Output::ok(doc, human).with_exit(code))
         }
-        Command::Send(args) => {
-            let artifacts = cli.artifacts.resolve()?;
-            let selector = Selector::from_flags(args.run.as_deref(), args.name.as_deref())?;
-            let sent = persistent::send(&artifacts, &selector, &args.message)?;
-            let human = format!(
-                "sent task {} to {} ({})",
-                sent.task_id, sent.record.name, sent.record.run_id
-            );
-            let json = herd_protocol::launch::LaunchSend {
-                status: herd_protocol::launch::SendStatus::Dispatched,
-                run_id: sent.record.run_id,
-                name: sent.record.name,
-                task_id: sent.task_id,
-                inbox: sent.inbox.to_string_lossy().into_owned(),
-            };
-            Ok(Output::ok(json, human))
-        }
+        Command::Send(args) => send_command(&cli.artifacts, &args),
         Command::Roles(args) => {
             let artifacts = cli.artifacts.resolve()?;
             let cwd = cwd_or_current(args.cwd.as_deref())?;
@@ -445,39 +392,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let written = models::write(&agent_dir, &request)?;
             Ok(Output::ok(written.to_json(), written.human()))
         }
-        Command::Handoff(args) => {
-            let artifacts = cli.artifacts.resolve()?;
-            let kind = surface_kind(args.surface, &env);
-            let surface = open_handoff_surface(kind, &artifacts, &env)?;
-            let cwd = cwd_or_current(args.cwd.as_deref())?;
-            let from_env = |value: Option<String>, key: &str| {
-                value.or_else(|| env(key)).filter(|v| !v.is_empty())
-            };
-            let request = handoff::Request {
-                from: args.from.clone(),
-                leaf: args.leaf.clone(),
-                branch: args.branch.clone(),
-                base: args.base.clone(),
-                task: args.task.clone(),
-                model: from_env(args.model.clone(), PARENT_MODEL_ENV),
-                thinking: from_env(args.thinking.clone(), PARENT_THINKING_ENV),
-                cwd,
-            };
-            let tools = spawn::Tools {
-                herd_launch: herd_launch_path(&env)?,
-                extension: None,
-            };
-            let pi = pi::find_pi(&env)?;
-            let place = handoff::Place {
-                artifacts: &artifacts,
-                surface: surface.as_ref(),
-                tools: &tools,
-                pi: &pi,
-                env: &env,
-            };
-            let done = handoff::handoff(&place, &request)?;
-            Ok(Output::ok(done.to_json(), done.human()).with_exit(done.exit_code()))
-        }
+        Command::Handoff(args) => handoff_command(&cli.artifacts, &args, &env),
         Command::Models(args) => {
             let cwd = cwd_or_current(args.cwd.as_deref())?;
             let agent_dir = names::agent_dir(Some(&cwd), &env)?;
@@ -492,6 +407,114 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             Ok(Output::ok(err.to_json(), String::new()).with_exit(code))
         }
     }
+}
+
+/// `herd-launch spawn`: here, or on the host the request names.
+fn spawn_entry(
+    given: &herd_cli::ArtifactsArgs,
+    args: &SpawnArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Output, Error> {
+    let artifacts = given.resolve()?;
+    // A child on another machine is the host's to launch.
+    let request = match (&args.request, &args.fallback_of) {
+        (Some(source), None) => Some(spawn::read_request(source)?),
+        _ => None,
+    };
+    if let Some(host) = request.as_deref().and_then(|r| remote::host_of(args, r)) {
+        let bytes = request.unwrap_or_default();
+        return remote::spawn(&artifacts, &host, &bytes, args, env);
+    }
+    spawn_command(
+        &artifacts,
+        args,
+        request,
+        given.parent_session.as_deref(),
+        env,
+    )
+}
+
+/// `herd-launch resume`.
+fn resume_command(
+    artifacts: &herd_cli::ArtifactsArgs,
+    args: &ResumeArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Output, Error> {
+    let artifacts = artifacts.resolve()?;
+    let kind = surface_kind(args.surface, env);
+    let surface = open_surface(kind, &artifacts, env)?;
+    let request = resume::Request {
+        session: args.session.clone(),
+        message: args.message.clone(),
+        auto_exit: args.auto_exit,
+        name: args.name.clone(),
+        lost: None,
+    };
+    let ack = resume::resume(
+        &artifacts,
+        &request,
+        surface.as_ref(),
+        herd_launch_path(env)?,
+        env,
+    )?;
+    Ok(Output::ok(ack.document(), ack.human()).with_exit(ack.exit_code()))
+}
+
+/// `herd-launch send`.
+fn send_command(artifacts: &herd_cli::ArtifactsArgs, args: &SendArgs) -> Result<Output, Error> {
+    let artifacts = artifacts.resolve()?;
+    let selector = Selector::from_flags(args.run.as_deref(), args.name.as_deref())?;
+    let sent = persistent::send(&artifacts, &selector, &args.message)?;
+    let human = format!(
+        "sent task {} to {} ({})",
+        sent.task_id, sent.record.name, sent.record.run_id
+    );
+    let json = herd_protocol::launch::LaunchSend {
+        status: herd_protocol::launch::SendStatus::Dispatched,
+        run_id: sent.record.run_id,
+        name: sent.record.name,
+        task_id: sent.task_id,
+        inbox: sent.inbox.to_string_lossy().into_owned(),
+    };
+    Ok(Output::ok(json, human))
+}
+
+/// `herd-launch handoff`.
+fn handoff_command(
+    artifacts: &herd_cli::ArtifactsArgs,
+    args: &HandoffArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Output, Error> {
+    let artifacts = artifacts.resolve()?;
+    let kind = surface_kind(args.surface, env);
+    let surface = open_handoff_surface(kind, &artifacts, env)?;
+    let cwd = cwd_or_current(args.cwd.as_deref())?;
+    let from_env =
+        |value: Option<String>, key: &str| value.or_else(|| env(key)).filter(|v| !v.is_empty());
+    let request = handoff::Request {
+        from: args.from.clone(),
+        leaf: args.leaf.clone(),
+        branch: args.branch.clone(),
+        base: args.base.clone(),
+        task: args.task.clone(),
+        model: from_env(args.model.clone(), PARENT_MODEL_ENV),
+        thinking: from_env(args.thinking.clone(), PARENT_THINKING_ENV),
+        cwd,
+    };
+    let tools = spawn::Tools {
+        herd_launch: herd_launch_path(env)?,
+        extension: None,
+    };
+    let pi = pi::find_pi(env)?;
+    let place = handoff::Place {
+        artifacts: &artifacts,
+        surface: surface.as_ref(),
+        tools: &tools,
+        pi: &pi,
+        env,
+    };
+    let done = handoff::handoff(&place, &request)?;
+    Ok(Output::ok(done.to_json(), done.human()).with_exit(done.exit_code()))
 }
 
 fn spawn_command(
