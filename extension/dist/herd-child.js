@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 b1281ada70857a5f22cf7e9c57413f20dd8e98adafe421c1a344929fe635d7d4
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 e47dc8a062af506b93829dae0b6c709cc53f2c627a1e8172246112c20c045d11
 // src/shared/decode.ts
 var DOCUMENT_LIMIT = 4 * 1024 * 1024;
 function isObject(value) {

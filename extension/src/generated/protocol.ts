@@ -446,7 +446,7 @@ export interface WatchEventDetails {
 	 */
 	accept?: WatchEventParentCheck | null;
 	/**
-	 * Seed 004's acceptance gate.
+	 * The acceptance gate.
 	 */
 	acceptance?: WatchEventAcceptance | null;
 	cancellation?: WatchEventCancellation | null;
@@ -510,7 +510,7 @@ export interface WatchEventDetails {
 	 */
 	stdoutFile?: string | null;
 	/**
-	 * Seed 004's steering ledger: every request's receipt, as the `requests` of
+	 * The steering ledger: every request's receipt, as the `requests` of
 	 * `steering.schema.json`.
 	 */
 	steering?: WatchEventSteerReceipt[] | null;
@@ -1541,7 +1541,7 @@ export interface WatchNotify {
 }
 
 /**
- * Seed 004's `deliveryStatus` of a steering request that went somewhere.
+ * The `deliveryStatus` of a steering request that went somewhere: delivered or queued.
  */
 export type WatchSteerDeliveryStatus = "delivered" | "queued";
 
@@ -2011,7 +2011,7 @@ export interface WatchWaitDetails {
 	 */
 	accept?: WatchWaitParentCheck | null;
 	/**
-	 * Seed 004's acceptance gate.
+	 * The acceptance gate.
 	 */
 	acceptance?: WatchWaitAcceptance | null;
 	cancellation?: WatchWaitCancellation | null;
@@ -2075,7 +2075,7 @@ export interface WatchWaitDetails {
 	 */
 	stdoutFile?: string | null;
 	/**
-	 * Seed 004's steering ledger: every request's receipt, as the `requests` of
+	 * The steering ledger: every request's receipt, as the `requests` of
 	 * `steering.schema.json`.
 	 */
 	steering?: WatchWaitSteerReceipt[] | null;

@@ -194,7 +194,7 @@ pub struct Details {
         serialize_with = "keys_in_byte_order"
     )]
     pub accept: Option<ParentCheck>,
-    /// Seed 004's acceptance gate.
+    /// The acceptance gate.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -253,7 +253,7 @@ pub struct Details {
     /// The exec runner's stdout log, `logs/<run-id>.out`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stdout_file: Option<String>,
-    /// Seed 004's steering ledger: every request's receipt, as the `requests` of
+    /// The steering ledger: every request's receipt, as the `requests` of
     /// `steering.schema.json`.
     #[serde(
         default,

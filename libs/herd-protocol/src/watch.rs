@@ -391,7 +391,7 @@ impl SteerState {
         }
     }
 
-    /// Seed 004's `deliveryStatus`: `delivered` or `queued`, none for the other states.
+    /// The `deliveryStatus`: `delivered` or `queued`, none for the other states.
     pub fn delivery_status(self) -> Option<DeliveryStatus> {
         match self {
             SteerState::Delivered => Some(DeliveryStatus::Delivered),
@@ -401,7 +401,7 @@ impl SteerState {
     }
 }
 
-/// Seed 004's `deliveryStatus` of a steering request that went somewhere.
+/// The `deliveryStatus` of a steering request that went somewhere: delivered or queued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryStatus {

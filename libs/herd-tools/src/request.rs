@@ -49,7 +49,7 @@ pub struct SubagentRequest {
     pub persistent: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accept: Option<AcceptRequest>,
-    /// Seed 004's acceptance gate, as given; herd-accept validates it field by field.
+    /// The acceptance gate, as given; herd-accept validates it field by field.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub acceptance: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -190,7 +190,7 @@ pub enum Target {
 }
 
 fn target_of(id: Option<&String>, name: Option<&String>) -> Result<Target, Error> {
-    // Seed 003: when both are supplied, `id` is used.
+    // When both are supplied, `id` is used (docs/tools.md, "Validation").
     match (id, name) {
         (Some(id), _) => Ok(Target::Id(id.clone())),
         (None, Some(name)) => Ok(Target::Name(name.clone())),
