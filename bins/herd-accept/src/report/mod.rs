@@ -1,6 +1,6 @@
-//! Seed 004's acceptance gates applied to a child's final output: validate the caller's
-//! acceptance configuration, find and read the child's `acceptance-report`, run the structural
-//! checks and the host's own verification commands, and keep the result in a ledger.
+//! Acceptance gates (docs/tools.md, "Acceptance gates") applied to a child's final output: validate
+//! the caller's acceptance configuration, find and read the child's `acceptance-report`, run the
+//! structural checks and the host's own verification commands, and keep the result in a ledger.
 //!
 //! The order is fixed: configuration errors are refused before anything runs; the child's report
 //! is evidence, and only what the host runs itself (the git index, the verify commands) verifies.
