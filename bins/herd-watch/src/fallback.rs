@@ -1,7 +1,7 @@
 //! Model fallback: after a provider error, the next model of the run's list is launched through
 //! `herd-launch spawn --fallback-of`, and the failed attempt is superseded instead of delivered.
 //!
-//! Seed 003's rules: a fallback follows only a definite provider error, never a cancel (the intent
+//! The rules: a fallback follows only a definite provider error, never a cancel (the intent
 //! wins) and never an uncertain launch. The decision is claimed on disk before the launch
 //! (`runs/<id>.superseded.json`, written once), so a restarted watcher never launches twice;
 //! a claim left without a successor by a crash is reported as uncertain, never retried.

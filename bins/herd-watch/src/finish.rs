@@ -90,9 +90,9 @@ pub fn finish(
         }
     }
     let result = build(artifacts, record, observed, elapsed_ms, cancel, &[]);
-    // Seed 003: an exit confirmed after a stop timeout or a failed publication is "one terminal
-    // stopped update and a stopped ledger entry". The ledger first: a watcher killed before the
-    // result settles finds the line and does not write it again.
+    // An exit confirmed after a stop timeout or a failed publication is one terminal stopped update
+    // and one stopped ledger entry. The ledger first: a watcher killed before the result settles
+    // finds the line and does not write it again.
     if result.details.stopped == Some(true) {
         let _ = crate::tasks::record_stopped(record);
     }
@@ -161,7 +161,7 @@ pub fn build(
     }
     // 4. The worktree handoff, before the check so its changed files can be reported.
     let (handoff_json, changed_files) = handoff(artifacts, record, &mut ending);
-    // 5. Seed 004's gate on the final report, then the review a reviewer supplies.
+    // 5. The acceptance gate on the final report, then the review a reviewer supplies.
     apply_acceptance(
         artifacts,
         record,
@@ -580,7 +580,7 @@ fn steering_details(artifacts: &Artifacts, record: &RunRecord, details: &mut Det
     if !queued.is_empty() {
         details.undelivered_steering = Some(queued);
     }
-    // Seed 004's steering ledger: every request's receipt, a queued one still `queued`.
+    // The steering ledger: every request's receipt, a queued one still `queued`.
     let steering = intents::steering_ledger(artifacts, &record.run_id);
     if !steering.requests.is_empty() {
         details.steering = Some(steering.requests);
@@ -623,7 +623,7 @@ fn apply_acceptance(
             .as_ref()
             .map_or(record.cwd.as_str(), |w| w.path.as_str())
             .to_owned();
-        // Seed 004: verify results are memoized per workspace state and environment.
+        // Verify results are memoized per workspace state and environment.
         let mut host = report::memo::MemoHost::new(
             report::host::RealHost::new(cancel),
             accept::memo_dir(artifacts),

@@ -40,7 +40,7 @@ pub struct Ending {
     /// The `Check:` line and the optional `Check output …` line, from herd-accept.
     pub check_line: Option<String>,
     pub check_output_line: Option<String>,
-    /// Seed 004's `Acceptance:` line, from the gate applied to the report (already encoded).
+    /// The `Acceptance:` line, from the gate applied to the report (already encoded).
     pub acceptance_line: Option<String>,
     /// Worktree handoff lines, from herd-worktree.
     pub handoff: Vec<Evidence>,

@@ -372,8 +372,8 @@ impl Lifecycle {
                 since_ms: Some(at),
             };
         }
-        // Seed 003: "If confirmation times out, the specialist is `stalled` in an
-        // unconfirmed-stop state".
+        // If the confirmation of its exit times out, the specialist is `stalled` in an
+        // unconfirmed-stop state (docs/lifecycle.md, "Persistent specialists").
         if let Some(since) = self.stop_unconfirmed {
             return Projection {
                 label: Label::Stalled,

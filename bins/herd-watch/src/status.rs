@@ -568,7 +568,7 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
         .ok()
         .and_then(|p| herd_protocol::persistent::activity(&files, &p.generation_id).ok())
         .is_some_and(|a| matches!(a, herd_protocol::persistent::Activity::Busy(_)))
-        // Seed 003: "An uncertain launch's initial task does not hold stop pending."
+        // An uncertain launch's initial task does not hold the stop pending.
         && record.status != LaunchStatus::Uncertain;
     // The same inbox herd-launch sends tasks through, so the child sees one ordered queue. A
     // directive that could not be published changed nothing: the stop is failed and may be

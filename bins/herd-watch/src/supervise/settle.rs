@@ -307,7 +307,7 @@ pub(super) fn transitions(
     run.label = projection.label;
     run.detail = projection.detail.clone();
     let _ = append_event(artifacts, id, &projection);
-    // Seed 003's timeout notice of one stop attempt, to every parent: a specialist is
+    // The timeout notice of one stop attempt, to every parent: a specialist is
     // interactive, and hears of no other stall.
     if stop_stalled && !stop_retried {
         events.push(Event::Notice {
