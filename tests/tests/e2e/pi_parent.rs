@@ -597,7 +597,8 @@ fn the_model_catalog_reaches_the_guidelines_only_once_tool_search_loads_subagent
     assert!(parent.close().success());
 }
 
-/// Seed 003's naming guidance and launch roster, as the `subagent` guidelines word them.
+/// The naming guidance and launch roster (docs/tools.md, "Tool loading"), as the `subagent`
+/// guidelines word them.
 const NAMING: &str = "Before launching a new group, choose a short task slug and label each new child \
     `<task>-<role>[-n]`, such as `login-api` or `login-test2`. Roles are `plan`, `research`, `ui`, \
     `api`, `build`, `test`, `review`, `browser`, `security`, `perf`, and `merge`. Leave existing \

@@ -75,7 +75,7 @@ fn dropping_the_tmux_handle_kills_its_server_and_panes() {
     );
 }
 
-/// Seed 003's tools widget in a child's pane: `[<role>] — N tools · M denied`, N being the
+/// The tools widget in a child's pane: `[<role>] — N tools · M denied`, N being the
 /// tools the child's model request declares.
 #[test]
 fn a_child_on_tmux_shows_its_tools_widget() {
