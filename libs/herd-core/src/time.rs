@@ -128,7 +128,7 @@ mod tests {
     #[test]
     fn calendar_conversion_matches_known_instants() {
         assert_eq!(Utc::from_ms(0).iso(), "1970-01-01T00:00:00.000Z");
-        // 2026-11-29T22:47:05.635Z, the instant of the session in pi.md.
+        // 2026-11-29T22:47:05.635Z, the instant a recorded Pi session file is named after.
         let t = Utc::from_ms(1_795_992_425_635);
         assert_eq!(t.iso(), "2026-11-29T22:47:05.635Z");
         assert_eq!(t.file_millis(), "2026-11-29T22-47-05-635Z");
