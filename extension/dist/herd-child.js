@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 e47dc8a062af506b93829dae0b6c709cc53f2c627a1e8172246112c20c045d11
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 03dfa293cf5fba3e72fee753dcec1b841f321ef995bd54d004fb2d0b8bda8df7
 // src/shared/decode.ts
 var DOCUMENT_LIMIT = 4 * 1024 * 1024;
 function isObject(value) {

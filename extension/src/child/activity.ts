@@ -1,5 +1,6 @@
 /**
- * The activity snapshot of protocol.md §1.3 (`PI_SUBAGENT_ACTIVITY_FILE`): written atomically,
+ * The activity snapshot (`PI_SUBAGENT_ACTIVITY_FILE`, `subagent-activity/<run-id>.json`,
+ * docs/sidecars.md and docs/schemas/activity.schema.json): written atomically,
  * throttled for streaming events, frozen at `done`. A recorder that fails three writes in a row
  * stops writing; the host has other evidence.
  */

@@ -1,5 +1,6 @@
 /**
- * What herd-launch tells a child through its environment (protocol.md §1.1), read once.
+ * What herd-launch tells a child through its environment (docs/protocol.md, "The child's
+ * environment"), read once.
  */
 
 /** The child's side of the protocol variables. */

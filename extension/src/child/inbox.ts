@@ -1,8 +1,8 @@
 /**
- * A persistent specialist's inbox (protocol.md §1.11): tasks and stop directives arrive as
- * `<session>.task-inbox.<12 digits>.json`; the lowest is claimed (renamed to `.consuming`),
- * delivered and removed, one task at a time. A stop may be taken while a task runs: it waits for
- * the task's end.
+ * A persistent specialist's inbox (docs/protocol.md, "A persistent specialist's files"): tasks and
+ * stop directives arrive as `<session>.task-inbox.<12 digits>.json`; the lowest is claimed
+ * (renamed to `.consuming`), delivered and removed, one task at a time. A stop may be taken while
+ * a task runs: it waits for the task's end.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";

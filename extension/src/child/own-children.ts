@@ -1,11 +1,11 @@
 /**
  * An auto-exit child that launched children of its own stays open until each has delivered
- * (seed 003, children that launch children): it finds them in the run records, waits for each
- * with `herd-watch wait --json` (which supervises it, settles it and delivers its result exactly
- * once), and hands every result, or why there is none, to the settlement as a turn.
+ * (docs/lifecycle.md, "Children that launch children"): it finds them in the run records, waits
+ * for each with `herd-watch wait --json` (which supervises it, settles it and delivers its result
+ * exactly once), and hands every result, or why there is none, to the settlement as a turn.
  *
- * A managed parent that assigned its workers through the Pi Herd face (seed 000's `subagent`)
- * receives each of their results as its own owner receives its own: with seed 000's envelope and
+ * A managed parent that assigned its workers through the Pi Herd face (docs/pi-herd.md)
+ * receives each of their results as its own owner receives its own: with the face's envelope and
  * completion details (`shared/piherd-result.ts`, the decoration the parent extension's delivery
  * uses too), whenever a worker file of this run claims the result's run.
  */

@@ -100,7 +100,7 @@ export function step(
 				return { state: { kind: "idle" }, action: none };
 			}
 			if (stopReason === "error") {
-				// A provider error ends the run whatever is outstanding (seed 003).
+				// A provider error ends the run whatever is outstanding (docs/lifecycle.md, "Children that launch children").
 				const errorMessage = event.answer?.errorMessage || PROVIDER_FAILED;
 				return {
 					state: { kind: "ended" },

@@ -1,8 +1,9 @@
 /**
- * The files a child writes beside its session for the host (protocol.md §1.2, §1.11): the
- * completion sidecar `<session>.exit`, the count of accept checks `<session>.accept-tries.json`,
- * and a persistent specialist's task events `<session>.tasks`. A failed write never breaks the
- * session: the host has the process exit, the shell sentinel and the transcript too.
+ * The files a child writes beside its session for the host (docs/sidecars.md, "Beside a child's
+ * session file"): the completion sidecar `<session>.exit`, the count of accept checks
+ * `<session>.accept-tries.json`, and a persistent specialist's task events `<session>.tasks`. A
+ * failed write never breaks the session: the host has the process exit, the shell sentinel and the
+ * transcript too.
  */
 
 import type { AcceptTries, Completion as CompletionFile, TaskEvent } from "../generated/protocol.ts";

@@ -1,5 +1,5 @@
 /**
- * The tools widget's line, as seed 003 writes it.
+ * The tools widget's line, as widget.ts writes it.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";

@@ -1,5 +1,5 @@
 /**
- * Seed 003's tools widget, shown in every child session: one line naming the child and counting
+ * The tools widget, shown in every child session: one line naming the child and counting
  * its available and denied tools, `[scout] — 12 tools · 4 denied`.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";

@@ -1,9 +1,9 @@
 /**
- * The widget's accent in Pi's terminal (seed 003): the frame of a directory's box is blue while
- * any of its runs is active and amber when every row is open, as `herd-watch status --widget`
- * paints it in a terminal (256 colours: 33 blue, 214 amber). Row text keeps the terminal's own
- * colour. Only the TUI is painted: an RPC client gets the lines as herd drew them, with the
- * accent beside them in herd's document.
+ * The widget's accent in Pi's terminal (docs/tools.md, "What the parent sees"): the frame of a
+ * directory's box is blue while any of its runs is active and amber when every row is open, as
+ * `herd-watch status --widget` paints it in a terminal (256 colours: 33 blue, 214 amber). Row text
+ * keeps the terminal's own colour. Only the TUI is painted: an RPC client gets the lines as herd
+ * drew them, with the accent beside them in herd's document.
  */
 
 const SGR: Record<string, string> = {

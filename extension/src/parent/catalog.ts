@@ -1,5 +1,5 @@
 /**
- * The model catalog in the `subagent` guidelines (seed 003, "Tool loading").
+ * The model catalog in the `subagent` guidelines (docs/tools.md, "Tool loading").
  *
  * At each session start the installed `herd-launch models --json` says which models Pi has
  * credentials for and which task categories they serve, and writes the guideline text (its

@@ -150,7 +150,7 @@ function onLine(dir: string, line: string): void {
 function onResult(dir: string, event: Extract<WatchEvent, { event: "result" }>): void {
 	const { run_id: runId, key, message, name, outcome, details } = event;
 	const result: Pending = { dir, key, runId, name, outcome, message, details };
-	// A Pi Herd worker's result begins with seed 000's envelope (shared/piherd-result.ts); the
+	// A Pi Herd worker's result begins with its envelope (shared/piherd-result.ts); the
 	// window of its model's context is the one this session's Pi knows.
 	const worker = decorate(dir, event, result.message, result.details, (provider, model) =>
 		registryWindow(hub().live?.ctx.modelRegistry, provider, model),

@@ -1,6 +1,6 @@
 /**
- * Seed 003's "Tool loading": which of herd's tools are declared to the model when a session
- * starts.
+ * Tool loading (docs/tools.md, "Tool loading"): which of herd's tools are declared to the model
+ * when a session starts.
  *
  * - The routine tools are `deferred`: Pi's own `tool_search` loads them. The host activates that
  *   search (recognised by the source Pi reports for it, `builtin:tool-search`, never by its name
@@ -48,7 +48,7 @@ export function applyLoading(pi: ExtensionAPI, routine: readonly string[], write
 	const active = pi.getActiveTools();
 	const next = new Set(active);
 	const search = all.find((t) => t.name === SEARCH_TOOL);
-	// A Pi without exposure (0.73) declares every registered tool: that is the seed's fallback.
+	// A Pi without exposure (0.73) declares every registered tool: the same as search being unavailable.
 	const exposureKnown = all.some((t) => typeof t.exposure === "string");
 	const searching = exposureKnown && search !== undefined && isBuiltinSearch(search) && !searchOffInSettings(pi);
 	if (searching) {

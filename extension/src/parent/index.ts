@@ -1,9 +1,9 @@
 /**
- * herd's parent extension: seed 003's tools, commands, widget and result delivery in a Pi
- * session, with herd's binaries doing the work.
+ * herd's parent extension: herd's tools and commands (docs/tools.md), the widget and result
+ * delivery in a Pi session, with herd's binaries doing the work.
  *
  * Loaded in a top-level session it is the parent side; loaded in a child herd launched
- * (`PI_SUBAGENT_ID`) it registers the tools seed 003 lists for child sessions, so a child
+ * (`PI_SUBAGENT_ID`) it registers the tools the registry lists for child sessions, so a child
  * delegates through `subagent`. It is a thin layer: validation, placement, supervision, message
  * text, escaping, bounds and exactly-once all stay in the binaries.
  */
@@ -50,7 +50,7 @@ export default async function herdParent(pi: ExtensionAPI): Promise<void> {
 	const denied = deniedTools();
 	const routine: string[] = [];
 	let subagent: ToolDefinition | undefined;
-	// The Pi Herd face (seed 000) registers its one `subagent` instead of seed 003's tools.
+	// The Pi Herd face (docs/pi-herd.md) registers its one `subagent` instead of herd's tools.
 	const face = chooseFace();
 	if (typeof face !== "string") pi.on("session_start", (_event, ctx) => notify(ctx, face.error));
 	const piHerd = face === "pi-herd";

@@ -1,6 +1,6 @@
 /**
  * The notices that wait for a live parent: order, retry after a failed hand-over, and the
- * cancellations seed 003 names.
+ * cancellations notices.ts names.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";

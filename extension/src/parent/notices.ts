@@ -1,9 +1,10 @@
 /**
  * Notices that wait for a live parent.
  *
- * Seed 003: "Timeout notices belong to one stop attempt and wait for a live parent API across
- * reload and session-replacement gaps. Notification failures are contained and retried. A new
- * stop attempt, verified process exit, or quitting cancels the old notice." A notice herd emits
+ * A notice belongs to one stop attempt and waits for a live parent across `/reload` and a
+ * replaced session; a failed hand-over is contained and tried again; a new stop attempt, the
+ * run's verified exit, or quitting cancels the old notice (docs/lifecycle.md, Notices to the
+ * parent; docs/recovery.md). A notice herd emits
  * (a stop that did not confirm, a fallback, queued steering delivered, no progress) is queued in
  * the hub, which outlives an instance, and handed to the live session when there is one; one
  * whose hand-over throws stays queued for the next chance. The run's result (its exit verified)

@@ -1,6 +1,6 @@
 /**
- * The Pi Herd face's pure parts: seed 000's request tables, `files`, the public states projected
- * from herd's evidence, and the result envelope.
+ * The Pi Herd face's pure parts (docs/pi-herd.md): its request tables, `files`, the public states
+ * projected from herd's evidence, and the result envelope.
  */
 import assert from "node:assert/strict";
 import * as fs from "node:fs";

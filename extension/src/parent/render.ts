@@ -1,8 +1,8 @@
 /**
- * How a `subagent_result` message looks in Pi's transcript (seed 003): on the custom-message
- * background, collapsed to herd's host lines, and expanded (`Ctrl+O`) with the child's report
- * between a `┌ Child report from <name> (<kind>)` rule and a `└ end of child report` rule, each
- * of its lines after `│`.
+ * How a `subagent_result` message looks in Pi's transcript (docs/tools.md, "What the parent
+ * sees"): on the custom-message background, collapsed to herd's host lines, and expanded
+ * (`Ctrl+O`) with the child's report between a `┌ Child report from <name> (<kind>)` rule and
+ * a `└ end of child report` rule, each of its lines after `│`.
  *
  * The fenced view is herd's (`details.report.view`, escaped by herd-watch): this file only lays
  * it out. A report line wider than the terminal wraps with `│ ` before every part, so no part

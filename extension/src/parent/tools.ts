@@ -85,7 +85,7 @@ const HANDLERS: Record<string, Handler> = {
 	subagent_interrupt: async (call, params) =>
 		answer(await runBinary(call, "herd-watch", ["--artifacts", artifactsDir(call.ctx), "interrupt", ...target(params)])),
 	subagent_stop: async (call, params) => {
-		// A new stop attempt cancels the notice of the old one (seed 003).
+		// A new stop attempt cancels the notice of the old one (notices.ts).
 		stopAsked(artifactsDir(call.ctx), {
 			runId: typeof params.id === "string" ? params.id : undefined,
 			name: typeof params.name === "string" ? params.name : undefined,
@@ -106,15 +106,15 @@ const HANDLERS: Record<string, Handler> = {
 };
 
 /**
- * Seed 003's naming of coordinated children, word for word: part of the tool's own guidelines,
- * so they stand whether or not the model catalog joins them.
+ * The naming of coordinated children (docs/tools.md, "Tool loading"), word for word: part of the
+ * tool's own guidelines, so they stand whether or not the model catalog joins them.
  */
 export const NAMING_GUIDELINE =
 	"Before launching a new group, choose a short task slug and label each new child `<task>-<role>[-n]`, " +
 	"such as `login-api` or `login-test2`. Roles are `plan`, `research`, `ui`, `api`, `build`, `test`, " +
 	"`review`, `browser`, `security`, `perf`, and `merge`. Leave existing labels unchanged.";
 
-/** Seed 003's launch roster, word for word. */
+/** The launch roster (docs/tools.md, "Tool loading"), word for word. */
 export const ROSTER_GUIDELINE =
 	"After the final launch, print a markdown table with the header row `| name | agent kind | role | model | worktree |`, " +
 	"a separator row, and one row per child (worktree `none` when there is none), and use each name in prompts, " +

@@ -1,7 +1,7 @@
 /**
- * Seed 003's widget, drawn by herd (`herd-watch status --widget --json`) and shown by Pi: one
- * box per artifacts directory with open runs, the current session's first, cleared when nothing
- * is open.
+ * The widget (docs/lifecycle.md, Status), drawn by herd (`herd-watch status --widget --json`) and
+ * shown by Pi: one box per artifacts directory with open runs, the current session's first,
+ * cleared when nothing is open.
  */
 import * as path from "node:path";
 import { paintAccent } from "./accent.ts";

@@ -1,7 +1,8 @@
 /**
- * The files the Pi Herd face (seed 000's `subagent`) reads beside herd's runs, as both sides of
- * the extension read them: the parent's face and the child extension, which delivers the results
- * of an auto-exit managed parent's own workers (so herd-launch ships this module to every child).
+ * The files the Pi Herd face (docs/pi-herd.md, worker files) reads beside herd's runs, as both
+ * sides of the extension read them: the parent's face and the child extension, which delivers the
+ * results of an auto-exit managed parent's own workers (so herd-launch ships this module to every
+ * child).
  *
  * A worker file is `pi-herd/root/<label>.json` for the top-level session's workers and
  * `pi-herd/children/<run id>/<label>.json` for the workers a managed parent (that child run)
@@ -16,7 +17,7 @@ import { RUN_ID_PATTERN } from "../generated/protocol.ts";
 import { array, boolean, decoded, integer, nullable, number, object, optional, string, where } from "./decode.ts";
 import { readLimited, readRecord } from "./runs.ts";
 
-/** Seed 000's label: the public live identity of a worker, and its herd run name. */
+/** Pi Herd's label: the public live identity of a worker, and its herd run name. */
 export const LABEL_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 
 export const FORMAT_VERSION = 1;
@@ -54,7 +55,7 @@ export interface WorkerFile {
 	assignments: Assignment[];
 	/**
 	 * Why the last `close` could not prove that every run of the worker ended (each run and what
-	 * herd answered), until a close succeeds; listed as seed 000's `cleanup_error`.
+	 * herd answered), until a close succeeds; listed as `cleanup_error`.
 	 */
 	cleanup_error?: string[] | null;
 }

@@ -1,14 +1,14 @@
 /**
- * A result of a Pi Herd worker, as seed 000 delivers it: the model-visible text begins with the
- * compact envelope (exact `label`, `agent`, `request` and `status`), then herd's own message
- * (its host lines, its one `<subagent_report>` block, its evidence), and the details carry the
- * completion details under `piHerd`, once.
+ * A result of a Pi Herd worker, as Pi Herd delivers it (docs/pi-herd.md, Results): the
+ * model-visible text begins with the compact envelope (exact `label`, `agent`, `request` and
+ * `status`), then herd's own message (its host lines, its one `<subagent_report>` block, its
+ * evidence), and the details carry the completion details under `piHerd`, once.
  *
  * Both deliveries decorate with it: the parent extension's (`parent/delivery.ts`, the results of
  * the session's own workers) and the child extension's (`child/own-children.ts`, the results of
  * an auto-exit managed parent's own workers), each with its own acknowledgement and exactly-once.
- * A run that no worker file claims (seed 003's tools, `/subagent`) passes unchanged, whichever
- * face the session shows.
+ * A run that no worker file claims (herd's own tools of docs/tools.md, `/subagent`) passes
+ * unchanged, whichever face the session shows.
  */
 import * as fs from "node:fs";
 import { runFile } from "../generated/run-files.ts";
@@ -53,7 +53,7 @@ export function assignmentOf(worker: WorkerFile, runId: string, task: string | u
 }
 
 /**
- * Seed 000's context usage of a worker: the context its last response filled, in the window of
+ * Pi Herd's context usage of a worker: the context its last response filled, in the window of
  * its model, as Pi reports a session's (`ContextUsage`). Each is null when it is not known.
  */
 export type ContextUsage = { tokens: number | null; contextWindow: number | null; percent: number | null };
@@ -195,7 +195,7 @@ export function registryWindow(registry: ModelWindows | undefined, provider: str
 	return registry?.find(provider, model)?.contextWindow;
 }
 
-/** Seed 000's completion details of one delivered result. */
+/** Pi Herd's completion details of one delivered result (`piHerd`, docs/pi-herd.md). */
 export type PiHerdDetails = {
 	requestId: string;
 	workerLabel: string;
@@ -235,7 +235,7 @@ export interface ResultDetails {
 }
 
 /**
- * The result `event` of `dir`, with seed 000's envelope and details when a worker file claims
+ * The result `event` of `dir`, with Pi Herd's envelope and details when a worker file claims
  * its run, else `undefined`. `details` are herd's, kept as they are beside `piHerd`.
  */
 export function decorate<D extends ResultDetails>(dir: string, event: ResultEvent, message: string, details: D, windowOf?: WindowOf): Delivered<D> | undefined {

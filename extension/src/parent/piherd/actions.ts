@@ -1,9 +1,9 @@
 /**
- * The five actions of seed 000's `subagent`, each a few calls of herd's own programs over the
- * session's runs: `herd-launch spawn`/`resume`/`send` start and continue work, `herd-watch
- * status`/`steer`/`cancel`/`stop` observe and control it, `herd-launch roles` lists the
- * definitions. The worker files (workers.ts) only correlate labels and request ids with herd's
- * runs; results reach the owner through the one follower of `delivery.ts`.
+ * The five actions of the Pi Herd face's `subagent` (docs/pi-herd.md), each a few calls of herd's
+ * own programs over the session's runs: `herd-launch spawn`/`resume`/`send` start and continue
+ * work, `herd-watch status`/`steer`/`cancel`/`stop` observe and control it, `herd-launch roles`
+ * lists the definitions. The worker files (workers.ts) only correlate labels and request ids with
+ * herd's runs; results reach the owner through the one follower of `delivery.ts`.
  */
 import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
@@ -511,7 +511,7 @@ async function close(c: Context, req: Extract<Request, { action: "close" }>): Pr
 	return { ok: true, action: "close", label: worker.label, ended };
 }
 
-/** The definitions of `herd-launch roles` as seed 000's leaf metadata. */
+/** The definitions of `herd-launch roles` as Pi Herd's leaf metadata (`agent_definitions`). */
 export function definitions(r: Roles, managed: boolean): Answer[] {
 	return r.roles
 		.filter((role) => role.error == null)

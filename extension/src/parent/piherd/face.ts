@@ -1,6 +1,6 @@
 /**
- * Which model-facing API a session shows: seed 003's ten tools (herd's own, the default) or
- * Pi Herd's single `subagent` tool (seed 000), chosen per session by `HERD_API`. Never both:
+ * Which model-facing API a session shows: herd's ten tools (docs/tools.md, the default) or
+ * Pi Herd's single `subagent` tool (docs/pi-herd.md), chosen per session by `HERD_API`. Never both:
  * the two share the tool name `subagent`. Both drive the same herd programs over the same runs.
  */
 

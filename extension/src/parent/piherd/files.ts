@@ -1,9 +1,9 @@
 /**
- * Seed 000's `files`: each path resolved from the controller's cwd, a readable regular file,
- * canonicalised with realpath, the first canonical occurrence kept. Complete strict UTF-8 text
- * is embedded while the embedded total fits the bound; any other file is a canonical reference
- * (path and size), never copied. A missing, unreadable or non-regular file refuses the whole
- * call before anything runs.
+ * The face's `files` (docs/pi-herd.md, `files`): each path resolved from the controller's cwd, a
+ * readable regular file, canonicalised with realpath, the first canonical occurrence kept.
+ * Complete strict UTF-8 text is embedded while the embedded total fits the bound; any other file
+ * is a canonical reference (path and size), never copied. A missing, unreadable or non-regular
+ * file refuses the whole call before anything runs.
  *
  * The rendering goes into herd's task artifact (assign), its steer text or its resume message
  * (reply). File contents may have been written by a child, so they are framed the way herd

@@ -1,8 +1,8 @@
 /**
- * Seed 000's `subagent` tool: one tool, five actions, registered by the Pi Herd face instead of
- * seed 003's tools (they share the name). Every answer is one JSON document: `ok: true` with the
- * action's fields, or `ok: false` with a structured error (`category`, `message`, `operation`,
- * `field`), never an unstructured exception for a public error.
+ * Pi Herd's `subagent` tool (docs/pi-herd.md): one tool, five actions, registered by the Pi Herd
+ * face instead of herd's own tools (they share the name). Every answer is one JSON document: `ok:
+ * true` with the action's fields, or `ok: false` with a structured error (`category`, `message`,
+ * `operation`, `field`), never an unstructured exception for a public error.
  */
 import type { AgentToolResult, ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import * as fs from "node:fs";
@@ -47,7 +47,7 @@ export function piHerdTool(binDir: string, pi: ExtensionAPI): ToolDefinition {
 		name: "subagent",
 		label: "subagent",
 		description: schema.description,
-		// Without `additionalProperties: false`: an unknown field reaches seed 000's own
+		// Without `additionalProperties: false`: an unknown field reaches the face's own
 		// `invalid_request` instead of Pi's schema error.
 		parameters: withoutClosure(schema),
 		promptSnippet: "Assign, steer, answer, list and close Pi Herd workers; results arrive later as messages",

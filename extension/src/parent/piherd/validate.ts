@@ -1,15 +1,16 @@
 /**
- * Seed 000's request rules for the Pi Herd face's `subagent` tool: five actions, each (and each
- * `assign` form) with its exact allowed fields, strings that hold non-whitespace text, labels of
- * `^[a-z][a-z0-9_-]{0,31}$`, and a startup `timeoutMs` of 5001 to 300000. Anything else is
- * `invalid_request`, decided here before any binary runs, so a refused call changes nothing.
+ * The request rules of the Pi Herd face's `subagent` tool (docs/pi-herd.md, Validation): five
+ * actions, each (and each `assign` form) with its exact allowed fields, strings that hold
+ * non-whitespace text, labels of `^[a-z][a-z0-9_-]{0,31}$`, and a startup `timeoutMs` of 5001 to
+ * 300000. Anything else is `invalid_request`, decided here before any binary runs, so a refused
+ * call changes nothing.
  *
  * Pure: no file, no process, no Pi.
  */
 import { isObject } from "../../shared/decode.ts";
 import { LABEL_PATTERN } from "../../shared/piherd-records.ts";
 
-/** The five actions, in seed 000's order. */
+/** The five actions, in Pi Herd's order. */
 export const ACTIONS = ["list", "assign", "steer", "reply", "close"] as const;
 export type Action = (typeof ACTIONS)[number];
 
@@ -28,7 +29,7 @@ export const DIAGNOSTIC_RESERVE_MS = 2000;
 /** The total when `timeoutMs` is omitted: 300000 ms for the child plus the reserve. */
 export const TIMEOUT_DEFAULT_MS = TIMEOUT_MAX_MS + DIAGNOSTIC_RESERVE_MS;
 
-/** The public error categories (seed 000's errors). */
+/** The public error categories (Pi Herd's errors). */
 export type Category =
 	| "invalid_request"
 	| "agent_label_exists"
@@ -91,7 +92,7 @@ export type Request =
 	| { action: "reply"; label: string; message: string; files: string[] }
 	| { action: "close"; label: string };
 
-/** The allowed fields of each action and `assign` form (seed 000's tables). */
+/** The allowed fields of each action and `assign` form (docs/pi-herd.md, Parameters). */
 export const ALLOWED: Record<"list" | "fresh" | "session" | "live" | "steer" | "reply" | "close", readonly Field[]> = {
 	list: ["action"],
 	fresh: ["action", "agent", "label", "cwd", "task", "files", "reusable", "fork", "timeoutMs"],
@@ -171,7 +172,7 @@ function only(params: Record<string, unknown>, form: keyof typeof ALLOWED, what:
 	}
 }
 
-/** Validates one tool call; throws a `Refusal` (`invalid_request`) for anything seed 000 refuses. */
+/** Validates one tool call; throws a `Refusal` (`invalid_request`) for anything Pi Herd refuses. */
 export function validate(params: unknown): Request {
 	if (!isObject(params)) invalid("the request must be an object");
 	const p = params;

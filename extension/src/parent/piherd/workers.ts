@@ -1,6 +1,7 @@
 /**
  * The Pi Herd face's worker records: which herd runs carry which labelled worker and which
- * assignment, and the public state seed 000 projects from herd's own evidence.
+ * assignment, and the public state the face projects from herd's own evidence (docs/pi-herd.md,
+ * `list`).
  *
  * A worker is a small file of the face in the artifacts directory, beside herd's runs (its
  * format and its reading are `shared/piherd-records.ts`, which the child extension reads too);
@@ -114,7 +115,7 @@ export function statusFacts(doc: WatchStatusStatusRuns): Map<string, StatusFacts
 	return rows;
 }
 
-/** Seed 000's public states, plus `finished` (not listed, the label is free again). */
+/** Pi Herd's public states, plus `finished` (not listed, the label is free again). */
 export type State = "working" | "blocked" | "settling" | "unknown" | "ready" | "finished";
 
 /** What herd says of a worker's current run. */
