@@ -63,7 +63,7 @@ pub fn task_artifact(
          or changed, and anything left undone."
             .to_owned(),
     );
-    // Seed 004's acceptance section, last: it asks for the block the message ends with.
+    // The acceptance section, last: it asks for the block the message ends with.
     if let Some(section) = acceptance {
         parts.push(section.trim_end().to_owned());
     }

@@ -80,7 +80,7 @@ pub struct Plan {
     /// The parent's session to fork or to record as lineage.
     pub parent_session: Option<PathBuf>,
     pub accept: Option<herd_accept::spec::AcceptSpec>,
-    /// Seed 004's acceptance gate of the child's final report; `None`: no gate (level none
+    /// The acceptance gate of the child's final report; `None`: no gate (level none
     /// inferred, an exec runner or a persistent specialist without an explicit one).
     pub acceptance: Option<herd_protocol::accept::Gate>,
     /// Whether the request gave `acceptance` or `gate` (an explicit gate fails the run).
@@ -257,7 +257,7 @@ fn plan_request(
             .push("the persistent specialist holds its worktree for its whole life".to_owned());
     }
 
-    // 5. Seed 004's acceptance gate.
+    // 5. The acceptance gate.
     let acceptance_explicit = acceptance_input != herd_accept::report::AcceptanceInput::Omitted;
     let acceptance = choose_acceptance(
         &request,
@@ -352,7 +352,7 @@ fn how_it_lives(
     Ok((auto_exit, interactive))
 }
 
-/// Seed 004's acceptance gate of the run: none for a specialist (whose tasks are not gated) or a
+/// The acceptance gate of the run: none for a specialist (whose tasks are not gated) or a
 /// command without an explicit gate or a review; an explicit gate alone for a command; else the
 /// gate inferred from the role, its tools and the task.
 fn choose_acceptance(

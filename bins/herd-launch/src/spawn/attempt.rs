@@ -278,7 +278,7 @@ impl Attempt<'_> {
         Ok(policy)
     }
 
-    /// Seed 004's gate, which herd-watch applies to the final report, and its summary in the
+    /// The acceptance gate, which herd-watch applies to the final report, and its summary in the
     /// record.
     pub(super) fn write_gate(&self, record: &mut RunRecord, files: &Files) -> Result<(), Error> {
         let (Some(gate), Some(_)) = (&self.plan.acceptance, &files.acceptance) else {
