@@ -1,10 +1,5 @@
-//! What the schema tests share: the committed schemas of `docs/schemas/` and a validator that
-//! names every violation.
-
-#![allow(
-    dead_code,
-    reason = "each test file uses the part of this module it needs"
-)]
+//! What the tests share: the workspace root, the committed schemas of `docs/schemas/` and a
+//! validator that names every violation.
 
 use std::path::{Path, PathBuf};
 

@@ -1,11 +1,6 @@
 //! The generated docs: fresh in the repository, equal to pi-herdr-agents' tables, and kept
 //! honest by check mode on a copy whose schemas are changed or broken on purpose.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "the copy helpers outside #[test] functions panic when the test cannot be set up"
-)]
-
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -13,9 +8,7 @@ use herd_core::ErrorCode;
 use herd_docs::{Finding, Mode, PI_HERD_SCHEMA, Problem, SCHEMA_DIR, SCHEMAS_OUT_DIR, generate};
 use herd_e2e::cli;
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::support::workspace_root;
 
 #[test]
 fn docs_are_fresh() {
@@ -52,7 +45,7 @@ fn blocks_of(text: &str) -> Vec<(String, Vec<String>)> {
 
 #[test]
 fn tables_equal_pi_herdr_agents_row_by_row() {
-    let fixture = include_str!("fixtures/pi-herdr-agents-tools.md");
+    let fixture = include_str!("../fixtures/pi-herdr-agents-tools.md");
     let ours = fs::read_to_string(workspace_root().join("docs/tools.md")).unwrap();
     let expected = blocks_of(fixture);
     let generated = blocks_of(&ours);
@@ -80,7 +73,7 @@ fn tables_equal_pi_herdr_agents_row_by_row() {
 
 #[test]
 fn subagent_params_rows_equal_the_seed_parameters() {
-    let fixture = include_str!("fixtures/pi-herdr-agents-tools.md");
+    let fixture = include_str!("../fixtures/pi-herdr-agents-tools.md");
     let want: Vec<String> = blocks_of(fixture)
         .into_iter()
         .find(|(name, _)| name == "subagent-params")

@@ -2,13 +2,13 @@
 //! draft 2020-12 schema, accepts each fixture of `fixtures/sidecars/valid/<name>/` and rejects
 //! each of `fixtures/sidecars/invalid/<name>/`, and every schema has at least one of each.
 
-mod support;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use herd_docs::json_schemas::FILES;
 use serde_json::Value;
+
+use crate::support;
 
 fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sidecars")

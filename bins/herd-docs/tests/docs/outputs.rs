@@ -3,13 +3,6 @@
 //! repositories and real processes, and validates every document and sidecar it produces
 //! against the committed schema. A derived schema (or an amendment) that drifts from what the code prints fails here.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "a fixture that cannot be set up should fail the test loudly"
-)]
-
-mod support;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -17,7 +10,8 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use herd_protocol::layout::Artifacts;
 use serde_json::{Value, json};
-use support::assert_valid;
+
+use crate::support::{self, assert_valid};
 
 /// The JSON document a command prints with `--json` (what `herd_cli::main` writes to stdout).
 fn printed(output: Result<herd_cli::Output, herd_core::Error>) -> Value {
@@ -493,7 +487,7 @@ fn launch_acknowledgements_validate() {
                 Some("openai/gpt-5".to_owned()),
                 "provider error".to_owned(),
             )],
-            Some(herd_launch::spawn::PersistentIds {
+            Some(herd_protocol::launch::PersistentIds {
                 logical_id: "reviewer".into(),
                 generation_id: "g1".into(),
                 task_id: "t1".into(),
