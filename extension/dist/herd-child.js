@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 03dfa293cf5fba3e72fee753dcec1b841f321ef995bd54d004fb2d0b8bda8df7
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 fb12c8d0aca5a4a3e41bef911b07320ce75bec1025815217895aae4851f99fb4
 // src/shared/decode.ts
 var DOCUMENT_LIMIT = 4 * 1024 * 1024;
 function isObject(value) {
@@ -191,26 +191,6 @@ function appendPrivate(file, line) {
     fs.closeSync(fd);
   }
 }
-function isObject2(value) {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-function parseObject(text) {
-  if (text === void 0) return void 0;
-  try {
-    const value = JSON.parse(text);
-    return isObject2(value) ? value : void 0;
-  } catch {
-    return void 0;
-  }
-}
-function stringAt(object2, key) {
-  const value = object2?.[key];
-  return typeof value === "string" ? value : void 0;
-}
-function integerAt(object2, key) {
-  const value = object2?.[key];
-  return typeof value === "number" && Number.isInteger(value) ? value : void 0;
-}
 function label(value) {
   if (typeof value !== "string" || value.length === 0) return void 0;
   return value.replace(/[\r\n]+/g, " ").slice(0, 200);
@@ -319,6 +299,7 @@ function checkResultOf(answer) {
 
 // src/child/activity.ts
 var THROTTLE_MS = 500;
+var PREVIOUS = object({ runningChildId: string, sequence: integer, inputCount: optional(nullable(integer)) });
 var Activity = class {
   /**
    * `file` is the snapshot; `runId` the run it speaks for. A persistent specialist's sequence
@@ -328,11 +309,10 @@ var Activity = class {
     this.file = file;
     this.runId = runId2;
     this.persistent = persistent;
-    const previous = file ? parseObject(readSmall(file)) : void 0;
-    const sequence = integerAt(previous, "sequence");
-    if (stringAt(previous, "runningChildId") === runId2 && sequence !== void 0) {
-      this.sequence = sequence;
-      this.inputs = integerAt(previous, "inputCount") ?? 0;
+    const previous = file ? decoded(readSmall(file), PREVIOUS, file) : void 0;
+    if (previous?.runningChildId === runId2) {
+      this.sequence = previous.sequence;
+      this.inputs = previous.inputCount ?? 0;
     }
   }
   file;
@@ -567,14 +547,11 @@ var TASK_INBOX_SUFFIX = ".json";
 
 // src/child/inbox.ts
 var INBOX_POLL_MS = 1e3;
+var taskInbox = object({ version: literal(1), type: literal("task", "stop"), task: string, message: string });
 function entryOf(text) {
-  const entry = parseObject(text);
-  const task = stringAt(entry, "task");
-  if (integerAt(entry, "version") !== 1 || task === void 0) return void 0;
-  if (entry?.type === "stop") return { type: "stop", task };
-  const message = stringAt(entry, "message");
-  if (entry?.type === "task" && message !== void 0) return { type: "task", task, message };
-  return void 0;
+  const entry = decoded(text, taskInbox, "an inbox entry", READ_LIMIT);
+  if (!entry) return void 0;
+  return entry.type === "stop" ? { type: "stop", task: entry.task } : { type: "task", task: entry.task, message: entry.message };
 }
 var Inbox = class {
   constructor(sessionFile2, handlers) {
@@ -642,15 +619,15 @@ var Inbox = class {
 };
 
 // src/child/needs-input.ts
+var PREVIOUS2 = object({ runningChildId: string, sequence: integer });
 var NeedsInput = class {
   /** `file` is `<session>.needs-input.json`; `runId` the run it speaks for. */
   constructor(file, runId2, now = Date.now) {
     this.file = file;
     this.runId = runId2;
     this.now = now;
-    const previous = file ? parseObject(readSmall(file)) : void 0;
-    const sequence = integerAt(previous, "sequence");
-    if (stringAt(previous, "runningChildId") === runId2 && sequence !== void 0) this.sequence = sequence;
+    const previous = file ? decoded(readSmall(file), PREVIOUS2, file) : void 0;
+    if (previous?.runningChildId === runId2) this.sequence = previous.sequence;
   }
   file;
   runId;
@@ -713,15 +690,19 @@ var NeedsInput = class {
 };
 
 // src/child/messages.ts
+var assistantMessage = object({
+  role: literal("assistant"),
+  content: optional(array(object({ type: string, text: optional(string) }))),
+  stopReason: optional(string),
+  errorMessage: optional(string)
+});
+var messageEntry = object({ type: literal("message") });
 function answerOf(message) {
-  if (!isObject2(message) || message.role !== "assistant") return void 0;
-  const content = Array.isArray(message.content) ? message.content : [];
-  const text = content.filter(isObject2).filter((block) => block.type === "text").map((block) => stringAt(block, "text")).filter((t) => t !== void 0).join("\n");
-  return {
-    stopReason: stringAt(message, "stopReason"),
-    errorMessage: stringAt(message, "errorMessage"),
-    text
-  };
+  const read = decodeValue(message, assistantMessage, "a message");
+  if (!read.ok) return void 0;
+  const { content = [], stopReason, errorMessage } = read.value;
+  const text = content.filter((block) => block.type === "text").map((block) => block.text).filter((t) => t !== void 0).join("\n");
+  return { stopReason, errorMessage, text };
 }
 function lastAnswer(messages) {
   if (!Array.isArray(messages)) return void 0;
@@ -739,9 +720,9 @@ function sessionLastAnswer(ctx) {
     return void 0;
   }
   for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i];
-    if (isObject2(entry) && entry.type === "message") {
-      const answer = answerOf(entry.message);
+    const entry = decodeValue(entries[i], messageEntry, "a session entry");
+    if (entry.ok) {
+      const answer = answerOf(entry.value.message);
       if (answer) return answer;
     }
   }

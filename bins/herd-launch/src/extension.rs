@@ -98,7 +98,25 @@ pub const SOURCES: &[(&str, &str)] = &[
         "src/child/widget.ts",
         include_str!("../../../extension/src/child/widget.ts"),
     ),
-    // The Pi Herd face's worker files and result envelope, which the parent extension uses too.
+    // What the parent extension uses too: the one decoder of other processes' documents and
+    // their shapes, the one process runner, the reading of a run's files, and the Pi Herd face's
+    // worker files and result envelope.
+    (
+        "src/shared/decode.ts",
+        include_str!("../../../extension/src/shared/decode.ts"),
+    ),
+    (
+        "src/shared/formats.ts",
+        include_str!("../../../extension/src/shared/formats.ts"),
+    ),
+    (
+        "src/shared/process.ts",
+        include_str!("../../../extension/src/shared/process.ts"),
+    ),
+    (
+        "src/shared/runs.ts",
+        include_str!("../../../extension/src/shared/runs.ts"),
+    ),
     (
         "src/shared/piherd-records.ts",
         include_str!("../../../extension/src/shared/piherd-records.ts"),

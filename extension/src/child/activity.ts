@@ -5,13 +5,17 @@
  * stops writing; the host has other evidence.
  */
 import type { Activity as Snapshot } from "../generated/protocol.ts";
-import { integerAt, label, parseObject, readSmall, stringAt, writeAtomic } from "./files.ts";
+import { decoded, integer, nullable, object, optional, string } from "../shared/decode.ts";
+import { label, readSmall, writeAtomic } from "./files.ts";
 
 /** The throttle of streaming activity events. */
 const THROTTLE_MS = 500;
 
 type Phase = Snapshot["phase"];
 type Scope = NonNullable<Snapshot["activeScope"]>;
+
+/** What a snapshot left by an earlier process of this run carries on: its sequence and inputs. */
+const PREVIOUS = object<Snapshot>({ runningChildId: string, sequence: integer, inputCount: optional(nullable(integer)) });
 
 export class Activity {
 	private sequence = 0;
@@ -47,11 +51,10 @@ export class Activity {
 		private readonly runId: string,
 		private readonly persistent: boolean,
 	) {
-		const previous = file ? parseObject(readSmall(file)) : undefined;
-		const sequence = integerAt<Snapshot>(previous, "sequence");
-		if (stringAt<Snapshot>(previous, "runningChildId") === runId && sequence !== undefined) {
-			this.sequence = sequence;
-			this.inputs = integerAt<Snapshot>(previous, "inputCount") ?? 0;
+		const previous = file ? decoded(readSmall(file), PREVIOUS, file) : undefined;
+		if (previous?.runningChildId === runId) {
+			this.sequence = previous.sequence;
+			this.inputs = previous.inputCount ?? 0;
 		}
 	}
 

@@ -1,6 +1,6 @@
 /**
- * Small bounded reads, atomic writes and defensive JSON: everything the child reads was written
- * by another process and may be torn, foreign or too large.
+ * Small bounded reads and atomic writes: everything the child reads was written by another
+ * process and may be torn, foreign or too large (it is decoded by shared/decode.ts).
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -41,36 +41,6 @@ export function appendPrivate(file: string, line: string): void {
 	} finally {
 		fs.closeSync(fd);
 	}
-}
-
-/** A JSON object: what every herd file and message is at its top. */
-export type JsonObject = { readonly [key: string]: unknown };
-
-export function isObject(value: unknown): value is JsonObject {
-	return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** Parses `text` as a JSON object; anything else (no text, torn, an array) is undefined. */
-export function parseObject(text: string | undefined): JsonObject | undefined {
-	if (text === undefined) return undefined;
-	try {
-		const value: unknown = JSON.parse(text);
-		return isObject(value) ? value : undefined;
-	} catch {
-		return undefined;
-	}
-}
-
-/** The string at `key`, or undefined. */
-export function stringAt<T = JsonObject>(object: JsonObject | undefined, key: keyof T & string): string | undefined {
-	const value = object?.[key];
-	return typeof value === "string" ? value : undefined;
-}
-
-/** The integer at `key`, or undefined. */
-export function integerAt<T = JsonObject>(object: JsonObject | undefined, key: keyof T & string): number | undefined {
-	const value = object?.[key];
-	return typeof value === "number" && Number.isInteger(value) ? value : undefined;
 }
 
 /** A host-safe short string: at most 200 characters, no CR or LF. */

@@ -9,7 +9,8 @@ import * as path from "node:path";
 
 import type { TaskInbox } from "../generated/protocol.ts";
 import { TASK_INBOX_PREFIX, TASK_INBOX_SUFFIX } from "../generated/run-files.ts";
-import { integerAt, parseObject, readSmall, stringAt } from "./files.ts";
+import { decoded, literal, object, string } from "../shared/decode.ts";
+import { READ_LIMIT, readSmall } from "./files.ts";
 
 /** The idle poll of the inbox. */
 const INBOX_POLL_MS = 1000;
@@ -29,14 +30,13 @@ export interface InboxHandlers {
 	take(entry: InboxEntry): void;
 }
 
+/** An inbox entry as herd-launch and herd-watch write it (docs/schemas/task-inbox.schema.json). */
+const taskInbox = object<TaskInbox>({ version: literal(1), type: literal("task", "stop"), task: string, message: string });
+
 function entryOf(text: string | undefined): InboxEntry | undefined {
-	const entry = parseObject(text);
-	const task = stringAt<TaskInbox>(entry, "task");
-	if (integerAt<TaskInbox>(entry, "version") !== 1 || task === undefined) return undefined;
-	if (entry?.type === "stop") return { type: "stop", task };
-	const message = stringAt<TaskInbox>(entry, "message");
-	if (entry?.type === "task" && message !== undefined) return { type: "task", task, message };
-	return undefined;
+	const entry = decoded(text, taskInbox, "an inbox entry", READ_LIMIT);
+	if (!entry) return undefined;
+	return entry.type === "stop" ? { type: "stop", task: entry.task } : { type: "task", task: entry.task, message: entry.message };
 }
 
 export class Inbox {

@@ -5,7 +5,7 @@
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 
-import { isObject, stringAt } from "./files.ts";
+import { array, decodeValue, literal, object, optional, string } from "../shared/decode.ts";
 
 /** What the child reads of an assistant message. */
 export interface Answer {
@@ -16,20 +16,39 @@ export interface Answer {
 	readonly text: string;
 }
 
+/** An assistant message as far as the child reads it. */
+interface AssistantMessage {
+	role: "assistant";
+	content?: { type: string; text?: string }[];
+	stopReason?: string;
+	errorMessage?: string;
+}
+
+const assistantMessage = object<AssistantMessage>({
+	role: literal("assistant"),
+	content: optional(array(object({ type: string, text: optional(string) }))),
+	stopReason: optional(string),
+	errorMessage: optional(string),
+});
+
+/** A session entry that holds a message. */
+interface MessageEntry {
+	type: "message";
+	message: unknown;
+}
+
+const messageEntry = object<MessageEntry>({ type: literal("message") });
+
 function answerOf(message: unknown): Answer | undefined {
-	if (!isObject(message) || message.role !== "assistant") return undefined;
-	const content = Array.isArray(message.content) ? message.content : [];
+	const read = decodeValue(message, assistantMessage, "a message");
+	if (!read.ok) return undefined;
+	const { content = [], stopReason, errorMessage } = read.value;
 	const text = content
-		.filter(isObject)
 		.filter((block) => block.type === "text")
-		.map((block) => stringAt(block, "text"))
+		.map((block) => block.text)
 		.filter((t) => t !== undefined)
 		.join("\n");
-	return {
-		stopReason: stringAt(message, "stopReason"),
-		errorMessage: stringAt(message, "errorMessage"),
-		text,
-	};
+	return { stopReason, errorMessage, text };
 }
 
 /** The last assistant message of a list of messages (`agent_end`'s). */
@@ -52,9 +71,9 @@ export function sessionLastAnswer(ctx: ExtensionContext): Answer | undefined {
 		return undefined;
 	}
 	for (let i = entries.length - 1; i >= 0; i--) {
-		const entry = entries[i];
-		if (isObject(entry) && entry.type === "message") {
-			const answer = answerOf(entry.message);
+		const entry = decodeValue(entries[i], messageEntry, "a session entry");
+		if (entry.ok) {
+			const answer = answerOf(entry.value.message);
 			if (answer) return answer;
 		}
 	}

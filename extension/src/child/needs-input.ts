@@ -8,7 +8,11 @@
  * write never breaks the session (the host then sees the child as working).
  */
 import type { NeedsInputFile } from "../generated/protocol.ts";
-import { integerAt, label, parseObject, readSmall, stringAt, writeAtomic } from "./files.ts";
+import { decoded, integer, object, string } from "../shared/decode.ts";
+import { label, readSmall, writeAtomic } from "./files.ts";
+
+/** What a file left by an earlier process of this run carries on: its sequence. */
+const PREVIOUS = object<NeedsInputFile>({ runningChildId: string, sequence: integer });
 
 export type ChildState = NeedsInputFile["state"];
 
@@ -27,9 +31,8 @@ export class NeedsInput {
 		private readonly now: () => number = Date.now,
 	) {
 		// The sequence goes on from a file of this run (a resumed or restarted child).
-		const previous = file ? parseObject(readSmall(file)) : undefined;
-		const sequence = integerAt<NeedsInputFile>(previous, "sequence");
-		if (stringAt<NeedsInputFile>(previous, "runningChildId") === runId && sequence !== undefined) this.sequence = sequence;
+		const previous = file ? decoded(readSmall(file), PREVIOUS, file) : undefined;
+		if (previous?.runningChildId === runId) this.sequence = previous.sequence;
 	}
 
 	/** Pi opened a dialog (`ui_prompt_start`). */
