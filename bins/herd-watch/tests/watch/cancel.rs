@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use herd_e2e::proc::process_alive;
-use herd_e2e::wait::wait_for;
+use herd_e2e::wait::{try_wait_for, wait_for};
 use serde_json::Value;
 
 use crate::support::{Env, kill, result_events, watch_bin};
@@ -103,9 +103,11 @@ fn a_recorded_start_time_that_differs_is_never_signalled() {
     let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
     assert_eq!(code, 3, "{text}");
     assert_eq!(doc["status"], "unconfirmed");
-    std::thread::sleep(Duration::from_millis(200));
+    let ended = try_wait_for(Duration::from_millis(200), || {
+        (!process_alive(pid)).then_some(())
+    });
     assert!(
-        process_alive(pid),
+        ended.is_none(),
         "a process whose start time differs from the record is never signalled"
     );
     kill(pid);

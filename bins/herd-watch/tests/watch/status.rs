@@ -1,9 +1,9 @@
 //! What `status` and the widget show of running and delivered children.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use herd_e2e::proc::process_alive;
-use herd_e2e::wait::wait_for;
+use herd_e2e::wait::{try_wait_for, wait_for};
 use serde_json::Value;
 
 use crate::support::{Env, kill, result_events, watch_bin};
@@ -16,14 +16,16 @@ fn status_shows_the_activity_label_and_the_widget() {
         r#"mkdir -p "$(dirname "$PI_SUBAGENT_ACTIVITY_FILE")"; now=$(date +%s%3N); printf '{"version":1,"runningChildId":"%s","createdAt":%s,"updatedAt":%s,"sequence":1,"latestEvent":"tool_execution_start","phase":"active","agentActive":true,"turnActive":true,"providerActive":false,"toolActive":true,"activeScope":"tool","toolName":"read"}' "$PI_SUBAGENT_ID" "$now" "$now" > "$PI_SUBAGENT_ACTIVITY_FILE"; sleep 30"#,
     );
     let pid = env.identity_pid(&id);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
+    let mut last = Value::Null;
+    let status = try_wait_for(Duration::from_secs(10), || {
         let (_, status, _) = env.watch(&["status", "--run", &id, "--json"]);
-        if status["runs"][0]["detail"] == "read" || Instant::now() > deadline {
-            break status;
+        if status["runs"][0]["detail"] == "read" {
+            return Some(status);
         }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+        last = status;
+        None
+    })
+    .unwrap_or(last);
     assert_eq!(status["runs"][0]["label"], "active", "{status}");
     assert_eq!(status["runs"][0]["detail"], "read", "{status}");
     let (code, widget, _) = env.watch(&["status", "--widget", "--json"]);

@@ -1,9 +1,9 @@
 //! Steering, follow-ups and interrupts: delivered, queued, bounded, refused, and never typed
 //! into a child that has ended.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use herd_e2e::wait::wait_for;
+use herd_e2e::wait::{try_wait_for, wait_for};
 use serde_json::Value;
 
 use crate::support::{Env, kill, running};
@@ -42,19 +42,15 @@ fn steering_is_delivered_queued_and_bounded() {
         "{ledger}"
     );
     let pane = env.pane(&id);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let out = env.tmux_cmd(&["capture-pane", "-p", "-t", &pane]);
-        if out.stdout.contains("check the parser first") {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the message never reached the pane: {}",
-            out.stdout
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut screen = String::new();
+    let reached = try_wait_for(Duration::from_secs(10), || {
+        screen = env.tmux_cmd(&["capture-pane", "-p", "-t", &pane]).stdout;
+        screen.contains("check the parser first").then_some(())
+    });
+    assert!(
+        reached.is_some(),
+        "the message never reached the pane: {screen}"
+    );
     // The human reply keeps the name the parent gave.
     let (code, _, text) = env.watch(&["steer", "--run", &id, "--message", "and the lexer"]);
     assert_eq!(code, 0, "{text}");

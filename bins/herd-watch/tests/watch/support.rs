@@ -2,11 +2,11 @@
 //! on the process surface or a private tmux server, and the helpers several behaviours use.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use herd_e2e::cli::{self, Run};
 use herd_e2e::proc::signal_pid;
-use herd_e2e::wait::wait_for;
+use herd_e2e::wait::{try_wait_for, wait_for};
 use serde_json::Value;
 
 pub fn watch_bin() -> PathBuf {
@@ -189,15 +189,18 @@ pub fn result_events(stdout: &str, run_id: &str) -> usize {
         .count()
 }
 
+/// The status of run `id` once its label is `label`, or the last one read within 15 s.
 pub fn wait_for_label(env: &Env, id: &str, label: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
+    let mut last = Value::Null;
+    try_wait_for(Duration::from_secs(15), || {
         let (_, status, _) = env.watch(&["status", "--run", id, "--json"]);
-        if status["runs"][0]["label"] == label || Instant::now() > deadline {
-            return status;
+        if status["runs"][0]["label"] == label {
+            return Some(status);
         }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        last = status;
+        None
+    })
+    .unwrap_or(last)
 }
 
 /// A stand-in for the Pi CLI that follows the child's on-disk protocol: a provider error on the
