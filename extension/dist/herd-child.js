@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 fb12c8d0aca5a4a3e41bef911b07320ce75bec1025815217895aae4851f99fb4
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 c92177daa3702d9e0056b0ec85bcf57d6ae6ce519156bfec16f5a19d27181cbb
 // src/shared/decode.ts
 var DOCUMENT_LIMIT = 4 * 1024 * 1024;
 function isObject(value) {

@@ -59,8 +59,10 @@ function artifactsDirs(config: ChildConfig): string[] {
  * definite launch failure, not a persistent specialist, and neither settled (`<id>.result.json`) nor superseded by a model
  * fallback (`<id>.superseded.json`, whose successor is another such record).
  *
- * Listed from the files, not asked of `herd-watch status`: it runs after every turn of an
- * auto-exit child and must find a child launched a moment ago, and a listing costs no process.
+ * Listed from the files, not asked of `herd-watch status`: it runs at the end of every turn of an
+ * auto-exit child, and the settlement that follows at once decides from `waiting` whether the
+ * child may exit, so a child launched in that turn must be found synchronously (a status would
+ * be a process, awaited, after every turn).
  */
 function outstandingChildren(config: ChildConfig): OwnChild[] {
 	const found: OwnChild[] = [];
