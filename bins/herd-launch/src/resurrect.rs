@@ -26,7 +26,7 @@ use herd_protocol::launch::resurrect::{
 };
 use herd_protocol::layout::Artifacts;
 use herd_protocol::result::{Outcome, RunResult};
-use herd_protocol::run::{LaunchStatus, RunRecord, Runner, SurfaceKind};
+use herd_protocol::run::{LaunchStatus, RunRecord, Runner, SurfaceKind, WorktreeRef};
 use herd_protocol::run_file::RunFile;
 use herd_protocol::worktree::manifest::{Manifest, State};
 
@@ -206,7 +206,7 @@ fn judge(
             status: ResurrectStatus::Skipped,
             why: None,
             message: String::new(),
-            session_file: session.clone().filter(|_| record.runner == Runner::Pi),
+            session_file: session.filter(|_| record.runner == Runner::Pi),
             cwd: None,
             worktree: record.worktree.as_ref().map(|w| w.path.clone()),
             successor: None,
@@ -226,80 +226,11 @@ fn judge(
         entry.why = Some(why);
         entry.message = message;
     };
-    if let Some(parent) = &record.parent_run_id {
-        skip(
-            entry,
-            SkipReason::LaunchedByChild,
-            format!("it was launched by child run {parent}, which resumes its own children"),
-        );
-        return candidate;
-    }
-    if let Some(remote) = &record.extra.remote {
-        skip(
-            entry,
-            SkipReason::Remote,
-            format!("it ran on host {}, whose herd owns it", remote.host),
-        );
-        return candidate;
-    }
-    if record.persistent {
-        skip(
-            entry,
-            SkipReason::Persistent,
-            "a persistent specialist is not resumed: spawn a new one (subagent with persistent: true)"
-                .to_owned(),
-        );
-        return candidate;
-    }
-    if record.runner == Runner::Exec {
-        skip(
-            entry,
-            SkipReason::NoSession,
-            "an exec child has no Pi session file to resume".to_owned(),
-        );
-        return candidate;
-    }
-    let Some(session) = session.map(PathBuf::from).filter(|s| s.is_file()) else {
-        skip(
-            entry,
-            SkipReason::NoSession,
-            format!(
-                "its session file {} does not exist",
-                if record.session_file.is_empty() {
-                    "(none recorded)"
-                } else {
-                    &record.session_file
-                }
-            ),
-        );
-        return candidate;
-    };
-    let policy = record.session_files().policy();
-    if !policy.exists() {
-        skip(
-            entry,
-            SkipReason::NoPolicy,
-            format!(
-                "its launch policy {} is missing, so the tools it may have cannot be restored; start a new subagent",
-                policy.display()
-            ),
-        );
-        return candidate;
-    }
-    let worktree = match &record.worktree {
-        None => None,
-        Some(wt) => {
-            let removed =
-                Manifest::load(artifacts, &record.run_id).is_ok_and(|m| m.state == State::Removed);
-            if removed || !Path::new(&wt.path).is_dir() {
-                skip(
-                    entry,
-                    SkipReason::WorktreeGone,
-                    format!("its worktree {} is no longer retained", wt.path),
-                );
-                return candidate;
-            }
-            Some(wt.clone())
+    let (session, worktree) = match resumable(artifacts, record) {
+        Ok(found) => found,
+        Err((why, message)) => {
+            skip(entry, why, message);
+            return candidate;
         }
     };
     let request = Request {
@@ -328,6 +259,80 @@ fn judge(
         }
     }
     candidate
+}
+
+/// The session file and retained worktree `record` resumes in, or why it is not resumed: a
+/// child's own child, a run on another machine, a persistent specialist, an exec child, a run
+/// whose session file, launch policy or worktree is gone.
+fn resumable(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+) -> Result<(PathBuf, Option<WorktreeRef>), (SkipReason, String)> {
+    if let Some(parent) = &record.parent_run_id {
+        return Err((
+            SkipReason::LaunchedByChild,
+            format!("it was launched by child run {parent}, which resumes its own children"),
+        ));
+    }
+    if let Some(remote) = &record.extra.remote {
+        return Err((
+            SkipReason::Remote,
+            format!("it ran on host {}, whose herd owns it", remote.host),
+        ));
+    }
+    if record.persistent {
+        return Err((
+            SkipReason::Persistent,
+            "a persistent specialist is not resumed: spawn a new one (subagent with persistent: true)"
+                .to_owned(),
+        ));
+    }
+    if record.runner == Runner::Exec {
+        return Err((
+            SkipReason::NoSession,
+            "an exec child has no Pi session file to resume".to_owned(),
+        ));
+    }
+    let session = Some(PathBuf::from(&record.session_file))
+        .filter(|s| !record.session_file.is_empty() && s.is_file())
+        .ok_or_else(|| {
+            (
+                SkipReason::NoSession,
+                format!(
+                    "its session file {} does not exist",
+                    if record.session_file.is_empty() {
+                        "(none recorded)"
+                    } else {
+                        &record.session_file
+                    }
+                ),
+            )
+        })?;
+    let policy = record.session_files().policy();
+    if !policy.exists() {
+        return Err((
+            SkipReason::NoPolicy,
+            format!(
+                "its launch policy {} is missing, so the tools it may have cannot be restored; start a new subagent",
+                policy.display()
+            ),
+        ));
+    }
+    let worktree = match &record.worktree {
+        None => None,
+        Some(wt) => {
+            let removed =
+                Manifest::load(artifacts, &record.run_id).is_ok_and(|m| m.state == State::Removed);
+            if removed || !Path::new(&wt.path).is_dir() {
+                return Err((
+                    SkipReason::WorktreeGone,
+                    format!("its worktree {} is no longer retained", wt.path),
+                ));
+            }
+            Some(wt.clone())
+        }
+    };
+    Ok((session, worktree))
 }
 
 /// The run that resumed the session of `record` after it: its marker's successor, else a later
