@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 c92177daa3702d9e0056b0ec85bcf57d6ae6ce519156bfec16f5a19d27181cbb
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 8713cc1dd1c570379538259405690ad809abcaa9950387d5b0cd889737450b2a
 // src/shared/decode.ts
 var DOCUMENT_LIMIT = 4 * 1024 * 1024;
 function isObject(value) {
@@ -12,7 +12,6 @@ function described(value) {
   if (Array.isArray(value)) return "an array";
   return typeof value === "string" ? `the string ${JSON.stringify(value.slice(0, 40))}` : `a ${typeof value}`;
 }
-var unknownValue = shape(() => void 0);
 var string = shape((v, at) => typeof v === "string" ? void 0 : `${at} is ${described(v)}, not a string`);
 var boolean = shape((v, at) => typeof v === "boolean" ? void 0 : `${at} is ${described(v)}, not a boolean`);
 var number = shape((v, at) => typeof v === "number" && Number.isFinite(v) ? void 0 : `${at} is ${described(v)}, not a number`);

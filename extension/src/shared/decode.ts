@@ -1,8 +1,9 @@
 /**
  * The one way the extensions read a document another process wrote: `decode` parses text under
- * a size bound, checks the value against the shape its generated type (`generated/protocol.ts`)
- * promises, at the fields the reader relies on, and returns the value as that type or says why
- * it is not one. Nothing else in the extensions parses JSON or walks an unknown value.
+ * a size bound, checks the value against the shape its type promises (herd's formats are the
+ * generated types of `generated/protocol.ts`, their shapes `formats.ts`), at the fields the
+ * reader relies on, and returns the value as that type or says why it is not one. Nothing else
+ * in the extensions parses JSON (`boundaries.test.ts`).
  *
  * A shape names its type's fields (`object<LaunchAck>({ run_id: string })` does not compile for
  * a field the type lacks or a check of another type), so a format changed in herd-protocol
@@ -45,8 +46,6 @@ function described(value: unknown): string {
 	return typeof value === "string" ? `the string ${JSON.stringify(value.slice(0, 40))}` : `a ${typeof value}`;
 }
 
-/** Any value: a field the reader passes on without looking into it. */
-export const unknownValue: Shape<unknown> = shape(() => undefined);
 export const string: Shape<string> = shape((v, at) => (typeof v === "string" ? undefined : `${at} is ${described(v)}, not a string`));
 export const boolean: Shape<boolean> = shape((v, at) => (typeof v === "boolean" ? undefined : `${at} is ${described(v)}, not a boolean`));
 export const number: Shape<number> = shape((v, at) => (typeof v === "number" && Number.isFinite(v) ? undefined : `${at} is ${described(v)}, not a number`));
