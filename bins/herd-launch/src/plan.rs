@@ -188,32 +188,13 @@ fn plan_request(
 ) -> Result<Plan, Error> {
     // 1. The request, as the `subagent` tool's schema reads it.
     let (request_json, request) = read_request(bytes)?;
-    let accept = match request_json.get("accept") {
-        Some(value) if !value.is_null() => Some(herd_accept::spec::AcceptSpec::from_tool_value(
-            value, "accept",
-        )?),
-        _ => None,
-    };
+    let accept = accept_spec(&request_json)?;
     let acceptance_input = acceptance_input(&request_json)?;
 
     // 2. The runner, the directory and the role.
     let runner = choose_runner(runner, argv, &request, ctx)?;
     let exec = matches!(runner, Runner::Exec { .. });
-    let cwd = match &request.cwd {
-        Some(cwd) => ctx.cwd.join(cwd),
-        None => ctx.cwd.clone(),
-    };
-    if !cwd.is_dir() {
-        return Err(Error::invalid(
-            "cwd",
-            format!("{} is not a directory", cwd.display()),
-        ));
-    }
-    let agent_dir = crate::names::agent_dir(request.cwd.as_ref().map(|_| cwd.as_path()), ctx.env)?;
-    let role = match &request.agent {
-        Some(name) => Some(roles::load(name, &cwd, &agent_dir)?),
-        None => None,
-    };
+    let (cwd, agent_dir, role) = where_it_runs(&request, ctx)?;
 
     // 3. How the child lives: autonomous, interactive or persistent.
     let persistent = request.persistent;
@@ -235,14 +216,7 @@ fn plan_request(
         &cwd,
         &mut diagnostics,
     )?;
-    let thinking = match request.thinking {
-        Some(t) => Some(t.as_str().to_owned()),
-        None if exec => None,
-        None => role
-            .as_ref()
-            .and_then(|r| r.thinking.clone())
-            .or_else(|| ctx.parent_thinking.clone()),
-    };
+    let thinking = choose_thinking(&request, exec, role.as_ref(), ctx);
     let (tools, denied_tools) = choose_tools(&request, role.as_ref())?;
     let skills = match &request.skills {
         Some(list) => roles::list(list),
@@ -252,10 +226,6 @@ fn plan_request(
             .unwrap_or_default(),
     };
     let fork = choose_fork(&request, exec, role.as_ref(), ctx, &mut diagnostics)?;
-    if persistent && request.worktree.is_some() {
-        diagnostics
-            .push("the persistent specialist holds its worktree for its whole life".to_owned());
-    }
 
     // 5. The acceptance gate.
     let acceptance_explicit = acceptance_input != herd_accept::report::AcceptanceInput::Omitted;
@@ -274,6 +244,7 @@ fn plan_request(
         },
         exec => exec,
     };
+    let trust = crate::trust::Parent::from_env(ctx.env, &ctx.cwd)?;
     Ok(Plan {
         request,
         request_json,
@@ -300,11 +271,63 @@ fn plan_request(
         resume: None,
         attempted: Vec::new(),
         fallback_of: None,
-        trust: crate::trust::Parent::from_env(ctx.env, &ctx.cwd)?,
+        trust,
         time_limit_ms: None,
         worktree_checked: None,
     }
     .with_worktree())
+}
+
+/// The request's `accept` (the check a child's work must pass), parsed.
+fn accept_spec(
+    request_json: &serde_json::Value,
+) -> Result<Option<herd_accept::spec::AcceptSpec>, Error> {
+    match request_json.get("accept") {
+        Some(value) if !value.is_null() => Ok(Some(
+            herd_accept::spec::AcceptSpec::from_tool_value(value, "accept")?,
+        )),
+        _ => Ok(None),
+    }
+}
+
+/// The child's working directory (the request's `cwd` under the caller's), the agent
+/// directory its configuration comes from, and its role.
+fn where_it_runs(
+    request: &SubagentRequest,
+    ctx: &Context<'_>,
+) -> Result<(PathBuf, PathBuf, Option<Role>), Error> {
+    let cwd = match &request.cwd {
+        Some(cwd) => ctx.cwd.join(cwd),
+        None => ctx.cwd.clone(),
+    };
+    if !cwd.is_dir() {
+        return Err(Error::invalid(
+            "cwd",
+            format!("{} is not a directory", cwd.display()),
+        ));
+    }
+    let agent_dir = crate::names::agent_dir(request.cwd.as_ref().map(|_| cwd.as_path()), ctx.env)?;
+    let role = match &request.agent {
+        Some(name) => Some(roles::load(name, &cwd, &agent_dir)?),
+        None => None,
+    };
+    Ok((cwd, agent_dir, role))
+}
+
+/// The thinking level: the request's, else (for Pi) the role's, else the parent's.
+fn choose_thinking(
+    request: &SubagentRequest,
+    exec: bool,
+    role: Option<&Role>,
+    ctx: &Context<'_>,
+) -> Option<String> {
+    match request.thinking {
+        Some(t) => Some(t.as_str().to_owned()),
+        None if exec => None,
+        None => role
+            .and_then(|r| r.thinking.clone())
+            .or_else(|| ctx.parent_thinking.clone()),
+    }
 }
 
 /// Reads the request as the `subagent` tool's schema does: its JSON, and the typed request.
@@ -595,8 +618,13 @@ fn choose_fork(
 }
 
 impl Plan {
+    /// The request's worktree, with the note that a persistent specialist holds it for life.
     fn with_worktree(mut self) -> Plan {
         self.worktree = self.request.worktree.clone();
+        if self.persistent && self.worktree.is_some() {
+            self.diagnostics
+                .push("the persistent specialist holds its worktree for its whole life".to_owned());
+        }
         self
     }
 
