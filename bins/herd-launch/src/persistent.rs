@@ -65,52 +65,8 @@ pub fn send(artifacts: &Artifacts, selector: &Selector<'_>, message: &str) -> Re
             format!("the message is longer than {MESSAGE_LIMIT} bytes"),
         ));
     }
-    let record = herd_protocol::run::find(artifacts, selector, |r| r.persistent)?;
-    if !record.persistent {
-        return Err(Error::invalid(
-            "run",
-            format!("run {} is not a persistent specialist", record.run_id),
-        ));
-    }
-    let refuse = |why: &str| {
-        Error::invalid(
-            "run",
-            format!(
-                "persistent specialist {} ({}) {why}; spawn a new one",
-                record.name, record.run_id
-            ),
-        )
-    };
-    match record.status {
-        LaunchStatus::Launched => {}
-        LaunchStatus::Uncertain => {
-            return Err(Error::new(
-                ErrorCode::Conflict,
-                format!(
-                    "the launch of {} ({}) is uncertain; it cannot take follow-up tasks",
-                    record.name, record.run_id
-                ),
-            )
-            .with_field("run"));
-        }
-        LaunchStatus::Pending | LaunchStatus::Failed => return Err(refuse("never started")),
-    }
+    let (record, policy) = taking_tasks(artifacts, selector)?;
     let files = record.session_files();
-    // The same proof of life as every typed delivery: a specialist that has ended takes nothing.
-    herd_surface::Child::of(&record, artifacts)
-        .running()
-        .map_err(|err| {
-            let mut err = Error::from(err).with_field("run");
-            err.message = format!(
-                "{}: persistent specialist {} takes no task; spawn a new one",
-                err.message, record.name
-            );
-            err
-        })?;
-    let policy = Policy::read(&files.policy())?;
-    if !policy.persistent {
-        return Err(refuse("has no persistent launch policy"));
-    }
     let _lock = herd_core::lock::exclusive(&files.ledger_lock(), Instant::now() + LOCK_WAIT)
         .map_err(|e| match e {
             herd_core::lock::Error::Held { path } => Error::new(
@@ -166,6 +122,61 @@ pub fn send(artifacts: &Artifacts, selector: &Selector<'_>, message: &str) -> Re
             })
         }
     }
+}
+
+/// The persistent specialist `selector` names and its launch policy, if it can take a task: it
+/// launched, its process runs, and its policy is a persistent one.
+fn taking_tasks(
+    artifacts: &Artifacts,
+    selector: &Selector<'_>,
+) -> Result<(herd_protocol::run::RunRecord, Policy), Error> {
+    let record = herd_protocol::run::find(artifacts, selector, |r| r.persistent)?;
+    if !record.persistent {
+        return Err(Error::invalid(
+            "run",
+            format!("run {} is not a persistent specialist", record.run_id),
+        ));
+    }
+    let refuse = |why: &str| {
+        Error::invalid(
+            "run",
+            format!(
+                "persistent specialist {} ({}) {why}; spawn a new one",
+                record.name, record.run_id
+            ),
+        )
+    };
+    match record.status {
+        LaunchStatus::Launched => {}
+        LaunchStatus::Uncertain => {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!(
+                    "the launch of {} ({}) is uncertain; it cannot take follow-up tasks",
+                    record.name, record.run_id
+                ),
+            )
+            .with_field("run"));
+        }
+        LaunchStatus::Pending | LaunchStatus::Failed => return Err(refuse("never started")),
+    }
+    let files = record.session_files();
+    // The same proof of life as every typed delivery: a specialist that has ended takes nothing.
+    herd_surface::Child::of(&record, artifacts)
+        .running()
+        .map_err(|err| {
+            let mut err = Error::from(err).with_field("run");
+            err.message = format!(
+                "{}: persistent specialist {} takes no task; spawn a new one",
+                err.message, record.name
+            );
+            err
+        })?;
+    let policy = Policy::read(&files.policy())?;
+    if !policy.persistent {
+        return Err(refuse("has no persistent launch policy"));
+    }
+    Ok((record, policy))
 }
 
 #[cfg(test)]
