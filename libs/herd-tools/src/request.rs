@@ -22,7 +22,7 @@ pub trait ToolRequest: DeserializeOwned {
 }
 
 /// The parameters of `subagent`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SubagentRequest {
     pub name: String,
