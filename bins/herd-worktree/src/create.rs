@@ -402,36 +402,7 @@ pub fn check_with(
     env: &CreateEnv,
     source: &SetupSource,
 ) -> Result<Plan, Error> {
-    check_branch_name(&req.branch).map_err(|why| Error::invalid("branch", why))?;
-    if let Some(base) = &req.base {
-        if base.is_empty() || base.len() > 1024 || base.contains(['\0', '\n']) {
-            return Err(Error::invalid(
-                "base",
-                "a base revision is 1 to 1024 characters on one line",
-            ));
-        }
-    }
-    if let Some(label) = &req.label {
-        if label.is_empty() || label.chars().count() > 200 || label.chars().any(char::is_control) {
-            return Err(Error::invalid(
-                "label",
-                "a label is 1 to 200 characters without control characters",
-            ));
-        }
-    }
-    let source_cwd = std::path::absolute(&req.source_cwd).map_err(|e| {
-        Error::invalid(
-            "cwd",
-            format!("cannot resolve {}: {e}", req.source_cwd.display()),
-        )
-    })?;
-    if !source_cwd.is_dir() {
-        return Err(
-            Error::not_found(format!("{} is not a directory", source_cwd.display()))
-                .with_field("cwd"),
-        );
-    }
-
+    let source_cwd = checked_fields(req)?;
     let base_ref = req.base.clone().unwrap_or_else(|| "HEAD".to_owned());
     let (facts, base_sha) = env
         .git
@@ -465,33 +436,7 @@ pub fn check_with(
             .branch_exists(&principal, &req.branch, &Deadline::after(budget::BASE))
             .map_err(Error::from)?;
     if exists {
-        // Only a creation of this very checkout that holds its lock right now makes this a race
-        // (`conflict`, exit 7). A branch or checkout that is simply there, a finished creation's
-        // included, is a request that retrying will never make good: `invalid_request`.
-        if creation_in_progress(&path) {
-            return Err(Error::new(
-                ErrorCode::Conflict,
-                format!(
-                    "another creation of branch {} at {} is in progress",
-                    req.branch,
-                    path.display()
-                ),
-            )
-            .with_field("branch"));
-        }
-        let why = if taken {
-            format!(
-                "the checkout directory {} of branch {} already exists",
-                path.display(),
-                req.branch
-            )
-        } else {
-            format!("branch {} already exists", req.branch)
-        };
-        return Err(Error::invalid(
-            "branch",
-            format!("{why}; a worktree run needs a new branch"),
-        ));
+        return Err(taken_error(&path, &req.branch, taken));
     }
     // The setup description is read and checked now: a hostile one is refused before
     // anything exists.
@@ -510,6 +455,71 @@ pub fn check_with(
         path,
         setup,
     })
+}
+
+/// The request's branch, base and label checked, and its source directory made absolute.
+fn checked_fields(req: &CreateRequest) -> Result<PathBuf, Error> {
+    check_branch_name(&req.branch).map_err(|why| Error::invalid("branch", why))?;
+    if let Some(base) = &req.base {
+        if base.is_empty() || base.len() > 1024 || base.contains(['\0', '\n']) {
+            return Err(Error::invalid(
+                "base",
+                "a base revision is 1 to 1024 characters on one line",
+            ));
+        }
+    }
+    if let Some(label) = &req.label {
+        if label.is_empty() || label.chars().count() > 200 || label.chars().any(char::is_control) {
+            return Err(Error::invalid(
+                "label",
+                "a label is 1 to 200 characters without control characters",
+            ));
+        }
+    }
+    let source_cwd = std::path::absolute(&req.source_cwd).map_err(|e| {
+        Error::invalid(
+            "cwd",
+            format!("cannot resolve {}: {e}", req.source_cwd.display()),
+        )
+    })?;
+    if !source_cwd.is_dir() {
+        return Err(
+            Error::not_found(format!("{} is not a directory", source_cwd.display()))
+                .with_field("cwd"),
+        );
+    }
+    Ok(source_cwd)
+}
+
+/// Why a branch that exists, or a checkout directory that is `taken`, refuses the creation.
+fn taken_error(path: &Path, branch: &str, taken: bool) -> Error {
+    // Only a creation of this very checkout that holds its lock right now makes this a race
+    // (`conflict`, exit 7). A branch or checkout that is simply there, a finished creation's
+    // included, is a request that retrying will never make good: `invalid_request`.
+    if creation_in_progress(path) {
+        return Error::new(
+            ErrorCode::Conflict,
+            format!(
+                "another creation of branch {} at {} is in progress",
+                branch,
+                path.display()
+            ),
+        )
+        .with_field("branch");
+    }
+    let why = if taken {
+        format!(
+            "the checkout directory {} of branch {} already exists",
+            path.display(),
+            branch
+        )
+    } else {
+        format!("branch {branch} already exists")
+    };
+    Error::invalid(
+        "branch",
+        format!("{why}; a worktree run needs a new branch"),
+    )
 }
 
 /// Where the checkout of `branch` of the repository `repo` goes: `<canonical root>/<repo>/<branch
