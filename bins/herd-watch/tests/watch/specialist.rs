@@ -7,7 +7,7 @@ use std::time::Duration;
 use herd_e2e::wait::wait_for;
 use serde_json::Value;
 
-use crate::support::{Env, kill, launch_bin, result_events, running, watch_bin};
+use crate::support::{Env, kill, launch_bin, redact, result_events, running, watch_bin};
 
 /// A persistent specialist that follows protocol.md §1.11: it reports its first task, then
 /// claims inbox files — a task is answered with a `task-done` event, a stop ends it.
@@ -390,7 +390,7 @@ fn an_unconfirmed_stop_is_stalled_and_its_late_exit_is_one_stopped_result() {
     assert_eq!(doc["runs"][0]["label"], "stalled", "{text}");
     assert_eq!(doc["runs"][0]["detail"], "stop unconfirmed", "{text}");
     let (_, _, widget) = env.watch(&["status", "--widget"]);
-    assert!(widget.contains("stalled"), "{widget}");
+    insta::assert_snapshot!("stalled_widget", redact(env.dir.path(), &widget));
     // It takes no follow-up work, and the evidence stays.
     let send = env.run(
         &launch_bin(),

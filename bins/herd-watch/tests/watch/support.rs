@@ -203,6 +203,47 @@ pub fn wait_for_label(env: &Env, id: &str, label: &str) -> Value {
     .unwrap_or(last)
 }
 
+/// `text` as a snapshot holds it: this environment's directory as `[DIR]`, a run id as
+/// `[RUN-ID]` and a run time as `MM:SS` (both as wide as what they replace, so columns and frames
+/// stay aligned), an age (`since 3s`, or what a widget row ends with) as `Ns`, and a
+/// time in milliseconds since the epoch as `[EPOCH-MS]`.
+pub fn redact(dir: &Path, text: &str) -> String {
+    let mut lines: Vec<String> = text.lines().map(age_redacted).collect();
+    if text.ends_with('\n') {
+        lines.push(String::new());
+    }
+    herd_e2e::redact::Redactions::new()
+        .path(dir, "DIR")
+        .pattern(r"\b[0-9a-f]{8}\b", "[RUN-ID]")
+        .pattern(r"\b\d{2}:\d{2}\b", "MM:SS")
+        .pattern(r"\bsince \d+([smh])\b", "since N$1")
+        .pattern(r"\b\d{13}\b", "[EPOCH-MS]")
+        .apply(&lines.join("\n"))
+}
+
+/// `line` with the age before its closing frame (`… 12s │`) as `Ns`, the row padded back to its
+/// width where its widest gap is, as the row of a one-digit age is drawn.
+fn age_redacted(line: &str) -> String {
+    let Some(body) = line.strip_suffix(" │") else {
+        return line.to_owned();
+    };
+    let start = body.rfind(' ').map_or(0, |i| i + 1);
+    let token = &body[start..];
+    let Some(digits) = token.strip_suffix(['s', 'm', 'h']) else {
+        return line.to_owned();
+    };
+    let unit = &token[digits.len()..];
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return line.to_owned();
+    }
+    let head = &body[..start];
+    let pad = " ".repeat(digits.len() - 1);
+    match head.rfind("  ") {
+        Some(gap) => format!("{}{pad}{}N{unit} │", &head[..gap], &head[gap..]),
+        None => format!("{head}N{unit} │"),
+    }
+}
+
 /// A stand-in for the Pi CLI that follows the child's on-disk protocol: a provider error on the
 /// model `prov/a`, a report and `done` on any other. (The real Pi CLI plays this part in the
 /// end-to-end scenarios.)
