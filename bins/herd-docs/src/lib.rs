@@ -380,10 +380,75 @@ pub fn generate(root: &Path, mode: Mode) -> Result<Report, Error> {
 
     // Everything is computed and checked before anything is written, so an error leaves the
     // docs as they were.
-    let mut findings = Vec::new();
-    let mut writes: Vec<(PathBuf, String)> = Vec::new();
+    let mut changes = Changes::default();
     let pi_herd = pi_herd_schema(root)?;
     for page in pages(&registry, &pi_herd)? {
+        changes.page(root, &page)?;
+    }
+    let files = schema_files(&registry)?;
+    for (name, content) in &files {
+        changes.file(root, format!("{SCHEMAS_OUT_DIR}/{name}"), content.clone())?;
+    }
+    // The extensions' TypeScript types, from the same schemas, and the names of their files,
+    // from herd-protocol's tables.
+    let typed = typescript_formats(&files)?;
+    changes.file(
+        root,
+        typescript::OUT_FILE.to_owned(),
+        typescript::render(&typed),
+    )?;
+    changes.file(root, run_files::OUT_FILE.to_owned(), run_files::render())?;
+
+    let orphans = orphans(&root.join(SCHEMAS_OUT_DIR), &files)?;
+    for (name, _) in &orphans {
+        changes.findings.push(Finding {
+            file: format!("{SCHEMAS_OUT_DIR}/{name}"),
+            block: None,
+            problem: Problem::Orphan,
+        });
+    }
+
+    if mode == Mode::Write {
+        for (path, content) in &changes.writes {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(|err| sidecar::Error::io(dir, err))?;
+            }
+            sidecar::write_atomic(path, content.as_bytes())?;
+        }
+        for (_, path) in &orphans {
+            std::fs::remove_file(path).map_err(|err| sidecar::Error::io(path, err))?;
+        }
+    }
+    Ok(Report {
+        mode,
+        findings: changes.findings,
+    })
+}
+
+/// What generation found out of date and would write, gathered before anything is written.
+#[derive(Default)]
+struct Changes {
+    findings: Vec<Finding>,
+    writes: Vec<(PathBuf, String)>,
+}
+
+impl Changes {
+    /// The generated file `rel` (under `root`) compared with `content`.
+    fn file(&mut self, root: &Path, rel: String, content: String) -> Result<(), Error> {
+        let path = root.join(&rel);
+        if let Some(problem) = compare(&path, &content)? {
+            self.findings.push(Finding {
+                file: rel,
+                block: None,
+                problem,
+            });
+            self.writes.push((path, content));
+        }
+        Ok(())
+    }
+
+    /// The hand-written page of `page`, its generated blocks spliced in.
+    fn page(&mut self, root: &Path, page: &Page) -> Result<(), Error> {
         let path = root.join(page.path);
         let Some(text) = read(&path)? else {
             return Err(Error::invalid(
@@ -397,64 +462,45 @@ pub fn generate(root: &Path, mode: Mode) -> Result<Report, Error> {
         let spliced = blocks::splice(&text, &page.blocks)
             .map_err(|err| Error::invalid(page.path, format!("{}: {err}", page.path)))?;
         for name in &spliced.stale {
-            findings.push(Finding {
+            self.findings.push(Finding {
                 file: page.path.to_owned(),
                 block: Some((*name).to_owned()),
                 problem: Problem::Stale,
             });
         }
         if !spliced.stale.is_empty() {
-            writes.push((path, spliced.text));
+            self.writes.push((path, spliced.text));
         }
+        Ok(())
     }
+}
 
-    let out_dir = root.join(SCHEMAS_OUT_DIR);
-    let files = schema_files(&registry)?;
-    for (name, content) in &files {
-        let path = out_dir.join(name);
-        if let Some(problem) = compare(&path, content)? {
-            findings.push(Finding {
-                file: format!("{SCHEMAS_OUT_DIR}/{name}"),
-                block: None,
-                problem,
-            });
-            writes.push((path, content.clone()));
-        }
-    }
-    // The extensions' TypeScript types, from the same schemas.
-    let mut typed = Vec::new();
-    for format in typescript::FORMATS {
-        let Some((_, content)) = files.iter().find(|(name, _)| name == format) else {
-            return Err(Error::internal(format!(
-                "{format} is a format of the extensions but no schema file"
-            )));
-        };
-        let schema: serde_json::Value =
-            serde_json::from_str(content).map_err(|e| Error::internal(format!("{format}: {e}")))?;
-        typed.push((*format, schema));
-    }
-    // And the names of their files, from herd-protocol's tables.
-    for (file, ts) in [
-        (typescript::OUT_FILE, typescript::render(&typed)),
-        (run_files::OUT_FILE, run_files::render()),
-    ] {
-        let ts_path = root.join(file);
-        if let Some(problem) = compare(&ts_path, &ts)? {
-            findings.push(Finding {
-                file: file.to_owned(),
-                block: None,
-                problem,
-            });
-            writes.push((ts_path, ts));
-        }
-    }
+/// The schemas of the formats the extensions read, by name, from the generated schema files.
+fn typescript_formats(
+    files: &[(String, String)],
+) -> Result<Vec<(&'static str, serde_json::Value)>, Error> {
+    typescript::FORMATS
+        .iter()
+        .map(|format| {
+            let Some((_, content)) = files.iter().find(|(name, _)| name == format) else {
+                return Err(Error::internal(format!(
+                    "{format} is a format of the extensions but no schema file"
+                )));
+            };
+            let schema = serde_json::from_str(content)
+                .map_err(|e| Error::internal(format!("{format}: {e}")))?;
+            Ok((*format, schema))
+        })
+        .collect()
+}
 
+/// The schema files in `out_dir` that no schema generates any more, sorted.
+fn orphans(out_dir: &Path, files: &[(String, String)]) -> Result<Vec<(String, PathBuf)>, Error> {
     let mut orphans = Vec::new();
     if out_dir.is_dir() {
-        let entries =
-            std::fs::read_dir(&out_dir).map_err(|err| sidecar::Error::io(&out_dir, err))?;
+        let entries = std::fs::read_dir(out_dir).map_err(|err| sidecar::Error::io(out_dir, err))?;
         for entry in entries {
-            let entry = entry.map_err(|err| sidecar::Error::io(&out_dir, err))?;
+            let entry = entry.map_err(|err| sidecar::Error::io(out_dir, err))?;
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.ends_with(".json") && !files.iter().any(|(known, _)| *known == name) {
                 orphans.push((name, entry.path()));
@@ -462,26 +508,7 @@ pub fn generate(root: &Path, mode: Mode) -> Result<Report, Error> {
         }
     }
     orphans.sort();
-    for (name, _) in &orphans {
-        findings.push(Finding {
-            file: format!("{SCHEMAS_OUT_DIR}/{name}"),
-            block: None,
-            problem: Problem::Orphan,
-        });
-    }
-
-    if mode == Mode::Write {
-        for (path, content) in &writes {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).map_err(|err| sidecar::Error::io(dir, err))?;
-            }
-            sidecar::write_atomic(path, content.as_bytes())?;
-        }
-        for (_, path) in &orphans {
-            std::fs::remove_file(path).map_err(|err| sidecar::Error::io(path, err))?;
-        }
-    }
-    Ok(Report { mode, findings })
+    Ok(orphans)
 }
 
 /// How the generated file at `path` differs from `content`, if it does.
