@@ -4,7 +4,7 @@
 use herd_e2e::wait::wait_for;
 use serde_json::Value;
 
-use crate::support::{Env, WAIT, read, script};
+use crate::support::{Env, WAIT, read, redact, script};
 
 #[test]
 fn a_roles_fork_without_a_parent_session_starts_fresh_and_an_explicit_one_explains() {
@@ -125,12 +125,8 @@ fn a_roles_default_context_fork_forks_the_launch_and_the_listing_shows_it() {
     );
     assert_eq!(settings["default_context"], "fork", "{listed}");
     let text = env.run(&["roles"], &Value::Null);
-    assert!(
-        text.stdout.contains(
-            "- planner (user): Plans the work · auto-exit true · skills plan,review · context fork"
-        ),
-        "{text}"
-    );
+    assert_eq!(text.code, 0, "{text}");
+    insta::assert_snapshot!("roles", redact(&env, &text.stdout));
 
     let parent = env.dir.path().join("parent.jsonl");
     std::fs::write(

@@ -7,6 +7,7 @@
     reason = "test helpers fail the test on any error"
 )]
 
+mod acknowledgement;
 mod fallback;
 mod fork;
 mod pi_runner;

@@ -161,3 +161,20 @@ pub fn repo_env() -> (Env, String) {
     env.set("GIT_CONFIG_NOSYSTEM", "1");
     (env, head)
 }
+
+/// `text` as a snapshot holds it: the artifacts directory as `[ART]`, the rest of the test's
+/// directory as `[DIR]`, a Pi session file's directory (its encoded working directory) as `[CWD]`
+/// and its name (a time and an id) as `[SESSION]`, and a run id (8 hex characters, as wide) as
+/// `[RUN-ID]`.
+pub fn redact(env: &Env, text: &str) -> String {
+    herd_e2e::redact::Redactions::new()
+        .path(&env.art(), "ART")
+        .path(env.dir.path(), "DIR")
+        .pattern(r"/sessions/--[^/\s]*--/", "/sessions/[CWD]/")
+        .pattern(
+            r"\d{4}-\d{2}-\d{2}T[\d-]+Z_[0-9a-f-]+\.jsonl",
+            "[SESSION].jsonl",
+        )
+        .pattern(r"\b[0-9a-f]{8}\b", "[RUN-ID]")
+        .apply(text)
+}
