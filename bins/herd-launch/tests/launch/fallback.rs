@@ -1,8 +1,9 @@
 //! A definite launch failure tries the next model; a fallback launch continues an earlier run.
 
+use herd_protocol::run::{LaunchStatus, RunRecord};
 use serde_json::Value;
 
-use crate::support::{Env, script};
+use crate::support::{Env, ack, script};
 
 #[test]
 fn a_definite_failure_tries_the_next_model_and_reports_every_attempt() {
@@ -28,20 +29,20 @@ fn a_definite_failure_tries_the_next_model_and_reports_every_attempt() {
         &request,
     );
     assert_eq!(run.code, 4, "{run}");
-    assert_eq!(run.json()["status"], "failed");
-    assert_eq!(run.json()["model"], "p/two");
-    assert_eq!(run.json()["failed_attempts"][0]["model"], "p/one");
+    let ack = ack(&run);
+    assert_eq!(ack.status, LaunchStatus::Failed);
+    assert_eq!(ack.model.as_deref(), Some("p/two"));
+    assert_eq!(ack.failed_attempts[0].model.as_deref(), Some("p/one"));
     assert!(
-        run.json()["launch_failure"]
-            .as_str()
+        ack.launch_failure
+            .as_deref()
             .unwrap()
             .contains("no space for new pane"),
-        "{}",
-        run.json()
+        "{run}"
     );
-    let run_doc = run.json();
-    let first = run_doc["failed_attempts"][0]["run_id"].as_str().unwrap();
-    assert_eq!(env.record(first)["status"], "failed");
+    let first = &ack.failed_attempts[0].run_id;
+    let record: RunRecord = serde_json::from_value(env.record(first)).unwrap();
+    assert_eq!(record.status, LaunchStatus::Failed);
     assert_eq!(env.run_ids().len(), 2, "each attempt is a run of its own");
 }
 

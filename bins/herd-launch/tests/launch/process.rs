@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 
 use herd_e2e::cli::Run;
 use herd_e2e::wait::wait_for;
+use herd_protocol::run::{LaunchStatus, RunRecord, Runner, SurfaceKind};
 use serde_json::Value;
 
-use crate::support::{Env, WAIT, exit_code, read};
+use crate::support::{Env, WAIT, ack, exit_code, read};
 
 fn stat_start_time(pid: u32) -> String {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
@@ -35,16 +36,17 @@ fn process_launch_records_everything_and_the_identity_is_the_runners_own() {
         &["--wait", "release", "--done", "--exit", "3"],
     );
     assert_eq!(run.code, 0, "{run}");
-    let ack = &run.json();
-    assert_eq!(ack["status"], "launched");
-    assert_eq!(ack["surface"], "process");
-    assert_eq!(ack["runner"], "exec");
-    assert_eq!(ack["name"], "Echo child");
-    assert!(ack.get("pane_id").is_none());
-    let run_id = ack["run_id"].as_str().unwrap();
+    let ack = ack(&run);
+    assert_eq!(ack.status, LaunchStatus::Launched);
+    assert_eq!(ack.surface, SurfaceKind::Process);
+    assert_eq!(ack.runner, Runner::Exec);
+    assert_eq!(ack.name, "Echo child");
+    assert_eq!(ack.pane_id, None);
+    let run_id = ack.run_id.as_str();
     assert_eq!(run_id.len(), 8);
-    let session = PathBuf::from(ack["session_file"].as_str().unwrap());
-    assert_eq!(env.record(run_id)["status"], "launched");
+    let session = PathBuf::from(&ack.session_file);
+    let record: RunRecord = serde_json::from_value(env.record(run_id)).unwrap();
+    assert_eq!(record.status, LaunchStatus::Launched);
 
     // The identity record is the runner's own PID and kernel start time.
     let pid: u32 = wait_for("the child's pid", WAIT, || {

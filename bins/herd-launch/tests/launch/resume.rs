@@ -91,14 +91,14 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
     };
     let widened = policy.replace("[\"read\",\"grep\"]", "[\"read\",\"grep\",\"bash\"]");
     assert!(check(&env, &widened).contains("policyHash"));
-    let managed = herd_launch::policy::Policy::new(
-        herd_launch::policy::Owner::ManagedWorktree,
+    let managed = herd_protocol::launch::policy::Policy::new(
+        herd_protocol::launch::policy::Owner::ManagedWorktree,
         None,
         Vec::new(),
         false,
         "l".into(),
         "g".into(),
-        Some(herd_launch::policy::WorktreeBinding {
+        Some(herd_protocol::launch::policy::WorktreeBinding {
             path: "/w".into(),
             workspace_id: "w2".into(),
             branch: "b".into(),
@@ -108,8 +108,8 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
     assert!(
         check(&env, &String::from_utf8(managed.to_json()).unwrap()).contains("managed-worktree")
     );
-    let persistent = herd_launch::policy::Policy::new(
-        herd_launch::policy::Owner::Public,
+    let persistent = herd_protocol::launch::policy::Policy::new(
+        herd_protocol::launch::policy::Owner::Public,
         None,
         Vec::new(),
         true,

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use herd_e2e::cli::Run;
 use herd_e2e::wait::wait_for;
+use herd_protocol::launch::LaunchAck;
 use serde_json::Value;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_herd-launch");
@@ -177,4 +178,10 @@ pub fn redact(env: &Env, text: &str) -> String {
         )
         .pattern(r"\b[0-9a-f]{8}\b", "[RUN-ID]")
         .apply(text)
+}
+
+/// The acknowledgement `spawn --json` printed in `run`.
+pub fn ack(run: &Run) -> LaunchAck {
+    serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|err| panic!("no acknowledgement ({err}): {run}"))
 }
