@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use herd_e2e::proc::process_alive;
 use herd_e2e::wait::{try_wait_for, wait_for};
+use herd_protocol::watch::Label;
 use serde_json::Value;
 
 use crate::support::{Env, kill, redact, result_events, watch_bin};
@@ -16,18 +17,19 @@ fn status_shows_the_activity_label_and_the_widget() {
         r#"mkdir -p "$(dirname "$PI_SUBAGENT_ACTIVITY_FILE")"; now=$(date +%s%3N); printf '{"version":1,"runningChildId":"%s","createdAt":%s,"updatedAt":%s,"sequence":1,"latestEvent":"tool_execution_start","phase":"active","agentActive":true,"turnActive":true,"providerActive":false,"toolActive":true,"activeScope":"tool","toolName":"read"}' "$PI_SUBAGENT_ID" "$now" "$now" > "$PI_SUBAGENT_ACTIVITY_FILE"; sleep 30"#,
     );
     let pid = env.identity_pid(&id);
-    let mut last = Value::Null;
-    let status = try_wait_for(Duration::from_secs(10), || {
-        let (_, status, _) = env.watch(&["status", "--run", &id, "--json"]);
-        if status["runs"][0]["detail"] == "read" {
-            return Some(status);
+    let mut last = None;
+    let row = try_wait_for(Duration::from_secs(10), || {
+        let row = env.status(&id).runs.remove(0);
+        if row.detail.as_deref() == Some("read") {
+            return Some(row);
         }
-        last = status;
+        last = Some(row);
         None
     })
-    .unwrap_or(last);
-    assert_eq!(status["runs"][0]["label"], "active", "{status}");
-    assert_eq!(status["runs"][0]["detail"], "read", "{status}");
+    .or(last)
+    .unwrap();
+    assert_eq!(row.label, Label::Active, "{row:?}");
+    assert_eq!(row.detail.as_deref(), Some("read"), "{row:?}");
     let (code, widget, _) = env.watch(&["status", "--widget", "--json"]);
     assert_eq!(code, 0);
     insta::assert_snapshot!(

@@ -7,6 +7,9 @@ use std::time::Duration;
 use herd_e2e::cli::{self, Run};
 use herd_e2e::proc::signal_pid;
 use herd_e2e::wait::{try_wait_for, wait_for};
+use herd_protocol::launch::LaunchAck;
+use herd_protocol::run::LaunchStatus;
+use herd_protocol::watch::{StatusRuns, WatchWait};
 use serde_json::Value;
 
 pub fn watch_bin() -> PathBuf {
@@ -132,14 +135,40 @@ impl Env {
         ];
         args.extend_from_slice(rest);
         let out = self.run(&launch_bin(), &args, &[], Duration::from_secs(30));
-        let ack: Value = serde_json::from_str(&out.stdout)
+        let ack: LaunchAck = serde_json::from_str(&out.stdout)
             .unwrap_or_else(|_| panic!("spawn: {}\n{}", out.stdout, out.stderr));
-        assert_eq!(ack["status"], "launched", "{ack}");
-        ack["run_id"].as_str().unwrap().to_owned()
+        assert_eq!(ack.status, LaunchStatus::Launched, "{}", out.stdout);
+        ack.run_id
     }
 
     pub fn watch(&self, args: &[&str]) -> (i32, Value, String) {
         self.watch_env(args, &[])
+    }
+
+    /// `herd-watch ARGS` (a `wait … --json`): its exit code, the settled result it printed and
+    /// all its output.
+    pub fn wait(&self, args: &[&str]) -> (i32, WatchWait, String) {
+        let out = self.run(&watch_bin(), args, &[], Duration::from_secs(60));
+        let text = out.stdout.clone() + &out.stderr;
+        let doc = serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|err| panic!("herd-watch {args:?} printed no result ({err}): {text}"));
+        (out.code, doc, text)
+    }
+
+    /// The rows of `herd-watch status --run ID --json`.
+    pub fn status(&self, id: &str) -> StatusRuns {
+        let out = self.run(
+            &watch_bin(),
+            &["status", "--run", id, "--json"],
+            &[],
+            Duration::from_secs(60),
+        );
+        serde_json::from_str(&out.stdout).unwrap_or_else(|err| {
+            panic!(
+                "status printed no runs ({err}): {}{}",
+                out.stdout, out.stderr
+            )
+        })
     }
 
     pub fn watch_env(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, Value, String) {

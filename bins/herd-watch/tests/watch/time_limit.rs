@@ -4,6 +4,7 @@ use std::time::{Duration, Instant};
 
 use herd_e2e::proc::process_alive;
 use herd_e2e::wait::wait_for;
+use herd_protocol::result::{CancelError, Outcome};
 
 use crate::support::{Env, launch_bin};
 
@@ -26,14 +27,14 @@ fn an_exec_child_past_its_time_limit_is_terminated_and_fails_as_timed_out() {
     assert_eq!(env.record(&id)["time_limit_ms"], 1500);
     let pid = env.identity_pid(&id);
     let started = Instant::now();
-    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
     assert_eq!(code, 1, "{text}");
     assert!(started.elapsed() < Duration::from_secs(60), "{text}");
-    assert_eq!(doc["outcome"], "failed", "{doc}");
-    assert_eq!(doc["details"]["timedOut"], true, "{doc}");
-    assert_eq!(doc["details"]["timeLimitMs"], 1500, "{doc}");
-    assert_eq!(doc["details"]["error"], "timed out", "{doc}");
-    let message = doc["message"].as_str().unwrap();
+    assert_eq!(doc.outcome, Outcome::Failed, "{text}");
+    assert_eq!(doc.details.timed_out, Some(true), "{text}");
+    assert_eq!(doc.details.time_limit_ms, Some(1500), "{text}");
+    assert_eq!(doc.details.error, Some(CancelError::TimedOut), "{text}");
+    let message = doc.message.as_str();
     assert!(
         message.starts_with("Sub-agent \"Slow\" timed out after"),
         "{message}"
