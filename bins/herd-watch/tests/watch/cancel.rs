@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use herd_e2e::proc::process_alive;
 use herd_e2e::wait::{try_wait_for, wait_for};
+use herd_protocol::result::{CancelTermination, Outcome, RunResult};
+use herd_protocol::watch::{CancelStatus, Label, WatchCancel};
 use serde_json::Value;
 
 use crate::support::{Env, kill, result_events, watch_bin};
@@ -15,24 +17,21 @@ fn cancel_confirms_and_delivers_one_cancelled_result() {
     let env = Env::new();
     let id = env.spawn("Sleeper", "sleep 30");
     let pid = env.identity_pid(&id);
-    let (code, doc, text) = env.watch(&["cancel", "--name", "Sleeper", "--json"]);
+    let (code, doc, text) = env.doc::<WatchCancel>(&["cancel", "--name", "Sleeper", "--json"]);
     assert_eq!(code, 0, "{text}");
-    assert_eq!(doc["status"], "confirmed");
+    assert_eq!(doc.status, CancelStatus::Confirmed);
     assert!(!process_alive(pid));
-    let (code, doc, _) = env.watch(&["cancel", "--run", &id, "--json"]);
-    assert_eq!(
-        (code, doc["status"].as_str()),
-        (0, Some("already-terminal"))
-    );
+    let (code, doc, _) = env.doc::<WatchCancel>(&["cancel", "--run", &id, "--json"]);
+    assert_eq!((code, doc.status), (0, CancelStatus::AlreadyTerminal));
     // By name too, once nothing in flight has the name; and it reads as cancelled everywhere.
-    let (code, doc, text) = env.watch(&["cancel", "--name", "Sleeper", "--json"]);
+    let (code, doc, text) = env.doc::<WatchCancel>(&["cancel", "--name", "Sleeper", "--json"]);
     assert_eq!(
-        (code, doc["status"].as_str()),
-        (0, Some("already-terminal")),
+        (code, doc.status),
+        (0, CancelStatus::AlreadyTerminal),
         "{text}"
     );
-    let (_, status, _) = env.watch(&["status", "--run", &id, "--json"]);
-    assert_eq!(status["runs"][0]["label"], "cancelled", "{status}");
+    let row = env.status(&id).runs.remove(0);
+    assert_eq!(row.label, Label::Cancelled, "{row:?}");
     let out = env.run(
         &watch_bin(),
         &["follow", "--json"],
@@ -40,20 +39,14 @@ fn cancel_confirms_and_delivers_one_cancelled_result() {
         Duration::from_secs(60),
     );
     assert_eq!(result_events(&out.stdout, &id), 1);
-    let result: Value = serde_json::from_slice(
+    let result: RunResult = serde_json::from_slice(
         &std::fs::read(env.art().join(format!("runs/{id}.result.json"))).unwrap(),
     )
     .unwrap();
-    assert_eq!(result["outcome"], "cancelled");
+    assert_eq!(result.outcome, Outcome::Cancelled);
+    assert!(result.message.contains("was cancelled"), "{result:?}");
     assert!(
-        result["message"]
-            .as_str()
-            .unwrap()
-            .contains("was cancelled"),
-        "{result}"
-    );
-    assert!(
-        !result["message"].as_str().unwrap().contains("provider"),
+        !result.message.contains("provider"),
         "never presented as a provider failure"
     );
 }
@@ -100,9 +93,9 @@ fn a_recorded_start_time_that_differs_is_never_signalled() {
     let id = env.spawn("Impostor", "sleep 30");
     let pid = env.identity_pid(&id);
     forge_identities(&env, &id, "startTime", later_start);
-    let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
+    let (code, doc, text) = env.doc::<WatchCancel>(&["cancel", "--run", &id, "--json"]);
     assert_eq!(code, 3, "{text}");
-    assert_eq!(doc["status"], "unconfirmed");
+    assert_eq!(doc.status, CancelStatus::Unconfirmed);
     let ended = try_wait_for(Duration::from_millis(200), || {
         (!process_alive(pid)).then_some(())
     });
@@ -128,16 +121,12 @@ fn a_confirmed_cancel_leaves_no_process_of_the_childs_tree() {
             .parse()
             .ok()
     });
-    let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
-    assert_eq!(
-        (code, doc["status"].as_str()),
-        (0, Some("confirmed")),
-        "{text}"
-    );
+    let (code, doc, text) = env.doc::<WatchCancel>(&["cancel", "--run", &id, "--json"]);
+    assert_eq!((code, doc.status), (0, CancelStatus::Confirmed), "{text}");
     assert!(!process_alive(pid), "the child is gone");
     assert!(!process_alive(grandchild), "its build went with it");
-    let (code, doc, _) = env.watch(&["wait", "--run", &id, "--json"]);
-    assert_eq!((code, doc["outcome"].as_str()), (5, Some("cancelled")));
+    let (code, doc, _) = env.wait(&["wait", "--run", &id, "--json"]);
+    assert_eq!((code, doc.outcome), (5, Outcome::Cancelled));
 }
 
 #[test]
@@ -147,12 +136,8 @@ fn an_unconfirmed_cancel_is_retried_by_the_watcher_until_it_confirms() {
     let pid = env.identity_pid(&id);
     // While the identities read wrong, nothing is signalled and the cancel stays unconfirmed.
     let saved = forge_identities(&env, &id, "startTime", later_start);
-    let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
-    assert_eq!(
-        (code, doc["status"].as_str()),
-        (3, Some("unconfirmed")),
-        "{text}"
-    );
+    let (code, doc, text) = env.doc::<WatchCancel>(&["cancel", "--run", &id, "--json"]);
+    assert_eq!((code, doc.status), (3, CancelStatus::Unconfirmed), "{text}");
     assert!(process_alive(pid));
     assert!(
         !env.art()
@@ -161,17 +146,18 @@ fn an_unconfirmed_cancel_is_retried_by_the_watcher_until_it_confirms() {
             .exists(),
         "nothing is delivered while unconfirmed"
     );
-    let (_, status, _) = env.watch(&["status", "--run", &id, "--json"]);
-    assert_eq!(status["runs"][0]["label"], "cancel unconfirmed", "{status}");
+    let row = env.status(&id).runs.remove(0);
+    assert_eq!(row.label, Label::CancelUnconfirmed, "{row:?}");
     // The probe reads true again: the watcher's next attempt confirms without another cancel.
     for (file, bytes) in &saved {
         std::fs::write(file, bytes).unwrap();
     }
-    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
     assert_eq!(code, 5, "{text}");
     assert_eq!(
-        doc["details"]["cancellation"]["termination"], "confirmed",
-        "{doc}"
+        doc.details.cancellation.map(|c| c.termination),
+        Some(CancelTermination::Confirmed),
+        "{text}"
     );
     assert!(!process_alive(pid));
 }
@@ -195,9 +181,9 @@ fn a_headless_child_whose_identity_no_longer_matches_settles_failed_and_is_never
                 forged.clone()
             }
         });
-        let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+        let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
         assert_eq!(code, 1, "{field}: {text}");
-        assert_eq!(doc["outcome"], "failed", "{field}");
+        assert_eq!(doc.outcome, Outcome::Failed, "{field}");
         assert!(
             process_alive(pid),
             "{field}: a process that no longer matches is never signalled"

@@ -10,6 +10,7 @@ use herd_e2e::wait::{try_wait_for, wait_for};
 use herd_protocol::launch::LaunchAck;
 use herd_protocol::run::LaunchStatus;
 use herd_protocol::watch::{StatusRuns, WatchWait};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub fn watch_bin() -> PathBuf {
@@ -148,10 +149,17 @@ impl Env {
     /// `herd-watch ARGS` (a `wait … --json`): its exit code, the settled result it printed and
     /// all its output.
     pub fn wait(&self, args: &[&str]) -> (i32, WatchWait, String) {
+        self.doc(args)
+    }
+
+    /// `herd-watch ARGS` (with `--json`): its exit code, the document it printed as `T`, and all
+    /// its output.
+    pub fn doc<T: DeserializeOwned>(&self, args: &[&str]) -> (i32, T, String) {
         let out = self.run(&watch_bin(), args, &[], Duration::from_secs(60));
         let text = out.stdout.clone() + &out.stderr;
-        let doc = serde_json::from_str(&out.stdout)
-            .unwrap_or_else(|err| panic!("herd-watch {args:?} printed no result ({err}): {text}"));
+        let doc = serde_json::from_str(&out.stdout).unwrap_or_else(|err| {
+            panic!("herd-watch {args:?} printed no such document ({err}): {text}")
+        });
         (out.code, doc, text)
     }
 
