@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use herd_e2e::wait::{try_wait_for, wait_for};
-use serde_json::Value;
+use herd_protocol::intents::SteeringLedger;
+use herd_protocol::watch::{DeliveryStatus, SteerState, WatchSteer};
 
 use crate::support::{Env, kill, redact, running};
 
@@ -13,7 +14,7 @@ fn steering_is_delivered_queued_and_bounded() {
     let env = Env::tmux();
     let id = env.spawn("Steered", "sleep 30");
     let pid = env.identity_pid(&id);
-    let (code, doc, text) = env.watch(&[
+    let (code, doc, text) = env.doc::<WatchSteer>(&[
         "steer",
         "--run",
         &id,
@@ -22,25 +23,19 @@ fn steering_is_delivered_queued_and_bounded() {
         "--json",
     ]);
     assert_eq!(code, 0, "{text}");
-    assert_eq!(doc["receipt"], "delivered");
+    assert_eq!(doc.receipt, SteerState::Delivered);
     assert_eq!(
-        (&doc["state"], &doc["deliveryStatus"]),
-        (&"delivered".into(), &"delivered".into()),
-        "{doc}"
+        (doc.state, doc.delivery_status),
+        (SteerState::Delivered, Some(DeliveryStatus::Delivered)),
+        "{text}"
     );
-    let first_request = doc["request_id"].as_str().unwrap().to_owned();
     let ledger_path = env.art().join(format!("runs/{id}.steering.json"));
-    let ledger: Value = serde_json::from_slice(&std::fs::read(&ledger_path).unwrap()).unwrap();
-    assert_eq!(
-        ledger["requests"][0]["request_id"],
-        first_request.as_str(),
-        "{ledger}"
-    );
-    assert_eq!(ledger["requests"][0]["state"], "delivered", "{ledger}");
-    assert!(
-        ledger["requests"][0]["delivered_at_ms"].is_u64(),
-        "{ledger}"
-    );
+    let ledger: SteeringLedger =
+        serde_json::from_slice(&std::fs::read(&ledger_path).unwrap()).unwrap();
+    let first = &ledger.requests[0];
+    assert_eq!(first.request_id, doc.request_id, "{ledger:?}");
+    assert_eq!(first.state, SteerState::Delivered, "{ledger:?}");
+    assert!(first.delivered_at_ms.is_some(), "{ledger:?}");
     let pane = env.pane(&id);
     let mut screen = String::new();
     let reached = try_wait_for(Duration::from_secs(10), || {
@@ -56,7 +51,7 @@ fn steering_is_delivered_queued_and_bounded() {
     assert_eq!(code, 0, "{text}");
     insta::assert_snapshot!("steer_reply", redact(env.dir.path(), &text));
     for i in 0..20 {
-        let (code, doc, text) = env.watch(&[
+        let (code, doc, text) = env.doc::<WatchSteer>(&[
             "steer",
             "--run",
             &id,
@@ -67,16 +62,12 @@ fn steering_is_delivered_queued_and_bounded() {
             "--json",
         ]);
         assert_eq!(
-            (
-                code,
-                doc["receipt"].as_str(),
-                doc["deliveryStatus"].as_str()
-            ),
-            (0, Some("queued"), Some("queued")),
+            (code, doc.receipt, doc.delivery_status),
+            (0, SteerState::Queued, Some(DeliveryStatus::Queued)),
             "{text}"
         );
     }
-    let (code, doc, _) = env.watch(&[
+    let (code, doc, text) = env.doc::<WatchSteer>(&[
         "steer",
         "--run",
         &id,
@@ -87,42 +78,46 @@ fn steering_is_delivered_queued_and_bounded() {
         "--json",
     ]);
     // A full queue is a failed receipt with its reason, kept in the ledger, exit 7.
-    assert_eq!(
-        (code, doc["receipt"].as_str()),
-        (7, Some("failed")),
-        "{doc}"
-    );
-    assert!(doc.get("deliveryStatus").is_none(), "{doc}");
+    assert_eq!((code, doc.receipt), (7, SteerState::Failed), "{text}");
+    assert_eq!(doc.delivery_status, None, "{text}");
     assert!(
-        doc["error"]["message"].as_str().unwrap().contains("full"),
-        "{doc}"
+        doc.error.as_ref().unwrap().message.contains("full"),
+        "{text}"
     );
-    let failed_request = doc["request_id"].as_str().unwrap().to_owned();
-    let ledger: Value = serde_json::from_slice(&std::fs::read(&ledger_path).unwrap()).unwrap();
-    let requests = ledger["requests"].as_array().unwrap();
-    assert_eq!(requests.len(), 20, "the ledger keeps the last 20: {ledger}");
+    let ledger: SteeringLedger =
+        serde_json::from_slice(&std::fs::read(&ledger_path).unwrap()).unwrap();
+    let requests = &ledger.requests;
+    assert_eq!(
+        requests.len(),
+        20,
+        "the ledger keeps the last 20: {ledger:?}"
+    );
     let last = requests.last().unwrap();
     assert_eq!(
-        (last["request_id"].as_str(), last["state"].as_str()),
-        (Some(failed_request.as_str()), Some("failed")),
-        "{ledger}"
+        (last.request_id.as_str(), last.state),
+        (doc.request_id.as_str(), SteerState::Failed),
+        "{ledger:?}"
     );
-    assert!(last["error"].as_str().unwrap().contains("full"), "{ledger}");
+    assert!(
+        last.error.as_deref().unwrap().contains("full"),
+        "{ledger:?}"
+    );
     kill(pid);
-    let (_, result, _) = env.watch(&["wait", "--run", &id, "--json"]);
+    let (_, result, text) = env.wait(&["wait", "--run", &id, "--json"]);
     assert_eq!(
-        result["details"]["undeliveredSteering"]
-            .as_array()
-            .map(Vec::len),
+        result.details.undelivered_steering.as_ref().map(Vec::len),
         Some(20),
-        "{result}"
+        "{text}"
     );
-    let steering = result["details"]["steering"].as_array().unwrap();
-    assert_eq!(steering.len(), 20, "{result}");
+    let steering = result.details.steering.as_ref().unwrap();
+    assert_eq!(steering.len(), 20, "{text}");
     assert_eq!(
-        steering.iter().filter(|r| r["state"] == "queued").count(),
+        steering
+            .iter()
+            .filter(|r| r.state == SteerState::Queued)
+            .count(),
         19,
-        "{result}"
+        "{text}"
     );
 }
 
@@ -139,7 +134,7 @@ fn a_steering_message_the_pane_does_not_take_gets_a_failed_receipt_with_the_reas
         Duration::from_secs(10),
         || (!running(pid)).then_some(()),
     );
-    let (code, doc, text) = env.watch(&[
+    let (code, doc, text) = env.doc::<WatchSteer>(&[
         "steer",
         "--run",
         &id,
@@ -147,19 +142,23 @@ fn a_steering_message_the_pane_does_not_take_gets_a_failed_receipt_with_the_reas
         "are you there",
         "--json",
     ]);
-    assert_eq!(doc["receipt"], "failed", "{text}");
+    assert_eq!(doc.receipt, SteerState::Failed, "{text}");
     assert_ne!(code, 0, "{text}");
-    let reason = doc["error"]["message"].as_str().unwrap();
-    assert!(!reason.is_empty(), "{doc}");
-    let ledger: Value = serde_json::from_slice(
+    let reason = doc.error.as_ref().unwrap().message.as_str();
+    assert!(!reason.is_empty(), "{text}");
+    let ledger: SteeringLedger = serde_json::from_slice(
         &std::fs::read(env.art().join(format!("runs/{id}.steering.json"))).unwrap(),
     )
     .unwrap();
-    assert_eq!(ledger["requests"][0]["state"], "failed", "{ledger}");
-    assert_eq!(ledger["requests"][0]["error"], reason, "{ledger}");
+    assert_eq!(ledger.requests[0].state, SteerState::Failed, "{ledger:?}");
+    assert_eq!(
+        ledger.requests[0].error.as_deref(),
+        Some(reason),
+        "{ledger:?}"
+    );
     // The human reply says it failed and why.
     let (_, _, text) = env.watch(&["steer", "--run", &id, "--message", "hello?"]);
-    assert!(text.contains("\"Gone\": failed (request steer-"), "{text}");
+    insta::assert_snapshot!("failed_steer_reply", redact(env.dir.path(), &text));
 }
 
 #[test]

@@ -242,8 +242,8 @@ pub fn wait_for_label(env: &Env, id: &str, label: &str) -> Value {
 
 /// `text` as a snapshot holds it: this environment's directory as `[DIR]`, a run id as
 /// `[RUN-ID]` and a run time as `MM:SS` (both as wide as what they replace, so columns and frames
-/// stay aligned), an age (`since 3s`, or what a widget row ends with) as `Ns`, and a
-/// time in milliseconds since the epoch as `[EPOCH-MS]`.
+/// stay aligned), an age (`since 3s`, or what a widget row ends with) as `Ns`, a time in
+/// milliseconds since the epoch as `[EPOCH-MS]`, and a process id as `[PID]`.
 pub fn redact(dir: &Path, text: &str) -> String {
     let mut lines: Vec<String> = text.lines().map(age_redacted).collect();
     if text.ends_with('\n') {
@@ -255,6 +255,7 @@ pub fn redact(dir: &Path, text: &str) -> String {
         .pattern(r"\b\d{2}:\d{2}\b", "MM:SS")
         .pattern(r"\bsince \d+([smh])\b", "since N$1")
         .pattern(r"\b\d{13}\b", "[EPOCH-MS]")
+        .pattern(r"\bprocess \d+\b", "process [PID]")
         .apply(&lines.join("\n"))
 }
 
