@@ -6,26 +6,27 @@ use std::fs;
 
 use herd_accept::bench::process_running;
 use herd_e2e::redact::Redactions;
+use herd_protocol::accept::{AcceptCheck, CheckOutcome};
 use serde_json::{Value, json};
 
-use crate::support::{BIN, check, check_run, herd_accept, pids_in, redact, spec_file};
+use crate::support::{BIN, check, check_doc, check_run, herd_accept, pids_in, redact, spec_file};
 
 #[test]
 fn check_passes_fails_and_reports_the_output() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, json) = check(&dir, json!({"run": "echo fine"}));
+    let (code, doc) = check_doc(&dir, json!({"run": "echo fine"}));
     assert_eq!(
-        (code, &json["outcome"], &json["passed"]),
-        (0, &json!("passed"), &json!(true))
+        (code, doc.run.outcome, doc.passed),
+        (0, CheckOutcome::Passed, true)
     );
-    let (code, json) = check(&dir, json!({"run": "echo out; echo err >&2; exit 3"}));
+    let (code, doc) = check_doc(&dir, json!({"run": "echo out; echo err >&2; exit 3"}));
     assert_eq!(code, 1);
-    assert_eq!(json["outcome"], "failed");
-    assert_eq!(json["exit_code"], 3);
+    assert_eq!(doc.run.outcome, CheckOutcome::Failed);
+    assert_eq!(doc.run.exit_code, Some(3));
     // stderr and stdout are joined in the order written.
-    assert_eq!(json["output"], "out\nerr\n");
+    assert_eq!(doc.run.output, "out\nerr\n");
     assert_eq!(
-        json["command_sha256"],
+        doc.command_sha256,
         herd_accept::spec::sha256_hex(b"echo out; echo err >&2; exit 3")
     );
 }
@@ -34,17 +35,17 @@ fn check_passes_fails_and_reports_the_output() {
 fn check_runs_in_the_directory_given() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("marker"), "here").unwrap();
-    let (code, json) = check(&dir, json!({"run": "cat marker"}));
-    assert_eq!((code, json["output"].as_str()), (0, Some("here")));
+    let (code, doc) = check_doc(&dir, json!({"run": "cat marker"}));
+    assert_eq!((code, doc.run.output.as_str()), (0, "here"));
 }
 
 #[test]
 fn check_killed_by_a_signal_gives_no_answer() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, json) = check(&dir, json!({"run": "kill -KILL $$"}));
+    let (code, doc) = check_doc(&dir, json!({"run": "kill -KILL $$"}));
     assert_eq!(code, 4);
-    assert_eq!(json["outcome"], "signalled");
-    assert_eq!(json["signal"], 9);
+    assert_eq!(doc.run.outcome, CheckOutcome::Signalled);
+    assert_eq!(doc.run.signal, Some(9));
 }
 
 #[test]
@@ -64,7 +65,8 @@ fn check_in_a_missing_directory_gives_no_answer() {
         &[],
     );
     assert_eq!(run.code, 4);
-    assert_eq!(run.json()["outcome"], "directory-missing");
+    let doc: AcceptCheck = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(doc.run.outcome, CheckOutcome::DirectoryMissing);
 }
 
 #[test]
@@ -88,7 +90,8 @@ fn check_environment_has_no_pi_subagent_variable() {
         ],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let output = run.json()["output"].as_str().unwrap().to_owned();
+    let doc: AcceptCheck = serde_json::from_str(&run.stdout).unwrap();
+    let output = doc.run.output;
     assert!(output.contains("HERD_TEST_VISIBLE=shown"), "{output}");
     assert!(!output.contains("PI_SUBAGENT_"), "{output}");
 }
@@ -97,17 +100,17 @@ fn check_environment_has_no_pi_subagent_variable() {
 fn check_tail_is_4000_characters_of_multibyte_text() {
     let dir = tempfile::tempdir().unwrap();
     // 5,000 three-byte characters, then an end marker, on a failing check.
-    let (code, json) = check(
+    let (code, doc) = check_doc(
         &dir,
         json!({"run": "i=0; while [ $i -lt 5000 ]; do printf '€'; i=$((i+1)); done; printf END; exit 1"}),
     );
     assert_eq!(code, 1);
-    let output = json["output"].as_str().unwrap();
+    let output = doc.run.output.as_str();
     assert_eq!(output.chars().count(), 4_000);
     assert!(output.ends_with("€€END"));
     assert!(output.chars().take(3_997).all(|c| c == '€'));
-    assert_eq!(json["output_truncated"], true);
-    assert_eq!(json["output_bytes"], 5_000 * 3 + 3);
+    assert!(doc.run.output_truncated);
+    assert_eq!(doc.run.output_bytes, 5_000 * 3 + 3);
 }
 
 #[test]
@@ -126,11 +129,11 @@ fn check_output_of_100_mib_stays_bounded() {
         "--json".into(),
     ]);
     assert_eq!(code, 1);
-    let json: Value = serde_json::from_str(&stdout).unwrap();
-    let output = json["output"].as_str().unwrap();
+    let doc: AcceptCheck = serde_json::from_str(&stdout).unwrap();
+    let output = doc.run.output.as_str();
     assert_eq!(output.chars().count(), 4_000);
     assert!(output.ends_with("a\nLAST\n"));
-    assert_eq!(json["output_bytes"], 104_857_600 + 6);
+    assert_eq!(doc.run.output_bytes, 104_857_600 + 6);
     // Capturing the whole stream would need more than 100 MiB.
     assert!(rss_kib < 48 * 1024, "herd-accept peaked at {rss_kib} KiB");
 }
@@ -209,10 +212,10 @@ fn check_tree_ignoring_sigterm_is_gone_after_the_timeout() {
          (trap '' TERM; sleep 600 & echo $! >> {p}; wait) & echo $! >> {p}; wait",
         p = pids.display()
     );
-    let (code, json) = check(&dir, json!({"run": run, "timeoutSec": 1}));
+    let (code, doc) = check_doc(&dir, json!({"run": run, "timeoutSec": 1}));
     assert_eq!(code, 4);
-    assert_eq!(json["outcome"], "timed-out");
-    assert_eq!(json["timed_out"], true);
+    assert_eq!(doc.run.outcome, CheckOutcome::TimedOut);
+    assert!(doc.run.timed_out);
     let pids = pids_in(&pids);
     assert_eq!(pids.len(), 6, "{pids:?}");
     for pid in pids {
@@ -260,10 +263,8 @@ fn check_accepts_the_versioned_file_form() {
         b"",
         &[],
     );
-    assert_eq!(
-        (run.code, run.json()["output"].as_str()),
-        (0, Some("versioned\n"))
-    );
+    let doc: AcceptCheck = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!((run.code, doc.run.output.as_str()), (0, "versioned\n"));
     // A spec whose command was changed after it was written is refused.
     let mut value: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
     value["run"] = json!("rm -rf /");

@@ -9,6 +9,7 @@ use herd_accept::bench::process_running;
 use herd_e2e::cli::Run;
 use herd_e2e::git::Sandbox;
 use herd_e2e::redact::Redactions;
+use herd_protocol::accept::{CheckStatus, Ledger, RuntimeCheck, Status, VerifyStatus};
 use serde_json::{Value, json};
 
 use crate::support::{herd_accept, sigterm_mid_run};
@@ -35,7 +36,7 @@ fn report(
     acceptance: Option<Value>,
     level: Option<&str>,
     output: &str,
-) -> (i32, Value) {
+) -> (i32, Ledger) {
     report_in(dir, acceptance, level, output, &[])
 }
 
@@ -46,10 +47,11 @@ fn report_in(
     level: Option<&str>,
     output: &str,
     env: &[(&str, &str)],
-) -> (i32, Value) {
+) -> (i32, Ledger) {
     let run = report_run(dir, acceptance, level, output, env, &["--json"]);
-    let json = run.json();
-    (run.code, json)
+    let ledger = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|err| panic!("report printed no ledger ({err}): {run}"));
+    (run.code, ledger)
 }
 
 /// Runs `herd-accept report --cwd DIR [--acceptance FILE] [--level L] EXTRA…` on the child's
@@ -77,15 +79,13 @@ fn report_run(
     herd_accept(&args, output.as_bytes(), env)
 }
 
-/// The runtime check `id` of a report's JSON document.
-fn runtime_check(json: &Value, id: &str) -> Value {
-    json["runtime_checks"]
-        .as_array()
-        .unwrap()
+/// The runtime check `id` of a report's ledger.
+fn runtime_check<'l>(ledger: &'l Ledger, id: &str) -> &'l RuntimeCheck {
+    ledger
+        .runtime_checks
         .iter()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("no runtime check {id}: {json:#}"))
-        .clone()
+        .find(|c| c.id == id)
+        .unwrap_or_else(|| panic!("no runtime check {id}: {ledger:#?}"))
 }
 
 #[test]
@@ -93,30 +93,30 @@ fn report_checked_reads_the_real_git_index() {
     let sb = Sandbox::new();
     let dir = repo(&sb, "repo");
     let acceptance = json!({"level": "checked", "criteria": [{"id": "fix", "must": "fix it"}]});
-    let (code, json) = report(&dir, Some(acceptance.clone()), None, CHECKED_REPORT);
-    assert_eq!(code, 0, "{json:#}");
+    let (code, ledger) = report(&dir, Some(acceptance.clone()), None, CHECKED_REPORT);
+    assert_eq!(code, 0, "{ledger:#?}");
     assert_eq!(
-        (json["status"].as_str(), json["evidence_status"].as_str()),
-        (Some("checked"), Some("checked"))
+        (ledger.status, ledger.evidence_status),
+        (Status::Checked, Status::Checked)
     );
 
     // A change in the index (even with an unstaged one beside it) fails no-staged-files.
     fs::write(dir.join("a.txt"), "b\n").unwrap();
     sb.git(&dir, ["add", "a.txt"]);
     fs::write(dir.join("b.txt"), "untracked\n").unwrap();
-    let (code, json) = report(&dir, Some(acceptance.clone()), None, CHECKED_REPORT);
+    let (code, ledger) = report(&dir, Some(acceptance.clone()), None, CHECKED_REPORT);
     assert_eq!(code, 1);
-    assert_eq!(json["status"], "rejected");
-    let check = runtime_check(&json, "no-staged-files");
-    assert_eq!(check["status"], "failed");
-    assert!(check["message"].as_str().unwrap().contains("a.txt"));
+    assert_eq!(ledger.status, Status::Rejected);
+    let check = runtime_check(&ledger, "no-staged-files");
+    assert_eq!(check.status, CheckStatus::Failed);
+    assert!(check.message.contains("a.txt"));
 
     // Outside a repository git cannot answer: not applicable, not a failure.
     let plain = tempfile::tempdir().unwrap();
-    let (code, json) = report(plain.path(), Some(acceptance), None, CHECKED_REPORT);
-    assert_eq!(code, 0, "{json:#}");
-    let check = runtime_check(&json, "no-staged-files");
-    assert_eq!(check["status"], "not-applicable");
+    let (code, ledger) = report(plain.path(), Some(acceptance), None, CHECKED_REPORT);
+    assert_eq!(code, 0, "{ledger:#?}");
+    let check = runtime_check(&ledger, "no-staged-files");
+    assert_eq!(check.status, CheckStatus::NotApplicable);
 }
 
 #[test]
@@ -130,7 +130,7 @@ fn report_reads_the_index_of_its_own_directory_whatever_git_dir_says() {
     sb.git(&other, ["add", "a.txt"]);
     let other_git_dir = other.join(".git");
     let acceptance = json!({"level": "checked", "criteria": [{"id": "fix", "must": "fix it"}]});
-    let (code, json) = report_in(
+    let (code, ledger) = report_in(
         &dir,
         Some(acceptance),
         None,
@@ -140,9 +140,9 @@ fn report_reads_the_index_of_its_own_directory_whatever_git_dir_says() {
             ("GIT_WORK_TREE", other.to_str().unwrap()),
         ],
     );
-    let check = runtime_check(&json, "no-staged-files");
-    assert_eq!(check["status"], "passed", "{json:#}");
-    assert_eq!(code, 0, "{json:#}");
+    let check = runtime_check(&ledger, "no-staged-files");
+    assert_eq!(check.status, CheckStatus::Passed, "{ledger:#?}");
+    assert_eq!(code, 0, "{ledger:#?}");
 }
 
 #[test]
@@ -250,7 +250,7 @@ fn every_report_reads_as_its_acceptance_summary() {
 fn report_verified_runs_the_host_commands() {
     let sb = Sandbox::new();
     let dir = repo(&sb, "repo");
-    let (code, json) = report(
+    let (code, ledger) = report(
         &dir,
         Some(
             json!({"level": "verified", "verify": [{"id": "unit", "command": "echo $GREETING; echo $MY_TOKEN", "env": {"GREETING": "hello", "MY_TOKEN": "t0ps3cret"}}]}),
@@ -258,23 +258,20 @@ fn report_verified_runs_the_host_commands() {
         None,
         CHECKED_REPORT,
     );
-    assert_eq!(code, 0, "{json:#}");
-    assert_eq!(json["status"], "verified");
-    assert_eq!(json["verify_runs"][0]["status"], "passed");
-    assert_eq!(json["verify_runs"][0]["stdout"], "hello\n[REDACTED]\n");
+    assert_eq!(code, 0, "{ledger:#?}");
+    assert_eq!(ledger.status, Status::Verified);
+    assert_eq!(ledger.verify_runs[0].status, VerifyStatus::Passed);
+    assert_eq!(ledger.verify_runs[0].stdout, "hello\n[REDACTED]\n");
 
     // The child's claim of a passing command never counts: the host's run decides.
-    let (code, json) = report(&dir, Some(json!({"gate": "exit 3"})), None, CHECKED_REPORT);
+    let (code, ledger) = report(&dir, Some(json!({"gate": "exit 3"})), None, CHECKED_REPORT);
     assert_eq!(code, 1);
     assert_eq!(
-        (
-            json["status"].as_str(),
-            json["verify_runs"][0]["exit_code"].as_i64()
-        ),
-        (Some("rejected"), Some(3))
+        (ledger.status, ledger.verify_runs[0].exit_code),
+        (Status::Rejected, Some(3))
     );
 
-    let (code, json) = report(
+    let (code, ledger) = report(
         &dir,
         Some(
             json!({"level": "verified", "verify": [{"id": "slow", "command": "sleep 30", "timeoutMs": 200}, {"id": "soft", "command": "false", "allowFailure": true}]}),
@@ -283,9 +280,9 @@ fn report_verified_runs_the_host_commands() {
         CHECKED_REPORT,
     );
     assert_eq!(code, 1);
-    assert_eq!(json["verify_runs"][0]["status"], "timed-out");
+    assert_eq!(ledger.verify_runs[0].status, VerifyStatus::TimedOut);
 
-    let (code, json) = report(
+    let (code, ledger) = report(
         &dir,
         Some(
             json!({"level": "verified", "verify": [{"id": "soft", "command": "false", "allowFailure": true}]}),
@@ -294,8 +291,8 @@ fn report_verified_runs_the_host_commands() {
         CHECKED_REPORT,
     );
     assert_eq!(
-        (code, json["verify_runs"][0]["status"].as_str()),
-        (0, Some("allowed-failure"))
+        (code, ledger.verify_runs[0].status),
+        (0, VerifyStatus::AllowedFailure)
     );
 }
 
@@ -426,23 +423,23 @@ fn report_table_of_inputs() {
         ),
     ];
     for (name, acceptance, level, output, want_code, want_status) in cases {
-        let (code, json) = report(&dir, acceptance, level, &output);
+        let (code, ledger) = report(&dir, acceptance, level, &output);
         assert_eq!(
-            (code, json["status"].as_str()),
-            (want_code, Some(want_status)),
-            "{name}: {json:#}"
+            (code, ledger.status.as_str()),
+            (want_code, want_status),
+            "{name}: {ledger:#?}"
         );
     }
     // The unknown key is named.
-    let (_, json) = report(
+    let (_, ledger) = report(
         &dir,
         None,
         None,
         "```acceptance-report\n{\"notes\": \"n\", \"mood\": \"happy\"}\n```",
     );
     assert_eq!(
-        json["child_report_parse_error"],
-        json!(["mood: unsupported acceptance report field"])
+        ledger.child_report_parse_error,
+        Some(vec!["mood: unsupported acceptance report field".to_owned()])
     );
 }
 
@@ -471,7 +468,15 @@ fn report_configuration_errors_are_refused_before_anything_runs() {
         (Some(json!({"level": "bogus"})), None, "acceptance.level"),
     ];
     for (acceptance, level, field) in cases {
-        let (code, json) = report(&dir, acceptance.clone(), level, CHECKED_REPORT);
+        let run = report_run(
+            &dir,
+            acceptance.clone(),
+            level,
+            CHECKED_REPORT,
+            &[],
+            &["--json"],
+        );
+        let (code, json) = (run.code, run.json());
         assert_eq!(code, 2, "{acceptance:?} {level:?}");
         assert_eq!(json["error"]["code"], "invalid_request");
         assert_eq!(json["error"]["field"], field, "{json}");
@@ -481,7 +486,7 @@ fn report_configuration_errors_are_refused_before_anything_runs() {
 
 #[test]
 fn sigterm_to_report_stops_the_verify_command() {
-    let (code, json, pids) = sigterm_mid_run(|dir, run| {
+    let (code, ledger, pids) = sigterm_mid_run(|dir, run| {
         let acceptance = dir.join("acceptance.json");
         fs::write(&acceptance, json!({"gate": run}).to_string()).unwrap();
         let args = vec![
@@ -493,9 +498,10 @@ fn sigterm_to_report_stops_the_verify_command() {
         ];
         (args, CHECKED_REPORT.as_bytes().to_vec())
     });
-    assert_eq!(code, 5, "{json:#}");
-    assert_eq!(json["cancelled"], true);
-    assert_eq!(json["verify_runs"][0]["status"], "cancelled");
+    let ledger: Ledger = serde_json::from_value(ledger).unwrap();
+    assert_eq!(code, 5, "{ledger:#?}");
+    assert!(ledger.cancelled);
+    assert_eq!(ledger.verify_runs[0].status, VerifyStatus::Cancelled);
     assert_eq!(pids.len(), 2);
     for pid in pids {
         assert!(!process_running(pid), "pid {pid} outlived herd-accept");

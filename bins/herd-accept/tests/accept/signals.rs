@@ -4,6 +4,7 @@
 use std::ffi::OsString;
 
 use herd_accept::bench::process_running;
+use herd_protocol::accept::{AcceptCheck, CheckOutcome, Verdict, VerdictDetails};
 use serde_json::{Value, json};
 
 use crate::support::{sigterm_mid_run, spec_file};
@@ -28,9 +29,10 @@ fn sigterm_mid_check(subcommand: &str, extra: &[&str]) -> (i32, Value, Vec<u32>)
 #[test]
 fn sigterm_to_check_stops_the_group_and_gives_no_answer() {
     let (code, json, pids) = sigterm_mid_check("check", &[]);
+    let doc: AcceptCheck = serde_json::from_value(json).unwrap();
     assert_eq!(code, 4);
-    assert_eq!(json["outcome"], "cancelled");
-    assert_eq!(json["cancelled"], true);
+    assert_eq!(doc.run.outcome, CheckOutcome::Cancelled);
+    assert!(doc.run.cancelled);
     assert_eq!(pids.len(), 2);
     for pid in pids {
         assert!(!process_running(pid), "pid {pid} outlived herd-accept");
@@ -41,9 +43,10 @@ fn sigterm_to_check_stops_the_group_and_gives_no_answer() {
 fn sigterm_to_verdict_reports_skipped_cancelled() {
     let (code, json, pids) =
         sigterm_mid_check("verdict", &["--outcome", "completed", "--tries", "1"]);
+    let doc: VerdictDetails = serde_json::from_value(json).unwrap();
     assert_eq!(code, 5);
-    assert_eq!(json["verdict"], "skipped");
-    assert_eq!(json["check_line"], "Check: skipped (cancelled)");
+    assert_eq!(doc.verdict, Verdict::Skipped);
+    assert_eq!(doc.check_line(), "Check: skipped (cancelled)");
     assert_eq!(pids.len(), 2);
     for pid in pids {
         assert!(!process_running(pid), "pid {pid} outlived herd-accept");

@@ -9,6 +9,7 @@ use std::time::Duration;
 use herd_e2e::cli::{self, Run};
 use herd_e2e::redact::Redactions;
 use herd_e2e::wait::wait_for;
+use herd_protocol::accept::{AcceptCheck, VerdictDetails};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -44,6 +45,14 @@ pub fn check(dir: &TempDir, spec: Value) -> (i32, Value) {
     (run.code, json)
 }
 
+/// Runs `herd-accept check --spec FILE --cwd DIR --json` and reads the run it prints.
+pub fn check_doc(dir: &TempDir, spec: Value) -> (i32, AcceptCheck) {
+    let run = check_run(dir, spec, &["--json"]);
+    let doc = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|err| panic!("check printed no run ({err}): {run}"));
+    (run.code, doc)
+}
+
 /// Runs `herd-accept check --spec FILE --cwd DIR EXTRA…`.
 pub fn check_run(dir: &TempDir, spec: Value, extra: &[&str]) -> Run {
     let path = spec_file(dir.path(), spec);
@@ -58,12 +67,15 @@ pub fn check_run(dir: &TempDir, spec: Value, extra: &[&str]) -> Run {
     herd_accept(&args, b"", &[])
 }
 
-pub fn verdict(dir: &TempDir, spec: Option<Value>, extra: &[&str]) -> (i32, Value) {
+/// Runs `herd-accept verdict … EXTRA… --json` (as [`verdict_run`]) and reads the verdict it
+/// prints.
+pub fn verdict(dir: &TempDir, spec: Option<Value>, extra: &[&str]) -> (i32, VerdictDetails) {
     let mut with_json = extra.to_vec();
     with_json.push("--json");
     let run = verdict_run(dir, spec, &with_json);
-    let json = run.json();
-    (run.code, json)
+    let doc = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|err| panic!("verdict printed no verdict ({err}): {run}"));
+    (run.code, doc)
 }
 
 /// Runs `herd-accept verdict --cwd DIR [--spec FILE] EXTRA…` (`--cwd DIR` unless `extra`

@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::PathBuf;
 
+use herd_protocol::accept::{Verdict, VerdictDetails};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -13,15 +14,15 @@ use crate::support::{herd_accept, redact, spec_file, verdict, verdict_run};
 #[test]
 fn verdict_accepted_and_rejected() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, json) = verdict(
+    let (code, doc) = verdict(
         &dir,
         Some(json!({"run": "true"})),
         &["--outcome", "completed", "--tries", "2"],
     );
-    assert_eq!((code, json["verdict"].as_str()), (0, Some("accepted")));
-    assert_eq!(json["check_output_line"], Value::Null);
+    assert_eq!((code, doc.verdict), (0, Verdict::Accepted));
+    assert_eq!(doc.check_output_line, None);
 
-    let (code, json) = verdict(
+    let (code, doc) = verdict(
         &dir,
         Some(json!({"run": "echo 'FAIL: 1 test'; exit 1"})),
         &[
@@ -33,11 +34,11 @@ fn verdict_accepted_and_rejected() {
             "fail",
         ],
     );
-    assert_eq!((code, json["verdict"].as_str()), (1, Some("rejected")));
-    assert_eq!(json["exit_code"], 1);
-    assert_eq!(json["recheck_dir"], dir.path().display().to_string());
+    assert_eq!((code, doc.verdict), (1, Verdict::Rejected));
+    assert_eq!(doc.exit_code, Some(1));
+    assert_eq!(doc.recheck_dir, Some(dir.path().display().to_string()));
 
-    let (code, json) = verdict(
+    let (code, doc) = verdict(
         &dir,
         Some(json!({"run": "exit 1"})),
         &[
@@ -49,26 +50,26 @@ fn verdict_accepted_and_rejected() {
             "pass",
         ],
     );
-    assert_eq!((code, json["verdict"].as_str()), (1, Some("rejected")));
+    assert_eq!((code, doc.verdict), (1, Verdict::Rejected));
 }
 
 #[test]
 fn verdict_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, json) = verdict(
+    let (code, doc) = verdict(
         &dir,
         Some(json!({"run": "echo slow; sleep 30", "timeoutSec": 1})),
         &["--outcome", "completed"],
     );
-    assert_eq!((code, json["verdict"].as_str()), (4, Some("error")));
-    assert_eq!(json["timed_out"], true);
+    assert_eq!((code, doc.verdict), (4, Verdict::Error));
+    assert!(doc.timed_out);
 
-    let (code, json) = verdict(
+    let (code, doc) = verdict(
         &dir,
         Some(json!({"run": "kill -TERM $$"})),
         &["--outcome", "completed"],
     );
-    assert_eq!((code, json["verdict"].as_str()), (4, Some("error")));
+    assert_eq!((code, doc.verdict), (4, Verdict::Error));
 
     let path = spec_file(dir.path(), json!({"run": "true"}));
     let run = herd_accept(
@@ -85,10 +86,8 @@ fn verdict_errors() {
         b"",
         &[],
     );
-    assert_eq!(
-        (run.code, run.json()["verdict"].as_str()),
-        (4, Some("error"))
-    );
+    let doc: VerdictDetails = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!((run.code, doc.verdict), (4, Verdict::Error));
 }
 
 #[test]
@@ -97,16 +96,12 @@ fn verdict_skips_without_running_the_check() {
     let marker = dir.path().join("ran");
     let spec = json!({"run": format!("touch {}", marker.display())});
     for outcome in ["cancelled", "help", "provider-error", "failed"] {
-        let (code, json) = verdict(
+        let (code, doc) = verdict(
             &dir,
             Some(spec.clone()),
             &["--outcome", outcome, "--shared-checkout"],
         );
-        assert_eq!(
-            (code, json["verdict"].as_str()),
-            (5, Some("skipped")),
-            "{outcome}"
-        );
+        assert_eq!((code, doc.verdict), (5, Verdict::Skipped), "{outcome}");
         assert!(!marker.exists(), "the check ran for {outcome}");
     }
 }
@@ -114,14 +109,12 @@ fn verdict_skips_without_running_the_check() {
 #[test]
 fn verdict_none_without_a_spec() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, json) = verdict(&dir, None, &["--outcome", "completed"]);
-    assert_eq!((code, json["verdict"].as_str()), (0, Some("none")));
+    let (code, doc) = verdict(&dir, None, &["--outcome", "completed"]);
+    assert_eq!((code, doc.verdict), (0, Verdict::None));
     // Without a spec no directory is needed.
     let run = herd_accept(&["verdict", "--outcome", "help", "--json"], b"", &[]);
-    assert_eq!(
-        (run.code, run.json()["verdict"].as_str()),
-        (0, Some("none"))
-    );
+    let doc: VerdictDetails = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!((run.code, doc.verdict), (0, Verdict::None));
     // With one, a completed run's re-check needs its directory.
     let path = spec_file(dir.path(), json!({"run": "true"}));
     let run = herd_accept(
@@ -159,7 +152,7 @@ fn verdict_suffixes_and_the_details_sidecar() {
     let dir = tempfile::tempdir().unwrap();
     let changed = changed_files(&dir);
     let out = dir.path().join("details").join("verdict.json");
-    let (code, json) = verdict(
+    let (code, doc) = verdict(
         &dir,
         Some(json!({"run": "true", "paths": ["test"]})),
         &[
@@ -174,14 +167,14 @@ fn verdict_suffixes_and_the_details_sidecar() {
             out.to_str().unwrap(),
         ],
     );
-    assert_eq!((code, json["verdict"].as_str()), (0, Some("accepted")));
+    assert_eq!((code, doc.verdict), (0, Verdict::Accepted));
     assert_eq!(
-        json["changed_check_files"],
-        json!(["test/parser.test.js", "test/evil\u{202e}name.js"])
+        doc.changed_check_files,
+        ["test/parser.test.js", "test/evil\u{202e}name.js"]
     );
-    let written: Value = serde_json::from_slice(&fs::read(&out).unwrap()).unwrap();
-    assert_eq!(written, json);
-    assert_eq!(written["format_version"], 1);
+    let written: VerdictDetails = serde_json::from_slice(&fs::read(&out).unwrap()).unwrap();
+    assert_eq!(written, doc);
+    assert_eq!(written.format_version, 1);
 }
 
 /// Every kind of verdict in human text: its check lines, which are the JSON document's
@@ -273,11 +266,11 @@ fn every_verdict_reads_as_its_check_lines() {
     let mut transcript = String::new();
     for (name, spec, args) in cases {
         let human = verdict_run(&dir, spec.clone(), &args);
-        let (code, json) = verdict(&dir, spec, &args);
+        let (code, doc) = verdict(&dir, spec, &args);
         assert_eq!(human.code, code, "{name}: {human}");
-        let lines: Vec<&str> = [&json["check_line"], &json["check_output_line"]]
+        let lines: Vec<&str> = [Some(doc.check_line()), doc.check_output_line.as_deref()]
             .into_iter()
-            .filter_map(Value::as_str)
+            .flatten()
             .collect();
         assert_eq!(human.stdout, format!("{}\n", lines.join("\n")), "{name}");
         transcript.push_str(&format!("{name} (exit {code}):\n{}\n", human.stdout));
@@ -288,16 +281,16 @@ fn every_verdict_reads_as_its_check_lines() {
 #[test]
 fn verdict_output_line_keeps_the_last_1500_multibyte_characters() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, json) = verdict(
+    let (code, doc) = verdict(
         &dir,
         Some(json!({"run": "i=0; while [ $i -lt 2000 ]; do printf 'ж'; i=$((i+1)); done; exit 1"})),
         &["--outcome", "completed"],
     );
     assert_eq!(code, 1);
-    let line = json["check_output_line"].as_str().unwrap();
+    let line = doc.check_output_line.as_deref().unwrap();
     let shown = line
         .strip_prefix("Check output (last 1,500 characters, encoded): ")
         .unwrap();
     assert_eq!(shown, "ж".repeat(1_500));
-    assert_eq!(json["output"].as_str().unwrap().chars().count(), 2_000);
+    assert_eq!(doc.output.chars().count(), 2_000);
 }
