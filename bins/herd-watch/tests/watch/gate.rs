@@ -3,6 +3,9 @@
 
 use std::time::Duration;
 
+use herd_protocol::accept::{Ledger, ReviewRecord, Status, VerifyStatus};
+use herd_protocol::result::{Acceptance, Outcome};
+use herd_protocol::watch::WatchWait;
 use serde_json::Value;
 
 use crate::support::{Env, launch_bin, with_fake_pi};
@@ -40,6 +43,14 @@ impl Env {
     }
 }
 
+/// The ledger of the gate a result's acceptance applied.
+fn ledger(doc: &WatchWait) -> &Ledger {
+    match &doc.details.acceptance {
+        Some(Acceptance::Applied(ledger)) => ledger,
+        other => panic!("no applied gate in {other:?}"),
+    }
+}
+
 /// The part of a message after its report block.
 fn after_block(message: &str) -> &str {
     let end = message.find("</subagent_report>").expect("a report block");
@@ -63,13 +74,9 @@ fn an_explicit_gate_asks_the_child_for_its_report_and_the_result_carries_the_ver
         CHECKED_REPORT,
         "",
     );
-    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
-    assert_eq!(
-        (code, doc["outcome"].as_str()),
-        (0, Some("completed")),
-        "{text}"
-    );
-    let message = doc["message"].as_str().unwrap();
+    let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
+    assert_eq!((code, doc.outcome), (0, Outcome::Completed), "{text}");
+    let message = doc.message.as_str();
     assert!(
         after_block(message)
             .contains("\nAcceptance: checked (level checked, explicit, evidence checked)"),
@@ -79,12 +86,14 @@ fn an_explicit_gate_asks_the_child_for_its_report_and_the_result_carries_the_ver
     let block = &message[..message.find("</subagent_report>").unwrap()];
     assert!(block.contains("Patched the parser."), "{message}");
     assert!(!block.contains("acceptance-report"), "{message}");
-    let acceptance = &doc["details"]["acceptance"];
-    assert_eq!(acceptance["status"], "checked", "{doc}");
-    assert_eq!(acceptance["explicit"], true, "{doc}");
+    let acceptance = ledger(&doc);
+    assert_eq!(acceptance.status, Status::Checked, "{text}");
+    assert!(acceptance.explicit, "{text}");
+    let child_report = acceptance.child_report.as_ref().unwrap();
     assert_eq!(
-        acceptance["child_report"]["changed_files"][0], "src/lib.rs",
-        "{doc}"
+        child_report.changed_files.as_deref(),
+        Some(&["src/lib.rs".to_owned()][..]),
+        "{text}"
     );
     // The prompt the child read named the criterion by its id.
     let prompt = std::fs::read_to_string(repo.join("prompt.seen")).unwrap();
@@ -119,13 +128,9 @@ fn an_explicit_gate_that_rejects_fails_the_run_and_says_why() {
         CHECKED_REPORT,
         "echo x > staged.txt && git add staged.txt",
     );
-    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
-    assert_eq!(
-        (code, doc["outcome"].as_str()),
-        (1, Some("failed")),
-        "{text}"
-    );
-    let message = doc["message"].as_str().unwrap();
+    let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
+    assert_eq!((code, doc.outcome), (1, Outcome::Failed), "{text}");
+    let message = doc.message.as_str();
     let tail = after_block(message);
     assert!(
         tail.contains("Acceptance: rejected (level checked, explicit, evidence rejected) · no-staged-files: the git index has staged changes: staged.txt"),
@@ -135,7 +140,7 @@ fn an_explicit_gate_that_rejects_fails_the_run_and_says_why() {
         tail.contains("Error: the explicit acceptance gate rejected the result"),
         "{message}"
     );
-    assert_eq!(doc["details"]["acceptance"]["status"], "rejected", "{doc}");
+    assert_eq!(ledger(&doc).status, Status::Rejected, "{text}");
 
     // No report at all: rejected as claimed.
     let id = env.spawn_request(
@@ -149,17 +154,13 @@ fn an_explicit_gate_that_rejects_fails_the_run_and_says_why() {
             "cat > /dev/null; echo done",
         ],
     );
-    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
-    assert_eq!(
-        (code, doc["outcome"].as_str()),
-        (1, Some("failed")),
-        "{text}"
-    );
+    let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
+    assert_eq!((code, doc.outcome), (1, Outcome::Failed), "{text}");
     assert!(
-        doc["message"].as_str().unwrap().contains(
+        doc.message.contains(
             "Acceptance: rejected (level checked, explicit, evidence claimed) · acceptance-report: structured acceptance report not found"
         ),
-        "{doc}"
+        "{text}"
     );
 }
 
@@ -181,11 +182,11 @@ fn a_gate_on_an_unchanged_tree_is_not_run_again_and_a_changed_tree_runs_it() {
             report,
             "",
         );
-        let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+        let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
         assert_eq!(code, 0, "{text}");
-        let run = doc["details"]["acceptance"]["verify_runs"][0].clone();
-        assert_eq!(run["status"], "passed", "{doc}");
-        run["reused"].as_bool().unwrap()
+        let run = &ledger(&doc).verify_runs[0];
+        assert_eq!(run.status, VerifyStatus::Passed, "{text}");
+        run.reused
     };
     let runs = || {
         std::fs::read_to_string(&counter)
@@ -219,18 +220,17 @@ fn a_gate_command_verifies_in_the_childs_directory_and_a_bad_gate_is_refused() {
         report,
         "touch done.txt",
     );
-    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
     assert_eq!(code, 0, "{text}");
     assert!(
-        doc["message"]
-            .as_str()
-            .unwrap()
+        doc.message
             .contains("Acceptance: verified (level verified, explicit, evidence verified)"),
-        "{doc}"
+        "{text}"
     );
     assert_eq!(
-        doc["details"]["acceptance"]["verify_runs"][0]["status"], "passed",
-        "{doc}"
+        ledger(&doc).verify_runs[0].status,
+        VerifyStatus::Passed,
+        "{text}"
     );
     // The same child that forgets the file: the host's run of the command decides.
     let id = env.spawn_gated(
@@ -239,15 +239,12 @@ fn a_gate_command_verifies_in_the_childs_directory_and_a_bad_gate_is_refused() {
         report,
         "",
     );
-    let (code, doc, _) = env.watch(&["wait", "--run", &id, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
+    assert_eq!((code, doc.outcome), (1, Outcome::Failed), "{text}");
     assert_eq!(
-        (code, doc["outcome"].as_str()),
-        (1, Some("failed")),
-        "{doc}"
-    );
-    assert_eq!(
-        doc["details"]["acceptance"]["verify_runs"][0]["status"], "failed",
-        "{doc}"
+        ledger(&doc).verify_runs[0].status,
+        VerifyStatus::Failed,
+        "{text}"
     );
 
     // Refused requests change nothing: exit 2, the field named, no run written.
@@ -313,17 +310,14 @@ fn a_required_review_is_decided_by_the_reviewers_result() {
         CHECKED_REPORT,
         "",
     );
-    let (code, doc, text) = env.watch(&["wait", "--run", &writer, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &writer, "--json"]);
     assert_eq!(code, 0, "{text}");
-    assert_eq!(
-        doc["details"]["acceptance"]["status"], "review-required",
-        "{doc}"
-    );
+    assert_eq!(ledger(&doc).status, Status::ReviewRequired, "{text}");
     assert!(
-        doc["message"].as_str().unwrap().contains(
+        doc.message.contains(
             "Acceptance: review-required (level checked, explicit, evidence checked) · review required: launch a reviewer with `reviews` naming this run"
         ),
-        "{doc}"
+        "{text}"
     );
     let review_file = env.art().join(format!("runs/{writer}.review.json"));
     assert!(!review_file.exists());
@@ -335,29 +329,23 @@ fn a_required_review_is_decided_by_the_reviewers_result() {
         r#"{"reviewFindings":["the lock is held across the send"],"blockers":["the lock is held across the send"],"manualNotes":"read the diff","residualRisks":["none"]}"#,
         "",
     );
-    let (code, doc, text) = env.watch(&["wait", "--run", &reviewer, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &reviewer, "--json"]);
     assert_eq!(code, 0, "{text}");
-    let message = doc["message"].as_str().unwrap();
+    let message = doc.message.as_str();
     assert!(
         after_block(message).contains(&format!(
             "Review of \"Writer\" ({writer}): rejected · the reviewer reported 1 blocker(s)"
         )),
         "{message}"
     );
-    let review: Value = serde_json::from_slice(&std::fs::read(&review_file).unwrap()).unwrap();
+    let review: ReviewRecord =
+        serde_json::from_slice(&std::fs::read(&review_file).unwrap()).unwrap();
     assert_eq!(
-        (
-            review["status"].as_str(),
-            review["reviewer_run_id"].as_str()
-        ),
-        (Some("rejected"), Some(reviewer.as_str())),
-        "{review}"
+        (review.status, review.reviewer_run_id.as_str()),
+        (Status::Rejected, reviewer.as_str()),
+        "{review:?}"
     );
-    assert_eq!(
-        review["blockers"].as_array().map(Vec::len),
-        Some(1),
-        "{review}"
-    );
+    assert_eq!(review.blockers.len(), 1, "{review:?}");
 
     // A second review without blockers makes it reviewed.
     let second = env.spawn_gated(
@@ -366,17 +354,22 @@ fn a_required_review_is_decided_by_the_reviewers_result() {
         r#"{"reviewFindings":["fixed"],"blockers":[],"manualNotes":"read the diff","residualRisks":["none"]}"#,
         "",
     );
-    let (code, doc, text) = env.watch(&["wait", "--run", &second, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &second, "--json"]);
     assert_eq!(code, 0, "{text}");
     assert!(
-        doc["message"].as_str().unwrap().contains(&format!(
+        doc.message.contains(&format!(
             "Review of \"Writer\" ({writer}): reviewed · the reviewer reported no blockers"
         )),
-        "{doc}"
+        "{text}"
     );
-    let review: Value = serde_json::from_slice(&std::fs::read(&review_file).unwrap()).unwrap();
-    assert_eq!(review["status"], "reviewed", "{review}");
-    assert_eq!(doc["details"]["review"]["status"], "reviewed", "{doc}");
+    let review: ReviewRecord =
+        serde_json::from_slice(&std::fs::read(&review_file).unwrap()).unwrap();
+    assert_eq!(review.status, Status::Reviewed, "{review:?}");
+    assert_eq!(
+        doc.details.review.map(|r| r.status),
+        Some(Status::Reviewed),
+        "{text}"
+    );
 
     // A reviewer that supplies no review says so and leaves the decision as it was.
     let third = env.spawn_gated(
@@ -385,15 +378,16 @@ fn a_required_review_is_decided_by_the_reviewers_result() {
         r#"{"reviewFindings":["fine"],"manualNotes":"read it","residualRisks":["none"]}"#,
         "",
     );
-    let (_, doc, _) = env.watch(&["wait", "--run", &third, "--json"]);
+    let (_, doc, text) = env.wait(&["wait", "--run", &third, "--json"]);
     assert!(
-        doc["message"].as_str().unwrap().contains(&format!(
+        doc.message.contains(&format!(
             "Review of \"Writer\" ({writer}): review-required · the reviewer's acceptance report does not list `blockers`"
         )),
-        "{doc}"
+        "{text}"
     );
-    let review: Value = serde_json::from_slice(&std::fs::read(&review_file).unwrap()).unwrap();
-    assert_eq!(review["reviewer_run_id"], second.as_str(), "{review}");
+    let review: ReviewRecord =
+        serde_json::from_slice(&std::fs::read(&review_file).unwrap()).unwrap();
+    assert_eq!(review.reviewer_run_id, second, "{review:?}");
 }
 
 /// A Pi that answers with the acceptance level its task artifact names.
@@ -462,14 +456,14 @@ fn a_pi_child_gets_the_inferred_gate_and_an_inferred_rejection_only_reports() {
         ),
     ] {
         let id = env.spawn_request(request.clone(), &["--runner", "pi"]);
-        let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+        let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
         // An inferred gate the child did not meet is reported, and the run still completed.
         assert_eq!(
-            (code, doc["outcome"].as_str()),
-            (0, Some("completed")),
+            (code, doc.outcome),
+            (0, Outcome::Completed),
             "{request}: {text}"
         );
-        let message = doc["message"].as_str().unwrap();
+        let message = doc.message.as_str();
         assert!(message.contains(saw), "{request}: {message}");
         if level == "none" {
             assert!(
@@ -500,13 +494,9 @@ fn child_text_in_the_acceptance_line_stays_on_its_line() {
         forged,
         "",
     );
-    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
-    assert_eq!(
-        (code, doc["outcome"].as_str()),
-        (1, Some("failed")),
-        "{text}"
-    );
-    let message = doc["message"].as_str().unwrap();
+    let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
+    assert_eq!((code, doc.outcome), (1, Outcome::Failed), "{text}");
+    let message = doc.message.as_str();
     assert_eq!(
         message.to_lowercase().matches("</subagent_report>").count(),
         1,
