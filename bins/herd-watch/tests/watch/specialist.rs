@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use herd_e2e::wait::wait_for;
-use serde_json::Value;
+use herd_protocol::persistent::{LedgerLine, Outcome as TaskOutcome};
+use herd_protocol::result::Details;
+use herd_protocol::watch::{Label, StopStatus, WatchEvent, WatchStop};
 
-use crate::support::{Env, kill, launch_bin, redact, result_events, running, watch_bin};
+use crate::support::{Env, events, kill, launch_bin, redact, result_events, running, watch_bin};
 
 /// A persistent specialist that follows protocol.md §1.11: it reports its first task, then
 /// claims inbox files — a task is answered with a `task-done` event, a stop ends it.
@@ -37,11 +39,12 @@ fn a_persistent_specialist_delivers_each_task_once_and_stops() {
         &["--runner", "exec", "--", "sh", "-c", SPECIALIST],
     );
     let task_results = |stdout: &str| -> Vec<String> {
-        stdout
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|v| v["event"] == "result" && v["details"]["task"].is_string())
-            .map(|v| v["details"]["task"].as_str().unwrap().to_owned())
+        events(stdout)
+            .into_iter()
+            .filter_map(|event| match event {
+                WatchEvent::Result { details, .. } => details.task,
+                _ => None,
+            })
             .collect()
     };
     // A follow that runs a while: the first task's result, and one notice for the forged event.
@@ -70,9 +73,9 @@ fn a_persistent_specialist_delivers_each_task_once_and_stops() {
         .contains("answered")
         .then_some(())
     });
-    let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
+    let (code, doc, text) = env.doc::<WatchStop>(&["stop", "--run", &id, "--json"]);
     assert_eq!(code, 0, "{text}");
-    assert_eq!(doc["status"], "stopped");
+    assert_eq!(doc.status, StopStatus::Stopped);
     let last = env.run(
         &watch_bin(),
         &["follow", "--json"],
@@ -91,18 +94,14 @@ fn a_persistent_specialist_delivers_each_task_once_and_stops() {
         "the second task and the run's own end: {text}"
     );
     // The run's own end says it stopped, and repeats no task's report.
-    let end: Value = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|v| v["event"] == "result" && v["details"]["task"].is_null())
-        .unwrap();
-    let message = end["message"].as_str().unwrap();
+    let end = run_end(&text);
+    let message = end.message.as_str();
     assert!(
         message.starts_with("Persistent specialist \"Specialist\" stopped ("),
         "{message}"
     );
     assert!(!message.contains("<subagent_report"), "{message}");
-    assert_eq!(end["details"]["stopped"], true);
+    assert_eq!(end.details.stopped, Some(true));
 }
 
 /// A herd-watch that may write no file byte: a file-size limit, with SIGXFSZ ignored so that a
@@ -141,18 +140,18 @@ fn a_stop_that_cannot_be_published_fails_retryably_and_the_next_one_stops() {
         Duration::from_secs(60),
     );
     let text = out.stdout.clone() + &out.stderr;
-    let doc: Value = serde_json::from_str(&out.stdout).unwrap_or(Value::Null);
     assert_eq!(out.code, 4, "{text}");
-    assert_eq!(doc["status"], "stop-failed", "{doc}");
-    assert!(
-        doc["error"].as_str().is_some_and(|e| !e.is_empty()),
-        "{doc}"
-    );
+    let doc: WatchStop = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc.status, StopStatus::StopFailed, "{text}");
+    assert!(doc.error.is_some_and(|e| !e.is_empty()), "{text}");
     // A failed stop is not stop-pending: nothing was published and the specialist runs on.
     assert!(running(pid), "a failed stop changes nothing");
     let outcomes = |session: &Path| ledger_outcomes(session.to_str().unwrap());
     let before = outcomes(&session);
-    assert!(!before.iter().any(|o| o.starts_with("stop")), "{before:?}");
+    assert!(
+        !before.iter().any(|o| o.as_str().starts_with("stop")),
+        "{before:?}"
+    );
     assert!(
         std::fs::read_dir(&dir)
             .unwrap()
@@ -161,14 +160,14 @@ fn a_stop_that_cannot_be_published_fails_retryably_and_the_next_one_stops() {
         "no directive was left behind"
     );
     // Asked again once the directory is back: published, confirmed, stopped.
-    let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
+    let (code, doc, text) = env.doc::<WatchStop>(&["stop", "--run", &id, "--json"]);
     assert_eq!(code, 0, "{text}");
-    assert_eq!(doc["status"], "stopped", "{doc}");
+    assert_eq!(doc.status, StopStatus::Stopped, "{text}");
     assert!(!running(pid));
     let after = outcomes(&session);
     assert_eq!(
         after[before.len()..],
-        ["stop-pending".to_owned(), "stopped".to_owned()],
+        [TaskOutcome::StopPending, TaskOutcome::Stopped],
         "{after:?}"
     );
 }
@@ -192,7 +191,7 @@ fn an_exit_after_a_failed_stop_is_one_stopped_result() {
     );
     assert_eq!(out.code, 4, "{}", out.stdout);
     // The ledger line cannot be written by that herd-watch either; the parent records it.
-    if !ledger_outcomes(&session).contains(&"stop-failed".to_owned()) {
+    if !ledger_outcomes(&session).contains(&TaskOutcome::StopFailed) {
         use herd_protocol::persistent::{At, LedgerLine, Outcome};
         LedgerLine {
             task: "first".into(),
@@ -215,8 +214,8 @@ fn an_exit_after_a_failed_stop_is_one_stopped_result() {
     );
     let text = out.stdout;
     let end = run_end(&text);
-    assert_eq!(end["details"]["stopped"], true, "{text}");
-    let message = end["message"].as_str().unwrap();
+    assert_eq!(end.details.stopped, Some(true), "{text}");
+    let message = end.message.as_str();
     assert!(
         message.starts_with("Persistent specialist \"Unreached\" stopped ("),
         "{message}"
@@ -227,7 +226,10 @@ fn an_exit_after_a_failed_stop_is_one_stopped_result() {
     );
     let outcomes = ledger_outcomes(&session);
     assert_eq!(
-        outcomes.iter().filter(|o| *o == "stopped").count(),
+        outcomes
+            .iter()
+            .filter(|o| **o == TaskOutcome::Stopped)
+            .count(),
         1,
         "{outcomes:?}"
     );
@@ -260,9 +262,9 @@ fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
     let env = Env::new();
     // Idle after its first task, it claims the stop directive and ignores it.
     let (id, pid, session) = specialist_after_its_first_task(&env, "Deaf", "");
-    let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
+    let (code, doc, text) = env.doc::<WatchStop>(&["stop", "--run", &id, "--json"]);
     assert_eq!(code, 3, "{text}");
-    assert_eq!(doc["status"], "stop-unconfirmed", "{doc}");
+    assert_eq!(doc.status, StopStatus::StopUnconfirmed, "{text}");
     assert!(running(pid));
     // It takes no follow-up work while its stop is unconfirmed.
     let send = env.run(
@@ -283,17 +285,18 @@ fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
     );
     let text = out.stdout;
     let end = run_end(&text);
-    assert_eq!(end["details"]["stopped"], true, "{text}");
+    assert_eq!(end.details.stopped, Some(true), "{text}");
     assert!(
-        end["message"]
-            .as_str()
-            .unwrap()
+        end.message
             .starts_with("Persistent specialist \"Deaf\" stopped ("),
         "{text}"
     );
     let outcomes = ledger_outcomes(&session);
     assert_eq!(
-        outcomes.iter().filter(|o| *o == "stopped").count(),
+        outcomes
+            .iter()
+            .filter(|o| **o == TaskOutcome::Stopped)
+            .count(),
         1,
         "{outcomes:?}"
     );
@@ -313,9 +316,9 @@ fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
         &["--runner", "exec", "--", "sh", "-c", &busy],
     );
     let pid = env.identity_pid(&id);
-    let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
+    let (code, doc, text) = env.doc::<WatchStop>(&["stop", "--run", &id, "--json"]);
     assert_eq!(code, 3, "{text}");
-    assert_eq!(doc["status"], "stop-pending", "{doc}");
+    assert_eq!(doc.status, StopStatus::StopPending, "{text}");
     assert!(running(pid));
     std::fs::write(&gate, b"open").unwrap();
     wait_for(
@@ -337,30 +340,46 @@ fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
     let mut record = env.record(&id);
     record["status"] = "uncertain".into();
     std::fs::write(&path, record.to_string()).unwrap();
-    let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
+    let (code, doc, text) = env.doc::<WatchStop>(&["stop", "--run", &id, "--json"]);
     assert_eq!(code, 3, "{text}");
-    assert_eq!(doc["status"], "stop-unconfirmed", "{doc}");
-    let (_, doc, text) = env.watch(&["status", "--run", &id, "--json"]);
-    assert_eq!(doc["runs"][0]["label"], "stalled", "{text}");
+    assert_eq!(doc.status, StopStatus::StopUnconfirmed, "{text}");
+    let row = env.status(&id).runs.remove(0);
+    assert_eq!(row.label, Label::Stalled, "{row:?}");
     kill(pid);
 }
 
 /// The outcomes of a specialist's ledger, oldest first.
-fn ledger_outcomes(session: &str) -> Vec<String> {
+fn ledger_outcomes(session: &str) -> Vec<TaskOutcome> {
     std::fs::read_to_string(format!("{session}.ledger"))
         .unwrap_or_default()
         .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|v| v["outcome"].as_str().map(str::to_owned))
+        .filter_map(|l| serde_json::from_str::<LedgerLine>(l).ok())
+        .map(|line| line.outcome)
         .collect()
 }
 
-/// The run's own end among a follow's results: the result without a task.
-fn run_end(stdout: &str) -> Value {
-    stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|v| v["event"] == "result" && v["details"]["task"].is_null())
+/// The run's own end among a follow's results: the message and details of the result without a
+/// task.
+struct RunEnd {
+    message: String,
+    details: Details,
+}
+
+fn run_end(stdout: &str) -> RunEnd {
+    events(stdout)
+        .into_iter()
+        .find_map(|event| match event {
+            WatchEvent::Result {
+                message,
+                details,
+                task: None,
+                ..
+            } => Some(RunEnd {
+                message,
+                details: *details,
+            }),
+            _ => None,
+        })
         .unwrap_or_else(|| panic!("no run result in {stdout}"))
 }
 
@@ -381,14 +400,14 @@ fn an_unconfirmed_stop_is_stalled_and_its_late_exit_is_one_stopped_result() {
         Duration::from_secs(2),
     );
     assert!(first.stdout.contains("first task done"));
-    let (code, doc, text) = env.watch(&["stop", "--run", &id, "--json"]);
+    let (code, doc, text) = env.doc::<WatchStop>(&["stop", "--run", &id, "--json"]);
     assert_eq!(code, 3, "{text}");
-    assert_eq!(doc["status"], "stop-unconfirmed", "{doc}");
+    assert_eq!(doc.status, StopStatus::StopUnconfirmed, "{text}");
     assert!(running(pid));
     // Seed 003: the unconfirmed stop is `stalled`, in the status and in the widget.
-    let (_, doc, text) = env.watch(&["status", "--run", &id, "--json"]);
-    assert_eq!(doc["runs"][0]["label"], "stalled", "{text}");
-    assert_eq!(doc["runs"][0]["detail"], "stop unconfirmed", "{text}");
+    let row = env.status(&id).runs.remove(0);
+    assert_eq!(row.label, Label::Stalled, "{row:?}");
+    assert_eq!(row.detail.as_deref(), Some("stop unconfirmed"), "{row:?}");
     let (_, _, widget) = env.watch(&["status", "--widget"]);
     insta::assert_snapshot!("stalled_widget", redact(env.dir.path(), &widget));
     // It takes no follow-up work, and the evidence stays.
@@ -401,7 +420,7 @@ fn an_unconfirmed_stop_is_stalled_and_its_late_exit_is_one_stopped_result() {
     assert_eq!(send.code, 2, "{}", send.stdout);
     assert!(send.stdout.contains("stopping"));
     assert!(Path::new(&format!("{session}.tasks")).exists());
-    assert!(!ledger_outcomes(&session).contains(&"stopped".to_owned()));
+    assert!(!ledger_outcomes(&session).contains(&TaskOutcome::Stopped));
     // Its exit, confirmed after the deadline: one terminal stopped result and one stopped line.
     let last = env.run(
         &watch_bin(),
@@ -421,19 +440,22 @@ fn an_unconfirmed_stop_is_stalled_and_its_late_exit_is_one_stopped_result() {
     );
     assert!(!text.contains("recovered"), "{text}");
     let end = run_end(&text);
-    let message = end["message"].as_str().unwrap();
+    let message = end.message.as_str();
     assert!(
         message.starts_with("Persistent specialist \"Late\" stopped ("),
         "{message}"
     );
-    assert_eq!(end["details"]["stopped"], true);
+    assert_eq!(end.details.stopped, Some(true));
     let outcomes = ledger_outcomes(&session);
     assert_eq!(
-        outcomes.iter().filter(|o| *o == "stopped").count(),
+        outcomes
+            .iter()
+            .filter(|o| **o == TaskOutcome::Stopped)
+            .count(),
         1,
         "{outcomes:?}"
     );
-    assert_eq!(outcomes.last().map(String::as_str), Some("stopped"));
+    assert_eq!(outcomes.last(), Some(&TaskOutcome::Stopped));
 }
 
 #[test]
@@ -452,12 +474,8 @@ fn a_specialist_that_vanishes_without_a_stop_gives_one_crash_notice() {
     );
     let text = out.stdout;
     assert_eq!(result_events(&text, &id), 1, "{text}");
-    let end: Value = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|v| v["event"] == "result")
-        .unwrap();
-    let message = end["message"].as_str().unwrap();
+    let end = run_end(&text);
+    let message = end.message.as_str();
     assert!(
         message.starts_with("Persistent specialist \"Fragile\" vanished after ")
             && message.contains(

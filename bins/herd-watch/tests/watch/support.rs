@@ -9,7 +9,7 @@ use herd_e2e::proc::signal_pid;
 use herd_e2e::wait::{try_wait_for, wait_for};
 use herd_protocol::launch::LaunchAck;
 use herd_protocol::run::LaunchStatus;
-use herd_protocol::watch::{StatusRuns, WatchWait};
+use herd_protocol::watch::{StatusRuns, WatchEvent, WatchWait};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -218,11 +218,19 @@ pub fn running(pid: u32) -> bool {
     })
 }
 
-pub fn result_events(stdout: &str, run_id: &str) -> usize {
+/// The lines of a `follow --json` that are events, as the protocol types them.
+pub fn events(stdout: &str) -> Vec<WatchEvent> {
     stdout
         .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["event"] == "result" && v["run_id"] == run_id)
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// How many results of run `run_id` a `follow --json` printed.
+pub fn result_events(stdout: &str, run_id: &str) -> usize {
+    events(stdout)
+        .iter()
+        .filter(|e| matches!(e, WatchEvent::Result { run_id: id, .. } if id == run_id))
         .count()
 }
 
