@@ -3,9 +3,11 @@
 use std::time::Duration;
 
 use herd_e2e::wait::wait_for;
+use herd_protocol::cleanup::DoctorReport;
+use herd_protocol::watch::{CancelStatus, StatusRuns, WatchCancel, WatchEvent};
 use serde_json::Value;
 
-use crate::support::{Env, result_events, watch_bin, with_fake_pi};
+use crate::support::{Env, events, result_events, watch_bin, with_fake_pi};
 
 #[test]
 fn a_provider_error_launches_the_next_model_and_one_result_names_both() {
@@ -22,23 +24,23 @@ fn a_provider_error_launches_the_next_model_and_one_result_names_both() {
         Duration::from_secs(60),
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let events: Vec<Value> = out
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
+    let events = events(&out.stdout);
+    let results: Vec<(&str, &str)> = events
+        .iter()
+        .filter_map(|e| match e {
+            WatchEvent::Result {
+                run_id, message, ..
+            } => Some((run_id.as_str(), message.as_str())),
+            _ => None,
+        })
         .collect();
-    let results: Vec<&Value> = events.iter().filter(|e| e["event"] == "result").collect();
     assert_eq!(
         results.len(),
         1,
         "one result for the logical run: {events:?}"
     );
-    assert_ne!(
-        results[0]["run_id"],
-        first.as_str(),
-        "the successor delivers it"
-    );
-    let message = results[0]["message"].as_str().unwrap();
+    let (successor, message) = results[0];
+    assert_ne!(successor, first, "the successor delivers it");
     assert!(message.contains("done with prov/b"), "{message}");
     assert!(
         message.contains("Models attempted: prov/a, prov/b"),
@@ -47,7 +49,8 @@ fn a_provider_error_launches_the_next_model_and_one_result_names_both() {
     assert!(
         events
             .iter()
-            .any(|e| e["event"] == "notice" && e["run_id"] == first.as_str())
+            .any(|e| matches!(e, WatchEvent::Notice { run_id, .. } if *run_id == first)),
+        "{events:?}"
     );
     let ledger = std::fs::read_to_string(env.art().join("outcomes.jsonl")).unwrap();
     let lines: Vec<Value> = ledger
@@ -64,33 +67,26 @@ fn a_provider_error_launches_the_next_model_and_one_result_names_both() {
         (Some("prov/b"), Some("completed"))
     );
     // `wait` on the first run answers with its successor's result.
-    let (code, doc, _) = env.watch(&["wait", "--run", &first, "--json"]);
-    assert_eq!((code, &doc["run_id"]), (0, &results[0]["run_id"]));
+    let (code, doc, text) = env.wait(&["wait", "--run", &first, "--json"]);
+    assert_eq!((code, doc.run_id.as_str()), (0, successor));
     // The failed model and its raw error, in the details and on a host line.
-    let failures = doc["details"]["fallbackFailures"].as_array().unwrap();
-    assert_eq!(failures.len(), 1, "{doc}");
-    assert_eq!(failures[0]["model"], "prov/a");
-    assert_eq!(failures[0]["run_id"], first.as_str());
-    let error = failures[0]["error"].as_str().unwrap();
-    assert!(!error.is_empty());
+    let failures = doc.details.fallback_failures.as_deref().unwrap();
+    assert_eq!(failures.len(), 1, "{text}");
+    assert_eq!(failures[0].model.as_deref(), Some("prov/a"));
+    assert_eq!(failures[0].run_id, first);
+    assert!(!failures[0].error.is_empty());
     assert!(message.contains("Model prov/a failed: "), "{message}");
     // The superseded attempt is no run of its own: not in status, not a doctor's finding.
-    let (_, status, _) = env.watch(&["status", "--json"]);
-    let ids: Vec<&str> = status["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["run_id"].as_str().unwrap())
-        .collect();
-    assert!(!ids.contains(&first.as_str()), "{status}");
+    let (_, status, text) = env.doc::<StatusRuns>(&["status", "--json"]);
+    assert!(!status.runs.iter().any(|r| r.run_id == first), "{text}");
     let doctor = env.run(
         &herd_e2e::bin("herd-cleanup"),
         &["doctor", "--json"],
         &[],
         Duration::from_secs(60),
     );
-    let doctor: Value = serde_json::from_str(&doctor.stdout).unwrap();
-    assert_eq!(doctor["runs"], serde_json::json!([]), "{doctor}");
+    let doctor: DoctorReport = serde_json::from_str(&doctor.stdout).unwrap();
+    assert_eq!(doctor.runs, [], "{doctor:?}");
 }
 
 #[test]
@@ -106,9 +102,9 @@ fn a_cancel_wins_over_a_pending_fallback() {
     wait_for("the child to finish", Duration::from_secs(10), || {
         runner_exit.exists().then_some(())
     });
-    let (code, doc, text) = env.watch(&["cancel", "--run", &first, "--json"]);
+    let (code, doc, text) = env.doc::<WatchCancel>(&["cancel", "--run", &first, "--json"]);
     assert_eq!(code, 0, "{text}");
-    assert_eq!(doc["status"], "confirmed");
+    assert_eq!(doc.status, CancelStatus::Confirmed);
     let out = env.run(
         &watch_bin(),
         &["follow", "--json"],

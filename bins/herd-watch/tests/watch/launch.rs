@@ -6,6 +6,11 @@ use std::time::Duration;
 use herd_e2e::cli::Run;
 use herd_e2e::proc::{process_alive, signal_pid};
 use herd_e2e::wait::wait_for;
+use herd_protocol::cleanup::{DoctorReport, FindingState};
+use herd_protocol::launch::LaunchAck;
+use herd_protocol::result::Outcome;
+use herd_protocol::run::LaunchStatus;
+use herd_protocol::watch::{CancelStatus, Label, WatchCancel, WatchWait};
 use serde_json::Value;
 
 use crate::support::{Env, kill, launch_bin, result_events, watch_bin, write_script};
@@ -18,12 +23,8 @@ fn a_cancel_during_acquisition_ends_the_owner_once_acquired() {
     let id = std::thread::scope(|scope| {
         let spawner = scope.spawn(|| env.spawn("Late", "sleep 30"));
         let pending = first_record(&env);
-        let (code, doc, text) = env.watch(&["cancel", "--run", &pending, "--json"]);
-        assert_eq!(
-            (code, doc["status"].as_str()),
-            (3, Some("requested")),
-            "{text}"
-        );
+        let (code, doc, text) = env.doc::<WatchCancel>(&["cancel", "--run", &pending, "--json"]);
+        assert_eq!((code, doc.status), (3, CancelStatus::Requested), "{text}");
         let launched = spawner.join().unwrap();
         assert_eq!(launched, pending);
         launched
@@ -36,9 +37,9 @@ fn a_cancel_during_acquisition_ends_the_owner_once_acquired() {
         "the pane {pane} is still there: {}",
         out.stdout
     );
-    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
     assert_eq!(code, 5, "{text}");
-    assert_eq!(doc["outcome"], "cancelled");
+    assert_eq!(doc.outcome, Outcome::Cancelled);
 }
 
 /// An environment whose tmux takes a second to place a pane.
@@ -197,25 +198,27 @@ fn a_definite_launch_failure_settles_at_once_as_failed() {
         &[],
         Duration::from_secs(30),
     );
-    let ack: Value = serde_json::from_str(&out.stdout).unwrap();
+    let ack: LaunchAck = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(
-        (out.code, ack["status"].as_str()),
-        (4, Some("failed")),
-        "{ack}"
+        (out.code, ack.status),
+        (4, LaunchStatus::Failed),
+        "{}",
+        out.stdout
     );
-    let id = ack["run_id"].as_str().unwrap();
+    let id = ack.run_id.as_str();
     // Before any watcher settled it, status already says failed.
-    let (_, status, _) = env.watch(&["status", "--run", id, "--json"]);
-    assert_eq!(status["runs"][0]["label"], "failed", "{status}");
-    let (code, doc, text) = env.watch(&["wait", "--run", id, "--json"]);
+    let row = env.status(id).runs.remove(0);
+    assert_eq!(row.label, Label::Failed, "{row:?}");
+    let (code, doc, text) = env.wait(&["wait", "--run", id, "--json"]);
     assert_eq!(code, 1, "{text}");
-    assert_eq!(doc["outcome"], "failed");
+    assert_eq!(doc.outcome, Outcome::Failed);
     assert!(
-        doc["details"]["launchFailure"]
-            .as_str()
+        doc.details
+            .launch_failure
+            .as_deref()
             .unwrap()
             .contains("cannot create"),
-        "{doc}"
+        "{text}"
     );
     // follow emits it (already delivered: no second result) and ends.
     let out = env.run(
@@ -226,8 +229,8 @@ fn a_definite_launch_failure_settles_at_once_as_failed() {
     );
     assert!(out.success(), "{}", out.stderr);
     assert_eq!(result_events(&out.stdout, id), 0);
-    let (_, status, _) = env.watch(&["status", "--run", id, "--json"]);
-    assert_eq!(status["runs"][0]["label"], "failed", "{status}");
+    let row = env.status(id).runs.remove(0);
+    assert_eq!(row.label, Label::Failed, "{row:?}");
 }
 
 #[test]
@@ -244,29 +247,27 @@ fn a_launch_whose_herd_launch_dies_settles_as_lost() {
             &[],
             Duration::from_secs(60),
         );
-        let doc: Value = serde_json::from_str(&doctor.stdout).unwrap();
-        let finding = doc["runs"]
-            .as_array()
-            .unwrap()
+        let report: DoctorReport = serde_json::from_str(&doctor.stdout).unwrap();
+        let finding = report
+            .runs
             .iter()
-            .find(|r| r["run_id"] == id.as_str())
-            .unwrap_or_else(|| panic!("signal {signal}: {doc:#}"))
-            .clone();
-        assert_eq!(finding["state"], "launch_lost", "{finding}");
+            .find(|r| r.run_id == id)
+            .unwrap_or_else(|| panic!("signal {signal}: {report:#?}"));
+        assert_eq!(finding.state, FindingState::LaunchLost, "{finding:?}");
         assert!(
-            finding["detail"]
-                .as_str()
-                .unwrap()
+            finding
+                .detail
                 .contains("settles it as failed (`lost`, exit 1)"),
-            "{finding}"
+            "{finding:?}"
         );
         let (code, doc, text) = env.watch_env(
             &["wait", "--run", &id, "--json"],
             &[("HERD_LOST_GRACE_MS", "300")],
         );
         assert_eq!(code, 1, "signal {signal}: {text}");
-        assert_eq!(doc["outcome"], "failed");
-        let failure = doc["details"]["launchFailure"].as_str().unwrap();
+        let doc: WatchWait = serde_json::from_value(doc).unwrap();
+        assert_eq!(doc.outcome, Outcome::Failed);
+        let failure = doc.details.launch_failure.as_deref().unwrap();
         assert!(failure.starts_with("lost: herd-launch ended"), "{failure}");
         let hold: u32 = std::fs::read_to_string(env.dir.path().join("tmux-hold.pid"))
             .unwrap()
@@ -284,17 +285,13 @@ fn a_child_started_after_its_launcher_died_is_cancelled_through_its_identity() {
     std::fs::write(env.dir.path().join("tmux-release"), "").unwrap();
     let pid = env.identity_pid(&id);
     assert_eq!(env.record(&id)["status"], "pending");
-    let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
-    assert_eq!(
-        (code, doc["status"].as_str()),
-        (0, Some("confirmed")),
-        "{text}"
-    );
+    let (code, doc, text) = env.doc::<WatchCancel>(&["cancel", "--run", &id, "--json"]);
+    assert_eq!((code, doc.status), (0, CancelStatus::Confirmed), "{text}");
     assert!(
         !process_alive(pid),
         "the child was signalled through its identity"
     );
-    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
     assert_eq!(code, 5, "{text}");
-    assert_eq!(doc["outcome"], "cancelled");
+    assert_eq!(doc.outcome, Outcome::Cancelled);
 }

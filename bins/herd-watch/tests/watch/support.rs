@@ -9,7 +9,7 @@ use herd_e2e::proc::signal_pid;
 use herd_e2e::wait::{try_wait_for, wait_for};
 use herd_protocol::launch::LaunchAck;
 use herd_protocol::run::LaunchStatus;
-use herd_protocol::watch::{StatusRuns, WatchEvent, WatchWait};
+use herd_protocol::watch::{Label, StatusRow, StatusRuns, WatchEvent, WatchWait};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -234,18 +234,19 @@ pub fn result_events(stdout: &str, run_id: &str) -> usize {
         .count()
 }
 
-/// The status of run `id` once its label is `label`, or the last one read within 15 s.
-pub fn wait_for_label(env: &Env, id: &str, label: &str) -> Value {
-    let mut last = Value::Null;
+/// The status row of run `id` once its label is `label`, or the last one read within 15 s.
+pub fn wait_for_label(env: &Env, id: &str, label: Label) -> StatusRow {
+    let mut last = None;
     try_wait_for(Duration::from_secs(15), || {
-        let (_, status, _) = env.watch(&["status", "--run", id, "--json"]);
-        if status["runs"][0]["label"] == label {
-            return Some(status);
+        let row = env.status(id).runs.remove(0);
+        if row.label == label {
+            return Some(row);
         }
-        last = status;
+        last = Some(row);
         None
     })
-    .unwrap_or(last)
+    .or(last)
+    .unwrap()
 }
 
 /// `text` as a snapshot holds it: this environment's directory as `[DIR]`, a run id as

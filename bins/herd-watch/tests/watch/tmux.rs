@@ -4,33 +4,33 @@
 use std::time::Duration;
 
 use herd_e2e::wait::wait_for;
-use serde_json::Value;
+use herd_protocol::result::Outcome;
+use herd_protocol::watch::{
+    CancelStatus, Interrupted, Label, WatchCancel, WatchEvent, WatchInterrupt, WatchWait,
+};
 
-use crate::support::{Env, kill, wait_for_label, watch_bin, write_script};
+use crate::support::{Env, events, kill, wait_for_label, watch_bin, write_script};
 
 #[test]
 fn on_tmux_a_child_completes_is_interrupted_and_cancelled() {
     let env = Env::tmux();
     let done = env.spawn("Painter", "echo painted");
-    let (code, doc, text) = env.watch(&["wait", "--run", &done, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &done, "--json"]);
     assert_eq!(code, 0, "{text}");
-    assert!(
-        doc["message"].as_str().unwrap().contains("painted"),
-        "{doc}"
-    );
+    assert!(doc.message.contains("painted"), "{text}");
 
     let id = env.spawn("Looper", "while :; do sleep 0.05; done");
-    wait_for_label(&env, &id, "running");
-    let (code, doc, text) = env.watch(&["interrupt", "--run", &id, "--json"]);
+    wait_for_label(&env, &id, Label::Running);
+    let (code, doc, text) = env.doc::<WatchInterrupt>(&["interrupt", "--run", &id, "--json"]);
     assert_eq!(code, 0, "{text}");
-    assert_eq!(doc["status"], "interrupted");
-    let status = wait_for_label(&env, &id, "interrupted");
-    assert_eq!(status["runs"][0]["label"], "interrupted", "{status}");
-    let (code, doc, text) = env.watch(&["cancel", "--run", &id, "--json"]);
+    assert_eq!(doc.status, Interrupted::Interrupted);
+    let row = wait_for_label(&env, &id, Label::Interrupted);
+    assert_eq!(row.label, Label::Interrupted, "{row:?}");
+    let (code, doc, text) = env.doc::<WatchCancel>(&["cancel", "--run", &id, "--json"]);
     assert_eq!(code, 0, "{text}");
-    assert_eq!(doc["status"], "confirmed", "{doc}");
-    let (code, doc, _) = env.watch(&["wait", "--run", &id, "--json"]);
-    assert_eq!((code, doc["outcome"].as_str()), (5, Some("cancelled")));
+    assert_eq!(doc.status, CancelStatus::Confirmed, "{text}");
+    let (code, doc, _) = env.wait(&["wait", "--run", &id, "--json"]);
+    assert_eq!((code, doc.outcome), (5, Outcome::Cancelled));
 }
 
 #[test]
@@ -157,7 +157,8 @@ fn a_failing_pane_query_is_asked_again_after_one_then_two_then_four_seconds() {
     });
     // The failures were never taken for the child's end: its own result arrives.
     assert_eq!(code, 0, "{text}");
-    assert_eq!(doc["outcome"], "completed", "{doc}");
+    let doc: WatchWait = serde_json::from_value(doc).unwrap();
+    assert_eq!(doc.outcome, Outcome::Completed, "{text}");
     assert!(text.contains("probed report"), "{text}");
     assert_doubling(&times_of(&calls, "list-panes -t"), &calls);
     // The listing of every pane fails too, and is paced the same way.
@@ -178,29 +179,29 @@ fn a_pane_gone_without_evidence_stalls_then_fails() {
         &[],
         Duration::from_secs(60),
     );
-    let events: Vec<Value> = out
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
+    let events = events(&out.stdout);
+    let stalled: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            WatchEvent::Stalled { message, .. } => Some(message.as_str()),
+            _ => None,
+        })
         .collect();
-    let stalled: Vec<&Value> = events.iter().filter(|e| e["event"] == "stalled").collect();
     assert_eq!(stalled.len(), 1, "{events:?}");
-    let line = stalled[0]["message"].as_str().unwrap();
+    let line = stalled[0];
     assert!(
         line.starts_with("\"Vanisher\" running ") && line.ends_with(", stalled."),
         "{line}"
     );
-    let result = events
+    let Some(WatchEvent::Result {
+        outcome, message, ..
+    }) = events
         .iter()
-        .find(|e| e["event"] == "result")
-        .expect("a result");
-    assert_eq!(result["outcome"], "failed");
-    assert!(
-        result["message"]
-            .as_str()
-            .unwrap()
-            .contains("pane disappeared"),
-        "{result}"
-    );
+        .find(|e| matches!(e, WatchEvent::Result { .. }))
+    else {
+        panic!("a result: {events:?}");
+    };
+    assert_eq!(*outcome, Outcome::Failed);
+    assert!(message.contains("pane disappeared"), "{message}");
     kill(pid);
 }
