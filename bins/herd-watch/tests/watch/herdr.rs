@@ -12,6 +12,15 @@ use herd_e2e::cli::{self, Run};
 use herd_e2e::herdr::HerdrServer;
 use herd_e2e::proc::{process_alive, signal_pid};
 use herd_e2e::wait::wait_for;
+use herd_protocol::intents::SteeringLedger;
+use herd_protocol::launch::LaunchAck;
+use herd_protocol::result::Outcome;
+use herd_protocol::run::LaunchStatus;
+use herd_protocol::watch::{
+    CancelStatus, Interrupted, Label, StatusRow, StatusRuns, StatusWidget, SteerState, StopStatus,
+    WatchCancel, WatchInterrupt, WatchSteer, WatchStop, WatchWait,
+};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::support::{launch_bin, watch_bin};
@@ -67,13 +76,18 @@ impl Env {
     /// Launches a child running `script` under `sh -c`; returns its run id.
     fn spawn(&self, name: &str, script: &str) -> String {
         let (out, ack) = self.try_spawn(name, script, &[]);
-        assert_eq!(ack["status"], "launched", "{ack}\n{}", out.stderr);
-        ack["run_id"].as_str().unwrap().to_owned()
+        assert_eq!(
+            ack.status,
+            LaunchStatus::Launched,
+            "{ack:?}\n{}",
+            out.stderr
+        );
+        ack.run_id
     }
 
     /// Launches a child running `script` under `sh -c` with more environment `extra`; returns
     /// the outcome and the acknowledgement.
-    fn try_spawn(&self, name: &str, script: &str, extra: &[(&str, &str)]) -> (Run, Value) {
+    fn try_spawn(&self, name: &str, script: &str, extra: &[(&str, &str)]) -> (Run, LaunchAck) {
         let path = self.dir.path().join(format!("req-{name}.json"));
         let request = serde_json::json!({"name": name, "task": "the task"});
         std::fs::write(&path, request.to_string()).unwrap();
@@ -92,7 +106,7 @@ impl Env {
             script,
         ];
         let out = self.run_env(&launch_bin(), &args, extra, Duration::from_secs(90));
-        let ack: Value = serde_json::from_str(&out.stdout)
+        let ack: LaunchAck = serde_json::from_str(&out.stdout)
             .unwrap_or_else(|_| panic!("spawn: {}\n{}", out.stdout, out.stderr));
         (out, ack)
     }
@@ -106,6 +120,21 @@ impl Env {
         let text = out.stdout.clone() + &out.stderr;
         assert!(!out.timed_out, "herd-watch {args:?} did not end:\n{text}");
         (out.code, doc, text, took)
+    }
+
+    /// `herd-watch ARGS` (with `--json`): its exit code, the document it printed as `T`, and all
+    /// its output.
+    fn doc<T: DeserializeOwned>(&self, args: &[&str]) -> (i32, T, String) {
+        let (code, doc, text, _) = self.watch(args);
+        let doc = serde_json::from_value(doc).unwrap_or_else(|err| {
+            panic!("herd-watch {args:?} printed no such document ({err}): {text}")
+        });
+        (code, doc, text)
+    }
+
+    /// `herd-watch ARGS` (a `wait … --json`): its exit code, the settled result and all output.
+    fn wait(&self, args: &[&str]) -> (i32, WatchWait, String) {
+        self.doc(args)
     }
 
     fn record(&self, run_id: &str) -> Value {
@@ -190,20 +219,20 @@ impl Env {
     }
 
     /// `herd-watch status --run ID --json`'s row of the run.
-    fn status(&self, run_id: &str) -> Value {
-        let (_, doc, text, _) = self.watch(&["status", "--run", run_id, "--json"]);
-        assert!(doc["runs"][0].is_object(), "{text}");
-        doc["runs"][0].clone()
+    fn status(&self, run_id: &str) -> StatusRow {
+        let (_, mut doc, text) = self.doc::<StatusRuns>(&["status", "--run", run_id, "--json"]);
+        assert_eq!(doc.runs.len(), 1, "{text}");
+        doc.runs.remove(0)
     }
 
     /// Polls the run's status until its label is `label`.
-    fn wait_for_label(&self, run_id: &str, label: &str) -> Value {
+    fn wait_for_label(&self, run_id: &str, label: Label) -> StatusRow {
         wait_for(
-            &format!("run {run_id} to be {label}"),
+            &format!("run {run_id} to be {label:?}"),
             Duration::from_secs(30),
             || {
                 let row = self.status(run_id);
-                (row["label"] == label).then_some(row)
+                (row.label == label).then_some(row)
             },
         )
     }
@@ -240,20 +269,17 @@ fn on_herdr_a_finished_child_reports_its_own_run_time_and_its_pane_closes() {
                 .then_some(())
         },
     );
-    let (code, doc, text, _) = env.watch(&["wait", "--run", &id, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
     assert_eq!(code, 0, "{text}");
-    assert_eq!(doc["outcome"], "completed", "{doc}");
-    assert!(
-        doc["message"].as_str().unwrap().contains("painted"),
-        "{doc}"
-    );
-    let elapsed = doc["details"]["elapsedMs"].as_u64().unwrap();
+    assert_eq!(doc.outcome, Outcome::Completed, "{doc:?}");
+    assert!(doc.message.contains("painted"), "{doc:?}");
+    let elapsed = doc.details.elapsed_ms.unwrap();
     assert!(
         elapsed < 3000,
-        "the child ran {elapsed} ms by its own clock: {doc}"
+        "the child ran {elapsed} ms by its own clock: {text}"
     );
     let row = env.status(&id);
-    assert!(row["elapsed_ms"].as_u64().unwrap() < 3000, "{row}");
+    assert!(row.elapsed_ms < 3000, "{row:?}");
     // Herdr would keep the finished child's pane as an idle shell: herd closes it.
     wait_for(
         "the finished child's pane to close",
@@ -273,18 +299,14 @@ fn on_herdr_a_child_completes_by_its_sidecar_and_by_its_shell_sentinel() {
         "Reporter",
         r#"printf '%s' '{"type":"done"}' > "$PI_SUBAGENT_SESSION.exit"; echo reported"#,
     );
-    let (code, doc, text, _) = env.watch(&["wait", "--run", &sidecar, "--json"]);
-    assert_eq!(
-        (code, doc["outcome"].as_str()),
-        (0, Some("completed")),
-        "{text}"
-    );
+    let (code, doc, text) = env.wait(&["wait", "--run", &sidecar, "--json"]);
+    assert_eq!((code, doc.outcome), (0, Outcome::Completed), "{text}");
     // Without a sidecar, the runner's exit status decides: the launch script's record.
     let failing = env.spawn("Failer", "echo failing; exit 4");
-    let (code, doc, text, _) = env.watch(&["wait", "--run", &failing, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &failing, "--json"]);
     assert_ne!(code, 0, "{text}");
-    assert_eq!(doc["outcome"], "failed", "{doc}");
-    assert!(doc["message"].as_str().unwrap().contains("code 4"), "{doc}");
+    assert_eq!(doc.outcome, Outcome::Failed, "{doc:?}");
+    assert!(doc.message.contains("code 4"), "{doc:?}");
     // Without that record either, the sentinel the script printed on the pane, whose shell
     // Herdr keeps: the runner is gone, its status is on the screen.
     let unrecorded = env.spawn("Unrecorded", "echo unrecorded; exit 5");
@@ -296,10 +318,10 @@ fn on_herdr_a_child_completes_by_its_sidecar_and_by_its_shell_sentinel() {
             .join(format!("runs/{unrecorded}.runner-exit.json")),
     )
     .unwrap();
-    let (code, doc, text, _) = env.watch(&["wait", "--run", &unrecorded, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &unrecorded, "--json"]);
     assert_ne!(code, 0, "{text}");
-    assert_eq!(doc["outcome"], "failed", "{doc}");
-    assert!(doc["message"].as_str().unwrap().contains("code 5"), "{doc}");
+    assert_eq!(doc.outcome, Outcome::Failed, "{doc:?}");
+    assert!(doc.message.contains("code 5"), "{doc:?}");
 }
 
 #[test]
@@ -324,8 +346,8 @@ fn on_herdr_a_child_is_steered_interrupted_and_cancelled_with_its_pane_closed() 
         .filter_map(|p| p["pid"].as_u64())
         .collect();
     assert!(pids.contains(&u64::from(pid)), "{pid} in {info}");
-    env.wait_for_label(&id, "running");
-    let (code, doc, text, _) = env.watch(&[
+    env.wait_for_label(&id, Label::Running);
+    let (code, doc, text) = env.doc::<WatchSteer>(&[
         "steer",
         "--run",
         &id,
@@ -336,21 +358,21 @@ fn on_herdr_a_child_is_steered_interrupted_and_cancelled_with_its_pane_closed() 
         "--json",
     ]);
     assert_eq!(code, 0, "{text}");
-    assert_eq!(doc["receipt"], "delivered", "{doc}");
+    assert_eq!(doc.receipt, SteerState::Delivered, "{doc:?}");
     env.herdr.wait_for_text(
         &pane,
         "heard<check the parser; then the lexer>",
         Duration::from_secs(20),
     );
 
-    let (code, doc, text, _) = env.watch(&["interrupt", "--run", &id, "--json"]);
+    let (code, doc, text) = env.doc::<WatchInterrupt>(&["interrupt", "--run", &id, "--json"]);
     assert_eq!(code, 0, "{text}");
-    assert_eq!(doc["status"], "interrupted");
-    env.wait_for_label(&id, "interrupted");
+    assert_eq!(doc.status, Interrupted::Interrupted);
+    env.wait_for_label(&id, Label::Interrupted);
 
-    let (code, doc, text, _) = env.watch(&["cancel", "--run", &id, "--json"]);
+    let (code, doc, text) = env.doc::<WatchCancel>(&["cancel", "--run", &id, "--json"]);
     assert_eq!(code, 0, "{text}");
-    assert_eq!(doc["status"], "confirmed", "{doc}");
+    assert_eq!(doc.status, CancelStatus::Confirmed, "{doc:?}");
     assert!(
         !env.herdr.pane_exists(&pane),
         "a confirmed cancel closed the pane"
@@ -364,8 +386,8 @@ fn on_herdr_a_child_is_steered_interrupted_and_cancelled_with_its_pane_closed() 
         Duration::from_secs(20),
         || (!process_alive(pid)).then_some(()),
     );
-    let (code, doc, _, _) = env.watch(&["wait", "--run", &id, "--json"]);
-    assert_eq!((code, doc["outcome"].as_str()), (5, Some("cancelled")));
+    let (code, doc, _) = env.wait(&["wait", "--run", &id, "--json"]);
+    assert_eq!((code, doc.outcome), (5, Outcome::Cancelled));
 }
 
 /// Steers run `id` with `message`, a command a shell would run, in each of `modes`, and
@@ -491,13 +513,9 @@ fn on_herdr_a_dispatch_leaves_nothing_in_the_childs_input() {
                 .then_some(())
         },
     );
-    let (code, doc, text, _) =
-        env.watch(&["steer", "--run", &id, "--message", "hello there", "--json"]);
-    assert_eq!(
-        (code, doc["receipt"].as_str()),
-        (0, Some("delivered")),
-        "{text}"
-    );
+    let (code, doc, text) =
+        env.doc::<WatchSteer>(&["steer", "--run", &id, "--message", "hello there", "--json"]);
+    assert_eq!((code, doc.receipt), (0, SteerState::Delivered), "{text}");
     let answer = env.dir.path().join("answer.txt");
     let got = wait_for("the child's answer", Duration::from_secs(20), || {
         std::fs::read_to_string(&answer).ok()
@@ -525,14 +543,14 @@ fn on_herdr_the_agent_status_a_child_reports_drives_status_and_the_widget() {
     };
     let id = env.spawn("Worker", REPORTER);
     let pane = env.pane(&id);
-    env.wait_for_label(&id, "running");
+    env.wait_for_label(&id, Label::Running);
     // A watcher follows the run as the parent's does, recording each status transition.
     let follow = env.follow_in_background();
     std::fs::write(env.dir.path().join("working"), "").unwrap();
-    env.wait_for_label(&id, "active");
-    let (code, doc, text, _) = env.watch(&["status", "--widget", "--json"]);
+    env.wait_for_label(&id, Label::Active);
+    let (code, doc, text) = env.doc::<StatusWidget>(&["status", "--widget", "--json"]);
     assert_eq!(code, 0, "{text}");
-    let widget = doc["widget"].as_str().unwrap();
+    let widget = doc.widget.as_str();
     assert!(
         widget.contains("active") && widget.contains("Worker"),
         "{widget}"
@@ -542,7 +560,7 @@ fn on_herdr_the_agent_status_a_child_reports_drives_status_and_the_widget() {
         env.wait_for_event_label(&id, label);
     }
     // Between turns a follow-up goes out: queued now, typed into the pane by the watcher.
-    let (code, doc, text, _) = env.watch(&[
+    let (code, doc, text) = env.doc::<WatchSteer>(&[
         "steer",
         "--run",
         &id,
@@ -552,12 +570,8 @@ fn on_herdr_the_agent_status_a_child_reports_drives_status_and_the_widget() {
         "follow-up",
         "--json",
     ]);
-    assert_eq!(
-        (code, doc["receipt"].as_str()),
-        (0, Some("queued")),
-        "{text}"
-    );
-    let request_id = doc["request_id"].as_str().unwrap().to_owned();
+    assert_eq!((code, doc.receipt), (0, SteerState::Queued), "{text}");
+    let request_id = doc.request_id;
     env.herdr
         .wait_for_text(&pane, "now the next step", Duration::from_secs(20));
     // The watcher that typed it turns its receipt `delivered`.
@@ -566,24 +580,22 @@ fn on_herdr_the_agent_status_a_child_reports_drives_status_and_the_widget() {
         "the queued request's receipt to say delivered",
         Duration::from_secs(20),
         || {
-            let doc: Value = serde_json::from_slice(&std::fs::read(&ledger).ok()?).ok()?;
-            let receipt = doc["requests"]
-                .as_array()?
-                .iter()
-                .find(|r| r["request_id"] == request_id.as_str())?
-                .clone();
-            (receipt["state"] == "delivered" && receipt["delivered_at_ms"].is_u64()).then_some(())
+            let doc: SteeringLedger = serde_json::from_slice(&std::fs::read(&ledger).ok()?).ok()?;
+            let receipt = doc.requests.iter().find(|r| r.request_id == request_id)?;
+            (receipt.state == SteerState::Delivered && receipt.delivered_at_ms.is_some())
+                .then_some(())
         },
     );
     std::fs::write(env.dir.path().join("end"), "").unwrap();
-    let (code, doc, text, _) = env.watch(&["wait", "--run", &id, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
+    assert_eq!((code, doc.outcome), (0, Outcome::Completed), "{text}");
+    let steering = doc.details.steering.as_deref().unwrap_or_default();
     assert_eq!(
-        (code, doc["outcome"].as_str()),
-        (0, Some("completed")),
+        steering.first().map(|r| r.state),
+        Some(SteerState::Delivered),
         "{text}"
     );
-    assert_eq!(doc["details"]["steering"][0]["state"], "delivered", "{doc}");
-    assert!(doc["details"].get("undeliveredSteering").is_none(), "{doc}");
+    assert_eq!(doc.details.undelivered_steering, None, "{text}");
     drop(follow);
     let labels = env.event_labels(&id);
     let at = |label: &str| labels.iter().position(|l| l == label);
@@ -601,7 +613,7 @@ fn on_herdr_a_server_stopped_mid_run_stalls_settles_and_is_not_revived_by_a_rest
     let first = env.spawn("Sleeper", "exec sleep 300");
     let second = env.spawn("Dozer", "exec sleep 300");
     let pids = [env.identity_pid(&first), env.identity_pid(&second)];
-    env.wait_for_label(&first, "running");
+    env.wait_for_label(&first, Label::Running);
     env.herdr.stop();
     for pid in pids {
         wait_for(
@@ -613,11 +625,11 @@ fn on_herdr_a_server_stopped_mid_run_stalls_settles_and_is_not_revived_by_a_rest
     // Herdr does not answer and the runner is gone: stalled, not `starting` or `running`.
     for id in [&first, &second] {
         let row = env.status(id);
-        assert_eq!(row["label"], "stalled", "{row}");
+        assert_eq!(row.label, Label::Stalled, "{row:?}");
     }
-    let (code, doc, text, _) = env.watch(&["status", "--widget", "--json"]);
+    let (code, doc, text) = env.doc::<StatusWidget>(&["status", "--widget", "--json"]);
     assert_eq!(code, 0, "{text}");
-    assert!(doc["widget"].as_str().unwrap().contains("stalled"), "{doc}");
+    assert!(doc.widget.contains("stalled"), "{text}");
     // `follow` says so once and settles the run: nothing waits forever.
     let (_, _, text, _) = env.watch(&["follow", "--json"]);
     let events: Vec<Value> = text
@@ -633,20 +645,17 @@ fn on_herdr_a_server_stopped_mid_run_stalls_settles_and_is_not_revived_by_a_rest
         };
         assert_eq!((of("stalled"), of("result")), (1, 1), "{events:#?}");
     }
-    let (code, doc, _, _) = env.watch(&["wait", "--run", &first, "--json"]);
+    let (code, doc, _) = env.wait(&["wait", "--run", &first, "--json"]);
     assert_ne!(code, 0);
-    assert_eq!(doc["outcome"], "failed", "{doc}");
+    assert_eq!(doc.outcome, Outcome::Failed, "{doc:?}");
 
     // The layout comes back with fresh shells under the same pane ids: none of them is a run.
     env.herdr.restart();
     let pane = env.pane(&second);
     assert!(env.herdr.pane_exists(&pane), "Herdr restores the pane id");
-    let (_, doc, text, _) = env.watch(&["status", "--json"]);
-    for row in doc["runs"].as_array().unwrap() {
-        assert!(
-            matches!(row["label"].as_str(), Some("failed")),
-            "{row}\n{text}"
-        );
+    let (_, doc, text) = env.doc::<StatusRuns>(&["status", "--json"]);
+    for row in &doc.runs {
+        assert_eq!(row.label, Label::Failed, "{row:?}\n{text}");
     }
 }
 
@@ -664,15 +673,15 @@ fn on_herdr_a_restart_before_anyone_looked_is_not_taken_for_the_run() {
     // The pane id answers with a fresh shell and the runner is gone: the run is lost.
     let row = env.status(&id);
     assert_eq!(
-        row["label"],
-        "stalled",
-        "{row}\n{}\n{:?}",
+        row.label,
+        Label::Stalled,
+        "{row:?}\n{}\n{:?}",
         env.record(&id),
         env.herdr.pane(&pane)
     );
-    let (code, doc, text, _) = env.watch(&["wait", "--run", &id, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
     assert_ne!(code, 0, "{text}");
-    assert_eq!(doc["outcome"], "failed", "{doc}");
+    assert_eq!(doc.outcome, Outcome::Failed, "{doc:?}");
     // The fresh shell was not the run's: herd leaves it open.
     assert!(env.herdr.pane_exists(&pane));
 }
@@ -719,7 +728,7 @@ fn on_herdr_a_hung_server_costs_one_status_budget_not_one_per_run() {
         .map(|n| env.spawn(&format!("Sleeper{n}"), "exec sleep 300"))
         .collect();
     for id in &ids {
-        env.wait_for_label(id, "running");
+        env.wait_for_label(id, Label::Running);
     }
     env.herdr.hang();
     let (code, doc, text, took) = env.watch(&["status", "--json"]);
@@ -730,16 +739,17 @@ fn on_herdr_a_hung_server_costs_one_status_budget_not_one_per_run() {
     // One presence budget (2 s) for the whole status, however many runs it shows.
     assert!(took < Duration::from_secs(5), "status took {took:?}");
     assert!(wtook < Duration::from_secs(5), "the widget took {wtook:?}");
-    for row in doc["runs"].as_array().unwrap() {
+    let doc: StatusRuns = serde_json::from_value(doc).unwrap();
+    for row in &doc.runs {
         // Nothing answered, so nothing is claimed beyond what the files say.
         assert!(
-            !matches!(row["label"].as_str(), Some("running" | "active")),
-            "{row}"
+            !matches!(row.label, Label::Running | Label::Active),
+            "{row:?}"
         );
     }
     // Once Herdr answers again, so does status.
     for id in &ids {
-        env.wait_for_label(id, "running");
+        env.wait_for_label(id, Label::Running);
     }
 }
 
@@ -784,9 +794,9 @@ fn on_herdr_a_persistent_specialist_stops_and_its_pane_closes() {
         ],
         Duration::from_secs(60),
     );
-    let ack: Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(ack["status"], "launched", "{ack}");
-    let id = ack["run_id"].as_str().unwrap().to_owned();
+    let ack: LaunchAck = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(ack.status, LaunchStatus::Launched, "{ack:?}");
+    let id = ack.run_id;
     let pid = env.identity_pid(&id);
     let pane = env.pane(&id);
     let tasks = format!(
@@ -799,9 +809,9 @@ fn on_herdr_a_persistent_specialist_stops_and_its_pane_closes() {
             .contains("first task done")
             .then_some(())
     });
-    let (code, doc, text, _) = env.watch(&["stop", "--run", &id, "--json"]);
+    let (code, doc, text) = env.doc::<WatchStop>(&["stop", "--run", &id, "--json"]);
     assert_eq!(code, 0, "{text}");
-    assert_eq!(doc["status"], "stopped", "{doc}");
+    assert_eq!(doc.status, StopStatus::Stopped, "{doc:?}");
     assert!(!process_alive(pid));
     let (code, _, text, _) = env.watch(&["follow", "--json"]);
     assert_eq!(code, 0, "{text}");
@@ -837,21 +847,17 @@ fn on_herdr_a_dispatch_herdr_does_not_answer_is_uncertain_and_never_retried() {
         "echo ran >> runs.log",
         &[("HERD_HERDR_BIN", wrapper.to_str().unwrap())],
     );
-    assert_eq!(out.code, 3, "{ack}\n{}", out.stderr);
-    assert_eq!(ack["status"], "uncertain", "{ack}");
+    assert_eq!(out.code, 3, "{ack:?}\n{}", out.stderr);
+    assert_eq!(ack.status, LaunchStatus::Uncertain, "{ack:?}");
     assert!(
         started.elapsed() < Duration::from_secs(45),
         "{:?}",
         started.elapsed()
     );
-    let id = ack["run_id"].as_str().unwrap().to_owned();
+    let id = ack.run_id;
     // The owner stays supervised and the child it did start completes, once.
-    let (code, doc, text, _) = env.watch(&["wait", "--run", &id, "--json"]);
-    assert_eq!(
-        (code, doc["outcome"].as_str()),
-        (0, Some("completed")),
-        "{text}"
-    );
+    let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
+    assert_eq!((code, doc.outcome), (0, Outcome::Completed), "{text}");
     let log = std::fs::read_to_string(env.dir.path().join("runs.log")).unwrap();
     assert_eq!(log, "ran\n", "the script ran once: nothing was retried");
 }
