@@ -17,6 +17,9 @@ use herd_e2e::cli::{self, Run};
 use herd_e2e::herdr::HerdrServer;
 use herd_e2e::tmux::Tmux;
 use herd_e2e::wait::wait_for;
+use herd_protocol::needs_input::InputReason;
+use herd_protocol::result::Outcome;
+use herd_protocol::watch::{Label, StatusRow, StatusRuns, WatchEvent, WatchNotify};
 use serde_json::Value;
 
 use crate::support::{redact, watch_bin};
@@ -119,15 +122,16 @@ impl Place {
         ack["run_id"].as_str().unwrap().to_owned()
     }
 
-    fn status(&self, id: &str) -> Value {
+    /// The status row of run `id`, when `status` answers with one.
+    fn status(&self, id: &str) -> Option<StatusRow> {
         let out = self.run(&watch_bin(), &["status", "--run", id, "--json"]);
-        serde_json::from_str(&out.stdout).unwrap_or(Value::Null)
+        let mut doc: StatusRuns = serde_json::from_str(&out.stdout).ok()?;
+        (doc.runs.len() == 1).then(|| doc.runs.remove(0))
     }
 
-    fn wait_label(&self, id: &str, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    fn wait_label(&self, id: &str, what: &str, pred: impl Fn(&StatusRow) -> bool) -> StatusRow {
         wait_for(what, Duration::from_secs(20), || {
-            let row = self.status(id)["runs"][0].clone();
-            pred(&row).then_some(row)
+            self.status(id).filter(|row| pred(row))
         })
     }
 
@@ -175,13 +179,37 @@ step go4
 echo finished
 "#;
 
-fn needs_input_events(file: &Path) -> Vec<Value> {
+/// A `needs_input` line of a follow: the run, why it waits, and the notice a person is shown.
+#[derive(Debug)]
+struct NeedsInputEvent {
+    run_id: String,
+    reason: InputReason,
+    message: String,
+}
+
+fn needs_input_events(file: &Path) -> Vec<NeedsInputEvent> {
     std::fs::read_to_string(file)
         .unwrap_or_default()
         .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["event"] == "needs_input")
+        .filter_map(|l| match serde_json::from_str(l).ok()? {
+            WatchEvent::NeedsInput {
+                run_id,
+                reason,
+                message,
+                ..
+            } => Some(NeedsInputEvent {
+                run_id,
+                reason,
+                message,
+            }),
+            _ => None,
+        })
         .collect()
+}
+
+/// Why a status row waits for input, when it does.
+fn waits_for(row: &StatusRow) -> Option<InputReason> {
+    row.needs_input.as_ref().map(|n| n.reason)
 }
 
 fn a_child_waits_for_input_while_its_dialog_is_open_and_after_it_settles(place: &Place) {
@@ -191,18 +219,20 @@ fn a_child_waits_for_input_while_its_dialog_is_open_and_after_it_settles(place: 
     );
     let (mut follower, follow_file) = place.follow();
     // Running, silent and slow: not waiting.
-    let row = place.wait_label(&id, "the child running", |r| r["label"] == "running");
-    assert!(row.get("needs_input").is_none(), "{row}");
+    let row = place.wait_label(&id, "the child running", |r| r.label == Label::Running);
+    assert_eq!(row.needs_input, None, "{row:?}");
 
     place.go("go1");
     let row = place.wait_label(&id, "waiting for input (dialog)", |r| {
-        r["label"] == "waiting for input"
+        r.label == Label::WaitingForInput
     });
-    assert_eq!(row["needs_input"]["reason"], "dialog", "{row}");
-    assert_eq!(row["needs_input"]["kind"], "confirm", "{row}");
+    let waiting = row.needs_input.as_ref().unwrap();
+    assert_eq!(waiting.reason, InputReason::Dialog, "{row:?}");
+    assert_eq!(waiting.kind.as_deref(), Some("confirm"), "{row:?}");
     assert_eq!(
-        row["needs_input"]["title"], "Delete the \"old\" branch?",
-        "{row}"
+        waiting.title.as_deref(),
+        Some("Delete the \"old\" branch?"),
+        "{row:?}"
     );
     let human = place.run(&watch_bin(), &["status", "--run", &id]).stdout;
     insta::assert_snapshot!("dialog_status", redact(place.dir.path(), &human));
@@ -212,36 +242,35 @@ fn a_child_waits_for_input_while_its_dialog_is_open_and_after_it_settles(place: 
         let e = needs_input_events(&follow_file);
         (!e.is_empty()).then_some(e)
     });
-    assert_eq!(events[0]["run_id"], id.as_str());
-    assert_eq!(events[0]["reason"], "dialog");
+    assert_eq!(events[0].run_id, id);
+    assert_eq!(events[0].reason, InputReason::Dialog);
     assert!(
-        events[0]["message"]
-            .as_str()
-            .unwrap()
+        events[0]
+            .message
             .starts_with(r#""Asker" is waiting for input: dialog"#),
-        "{}",
+        "{:?}",
         events[0]
     );
 
     // The dialog closed: the child moved on.
     place.go("go2");
     place.wait_label(&id, "out of waiting for input", |r| {
-        r["label"] != "waiting for input"
+        r.label != Label::WaitingForInput
     });
     // Its run settled: an interactive child waits for its person.
     place.go("go3");
     let row = place.wait_label(&id, "waiting for input (settled)", |r| {
-        r["needs_input"]["reason"] == "turn_settled"
+        waits_for(r) == Some(InputReason::TurnSettled)
     });
-    assert_eq!(row["label"], "waiting for input", "{row}");
+    assert_eq!(row.label, Label::WaitingForInput, "{row:?}");
     let events = wait_for("the second needs_input", Duration::from_secs(20), || {
         let e = needs_input_events(&follow_file);
         (e.len() >= 2).then_some(e)
     });
-    assert_eq!(events[1]["reason"], "turn_settled");
+    assert_eq!(events[1].reason, InputReason::TurnSettled);
 
     place.go("go4");
-    place.wait_label(&id, "the child completed", |r| r["label"] == "completed");
+    place.wait_label(&id, "the child completed", |r| r.label == Label::Completed);
     wait_for("the result line", Duration::from_secs(20), || {
         std::fs::read_to_string(&follow_file)
             .unwrap_or_default()
@@ -281,15 +310,15 @@ fn a_help_request_waits_for_input_and_follow_says_so_once() {
     );
     let (mut follower, follow_file) = place.follow();
     let row = place.wait_label(&id, "waiting for input (help)", |r| {
-        r["label"] == "waiting for input"
+        r.label == Label::WaitingForInput
     });
-    assert_eq!(row["outcome"], "help", "{row}");
-    assert_eq!(row["needs_input"]["reason"], "help_request", "{row}");
+    assert_eq!(row.outcome, Some(Outcome::Help), "{row:?}");
+    assert_eq!(waits_for(&row), Some(InputReason::HelpRequest), "{row:?}");
     let events = wait_for("the needs_input event", Duration::from_secs(20), || {
         let e = needs_input_events(&follow_file);
         (!e.is_empty()).then_some(e)
     });
-    assert_eq!(events[0]["reason"], "help_request");
+    assert_eq!(events[0].reason, InputReason::HelpRequest);
     let _ = follower.kill();
     let _ = follower.wait();
     assert_eq!(needs_input_events(&follow_file).len(), 1);
@@ -298,7 +327,7 @@ fn a_help_request_waits_for_input_and_follow_says_so_once() {
 /// A child that runs until the test lets it end.
 const SLEEPER: &str = r#"until [ -e stop ]; do sleep 0.05; done"#;
 
-fn notify(place: &Place, id: &str, extra: &[(&str, &str)]) -> Value {
+fn notify(place: &Place, id: &str, extra: &[(&str, &str)]) -> WatchNotify {
     let mut cmd = place.command(
         &watch_bin(),
         &["notify", "--run", id, "--kind", "waiting", "--json"],
@@ -344,14 +373,14 @@ fn on_tmux_a_notice_is_the_parents_clients_message_unless_it_looks_at_the_childs
         serde_json::json!({"name": "Asker #{pane_id}", "task": "t"}),
         SLEEPER,
     );
-    place.wait_label(&id, "the child running", |r| r["label"] == "running");
+    place.wait_label(&id, "the child running", |r| r.label == Label::Running);
     let inside = format!("{},{},0", socket.display(), server.pid());
     let env = [("TMUX", inside.as_str()), ("TMUX_PANE", parent.as_str())];
 
     let doc = notify(&place, &id, &env);
-    assert_eq!(doc["looking"], false, "{doc}");
-    assert_eq!(doc["told"][0]["via"], "tmux", "{doc}");
-    assert_eq!(doc["told"][0]["shown"], true, "{doc}");
+    assert!(!doc.looking, "{doc:?}");
+    assert_eq!(doc.told[0].via, "tmux", "{doc:?}");
+    assert!(doc.told[0].shown, "{doc:?}");
     let line = r#"herd: "Asker #{pane_id}" is waiting for input"#;
     let log = server.cmd(["show-messages"]);
     assert_eq!(
@@ -366,8 +395,8 @@ fn on_tmux_a_notice_is_the_parents_clients_message_unless_it_looks_at_the_childs
     viewer.wait_for_text("person", line, Duration::from_secs(10));
 
     // The person looks at the child's pane: nothing is shown.
-    let pane = place.status(&id)["runs"][0]["run_id"].clone();
-    assert_eq!(pane, id.as_str());
+    let row = place.status(&id).unwrap();
+    assert_eq!(row.run_id, id);
     let child_pane = {
         let record: Value = serde_json::from_slice(
             &std::fs::read(place.art().join("runs").join(format!("{id}.json"))).unwrap(),
@@ -378,8 +407,8 @@ fn on_tmux_a_notice_is_the_parents_clients_message_unless_it_looks_at_the_childs
     server.cmd(["switch-client", "-t", &child_pane]);
     server.cmd(["select-pane", "-t", &child_pane]);
     let doc = notify(&place, &id, &env);
-    assert_eq!(doc["looking"], true, "{doc}");
-    assert_eq!(doc["told"].as_array().map(Vec::len), Some(0), "{doc}");
+    assert!(doc.looking, "{doc:?}");
+    assert_eq!(doc.told, [], "{doc:?}");
     let log = server.cmd(["show-messages"]);
     assert_eq!(
         log.lines()
@@ -400,12 +429,12 @@ fn on_herdr_a_notice_is_herdrs_notification_and_says_what_herdr_answered() {
     };
     let herdr = place.herdr.as_ref().unwrap();
     let id = place.spawn(serde_json::json!({"name": "Asker", "task": "t"}), SLEEPER);
-    place.wait_label(&id, "the child running", |r| r["label"] == "running");
+    place.wait_label(&id, "the child running", |r| r.label == Label::Running);
     // Herdr's default: its notifications are off, and it says so.
     let doc = notify(&place, &id, &[]);
-    assert_eq!(doc["told"][0]["via"], "herdr", "{doc}");
-    assert_eq!(doc["told"][0]["shown"], false, "{doc}");
-    assert_eq!(doc["told"][0]["detail"], "disabled", "{doc}");
+    assert_eq!(doc.told[0].via, "herdr", "{doc:?}");
+    assert!(!doc.told[0].shown, "{doc:?}");
+    assert_eq!(doc.told[0].detail, "disabled", "{doc:?}");
     // Turned on, as a person does in Herdr's configuration: shown.
     let config = herdr
         .home()
@@ -419,20 +448,20 @@ fn on_herdr_a_notice_is_herdrs_notification_and_says_what_herdr_answered() {
     // Herdr shows one toast at a time (its own of the reload first): `busy` until it is gone.
     let doc = wait_for("Herdr showing the notice", Duration::from_secs(30), || {
         let doc = notify(&place, &id, &[]);
-        (doc["told"][0]["detail"] != "busy").then_some(doc)
+        (doc.told[0].detail != "busy").then_some(doc)
     });
     assert_eq!(
-        (&doc["told"][0]["shown"], &doc["told"][0]["detail"]),
-        (&Value::Bool(true), &Value::from("shown")),
-        "{doc}"
+        (doc.told[0].shown, doc.told[0].detail.as_str()),
+        (true, "shown"),
+        "{doc:?}"
     );
-    assert_eq!(doc["text"], r#""Asker" is waiting for input"#, "{doc}");
+    assert_eq!(doc.text, r#""Asker" is waiting for input"#, "{doc:?}");
     // Herdr holds one notice at a time: another at once is not shown, and herd says why.
     let doc = notify(&place, &id, &[]);
-    assert_eq!(doc["told"][0]["shown"], false, "{doc}");
+    assert!(!doc.told[0].shown, "{doc:?}");
     assert!(
-        ["busy", "rate_limited"].contains(&doc["told"][0]["detail"].as_str().unwrap()),
-        "{doc}"
+        ["busy", "rate_limited"].contains(&doc.told[0].detail.as_str()),
+        "{doc:?}"
     );
     // The person brings the child's tab to the front: nothing is shown.
     let record: Value = serde_json::from_slice(
@@ -445,15 +474,15 @@ fn on_herdr_a_notice_is_herdrs_notification_and_says_what_herdr_answered() {
     herdr.ok(["workspace", "focus", pane["workspace_id"].as_str().unwrap()]);
     herdr.ok(["tab", "focus", pane["tab_id"].as_str().unwrap()]);
     let doc = notify(&place, &id, &[]);
-    assert_eq!(doc["looking"], true, "{doc}");
-    assert_eq!(doc["told"].as_array().map(Vec::len), Some(0), "{doc}");
+    assert!(doc.looking, "{doc:?}");
+    assert_eq!(doc.told, [], "{doc:?}");
     // Back at the parent's own tab: the child's pane, still the focused one of its tab, is not
     // in front.
     let parent = herdr.pane(&place.parent).unwrap();
     if parent["tab_id"] != pane["tab_id"] {
         herdr.ok(["tab", "focus", parent["tab_id"].as_str().unwrap()]);
         let doc = notify(&place, &id, &[]);
-        assert_eq!(doc["looking"], false, "{doc}");
+        assert!(!doc.looking, "{doc:?}");
     }
     place.go("stop");
 }
@@ -486,14 +515,14 @@ fn a_specialists_help_request_waits_for_input_until_its_next_task() {
     );
     let (mut follower, follow_file) = place.follow();
     let row = place.wait_label(&id, "the specialist waiting for input", |r| {
-        r["label"] == "waiting for input"
+        r.label == Label::WaitingForInput
     });
-    assert_eq!(row["needs_input"]["reason"], "help_request", "{row}");
+    assert_eq!(waits_for(&row), Some(InputReason::HelpRequest), "{row:?}");
     let events = wait_for("its needs_input event", Duration::from_secs(20), || {
         let e = needs_input_events(&follow_file);
         (!e.is_empty()).then_some(e)
     });
-    assert_eq!(events[0]["reason"], "help_request");
+    assert_eq!(events[0].reason, InputReason::HelpRequest);
     // The answer is its next task: it moves on.
     let send = place.run(
         &herd_e2e::bin("herd-launch"),
@@ -501,7 +530,7 @@ fn a_specialists_help_request_waits_for_input_until_its_next_task() {
     );
     assert_eq!(send.code, 0, "{}{}", send.stdout, send.stderr);
     place.wait_label(&id, "the specialist past its help request", |r| {
-        r["label"] != "waiting for input"
+        r.label != Label::WaitingForInput
     });
     let stop = place.run(&watch_bin(), &["stop", "--run", &id, "--json"]);
     assert_eq!(stop.code, 0, "{}{}", stop.stdout, stop.stderr);
