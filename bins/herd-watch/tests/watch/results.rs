@@ -12,9 +12,11 @@ use herd_e2e::model::{ModelServer, Script};
 use herd_e2e::pi::{PiEnv, pi_bin};
 use herd_e2e::proc::signal_pid;
 use herd_e2e::wait::wait_for;
+use herd_protocol::result::Outcome;
+use herd_protocol::watch::{Label, StatusRuns, StopStatus, WatchStop, WatchWait};
 use serde_json::{Value, json};
 
-use crate::support::write_script;
+use crate::support::{redact, write_script};
 
 /// Runs `test` over one artifacts directory on `place`, its children's Pi environment and
 /// scripted model; without a Herdr (said on stderr) a Herdr test does not run.
@@ -67,6 +69,14 @@ fn spawn_exec(herd: &Herd, request: Value, script: &str) -> String {
     ack["run_id"].as_str().unwrap().to_owned()
 }
 
+/// `herd-watch wait` on run `id`: its exit code and the settled result it printed.
+fn wait(herd: &Herd<'_>, id: &str) -> (i32, WatchWait) {
+    let (code, result) = herd.wait(id);
+    let result = serde_json::from_value(result.clone())
+        .unwrap_or_else(|err| panic!("no settled result ({err}): {result:#}"));
+    (code, result)
+}
+
 /// The one line of `message` that starts with `prefix`.
 fn line<'m>(message: &'m str, prefix: &str) -> &'m str {
     let lines: Vec<&str> = message.lines().filter(|l| l.starts_with(prefix)).collect();
@@ -76,21 +86,18 @@ fn line<'m>(message: &'m str, prefix: &str) -> &'m str {
 
 /// A failed result's evidence: the details name `file` and hold its last lines, which contain
 /// `said`; one host line, of `kind`, names the file and shows them.
-fn assert_says_why(result: &Value, kind: &str, file: &Path, said: &str) {
-    let details = &result["details"];
-    let (file_key, tail_key) = match kind {
-        "Stderr" => ("stderrFile", "stderrTail"),
-        _ => ("screenFile", "screenTail"),
+fn assert_says_why(result: &WatchWait, kind: &str, file: &Path, said: &str) {
+    let details = &result.details;
+    let (named, tail) = match kind {
+        "Stderr" => (&details.stderr_file, &details.stderr_tail),
+        _ => (&details.screen_file, &details.screen_tail),
     };
-    assert_eq!(details[file_key], file.to_str().unwrap(), "{result:#}");
+    assert_eq!(named.as_deref(), file.to_str(), "{result:#?}");
     assert!(
-        details[tail_key]
-            .as_str()
-            .unwrap_or_default()
-            .contains(said),
-        "{result:#}"
+        tail.as_deref().unwrap_or_default().contains(said),
+        "{result:#?}"
     );
-    let message = result["message"].as_str().unwrap();
+    let message = result.message.as_str();
     let evidence = line(message, &format!("{kind} (the last "));
     assert!(
         evidence.contains(&format!(" of {}): ", file.display())) && evidence.contains(said),
@@ -112,12 +119,8 @@ fn a_pi_child_that_cannot_start_says_why(herd: &mut Herd<'_>, env: &PiEnv) {
         "model": Herd::model("fake-model"),
     }));
     let id = ack["run_id"].as_str().unwrap();
-    let (code, result) = herd.wait(id);
-    assert_eq!(
-        (code, result["outcome"].as_str()),
-        (1, Some("failed")),
-        "{result:#}"
-    );
+    let (code, result) = wait(herd, id);
+    assert_eq!((code, result.outcome), (1, Outcome::Failed), "{result:#?}");
     let logs = herd.artifacts().join("logs");
     match place {
         // Headless, Pi's stderr is its log.
@@ -170,13 +173,9 @@ fn a_command_child_that_fails_says_why(herd: &mut Herd<'_>, _: &PiEnv) {
         json!({"name": "Builder", "task": "build it"}),
         "echo 'reading config.toml'; echo 'config.toml: permission denied' >&2; exit 1",
     );
-    let (code, result) = herd.wait(&id);
-    assert_eq!(
-        (code, result["outcome"].as_str()),
-        (1, Some("failed")),
-        "{result:#}"
-    );
-    let message = result["message"].as_str().unwrap();
+    let (code, result) = wait(herd, &id);
+    assert_eq!((code, result.outcome), (1, Outcome::Failed), "{result:#?}");
+    let message = result.message.as_str();
     assert!(
         message.starts_with("Sub-agent \"Builder\" failed (exit code 1) after "),
         "{message}"
@@ -191,8 +190,9 @@ fn a_command_child_that_fails_says_why(herd: &mut Herd<'_>, _: &PiEnv) {
         "config.toml: permission denied",
     );
     assert_eq!(
-        result["details"]["stderrTail"], "config.toml: permission denied",
-        "{result:#}"
+        result.details.stderr_tail.as_deref(),
+        Some("config.toml: permission denied"),
+        "{result:#?}"
     );
 }
 
@@ -235,17 +235,17 @@ fn an_abbreviated_command_report_names_the_log_that_keeps_it_whole() {
                 json!({"name": "LongLine", "task": "t"}),
                 "head -c 100000 /dev/zero | tr '\\0' 'y'",
             );
-            let (code, result) = herd.wait(&id);
-            assert_eq!(code, 0, "{result:#}");
+            let (code, result) = wait(herd, &id);
+            assert_eq!(code, 0, "{result:#?}");
             let out = herd.artifacts().join(format!("logs/{id}.out"));
             let marker = format!(
                 "[... result abbreviated; full output remains in {} ...]",
                 out.display()
             );
-            let message = result["message"].as_str().unwrap();
+            let message = result.message.as_str();
             assert!(message.contains(&marker), "{message}");
             assert!(!message.contains("child session"), "{message}");
-            let report = result["details"]["report"]["text"].as_str().unwrap();
+            let report = &result.details.report.as_ref().unwrap().text;
             assert!(report.contains(&marker), "{report}");
         },
     );
@@ -310,9 +310,9 @@ fn a_vanished_specialists_notice_states_facts_and_is_no_report() {
         |herd, _| {
             let (id, pid) = specialist(herd, "Fragile");
             signal_pid(pid, libc::SIGKILL);
-            let (code, result) = herd.wait(&id);
-            assert_eq!(code, 1, "{result:#}");
-            let message = result["message"].as_str().unwrap();
+            let (code, result) = wait(herd, &id);
+            assert_eq!(code, 1, "{result:#?}");
+            let message = result.message.as_str();
             assert!(
                 message.starts_with("Persistent specialist \"Fragile\" vanished after "),
                 "{message}"
@@ -321,7 +321,7 @@ fn a_vanished_specialists_notice_states_facts_and_is_no_report() {
             // failure's report.
             assert!(!message.contains("<subagent_report"), "{message}");
             assert!(!message.contains("first task done"), "{message}");
-            assert!(result["details"].get("report").is_none(), "{result:#}");
+            assert_eq!(result.details.report, None, "{result:#?}");
             assert_eq!(
                 line(message, "Error: "),
                 "Error: its runner exited with code 137"
@@ -339,17 +339,19 @@ fn a_stopped_specialist_shows_stopped() {
         |herd, _| {
             let (id, _) = specialist(herd, "Keeper");
             let out = herd.run("herd-watch", ["stop", "--run", &id, "--json"]);
-            assert_eq!(out.json()["status"], "stopped", "{out}");
-            let (code, result) = herd.wait(&id);
+            let stop: WatchStop = serde_json::from_value(out.json()).unwrap();
+            assert_eq!(stop.status, StopStatus::Stopped, "{out}");
+            let (code, result) = wait(herd, &id);
             assert_eq!(
-                (code, &result["details"]["stopped"]),
-                (0, &Value::Bool(true)),
-                "{result:#}"
+                (code, result.details.stopped),
+                (0, Some(true)),
+                "{result:#?}"
             );
             let out = herd.run("herd-watch", ["status", "--run", &id, "--json"]);
-            assert_eq!(out.json()["runs"][0]["label"], "stopped", "{out}");
+            let status: StatusRuns = serde_json::from_value(out.json()).unwrap();
+            assert_eq!(status.runs[0].label, Label::Stopped, "{out}");
             let out = herd.run("herd-watch", ["status", "--run", &id]);
-            assert!(out.stdout.contains("stopped"), "{out}");
+            insta::assert_snapshot!("stopped_status", redact(herd.artifacts(), &out.stdout));
         },
     );
 }
@@ -378,10 +380,10 @@ fn a_headless_child_gone_with_a_restart_says_so_in_process_terms() {
                 identity["bootId"] = Value::from("00000000-0000-0000-0000-000000000000");
                 std::fs::write(&file, identity.to_string()).unwrap();
             }
-            let (code, result) = herd.wait(&id);
+            let (code, result) = wait(herd, &id);
             signal_pid(pid, libc::SIGKILL);
-            assert_eq!(code, 1, "{result:#}");
-            let message = result["message"].as_str().unwrap();
+            assert_eq!(code, 1, "{result:#?}");
+            let message = result.message.as_str();
             assert!(
                 !message.contains("pane"),
                 "a headless child has no pane: {message}"
@@ -392,9 +394,9 @@ fn a_headless_child_gone_with_a_restart_says_so_in_process_terms() {
                 "{message}"
             );
             assert_eq!(
-                result["details"]["errorMessage"].as_str(),
+                result.details.error_message.as_deref(),
                 error.strip_prefix("Error: "),
-                "{result:#}"
+                "{result:#?}"
             );
         },
     );
