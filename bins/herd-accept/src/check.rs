@@ -17,7 +17,7 @@ use herd_core::subprocess::{self, Command, Keep};
 use crate::spec::AcceptSpec;
 use crate::tail::{self, CAPTURE_BYTES, CHILD_TAIL_CHARS};
 
-pub use herd_protocol::accept::{CheckOutcome, CheckRun};
+use herd_protocol::accept::{CheckOutcome, CheckRun};
 
 /// The grace between SIGTERM and SIGKILL when the check runs out of time.
 pub const TIMEOUT_GRACE: Duration = Duration::from_secs(5);

@@ -23,7 +23,8 @@ use herd_cli::Output;
 use herd_core::{Error, ErrorCode, sidecar, subprocess};
 use herd_protocol::accept::{AcceptCheck, ChildReport, RunOutcome};
 
-pub use check::{CheckOutcome, CheckRun, run_check};
+pub use check::run_check;
+use herd_protocol::accept::CheckOutcome;
 pub use spec::AcceptSpec;
 pub use verdict::{VerdictRequest, decide, verdict};
 

@@ -25,7 +25,7 @@ use herd_core::{Error, ErrorCode, sidecar};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-pub use herd_protocol::accept::{
+use herd_protocol::accept::{
     MAX_RETRIES_DEFAULT, MAX_RETRIES_LIMIT, PATH_MAX_BYTES, PATHS_MAX, RUN_MAX_BYTES, SPEC_VERSION,
     SpecFile, TIMEOUT_SEC_DEFAULT, TIMEOUT_SEC_LIMIT,
 };

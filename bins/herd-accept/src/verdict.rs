@@ -19,9 +19,11 @@ use herd_core::escape::{
     CHECK_MAX_CHARS, EVIDENCE_MAX_CHARS, Noun, encode_host_value, encode_list,
 };
 
-use crate::check::{CheckOutcome, CheckRun, run_check};
+use crate::check::run_check;
 use crate::spec::AcceptSpec;
 use crate::tail::{LINE_TAIL_CHARS, tail_str};
+use herd_protocol::accept::CheckOutcome;
+use herd_protocol::accept::CheckRun;
 
 /// The prefix of the host line that carries the end of a failed re-check's output.
 pub const CHECK_OUTPUT_PREFIX: &str = "Check output (last 1,500 characters, encoded): ";

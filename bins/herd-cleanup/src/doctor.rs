@@ -33,7 +33,7 @@ pub const PI_BIN_ENV: &str = "HERD_PI";
 /// The environment variable naming the runtime `$HERD_PI` runs on, when it is a script.
 pub const PI_NODE_ENV: &str = "HERD_PI_NODE";
 
-pub use herd_protocol::cleanup::{Check, DoctorReport, FindingState, RunFinding};
+use herd_protocol::cleanup::{Check, DoctorReport, FindingState, RunFinding};
 
 /// What the doctor looks at.
 pub struct Setup {
@@ -60,7 +60,7 @@ impl Setup {
                 .unwrap_or_else(|| "pi".into()),
             pi_node: std::env::var_os(PI_NODE_ENV).filter(|v| !v.is_empty()),
             artifacts,
-            managed_root: crate::inspect::managed_root(),
+            managed_root: herd_protocol::layout::managed_root(),
         }
     }
 }

@@ -200,7 +200,7 @@ fn context(artifacts: &ArtifactsArgs, session_cwd: Option<PathBuf>) -> Result<Co
             ),
         ));
     }
-    let root = inspect::managed_root()?;
+    let root = herd_protocol::layout::managed_root()?;
     // Reads never take git's optional locks (an index refresh), so inspecting a checkout does
     // not change it, and a concurrent writer is never made to fail.
     let git = Git::from_env().env("GIT_OPTIONAL_LOCKS", "0");

@@ -20,15 +20,15 @@ use herd_git::{Deadline, Git, budget};
 use herd_protocol::worktree::claims;
 use herd_protocol::worktree::manifest::{Manifest, State};
 
-use crate::inspect::{
-    self, BlockerCode, Classification, Context, Depth, Entry, shown, shown_path, text,
-};
+use crate::inspect::{self, Context, Depth, Entry, shown, shown_path, text};
 use crate::paths::{self, Discovery};
+use herd_protocol::cleanup::BlockerCode;
+use herd_protocol::cleanup::Classification;
 
 /// The commit message of a preservation commit.
 pub const WIP_MESSAGE: &str = "WIP: preserve worktree before explicit cleanup";
 
-pub use herd_protocol::cleanup::{Outcome, Preservation, Removal, Via};
+use herd_protocol::cleanup::{Outcome, Preservation, Removal, Via};
 
 /// Removes the one managed checkout `target` names. Bad targets (none or several matches) are
 /// errors (`not_found`, `ambiguous`: exit 2); everything else is a [`Removal`].

@@ -10,8 +10,12 @@ use std::path::Path;
 use herd_core::escape::json_string;
 use herd_protocol::cleanup::{CleanupList, Counts, ListedEntry};
 
-use crate::inspect::{Blocker, Classification, Entry, shown, shown_path};
-use crate::remove::{Outcome, Removal, Via};
+use crate::inspect::{Entry, shown, shown_path};
+use herd_protocol::cleanup::Blocker;
+use herd_protocol::cleanup::Classification;
+use herd_protocol::cleanup::Outcome;
+use herd_protocol::cleanup::Removal;
+use herd_protocol::cleanup::Via;
 
 /// The longest path the `worktree_remove({ target: … })` suggestion carries; a longer one is
 /// replaced by the workspace-id form (docs/lifecycle.md, "The result message").

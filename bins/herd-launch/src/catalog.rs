@@ -37,9 +37,9 @@ const COLUMNS: [&str; 6] = [
 const NO_MODELS: &str = "No models available.";
 
 /// One model Pi has credentials for, as the catalog prints it.
-pub use herd_protocol::launch::docs::CatalogModel as Model;
+use herd_protocol::launch::docs::CatalogModel as Model;
 /// One category of `models.tasks`, with its candidates and the authenticated ones.
-pub use herd_protocol::launch::docs::CatalogTask as Task;
+use herd_protocol::launch::docs::CatalogTask as Task;
 
 /// Asks the Pi at `pi` which models it has credentials for, in `cwd`.
 pub fn list(pi: &PiCommand, cwd: &Path) -> Result<Vec<Model>, Error> {

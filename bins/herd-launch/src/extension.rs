@@ -149,7 +149,7 @@ pub fn sources_digest() -> String {
         hasher.update(text.as_bytes());
         hasher.update([0]);
     }
-    crate::policy::hex(&hasher.finalize())
+    herd_protocol::launch::policy::hex(&hasher.finalize())
 }
 
 /// Returns the extension's entry file for a Pi child, installing the bundle when needed.
@@ -205,7 +205,7 @@ fn install_sources(artifacts: &Artifacts) -> Result<PathBuf, Error> {
 
 /// The digest of the bundle itself, which names its file.
 fn bundle_digest() -> String {
-    crate::policy::hex(&Sha256::digest(BUNDLE.as_bytes()))
+    herd_protocol::launch::policy::hex(&Sha256::digest(BUNDLE.as_bytes()))
 }
 
 /// `herd/extension` in the user's cache directory.

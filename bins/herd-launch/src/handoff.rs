@@ -185,9 +185,9 @@ pub fn handoff(place: &Place<'_>, request: &Request) -> Result<Handoff, Error> {
         base: request.base.clone(),
         run_id: id.clone(),
         surface: if surface.kind() == SurfaceKind::Herdr {
-            herd_worktree::create::Surface::Herdr
+            herd_protocol::worktree::Surface::Herdr
         } else {
-            herd_worktree::create::Surface::Git
+            herd_protocol::worktree::Surface::Git
         },
         label: Some(request.branch.clone()),
     };

@@ -14,7 +14,6 @@ pub mod names;
 pub mod persistent;
 pub mod pi;
 pub mod plan;
-pub mod policy;
 pub mod remote;
 pub mod resume;
 pub mod resurrect;

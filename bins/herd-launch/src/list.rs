@@ -13,9 +13,9 @@ use herd_protocol::launch::docs::{self as doc, RoleSettings, RolesListing, Speci
 use herd_protocol::layout::Artifacts;
 use herd_protocol::run::{LaunchStatus, RunRecord};
 
-use crate::persistent::{self, Activity};
-use crate::policy::Policy;
 use crate::roles::{self, READ_LIMIT};
+use herd_protocol::launch::policy::Policy;
+use herd_protocol::persistent::Activity;
 
 /// One role file.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,7 +132,7 @@ fn specialists(artifacts: &Artifacts) -> Result<Vec<Specialist>, Error> {
         let Ok(policy) = Policy::read(&files.policy()) else {
             continue;
         };
-        let state = match persistent::activity(&files, &policy.generation_id)? {
+        let state = match herd_protocol::persistent::activity(&files, &policy.generation_id)? {
             Activity::Idle => "idle".to_owned(),
             Activity::Busy(task) => format!("working on {task}"),
             Activity::Stopping => "stopping".to_owned(),

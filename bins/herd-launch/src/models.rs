@@ -23,7 +23,10 @@ const LOCK_WAIT: Duration = Duration::from_secs(10);
 /// The revision of a configuration: `sha256:<hex of its exact bytes>`, or `missing`.
 pub fn revision(bytes: Option<&[u8]>) -> String {
     match bytes {
-        Some(bytes) => format!("sha256:{}", crate::policy::hex(&Sha256::digest(bytes))),
+        Some(bytes) => format!(
+            "sha256:{}",
+            herd_protocol::launch::policy::hex(&Sha256::digest(bytes))
+        ),
         None => "missing".to_owned(),
     }
 }

@@ -20,7 +20,7 @@ pub fn random_bytes(n: usize) -> Result<Vec<u8>, Error> {
 
 /// Returns `n` random lower-case hex characters (`n` even).
 pub fn random_hex(n: usize) -> Result<String, Error> {
-    Ok(crate::policy::hex(&random_bytes(n.div_ceil(2))?)[..n].to_owned())
+    Ok(herd_protocol::launch::policy::hex(&random_bytes(n.div_ceil(2))?)[..n].to_owned())
 }
 
 /// A fresh run id: 8 random hex characters, as pi-herdr-agents makes them.

@@ -12,12 +12,12 @@ use std::time::Instant;
 
 use herd_core::{Error, ErrorCode};
 use herd_protocol::layout::Artifacts;
-pub use herd_protocol::persistent::{
+use herd_protocol::persistent::{
     Activity, At, InboxKind, LOCK_WAIT, LedgerLine, Outcome, activity, write_inbox,
 };
 use herd_protocol::run::{LaunchStatus, RunRecord, Selector};
 
-use crate::policy::Policy;
+use herd_protocol::launch::policy::Policy;
 
 /// The longest message a send accepts.
 pub const MESSAGE_LIMIT: usize = 512 * 1024;

@@ -19,8 +19,10 @@ use herd_surface::Surface;
 use herd_tools::SubagentRequest;
 
 use crate::plan::{Plan, Resume, Runner};
-use crate::policy::{Owner, Policy, WorktreeBinding};
 use crate::spawn::{Ack, Tools};
+use herd_protocol::launch::policy::Owner;
+use herd_protocol::launch::policy::Policy;
+use herd_protocol::launch::policy::WorktreeBinding;
 
 /// The bound of the session header read.
 const HEADER_LIMIT: u64 = 64 * 1024;

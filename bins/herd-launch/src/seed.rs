@@ -207,7 +207,7 @@ pub fn uuid_v4() -> Result<String, Error> {
     let mut b = random_bytes(16)?;
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let hex = crate::policy::hex(&b);
+    let hex = herd_protocol::launch::policy::hex(&b);
     Ok(format!(
         "{}-{}-{}-{}-{}",
         &hex[0..8],

@@ -19,7 +19,7 @@ use herd_core::Error;
 pub const ENV: &str = "HERD_PROJECT_TRUST";
 
 /// A project-trust decision; the run record keeps the child's (`extra.project_trust`).
-pub use herd_protocol::run::ProjectTrust as Trust;
+use herd_protocol::run::ProjectTrust as Trust;
 
 /// The parent's decision and the folder it was made for.
 #[derive(Debug, Clone, PartialEq, Eq)]

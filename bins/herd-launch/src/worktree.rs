@@ -6,11 +6,12 @@ use std::path::PathBuf;
 use herd_core::Error;
 use herd_protocol::layout::Artifacts;
 use herd_protocol::run::{PaneRef, SurfaceKind};
+use herd_protocol::worktree::Surface;
 use herd_protocol::worktree::manifest::{Manifest, State};
 use herd_tools::WorktreeRequest;
-use herd_worktree::create::{CreateEnv, CreateRequest, Created, Surface};
+use herd_worktree::create::{CreateEnv, CreateRequest, Created};
 
-pub use herd_worktree::create::Plan as Checked;
+use herd_worktree::create::Plan as Checked;
 
 use crate::plan::Plan;
 

@@ -12,14 +12,15 @@ use herd_protocol::layout::Artifacts;
 use herd_protocol::run::{LaunchStatus, RunRecord, Runner};
 use herd_surface::{Closed, Key, Surface, Target};
 
-use crate::delivery::{self, Outcome};
+use crate::delivery::{self};
 use crate::launch::LaunchState;
 use herd_protocol::child::{ActivityRead, read_activity};
-pub use herd_protocol::intents::{
+use herd_protocol::intents::{
     CancelIntent, STEER_LEDGER_MAX, SteerQueue, SteerReceipt, SteeringLedger, Termination,
-    read_intent, read_interrupt, steering_ledger, undelivered_steer,
+    read_intent, steering_ledger,
 };
 use herd_protocol::intents::{Interrupt, STEER_ACK_WINDOW_MS};
+use herd_protocol::result::Outcome;
 use herd_protocol::run_file::RunFile;
 
 /// The cancel deadline: every query and wait of one cancel attempt is bounded by it.
@@ -27,7 +28,7 @@ pub const CANCEL_DEADLINE: Duration = Duration::from_secs(5);
 /// The bound of the steering queue: a steer to a full queue is refused.
 pub const STEER_QUEUE_MAX: usize = 20;
 
-pub use herd_protocol::watch::CancelStatus;
+use herd_protocol::watch::CancelStatus;
 
 /// The answer of a cancel.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -273,9 +274,9 @@ pub fn interrupt(artifacts: &Artifacts, record: &RunRecord) -> Result<u64, Error
     Ok(at)
 }
 
-pub use herd_protocol::watch::SteerMode;
+use herd_protocol::watch::SteerMode;
 
-pub use herd_protocol::watch::SteerState;
+use herd_protocol::watch::SteerState;
 
 /// Adds or replaces (by request id) one receipt, keeping the newest [`STEER_LEDGER_MAX`].
 fn record_receipt(

@@ -29,10 +29,9 @@ use std::sync::Mutex;
 use herd_core::{Error, ErrorCode, sidecar};
 use herd_protocol::layout::Artifacts;
 
+use herd_protocol::result::RunResult;
 use herd_protocol::result::{Delivered, stem};
-pub use herd_protocol::result::{Details, FORMAT_VERSION, Outcome, RunResult};
 
-const READ_LIMIT: u64 = 1024 * 1024;
 /// How long a delivery waits for another watcher delivering the same result.
 const DELIVERY_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -66,12 +65,7 @@ pub fn load_task(
     run_id: &str,
     task: Option<&str>,
 ) -> Result<Option<RunResult>, Error> {
-    Ok(sidecar::read_versioned(
-        &file(artifacts, &stem(run_id, task), "result.json"),
-        READ_LIMIT,
-        "format_version",
-        FORMAT_VERSION,
-    )?)
+    Ok(RunResult::load(artifacts, run_id, task)?)
 }
 
 /// The markers of results this process emitted and whose acknowledgement it waits for; `None`
@@ -206,6 +200,7 @@ pub fn deliver_once(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use herd_protocol::result::{Details, FORMAT_VERSION, Outcome};
 
     fn result(id: &str, message: &str) -> RunResult {
         RunResult {

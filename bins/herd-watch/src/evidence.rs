@@ -76,7 +76,7 @@ pub fn provider_error_text(raw: &str) -> std::borrow::Cow<'_, str> {
 
 /// The last shell sentinel `__SUBAGENT_DONE_<code>__` in a text: the surface's reading, which the
 /// proof of a live child uses too.
-pub use herd_surface::find_sentinel;
+use herd_surface::find_sentinel;
 
 /// What the end of a Pi session says about the run.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

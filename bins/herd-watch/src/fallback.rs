@@ -19,13 +19,13 @@ use herd_protocol::run_file::RunFile;
 /// The budget of the fallback launch (placement and worktree acquisition included).
 const LAUNCH_BUDGET: Duration = Duration::from_secs(180);
 
-pub use herd_protocol::run::{Predecessor, Superseded};
+use herd_protocol::run::{Predecessor, Superseded};
 
 pub fn read_superseded(artifacts: &Artifacts, run_id: &str) -> Option<Superseded> {
     Superseded::read(artifacts, run_id)
 }
 
-pub use herd_protocol::result::FallbackFailure;
+use herd_protocol::result::FallbackFailure;
 
 /// Every attempt that failed before `run_id`, oldest first: the record's `fallback_of` chain,
 /// each link's error from its superseded claim, which exists before the next model is launched

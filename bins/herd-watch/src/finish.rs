@@ -16,12 +16,15 @@ use herd_protocol::result::{Acceptance, CancelError, ParentCheck, ReportView, Ru
 use herd_protocol::run::{RunRecord, Runner, SurfaceKind};
 use herd_protocol::worktree::manifest::{Manifest, State};
 
-use crate::delivery::{self, Details, Outcome, RunResult};
+use crate::delivery::{self};
 use crate::evidence::{self, Kept, LastLines};
 use crate::fallback::{self, Fallback};
 use crate::message::Ending;
 use herd_protocol::child::Completion;
 use herd_protocol::intents::{self, CancelIntent};
+use herd_protocol::result::Details;
+use herd_protocol::result::Outcome;
+use herd_protocol::result::RunResult;
 
 /// How much of an exec runner's output becomes its report.
 const EXEC_REPORT_TAIL: u64 = 64 * 1024;
@@ -118,7 +121,7 @@ fn earlier_models(artifacts: &Artifacts, record: &RunRecord) -> Vec<String> {
     if !record.attempted_models.is_empty() {
         return record.attempted_models.clone();
     }
-    fallback::Predecessor::read(artifacts, &record.run_id)
+    herd_protocol::run::Predecessor::read(artifacts, &record.run_id)
         .map(|p| p.models)
         .unwrap_or_default()
 }
@@ -209,7 +212,7 @@ pub fn build(
     details.elapsed_ms = Some(elapsed_ms);
     let outcome = ending.outcome.unwrap_or(Outcome::Failed);
     RunResult {
-        format_version: delivery::FORMAT_VERSION,
+        format_version: herd_protocol::result::FORMAT_VERSION,
         run_id: record.run_id.clone(),
         name: record.name.clone(),
         outcome,

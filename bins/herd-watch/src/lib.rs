@@ -359,7 +359,7 @@ fn steer(
     let label = status::project(artifacts, &record).projection.label;
     let active = matches!(
         label,
-        projection::Label::Active | projection::Label::Blocked
+        herd_protocol::watch::Label::Active | herd_protocol::watch::Label::Blocked
     );
     let receipt = control::steer(artifacts, &record, message, mode, active)?;
     let json = receipt.document(&record.run_id, &record.name);

@@ -8,9 +8,9 @@
 
 use herd_core::escape::{self, Evidence, Message, ReportKind};
 
-use crate::delivery::Outcome;
 use crate::evidence::LastLines;
 use crate::projection::clock;
+use herd_protocol::result::Outcome;
 
 /// The bound of one encoded host value (a model name, an error relay).
 const VALUE_MAX_CHARS: usize = 500;

@@ -18,7 +18,7 @@ pub const STALL_AFTER_MS: u64 = 60_000;
 
 /// What Herdr says about the agent in a pane; a surface without agent statuses (or a pane not
 /// asked) is `Unknown`, as little as Herdr's own `unknown` says.
-pub use herd_surface::AgentStatus;
+use herd_surface::AgentStatus;
 
 /// One inspection of the child's pane or process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +66,7 @@ pub enum CancelState {
     Unconfirmed,
 }
 
-pub use herd_protocol::watch::Label;
+use herd_protocol::watch::Label;
 
 /// Whether a transition into `label` from `stalled` is a recovery.
 fn recovers(label: Label) -> bool {
@@ -510,7 +510,7 @@ pub fn encoded_detail(detail: &str) -> String {
     herd_core::escape::encode_host_value(detail, 200)
 }
 
-pub use herd_protocol::watch::Accent;
+use herd_protocol::watch::Accent;
 
 /// The terminal colour of the accent (256 colours: 33 blue, 214 amber).
 fn sgr(accent: Accent) -> &'static str {

@@ -35,9 +35,11 @@ use herd_remote::stream::{Line, Session};
 use herd_remote::{Destination, HostRecord, Hosts, Ssh};
 use serde::{Deserialize, Serialize};
 
-use crate::delivery::{self, FORMAT_VERSION, RunResult};
+use crate::delivery::{self};
 use crate::projection::Projection;
 use crate::status::RunStatus;
+use herd_protocol::result::FORMAT_VERSION;
+use herd_protocol::result::RunResult;
 
 /// The first wait before reconnecting, and the longest.
 const BACKOFF_FIRST: Duration = Duration::from_secs(1);

@@ -15,14 +15,15 @@ use herd_protocol::watch::{
 };
 use herd_surface::{Inspection, Presence, Surface, Target};
 
-use crate::control::{self, Termination};
-use crate::delivery::{self, Outcome};
+use crate::delivery::{self};
 use crate::evidence;
-use crate::projection::{
-    self, AgentStatus, CancelState, Label, Lifecycle, PaneObservation, Projection, WidgetRow,
-};
+use crate::projection::{self, CancelState, Lifecycle, PaneObservation, Projection, WidgetRow};
 use herd_protocol::child::{self, ActivityRead, ExitRead};
+use herd_protocol::intents::Termination;
 use herd_protocol::needs_input::{InputReason, NeedsInput};
+use herd_protocol::result::Outcome;
+use herd_protocol::watch::Label;
+use herd_surface::AgentStatus;
 
 /// The budget of the one presence query a status makes per run.
 const PRESENCE_BUDGET: Duration = Duration::from_secs(2);
@@ -149,13 +150,13 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
             needs_input: None,
         };
     }
-    if let Some(intent) = control::read_intent(artifacts, &record.run_id) {
+    if let Some(intent) = herd_protocol::intents::read_intent(artifacts, &record.run_id) {
         life.cancel = match intent.termination {
             Some(Termination::Unconfirmed) => CancelState::Unconfirmed,
             _ => CancelState::Requested,
         };
     }
-    if let Some(at) = control::read_interrupt(artifacts, &record.run_id) {
+    if let Some(at) = herd_protocol::intents::read_interrupt(artifacts, &record.run_id) {
         life.interrupt(at);
     }
     if record.persistent {
@@ -185,7 +186,7 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
 fn settled(
     artifacts: &Artifacts,
     record: &RunRecord,
-    result: &crate::delivery::RunResult,
+    result: &herd_protocol::result::RunResult,
     mut life: Lifecycle,
     now: u64,
 ) -> RunStatus {

@@ -18,8 +18,10 @@ use herd_protocol::persistent::{
 };
 use herd_protocol::run::RunRecord;
 
-use crate::delivery::{self, Outcome, RunResult};
+use crate::delivery::{self};
 use crate::message::Ending;
+use herd_protocol::result::Outcome;
+use herd_protocol::result::RunResult;
 
 /// One task event of the child.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -284,12 +286,12 @@ fn build(
         ..Ending::default()
     };
     RunResult {
-        format_version: delivery::FORMAT_VERSION,
+        format_version: herd_protocol::result::FORMAT_VERSION,
         run_id: record.run_id.clone(),
         name: record.name.clone(),
         outcome,
         message: ending.message().render(),
-        details: delivery::Details {
+        details: herd_protocol::result::Details {
             task: Some(event.task.clone()),
             session_file: Some(record.session_file.clone()),
             usage,
@@ -298,7 +300,7 @@ fn build(
                 ending.report_kind(),
                 &event.message,
             )),
-            ..delivery::Details::default()
+            ..herd_protocol::result::Details::default()
         },
         settled_at_ms: now_ms(),
         task: Some(event.task.clone()),

@@ -798,7 +798,8 @@ mod tests {
 
     #[test]
     fn a_widget_row_shows_what_the_run_cost_so_far() {
-        use crate::projection::{Label, Projection, WIDGET_WIDTH, WidgetRow, widget};
+        use crate::projection::{Projection, WIDGET_WIDTH, WidgetRow, widget};
+        use herd_protocol::watch::Label;
         let mut figures = Figures {
             input: 41_234,
             output: 3_100,

@@ -36,7 +36,7 @@ use herd_protocol::worktree::WorktreeCreate as CreateDocument;
 
 use herd_protocol::worktree::manifest::{Manifest, NewManifest, State};
 
-pub use herd_protocol::worktree::Surface;
+use herd_protocol::worktree::Surface;
 
 /// A request to create a managed worktree.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,7 +18,7 @@ pub const VALUE_MAX_CHARS: usize = 1_000;
 /// The bound of a `Changed:` or `Untracked:` line's list.
 pub const LIST_MAX_CHARS: usize = 2_000;
 
-pub use herd_protocol::worktree::{Handoff, TreeState};
+use herd_protocol::worktree::{Handoff, TreeState};
 
 /// Inspects the checkout at `path` against `base_sha` within `deadline`.
 ///

@@ -24,7 +24,8 @@ use herd_core::escape::encode_host_value;
 use herd_core::{Error, exit};
 use herd_git::{Deadline, Git, budget};
 
-use crate::create::{CreateEnv, CreateRequest, Surface};
+use crate::create::{CreateEnv, CreateRequest};
+use herd_protocol::worktree::Surface;
 use herd_protocol::worktree::manifest::Manifest;
 
 /// Create managed git worktrees, track their manifests, and inspect the handoff.

@@ -87,7 +87,28 @@ pub struct RunResult {
     pub task: Option<String>,
 }
 
+/// The most a read of a result takes in.
+pub const READ_LIMIT: u64 = 1024 * 1024;
+
 impl RunResult {
+    /// Reads the settled result of run `run_id`, or of its persistent specialist's `task`:
+    /// `Ok(None)` when there is none; an error when it is larger than [`READ_LIMIT`], malformed,
+    /// or of a newer version than this build knows.
+    pub fn load(
+        artifacts: &crate::layout::Artifacts,
+        run_id: &str,
+        task: Option<&str>,
+    ) -> Result<Option<RunResult>, herd_core::sidecar::Error> {
+        herd_core::sidecar::read_versioned(
+            &artifacts
+                .runs_dir()
+                .join(format!("{}.result.json", stem(run_id, task))),
+            READ_LIMIT,
+            "format_version",
+            FORMAT_VERSION,
+        )
+    }
+
     /// The exit code of `herd-watch wait` for this result: the outcome's, except that a completed
     /// run whose parent re-check rejected it is a valid negative answer (1), and one whose check
     /// gave no answer (it timed out or could not start) is 4, as docs/exit-codes.md gives them.

@@ -30,10 +30,7 @@ use crate::paths::Found;
 pub use context::Context;
 pub use processes::scan_warnings;
 
-/// Where managed checkouts live unless `HERD_WORKTREE_ROOT` says otherwise: `~/.herdr/worktrees`.
-pub use herd_protocol::layout::managed_root;
-
-pub use herd_protocol::cleanup::{Blocker, BlockerCode, Classification, HolderRef, ManifestRef};
+use herd_protocol::cleanup::{Blocker, BlockerCode, Classification, HolderRef, ManifestRef};
 
 /// Everything an inspection established about one entry of the managed root: what is reported
 /// (the protocol's [`Entry`](herd_protocol::cleanup::Entry), which this derefs to) and what

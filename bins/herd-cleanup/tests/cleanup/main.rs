@@ -23,7 +23,8 @@ pub use herd_e2e::cli::Run;
 use herd_e2e::git::Sandbox;
 use herd_e2e::redact::Redactions;
 use herd_protocol::layout::{Artifacts, SessionFiles};
-use herd_worktree::create::{CreateEnv, CreateRequest, Surface};
+use herd_protocol::worktree::Surface;
+use herd_worktree::create::{CreateEnv, CreateRequest};
 use serde_json::Value;
 
 /// A sandbox with a session directory, a managed root and an artifacts directory.

@@ -345,7 +345,7 @@ fn what_the_losers_of_concurrent_creates_leave_never_blocks_the_winners_removal(
                             branch: "feat/race".into(),
                             base: None,
                             run_id: format!("r{i}"),
-                            surface: herd_worktree::create::Surface::Git,
+                            surface: herd_protocol::worktree::Surface::Git,
                             label: None,
                         },
                         &herd_worktree::create::CreateEnv {

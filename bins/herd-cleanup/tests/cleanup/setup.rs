@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use herd_worktree::create::{CreateEnv, CreateRequest, SetupSource, Surface};
+use herd_protocol::worktree::Surface;
+use herd_worktree::create::{CreateEnv, CreateRequest, SetupSource};
 
 use crate::World;
 

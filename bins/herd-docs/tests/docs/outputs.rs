@@ -308,7 +308,7 @@ fn worktree_outputs_and_manifest_validate() {
         branch: "feat-x".into(),
         base: None,
         run_id: "wt1".into(),
-        surface: herd_worktree::create::Surface::Git,
+        surface: herd_protocol::worktree::Surface::Git,
         label: None,
     };
     let created = herd_worktree::create::create(&art, &request, &env).unwrap();
@@ -521,18 +521,18 @@ fn persistent_specialist_files_validate() {
     herd_launch::persistent::append_ledger(
         &files.ledger(),
         "t1",
-        herd_launch::persistent::Outcome::Dispatched,
+        herd_protocol::persistent::Outcome::Dispatched,
         "g1",
         "reviewer",
         &hash,
     )
     .unwrap();
-    use herd_launch::persistent::InboxKind;
+    use herd_protocol::persistent::InboxKind;
     for (kind, task, message) in [
         (InboxKind::Task, "t1", "review the change"),
         (InboxKind::Stop, "", ""),
     ] {
-        let inbox = herd_launch::persistent::write_inbox(&files, kind, task, message).unwrap();
+        let inbox = herd_protocol::persistent::write_inbox(&files, kind, task, message).unwrap();
         assert_valid("task-inbox.schema.json", &read_json(&inbox));
     }
     let result: herd_protocol::result::RunResult = serde_json::from_value(json!({
@@ -541,9 +541,9 @@ fn persistent_specialist_files_validate() {
     }))
     .unwrap();
     herd_watch::tasks::record_delivery(&specialist, &result).unwrap();
-    let policy = herd_launch::policy::Policy {
+    let policy = herd_protocol::launch::policy::Policy {
         version: 2,
-        owner: herd_launch::policy::Owner::Public,
+        owner: herd_protocol::launch::policy::Owner::Public,
         tools: Some(vec!["read".into(), "bash".into()]),
         denied_tools: vec!["subagent".into()],
         persistent: true,
@@ -595,7 +595,7 @@ fn launch_catalog_roles_task_models_and_handoff_validate() {
     );
 
     let model = |provider: &str, id: &str| {
-        herd_launch::catalog::Model::new(
+        herd_protocol::launch::docs::CatalogModel::new(
             provider.into(),
             id.into(),
             "128K".into(),

@@ -177,7 +177,7 @@ fn valid_sidecar_fixtures_parse_as_their_rust_types() {
     for (kind, accepted) in [("valid", true), ("invalid", false)] {
         for (path, _) in fixtures(kind, "launch-policy") {
             let bytes = fs::read(&path).unwrap_or_default();
-            let read = herd_launch::policy::Policy::from_slice(&bytes, &path);
+            let read = herd_protocol::launch::policy::Policy::from_slice(&bytes, &path);
             assert_eq!(
                 read.is_ok(),
                 accepted,

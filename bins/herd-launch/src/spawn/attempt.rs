@@ -10,9 +10,11 @@ use herd_surface::{Launch, LaunchError, Surface};
 
 use crate::artifact::{self, Mode};
 use crate::plan::{Plan, Runner};
-use crate::policy::{Owner, Policy, WorktreeBinding};
 use crate::script::Script;
 use herd_protocol::launch::PersistentIds;
+use herd_protocol::launch::policy::Owner;
+use herd_protocol::launch::policy::Policy;
+use herd_protocol::launch::policy::WorktreeBinding;
 
 use super::env::{child_env, runner_command};
 use super::files::{Files, describe, session_for};
@@ -28,7 +30,7 @@ pub(super) struct Attempt<'a> {
     pub(super) now: u64,
     /// The preflight check of the plan's worktree, for the first attempt only: a later one
     /// checks afresh, as a new creation.
-    pub(super) checked: Option<&'a crate::worktree::Checked>,
+    pub(super) checked: Option<&'a herd_worktree::create::Plan>,
 }
 
 /// Where the child runs, once its worktree (if it has one) exists.
@@ -81,7 +83,7 @@ pub(super) fn prepare_and_launch(
         crate::persistent::append_ledger(
             &SessionFiles::new(&session).ledger(),
             &ids.task_id,
-            crate::persistent::Outcome::Dispatched,
+            herd_protocol::persistent::Outcome::Dispatched,
             &ids.generation_id,
             &ids.logical_id,
             &policy.hash(),
@@ -311,7 +313,7 @@ impl Attempt<'_> {
         session: &Path,
         place: &Place,
         ids: Option<&PersistentIds>,
-        trust: crate::trust::Trust,
+        trust: herd_protocol::run::ProjectTrust,
     ) -> Result<(), Error> {
         let plan = self.plan;
         let (unset, mut child_env) = child_env(

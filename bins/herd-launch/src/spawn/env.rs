@@ -50,7 +50,7 @@ pub(super) fn child_env(
     agent_dir: &Path,
     surface: &dyn Surface,
     persistent: Option<&PersistentIds>,
-    trust: crate::trust::Trust,
+    trust: herd_protocol::run::ProjectTrust,
     tools: &Tools,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> (Vec<String>, Vec<(String, OsString)>) {

@@ -230,10 +230,9 @@ pub fn review_target(
         Ok(record) => record,
         Err(err) => return refuse(format!("names no run to review: {}", err.message)),
     };
-    let result: Option<serde_json::Value> =
-        herd_core::sidecar::read_json(&artifacts.run_result(&record.run_id), 1024 * 1024)
-            .ok()
-            .flatten();
+    let result = herd_protocol::result::RunResult::load(artifacts, &record.run_id, None)
+        .ok()
+        .flatten();
     let Some(result) = result else {
         return refuse(format!(
             "run {} has not ended: a review is of a settled result",
@@ -241,8 +240,10 @@ pub fn review_target(
         ));
     };
     let status = result
-        .pointer("/details/acceptance/status")
-        .and_then(serde_json::Value::as_str);
+        .details
+        .acceptance
+        .as_ref()
+        .map(herd_protocol::result::Acceptance::status);
     if status != Some("review-required") {
         return refuse(format!(
             "run {} does not require a review (its acceptance status is {})",

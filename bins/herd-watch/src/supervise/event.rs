@@ -4,8 +4,8 @@
 use herd_protocol::needs_input::NeedsInput;
 use herd_protocol::watch::WatchEvent;
 
-use crate::delivery::RunResult;
 use crate::projection::Projection;
+use herd_protocol::result::RunResult;
 
 /// What supervision reports.
 #[derive(Debug, Clone, PartialEq)]

@@ -24,11 +24,12 @@ use herd_protocol::layout::Artifacts;
 use herd_protocol::run::{LaunchStatus, RunRecord};
 use herd_surface::{Inspection, Surface, Target};
 
-use crate::control;
-use crate::delivery::{self, RunResult};
+use crate::delivery::{self};
 use crate::fallback;
 use crate::finish::{self, Observed};
-use crate::projection::{Label, Lifecycle, Projection};
+use crate::projection::{Lifecycle, Projection};
+use herd_protocol::result::RunResult;
+use herd_protocol::watch::Label;
 
 mod event;
 mod reconcile;
@@ -123,7 +124,7 @@ struct Tracked {
     /// Whether its files were read since it was taken on (later, only when an event names them).
     read_once: bool,
     /// The cancel intent as its file last said.
-    intent: Option<control::CancelIntent>,
+    intent: Option<herd_protocol::intents::CancelIntent>,
     /// The watch of the process whose exit ends the run's presence, held while it runs.
     exit_watch: Option<herd_core::identity::ExitWatch>,
     /// Whether the surface was asked for that watch (once: a run without one is reconciled on

@@ -5,9 +5,9 @@ use std::time::Instant;
 use herd_protocol::layout::Artifacts;
 use herd_surface::{Inspection, Presence, Surface, Target};
 
-use crate::evidence;
 use crate::finish::Observed;
-use crate::projection::{AgentStatus, PaneObservation};
+use crate::projection::PaneObservation;
+use herd_surface::AgentStatus;
 
 use super::Tracked;
 
@@ -155,5 +155,5 @@ fn sentinel(surface: &dyn Surface, target: &Target) -> Option<i32> {
     let text = surface
         .read_tail(target, herd_surface::SENTINEL_LINES, deadline)
         .ok()?;
-    evidence::find_sentinel(&text)
+    herd_surface::find_sentinel(&text)
 }

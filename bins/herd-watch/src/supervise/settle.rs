@@ -11,14 +11,17 @@ use herd_protocol::layout::Artifacts;
 use herd_protocol::needs_input::{InputReason, NeedsInput};
 use herd_protocol::run::{LaunchStatus, RunRecord};
 
-use crate::control::{self, Termination};
-use crate::delivery::{self, RunResult};
+use crate::control::{self};
+use crate::delivery::{self};
 use crate::evidence;
 use crate::fallback;
 use crate::finish::{self, Observed};
 use crate::launch::LaunchState;
-use crate::projection::{CancelState, Label, Notice, Projection, notice, short_duration};
+use crate::projection::{CancelState, Notice, Projection, notice, short_duration};
 use crate::tasks;
+use herd_protocol::intents::Termination;
+use herd_protocol::result::RunResult;
+use herd_protocol::watch::Label;
 
 use super::event::quoted;
 use super::reconcile::reconcile;
@@ -75,7 +78,7 @@ pub(super) fn settle(
     }
     if let Some(finisher) = &run.finisher {
         // The re-check runs; a cancel stops it.
-        if control::read_intent(artifacts, id).is_some() {
+        if herd_protocol::intents::read_intent(artifacts, id).is_some() {
             let _ = finisher.cancel.send(());
         }
         return Ok(Some(false));
@@ -96,7 +99,7 @@ pub(super) fn read_evidence(
 ) -> Option<child::Completion> {
     crate::crash_point("evidence");
     if read {
-        run.intent = control::read_intent(artifacts, id);
+        run.intent = herd_protocol::intents::read_intent(artifacts, id);
     }
     let intent = run.intent.clone();
     if intent.is_none()
@@ -114,7 +117,7 @@ pub(super) fn read_evidence(
         retry_termination(run, artifacts, intent);
     }
     if let Some(at) = read
-        .then(|| control::read_interrupt(artifacts, id))
+        .then(|| herd_protocol::intents::read_interrupt(artifacts, id))
         .flatten()
     {
         if run.interrupt_seen != Some(at) {
@@ -412,7 +415,11 @@ fn stall_notice(
 /// Drives the termination of a cancelled run that its cancel could not confirm: another attempt
 /// once the backoff has passed (1 s, doubling to a 30 s cap), until one confirms. A cancel still
 /// within its own deadline, and a launch herd-launch is still acquiring, are left to their owners.
-fn retry_termination(run: &mut Tracked, artifacts: &Artifacts, intent: &control::CancelIntent) {
+fn retry_termination(
+    run: &mut Tracked,
+    artifacts: &Artifacts,
+    intent: &herd_protocol::intents::CancelIntent,
+) {
     let retries = &mut run.termination;
     if let Some(attempt) = retries.attempt.take_if(|a| a.is_finished()) {
         if !matches!(attempt.join(), Ok(Ok(()))) {
@@ -518,7 +525,7 @@ fn deliver_result(
     if delivered {
         events.push(Event::Result(Box::new(result.clone())));
         // A help request: the child waits for its answer from now on.
-        if result.outcome == delivery::Outcome::Help && result.task.is_none() {
+        if result.outcome == herd_protocol::result::Outcome::Help && result.task.is_none() {
             events.push(Event::NeedsInput {
                 run_id: result.run_id.clone(),
                 name: result.name.clone(),

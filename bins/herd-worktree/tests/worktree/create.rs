@@ -1,8 +1,9 @@
 //! Creating managed worktrees with git: bases, linked sources, refusals.
 
 use herd_core::ErrorCode;
+use herd_protocol::worktree::Surface;
 use herd_protocol::worktree::manifest::{Manifest, State};
-use herd_worktree::create::{CreateRequest, Surface, create};
+use herd_worktree::create::{CreateRequest, create};
 
 use crate::{World, entries};
 

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use herd_core::escape::EvidenceClass;
 use herd_git::{Deadline, Git, budget};
-use herd_worktree::handoff::{self, Handoff, TreeState, render_lines};
+use herd_protocol::worktree::Handoff;
+use herd_protocol::worktree::TreeState;
+use herd_worktree::handoff::{self, render_lines};
 
 use crate::{World, fake_git};
 

@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 use herd_core::ErrorCode;
 use herd_herdr::Herdr;
 use herd_herdr::double::RECORDINGS_ENV;
+use herd_protocol::worktree::Surface;
 use herd_protocol::worktree::manifest::{Manifest, State};
-use herd_worktree::create::{CreateEnv, CreateRequest, Surface, create};
+use herd_worktree::create::{CreateEnv, CreateRequest, create};
 
 use crate::World;
 

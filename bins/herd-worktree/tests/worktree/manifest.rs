@@ -255,7 +255,7 @@ fn handoff_fields_distinguish_absent_from_unknown() {
     let w = World::new();
     let art = w.artifacts();
     Manifest::create(&art, new("r1", None)).unwrap();
-    let unknown = herd_worktree::handoff::Handoff::unknown(
+    let unknown = herd_protocol::worktree::Handoff::unknown(
         std::path::Path::new("/wt"),
         "c8280f17ea3942d6f94e98c52c1013a7fbd7c052",
         "git status timed out after 15s",
