@@ -40,9 +40,9 @@ fn every_file_herd_writes_is_private_whatever_the_umask() {
         "Private",
         "echo 'a secret result'; echo 'a secret error' >&2",
     );
-    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
     assert_eq!(code, 0, "{text}");
-    assert!(doc["message"].as_str().unwrap().contains("a secret result"));
+    assert!(doc.message.contains("a secret result"), "{text}");
     let (_, _, text) = env.watch(&["status", "--json"]);
     assert!(text.contains(&id), "{text}");
     let (dirs, files) = modes_under(&env.art());
@@ -131,8 +131,8 @@ fn a_symlink_planted_at_a_run_file_is_not_followed() {
         let _ = std::fs::remove_file(&path);
         std::os::unix::fs::symlink(&victim, &path).unwrap();
     }
-    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
     assert_eq!(code, 0, "{text}");
-    assert!(doc["message"].as_str().unwrap().contains("done"), "{doc}");
+    assert!(doc.message.contains("done"), "{text}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched\n");
 }

@@ -4,10 +4,9 @@ use std::time::Duration;
 
 use herd_e2e::proc::process_alive;
 use herd_e2e::wait::{try_wait_for, wait_for};
-use herd_protocol::watch::Label;
-use serde_json::Value;
+use herd_protocol::watch::{Label, StatusRuns, WatchEvent};
 
-use crate::support::{Env, kill, redact, result_events, watch_bin};
+use crate::support::{Env, events, kill, redact, result_events, watch_bin};
 
 #[test]
 fn status_shows_the_activity_label_and_the_widget() {
@@ -67,20 +66,15 @@ fn no_progress_is_a_notice_never_a_kill() {
         &[("HERD_HANG_WARNING_SECS", "1")],
         Duration::from_secs(4),
     );
-    let notices: Vec<Value> = out
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["event"] == "notice" && v["run_id"] == id.as_str())
+    let notices: Vec<String> = events(&out.stdout)
+        .into_iter()
+        .filter_map(|e| match e {
+            WatchEvent::Notice { run_id, message } if run_id == id => Some(message),
+            _ => None,
+        })
         .collect();
     assert_eq!(notices.len(), 1, "one notice per episode: {notices:?}");
-    assert!(
-        notices[0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("no progress"),
-        "{notices:?}"
-    );
+    assert!(notices[0].contains("no progress"), "{notices:?}");
     assert!(process_alive(pid), "the advisory never stops a child");
     kill(pid);
 }
@@ -157,18 +151,14 @@ fn delivered_runs_leave_the_open_run_set_and_a_directory_without_one_is_indexed(
         vec![open.clone()],
         "the widget shows runs in flight"
     );
-    let (_, all, _) = env.watch(&["status", "--json"]);
-    assert_eq!(
-        all["runs"].as_array().unwrap().len(),
-        2,
-        "the listing keeps history"
-    );
+    let (_, all, _) = env.doc::<StatusRuns>(&["status", "--json"]);
+    assert_eq!(all.runs.len(), 2, "the listing keeps history");
 
     // A name a finished run and an open one share is the open one's.
     let again = env.spawn("Done", "sleep 30");
-    let (code, found, text) = env.watch(&["status", "--name", "Done", "--json"]);
+    let (code, found, text) = env.doc::<StatusRuns>(&["status", "--name", "Done", "--json"]);
     assert_eq!(code, 0, "{text}");
-    assert_eq!(found["runs"][0]["run_id"], again.as_str());
+    assert_eq!(found.runs[0].run_id, again);
 
     // An entry left by a program killed between the delivery and the removal: the next follow
     // removes it and delivers nothing twice.
