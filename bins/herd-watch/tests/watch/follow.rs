@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use herd_e2e::wait::wait_for;
+use herd_protocol::launch::LaunchAck;
 use serde_json::Value;
 
 use crate::support::{Env, launch_bin, result_events, watch_bin};
@@ -157,9 +158,12 @@ fn a_follower_takes_on_only_the_runs_its_launcher_launched() {
         &[("PI_SUBAGENT_ID", "abc123")],
         Duration::from_secs(30),
     );
-    let ack: Value = serde_json::from_str(&out.stdout).unwrap();
-    let own = ack["run_id"].as_str().unwrap().to_owned();
-    assert_eq!(env.record(&own)["parent_run_id"], "abc123");
+    let ack: LaunchAck = serde_json::from_str(&out.stdout).unwrap();
+    let own = ack.run_id;
+    assert_eq!(
+        env.run_record(&own).parent_run_id.as_deref(),
+        Some("abc123")
+    );
 
     let (code, _, parent) = env.watch(&["follow", "--json", "--top-level"]);
     assert_eq!(code, 0, "{parent}");

@@ -239,7 +239,11 @@ fn a_launch_whose_herd_launch_dies_settles_as_lost() {
         let env = held_tmux(false);
         let (id, launch) = launch_killed_during_acquisition(&env, signal, "echo never");
         assert_ne!(launch.code, 0, "signal {signal}: {}", launch.stdout);
-        assert_eq!(env.record(&id)["status"], "pending", "signal {signal}");
+        assert_eq!(
+            env.run_record(&id).status,
+            LaunchStatus::Pending,
+            "signal {signal}"
+        );
         // The doctor names the run and says what `wait` does with it, which the wait then does.
         let doctor = env.run(
             &herd_e2e::bin("herd-cleanup"),
@@ -284,7 +288,7 @@ fn a_child_started_after_its_launcher_died_is_cancelled_through_its_identity() {
     let (id, _) = launch_killed_during_acquisition(&env, libc::SIGKILL, "echo started; sleep 60");
     std::fs::write(env.dir.path().join("tmux-release"), "").unwrap();
     let pid = env.identity_pid(&id);
-    assert_eq!(env.record(&id)["status"], "pending");
+    assert_eq!(env.run_record(&id).status, LaunchStatus::Pending);
     let (code, doc, text) = env.doc::<WatchCancel>(&["cancel", "--run", &id, "--json"]);
     assert_eq!((code, doc.status), (0, CancelStatus::Confirmed), "{text}");
     assert!(

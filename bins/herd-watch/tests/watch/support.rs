@@ -8,7 +8,7 @@ use herd_e2e::cli::{self, Run};
 use herd_e2e::proc::signal_pid;
 use herd_e2e::wait::{try_wait_for, wait_for};
 use herd_protocol::launch::LaunchAck;
-use herd_protocol::run::LaunchStatus;
+use herd_protocol::run::{LaunchStatus, RunRecord};
 use herd_protocol::watch::{Label, StatusRow, StatusRuns, WatchEvent, WatchWait};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -188,6 +188,11 @@ impl Env {
     pub fn record(&self, run_id: &str) -> Value {
         let path = self.art().join("runs").join(format!("{run_id}.json"));
         serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    }
+
+    /// The record of run `run_id`, as the protocol types it.
+    pub fn run_record(&self, run_id: &str) -> RunRecord {
+        serde_json::from_value(self.record(run_id)).unwrap()
     }
 
     pub fn identity_pid(&self, run_id: &str) -> u32 {

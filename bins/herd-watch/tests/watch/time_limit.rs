@@ -24,7 +24,7 @@ fn an_exec_child_past_its_time_limit_is_terminated_and_fails_as_timed_out() {
             "echo 'started the slow part'; exec sleep 120",
         ],
     );
-    assert_eq!(env.record(&id)["time_limit_ms"], 1500);
+    assert_eq!(env.run_record(&id).time_limit_ms, Some(1500));
     let pid = env.identity_pid(&id);
     let started = Instant::now();
     let (code, doc, text) = env.wait(&["wait", "--run", &id, "--json"]);
