@@ -221,28 +221,27 @@ fn session_cwd(session: &Path) -> Result<PathBuf, Error> {
         .map_err(|e| {
             Error::invalid("session", format!("cannot read {}: {e}", session.display()))
         })?;
-    let header: serde_json::Value = serde_json::from_slice(&line).map_err(|_| {
-        Error::invalid(
-            "session",
-            format!("{} has no session header", session.display()),
-        )
-    })?;
-    if header.get("type").and_then(serde_json::Value::as_str) != Some("session") {
+    let header = std::str::from_utf8(&line)
+        .ok()
+        .and_then(herd_protocol::session::parse_line)
+        .ok_or_else(|| {
+            Error::invalid(
+                "session",
+                format!("{} has no session header", session.display()),
+            )
+        })?;
+    let herd_protocol::session::Entry::Session { cwd, .. } = header else {
         return Err(Error::invalid(
             "session",
             format!("{} does not start with a session header", session.display()),
         ));
-    }
-    let cwd = header
-        .get("cwd")
-        .and_then(serde_json::Value::as_str)
-        .map(PathBuf::from)
-        .ok_or_else(|| {
-            Error::invalid(
-                "session",
-                format!("the header of {} has no cwd", session.display()),
-            )
-        })?;
+    };
+    let cwd = cwd.map(PathBuf::from).ok_or_else(|| {
+        Error::invalid(
+            "session",
+            format!("the header of {} has no cwd", session.display()),
+        )
+    })?;
     if !cwd.is_dir() {
         return Err(Error::invalid(
             "session",

@@ -519,15 +519,18 @@ fn transcript_of(record: &RunRecord, artifacts: &Artifacts, lines: usize) -> Res
 
 /// One session entry as a transcript line: `role: text`, encoded.
 fn transcript_line(line: &str) -> Option<String> {
-    let entry: serde_json::Value = serde_json::from_str(line).ok()?;
-    let message = entry.get("message")?;
-    let role = message.get("role")?.as_str()?;
+    let Some(herd_protocol::session::Entry::Message { message }) =
+        herd_protocol::session::parse_line(line)
+    else {
+        return None;
+    };
+    let role = message.role.as_deref()?;
     if role == "system" {
         // Pi 1.6's record of the prompt and the declared tools, not the conversation.
         return None;
     }
     let text: Vec<String> = message
-        .get("content")?
+        .content
         .as_array()?
         .iter()
         .filter_map(|block| match block.get("type")?.as_str()? {

@@ -353,9 +353,12 @@ fn session_id_from_header(session: &Path) -> Option<String> {
     std::io::BufReader::new(std::io::Read::take(file, 64 * 1024))
         .read_until(b'\n', &mut line)
         .ok()?;
-    let header: serde_json::Value = serde_json::from_slice(&line).ok()?;
-    let id = header.get("id")?.as_str()?;
-    validate_run_id(id).ok().map(|()| id.to_owned())
+    let Some(crate::session::Entry::Session { id: Some(id), .. }) =
+        crate::session::parse_line(std::str::from_utf8(&line).ok()?)
+    else {
+        return None;
+    };
+    validate_run_id(&id).ok().map(|()| id)
 }
 
 fn session_id_from_name(session: &Path) -> Option<String> {

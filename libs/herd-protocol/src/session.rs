@@ -13,6 +13,13 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Entry {
+    /// The header, the first line: where the session ran.
+    Session {
+        #[serde(default, deserialize_with = "lenient")]
+        id: Option<String>,
+        #[serde(default, deserialize_with = "lenient")]
+        cwd: Option<String>,
+    },
     Message {
         message: Message,
     },
@@ -133,6 +140,25 @@ fn lenient<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<String>, D:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_header_says_where_the_session_ran_and_a_cwd_of_another_shape_is_absent() {
+        assert_eq!(
+            parse_line(r#"{"type":"session","version":3,"id":"s1","cwd":"/w"}"#),
+            Some(Entry::Session {
+                id: Some("s1".into()),
+                cwd: Some("/w".into())
+            })
+        );
+        assert_eq!(
+            parse_line(r#"{"type":"session","cwd":7}"#),
+            Some(Entry::Session {
+                id: None,
+                cwd: None
+            })
+        );
+        assert_eq!(parse_line(r#"{"cwd":"/w"}"#), None, "no type, no entry");
+    }
 
     #[test]
     fn lines_of_every_shape_read_into_what_herd_uses() {
