@@ -1,6 +1,6 @@
 //! A definite launch failure tries the next model; a fallback launch continues an earlier run.
 
-use herd_protocol::run::{LaunchStatus, RunRecord};
+use herd_protocol::run::{LaunchStatus, RunRecord, SurfaceKind};
 use serde_json::Value;
 
 use crate::support::{Env, ack, script};
@@ -59,20 +59,22 @@ fn a_fallback_launch_takes_the_next_model_of_an_earlier_run() {
         &request,
     );
     assert_eq!(first.code, 0, "{first}");
-    assert_eq!(first.json()["model"], "p/one");
-    let first_id = first.json()["run_id"].as_str().unwrap().to_owned();
+    let first = ack(&first);
+    assert_eq!(first.model.as_deref(), Some("p/one"));
+    let first_id = first.run_id;
     let second = env.run(
         &["spawn", "--fallback-of", &first_id, "--json"],
         &Value::Null,
     );
     assert_eq!(second.code, 0, "{second}");
-    assert_eq!(second.json()["model"], "p/two");
-    assert_eq!(second.json()["surface"], "process");
-    let record = env.record(second.json()["run_id"].as_str().unwrap());
-    assert!(record.get("fallback_models").is_none(), "{record}");
-    assert_eq!(record["attempted_models"], serde_json::json!(["p/one"]));
+    let second = ack(&second);
+    assert_eq!(second.model.as_deref(), Some("p/two"));
+    assert_eq!(second.surface, SurfaceKind::Process);
+    let record = env.run_record(&second.run_id);
+    assert_eq!(record.fallback_models, Vec::<String>::new(), "{record:?}");
+    assert_eq!(record.attempted_models, ["p/one"]);
     // No candidate is left after the last one.
-    let second_id = second.json()["run_id"].as_str().unwrap().to_owned();
+    let second_id = second.run_id;
     let third = env.run(
         &["spawn", "--fallback-of", &second_id, "--json"],
         &Value::Null,

@@ -5,7 +5,7 @@ use std::path::Path;
 use herd_e2e::wait::wait_for;
 use serde_json::Value;
 
-use crate::support::{Env, WAIT, read, script};
+use crate::support::{Env, WAIT, ack, read, script};
 
 #[test]
 fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
@@ -34,14 +34,11 @@ fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
         &request,
     );
     assert_eq!(run.code, 0, "{run}");
-    assert_eq!(run.json()["model"], "fake/fast");
-    assert_eq!(
-        run.json()["fallback_models"],
-        serde_json::json!(["fake/slow"])
-    );
-    let run_doc = run.json();
-    let run_id = run_doc["run_id"].as_str().unwrap();
-    let session = run.json()["session_file"].as_str().unwrap().to_owned();
+    let launched = ack(&run);
+    assert_eq!(launched.model.as_deref(), Some("fake/fast"));
+    assert_eq!(launched.fallback_models, ["fake/slow"]);
+    let run_id = launched.run_id.as_str();
+    let session = launched.session_file.clone();
     assert!(
         session.starts_with(agent_dir.join("sessions").to_str().unwrap()),
         "{session}"

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use herd_e2e::wait::wait_for;
 use serde_json::Value;
 
-use crate::support::{Env, WAIT, exit_code, read, script};
+use crate::support::{Env, WAIT, ack, exit_code, read, script};
 
 #[test]
 fn resume_restores_the_saved_policy_and_fails_closed() {
@@ -46,8 +46,9 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
     ];
     let run = env.run(&resume, &Value::Null);
     assert_eq!(run.code, 0, "{run}");
-    assert_eq!(run.json()["name"], "Resume");
-    assert_eq!(run.json()["session_file"].as_str().unwrap(), session);
+    let resumed = ack(&run);
+    assert_eq!(resumed.name, "Resume");
+    assert_eq!(resumed.session_file, session);
     let argv = wait_for("pi's argv", WAIT, || read(env.work().join("pi.argv")));
     let argv: Vec<&str> = argv.lines().collect();
     let tools = argv[argv.iter().position(|a| *a == "--tools").unwrap() + 1];
@@ -58,8 +59,7 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
     );
     let message = argv.last().unwrap().strip_prefix('@').unwrap();
     assert_eq!(read(message).unwrap(), "carry on\n");
-    let resumed = run.json()["run_id"].as_str().unwrap().to_owned();
-    assert_eq!(exit_code(&env, &resumed), 0);
+    assert_eq!(exit_code(&env, &resumed.run_id), 0);
 
     // A refused resume changes nothing, not even a stale identity record it would replace.
     let identity_file = format!("{session}.process.json");

@@ -5,7 +5,7 @@ use std::path::Path;
 use herd_e2e::wait::wait_for;
 use serde_json::Value;
 
-use crate::support::{Env, WAIT, exit_code, read};
+use crate::support::{Env, WAIT, ack, exit_code, read};
 
 #[test]
 fn a_persistent_specialist_takes_one_task_at_a_time() {
@@ -13,10 +13,10 @@ fn a_persistent_specialist_takes_one_task_at_a_time() {
     let request = serde_json::json!({"name": "keeper", "task": "first task", "persistent": true});
     let run = env.spawn_exec("process", &request, &["--persistent", "--wait", "go"]);
     assert_eq!(run.code, 0, "{run}");
-    let run_id = run.json()["run_id"].as_str().unwrap().to_owned();
-    let ids = &run.json()["persistent_ids"];
-    let first_task = ids["task_id"].as_str().unwrap().to_owned();
-    let session = run.json()["session_file"].as_str().unwrap().to_owned();
+    let launched = ack(&run);
+    let run_id = launched.run_id;
+    let first_task = launched.persistent_ids.expect("a specialist's ids").task_id;
+    let session = launched.session_file;
     let ledger = || read(format!("{session}.ledger")).unwrap_or_default();
     assert!(
         ledger().contains(&format!("\"task\":\"{first_task}\""))

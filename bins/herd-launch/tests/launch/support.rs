@@ -7,6 +7,7 @@ use std::time::Duration;
 use herd_e2e::cli::Run;
 use herd_e2e::wait::wait_for;
 use herd_protocol::launch::LaunchAck;
+use herd_protocol::run::RunRecord;
 use serde_json::Value;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_herd-launch");
@@ -108,6 +109,11 @@ impl Env {
             &std::fs::read(self.art().join("runs").join(format!("{run_id}.json"))).unwrap(),
         )
         .unwrap()
+    }
+
+    /// The record of run `run_id`, as the protocol types it.
+    pub fn run_record(&self, run_id: &str) -> RunRecord {
+        serde_json::from_value(self.record(run_id)).unwrap()
     }
 
     pub fn run_ids(&self) -> Vec<String> {

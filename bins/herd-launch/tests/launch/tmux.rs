@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 
 use herd_e2e::cli::Run;
 use herd_e2e::wait::wait_for;
+use herd_protocol::run::{LaunchStatus, SurfaceKind};
 use serde_json::Value;
 
-use crate::support::{Env, WAIT, exit_code, read, repo_env};
+use crate::support::{Env, WAIT, ack, exit_code, read, repo_env};
 
 /// The test kit's private tmux server with one session, whose first pane the test runs
 /// "inside" (`TMUX`, `TMUX_PANE`).
@@ -64,8 +65,9 @@ fn tmux_launch_places_a_pane_that_keeps_its_sentinel() {
         &["--done", "--exit", "4"],
     );
     assert_eq!(run.code, 0, "{run}");
-    assert_eq!(run.json()["surface"], "tmux");
-    let pane = run.json()["pane_id"].as_str().unwrap().to_owned();
+    let launched = ack(&run);
+    assert_eq!(launched.surface, SurfaceKind::Tmux);
+    let pane = launched.pane_id.unwrap();
     assert!(pane.starts_with('%') && pane != tmux.pane, "{pane}");
     let run_doc = run.json();
     let run_id = run_doc["run_id"].as_str().unwrap();
@@ -123,10 +125,14 @@ fn eight_tmux_children_share_one_herd_window_and_the_parent_keeps_its_pane() {
             &["--hang"],
         );
         assert_eq!(run.code, 0, "{run}");
-        let pane = run.json()["pane_id"].as_str().unwrap().to_owned();
+        let launched = ack(&run);
+        let pane = launched.pane_id.unwrap();
         let window = tmux.show(&pane, "#{window_id}");
-        let record = env.record(run.json()["run_id"].as_str().unwrap());
-        assert_eq!(record["pane"]["tab_id"].as_str(), Some(window.as_str()));
+        let record = env.run_record(&launched.run_id);
+        assert_eq!(
+            record.pane.and_then(|p| p.tab_id).as_deref(),
+            Some(window.as_str())
+        );
         windows.insert(window);
         // The parent's pane keeps its size, its window stays in front and the focus stays in it.
         assert_eq!(
@@ -332,9 +338,9 @@ fn a_hanging_tmux_is_an_uncertain_launch_within_the_budget() {
         started.elapsed()
     );
     assert_eq!(run.code, 3, "{run}");
-    assert_eq!(run.json()["status"], "uncertain");
-    let run_doc = run.json();
-    let failure = run_doc["launch_failure"].as_str().unwrap();
+    let launched = ack(&run);
+    assert_eq!(launched.status, LaunchStatus::Uncertain);
+    let failure = launched.launch_failure.as_deref().unwrap();
     assert!(failure.contains("did not answer"), "{run}");
     assert!(
         failure.starts_with("pane placement (its budget is 1500 ms): "),
@@ -342,8 +348,8 @@ fn a_hanging_tmux_is_an_uncertain_launch_within_the_budget() {
         run.json()
     );
     assert_eq!(
-        env.record(run.json()["run_id"].as_str().unwrap())["status"],
-        "uncertain"
+        env.run_record(&launched.run_id).status,
+        LaunchStatus::Uncertain
     );
 }
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::support::{exit_code, read, repo_env};
+use crate::support::{ack, exit_code, read, repo_env};
 
 #[test]
 fn a_worktree_launch_runs_the_child_in_a_new_managed_checkout() {
@@ -13,13 +13,13 @@ fn a_worktree_launch_runs_the_child_in_a_new_managed_checkout() {
     let request = serde_json::json!({"name": "Ticket 1", "task": "t", "cwd": "repo", "worktree": {"branch": "ticket/1"}});
     let run = env.spawn_exec("process", &request, &["--done"]);
     assert_eq!(run.code, 0, "{run}");
-    let wt = &run.json()["worktree"];
-    assert_eq!(wt["branch"], "ticket/1");
-    assert_eq!(wt["base_sha"], head.as_str());
-    let path = PathBuf::from(wt["path"].as_str().unwrap());
+    let launched = ack(&run);
+    let wt = launched.worktree.as_ref().expect("the worktree");
+    assert_eq!(wt.branch, "ticket/1");
+    assert_eq!(wt.base_sha, head);
+    let path = PathBuf::from(&wt.path);
     assert!(path.starts_with(&root), "{}", path.display());
-    let run_doc = run.json();
-    let run_id = run_doc["run_id"].as_str().unwrap();
+    let run_id = launched.run_id.as_str();
     assert_eq!(exit_code(&env, run_id), 0);
     // The child ran in the worktree.
     assert!(path.join("child.pid").exists());
