@@ -1,6 +1,16 @@
 //! The binary: each subcommand's `--json` shape, human output and exit codes.
 
+use herd_e2e::redact::Redactions;
+
 use crate::{World, entries, fake_git, path_with};
+
+/// The sandbox's paths and the base commit named, so a snapshot holds the whole text.
+fn redactions(w: &World, head: &str) -> Redactions {
+    Redactions::new()
+        .path(&w.managed_root(), "ROOT")
+        .path(&w.sb.path(), "SANDBOX")
+        .text(head, "[BASE]")
+}
 
 #[test]
 fn create_show_inspect_round_trip() {
@@ -45,8 +55,8 @@ fn create_show_inspect_round_trip() {
     assert_eq!(doc["kind"], "worktree-run");
     assert_eq!(doc["path"], path.to_str().unwrap());
     let run = w.run(&["show", "--run-id", "r1"], None);
-    assert!(run.stdout.contains("State: provisioned"), "{run:?}");
-    assert!(run.stdout.contains("Branch: feat/cli"), "{run:?}");
+    assert_eq!(run.code, 0, "{run:?}");
+    insta::assert_snapshot!("show", redactions(&w, &head).apply(&run.stdout));
 
     w.sb.write(&path, "new.txt", "n\n");
     let run = w.run(
@@ -73,11 +83,24 @@ fn create_show_inspect_round_trip() {
         None,
     );
     assert_eq!(run.code, 0);
-    assert!(
-        run.stdout.contains("State: dirty · 0 commits ahead"),
-        "{run:?}"
+    insta::assert_snapshot!("inspect_dirty", redactions(&w, &head).apply(&run.stdout));
+
+    let run = w.run(
+        &[
+            "create",
+            "--cwd",
+            repo_s,
+            "--branch",
+            "feat/text",
+            "--run-id",
+            "r2",
+            "--surface",
+            "git",
+        ],
+        None,
     );
-    assert!(run.stdout.contains("Untracked: new.txt"), "{run:?}");
+    assert_eq!(run.code, 0, "{run:?}");
+    insta::assert_snapshot!("create", redactions(&w, &head).apply(&run.stdout));
 }
 
 #[test]
@@ -192,9 +215,7 @@ fn inspect_unknown_exits_4_and_bad_base_exits_2() {
         Some(&path_with(&fakebin)),
     );
     assert_eq!(run.code, 4, "{run:?}");
-    assert!(run.stdout.contains("State: inspection unknown"), "{run:?}");
-    assert!(run.stdout.contains("Git inspection warning: "), "{run:?}");
-    assert!(run.stdout.contains("fatal: broken"), "{run:?}");
+    insta::assert_snapshot!("inspect_unknown", redactions(&w, &head).apply(&run.stdout));
 }
 
 #[test]
