@@ -433,7 +433,7 @@ fn a_pi_child_gets_the_inferred_gate_and_an_inferred_rejection_only_reports() {
             "saw acceptance level attested (inferred for this task); review 0",
             "attested",
         ),
-        // The task's own explicit intent wins over the role and its name (seed 004).
+        // The task's own explicit intent wins over the role and its name (docs/tools.md).
         (
             serde_json::json!({"name": "Fixer", "task": "Fix the overflow in parse_len", "agent": "scout"}),
             "saw acceptance level checked (inferred for this task); review 0",

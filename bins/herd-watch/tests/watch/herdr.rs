@@ -753,7 +753,8 @@ fn on_herdr_a_hung_server_costs_one_status_budget_not_one_per_run() {
     }
 }
 
-/// A persistent specialist (protocol.md §1.11): it reports its first task, then waits for its
+/// A persistent specialist (docs/protocol.md, "A persistent specialist's files"): it reports its
+/// first task, then waits for its
 /// inbox; a stop ends it.
 const SPECIALIST: &str = r#"
 s="$PI_SUBAGENT_SESSION"

@@ -11,7 +11,8 @@ use herd_protocol::watch::{Label, StopStatus, WatchEvent, WatchStop};
 
 use crate::support::{Env, events, kill, launch_bin, redact, result_events, running, watch_bin};
 
-/// A persistent specialist that follows protocol.md §1.11: it reports its first task, then
+/// A persistent specialist that keeps its files as docs/protocol.md ("A persistent specialist's
+/// files") gives them: it reports its first task, then
 /// claims inbox files — a task is answered with a `task-done` event, a stop ends it.
 const SPECIALIST: &str = r#"
 s="$PI_SUBAGENT_SESSION"
@@ -404,7 +405,8 @@ fn an_unconfirmed_stop_is_stalled_and_its_late_exit_is_one_stopped_result() {
     assert_eq!(code, 3, "{text}");
     assert_eq!(doc.status, StopStatus::StopUnconfirmed, "{text}");
     assert!(running(pid));
-    // Seed 003: the unconfirmed stop is `stalled`, in the status and in the widget.
+    // The unconfirmed stop is `stalled`, in the status and in the widget (docs/lifecycle.md,
+    // "Persistent specialists").
     let row = env.status(&id).runs.remove(0);
     assert_eq!(row.label, Label::Stalled, "{row:?}");
     assert_eq!(row.detail.as_deref(), Some("stop unconfirmed"), "{row:?}");
