@@ -326,6 +326,16 @@ impl TmuxServer {
         }
     }
 
+    /// Kills every window but the anchor's: what a side left running after it answered (a
+    /// shell starting in a window it made) is not charged to the next side's round.
+    pub fn kill_other_windows(&self) {
+        let _ = subprocess::run(
+            &self
+                .command()
+                .args(["kill-window", "-a", "-t", &self.anchor]),
+        );
+    }
+
     pub fn stop(&self) {
         let _ = subprocess::run(&self.command().arg("kill-server"));
     }

@@ -318,6 +318,7 @@ fn worktree_tmux(
             if let Some(pane) = doc["pane_id"].as_str() {
                 server.kill_pane(pane);
             }
+            server.kill_other_windows();
             let base_took = match baseline {
                 Baseline::GitAndTmux => {
                     let path = s.root().join(format!("plain-{round}"));
@@ -345,7 +346,9 @@ fn worktree_tmux(
                         .args(["add", "-b", "-C", "-H", "-F"])
                         .arg(format!("workmux-{round}"))
                         .stdin_null();
-                    timed(&add)?.0
+                    let took = timed(&add)?.0;
+                    server.kill_other_windows();
+                    took
                 }
             };
             if round > 0 {
