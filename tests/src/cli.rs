@@ -65,6 +65,20 @@ impl Run {
             .unwrap_or_else(|err| panic!("stdout is not one JSON document ({err}):\n{self}"))
     }
 
+    /// Decodes the one JSON document on stdout as the herd document `T`.
+    ///
+    /// # Panics
+    ///
+    /// When stdout is not one `T`, with what the command printed.
+    pub fn doc<T: serde::de::DeserializeOwned>(&self) -> T {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|err| {
+            panic!(
+                "stdout is not one {} ({err}):\n{self}",
+                std::any::type_name::<T>()
+            )
+        })
+    }
+
     /// Standard output then standard error, as one text.
     pub fn text(&self) -> String {
         format!("{}{}", self.stdout, self.stderr)

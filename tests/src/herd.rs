@@ -17,6 +17,9 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use herd_protocol::launch::LaunchAck;
+use herd_protocol::run::RunRecord;
+use herd_protocol::watch::{WatchEvent, WatchWait};
 use serde_json::Value;
 
 use crate::cli::{self, Run};
@@ -241,6 +244,34 @@ impl<'env> Herd<'env> {
         ack
     }
 
+    /// [`Herd::spawn`], the acknowledgement decoded.
+    ///
+    /// # Panics
+    ///
+    /// As [`Herd::spawn`], and when the acknowledgement is not a [`LaunchAck`].
+    pub fn launch(&self, request: &Value) -> LaunchAck {
+        decode(&self.spawn(request))
+    }
+
+    /// [`Herd::spawn_in`], the acknowledgement decoded.
+    ///
+    /// # Panics
+    ///
+    /// As [`Herd::spawn_in`], and when the acknowledgement is not a [`LaunchAck`].
+    pub fn launch_in(&self, cwd: &Path, request: &Value) -> LaunchAck {
+        decode(&self.spawn_in(cwd, request))
+    }
+
+    /// [`Herd::wait`], the settled result decoded.
+    ///
+    /// # Panics
+    ///
+    /// When `herd-watch wait` times out or prints no [`WatchWait`].
+    pub fn wait_result(&self, run_id: &str) -> (i32, WatchWait) {
+        let (code, doc) = self.wait(run_id);
+        (code, decode(&doc))
+    }
+
     /// Runs `herd-watch wait --run <id> --json`; returns its exit code and document.
     pub fn wait(&self, run_id: &str) -> (i32, Value) {
         let out = self.run("herd-watch", ["wait", "--run", run_id, "--json"]);
@@ -321,6 +352,15 @@ impl<'env> Herd<'env> {
     pub fn record(&self, run_id: &str) -> Value {
         read_json(&self.artifacts.join("runs").join(format!("{run_id}.json")))
             .unwrap_or_else(|| panic!("no record of run {run_id}"))
+    }
+
+    /// [`Herd::record`], decoded.
+    ///
+    /// # Panics
+    ///
+    /// When it cannot be read or is not a [`RunRecord`].
+    pub fn run_record(&self, run_id: &str) -> RunRecord {
+        decode(&self.record(run_id))
     }
 
     /// Returns the ids of every run record, sorted.
@@ -497,5 +537,54 @@ pub fn results_of<'a>(events: &'a [Value], run_id: &str) -> Vec<&'a Value> {
     events
         .iter()
         .filter(|e| e["event"] == "result" && e["run_id"] == run_id)
+        .collect()
+}
+
+/// Decodes a herd document (an acknowledgement, a record, a result, an event) as its protocol
+/// type `T`.
+///
+/// # Panics
+///
+/// When `doc` is not a `T`, with the document.
+pub fn decode<T: serde::de::DeserializeOwned>(doc: &Value) -> T {
+    serde_json::from_value(doc.clone())
+        .unwrap_or_else(|err| panic!("not a {} ({err}): {doc:#}", std::any::type_name::<T>()))
+}
+
+/// Decodes every line of `follow --json` as a [`WatchEvent`].
+///
+/// # Panics
+///
+/// When one is not.
+pub fn events(lines: &[Value]) -> Vec<WatchEvent> {
+    lines.iter().map(decode).collect()
+}
+
+/// Returns the `result` events of `events` for run `run_id`, decoded, as the result `wait`
+/// prints (the event without its acknowledgement key).
+///
+/// # Panics
+///
+/// When one of them is not a [`WatchEvent`].
+pub fn results(events: &[Value], run_id: &str) -> Vec<WatchWait> {
+    results_of(events, run_id)
+        .into_iter()
+        .filter_map(|e| match decode(e) {
+            WatchEvent::Result {
+                run_id,
+                name,
+                outcome,
+                message,
+                details,
+                ..
+            } => Some(WatchWait {
+                run_id,
+                name,
+                outcome,
+                message,
+                details: *details,
+            }),
+            _ => None,
+        })
         .collect()
 }

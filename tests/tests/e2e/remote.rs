@@ -7,6 +7,13 @@ use std::time::Duration;
 use herd_e2e::cli::Run;
 use herd_e2e::ssh::{ALIAS, Remote};
 use herd_e2e::wait::wait_for;
+use herd_protocol::cleanup::{
+    BlockerCode, Classification, CleanupList, Outcome as Removed, Removal,
+};
+use herd_protocol::launch::LaunchAck;
+use herd_protocol::result::Outcome;
+use herd_protocol::run::{LaunchStatus, RunRecord, SurfaceKind};
+use herd_protocol::watch::{CancelStatus, Label, StatusRuns, WatchCancel, WatchWait};
 use serde_json::Value;
 
 /// The fixture is another machine: its sessions see their own PIDs, home and `/tmp`, key login
@@ -255,22 +262,17 @@ fn spawn_on_a_host_runs_the_child_there_and_records_it_here() {
         "cat > \"$HOME/task-seen\"; echo built",
     );
     assert_eq!(out.code, 0, "{out}");
-    let ack = out.json();
-    assert_eq!(ack["status"], "launched", "{ack}");
-    assert_eq!(ack["host"], ALIAS);
-    let local_id = ack["run_id"].as_str().unwrap().to_owned();
-    let remote_id = ack["remote_run_id"].as_str().unwrap().to_owned();
+    let ack: LaunchAck = out.doc();
+    assert_eq!(ack.status, LaunchStatus::Launched, "{ack:?}");
+    assert_eq!(ack.host.as_deref(), Some(ALIAS));
+    let local_id = ack.run_id;
+    let remote_id = ack.remote_run_id.expect("a remote run id");
     assert_ne!(local_id, remote_id);
-    let record: Value = serde_json::from_slice(
-        &std::fs::read(scene.art().join(format!("runs/{local_id}.json"))).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(record["extra"]["remote"]["host"], ALIAS, "{record}");
-    assert_eq!(record["extra"]["remote"]["run_id"], remote_id.as_str());
-    let remote_art = record["extra"]["remote"]["artifacts"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let record = scene.record(&local_id);
+    let remote = record.extra.remote.expect("the record names the host");
+    assert_eq!(remote.host, ALIAS, "{remote:?}");
+    assert_eq!(remote.run_id.as_deref(), Some(remote_id.as_str()));
+    let remote_art = remote.artifacts;
     let local_view = scene.remote.local_path(&remote_art);
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&local_view).unwrap().permissions().mode() & 0o777;
@@ -283,12 +285,13 @@ fn spawn_on_a_host_runs_the_child_there_and_records_it_here() {
     });
     // Local status and the widget show the run with its host.
     let doc = scene.status(&local_id);
-    assert_eq!(doc["runs"][0]["run_id"], local_id.as_str(), "{doc}");
+    assert_eq!(doc.runs[0].run_id, local_id, "{doc:?}");
     assert!(
-        doc["runs"][0]["detail"]
-            .as_str()
+        doc.runs[0]
+            .detail
+            .as_deref()
             .is_some_and(|d| d.starts_with(&format!("on {ALIAS}"))),
-        "{doc}"
+        "{doc:?}"
     );
     let widget = scene.herd("herd-watch", &["status", "--widget"], None);
     assert!(
@@ -460,9 +463,30 @@ impl Scene {
             .and_then(|l| l.split_whitespace().nth(4)?.parse().ok())
     }
 
-    fn status(&self, local_id: &str) -> Value {
+    fn status(&self, local_id: &str) -> StatusRuns {
         let out = self.herd("herd-watch", &["status", "--run", local_id, "--json"], None);
-        out.json()
+        out.doc()
+    }
+
+    /// The local run record `runs/<id>.json`.
+    fn record(&self, local_id: &str) -> RunRecord {
+        let path = self.art().join(format!("runs/{local_id}.json"));
+        let record = herd_e2e::herd::read_json(&path)
+            .unwrap_or_else(|| panic!("no record {}", path.display()));
+        herd_e2e::herd::decode(&record)
+    }
+
+    /// The acknowledgement of a launch that succeeded.
+    fn launched(out: &Run) -> LaunchAck {
+        assert_eq!(out.code, 0, "{out}");
+        out.doc()
+    }
+
+    /// Runs `herd-watch follow --json` until no run is left; returns its events.
+    fn follow_all(&self) -> (Run, Vec<Value>) {
+        let out = self.herd("herd-watch", &["follow", "--json"], None);
+        let events = herd_e2e::herd::json_lines(&out.stdout);
+        (out, events)
     }
 
     fn spawn_waiting(&self, name: &str, task: &str) -> (String, String) {
@@ -470,15 +494,8 @@ impl Scene {
             &serde_json::json!({"name": name, "task": task}),
             "t=$(cat); while [ ! -e \"$HOME/go\" ]; do sleep 0.1; done; printf 'done: %s\\n' \"$t\"",
         );
-        assert_eq!(out.code, 0, "{out}");
-        let ack = out.json();
-        (
-            ack["run_id"].as_str().expect("a run id").to_owned(),
-            ack["remote_run_id"]
-                .as_str()
-                .expect("a remote run id")
-                .to_owned(),
-        )
+        let ack = Scene::launched(&out);
+        (ack.run_id, ack.remote_run_id.expect("a remote run id"))
     }
 
     fn remote_delivered(&self, remote_id: &str) -> bool {
@@ -495,14 +512,11 @@ impl Follow {
             .unwrap_or_default()
     }
 
-    fn results(&self, run_id: &str) -> Vec<Value> {
-        herd_e2e::herd::results_of(&self.events(), run_id)
-            .into_iter()
-            .cloned()
-            .collect()
+    fn results(&self, run_id: &str) -> Vec<WatchWait> {
+        herd_e2e::herd::results(&self.events(), run_id)
     }
 
-    fn wait_result(&self, run_id: &str) -> Value {
+    fn wait_result(&self, run_id: &str) -> WatchWait {
         wait_for(
             &format!("the result of {run_id}"),
             Duration::from_secs(60),
@@ -533,22 +547,17 @@ fn a_remote_result_arrives_once_and_is_acknowledged_on_the_host() {
         &serde_json::json!({"name": "Builder", "task": "build it"}),
         "t=$(cat); printf 'done: %s\\n' \"$t\"",
     );
+    let ack = Scene::launched(&out);
+    let id = ack.run_id;
+    let remote_id = ack.remote_run_id.expect("a remote run id");
+    let (out, events) = scene.follow_all();
     assert_eq!(out.code, 0, "{out}");
-    let ack = out.json();
-    let id = ack["run_id"].as_str().unwrap().to_owned();
-    let remote_id = ack["remote_run_id"].as_str().unwrap().to_owned();
-    let out = scene.herd("herd-watch", &["follow", "--json"], None);
-    assert_eq!(out.code, 0, "{out}");
-    let events = herd_e2e::herd::json_lines(&out.stdout);
-    let results = herd_e2e::herd::results_of(&events, &id);
+    let results = herd_e2e::herd::results(&events, &id);
     assert_eq!(results.len(), 1, "{out}");
-    assert_eq!(results[0]["outcome"], "completed");
+    assert_eq!(results[0].outcome, Outcome::Completed);
     assert!(
-        results[0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("done: build it"),
-        "{}",
+        results[0].message.contains("done: build it"),
+        "{:?}",
         results[0]
     );
     wait_for("the acknowledgement on the host", BUDGET, || {
@@ -580,13 +589,10 @@ fn a_result_survives_killed_connections_and_an_sshd_restart_and_arrives_once() {
     scene.remote.stop();
     let status = wait_for("the run to show disconnected", BUDGET, || {
         let doc = scene.status(&id);
-        let detail = doc["runs"][0]["detail"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
+        let detail = doc.runs[0].detail.clone().unwrap_or_default();
         detail.contains("disconnected · last seen").then_some(doc)
     });
-    assert_ne!(status["runs"][0]["label"], "failed", "{status}");
+    assert_ne!(status.runs[0].label, Label::Failed, "{status:?}");
     std::fs::write(scene.remote.home().join("go"), "").unwrap();
     wait_for("the child to finish on the host", BUDGET, || {
         scene
@@ -602,13 +608,8 @@ fn a_result_survives_killed_connections_and_an_sshd_restart_and_arrives_once() {
     assert!(follow.results(&id).is_empty(), "no result while down");
     scene.remote.restart();
     let result = follow.wait_result(&id);
-    assert_eq!(result["outcome"], "completed", "{result}");
-    assert!(
-        result["message"]
-            .as_str()
-            .unwrap()
-            .contains("done: build it")
-    );
+    assert_eq!(result.outcome, Outcome::Completed, "{result:?}");
+    assert!(result.message.contains("done: build it"), "{result:?}");
     wait_for("the acknowledgement on the host", BUDGET, || {
         scene.remote_delivered(&remote_id).then_some(())
     });
@@ -632,20 +633,19 @@ fn a_run_on_a_host_that_rebooted_settles_there_as_lost_and_comes_home_once() {
     scene.remote.power_off();
     let status = wait_for("the run to show disconnected", BUDGET, || {
         let doc = scene.status(&id);
-        let detail = doc["runs"][0]["detail"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
+        let detail = doc.runs[0].detail.clone().unwrap_or_default();
         detail.contains("disconnected · last seen").then_some(doc)
     });
-    assert_ne!(status["runs"][0]["label"], "failed", "{status}");
+    assert_ne!(status.runs[0].label, Label::Failed, "{status:?}");
     assert!(follow.results(&id).is_empty(), "no result while down");
     scene.remote.power_on();
     let result = follow.wait_result(&id);
-    assert_eq!(result["outcome"], "failed", "{result}");
-    let message = result["message"].as_str().unwrap();
-    assert!(message.contains("the machine restarted"), "{result}");
-    assert!(!message.contains("done: build it"), "{result}");
+    assert_eq!(result.outcome, Outcome::Failed, "{result:?}");
+    assert!(
+        result.message.contains("the machine restarted"),
+        "{result:?}"
+    );
+    assert!(!result.message.contains("done: build it"), "{result:?}");
     wait_for("the acknowledgement on the host", BUDGET, || {
         scene.remote_delivered(&remote_id).then_some(())
     });
@@ -674,7 +674,7 @@ fn a_killed_local_follower_and_relay_lose_nothing_and_deliver_once() {
     std::fs::write(scene.remote.home().join("go"), "").unwrap();
     let follow = scene.follow("b");
     let result = follow.wait_result(&id);
-    assert_eq!(result["outcome"], "completed", "{result}");
+    assert_eq!(result.outcome, Outcome::Completed, "{result:?}");
     wait_for("the acknowledgement on the host", BUDGET, || {
         scene.remote_delivered(&remote_id).then_some(())
     });
@@ -719,10 +719,9 @@ fn hostile_names_tasks_and_argv_reach_the_remote_child_verbatim() {
         ],
         Some(&serde_json::json!({"name": name, "task": task}).to_string()),
     );
-    assert_eq!(out.code, 0, "{out}");
-    let ack = out.json();
-    assert_eq!(ack["name"], name);
-    let id = ack["run_id"].as_str().expect("a run id").to_owned();
+    let ack = Scene::launched(&out);
+    assert_eq!(ack.name, name);
+    let id = ack.run_id;
     let out = scene.herd("herd-watch", &["wait", "--run", &id, "--json"], None);
     assert_eq!(out.code, 0, "{out}");
     let seen = std::fs::read_to_string(scene.remote.home().join("task-seen")).unwrap();
@@ -739,11 +738,7 @@ fn hostile_names_tasks_and_argv_reach_the_remote_child_verbatim() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     assert!(!std::path::Path::new("/tmp/pwned-name").exists());
-    let record: Value = serde_json::from_slice(
-        &std::fs::read(scene.art().join(format!("runs/{id}.json"))).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(record["name"], name);
+    assert_eq!(scene.record(&id).name, name);
 }
 
 /// A cancel of a remote run is the host's: its herd-watch terminates the child there, confirms
@@ -758,12 +753,13 @@ fn a_cancel_is_confirmed_on_the_host_and_its_result_comes_home() {
     });
     let out = scene.herd("herd-watch", &["cancel", "--run", &id, "--json"], None);
     assert_eq!(out.code, 0, "{out}");
-    let doc = out.json();
-    assert_eq!(doc["status"], "confirmed", "{doc}");
-    assert_eq!(doc["run_id"], id.as_str());
-    assert_eq!(doc["host"], ALIAS);
+    let doc: WatchCancel = out.doc();
+    assert_eq!(doc.status, CancelStatus::Confirmed, "{doc:?}");
+    assert_eq!(doc.run_id, id);
+    // The host is named beside the host's answer, a field of the relay's own.
+    assert_eq!(out.json()["host"], ALIAS, "{out}");
     let result = follow.wait_result(&id);
-    assert_eq!(result["outcome"], "cancelled", "{result}");
+    assert_eq!(result.outcome, Outcome::Cancelled, "{result:?}");
     wait_for("the child's processes gone on the host", BUDGET, || {
         scene.remote.pids_named("sleep").is_empty().then_some(())
     });
@@ -799,10 +795,9 @@ fn a_steer_of_a_child_on_the_hosts_tmux_reaches_it_there() {
         ],
         Some(&request.to_string()),
     );
-    assert_eq!(out.code, 0, "{out}");
-    let ack = out.json();
-    let id = ack["run_id"].as_str().unwrap().to_owned();
-    assert_eq!(ack["surface"], "tmux", "{ack}");
+    let ack = Scene::launched(&out);
+    assert_eq!(ack.surface, SurfaceKind::Tmux, "{ack:?}");
+    let id = ack.run_id;
     let follow = scene.follow("a");
     wait_for("the child reading its line on the host", BUDGET, || {
         scene.remote.home().join("reading").exists().then_some(())
@@ -815,9 +810,11 @@ fn a_steer_of_a_child_on_the_hosts_tmux_reaches_it_there() {
     );
     assert_eq!(out.code, 0, "{out}");
     let result = follow.wait_result(&id);
-    assert_eq!(result["outcome"], "completed", "{result}");
-    let text = result["message"].as_str().unwrap();
-    assert!(text.contains(&format!("steered: {message}")), "{result}");
+    assert_eq!(result.outcome, Outcome::Completed, "{result:?}");
+    assert!(
+        result.message.contains(&format!("steered: {message}")),
+        "{result:?}"
+    );
     assert_eq!(follow.results(&id).len(), 1, "{:?}", follow.events());
 }
 
@@ -867,22 +864,16 @@ fn a_real_pi_child_on_the_host_reports_home_once() {
         &["spawn", "--host", ALIAS, "--request", "-", "--json"],
         Some(&request.to_string()),
     );
+    let ack = Scene::launched(&out);
+    let (id, session) = (ack.run_id, ack.session_file);
+    let (out, events) = scene.follow_all();
     assert_eq!(out.code, 0, "{out}");
-    let ack = out.json();
-    let id = ack["run_id"].as_str().unwrap().to_owned();
-    let session = ack["session_file"].as_str().unwrap().to_owned();
-    let out = scene.herd("herd-watch", &["follow", "--json"], None);
-    assert_eq!(out.code, 0, "{out}");
-    let events = herd_e2e::herd::json_lines(&out.stdout);
-    let results = herd_e2e::herd::results_of(&events, &id);
+    let results = herd_e2e::herd::results(&events, &id);
     assert_eq!(results.len(), 1, "{out}");
-    assert_eq!(results[0]["outcome"], "completed", "{}", results[0]);
+    assert_eq!(results[0].outcome, Outcome::Completed, "{:?}", results[0]);
     assert!(
-        results[0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("REMOTE REPORT: all good"),
-        "{}",
+        results[0].message.contains("REMOTE REPORT: all good"),
+        "{:?}",
         results[0]
     );
     assert!(
@@ -1038,9 +1029,12 @@ fn a_spawn_killed_during_its_ssh_call_settles_as_lost_once() {
     );
     assert_eq!(out.code, 0, "{out}");
     let events = herd_e2e::herd::json_lines(&out.stdout);
-    let results: Vec<&Value> = events.iter().filter(|e| e["event"] == "result").collect();
+    let ids = scene.local_runs();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let id = ids[0].trim_end_matches(".json");
+    let results = herd_e2e::herd::results(&events, id);
     assert_eq!(results.len(), 1, "{out}");
-    assert_eq!(results[0]["outcome"], "failed", "{}", results[0]);
+    assert_eq!(results[0].outcome, Outcome::Failed, "{:?}", results[0]);
 }
 
 /// A Pi child on a host without Pi is refused at spawn (exit 4, the fix named), so is a
@@ -1087,8 +1081,7 @@ fn twenty_concurrent_remote_children_all_launch_and_deliver_once() {
         &serde_json::json!({"name": "First", "task": "t"}),
         "cat >/dev/null; echo first",
     );
-    assert_eq!(out.code, 0, "{out}");
-    let mut ids = vec![out.json()["run_id"].as_str().unwrap().to_owned()];
+    let mut ids = vec![Scene::launched(&out).run_id];
     let acks: Vec<Run> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..20)
             .map(|i| {
@@ -1104,15 +1097,13 @@ fn twenty_concurrent_remote_children_all_launch_and_deliver_once() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     for out in &acks {
-        assert_eq!(out.code, 0, "{out}");
-        ids.push(out.json()["run_id"].as_str().unwrap().to_owned());
+        ids.push(Scene::launched(out).run_id);
     }
-    let out = scene.herd("herd-watch", &["follow", "--json"], None);
+    let (out, events) = scene.follow_all();
     assert_eq!(out.code, 0, "{out}");
-    let events = herd_e2e::herd::json_lines(&out.stdout);
     for id in &ids {
         assert_eq!(
-            herd_e2e::herd::results_of(&events, id).len(),
+            herd_e2e::herd::results(&events, id).len(),
             1,
             "{id}: {}",
             out.stdout
@@ -1160,15 +1151,12 @@ fn a_remote_worktree_childs_branch_comes_home_and_a_moved_local_branch_is_kept()
         "cwd": src.display().to_string(),
         "worktree": {"branch": "fix/x"},
     });
-    let out = scene.spawn(&request, script);
+    let id = Scene::launched(&scene.spawn(&request, script)).run_id;
+    let (out, events) = scene.follow_all();
     assert_eq!(out.code, 0, "{out}");
-    let id = out.json()["run_id"].as_str().unwrap().to_owned();
-    let out = scene.herd("herd-watch", &["follow", "--json"], None);
-    assert_eq!(out.code, 0, "{out}");
-    let events = herd_e2e::herd::json_lines(&out.stdout);
-    let results = herd_e2e::herd::results_of(&events, &id);
+    let results = herd_e2e::herd::results(&events, &id);
     assert_eq!(results.len(), 1, "{out}");
-    assert_eq!(results[0]["outcome"], "completed", "{}", results[0]);
+    assert_eq!(results[0].outcome, Outcome::Completed, "{:?}", results[0]);
     assert_eq!(
         git(&src, &["log", "-1", "--format=%s", "fix/x"]),
         "child work"
@@ -1189,14 +1177,11 @@ fn a_remote_worktree_childs_branch_comes_home_and_a_moved_local_branch_is_kept()
         "cwd": src.display().to_string(),
         "worktree": {"branch": "fix/y", "base": base},
     });
-    let out = scene.spawn(&request, script);
-    assert_eq!(out.code, 0, "{out}");
-    let id = out.json()["run_id"].as_str().unwrap().to_owned();
-    let out = scene.herd("herd-watch", &["follow", "--json"], None);
-    let events = herd_e2e::herd::json_lines(&out.stdout);
-    let results = herd_e2e::herd::results_of(&events, &id);
+    let id = Scene::launched(&scene.spawn(&request, script)).run_id;
+    let (out, events) = scene.follow_all();
+    let results = herd_e2e::herd::results(&events, &id);
     assert_eq!(results.len(), 1, "{out}");
-    let message = results[0]["message"].as_str().unwrap();
+    let message = &results[0].message;
     assert!(
         message.contains("Branch fix/y was not brought home"),
         "{message}"
@@ -1208,12 +1193,12 @@ fn a_remote_worktree_childs_branch_comes_home_and_a_moved_local_branch_is_kept()
     );
 }
 
-/// The managed worktree entries of a `herd-cleanup list --json` document, by branch.
-fn listed<'d>(doc: &'d Value, branch: &str) -> Option<&'d Value> {
-    doc["worktrees"]
-        .as_array()?
+/// The managed worktree entry of a `herd-cleanup list --json` document, by branch.
+fn listed<'d>(doc: &'d CleanupList, branch: &str) -> Option<&'d herd_protocol::cleanup::Entry> {
+    doc.worktrees
         .iter()
-        .find(|e| e["branch"] == branch)
+        .map(|e| &e.entry)
+        .find(|e| e.branch.as_deref() == Some(branch))
 }
 
 /// `herd-cleanup list/remove --host` run the host's own herd-cleanup: a remote worktree child's
@@ -1240,16 +1225,13 @@ fn cleanup_on_a_host_lists_and_removes_its_worktrees_under_the_hosts_rules() {
             "cwd": src.display().to_string(),
             "worktree": {"branch": branch},
         });
-        let out = scene.spawn(&request, script);
-        assert_eq!(out.code, 0, "{out}");
-        ids.push(out.json()["run_id"].as_str().unwrap().to_owned());
+        ids.push(Scene::launched(&scene.spawn(&request, script)).run_id);
     }
     // Both results home (the branch fetched back first).
-    let out = scene.herd("herd-watch", &["follow", "--json"], None);
+    let (out, events) = scene.follow_all();
     assert_eq!(out.code, 0, "{out}");
-    let events = herd_e2e::herd::json_lines(&out.stdout);
     for id in &ids {
-        assert_eq!(herd_e2e::herd::results_of(&events, id).len(), 1, "{out}");
+        assert_eq!(herd_e2e::herd::results(&events, id).len(), 1, "{out}");
     }
     assert_eq!(
         git(&src, &["log", "-1", "--format=%s", "fix/x"]),
@@ -1259,18 +1241,19 @@ fn cleanup_on_a_host_lists_and_removes_its_worktrees_under_the_hosts_rules() {
     // Listed on the host, by the host's herd, with the host named.
     let out = scene.herd("herd-cleanup", &["list", "--host", ALIAS, "--json"], None);
     assert_eq!(out.code, 0, "{out}");
-    let doc = out.json();
-    assert_eq!(doc["host"], ALIAS, "{doc}");
-    let fixed = listed(&doc, "fix/x").unwrap_or_else(|| panic!("fix/x is listed: {doc}"));
-    assert_eq!(fixed["classification"], "eligible", "{fixed}");
-    let fixed_path = fixed["path"].as_str().unwrap().to_owned();
+    // The host is named beside the host's listing, a field of the relay's own.
+    assert_eq!(out.json()["host"], ALIAS, "{out}");
+    let doc: CleanupList = out.doc();
+    let fixed = listed(&doc, "fix/x").unwrap_or_else(|| panic!("fix/x is listed: {doc:?}"));
+    assert_eq!(fixed.classification, Classification::Eligible, "{fixed:?}");
+    let fixed_path = fixed.path.clone();
     assert!(
         fixed_path.starts_with(&scene.remote.remote_home().display().to_string()),
         "the path is the host's: {fixed_path}"
     );
-    let held = listed(&doc, "fix/d").unwrap_or_else(|| panic!("fix/d is listed: {doc}"));
-    assert_eq!(held["classification"], "blocked", "{held}");
-    let held_path = held["path"].as_str().unwrap().to_owned();
+    let held = listed(&doc, "fix/d").unwrap_or_else(|| panic!("fix/d is listed: {doc:?}"));
+    assert_eq!(held.classification, Classification::Blocked, "{held:?}");
+    let held_path = held.path.clone();
     let out = scene.herd("herd-cleanup", &["list", "--host", ALIAS], None);
     assert_eq!(out.code, 0, "{out}");
     assert!(out.stdout.starts_with(&format!("on {ALIAS}:")), "{out}");
@@ -1302,16 +1285,12 @@ fn cleanup_on_a_host_lists_and_removes_its_worktrees_under_the_hosts_rules() {
         None,
     );
     assert_eq!(out.code, 1, "{out}");
-    let doc = out.json();
-    assert_eq!(doc["outcome"], "blocked", "{doc}");
-    assert_eq!(doc["host"], ALIAS, "{doc}");
+    assert_eq!(out.json()["host"], ALIAS, "{out}");
+    let doc: Removal = out.doc();
+    assert_eq!(doc.outcome, Removed::Blocked, "{doc:?}");
     assert!(
-        doc["blockers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|b| b["code"] == "dirty"),
-        "{doc}"
+        doc.blockers.iter().any(|b| b.code == BlockerCode::Dirty),
+        "{doc:?}"
     );
     assert!(scene.remote.local_path(&held_path).is_dir());
 
@@ -1322,7 +1301,7 @@ fn cleanup_on_a_host_lists_and_removes_its_worktrees_under_the_hosts_rules() {
         None,
     );
     assert_eq!(out.code, 0, "{out}");
-    assert_eq!(out.json()["outcome"], "removed", "{out}");
+    assert_eq!(out.doc::<Removal>().outcome, Removed::Removed, "{out}");
     assert!(!scene.remote.local_path(&fixed_path).exists());
     assert_eq!(
         git(&src, &["log", "-1", "--format=%s", "fix/x"]),
