@@ -10,7 +10,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use herd_e2e::herd::{Where, read_json};
+use herd_e2e::herd::{Where, decode, read_json};
 use herd_e2e::herdr::HerdrServer;
 use herd_e2e::model::{
     ModelServer, Models, REPORTED_SESSION, Said, Script, Text, ToolCall, request,
@@ -20,6 +20,8 @@ use herd_e2e::rpc::{PiRpc, STEP_BUDGET, custom_messages, watchers_of};
 use herd_e2e::session::{self, custom_entries};
 use herd_e2e::tmux::Tmux;
 use herd_e2e::wait::wait_for;
+use herd_protocol::launch::docs::{HandoffDoc, HandoffStatus};
+use herd_protocol::run::{RunRecord, SurfaceKind};
 use serde_json::{Value, json};
 
 /// The nine routine tools registered deferred (docs/tools.md, "Tool loading").
@@ -84,6 +86,11 @@ fn only_run(artifacts: &Path) -> String {
         .collect();
     assert_eq!(ids.len(), 1, "one run: {ids:?}");
     ids.into_iter().next().unwrap()
+}
+
+/// The run record `runs/<id>.json` of `artifacts`.
+fn record_of(artifacts: &Path, id: &str) -> RunRecord {
+    decode(&read_json(&artifacts.join("runs").join(format!("{id}.json"))).unwrap())
 }
 
 /// The report reached the parent once: one message in the RPC output and in the transcript,
@@ -170,8 +177,8 @@ fn a_parent_searches_delegates_on_the_process_surface_and_hears_the_report_once(
     // 3. herd launched the child, which ran on the child's model.
     let artifacts = artifacts_of(&session);
     let id = only_run(&artifacts);
-    let record = read_json(&artifacts.join("runs").join(format!("{id}.json"))).unwrap();
-    assert_eq!(record["surface"], "process", "{record:#}");
+    let record = record_of(&artifacts, &id);
+    assert_eq!(record.surface, SurfaceKind::Process, "{record:#?}");
     assert!(
         request::tool_results(&requests[2])
             .iter()
@@ -401,13 +408,7 @@ fn a_parent_that_quits_leaves_no_follower_and_hears_the_report_when_started_agai
         || watchers_of(artifacts.as_os_str()).is_empty().then_some(()),
     );
     gate.open();
-    let exit = PathBuf::from(
-        read_json(&artifacts.join("runs").join(format!("{id}.json"))).unwrap()["session_file"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-            + ".exit",
-    );
+    let exit = PathBuf::from(record_of(&artifacts, &id).session_file + ".exit");
     wait_for("the child's completion sidecar", STEP_BUDGET, || {
         exit.exists().then_some(())
     });
@@ -745,9 +746,9 @@ fn on_tmux_a_worker_ends_with_subagent_done_and_the_parent_hears_it_once() {
     wait_answer(&session, "Integrated the report.");
     let artifacts = artifacts_of(&session);
     let id = only_run(&artifacts);
-    let record = read_json(&artifacts.join("runs").join(format!("{id}.json"))).unwrap();
-    assert_eq!(record["surface"], "tmux", "{record:#}");
-    assert_eq!(record["auto_exit"], false, "{record:#}");
+    let record = record_of(&artifacts, &id);
+    assert_eq!(record.surface, SurfaceKind::Tmux, "{record:#?}");
+    assert!(!record.auto_exit, "{record:#?}");
     let child = model.requests_for("child");
     assert_eq!(child.len(), 1, "the child ended on subagent_done");
     assert!(request::tool_names(&child[0]).contains(&"subagent_done".to_owned()));
@@ -1087,8 +1088,7 @@ fn a_stalled_child_steers_the_parent_and_its_failure_arrives_once() {
     });
     let artifacts = artifacts_of(&session);
     let id = only_run(&artifacts);
-    let record = read_json(&artifacts.join("runs").join(format!("{id}.json"))).unwrap();
-    let pane = record["pane"]["pane_id"].as_str().unwrap().to_owned();
+    let pane = record_of(&artifacts, &id).pane.expect("a pane").pane_id;
     // The pane goes without any completion evidence: herd-watch reports the stall, then the failure.
     tmux.cmd(["kill-pane", "-t", &pane]);
     wait_answered_result(&session);
@@ -1281,10 +1281,10 @@ fn worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree(place: Where,
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     assert_eq!(records.len(), 1, "{records:?}");
-    let record = read_json(&records[0]).unwrap();
-    assert_eq!(record["status"], "started", "{record:#}");
-    assert_eq!(record["focused"], true, "{record:#}");
-    let worktree = PathBuf::from(record["worktree"]["path"].as_str().unwrap());
+    let record: HandoffDoc = decode(&read_json(&records[0]).unwrap());
+    assert_eq!(record.status, HandoffStatus::Started, "{record:#?}");
+    assert!(record.focused, "{record:#?}");
+    let worktree = PathBuf::from(&record.worktree.path);
     assert!(worktree.starts_with(&root), "{}", worktree.display());
     assert_eq!(
         sb.git(&worktree, ["rev-parse", "--abbrev-ref", "HEAD"]),
@@ -1303,7 +1303,7 @@ fn worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree(place: Where,
     );
 
     // It is an ordinary session: no child protocol in its environment; its pane is in front.
-    let pid = record["pid"].as_u64().unwrap();
+    let pid = record.pid.expect("the new Pi's PID");
     let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
     let protocol: Vec<String> = environ
         .split(|b| *b == 0)
@@ -1315,7 +1315,7 @@ fn worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree(place: Where,
         "no child protocol in the handoff's environment: {protocol:?}"
     );
     if let Some(tmux) = &tmux {
-        let pane = record["pane"]["pane_id"].as_str().unwrap();
+        let pane = &record.pane.as_ref().expect("a pane").pane_id;
         assert_eq!(
             tmux.cmd([
                 "display-message",
@@ -1329,7 +1329,7 @@ fn worktree_hands_the_conversation_to_a_new_pi_in_a_fresh_worktree(place: Where,
         );
     }
     if let Some(herdr) = &herdr {
-        let workspace = record["worktree"]["workspace_id"].as_str().unwrap();
+        let workspace = record.worktree.workspace_id.as_deref().unwrap();
         let got = herdr.json(["workspace", "get", workspace]);
         assert_eq!(
             got["workspace"]["focused"], true,
