@@ -13,11 +13,17 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use herd_core::error::{ErrorCode, ErrorDocument};
 use herd_e2e::git::Sandbox;
-use herd_e2e::herd::{Herd, Where, json_doc, results_of};
+use herd_e2e::herd::{Herd, Where, results};
 use herd_e2e::model::{ModelServer, Script, Text, ToolCall, request};
 use herd_e2e::pi::PiEnv;
 use herd_e2e::wait::wait_for;
+use herd_protocol::launch::LaunchAck;
+use herd_protocol::launch::resurrect::{ResurrectDoc, ResurrectRun, ResurrectStatus, SkipReason};
+use herd_protocol::result::Outcome;
+use herd_protocol::run::SurfaceKind;
+use herd_protocol::watch::WatchEvent;
 use serde_json::{Value, json};
 
 const BUDGET: Duration = Duration::from_secs(60);
@@ -34,26 +40,23 @@ fn script() -> Script {
 }
 
 fn spawn(herd: &Herd<'_>, cwd: &Path, request: Value) -> String {
-    let ack = herd.spawn_in(cwd, &request);
-    ack["run_id"].as_str().unwrap().to_owned()
+    herd.launch_in(cwd, &request).run_id
 }
 
-fn resurrect(herd: &Herd<'_>, extra: &[&str]) -> (i32, Value) {
+fn resurrect(herd: &Herd<'_>, extra: &[&str]) -> (i32, ResurrectDoc) {
     let mut args = vec!["resurrect", "--json"];
     args.extend_from_slice(extra);
     let out = herd.run("herd-launch", &args);
     assert!(!out.timed_out, "herd-launch resurrect:\n{out}");
-    (out.code, json_doc(&out))
+    (out.code, out.doc())
 }
 
 /// The entry of `run` in a resurrect document.
-fn entry<'a>(doc: &'a Value, run: &str) -> &'a Value {
-    doc["runs"]
-        .as_array()
-        .unwrap()
+fn entry<'a>(doc: &'a ResurrectDoc, run: &str) -> &'a ResurrectRun {
+    doc.runs
         .iter()
-        .find(|r| r["run_id"] == run)
-        .unwrap_or_else(|| panic!("run {run} is not listed: {doc:#}"))
+        .find(|r| r.run_id == run)
+        .unwrap_or_else(|| panic!("run {run} is not listed: {doc:#?}"))
 }
 
 /// Every file of the artifacts directory with its bytes, to prove a dry run changed nothing.
@@ -126,31 +129,39 @@ fn after_a_killed_tmux_server_resurrect_resumes_each_lost_run_once_in_its_sessio
         json!({"name": "Builder", "task": "Task of the builder: build it",
                "model": Herd::model("fake-model"), "worktree": {"branch": "feature/build"}}),
     );
-    let checkout = PathBuf::from(herd.record(&builder)["worktree"]["path"].as_str().unwrap());
+    let checkout = PathBuf::from(herd.run_record(&builder).worktree.unwrap().path);
     wait_started(&[(&work, "Scout"), (&checkout, "Builder")]);
     let sessions: Vec<String> = [&scout, &builder]
         .iter()
-        .map(|id| herd.record(id)["session_file"].as_str().unwrap().to_owned())
+        .map(|id| herd.run_record(id).session_file)
         .collect();
 
     kill_tmux(&herd);
     // A watcher settles both as lost, and delivers that once.
     let events = herd.follow();
     for id in [&scout, &builder] {
-        let results = results_of(&events, id);
+        let results = results(&events, id);
         assert_eq!(results.len(), 1, "{events:#?}");
-        assert_eq!(results[0]["outcome"], "failed", "{events:#?}");
+        assert_eq!(results[0].outcome, Outcome::Failed, "{events:#?}");
     }
 
     // A dry run lists both and changes nothing.
     let before = snapshot(herd.artifacts());
     let (code, doc) = resurrect(&herd, &["--dry-run"]);
-    assert_eq!(code, 0, "{doc:#}");
-    assert_eq!(doc["dry_run"], true);
+    assert_eq!(code, 0, "{doc:#?}");
+    assert!(doc.dry_run, "{doc:#?}");
     for id in [&scout, &builder] {
-        assert_eq!(entry(&doc, id)["status"], "would_resume", "{doc:#}");
+        assert_eq!(
+            entry(&doc, id).status,
+            ResurrectStatus::WouldResume,
+            "{doc:#?}"
+        );
     }
-    assert_eq!(entry(&doc, &builder)["cwd"], checkout.to_str().unwrap());
+    assert_eq!(
+        entry(&doc, &builder).cwd.as_deref(),
+        checkout.to_str(),
+        "{doc:#?}"
+    );
     assert_eq!(
         before,
         snapshot(herd.artifacts()),
@@ -170,48 +181,47 @@ fn after_a_killed_tmux_server_resurrect_resumes_each_lost_run_once_in_its_sessio
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    let docs: Vec<Value> = runs
+    let docs: Vec<ResurrectDoc> = runs
         .iter()
         .map(|out| {
             assert_eq!(out.code, 0, "{out}");
-            json_doc(out)
+            out.doc()
         })
         .collect();
     let mut successors = Vec::new();
     for (id, session) in [&scout, &builder].iter().zip(&sessions) {
-        let statuses: Vec<&Value> = docs.iter().map(|d| &entry(d, id)["status"]).collect();
-        let resumed: Vec<&Value> = docs
+        let statuses: Vec<ResurrectStatus> = docs.iter().map(|d| entry(d, id).status).collect();
+        let resumed: Vec<&ResurrectRun> = docs
             .iter()
             .map(|d| entry(d, id))
-            .filter(|e| e["status"] == "resumed")
+            .filter(|e| e.status == ResurrectStatus::Resumed)
             .collect();
         assert_eq!(resumed.len(), 1, "resumed once: {statuses:?} {docs:#?}");
         let other = docs
             .iter()
             .map(|d| entry(d, id))
-            .find(|e| e["status"] != "resumed")
+            .find(|e| e.status != ResurrectStatus::Resumed)
             .unwrap();
-        assert_eq!(other["status"], "already_resumed", "{docs:#?}");
-        assert_eq!(other["successor"], resumed[0]["successor"]);
-        let successor = resumed[0]["successor"].as_str().unwrap().to_owned();
+        assert_eq!(other.status, ResurrectStatus::AlreadyResumed, "{docs:#?}");
+        assert_eq!(other.successor, resumed[0].successor);
+        let successor = resumed[0].successor.clone().unwrap();
         // The exact session file, and the record names the run it brings back.
-        let record = herd.record(&successor);
-        assert_eq!(record["session_file"], session.as_str(), "{record:#}");
-        assert_eq!(record["extra"]["resurrects"], id.as_str(), "{record:#}");
+        let record = herd.run_record(&successor);
+        assert_eq!(&record.session_file, session, "{record:#?}");
+        assert_eq!(
+            record.extra.resurrects.as_deref(),
+            Some(id.as_str()),
+            "{record:#?}"
+        );
         successors.push(successor);
     }
-    assert_eq!(
-        docs.iter()
-            .map(|d| d["resumed"].as_u64().unwrap())
-            .sum::<u64>(),
-        2
-    );
+    assert_eq!(docs.iter().map(|d| d.resumed).sum::<u64>(), 2);
     // The worktree child runs in its retained worktree again.
-    let builder_record = herd.record(&successors[1]);
-    assert_eq!(builder_record["cwd"], checkout.to_str().unwrap());
+    let builder_record = herd.run_record(&successors[1]);
+    assert_eq!(Some(builder_record.cwd.as_str()), checkout.to_str());
     assert_eq!(
-        builder_record["worktree"]["path"],
-        checkout.to_str().unwrap()
+        builder_record.worktree.map(|w| w.path).as_deref(),
+        checkout.to_str()
     );
 
     // Each result is delivered once, and each resumed Pi continued its own conversation.
@@ -220,15 +230,12 @@ fn after_a_killed_tmux_server_resurrect_resumes_each_lost_run_once_in_its_sessio
         "Task of the scout: look around",
         "Task of the builder: build it",
     ]) {
-        let results = results_of(&events, successor);
+        let results = results(&events, successor);
         assert_eq!(results.len(), 1, "{events:#?}");
-        assert_eq!(results[0]["outcome"], "completed", "{:#}", results[0]);
+        assert_eq!(results[0].outcome, Outcome::Completed, "{:#?}", results[0]);
         assert!(
-            results[0]["message"]
-                .as_str()
-                .unwrap()
-                .contains("RESUMED: picked up the task"),
-            "{:#}",
+            results[0].message.contains("RESUMED: picked up the task"),
+            "{:#?}",
             results[0]
         );
         let requests = requests_of(&model, task);
@@ -254,14 +261,22 @@ fn after_a_killed_tmux_server_resurrect_resumes_each_lost_run_once_in_its_sessio
             .trim(),
         checkout.to_str().unwrap()
     );
-    assert!(herd.follow().iter().all(|e| e["event"] != "result"));
+    let again = herd_e2e::herd::events(&herd.follow());
+    assert!(
+        !again.iter().any(|e| matches!(e, WatchEvent::Result { .. })),
+        "{again:#?}"
+    );
 
     // Run again, nothing is resumed twice.
     let (code, doc) = resurrect(&herd, &[]);
-    assert_eq!(code, 0, "{doc:#}");
-    assert_eq!(doc["resumed"], 0, "{doc:#}");
+    assert_eq!(code, 0, "{doc:#?}");
+    assert_eq!(doc.resumed, 0, "{doc:#?}");
     for id in [&scout, &builder] {
-        assert_eq!(entry(&doc, id)["status"], "already_resumed", "{doc:#}");
+        assert_eq!(
+            entry(&doc, id).status,
+            ResurrectStatus::AlreadyResumed,
+            "{doc:#?}"
+        );
     }
 }
 
@@ -306,40 +321,34 @@ fn resurrect_lists_a_specialist_an_exec_child_and_a_run_without_its_policy_with_
         ],
     );
     assert!(out.success(), "{out}");
-    let sleeper = json_doc(&out)["run_id"].as_str().unwrap().to_owned();
+    let sleeper = out.doc::<LaunchAck>().run_id;
     wait_started(&[(&work, "Keeper"), (&work, "Unbound")]);
     herd.child_pid(&sleeper);
 
     kill_tmux(&herd);
     let events = herd.follow();
     for id in [&keeper, &unbound, &sleeper] {
-        assert_eq!(results_of(&events, id).len(), 1, "{events:#?}");
+        assert_eq!(results(&events, id).len(), 1, "{events:#?}");
     }
     // A child of an older launcher: no policy beside its session.
-    let session = herd.record(&unbound)["session_file"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let session = herd.run_record(&unbound).session_file;
     std::fs::remove_file(format!("{session}.pi-herdr-subagent-policy.json")).unwrap();
 
     let before = model.requests().len();
     let (code, doc) = resurrect(&herd, &[]);
-    assert_eq!(code, 0, "{doc:#}");
-    assert_eq!(doc["resumed"], 0, "{doc:#}");
+    assert_eq!(code, 0, "{doc:#?}");
+    assert_eq!(doc.resumed, 0, "{doc:#?}");
     let why = |id: &str| {
         let e = entry(&doc, id);
-        assert_eq!(e["status"], "skipped", "{doc:#}");
-        (
-            e["why"].as_str().unwrap().to_owned(),
-            e["message"].as_str().unwrap().to_owned(),
-        )
+        assert_eq!(e.status, ResurrectStatus::Skipped, "{doc:#?}");
+        (e.why, e.message.clone())
     };
     let (reason, message) = why(&keeper);
-    assert_eq!(reason, "persistent");
+    assert_eq!(reason, Some(SkipReason::Persistent));
     assert!(message.contains("spawn a new one"), "{message}");
-    assert_eq!(why(&sleeper).0, "no_session");
+    assert_eq!(why(&sleeper).0, Some(SkipReason::NoSession));
     let (reason, message) = why(&unbound);
-    assert_eq!(reason, "no_policy");
+    assert_eq!(reason, Some(SkipReason::NoPolicy));
     assert!(message.contains("launch policy"), "{message}");
     // Nothing was started.
     assert_eq!(herd.run_ids().len(), 3);
@@ -351,8 +360,8 @@ fn resurrect_lists_a_specialist_an_exec_child_and_a_run_without_its_policy_with_
     );
     assert_eq!(refused.code, 2, "{refused}");
     assert_eq!(
-        json_doc(&refused)["error"]["code"],
-        "invalid_request",
+        refused.doc::<ErrorDocument>().error.code,
+        ErrorCode::InvalidRequest,
         "{refused}"
     );
     let human = herd.run("herd-launch", ["resurrect"]);
@@ -382,29 +391,27 @@ fn after_a_herdr_restart_resurrect_resumes_a_lost_run_in_its_session() {
                "model": Herd::model("fake-model")}),
     );
     wait_started(&[(&work, "Scout")]);
-    let session = herd.record(&scout)["session_file"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let session = herd.run_record(&scout).session_file;
     herd.herdr_mut().unwrap().restart();
     let events = herd.follow();
-    let lost = results_of(&events, &scout);
+    let lost = results(&events, &scout);
     assert_eq!(lost.len(), 1, "{events:#?}");
-    assert_eq!(lost[0]["outcome"], "failed", "{:#}", lost[0]);
+    assert_eq!(lost[0].outcome, Outcome::Failed, "{:#?}", lost[0]);
 
     let (code, doc) = resurrect(&herd, &[]);
-    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(code, 0, "{doc:#?}");
     let resumed = entry(&doc, &scout);
-    assert_eq!(resumed["status"], "resumed", "{doc:#}");
-    assert_eq!(resumed["session_file"], session.as_str());
-    let successor = resumed["successor"].as_str().unwrap().to_owned();
-    assert_eq!(herd.record(&successor)["session_file"], session.as_str());
-    assert_eq!(herd.record(&successor)["surface"], "herdr");
+    assert_eq!(resumed.status, ResurrectStatus::Resumed, "{doc:#?}");
+    assert_eq!(resumed.session_file.as_ref(), Some(&session));
+    let successor = resumed.successor.clone().unwrap();
+    let record = herd.run_record(&successor);
+    assert_eq!(record.session_file, session);
+    assert_eq!(record.surface, SurfaceKind::Herdr);
 
     let events = herd.follow();
-    let results = results_of(&events, &successor);
+    let results = results(&events, &successor);
     assert_eq!(results.len(), 1, "{events:#?}");
-    assert_eq!(results[0]["outcome"], "completed", "{:#}", results[0]);
+    assert_eq!(results[0].outcome, Outcome::Completed, "{:#?}", results[0]);
     assert!(work.join("resumed-Scout.txt").exists());
     let requests = requests_of(&model, "Task of the scout");
     assert!(
@@ -414,7 +421,11 @@ fn after_a_herdr_restart_resurrect_resumes_a_lost_run_in_its_session() {
         "{requests:#?}"
     );
     let (_, doc) = resurrect(&herd, &[]);
-    assert_eq!(entry(&doc, &scout)["status"], "already_resumed", "{doc:#}");
+    assert_eq!(
+        entry(&doc, &scout).status,
+        ResurrectStatus::AlreadyResumed,
+        "{doc:#?}"
+    );
 }
 
 /// The person's way back, from Pi: a real parent Pi whose child was lost with its tmux server is
