@@ -11,11 +11,15 @@
 
 use std::path::Path;
 
-use herd_e2e::herd::{Herd, Where, json_doc, read_json};
+use herd_e2e::herd::{Herd, Where, decode, read_json};
 use herd_e2e::model::{ModelServer, Models, Script, Text, ToolCall, Usage};
 use herd_e2e::pi::PiEnv;
 use herd_e2e::session;
-use serde_json::{Value, json};
+use herd_protocol::launch::LaunchAck;
+use herd_protocol::result::LedgerLine;
+use herd_protocol::usage::{Figures, UsageReport};
+use herd_protocol::watch::StatusRuns;
+use serde_json::json;
 
 /// The sums of the `usage` Pi recorded on the assistant messages of `session`: input, output,
 /// cache read, cache write, total tokens, cost (None when a message used tokens at no recorded
@@ -80,37 +84,33 @@ impl Sums {
         }
     }
 
-    /// Asserts that `figures` (a `Figures` object of herd's usage) are these sums.
-    fn check(&self, figures: &Value, what: &str) {
-        let n = |key: &str| figures[key].as_u64();
+    /// Asserts that `figures` (herd's usage) are these sums.
+    fn check(&self, figures: &Figures, what: &str) {
         assert_eq!(
             (
-                n("input"),
-                n("output"),
-                n("cacheRead"),
-                n("cacheWrite"),
-                n("totalTokens"),
-                n("messages")
+                figures.input,
+                figures.output,
+                figures.cache_read,
+                figures.cache_write,
+                figures.total_tokens,
+                figures.messages
             ),
             (
-                Some(self.input),
-                Some(self.output),
-                Some(self.cache_read),
-                Some(self.cache_write),
-                Some(self.total),
-                Some(self.messages)
+                self.input,
+                self.output,
+                self.cache_read,
+                self.cache_write,
+                self.total,
+                self.messages
             ),
-            "{what}: {figures:#}"
+            "{what}: {figures:#?}"
         );
         match self.cost {
             Some(cost) => {
-                let got = figures["cost"].as_f64().unwrap_or(f64::NAN);
+                let got = figures.cost.map_or(f64::NAN, |c| c.0);
                 assert!((got - cost).abs() < 1e-9, "{what}: cost {got} for {cost}");
             }
-            None => assert!(
-                figures["cost"].is_null(),
-                "{what}: unknown cost: {figures:#}"
-            ),
+            None => assert!(figures.cost.is_none(), "{what}: unknown cost: {figures:#?}"),
         }
     }
 }
@@ -208,24 +208,16 @@ fn a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_it(place: Wh
     let Some(herd) = Herd::try_new(&env, place, test) else {
         return;
     };
-    let lead = herd.spawn(&json!({
-        "name": "Lead", "task": "Delegate the question", "model": Herd::model("lead"),
-    }))["run_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let (code, result) = herd.wait(&lead);
-    assert_eq!(code, 0, "{result:#}");
-    let helper = read_json(&env.work_dir().join("launched.json")).unwrap()["run_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let session_of = |run: &str| {
-        herd.record(run)["session_file"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
+    let lead = herd
+        .launch(&json!({
+            "name": "Lead", "task": "Delegate the question", "model": Herd::model("lead"),
+        }))
+        .run_id;
+    let (code, result) = herd.wait_result(&lead);
+    assert_eq!(code, 0, "{result:#?}");
+    let helper =
+        decode::<LaunchAck>(&read_json(&env.work_dir().join("launched.json")).unwrap()).run_id;
+    let session_of = |run: &str| herd.run_record(run).session_file;
     let lead_own = Sums::of(session_of(&lead).as_ref());
     let helper_own = Sums::of(session_of(&helper).as_ref());
     let rolled = lead_own.plus(helper_own);
@@ -233,16 +225,20 @@ fn a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_it(place: Wh
     assert_eq!((lead_own.cache_read, lead_own.messages), (36_000, 3));
 
     // The lead's result: its session and its helper's, rolled up.
-    let usage = &result["details"]["usage"];
-    rolled.check(usage, "the lead's details.usage");
-    lead_own.check(&usage["own"], "the lead's own part");
-    assert_eq!(usage["nested"][0]["runId"], helper.as_str(), "{usage:#}");
-    helper_own.check(&usage["nested"][0], "the helper's part");
-    let models: Vec<&str> = usage["models"]
-        .as_array()
-        .unwrap()
+    let usage = result.details.usage.as_ref().expect("details.usage");
+    rolled.check(&usage.tally.total, "the lead's details.usage");
+    lead_own.check(
+        usage.own.as_ref().expect("the own part"),
+        "the lead's own part",
+    );
+    assert_eq!(usage.nested.len(), 1, "{usage:#?}");
+    assert_eq!(usage.nested[0].run_id, helper, "{usage:#?}");
+    helper_own.check(&usage.nested[0].figures, "the helper's part");
+    let models: Vec<&str> = usage
+        .tally
+        .models
         .iter()
-        .map(|m| m["model"].as_str().unwrap())
+        .map(|m| m.model.as_str())
         .collect();
     assert_eq!(models, ["fake/lead", "fake/helper"]);
     let line = format!(
@@ -256,37 +252,46 @@ fn a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_it(place: Wh
         line,
         "Usage: 86.0k in · 3.1k out · 36.0k cached · $0.310 (fake/lead, fake/helper) · with 1 nested run"
     );
-    let message = result["message"].as_str().unwrap();
+    let message = &result.message;
     assert!(
         message.lines().any(|l| l == line),
         "the host line {line:?} in:\n{message}"
     );
     // The helper's own result counts its own session.
-    let (_, helper_result) = herd.wait(&helper);
+    let (_, helper_result) = herd.wait_result(&helper);
     helper_own.check(
-        &helper_result["details"]["usage"],
+        &helper_result
+            .details
+            .usage
+            .expect("details.usage")
+            .tally
+            .total,
         "the helper's details.usage",
     );
 
     // A child on a model without a price: its tokens, and a cost that is unknown, never $0.
-    let scout = herd.spawn(&json!({
-        "name": "Scout", "task": "Look around", "model": Herd::model("scout"),
-    }))["run_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let (code, scout_result) = herd.wait(&scout);
-    assert_eq!(code, 0, "{scout_result:#}");
+    let scout = herd
+        .launch(&json!({
+            "name": "Scout", "task": "Look around", "model": Herd::model("scout"),
+        }))
+        .run_id;
+    let (code, scout_result) = herd.wait_result(&scout);
+    assert_eq!(code, 0, "{scout_result:#?}");
     let scout_own = Sums::of(session_of(&scout).as_ref());
     assert_eq!(
         scout_own.cost, None,
         "Pi records a zero cost for an unpriced model"
     );
     scout_own.check(
-        &scout_result["details"]["usage"],
+        &scout_result
+            .details
+            .usage
+            .expect("details.usage")
+            .tally
+            .total,
         "the scout's details.usage",
     );
-    let scout_message = scout_result["message"].as_str().unwrap();
+    let scout_message = &scout_result.message;
     assert!(
         scout_message.contains(&format!(
             "Usage: {} in · {} out · 0 cached · cost unknown (fake/scout)",
@@ -299,71 +304,72 @@ fn a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_it(place: Wh
     // `herd-watch status --json`: each row with its run's figures, the lead's rolled up.
     let out = herd.run("herd-watch", ["status", "--json"]);
     assert!(out.success(), "{out}");
-    let status = json_doc(&out);
-    let status_row = |run: &str| {
-        status["runs"]
-            .as_array()
-            .unwrap()
+    let status: StatusRuns = out.doc();
+    let status_usage = |run: &str| {
+        status
+            .runs
             .iter()
-            .find(|r| r["run_id"] == run)
-            .unwrap_or_else(|| panic!("{run} in {status:#}"))
-            .clone()
+            .find(|r| r.run_id == run)
+            .unwrap_or_else(|| panic!("{run} in {status:#?}"))
+            .usage
+            .unwrap_or_else(|| panic!("the usage of {run} in {status:#?}"))
     };
-    rolled.check(&status_row(&lead)["usage"], "the lead's status row");
-    scout_own.check(&status_row(&scout)["usage"], "the scout's status row");
+    rolled.check(&status_usage(&lead), "the lead's status row");
+    scout_own.check(&status_usage(&scout), "the scout's status row");
 
     // The outcome ledger keeps each run's rolled-up figures.
-    let ledger = herd.ledger();
-    let line_of = |run: &str| {
+    let ledger: Vec<LedgerLine> = herd.ledger().iter().map(decode).collect();
+    let ledger_usage = |run: &str| {
         ledger
             .iter()
-            .find(|l| l["runId"] == run)
+            .find(|l| l.run_id == run)
             .unwrap_or_else(|| panic!("a ledger line for {run}: {ledger:#?}"))
+            .usage
+            .unwrap_or_else(|| panic!("the usage of {run}'s ledger line: {ledger:#?}"))
     };
-    rolled.check(&line_of(&lead)["usage"], "the lead's ledger line");
-    scout_own.check(&line_of(&scout)["usage"], "the scout's ledger line");
+    rolled.check(&ledger_usage(&lead), "the lead's ledger line");
+    scout_own.check(&ledger_usage(&scout), "the scout's ledger line");
 
     // `herd-watch usage --json`: every run's own session once, by model and by run.
     let out = herd.run("herd-watch", ["usage", "--json"]);
     assert!(out.success(), "{out}");
-    let report = json_doc(&out);
+    let report: UsageReport = out.doc();
     rolled
         .plus(scout_own)
-        .check(&report["total"], "the directory's total");
+        .check(&report.total, "the directory's total");
     let by_model = |id: &str| {
-        report["byModel"]
-            .as_array()
-            .unwrap()
+        report
+            .by_model
             .iter()
-            .find(|m| m["model"] == id)
-            .unwrap_or_else(|| panic!("{id} in {report:#}"))
-            .clone()
+            .find(|m| m.model == id)
+            .unwrap_or_else(|| panic!("{id} in {report:#?}"))
+            .figures
     };
     lead_own.check(&by_model("fake/lead"), "fake/lead");
     helper_own.check(&by_model("fake/helper"), "fake/helper");
     scout_own.check(&by_model("fake/scout"), "fake/scout");
     let row = |run: &str| {
-        report["runs"]
-            .as_array()
-            .unwrap()
+        report
+            .runs
             .iter()
-            .find(|r| r["runId"] == run)
-            .unwrap_or_else(|| panic!("{run} in {report:#}"))
-            .clone()
+            .find(|r| r.run_id == run)
+            .unwrap_or_else(|| panic!("{run} in {report:#?}"))
     };
-    lead_own.check(&row(&lead)["own"], "the lead's row");
-    rolled.check(&row(&lead)["rolledUp"], "the lead's row, rolled up");
-    assert_eq!(row(&helper)["parentRunId"], lead.as_str());
-    helper_own.check(&row(&helper)["own"], "the helper's row");
+    lead_own.check(&row(&lead).own.total, "the lead's row");
+    rolled.check(&row(&lead).rolled_up, "the lead's row, rolled up");
+    assert_eq!(row(&helper).parent_run_id.as_deref(), Some(lead.as_str()));
+    helper_own.check(&row(&helper).own.total, "the helper's row");
     // Read again, nothing is counted twice.
-    let again = json_doc(&herd.run("herd-watch", ["usage", "--json"]));
-    assert_eq!(again["total"], report["total"]);
+    let again: UsageReport = herd.run("herd-watch", ["usage", "--json"]).doc();
+    assert_eq!(again.total, report.total);
     // --since leaves out the runs created before it.
     let later = herd_core::time::now_ms() + 60_000;
-    let none = json_doc(&herd.run(
-        "herd-watch",
-        ["usage", "--json", "--since", &later.to_string()],
-    ));
-    assert_eq!(none["runs"], json!([]), "{none:#}");
-    assert_eq!(none["total"]["messages"], 0, "{none:#}");
+    let none: UsageReport = herd
+        .run(
+            "herd-watch",
+            ["usage", "--json", "--since", &later.to_string()],
+        )
+        .doc();
+    assert!(none.runs.is_empty(), "{none:#?}");
+    assert_eq!(none.total.messages, 0, "{none:#?}");
 }
