@@ -449,11 +449,12 @@ fn run_finding(artifacts: &Artifacts, id: &str, boot: Option<&str>) -> Option<Ru
             detail,
         })
     };
-    let process = SessionFiles::new(&record.session_file).process();
+    let files = SessionFiles::new(&record.session_file);
+    let process = files.process();
     let identity = if record.session_file.is_empty() {
         Ok(None)
     } else {
-        identity::Record::read(&process)
+        files.read::<identity::Record>()
     };
     if record.status != LaunchStatus::Launched && matches!(identity, Ok(None)) {
         return launch_finding(artifacts, &record)

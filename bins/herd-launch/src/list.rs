@@ -129,7 +129,7 @@ fn specialists(artifacts: &Artifacts) -> Result<Vec<Specialist>, Error> {
         if files.exit().exists() {
             continue;
         }
-        let Ok(policy) = Policy::read(&files.policy()) else {
+        let Ok(Some(policy)) = files.read::<Policy>() else {
             continue;
         };
         let state = match herd_protocol::persistent::activity(&files, &policy.generation_id)? {

@@ -172,7 +172,7 @@ fn taking_tasks(
             );
             err
         })?;
-    let policy = Policy::read(&files.policy())?;
+    let policy = Policy::read_required(&files)?;
     if !policy.persistent {
         return Err(refuse("has no persistent launch policy"));
     }

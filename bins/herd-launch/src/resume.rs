@@ -62,8 +62,8 @@ fn guidance(session: &Path) -> String {
 /// Reads the saved policy, refusing what resume must not restore. A managed-worktree child's is
 /// restored only for a resurrect in its retained `worktree`, the one the policy binds it to.
 pub fn restorable_policy(session: &Path, worktree: Option<&WorktreeRef>) -> Result<Policy, Error> {
-    let path = SessionFiles::new(session).policy();
-    let policy = Policy::read(&path).map_err(|err| {
+    let files = SessionFiles::new(session);
+    let policy = Policy::read_required(&files).map_err(|err| {
         let mut err = Error::new(
             ErrorCode::InvalidRequest,
             format!(
@@ -130,8 +130,9 @@ pub fn preflight(request: &Request) -> Result<(Policy, PathBuf), Error> {
 
 /// Refuses a session whose recorded runner still runs, and clears a record of one that is gone.
 fn check_not_running(session: &Path) -> Result<(), Error> {
-    let file = SessionFiles::new(session).process();
-    let record = match Record::read(&file) {
+    let files = SessionFiles::new(session);
+    let file = files.process();
+    let record = match files.read::<Record>() {
         Ok(Some(record)) => record,
         Ok(None) => return Ok(()),
         Err(err) => {
@@ -150,10 +151,7 @@ fn check_not_running(session: &Path) -> Result<(), Error> {
     // follows at once. Give it a bounded moment to exit rather than refusing.
     let mut judgement = identity::judge(&record);
     let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
-    let finishing = match (
-        modified(&SessionFiles::new(session).exit()),
-        modified(&file),
-    ) {
+    let finishing = match (modified(&files.exit()), modified(&file)) {
         // Written by this process: after its identity record, which it wrote as it started.
         (Some(exit), Some(started)) => exit >= started,
         _ => false,

@@ -189,7 +189,10 @@ fn terminate_identity(
     let identity = if record.session_file.is_empty() {
         None
     } else {
-        identity::Record::read(&record.session_files().process()).map_err(|e| e.to_string())?
+        record
+            .session_files()
+            .read::<identity::Record>()
+            .map_err(|e| e.to_string())?
     };
     let Some(id) = identity else {
         return match pane.map(|(surface, target)| surface.presence(target, deadline)) {

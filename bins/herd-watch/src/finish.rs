@@ -109,8 +109,7 @@ pub fn finish(
 /// its checkout, and a parent that has the result may at once remove the child's worktree or
 /// resume its session, which a live child refuses.
 fn wait_for_exit(record: &RunRecord) {
-    if let Ok(Some(identity)) = herd_core::identity::Record::read(&record.session_files().process())
-    {
+    if let Ok(Some(identity)) = record.session_files().read::<herd_core::identity::Record>() {
         let _ = herd_core::identity::wait_exited(&identity, std::time::Instant::now() + EXIT_GRACE);
     }
 }
@@ -722,7 +721,10 @@ fn review(
 /// The child's own accept tries and its last check's verdict, from
 /// `<session>.accept-tries.json`, which the child extension writes after each check it runs.
 fn read_child_tries(record: &RunRecord) -> Option<(u32, Option<ChildReport>)> {
-    let tries = herd_protocol::accept::read_tries(record.session_file.as_ref())?;
+    let tries = record
+        .session_files()
+        .read::<herd_protocol::accept::AcceptTries>()
+        .ok()??;
     Some((tries.tries, tries.last))
 }
 
@@ -743,13 +745,12 @@ fn lost_reason(artifacts: &Artifacts, record: &RunRecord) -> String {
         return "pane disappeared before completion evidence was recorded".to_owned();
     }
     let boot = herd_core::identity::boot_id().ok();
-    let earlier_boot = [
-        record.session_files().process(),
-        artifacts.leader(&record.run_id),
-    ]
-    .iter()
-    .filter_map(|path| herd_core::identity::Record::read(path).ok().flatten())
-    .any(|identity| boot.as_deref().is_some_and(|boot| identity.boot_id != boot));
+    let child = record.session_files().read::<herd_core::identity::Record>();
+    let leader = herd_core::identity::Record::read(&artifacts.leader(&record.run_id));
+    let earlier_boot = [child, leader]
+        .into_iter()
+        .filter_map(|read| read.ok().flatten())
+        .any(|identity| boot.as_deref().is_some_and(|boot| identity.boot_id != boot));
     if earlier_boot {
         "the machine restarted (its boot id changed) after the child started: its process is gone, and it recorded no exit status or completion evidence".to_owned()
     } else {

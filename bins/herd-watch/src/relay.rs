@@ -66,6 +66,11 @@ pub struct RelayState {
     pub error: Option<String>,
 }
 
+impl RelayState {
+    /// The version of the file.
+    const FORMAT_VERSION: u64 = 1;
+}
+
 const STATE_LIMIT: u64 = 64 * 1024;
 
 fn state_path(artifacts: &Artifacts, host: &str) -> PathBuf {
@@ -281,7 +286,7 @@ pub fn run(artifacts: &Artifacts, host: &str) -> Result<Output, Error> {
         write_state(
             artifacts,
             &RelayState {
-                format_version: 1,
+                format_version: RelayState::FORMAT_VERSION,
                 host: host.to_owned(),
                 connected: false,
                 since_ms: since,
@@ -382,7 +387,7 @@ fn connected(artifacts: &Artifacts, host: &str, now: u64) {
     write_state(
         artifacts,
         &RelayState {
-            format_version: 1,
+            format_version: RelayState::FORMAT_VERSION,
             host: host.to_owned(),
             connected: true,
             since_ms: now,

@@ -120,7 +120,7 @@ pub(crate) fn group_key(record: &RunRecord) -> String {
 /// Whether the child's runner is known to be gone: its recorded identity has exited.
 pub(crate) fn runner_gone(record: &RunRecord) -> bool {
     matches!(
-        identity::Record::read(&record.session_files().process()),
+        record.session_files().read::<identity::Record>(),
         Ok(Some(id)) if matches!(identity::judge(&id), Judgement::Exited)
     )
 }
@@ -272,10 +272,13 @@ fn observe_surface(
 /// `<session>.needs-input.json` (a dialog, an interactive child's settled run) and, for a
 /// persistent specialist, a help request its current task ended with.
 pub(crate) fn observe_waiting(record: &RunRecord, life: &mut Lifecycle) {
-    if let Some(file) = herd_protocol::needs_input::read_needs_input(
-        Path::new(&record.session_file),
-        &record.run_id,
-    ) {
+    if let Some(file) = record
+        .session_files()
+        .read::<herd_protocol::needs_input::NeedsInputFile>()
+        .ok()
+        .flatten()
+        .and_then(|file| file.of_run(&record.run_id))
+    {
         life.observe_needs_input(&file, record.interactive);
     }
     if record.persistent {
@@ -289,7 +292,9 @@ pub(crate) fn observe_waiting(record: &RunRecord, life: &mut Lifecycle) {
 fn persistent_help_since(record: &RunRecord) -> Option<u64> {
     use herd_protocol::persistent::{self, LedgerLine, TaskEvent, TaskEventKind};
     let files = record.session_files();
-    let policy = herd_protocol::launch::policy::Policy::read(&files.policy()).ok()?;
+    let policy = files
+        .read::<herd_protocol::launch::policy::Policy>()
+        .ok()??;
     let generation = policy.generation_id.as_str();
     let ledger: Vec<LedgerLine> = persistent::read_lines(&files.ledger()).ok()?;
     let current = ledger
@@ -568,8 +573,10 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
         .unwrap_or_default();
     // Whether a task holds the stop pending (the task reaches its terminal outcome first);
     // asked before the directive, which makes the specialist `Stopping`.
-    let busy = herd_protocol::launch::policy::Policy::read(&files.policy())
+    let busy = files
+        .read::<herd_protocol::launch::policy::Policy>()
         .ok()
+        .flatten()
         .and_then(|p| herd_protocol::persistent::activity(&files, &p.generation_id).ok())
         .is_some_and(|a| matches!(a, herd_protocol::persistent::Activity::Busy(_)))
         // An uncertain launch's initial task does not hold the stop pending.
@@ -604,7 +611,7 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
     crate::tasks::ledger_line(dispatched.as_ref(), &task, TaskOutcome::StopPending)
         .append(&files.ledger())?;
     let deadline = Instant::now() + STOP_DEADLINE;
-    let judged = match identity::Record::read(&files.process()) {
+    let judged = match files.read::<identity::Record>() {
         Ok(Some(id)) => identity::wait_exited(&id, deadline),
         Ok(None) => Judgement::Unknown("no process identity was recorded".into()),
         Err(e) => Judgement::Unknown(e.to_string()),

@@ -251,7 +251,7 @@ impl SessionFiles {
         &self.session
     }
 
-    fn with_suffix(&self, suffix: &str) -> PathBuf {
+    pub(crate) fn with_suffix(&self, suffix: &str) -> PathBuf {
         let mut name: OsString = self.session.as_os_str().to_owned();
         name.push(suffix);
         PathBuf::from(name)
@@ -264,18 +264,28 @@ impl SessionFiles {
 }
 
 /// The files beside a session: `<session><suffix>`, each with its accessor on [`SessionFiles`]
-/// and its name in [`SESSION_FILES`] (which the extensions' generated table is made from).
+/// and its name in [`SESSION_FILES`] (which the extensions' generated table is made from). The
+/// versioned documents among them are also types ([`crate::session_file::SessionFile`]), read and
+/// written through [`SessionFiles::read`], [`SessionFiles::write`] and
+/// [`SessionFiles::create_once`].
 macro_rules! session_files {
     ($($(#[$doc:meta])* $name:ident => $suffix:literal,)*) => {
         impl SessionFiles {
             $($(#[$doc])* pub fn $name(&self) -> PathBuf {
-                self.with_suffix($suffix)
+                self.with_suffix(suffix::$name)
             })*
         }
 
         /// Every file beside a session with one name, by name: `(name, suffix)`, the suffix
         /// appended to the session file's path.
         pub const SESSION_FILES: &[(&str, &str)] = &[$((stringify!($name), $suffix),)*];
+
+        /// The suffixes of [`SESSION_FILES`] by name, for the types of
+        /// [`crate::session_file`].
+        #[allow(non_upper_case_globals)]
+        pub(crate) mod suffix {
+            $(pub(crate) const $name: &str = $suffix;)*
+        }
     };
 }
 

@@ -49,6 +49,7 @@ pub mod result;
 pub mod run;
 pub mod run_file;
 pub mod session;
+pub mod session_file;
 pub mod usage;
 pub mod watch;
 pub mod worktree;

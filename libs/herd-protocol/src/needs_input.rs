@@ -6,16 +6,14 @@
 //! begins (`input`, `agent_start`). herd never guesses this from a pane's screen: a child that is
 //! merely slow writes nothing here and is not waiting.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use herd_core::sidecar;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::child::{ONE_LINE_PATTERN, SHORT_TEXT_MAX};
-
-/// The largest sidecar read.
-pub const NEEDS_INPUT_READ_LIMIT: u64 = 16 * 1024;
+use crate::session_file::SessionFile;
 
 /// What the child is doing, as far as a person is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -59,30 +57,49 @@ pub struct NeedsInputFile {
 }
 
 impl NeedsInputFile {
-    /// The version the child writes.
-    pub const FORMAT_VERSION: u64 = 1;
-}
+    /// The file as the child writes it, its version stamped.
+    pub(crate) fn encode(&self) -> Result<Vec<u8>, sidecar::Error> {
+        crate::session_file::compact(&NeedsInputFile {
+            version: <NeedsInputFile as SessionFile>::VERSION,
+            ..self.clone()
+        })
+    }
 
-/// `<session>.needs-input.json` beside the child's session file.
-pub fn needs_input_file(session_file: &Path) -> PathBuf {
-    crate::layout::SessionFiles::new(session_file).needs_input()
-}
+    /// Parses the sidecar and checks what serde cannot: the version, one-line short texts. Its
+    /// readers take a refused file as unknown (not waiting), and one of another run too
+    /// ([`NeedsInputFile::of_run`]).
+    pub(crate) fn decode(bytes: &[u8], path: &Path) -> Result<NeedsInputFile, sidecar::Error> {
+        let file: NeedsInputFile =
+            serde_json::from_slice(bytes).map_err(|source| sidecar::Error::Malformed {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        if file.version != <NeedsInputFile as SessionFile>::VERSION {
+            return Err(sidecar::Error::invalid(
+                path,
+                "version",
+                format!(
+                    "is {}, not {}",
+                    file.version,
+                    <NeedsInputFile as SessionFile>::VERSION
+                ),
+            ));
+        }
+        for (key, text) in [("kind", &file.kind), ("title", &file.title)] {
+            if text
+                .as_ref()
+                .is_some_and(|t| t.chars().count() > SHORT_TEXT_MAX || t.contains(['\r', '\n']))
+            {
+                return Err(sidecar::Error::invalid(path, key, "is not a short line"));
+            }
+        }
+        Ok(file)
+    }
 
-/// Reads the sidecar of run `run_id`: a missing, oversized, malformed or foreign file, or one
-/// with a text that is not a short line, is `None` (not waiting).
-pub fn read_needs_input(session_file: &Path, run_id: &str) -> Option<NeedsInputFile> {
-    let bytes =
-        sidecar::read_bounded(&needs_input_file(session_file), NEEDS_INPUT_READ_LIMIT).ok()??;
-    let file: NeedsInputFile = serde_json::from_slice(&bytes).ok()?;
-    let short = |t: &Option<String>| {
-        t.as_ref()
-            .is_none_or(|t| t.chars().count() <= SHORT_TEXT_MAX && !t.contains(['\r', '\n']))
-    };
-    (file.version == 1
-        && file.running_child_id == run_id
-        && short(&file.kind)
-        && short(&file.title))
-    .then_some(file)
+    /// The file, when it is of run `run_id`.
+    pub fn of_run(self, run_id: &str) -> Option<NeedsInputFile> {
+        (self.running_child_id == run_id).then_some(self)
+    }
 }
 
 /// Why a run waits for input.
@@ -125,14 +142,19 @@ pub struct NeedsInput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layout::SessionFiles;
 
     #[test]
     fn the_reader_takes_only_this_runs_well_formed_file() {
         let dir = tempfile::tempdir().unwrap();
-        let session = dir.path().join("s.jsonl");
+        let files = SessionFiles::new(dir.path().join("s.jsonl"));
         let read = |text: &str| {
-            std::fs::write(needs_input_file(&session), text).unwrap();
-            read_needs_input(&session, "r1")
+            std::fs::write(files.needs_input(), text).unwrap();
+            files
+                .read::<NeedsInputFile>()
+                .ok()
+                .flatten()
+                .and_then(|f| f.of_run("r1"))
         };
         let file = read(r#"{"version":1,"runningChildId":"r1","sequence":3,"state":"dialog","since":7,"kind":"confirm","title":"Delete?"}"#).unwrap();
         assert_eq!(
@@ -148,10 +170,17 @@ mod tests {
                 .is_none()
         );
         assert!(
+            read(r#"{"version":0,"runningChildId":"r1","sequence":3,"state":"dialog","since":7}"#)
+                .is_none()
+        );
+        assert!(
             read(r#"{"version":1,"runningChildId":"r1","sequence":3,"state":"asleep","since":7}"#)
                 .is_none()
         );
         assert!(read(r#"{"version":1,"runningChildId":"r1","sequence":3,"state":"dialog","since":7,"title":"a\nb"}"#).is_none());
+        assert!(read(&format!(r#"{{"version":1,"runningChildId":"r1","sequence":3,"state":"dialog","since":7,"kind":"{}"}}"#, "k".repeat(SHORT_TEXT_MAX + 1))).is_none());
         assert!(read("{").is_none());
+        std::fs::write(files.needs_input(), vec![b' '; 16 * 1024 + 1]).unwrap();
+        assert!(files.read::<NeedsInputFile>().is_err(), "beyond its bound");
     }
 }

@@ -5,7 +5,8 @@
 //! version herd stamps on a write and accepts on a read (a newer one is refused, never misread),
 //! the bound of a read, and whether a write is fsynced. A [`Run`] handle reads, writes and
 //! creates each file through that table, so no caller spells a suffix, a version or a bound;
-//! the test at the end of this file keeps it so in `bins/` and `libs/`.
+//! a test of [`crate::session_file`], the twin of this table for the files beside a session,
+//! keeps it so in `bins/` and `libs/`.
 //!
 //! ```
 //! use herd_protocol::intents::Interrupt;
@@ -241,48 +242,5 @@ mod tests {
         assert!(!run.create_once(intent(2)).unwrap());
         let kept = run.read::<CancelIntent>().unwrap().unwrap();
         assert_eq!((kept.format_version, kept.requested_at_ms), (1, 1));
-    }
-
-    /// The suffixes of the table, spelled nowhere else in `bins/` and `libs/`: a file of a run is
-    /// named through its type.
-    #[test]
-    fn no_suffix_of_the_table_is_spelled_outside_herd_protocol() {
-        let suffixes: Vec<&str> = VERSIONED.iter().map(|(_, suffix)| *suffix).collect();
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let mut found = Vec::new();
-        for top in ["bins", "libs"] {
-            scan(&root.join(top), &suffixes, &mut found);
-        }
-        assert!(
-            found.is_empty(),
-            "per-run file suffixes spelled outside herd-protocol's table: {found:#?}"
-        );
-    }
-
-    fn scan(dir: &std::path::Path, suffixes: &[&str], found: &mut Vec<String>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.ends_with("herd-protocol")
-                || path.ends_with("tests")
-                || path.ends_with("tests.rs")
-            {
-                continue;
-            }
-            if path.is_dir() {
-                scan(&path, suffixes, found);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path).unwrap_or_default();
-                for suffix in suffixes {
-                    let quoted = format!("\".{suffix}\"");
-                    let dotted = format!(".{suffix}\"");
-                    if text.contains(&quoted) || text.contains(&dotted) {
-                        found.push(format!("{}: {suffix}", path.display()));
-                    }
-                }
-            }
-        }
     }
 }

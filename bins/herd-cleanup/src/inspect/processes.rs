@@ -49,8 +49,7 @@ pub(super) fn children(ctx: &mut Context, entry: &mut Entry, canonical: &Path) {
         } else {
             format!("child {} (run {id})", shown(&record.name))
         };
-        let process = SessionFiles::new(&record.session_file).process();
-        match identity::Record::read(&process) {
+        match SessionFiles::new(&record.session_file).read::<identity::Record>() {
             Ok(Some(identity)) => {
                 // Another boot means the recorded process is gone, whatever else judge says.
                 if boot_id.as_deref().is_some_and(|b| b != identity.boot_id) {

@@ -123,7 +123,11 @@ pub(super) fn max_exit_watches() -> usize {
 /// Supervises a child that has no surface target through its recorded identity alone.
 fn reconcile_identity(run: &mut Tracked, artifacts: &Artifacts, now: u64) -> Option<Observed> {
     let identity = (!run.record.session_file.is_empty())
-        .then(|| herd_core::identity::Record::read(&run.record.session_files().process()))
+        .then(|| {
+            run.record
+                .session_files()
+                .read::<herd_core::identity::Record>()
+        })
         .and_then(Result::ok)
         .flatten();
     let Some(identity) = identity else {

@@ -31,7 +31,7 @@ pub use spec::{
     MAX_RETRIES_DEFAULT, MAX_RETRIES_LIMIT, PATH_MAX_BYTES, PATHS_MAX, RUN_MAX_BYTES, SPEC_VERSION,
     SpecFile, TIMEOUT_SEC_DEFAULT, TIMEOUT_SEC_LIMIT,
 };
-pub use tries::{AcceptTries, TRIES_READ_LIMIT, read_tries, tries_file};
+pub use tries::AcceptTries;
 pub use verdict::{ChildReport, Reason, UnreadableSpec, Verdict, VerdictDetails};
 // How a run ended, as the verdict's `outcome` names it, is the result's [`RunOutcome`].
 pub use crate::result::RunOutcome;

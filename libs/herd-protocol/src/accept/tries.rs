@@ -1,16 +1,14 @@
 //! `<session>.accept-tries.json`: the child's own accept tries, written by the child extension
-//! after each check it runs.
+//! after each check it runs, read through [`crate::layout::SessionFiles::read`].
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use herd_core::sidecar;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::ChildReport;
-
-/// The largest accept-tries file read.
-pub const TRIES_READ_LIMIT: u64 = 4096;
+use crate::session_file::SessionFile;
 
 /// `<session>.accept-tries.json`: how many times the child ran its accept check and what the
 /// last run said, written by the child extension after each check. herd-watch reports it with
@@ -31,45 +29,53 @@ pub struct AcceptTries {
 }
 
 impl AcceptTries {
-    /// The version the child writes.
-    pub const FORMAT_VERSION: u64 = 1;
-}
+    /// The file as the child writes it, its version stamped.
+    pub(crate) fn encode(&self) -> Result<Vec<u8>, sidecar::Error> {
+        crate::session_file::compact(&AcceptTries {
+            version: Some(<AcceptTries as SessionFile>::VERSION),
+            ..*self
+        })
+    }
 
-/// `<session>.accept-tries.json` beside the child's session file.
-pub fn tries_file(session_file: &Path) -> PathBuf {
-    crate::layout::SessionFiles::new(session_file).accept_tries()
-}
-
-/// Reads the child's tries tolerantly: a missing, oversized or malformed file, a `tries` that is
-/// not a 32-bit count, is `None`; a `last` other than `pass` or `fail` is unknown (`None`).
-pub fn read_tries(session_file: &Path) -> Option<AcceptTries> {
-    let value: serde_json::Value =
-        sidecar::read_json(&tries_file(session_file), TRIES_READ_LIMIT).ok()??;
-    let tries = u32::try_from(value.get("tries")?.as_u64()?).ok()?;
-    let last = match value.get("last").and_then(serde_json::Value::as_str) {
-        Some("pass") => Some(ChildReport::Pass),
-        Some("fail") => Some(ChildReport::Fail),
-        _ => None,
-    };
-    Some(AcceptTries {
-        version: value.get("version").and_then(serde_json::Value::as_u64),
-        tries,
-        last,
-    })
+    /// Reads the child's tries tolerantly: a malformed file or a `tries` that is not a 32-bit
+    /// count is refused (its readers take it as unknown); a `last` other than `pass` or `fail` is
+    /// unknown (`None`), and any version is taken, an older child having written none.
+    pub(crate) fn decode(bytes: &[u8], path: &Path) -> Result<AcceptTries, sidecar::Error> {
+        let value: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(|source| sidecar::Error::Malformed {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let tries = value
+            .get("tries")
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| sidecar::Error::invalid(path, "tries", "is not a 32-bit count"))?;
+        let last = match value.get("last").and_then(serde_json::Value::as_str) {
+            Some("pass") => Some(ChildReport::Pass),
+            Some("fail") => Some(ChildReport::Fail),
+            _ => None,
+        };
+        Ok(AcceptTries {
+            version: value.get("version").and_then(serde_json::Value::as_u64),
+            tries,
+            last,
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layout::SessionFiles;
 
     #[test]
     fn the_reader_is_tolerant() {
-        let dir = std::env::temp_dir().join(format!("herd-protocol-tries-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let session = dir.join("s.jsonl");
+        let dir = tempfile::tempdir().unwrap();
+        let files = SessionFiles::new(dir.path().join("s.jsonl"));
         let read = |text: &str| {
-            std::fs::write(tries_file(&session), text).unwrap();
-            read_tries(&session)
+            std::fs::write(files.accept_tries(), text).unwrap();
+            files.read::<AcceptTries>().ok().flatten()
         };
         assert_eq!(
             read(r#"{"version":1,"tries":2,"last":"fail"}"#),
@@ -83,7 +89,8 @@ mod tests {
         assert_eq!(read(r#"{"tries":-1}"#), None);
         assert_eq!(read(r#"{"tries":4294967296}"#), None);
         assert_eq!(read("not json"), None);
-        std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(read_tries(&session), None);
+        assert_eq!(read(&" ".repeat(4097)), None, "beyond its bound");
+        std::fs::remove_file(files.accept_tries()).unwrap();
+        assert_eq!(files.read::<AcceptTries>().unwrap(), None);
     }
 }

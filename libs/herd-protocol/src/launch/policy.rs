@@ -7,23 +7,17 @@
 //! than `public` or `managed-worktree`, a malformed tool list or a hash that does not match is an
 //! error naming the file and the field, never a default.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use herd_core::sidecar::{AtomicWrite, Durability};
-use herd_core::{Error, ErrorCode, sidecar};
+use herd_core::{Error, ErrorCode};
 
-/// herd-launch's writer: atomic and private, not fsynced, as every file of a launch is (a policy
-/// only matters while its child can run, and its reader fails closed on a lost file).
-const WRITER: AtomicWrite = AtomicWrite::new(Durability::Unsynced);
+use crate::session_file::SessionFile;
 
-/// The version this build writes.
-pub const VERSION: u64 = 2;
-
-/// The bound of a policy read; a genuine policy is well under a kilobyte per tool.
-pub const READ_LIMIT: u64 = 256 * 1024;
+/// The version this build writes ([`SessionFile::VERSION`]).
+const VERSION: u64 = <Policy as SessionFile>::VERSION;
 
 /// Who launched the child, which decides whether it may be resumed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -216,11 +210,18 @@ impl Policy {
         bytes
     }
 
-    /// Writes the policy beside the session; the first policy of a session is never replaced.
+    /// The file's bytes ([`SessionFile::encode`]): the policy checked, then [`Policy::to_json`].
+    pub(crate) fn encode(&self) -> Result<Vec<u8>, Error> {
+        let origin = Path::new(<Policy as SessionFile>::SUFFIX);
+        validate_names(&self.tools.clone().unwrap_or_default(), origin, "tools")?;
+        validate_names(&self.denied_tools, origin, "deniedTools")?;
+        Ok(self.to_json())
+    }
+
+    /// Writes the policy at `path`, a session's [`crate::layout::SessionFiles::policy`]: the
+    /// first policy of a session is never replaced, a second one is a conflict.
     pub fn write(&self, path: &Path) -> Result<(), Error> {
-        validate_names(&self.tools.clone().unwrap_or_default(), path, "tools")?;
-        validate_names(&self.denied_tools, path, "deniedTools")?;
-        if WRITER.create_once(path, &self.to_json())? {
+        if crate::session_file::create_once_at(path, self)? {
             Ok(())
         } else {
             Err(Error::new(
@@ -231,12 +232,13 @@ impl Policy {
         }
     }
 
-    /// Reads and validates a policy; a missing file is an error, since resume fails closed.
-    pub fn read(path: &Path) -> Result<Policy, Error> {
-        let bytes = sidecar::read_bounded(path, READ_LIMIT)?.ok_or_else(|| {
-            Error::not_found(format!("{} is missing", path.display())).with_field("policy")
-        })?;
-        Policy::from_slice(&bytes, path)
+    /// The policy beside the session of `files`; a missing file is an error, since resume fails
+    /// closed.
+    pub fn read_required(files: &crate::layout::SessionFiles) -> Result<Policy, Error> {
+        files.read::<Policy>()?.ok_or_else(|| {
+            Error::not_found(format!("{} is missing", files.policy().display()))
+                .with_field("policy")
+        })
     }
 
     /// Parses and validates a policy file; `origin` names it in errors.
@@ -330,11 +332,6 @@ impl Policy {
             return Err(bad("policyHash", "does not match the policy"));
         }
         Ok(policy)
-    }
-
-    /// Where a session's policy lives.
-    pub fn path_for(session: &Path) -> PathBuf {
-        crate::layout::SessionFiles::new(session).policy()
     }
 }
 
@@ -527,10 +524,18 @@ mod tests {
     #[test]
     fn written_once_and_missing_is_not_found() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl.pi-herdr-subagent-policy.json");
-        assert_eq!(Policy::read(&path).unwrap_err().code, ErrorCode::NotFound);
+        let files = crate::layout::SessionFiles::new(dir.path().join("s.jsonl"));
+        let path = files.policy();
+        assert_eq!(
+            Policy::read_required(&files).unwrap_err().code,
+            ErrorCode::NotFound
+        );
         policy().write(&path).unwrap();
         assert_eq!(policy().write(&path).unwrap_err().code, ErrorCode::Conflict);
-        assert_eq!(Policy::read(&path).unwrap(), policy());
+        assert_eq!(Policy::read_required(&files).unwrap(), policy());
+        let mut bad = policy();
+        bad.denied_tools = vec!["a b".into()];
+        assert!(!matches!(files.create_once(&bad), Ok(true)), "not replaced");
+        assert!(bad.write(&dir.path().join("other")).is_err(), "checked");
     }
 }
