@@ -12,23 +12,52 @@
 use std::cell::Cell;
 use std::time::Duration;
 
-use herd_e2e::herd::{Herd, Where, json_doc};
+use herd_e2e::herd::{Herd, Where, events as decoded, results};
 use herd_e2e::model::{ModelServer, Said, Script, Text, ToolCall};
 use herd_e2e::pi::PiEnv;
 
+use herd_protocol::needs_input::InputReason;
+use herd_protocol::result::Outcome;
+use herd_protocol::watch::{Label, StatusRow, StatusRuns, WatchEvent};
 use serde_json::{Value, json};
 
-fn status_row(herd: &Herd<'_>, run: &str) -> Value {
+fn status_row(herd: &Herd<'_>, run: &str) -> StatusRow {
     let out = herd.run("herd-watch", ["status", "--run", run, "--json"]);
-    json_doc(&out)["runs"][0].clone()
+    let mut doc: StatusRuns = out.doc();
+    assert_eq!(doc.runs.len(), 1, "{out}");
+    doc.runs.remove(0)
 }
 
-fn needs_input(events: &[Value], run: &str) -> Vec<Value> {
-    events
-        .iter()
-        .filter(|e| e["event"] == "needs_input" && e["run_id"] == run)
-        .cloned()
+/// The `needs_input` events of `run`: the reason, and a dialog's kind.
+fn needs_input(events: &[Value], run: &str) -> Vec<(InputReason, Option<String>)> {
+    decoded(events)
+        .into_iter()
+        .filter_map(|e| match e {
+            WatchEvent::NeedsInput {
+                run_id,
+                reason,
+                kind,
+                ..
+            } if run_id == run => Some((reason, kind)),
+            _ => None,
+        })
         .collect()
+}
+
+/// The labels of the `status` events of `run`, in order.
+fn status_labels(events: &[Value], run: &str) -> Vec<Label> {
+    decoded(events)
+        .into_iter()
+        .filter_map(|e| match e {
+            WatchEvent::Status { run_id, label, .. } if run_id == run => Some(label),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The reason the row of a run waiting for input gives.
+fn reason(row: &StatusRow) -> Option<InputReason> {
+    row.needs_input.as_ref().map(|n| n.reason)
 }
 
 #[test]
@@ -41,22 +70,21 @@ fn on_tmux_a_pi_child_that_asks_for_help_waits_for_input_until_it_is_resumed() {
     );
     let env = PiEnv::new(&model);
     let herd = Herd::new(&env, Where::Tmux);
-    let ack = herd.spawn(&json!({
+    let ack = herd.launch(&json!({
         "name": "Migrator",
         "task": "Write the migration",
         "model": Herd::model("fake-model"),
     }));
-    let run = ack["run_id"].as_str().unwrap().to_owned();
-    let session_file = ack["session_file"].as_str().unwrap().to_owned();
+    let (run, session_file) = (ack.run_id, ack.session_file);
     let events = herd.follow();
     let help = needs_input(&events, &run);
     assert_eq!(help.len(), 1, "{events:#?}");
-    assert_eq!(help[0]["reason"], "help_request");
+    assert_eq!(help[0].0, InputReason::HelpRequest);
     let row = status_row(&herd, &run);
     assert_eq!(
-        (&row["label"], &row["needs_input"]["reason"]),
-        (&json!("waiting for input"), &json!("help_request")),
-        "{row}"
+        (row.label, reason(&row)),
+        (Label::WaitingForInput, Some(InputReason::HelpRequest)),
+        "{row:?}"
     );
     let human = herd.run("herd-watch", ["status", "--run", &run]).stdout;
     assert!(
@@ -80,8 +108,8 @@ fn on_tmux_a_pi_child_that_asks_for_help_waits_for_input_until_it_is_resumed() {
     );
     assert!(out.success(), "resume:\n{out}");
     let row = status_row(&herd, &run);
-    assert_eq!(row["label"], "completed", "{row}");
-    assert!(row.get("needs_input").is_none(), "{row}");
+    assert_eq!(row.label, Label::Completed, "{row:?}");
+    assert!(row.needs_input.is_none(), "{row:?}");
 }
 
 fn an_interactive_pi_child_whose_run_settled_waits_for_its_person(place: Where, test: &str) {
@@ -102,21 +130,22 @@ fn an_interactive_pi_child_whose_run_settled_waits_for_its_person(place: Where, 
     let Some(herd) = Herd::try_new(&env, place, test) else {
         return;
     };
-    let ack = herd.spawn(&json!({
-        "name": "Planner",
-        "agent": "planner",
-        "task": "Plan with me",
-        "model": Herd::model("fake-model"),
-        "interactive": true,
-    }));
-    let run = ack["run_id"].as_str().unwrap().to_owned();
+    let run = herd
+        .launch(&json!({
+            "name": "Planner",
+            "agent": "planner",
+            "task": "Plan with me",
+            "model": Herd::model("fake-model"),
+            "interactive": true,
+        }))
+        .run_id;
     let steered = Cell::new(false);
     let seen_waiting = Cell::new(false);
     let events = herd.follow_until("the child's result", Duration::from_secs(90), || {
         if !steered.get() {
             let row = status_row(&herd, &run);
-            if row["label"] == "waiting for input" {
-                assert_eq!(row["needs_input"]["reason"], "turn_settled", "{row}");
+            if row.label == Label::WaitingForInput {
+                assert_eq!(reason(&row), Some(InputReason::TurnSettled), "{row:?}");
                 seen_waiting.set(true);
                 // Its person answers in its pane: the child moves on.
                 let out = herd.run(
@@ -142,22 +171,20 @@ fn an_interactive_pi_child_whose_run_settled_waits_for_its_person(place: Where, 
     assert!(seen_waiting.get(), "{events:#?}");
     let waits = needs_input(&events, &run);
     assert_eq!(waits.len(), 1, "{events:#?}");
-    assert_eq!(waits[0]["reason"], "turn_settled");
+    assert_eq!(waits[0].0, InputReason::TurnSettled);
     // A status line after the steer left the state before the result came.
-    let labels: Vec<&str> = events
-        .iter()
-        .filter(|e| e["event"] == "status" && e["run_id"] == run.as_str())
-        .filter_map(|e| e["label"].as_str())
-        .collect();
+    let labels = status_labels(&events, &run);
     let at = labels
         .iter()
-        .position(|l| *l == "waiting for input")
+        .position(|l| *l == Label::WaitingForInput)
         .unwrap();
     assert!(
-        labels[at + 1..].iter().any(|l| *l != "waiting for input"),
+        labels[at + 1..]
+            .iter()
+            .any(|l| *l != Label::WaitingForInput),
         "{labels:?}"
     );
-    assert_eq!(status_row(&herd, &run)["label"], "completed");
+    assert_eq!(status_row(&herd, &run).label, Label::Completed);
 }
 
 #[test]
@@ -383,10 +410,10 @@ fn the_person_at_the_parent_is_told_once_that_a_child_waits_for_input(place: Whe
         })
         .unwrap();
     // The widget: the child waits for input, and shows what its session cost so far.
-    let record = herd_e2e::herd::read_json(&art.join("runs").join(format!("{run}.json"))).unwrap();
-    let cell = usage_cell(std::path::Path::new(
-        record["session_file"].as_str().unwrap(),
-    ));
+    let record: herd_protocol::run::RunRecord = herd_e2e::herd::decode(
+        &herd_e2e::herd::read_json(&art.join("runs").join(format!("{run}.json"))).unwrap(),
+    );
+    let cell = usage_cell(std::path::Path::new(&record.session_file));
     let row = format!("Planner (planner) · {cell}");
     let widget = wait_for("the widget's waiting row", BUDGET, || {
         let text = screen();
@@ -488,29 +515,29 @@ fn a_pi_child_with_a_dialog_open_waits_for_input_until_it_is_answered(place: Whe
     let Some(herd) = Herd::try_new(&env, place, test) else {
         return;
     };
-    let ack = herd.spawn(&json!({
-        "name": "Cleaner",
-        "agent": "worker",
-        "task": "Ask before deleting",
-        "model": Herd::model("fake-model"),
-    }));
-    let run = ack["run_id"].as_str().unwrap().to_owned();
+    let run = herd
+        .launch(&json!({
+            "name": "Cleaner",
+            "agent": "worker",
+            "task": "Ask before deleting",
+            "model": Herd::model("fake-model"),
+        }))
+        .run_id;
     let answered = Cell::new(false);
     let events = herd.follow_until("the child's result", Duration::from_secs(90), || {
         if !answered.get() {
             let row = status_row(&herd, &run);
-            if row["label"] == "waiting for input" {
-                assert_eq!(row["needs_input"]["reason"], "dialog", "{row}");
-                assert_eq!(row["needs_input"]["kind"], "confirm", "{row}");
+            if row.label == Label::WaitingForInput {
+                let waiting = row.needs_input.as_ref().unwrap();
+                assert_eq!(waiting.reason, InputReason::Dialog, "{row:?}");
+                assert_eq!(waiting.kind.as_deref(), Some("confirm"), "{row:?}");
                 assert_eq!(
-                    row["needs_input"]["title"], "Delete the old branch?",
-                    "{row}"
+                    waiting.title.as_deref(),
+                    Some("Delete the old branch?"),
+                    "{row:?}"
                 );
                 // The person answers in the child's pane.
-                let pane = herd.record(&run)["pane"]["pane_id"]
-                    .as_str()
-                    .unwrap()
-                    .to_owned();
+                let pane = herd.run_record(&run).pane.unwrap().pane_id;
                 match herd.herdr() {
                     Some(herdr) => herdr.ok(["pane", "send-keys", &pane, "Enter"]),
                     None => herd.tmux().unwrap().send_keys(&pane, &["Enter"]),
@@ -527,11 +554,13 @@ fn a_pi_child_with_a_dialog_open_waits_for_input_until_it_is_answered(place: Whe
     let waits = needs_input(&events, &run);
     assert_eq!(waits.len(), 1, "{events:#?}");
     assert_eq!(
-        (&waits[0]["reason"], &waits[0]["kind"]),
-        (&json!("dialog"), &json!("confirm"))
+        waits[0],
+        (InputReason::Dialog, Some("confirm".to_owned())),
+        "{events:#?}"
     );
-    let result = events.iter().find(|e| e["event"] == "result").unwrap();
-    assert_eq!(result["outcome"], "completed", "{result:#}");
+    let results = results(&events, &run);
+    assert_eq!(results.len(), 1, "{events:#?}");
+    assert_eq!(results[0].outcome, Outcome::Completed, "{:#?}", results[0]);
 }
 
 #[test]
