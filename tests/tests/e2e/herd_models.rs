@@ -8,10 +8,25 @@
     reason = "scenario steps fail loudly on a broken fixture"
 )]
 
-use herd_e2e::herd::{Herd, Where, json_doc};
+use herd_core::error::ErrorDocument;
+use herd_e2e::herd::{Herd, Where, results};
 use herd_e2e::model::{Fail, ModelServer, Models, Script, Text};
 use herd_e2e::pi::PiEnv;
+use herd_protocol::launch::docs::{CatalogTask, ModelCatalog};
+use herd_protocol::result::Outcome;
+use herd_protocol::watch::WatchWait;
 use serde_json::{Value, json};
+
+/// The one result of `events`, whichever run delivered it.
+fn only_result(herd: &Herd<'_>, events: &[Value]) -> WatchWait {
+    let mut all: Vec<WatchWait> = herd
+        .run_ids()
+        .iter()
+        .flat_map(|id| results(events, id))
+        .collect();
+    assert_eq!(all.len(), 1, "{events:#?}");
+    all.remove(0)
+}
 
 /// A Pi environment whose `models.json` has, beside the scripted provider, a provider `locked`
 /// without an API key, and whose configuration names both in `models.tasks`.
@@ -50,24 +65,27 @@ fn task_categories_use_only_candidates_pi_has_credentials_for() {
     // The catalog: Pi's models with credentials, and the categories over them.
     let out = herd.run("herd-launch", ["models", "--json"]);
     assert!(out.success(), "{out}");
-    let catalog = json_doc(&out);
-    let names: Vec<&str> = catalog["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["model"].as_str().unwrap())
-        .collect();
-    assert!(names.contains(&"fake/child"), "{catalog}");
-    assert!(!names.iter().any(|n| n.starts_with("locked/")), "{catalog}");
-    assert_eq!(
-        catalog["tasks"],
-        json!([
-            {"category": "coding", "candidates": ["locked/child", "fake/child"], "authenticated": ["fake/child"]},
-            {"category": "review", "candidates": ["locked/child"], "authenticated": []},
-        ]),
-        "{catalog}"
+    let catalog: ModelCatalog = out.doc();
+    let names: Vec<&str> = catalog.models.iter().map(|m| m.model.as_str()).collect();
+    assert!(names.contains(&"fake/child"), "{catalog:#?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("locked/")),
+        "{catalog:#?}"
     );
-    let guideline = catalog["guideline"].as_str().unwrap();
+    let task = |category: &str, candidates: &[&str], authenticated: &[&str]| CatalogTask {
+        category: category.to_owned(),
+        candidates: candidates.iter().map(|&c| c.to_owned()).collect(),
+        authenticated: authenticated.iter().map(|&c| c.to_owned()).collect(),
+    };
+    assert_eq!(
+        catalog.tasks,
+        [
+            task("coding", &["locked/child", "fake/child"], &["fake/child"]),
+            task("review", &["locked/child"], &[]),
+        ],
+        "{catalog:#?}"
+    );
+    let guideline = &catalog.guideline;
     assert!(
         guideline.contains("task:coding (first authenticated candidate fake/child)"),
         "{guideline}"
@@ -93,38 +111,30 @@ fn task_categories_use_only_candidates_pi_has_credentials_for() {
         ],
     );
     assert_eq!(out.code, 2, "{out}");
-    let refused = json_doc(&out);
-    assert_eq!(refused["error"]["field"], "model", "{refused}");
+    let refused = out.doc::<ErrorDocument>().error;
+    assert_eq!(refused.field.as_deref(), Some("model"), "{refused:?}");
     assert!(
-        refused["error"]["message"]
-            .as_str()
-            .unwrap()
+        refused
+            .message
             .contains("task:review has no authenticated candidate"),
-        "{refused}"
+        "{refused:?}"
     );
     assert!(herd.run_ids().is_empty(), "a refused launch writes no run");
 
     // The first authenticated candidate runs; the locked one is skipped, never tried.
-    let ack = herd.spawn(&json!({"name": "Coder", "task": "Code it", "model": "task:coding"}));
-    assert_eq!(ack["model"], "fake/child", "{ack}");
-    assert!(ack.get("fallback_models").is_none(), "{ack}");
+    let ack = herd.launch(&json!({"name": "Coder", "task": "Code it", "model": "task:coding"}));
+    assert_eq!(ack.model.as_deref(), Some("fake/child"), "{ack:?}");
+    assert!(ack.fallback_models.is_empty(), "{ack:?}");
     assert!(
-        ack["diagnostics"].as_array().unwrap().iter().any(|d| d
-            .as_str()
-            .unwrap()
-            .contains("task:coding skipped locked/child")),
-        "{ack}"
+        ack.diagnostics
+            .iter()
+            .any(|d| d.contains("task:coding skipped locked/child")),
+        "{ack:?}"
     );
     let events = herd.follow();
-    let result = events.iter().find(|e| e["event"] == "result").unwrap();
-    assert_eq!(result["outcome"], "completed", "{events:#?}");
-    assert!(
-        result["message"]
-            .as_str()
-            .unwrap()
-            .contains("REPORT: coded"),
-        "{result}"
-    );
+    let result = only_result(&herd, &events);
+    assert_eq!(result.outcome, Outcome::Completed, "{events:#?}");
+    assert!(result.message.contains("REPORT: coded"), "{result:?}");
     assert_eq!(model.requests_for("child").len(), 1);
 }
 
@@ -154,23 +164,23 @@ fn a_fallback_resolves_the_category_again_and_skips_only_the_models_tried() {
     )
     .unwrap();
     let herd = Herd::new(&env, Where::Process);
-    let ack = herd.spawn(&json!({"name": "Coder", "task": "Code it", "model": "task:coding"}));
-    let first = ack["run_id"].as_str().unwrap().to_owned();
-    assert_eq!(ack["model"], "fake/down", "{ack}");
-    assert_eq!(ack["fallback_models"], json!(["fake/up"]), "{ack}");
+    let ack = herd.launch(&json!({"name": "Coder", "task": "Code it", "model": "task:coding"}));
+    let first = ack.run_id.clone();
+    assert_eq!(ack.model.as_deref(), Some("fake/down"), "{ack:?}");
+    assert_eq!(ack.fallback_models, ["fake/up"], "{ack:?}");
 
     // `late` gets its key before the provider error is handled: the fallback asks Pi again, and
     // of the category's candidates skips only the one already tried.
     models["providers"]["late"]["apiKey"] = "late-key".into();
     std::fs::write(&file, models.to_string()).unwrap();
     let events = herd.follow();
-    let result = events.iter().find(|e| e["event"] == "result").unwrap();
-    assert_eq!(result["outcome"], "completed", "{events:#?}");
-    let second = result["run_id"].as_str().unwrap().to_owned();
+    let result = only_result(&herd, &events);
+    assert_eq!(result.outcome, Outcome::Completed, "{events:#?}");
+    let second = result.run_id;
     assert_ne!(second, first);
-    let record = herd.record(&second);
-    assert_eq!(record["model"], "late/up", "{record}");
-    assert_eq!(record["attempted_models"], json!(["fake/down"]), "{record}");
+    let record = herd.run_record(&second);
+    assert_eq!(record.model.as_deref(), Some("late/up"), "{record:?}");
+    assert_eq!(record.attempted_models, ["fake/down"], "{record:?}");
     assert_eq!(
         model.requests_for("down").len(),
         1,
