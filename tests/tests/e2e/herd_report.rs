@@ -6,12 +6,17 @@
     reason = "scenario steps shared by the tmux and process tests fail loudly on a broken fixture"
 )]
 
-use herd_e2e::herd::{Herd, Where, read_json};
+use herd_e2e::herd::{Herd, Where, decode, read_json};
 use herd_e2e::model::{ModelServer, Said, Script, Text, ToolCall, request};
 use herd_e2e::pi::PiEnv;
 use herd_e2e::session;
 
-use serde_json::{Value, json};
+use herd_protocol::accept::{Level, ReportSource, Status};
+use herd_protocol::child::CompletionFile;
+use herd_protocol::launch::LaunchAck;
+use herd_protocol::result::{Acceptance, Outcome};
+use herd_protocol::run::LaunchStatus;
+use serde_json::json;
 
 /// Writes the role `worker`, which does not exit by itself: it ends with `subagent_done`.
 fn worker_role(env: &PiEnv) {
@@ -67,15 +72,15 @@ fn the_child_runs_a_tool_and_its_report_reaches_the_parent(place: Where, test: &
         request["agent"] = "worker".into();
     }
 
-    let ack = herd.spawn(&request);
-    let run = ack["run_id"].as_str().unwrap();
-    assert_eq!(ack["auto_exit"], place == Where::Process, "{ack}");
+    let ack = herd.launch(&request);
+    let run = ack.run_id.as_str();
+    assert_eq!(ack.auto_exit, place == Where::Process, "{ack:?}");
     let pid = herd.child_pid(run);
-    let (code, result) = herd.wait(run);
+    let (code, result) = herd.wait_result(run);
 
-    assert_eq!(code, 0, "{result:#}");
-    assert_eq!(result["outcome"], "completed", "{result:#}");
-    let message = result["message"].as_str().unwrap();
+    assert_eq!(code, 0, "{result:#?}");
+    assert_eq!(result.outcome, Outcome::Completed, "{result:#?}");
+    let message = &result.message;
     assert!(
         message.starts_with("Sub-agent \"Writer\" completed"),
         "{message}"
@@ -94,10 +99,12 @@ fn the_child_runs_a_tool_and_its_report_reaches_the_parent(place: Where, test: &
         std::fs::read_to_string(env.work_dir().join("out.txt")).unwrap(),
         "hello\n"
     );
-    let session_file = ack["session_file"].as_str().unwrap();
+    let session_file = ack.session_file.as_str();
+    let exit = read_json(format!("{session_file}.exit").as_ref()).unwrap();
     assert_eq!(
-        read_json(format!("{session_file}.exit").as_ref()),
-        Some(json!({"type": "done"}))
+        decode::<CompletionFile>(&exit),
+        CompletionFile::Done,
+        "{exit}"
     );
     let messages = session::messages(session_file.as_ref());
     let calls: Vec<String> = messages
@@ -159,18 +166,18 @@ fn a_help_request_is_answered_by_a_resume(place: Where) {
     );
     let env = PiEnv::new(&model);
     let herd = Herd::new(&env, place);
-    let ack = herd.spawn(&json!({
+    let ack = herd.launch(&json!({
         "name": "Migrator",
         "task": "Write the migration",
         "model": Herd::model("fake-model"),
     }));
-    let run = ack["run_id"].as_str().unwrap();
-    let session_file = ack["session_file"].as_str().unwrap().to_owned();
+    let run = ack.run_id.as_str();
+    let session_file = ack.session_file.clone();
 
-    let (code, help) = herd.wait(run);
-    assert_eq!(code, 6, "{help:#}");
-    assert_eq!(help["outcome"], "help", "{help:#}");
-    let message = help["message"].as_str().unwrap();
+    let (code, help) = herd.wait_result(run);
+    assert_eq!(code, 6, "{help:#?}");
+    assert_eq!(help.outcome, Outcome::Help, "{help:#?}");
+    let message = &help.message;
     assert_eq!(
         report_block(message),
         format!(
@@ -193,20 +200,18 @@ fn a_help_request_is_answered_by_a_resume(place: Where) {
             "--json",
         ],
     );
-    let resumed: Value = herd_e2e::herd::json_doc(&out);
-    assert!(
-        out.success() && resumed["status"] == "launched",
-        "resume:\n{out}"
-    );
-    let second = resumed["run_id"].as_str().unwrap();
+    assert!(out.success(), "resume:\n{out}");
+    let resumed: LaunchAck = out.doc();
+    assert_eq!(resumed.status, LaunchStatus::Launched, "resume:\n{out}");
+    let second = resumed.run_id.as_str();
     assert_ne!(second, run, "a resume is a run of its own");
-    assert_eq!(resumed["session_file"], session_file.as_str());
+    assert_eq!(resumed.session_file, session_file);
 
-    let (code, result) = herd.wait(second);
-    assert_eq!(code, 0, "{result:#}");
-    assert_eq!(result["outcome"], "completed");
+    let (code, result) = herd.wait_result(second);
+    assert_eq!(code, 0, "{result:#?}");
+    assert_eq!(result.outcome, Outcome::Completed);
     assert_eq!(
-        report_block(result["message"].as_str().unwrap()),
+        report_block(&result.message),
         "<subagent_report from=\"Resume\" kind=\"result\">\nREPORT: migrated with schema v2\n</subagent_report>"
     );
     // The answer reached the model as the next user message of the same conversation.
@@ -219,8 +224,8 @@ fn a_help_request_is_answered_by_a_resume(place: Where) {
     );
     assert_eq!(request::assistant_count(&requests[2]), 2);
     // The first run's result is unchanged: it was delivered once, as a help request.
-    let (code, again) = herd.wait(run);
-    assert_eq!((code, &again["message"]), (6, &help["message"]));
+    let (code, again) = herd.wait_result(run);
+    assert_eq!((code, &again.message), (6, &help.message));
 }
 
 #[test]
@@ -250,16 +255,19 @@ fn on_process_a_pi_child_is_asked_for_its_acceptance_report_and_the_gate_decides
     ) else {
         return;
     };
-    let ack = herd.spawn(&json!({
+    let ack = herd.launch(&json!({
         "name": "Gated",
         "task": "Write hello into out.txt",
         "model": Herd::model("fake-model"),
         "acceptance": {"level": "checked", "criteria": ["Write hello into out.txt"]},
     }));
-    assert_eq!(ack["acceptance"]["level"], "checked", "{ack}");
-    let run = ack["run_id"].as_str().unwrap();
-    let (code, result) = herd.wait(run);
-    assert_eq!(code, 0, "{result:#}");
+    assert_eq!(
+        ack.acceptance.as_ref().map(|a| a.level.as_str()),
+        Some("checked"),
+        "{ack:?}"
+    );
+    let (code, result) = herd.wait_result(&ack.run_id);
+    assert_eq!(code, 0, "{result:#?}");
 
     // The model saw the contract in the child's first message.
     let requests = model.requests();
@@ -272,7 +280,7 @@ fn on_process_a_pi_child_is_asked_for_its_acceptance_report_and_the_gate_decides
     assert!(first.contains("```acceptance-report"), "{first}");
 
     // The verdict is a host line outside the block; the fence is out of the block.
-    let message = result["message"].as_str().unwrap();
+    let message = &result.message;
     assert_eq!(
         report_block(message),
         "<subagent_report from=\"Gated\" kind=\"result\">\nWrote out.txt.\n</subagent_report>"
@@ -282,18 +290,26 @@ fn on_process_a_pi_child_is_asked_for_its_acceptance_report_and_the_gate_decides
         after.contains("\nAcceptance: checked (level checked, explicit, evidence checked)\n"),
         "{message}"
     );
-    let acceptance = &result["details"]["acceptance"];
-    assert_eq!(acceptance["status"], "checked", "{result:#}");
+    let Some(Acceptance::Applied(ledger)) = &result.details.acceptance else {
+        panic!("the gate was applied: {result:#?}");
+    };
+    assert_eq!(ledger.status, Status::Checked, "{ledger:#?}");
+    assert_eq!(ledger.gate.level, Level::Checked, "{ledger:#?}");
     assert_eq!(
-        acceptance["report_source"], "acceptance-fence",
-        "{result:#}"
+        ledger.report_source,
+        Some(ReportSource::AcceptanceFence),
+        "{ledger:#?}"
     );
     assert_eq!(
-        acceptance["child_report"]["changed_files"],
-        json!(["out.txt"])
+        ledger
+            .child_report
+            .as_ref()
+            .and_then(|r| r.changed_files.as_deref()),
+        Some(&["out.txt".to_owned()][..]),
+        "{ledger:#?}"
     );
     // The raw transcript keeps the fence.
-    let session_file = ack["session_file"].as_str().unwrap();
+    let session_file = ack.session_file.as_str();
     let texts: Vec<String> = session::messages(session_file.as_ref())
         .iter()
         .map(ToString::to_string)
