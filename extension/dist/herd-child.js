@@ -1,4 +1,80 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 8713cc1dd1c570379538259405690ad809abcaa9950387d5b0cd889737450b2a
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 b7fb4846d65d087d17fc48e3e8fe7efc240d5bd31f6f627227dc2bc7f9511d5b
+// src/generated/run-files.ts
+import * as path from "node:path";
+var RUNS_DIR = "runs";
+var RUN_FILES = {
+  record: ".json",
+  events: ".events.jsonl",
+  result: ".result.json",
+  launcher: ".launcher.json",
+  steerLock: ".steer.lock",
+  usageLock: ".usage.lock",
+  delivered: ".delivered",
+  ledgered: ".ledgered",
+  launchRequest: ".request.json",
+  execPrompt: ".prompt.md",
+  execSession: ".session.jsonl",
+  runnerExit: ".runner-exit.json",
+  leader: ".leader.json",
+  cancel: ".cancel.json",
+  interrupt: ".interrupt.json",
+  timeout: ".timeout.json",
+  steer: ".steer.json",
+  steering: ".steering.json",
+  superseded: ".superseded.json",
+  predecessor: ".predecessor.json",
+  resurrected: ".resurrected.json",
+  acceptance: ".acceptance.json",
+  review: ".review.json",
+  remote: ".remote.json",
+  usage: ".usage.json"
+};
+function runFileName(runId2, kind) {
+  return `${runId2}${RUN_FILES[kind]}`;
+}
+function runFile(dir, runId2, kind) {
+  return path.join(dir, RUNS_DIR, runFileName(runId2, kind));
+}
+function recordRunId(name) {
+  return name.endsWith(RUN_FILES.record) ? name.slice(0, -RUN_FILES.record.length) : void 0;
+}
+var SESSION_FILES = {
+  exit: ".exit",
+  process: ".process.json",
+  policy: ".pi-herdr-subagent-policy.json",
+  tasks: ".tasks",
+  ledger: ".ledger",
+  ledgerLock: ".ledger.lock",
+  needsInput: ".needs-input.json",
+  acceptTries: ".accept-tries.json"
+};
+function sessionFile(session2, kind) {
+  return `${session2}${SESSION_FILES[kind]}`;
+}
+var SESSION_FILE_VERSIONS = {
+  process: 1,
+  policy: 2,
+  needsInput: 1,
+  acceptTries: 1,
+  tasks: 1,
+  taskInbox: 1
+};
+var SESSION_FILE_READ_LIMITS = {
+  process: 65536,
+  policy: 262144,
+  needsInput: 16384,
+  acceptTries: 4096
+};
+var ARTIFACT_FILE_VERSIONS = {
+  activity: 1,
+  acceptSpec: 1
+};
+var ARTIFACT_FILE_READ_LIMITS = {
+  activity: 65536
+};
+var TASK_INBOX_PREFIX = ".task-inbox.";
+var TASK_INBOX_SUFFIX = ".json";
+
 // src/shared/decode.ts
 var DOCUMENT_LIMIT = 4 * 1024 * 1024;
 function isObject(value) {
@@ -163,7 +239,7 @@ function runProcess(program, args, options) {
 
 // src/child/files.ts
 import * as fs from "node:fs";
-import * as path from "node:path";
+import * as path2 from "node:path";
 var READ_LIMIT = 1024 * 1024;
 function readSmall(file, limit = READ_LIMIT) {
   try {
@@ -175,7 +251,7 @@ function readSmall(file, limit = READ_LIMIT) {
   }
 }
 function writeAtomic(file, text, tmpSuffix) {
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 448 });
+  fs.mkdirSync(path2.dirname(file), { recursive: true, mode: 448 });
   const tmp = `${file}.${process.pid}.${tmpSuffix}.tmp`;
   fs.rmSync(tmp, { force: true });
   fs.writeFileSync(tmp, text, { mode: 384, flag: "wx" });
@@ -196,9 +272,9 @@ function label(value) {
 }
 
 // src/child/programs.ts
-import * as path2 from "node:path";
+import * as path3 from "node:path";
 function herdProgram(binDir, name) {
-  return binDir ? path2.join(binDir, name) : name;
+  return binDir ? path3.join(binDir, name) : name;
 }
 
 // src/child/accept.ts
@@ -208,7 +284,7 @@ var CHECK_SLACK_MS = 3e4;
 var ANSWER_LIMIT = 256 * 1024;
 var STDERR_TAIL = 4e3;
 var acceptSpec = object({
-  version: where(integer, (v) => v === 1, "version 1"),
+  version: where(integer, (v) => v === ARTIFACT_FILE_VERSIONS.acceptSpec, `version ${ARTIFACT_FILE_VERSIONS.acceptSpec}`),
   run: string,
   maxRetries: optional(nullable(integer)),
   timeoutSec: optional(nullable(integer))
@@ -308,7 +384,7 @@ var Activity = class {
     this.file = file;
     this.runId = runId2;
     this.persistent = persistent;
-    const previous = file ? decoded(readSmall(file), PREVIOUS, file) : void 0;
+    const previous = file ? decoded(readSmall(file, ARTIFACT_FILE_READ_LIMITS.activity), PREVIOUS, file, ARTIFACT_FILE_READ_LIMITS.activity) : void 0;
     if (previous?.runningChildId === runId2) {
       this.sequence = previous.sequence;
       this.inputs = previous.inputCount ?? 0;
@@ -426,7 +502,7 @@ var Activity = class {
       this.pending = void 0;
     }
     const snapshot = {
-      version: 1,
+      version: ARTIFACT_FILE_VERSIONS.activity,
       runningChildId: this.runId,
       createdAt: this.createdAt,
       updatedAt: Date.now(),
@@ -488,65 +564,8 @@ function readConfig(env, argv) {
 // src/child/inbox.ts
 import * as fs2 from "node:fs";
 import * as path4 from "node:path";
-
-// src/generated/run-files.ts
-import * as path3 from "node:path";
-var RUNS_DIR = "runs";
-var RUN_FILES = {
-  record: ".json",
-  events: ".events.jsonl",
-  result: ".result.json",
-  launcher: ".launcher.json",
-  steerLock: ".steer.lock",
-  usageLock: ".usage.lock",
-  delivered: ".delivered",
-  ledgered: ".ledgered",
-  launchRequest: ".request.json",
-  execPrompt: ".prompt.md",
-  execSession: ".session.jsonl",
-  runnerExit: ".runner-exit.json",
-  leader: ".leader.json",
-  cancel: ".cancel.json",
-  interrupt: ".interrupt.json",
-  timeout: ".timeout.json",
-  steer: ".steer.json",
-  steering: ".steering.json",
-  superseded: ".superseded.json",
-  predecessor: ".predecessor.json",
-  resurrected: ".resurrected.json",
-  acceptance: ".acceptance.json",
-  review: ".review.json",
-  remote: ".remote.json",
-  usage: ".usage.json"
-};
-function runFileName(runId2, kind) {
-  return `${runId2}${RUN_FILES[kind]}`;
-}
-function runFile(dir, runId2, kind) {
-  return path3.join(dir, RUNS_DIR, runFileName(runId2, kind));
-}
-function recordRunId(name) {
-  return name.endsWith(RUN_FILES.record) ? name.slice(0, -RUN_FILES.record.length) : void 0;
-}
-var SESSION_FILES = {
-  exit: ".exit",
-  process: ".process.json",
-  policy: ".pi-herdr-subagent-policy.json",
-  tasks: ".tasks",
-  ledger: ".ledger",
-  ledgerLock: ".ledger.lock",
-  needsInput: ".needs-input.json",
-  acceptTries: ".accept-tries.json"
-};
-function sessionFile(session2, kind) {
-  return `${session2}${SESSION_FILES[kind]}`;
-}
-var TASK_INBOX_PREFIX = ".task-inbox.";
-var TASK_INBOX_SUFFIX = ".json";
-
-// src/child/inbox.ts
 var INBOX_POLL_MS = 1e3;
-var taskInbox = object({ version: literal(1), type: literal("task", "stop"), task: string, message: string });
+var taskInbox = object({ version: literal(SESSION_FILE_VERSIONS.taskInbox), type: literal("task", "stop"), task: string, message: string });
 function entryOf(text) {
   const entry = decoded(text, taskInbox, "an inbox entry", READ_LIMIT);
   if (!entry) return void 0;
@@ -625,7 +644,7 @@ var NeedsInput = class {
     this.file = file;
     this.runId = runId2;
     this.now = now;
-    const previous = file ? decoded(readSmall(file), PREVIOUS2, file) : void 0;
+    const previous = file ? decoded(readSmall(file, SESSION_FILE_READ_LIMITS.needsInput), PREVIOUS2, file, SESSION_FILE_READ_LIMITS.needsInput) : void 0;
     if (previous?.runningChildId === runId2) this.sequence = previous.sequence;
   }
   file;
@@ -666,7 +685,7 @@ var NeedsInput = class {
     if (!this.file) return;
     const state = this.state;
     const doc = {
-      version: 1,
+      version: SESSION_FILE_VERSIONS.needsInput,
       runningChildId: this.runId,
       sequence: this.sequence + 1,
       state,
@@ -1248,7 +1267,7 @@ function writeAcceptTries(sessionFile2, tries, passed) {
   try {
     writeAtomic(
       `${sessionFile2}${SESSION_FILES.acceptTries}`,
-      `${JSON.stringify({ version: 1, tries, last: passed ? "pass" : "fail" })}
+      `${JSON.stringify({ version: SESSION_FILE_VERSIONS.acceptTries, tries, last: passed ? "pass" : "fail" })}
 `,
       `tries${tries}`
     );
@@ -1258,7 +1277,7 @@ function writeAcceptTries(sessionFile2, tries, passed) {
 function appendTaskEvent(sessionFile2, generationId, type, task, message) {
   if (!sessionFile2 || !task) return;
   const event = {
-    version: 1,
+    version: SESSION_FILE_VERSIONS.tasks,
     type,
     task,
     generation: generationId,

@@ -5,6 +5,7 @@
  * output). This module only reads the spec's limits and herd-accept's answer.
  */
 import type { AcceptSpec, CheckRun, CheckRunCheckOutcome } from "../generated/protocol.ts";
+import { ARTIFACT_FILE_VERSIONS } from "../generated/run-files.ts";
 import { boolean, decode, decoded, integer, member, nullable, object, optional, string, where } from "../shared/decode.ts";
 import { type Running, runProcess } from "../shared/process.ts";
 import { readSmall } from "./files.ts";
@@ -23,7 +24,7 @@ const STDERR_TAIL = 4000;
 
 /** What the child reads of an accept spec (docs/schemas/accept-spec.schema.json). */
 const acceptSpec = object<AcceptSpec>({
-	version: where(integer, (v) => v === 1, "version 1"),
+	version: where(integer, (v) => v === ARTIFACT_FILE_VERSIONS.acceptSpec, `version ${ARTIFACT_FILE_VERSIONS.acceptSpec}`),
 	run: string,
 	maxRetries: optional(nullable(integer)),
 	timeoutSec: optional(nullable(integer)),

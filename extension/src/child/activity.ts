@@ -5,6 +5,7 @@
  * stops writing; the host has other evidence.
  */
 import type { Activity as Snapshot } from "../generated/protocol.ts";
+import { ARTIFACT_FILE_READ_LIMITS, ARTIFACT_FILE_VERSIONS } from "../generated/run-files.ts";
 import { decoded, integer, nullable, object, optional, string } from "../shared/decode.ts";
 import { label, readSmall, writeAtomic } from "./files.ts";
 
@@ -51,7 +52,7 @@ export class Activity {
 		private readonly runId: string,
 		private readonly persistent: boolean,
 	) {
-		const previous = file ? decoded(readSmall(file), PREVIOUS, file) : undefined;
+		const previous = file ? decoded(readSmall(file, ARTIFACT_FILE_READ_LIMITS.activity), PREVIOUS, file, ARTIFACT_FILE_READ_LIMITS.activity) : undefined;
 		if (previous?.runningChildId === runId) {
 			this.sequence = previous.sequence;
 			this.inputs = previous.inputCount ?? 0;
@@ -155,7 +156,7 @@ export class Activity {
 			this.pending = undefined;
 		}
 		const snapshot: Snapshot = {
-			version: 1,
+			version: ARTIFACT_FILE_VERSIONS.activity,
 			runningChildId: this.runId,
 			createdAt: this.createdAt,
 			updatedAt: Date.now(),

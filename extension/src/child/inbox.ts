@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 
 import type { TaskInbox } from "../generated/protocol.ts";
-import { TASK_INBOX_PREFIX, TASK_INBOX_SUFFIX } from "../generated/run-files.ts";
+import { SESSION_FILE_VERSIONS, TASK_INBOX_PREFIX, TASK_INBOX_SUFFIX } from "../generated/run-files.ts";
 import { decoded, literal, object, string } from "../shared/decode.ts";
 import { READ_LIMIT, readSmall } from "./files.ts";
 
@@ -31,7 +31,7 @@ export interface InboxHandlers {
 }
 
 /** An inbox entry as herd-launch and herd-watch write it (docs/schemas/task-inbox.schema.json). */
-const taskInbox = object<TaskInbox>({ version: literal(1), type: literal("task", "stop"), task: string, message: string });
+const taskInbox = object<TaskInbox>({ version: literal(SESSION_FILE_VERSIONS.taskInbox), type: literal("task", "stop"), task: string, message: string });
 
 function entryOf(text: string | undefined): InboxEntry | undefined {
 	const entry = decoded(text, taskInbox, "an inbox entry", READ_LIMIT);

@@ -8,6 +8,7 @@
  * write never breaks the session (the host then sees the child as working).
  */
 import type { NeedsInputFile } from "../generated/protocol.ts";
+import { SESSION_FILE_READ_LIMITS, SESSION_FILE_VERSIONS } from "../generated/run-files.ts";
 import { decoded, integer, object, string } from "../shared/decode.ts";
 import { label, readSmall, writeAtomic } from "./files.ts";
 
@@ -31,7 +32,7 @@ export class NeedsInput {
 		private readonly now: () => number = Date.now,
 	) {
 		// The sequence goes on from a file of this run (a resumed or restarted child).
-		const previous = file ? decoded(readSmall(file), PREVIOUS, file) : undefined;
+		const previous = file ? decoded(readSmall(file, SESSION_FILE_READ_LIMITS.needsInput), PREVIOUS, file, SESSION_FILE_READ_LIMITS.needsInput) : undefined;
 		if (previous?.runningChildId === runId) this.sequence = previous.sequence;
 	}
 
@@ -69,7 +70,7 @@ export class NeedsInput {
 		if (!this.file) return;
 		const state = this.state;
 		const doc: NeedsInputFile = {
-			version: 1,
+			version: SESSION_FILE_VERSIONS.needsInput,
 			runningChildId: this.runId,
 			sequence: this.sequence + 1,
 			state,

@@ -7,7 +7,7 @@
  */
 
 import type { AcceptTries, Completion as CompletionFile, TaskEvent } from "../generated/protocol.ts";
-import { SESSION_FILES } from "../generated/run-files.ts";
+import { SESSION_FILE_VERSIONS, SESSION_FILES } from "../generated/run-files.ts";
 import { appendPrivate, writeAtomic } from "./files.ts";
 
 /** How much of a task's final text goes into its task event. */
@@ -47,7 +47,7 @@ export function writeAcceptTries(sessionFile: string, tries: number, passed: boo
 	try {
 		writeAtomic(
 			`${sessionFile}${SESSION_FILES.acceptTries}`,
-			`${JSON.stringify({ version: 1, tries, last: passed ? "pass" : "fail" } satisfies AcceptTries)}\n`,
+			`${JSON.stringify({ version: SESSION_FILE_VERSIONS.acceptTries, tries, last: passed ? "pass" : "fail" } satisfies AcceptTries)}\n`,
 			`tries${tries}`,
 		);
 	} catch {
@@ -67,7 +67,7 @@ export function appendTaskEvent(
 ): void {
 	if (!sessionFile || !task) return;
 	const event: TaskEvent = {
-		version: 1,
+		version: SESSION_FILE_VERSIONS.tasks,
 		type,
 		task,
 		generation: generationId,

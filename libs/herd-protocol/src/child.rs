@@ -18,6 +18,8 @@ use crate::run::RunRecord;
 pub const EXIT_READ_LIMIT: u64 = 256 * 1024;
 /// The bound of an activity snapshot read.
 pub const ACTIVITY_READ_LIMIT: u64 = 64 * 1024;
+/// The version of an activity snapshot, which the child writes and herd reads.
+pub const ACTIVITY_VERSION: u64 = 1;
 /// The longest text of a snapshot field, in characters.
 pub const SHORT_TEXT_MAX: usize = 200;
 /// The rule of a snapshot's text: one line.
@@ -266,8 +268,8 @@ pub fn read_activity(path: &Path, run_id: &str) -> ActivityRead {
 pub fn parse_activity(bytes: &[u8], run_id: &str) -> Result<Activity, String> {
     let activity: Activity =
         serde_json::from_slice(bytes).map_err(|e| format!("not a snapshot: {e}"))?;
-    if activity.version != 1 {
-        return Err("version is not 1".into());
+    if activity.version != ACTIVITY_VERSION {
+        return Err(format!("version is not {ACTIVITY_VERSION}"));
     }
     let texts = [
         ("runningChildId", Some(&activity.running_child_id)),

@@ -64,6 +64,14 @@ macro_rules! run_file {
         /// The files of the table by name: `(name, suffix)`, the file being
         /// `runs/<run-id>.<suffix>`.
         pub const VERSIONED: &[(&str, &str)] = &[$((stringify!($name), <$ty as RunFile>::SUFFIX),)*];
+
+        /// The files of the table by name with their version and read bound: `(name, version,
+        /// bound)`, for the extensions' generated table.
+        pub const VERSIONS: &[(&str, u64, u64)] = &[$((
+            stringify!($name),
+            <$ty as RunFile>::VERSION,
+            <$ty as RunFile>::READ_LIMIT,
+        ),)*];
     };
 }
 

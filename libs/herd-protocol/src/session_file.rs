@@ -133,6 +133,14 @@ session_file! {
         decode crate::accept::AcceptTries::decode, replaceable;
 }
 
+/// The versions of the other files beside a session that carry one, by name: `(name, version)`.
+/// `tasks` is each line of `<session>.tasks`, `task_inbox` each task inbox file
+/// ([`SessionFiles::inbox`]); the ledger's lines carry none.
+pub const LINE_VERSIONS: &[(&str, u64)] = &[
+    ("tasks", crate::persistent::VERSION),
+    ("task_inbox", crate::persistent::VERSION),
+];
+
 /// A document the child writes, as it writes it: compact JSON and a newline.
 pub(crate) fn compact<F: SessionFile + serde::Serialize>(
     file: &F,
