@@ -75,7 +75,7 @@ pub struct Policy {
     pub worktree: Option<WorktreeBinding>,
 }
 
-/// The file as [`Policy::read`] accepts it, either version; the reader checks each key in turn
+/// The file as [`Policy::from_slice`] accepts it, either version; the reader checks each key in turn
 /// to say which one is wrong, and the schema is derived from these two forms.
 #[derive(schemars::JsonSchema)]
 #[serde(untagged)]
