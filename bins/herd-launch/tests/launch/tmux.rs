@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use herd_e2e::cli::Run;
 use herd_e2e::wait::wait_for;
-use herd_protocol::run::{LaunchStatus, SurfaceKind};
+use herd_protocol::run::{LaunchStatus, RunRecord, SurfaceKind};
 use serde_json::Value;
 
-use crate::support::{Env, WAIT, ack, exit_code, read, repo_env};
+use crate::support::{Env, WAIT, ack, exit_code, read, redact, repo_env, script};
 
 /// The test kit's private tmux server with one session, whose first pane the test runs
 /// "inside" (`TMUX`, `TMUX_PANE`).
@@ -96,6 +96,39 @@ fn tmux_launch_places_a_pane_that_keeps_its_sentinel() {
     // The exec runner's output is logged in full on a pane surface too.
     let out = read(env.art().join("logs").join(format!("{run_id}.out"))).unwrap();
     assert!(out.contains("working"), "{out}");
+}
+
+/// The acknowledgement a person reads of a launch on tmux names the pane the child runs in.
+#[test]
+fn the_tmux_acknowledgement_names_the_childs_pane() {
+    let mut env = Env::new();
+    let tmux = Tmux::start(env.dir.path());
+    tmux.inside(&mut env);
+    let child = script("child.sh");
+    let run = env.run(
+        &[
+            "spawn",
+            "--request",
+            "-",
+            "--surface",
+            "tmux",
+            "--runner",
+            "exec",
+            "--",
+            "sh",
+            &child,
+            "--done",
+        ],
+        &serde_json::json!({"name": "pane child", "task": "t"}),
+    );
+    assert_eq!(run.code, 0, "{run}");
+    let record: RunRecord = serde_json::from_value(env.record(&env.run_ids()[0])).unwrap();
+    let pane = record.pane.unwrap().pane_id;
+    assert!(pane.starts_with('%') && pane != tmux.pane, "{pane}");
+    let text = herd_e2e::redact::Redactions::new()
+        .text(&format!("pane {pane}"), "pane [PANE]")
+        .apply(&redact(&env, &run.stdout));
+    insta::assert_snapshot!(text);
 }
 
 impl Tmux {
