@@ -181,7 +181,7 @@ fn an_exit_after_a_failed_stop_is_one_stopped_result() {
         &["--runner", "exec", "--", "sh", "-c", SPECIALIST],
     );
     let pid = env.identity_pid(&id);
-    let session = env.record(&id)["session_file"].as_str().unwrap().to_owned();
+    let session = env.run_record(&id).session_file;
     // A herd-watch that may write no file byte: the directive is not published.
     let limited = limited_watch(&env);
     let out = env.run(
@@ -207,32 +207,11 @@ fn an_exit_after_a_failed_stop_is_one_stopped_result() {
     }
     // The specialist then exits (here: it is killed): the stop's confirmed exit, not a crash.
     kill(pid);
-    let out = env.run(
-        &watch_bin(),
-        &["follow", "--json"],
-        &[],
-        Duration::from_secs(40),
-    );
-    let text = out.stdout;
-    let end = run_end(&text);
-    assert_eq!(end.details.stopped, Some(true), "{text}");
-    let message = end.message.as_str();
-    assert!(
-        message.starts_with("Persistent specialist \"Unreached\" stopped ("),
-        "{message}"
-    );
+    let text = follow_to_the_end(&env).stdout;
+    let message = stopped_once(&text, "Unreached", &session).message;
     assert!(
         !message.contains("vanished") && !message.contains("Subagent error"),
         "{message}"
-    );
-    let outcomes = ledger_outcomes(&session);
-    assert_eq!(
-        outcomes
-            .iter()
-            .filter(|o| **o == TaskOutcome::Stopped)
-            .count(),
-        1,
-        "{outcomes:?}"
     );
 }
 
@@ -249,7 +228,7 @@ fn specialist_after_its_first_task(env: &Env, name: &str, on_stop: &str) -> (Str
         &["--runner", "exec", "--", "sh", "-c", &script],
     );
     let pid = env.identity_pid(&id);
-    let session = env.record(&id)["session_file"].as_str().unwrap().to_owned();
+    let session = env.run_record(&id).session_file;
     wait_for("the first task's answer", Duration::from_secs(10), || {
         std::fs::read_to_string(format!("{session}.tasks"))
             .ok()
@@ -278,29 +257,7 @@ fn a_stop_is_pending_behind_a_task_and_unconfirmed_when_nothing_holds_it() {
     assert!(send.stdout.contains("stopping"), "{}", send.stdout);
     // Killed after its unconfirmed stop, it is gone after a stop directive: stopped, once.
     kill(pid);
-    let out = env.run(
-        &watch_bin(),
-        &["follow", "--json"],
-        &[],
-        Duration::from_secs(40),
-    );
-    let text = out.stdout;
-    let end = run_end(&text);
-    assert_eq!(end.details.stopped, Some(true), "{text}");
-    assert!(
-        end.message
-            .starts_with("Persistent specialist \"Deaf\" stopped ("),
-        "{text}"
-    );
-    let outcomes = ledger_outcomes(&session);
-    assert_eq!(
-        outcomes
-            .iter()
-            .filter(|o| **o == TaskOutcome::Stopped)
-            .count(),
-        1,
-        "{outcomes:?}"
-    );
+    stopped_once(&follow_to_the_end(&env).stdout, "Deaf", &session);
 
     // Busy with its first task until the gate opens: the stop waits behind the task.
     let gate = env.dir.path().join("gate");
@@ -357,6 +314,36 @@ fn ledger_outcomes(session: &str) -> Vec<TaskOutcome> {
         .filter_map(|l| serde_json::from_str::<LedgerLine>(l).ok())
         .map(|line| line.outcome)
         .collect()
+}
+
+/// Runs `herd-watch follow --json` until no run is left (within 40 s).
+fn follow_to_the_end(env: &Env) -> herd_e2e::cli::Run {
+    env.run(
+        &watch_bin(),
+        &["follow", "--json"],
+        &[],
+        Duration::from_secs(40),
+    )
+}
+
+/// Asserts that a follow's output `text` ends the specialist `name` as stopped on its stop
+/// directive, and that its ledger (beside `session`) says `stopped` once; returns that end.
+fn stopped_once(text: &str, name: &str, session: &str) -> RunEnd {
+    let end = run_end(text);
+    assert_eq!(end.details.stopped, Some(true), "{text}");
+    assert!(
+        end.message
+            .starts_with(&format!("Persistent specialist \"{name}\" stopped (")),
+        "{}",
+        end.message
+    );
+    let outcomes = ledger_outcomes(session);
+    let stopped = outcomes
+        .iter()
+        .filter(|o| **o == TaskOutcome::Stopped)
+        .count();
+    assert_eq!(stopped, 1, "{outcomes:?}");
+    end
 }
 
 /// The run's own end among a follow's results: the message and details of the result without a
@@ -424,12 +411,7 @@ fn an_unconfirmed_stop_is_stalled_and_its_late_exit_is_one_stopped_result() {
     assert!(Path::new(&format!("{session}.tasks")).exists());
     assert!(!ledger_outcomes(&session).contains(&TaskOutcome::Stopped));
     // Its exit, confirmed after the deadline: one terminal stopped result and one stopped line.
-    let last = env.run(
-        &watch_bin(),
-        &["follow", "--json"],
-        &[],
-        Duration::from_secs(40),
-    );
+    let last = follow_to_the_end(&env);
     assert_eq!(last.code, 0, "{}", last.stderr);
     let text = last.stdout;
     assert_eq!(result_events(&text, &id), 1, "{text}");
@@ -441,23 +423,11 @@ fn an_unconfirmed_stop_is_stalled_and_its_late_exit_is_one_stopped_result() {
         "{text}"
     );
     assert!(!text.contains("recovered"), "{text}");
-    let end = run_end(&text);
-    let message = end.message.as_str();
-    assert!(
-        message.starts_with("Persistent specialist \"Late\" stopped ("),
-        "{message}"
-    );
-    assert_eq!(end.details.stopped, Some(true));
-    let outcomes = ledger_outcomes(&session);
+    stopped_once(&text, "Late", &session);
     assert_eq!(
-        outcomes
-            .iter()
-            .filter(|o| **o == TaskOutcome::Stopped)
-            .count(),
-        1,
-        "{outcomes:?}"
+        ledger_outcomes(&session).last(),
+        Some(&TaskOutcome::Stopped)
     );
-    assert_eq!(outcomes.last(), Some(&TaskOutcome::Stopped));
 }
 
 #[test]
