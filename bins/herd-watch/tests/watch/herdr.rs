@@ -15,7 +15,7 @@ use herd_e2e::wait::wait_for;
 use herd_protocol::intents::SteeringLedger;
 use herd_protocol::launch::LaunchAck;
 use herd_protocol::result::Outcome;
-use herd_protocol::run::LaunchStatus;
+use herd_protocol::run::{LaunchStatus, RunRecord};
 use herd_protocol::watch::{
     CancelStatus, Interrupted, Label, StatusRow, StatusRuns, StatusWidget, SteerState, StopStatus,
     WatchCancel, WatchEvent, WatchInterrupt, WatchSteer, WatchStop, WatchWait,
@@ -88,8 +88,20 @@ impl Env {
     /// Launches a child running `script` under `sh -c` with more environment `extra`; returns
     /// the outcome and the acknowledgement.
     fn try_spawn(&self, name: &str, script: &str, extra: &[(&str, &str)]) -> (Run, LaunchAck) {
-        let path = self.dir.path().join(format!("req-{name}.json"));
         let request = serde_json::json!({"name": name, "task": "the task"});
+        self.try_launch(&request, script, extra)
+    }
+
+    /// Launches `request` as a child running `script` under `sh -c` with more environment
+    /// `extra`; returns the outcome and the acknowledgement.
+    fn try_launch(
+        &self,
+        request: &Value,
+        script: &str,
+        extra: &[(&str, &str)],
+    ) -> (Run, LaunchAck) {
+        let name = request["name"].as_str().unwrap_or("child");
+        let path = self.dir.path().join(format!("req-{name}.json"));
         std::fs::write(&path, request.to_string()).unwrap();
         let args = [
             "spawn",
@@ -137,23 +149,17 @@ impl Env {
         self.doc(args)
     }
 
-    fn record(&self, run_id: &str) -> Value {
+    fn record(&self, run_id: &str) -> RunRecord {
         let path = self.art().join("runs").join(format!("{run_id}.json"));
         serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
     }
 
     fn pane(&self, run_id: &str) -> String {
-        self.record(run_id)["pane"]["pane_id"]
-            .as_str()
-            .unwrap()
-            .to_owned()
+        self.record(run_id).pane.expect("a pane").pane_id
     }
 
     fn identity_pid(&self, run_id: &str) -> u32 {
-        let session = self.record(run_id)["session_file"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let session = self.record(run_id).session_file;
         let path = format!("{session}.process.json");
         let bytes = wait_for(
             &format!("an identity record at {path}"),
@@ -681,7 +687,7 @@ fn on_herdr_a_restart_before_anyone_looked_is_not_taken_for_the_run() {
     assert_eq!(
         row.label,
         Label::Stalled,
-        "{row:?}\n{}\n{:?}",
+        "{row:?}\n{:?}\n{:?}",
         env.record(&id),
         env.herdr.pane(&pane)
     );
@@ -780,36 +786,13 @@ fn on_herdr_a_persistent_specialist_stops_and_its_pane_closes() {
     let Some(env) = Env::start("on_herdr_a_persistent_specialist_stops") else {
         return;
     };
-    let path = env.dir.path().join("req-specialist.json");
     let request = serde_json::json!({"name": "Specialist", "task": "first", "persistent": true});
-    std::fs::write(&path, request.to_string()).unwrap();
-    let out = env.run(
-        &launch_bin(),
-        &[
-            "spawn",
-            "--request",
-            path.to_str().unwrap(),
-            "--surface",
-            "herdr",
-            "--json",
-            "--runner",
-            "exec",
-            "--",
-            "sh",
-            "-c",
-            SPECIALIST,
-        ],
-        Duration::from_secs(60),
-    );
-    let ack: LaunchAck = serde_json::from_str(&out.stdout).unwrap();
+    let (_, ack) = env.try_launch(&request, SPECIALIST, &[]);
     assert_eq!(ack.status, LaunchStatus::Launched, "{ack:?}");
     let id = ack.run_id;
     let pid = env.identity_pid(&id);
     let pane = env.pane(&id);
-    let tasks = format!(
-        "{}.tasks",
-        env.record(&id)["session_file"].as_str().unwrap()
-    );
+    let tasks = format!("{}.tasks", env.record(&id).session_file);
     wait_for("the first task's answer", Duration::from_secs(20), || {
         std::fs::read_to_string(&tasks)
             .ok()?
