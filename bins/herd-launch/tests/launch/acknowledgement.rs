@@ -1,8 +1,6 @@
 //! The acknowledgement a person reads (`spawn` without `--json`): what was launched where and its
 //! session, or why the launch failed.
 
-use std::os::unix::fs::PermissionsExt;
-
 use crate::support::{Env, redact, script};
 
 #[test]
@@ -29,18 +27,7 @@ fn the_acknowledgement_says_what_was_launched_or_why_it_failed() {
     assert_eq!(launched.code, 0, "{launched}");
 
     // A tmux that refuses every placement: each model's attempt fails definitely.
-    let fake = env.dir.path().join("tmux");
-    std::fs::write(
-        &fake,
-        "#!/bin/sh\necho 'no space for new pane' >&2\nexit 1\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    env.set("HERD_TMUX", fake.to_string_lossy());
-    env.set(
-        "HERD_TMUX_SOCKET",
-        env.dir.path().join("sock").to_string_lossy(),
-    );
+    env.fake_tmux("echo 'no space for new pane' >&2\nexit 1\n");
     env.set("HERD_PI", script("fake-pi.sh"));
     let request = serde_json::json!({"name": "Worker", "task": "t", "model": "p/one,p/two"});
     let failed = env.run(&["spawn", "--request", "-", "--surface", "tmux"], &request);

@@ -3,25 +3,13 @@
 use herd_protocol::run::{LaunchStatus, RunRecord, SurfaceKind};
 use serde_json::Value;
 
-use crate::support::{Env, ack, script};
+use crate::support::{Env, ack, refusal, script};
 
 #[test]
 fn a_definite_failure_tries_the_next_model_and_reports_every_attempt() {
     let mut env = Env::new();
     // A tmux that refuses every placement: nothing is created, so the next model may be tried.
-    let fake = env.dir.path().join("tmux");
-    std::fs::write(
-        &fake,
-        "#!/bin/sh\necho 'no space for new pane' >&2\nexit 1\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    env.set("HERD_TMUX", fake.to_string_lossy());
-    env.set(
-        "HERD_TMUX_SOCKET",
-        env.dir.path().join("sock").to_string_lossy(),
-    );
+    env.fake_tmux("echo 'no space for new pane' >&2\nexit 1\n");
     env.set("HERD_PI", script("fake-pi.sh"));
     let request = serde_json::json!({"name": "w", "task": "t", "model": "p/one,p/two"});
     let run = env.run(
@@ -80,5 +68,5 @@ fn a_fallback_launch_takes_the_next_model_of_an_earlier_run() {
         &Value::Null,
     );
     assert_eq!(third.code, 2, "{third}");
-    assert_eq!(third.json()["error"]["field"], "fallback_of");
+    assert_eq!(refusal(&third).field.as_deref(), Some("fallback_of"));
 }

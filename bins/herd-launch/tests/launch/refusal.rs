@@ -2,10 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
+use herd_core::error::ErrorCode;
 use herd_e2e::cli::Run;
 use serde_json::Value;
 
-use crate::support::{Env, repo_env, script};
+use crate::support::{Env, refusal, repo_env, script};
 
 #[test]
 fn every_request_rule_is_refused_before_anything_is_created() {
@@ -122,12 +123,12 @@ fn every_request_rule_is_refused_before_anything_is_created() {
         let run = env.run(&pi, &request);
         assert_eq!(run.code, 2, "{rule}: {run}");
         assert_eq!(
-            run.json()["error"]["code"],
-            "invalid_request",
+            refusal(&run).code,
+            ErrorCode::InvalidRequest,
             "{rule}: {}",
             run.json()
         );
-        assert_eq!(run.json()["error"]["field"], field, "{rule}: {run}");
+        assert_eq!(refusal(&run).field.as_deref(), Some(field), "{rule}: {run}");
     }
     // The exec runner's own rules.
     let exec = [
@@ -142,7 +143,7 @@ fn every_request_rule_is_refused_before_anything_is_created() {
     ];
     let run = env.run(&exec, &base());
     assert_eq!(
-        (run.code, run.json()["error"]["field"].as_str()),
+        (run.code, refusal(&run).field.as_deref()),
         (2, Some("argv")),
         "{}",
         run.json()
@@ -152,7 +153,7 @@ fn every_request_rule_is_refused_before_anything_is_created() {
     for field in ["model", "thinking", "tools", "skills"] {
         let run = env.run(&args, &with(field, "x".into()));
         assert_eq!(
-            (run.code, run.json()["error"]["field"].as_str()),
+            (run.code, refusal(&run).field.as_deref()),
             (2, Some(field)),
             "{}",
             run.json()
@@ -172,7 +173,7 @@ fn every_request_rule_is_refused_before_anything_is_created() {
         &base(),
     );
     assert_eq!(
-        (run.code, run.json()["error"]["field"].as_str()),
+        (run.code, refusal(&run).field.as_deref()),
         (2, Some("argv")),
         "{}",
         run.json()
@@ -194,7 +195,7 @@ fn accept_is_refused_for_a_role_that_does_not_exit_by_itself() {
         &request,
     );
     assert_eq!(
-        (run.code, run.json()["error"]["field"].as_str()),
+        (run.code, refusal(&run).field.as_deref()),
         (2, Some("accept")),
         "{}",
         run.json()
@@ -206,7 +207,7 @@ fn accept_is_refused_for_a_role_that_does_not_exit_by_itself() {
         &request,
     );
     assert_eq!(
-        (run.code, run.json()["error"]["field"].as_str()),
+        (run.code, refusal(&run).field.as_deref()),
         (2, Some("surface")),
         "{}",
         run.json()
@@ -218,8 +219,9 @@ fn accept_is_refused_for_a_role_that_does_not_exit_by_itself() {
 /// file in the artifacts directory, no managed checkout.
 fn assert_refused_with_nothing_written(env: &Env, run: &Run, rule: &str, field: &str) {
     assert_eq!(run.code, 2, "{rule}: {run}");
-    assert_eq!(run.json()["error"]["code"], "invalid_request", "{rule}");
-    assert_eq!(run.json()["error"]["field"], field, "{rule}: {run}");
+    let refused = refusal(run);
+    assert_eq!(refused.code, ErrorCode::InvalidRequest, "{rule}: {run}");
+    assert_eq!(refused.field.as_deref(), Some(field), "{rule}: {run}");
     assert_eq!(
         files_under(&env.art()),
         Vec::<PathBuf>::new(),
@@ -319,8 +321,8 @@ fn a_late_refusal_exits_2_and_changes_nothing() {
         &Value::Null,
     );
     assert_eq!(run.code, 2, "{run}");
-    assert_eq!(run.json()["error"]["code"], "invalid_request");
-    assert_eq!(run.json()["error"]["field"], "request");
+    assert_eq!(refusal(&run).code, ErrorCode::InvalidRequest);
+    assert_eq!(refusal(&run).field.as_deref(), Some("request"));
     assert_eq!(files_under(&env.art()), Vec::<PathBuf>::new());
 }
 

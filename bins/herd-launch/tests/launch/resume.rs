@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use herd_e2e::wait::wait_for;
 use serde_json::Value;
 
-use crate::support::{Env, WAIT, ack, exit_code, read, script};
+use crate::support::{Env, WAIT, ack, exit_code, read, refusal, script};
 
 #[test]
 fn resume_restores_the_saved_policy_and_fails_closed() {
@@ -20,8 +20,8 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
         &request,
     );
     assert_eq!(run.code, 0, "{run}");
-    let session = run.json()["session_file"].as_str().unwrap().to_owned();
-    let first_run = run.json()["run_id"].as_str().unwrap().to_owned();
+    let session = ack(&run).session_file;
+    let first_run = ack(&run).run_id;
     assert_eq!(exit_code(&env, &first_run), 0);
     // Pi creates the session file; the stand-in does not, so give it the header Pi writes.
     std::fs::write(
@@ -87,7 +87,7 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
         std::fs::write(&policy_file, text).unwrap();
         let run = env.run(&resume, &Value::Null);
         assert_eq!(run.code, 2, "{text}: {run}");
-        run.json()["error"]["message"].as_str().unwrap().to_owned()
+        refusal(&run).message
     };
     let widened = policy.replace("[\"read\",\"grep\"]", "[\"read\",\"grep\",\"bash\"]");
     assert!(check(&env, &widened).contains("policyHash"));
@@ -123,10 +123,7 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
     let run = env.run(&resume, &Value::Null);
     assert_eq!(run.code, 2, "{run}");
     assert!(
-        run.json()["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("start a new subagent"),
+        refusal(&run).message.contains("start a new subagent"),
         "{}",
         run.json()
     );
@@ -161,7 +158,7 @@ fn a_refused_resume_writes_nothing_not_even_the_child_extension_copy() {
     // No launch policy beside the session: refused, exit 2.
     let run = env.run(&args, &Value::Null);
     assert_eq!(run.code, 2, "{run}");
-    assert_eq!(run.json()["error"]["field"], "policy", "{run}");
+    assert_eq!(refusal(&run).field.as_deref(), Some("policy"), "{run}");
     assert_eq!(
         every_path(&art),
         before,

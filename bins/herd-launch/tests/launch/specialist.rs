@@ -2,10 +2,11 @@
 
 use std::path::Path;
 
+use herd_core::error::ErrorCode;
 use herd_e2e::wait::wait_for;
 use serde_json::Value;
 
-use crate::support::{Env, WAIT, ack, exit_code, read};
+use crate::support::{Env, WAIT, ack, exit_code, read, refusal};
 
 #[test]
 fn a_persistent_specialist_takes_one_task_at_a_time() {
@@ -35,7 +36,7 @@ fn a_persistent_specialist_takes_one_task_at_a_time() {
     });
     let busy = send("second task");
     assert_eq!(busy.code, 7, "{busy}");
-    assert_eq!(busy.json()["error"]["code"], "conflict");
+    assert_eq!(refusal(&busy).code, ErrorCode::Conflict);
     assert!(ledger().contains("\"rejected-busy\""), "{}", ledger());
     assert!(!Path::new(&format!("{session}.task-inbox.000000000001.json")).exists());
 
@@ -46,7 +47,7 @@ fn a_persistent_specialist_takes_one_task_at_a_time() {
     });
     let sent = send("second task");
     assert_eq!(sent.code, 0, "{sent}");
-    let second = sent.json()["task_id"].as_str().unwrap().to_owned();
+    let second = sent.doc::<herd_protocol::launch::LaunchSend>().task_id;
     let log = wait_for("the child to take the task", WAIT, || {
         read(env.work().join("tasks.log")).filter(|l| l.contains(&second))
     });
@@ -80,15 +81,10 @@ fn a_persistent_specialist_takes_one_task_at_a_time() {
     };
     let before = inboxes();
     let refused = send("late task");
-    assert_eq!(
-        (refused.code, refused.json()["error"]["code"].as_str()),
-        (7, Some("conflict")),
-        "{refused}"
-    );
-    let reason = refused.json()["error"]["message"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    assert_eq!(refused.code, 7, "{refused}");
+    let error = refusal(&refused);
+    assert_eq!(error.code, ErrorCode::Conflict, "{refused}");
+    let reason = error.message;
     assert!(reason.contains("has ended"), "{reason}");
     assert_eq!(inboxes(), before, "no task was written for it");
     // Not a persistent run at all.
@@ -97,7 +93,7 @@ fn a_persistent_specialist_takes_one_task_at_a_time() {
         &serde_json::json!({"name": "plain", "task": "t"}),
         &[],
     );
-    let plain_id = plain.json()["run_id"].as_str().unwrap().to_owned();
+    let plain_id = ack(&plain).run_id;
     let not = env.run(
         &["send", "--run", &plain_id, "--message", "x", "--json"],
         &Value::Null,

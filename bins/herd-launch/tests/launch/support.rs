@@ -63,6 +63,18 @@ impl Env {
         self.vars.push((key.to_owned(), value.into()));
     }
 
+    /// Makes `herd-launch` use a fake tmux, the shell script `body`, on a socket of this
+    /// environment.
+    pub fn fake_tmux(&mut self, body: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        let fake = self.dir.path().join("tmux");
+        std::fs::write(&fake, format!("#!/bin/sh\n{body}")).unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        self.set("HERD_TMUX", fake.to_string_lossy());
+        let socket = self.dir.path().join("sock");
+        self.set("HERD_TMUX_SOCKET", socket.to_string_lossy());
+    }
+
     pub fn work(&self) -> PathBuf {
         self.dir.path().join("work")
     }
@@ -184,6 +196,13 @@ pub fn redact(env: &Env, text: &str) -> String {
         )
         .pattern(r"\b[0-9a-f]{8}\b", "[RUN-ID]")
         .apply(text)
+}
+
+/// The error document a refused `--json` command printed in `run`.
+pub fn refusal(run: &Run) -> herd_core::error::ErrorBody {
+    serde_json::from_str::<herd_core::error::ErrorDocument>(&run.stdout)
+        .unwrap_or_else(|err| panic!("no error document ({err}): {run}"))
+        .error
 }
 
 /// The acknowledgement `spawn --json` printed in `run`.

@@ -10,7 +10,7 @@ use herd_e2e::wait::wait_for;
 use herd_protocol::run::{LaunchStatus, RunRecord, SurfaceKind};
 use serde_json::Value;
 
-use crate::support::{Env, WAIT, ack, exit_code, read, redact, repo_env, script};
+use crate::support::{Env, WAIT, ack, exit_code, read, redact, refusal, repo_env, script};
 
 /// The test kit's private tmux server with one session, whose first pane the test runs
 /// "inside" (`TMUX`, `TMUX_PANE`).
@@ -212,7 +212,7 @@ fn tmux_children_of_two_parents_get_a_herd_window_each() {
     let window_of = |env: &Env| {
         let run = env.spawn_exec("tmux", &request, &["--hang"]);
         assert_eq!(run.code, 0, "{run}");
-        tmux.show(run.json()["pane_id"].as_str().unwrap(), "#{window_id}")
+        tmux.show(&ack(&run).pane_id.unwrap(), "#{window_id}")
     };
     let first = window_of(&env);
     assert_eq!(window_of(&env), first);
@@ -259,7 +259,7 @@ fn a_grouped_tmux_placement_is_two_client_calls_and_marks_its_window_where_tmux_
         );
         assert_eq!(run.code, 0, "{run}");
         assert_eq!(placement_calls(), 2 * (i + 1), "{}", read(&log).unwrap());
-        let pane = run.json()["pane_id"].as_str().unwrap().to_owned();
+        let pane = ack(&run).pane_id.unwrap();
         let placed = tmux.show(&pane, "#{window_id}");
         assert_eq!(*window.get_or_insert_with(|| placed.clone()), placed);
     }
@@ -292,7 +292,7 @@ fn tmux_placement_split_puts_the_child_beside_the_parent() {
         &["--hang"],
     );
     assert_eq!(run.code, 0, "{run}");
-    let pane = run.json()["pane_id"].as_str().unwrap().to_owned();
+    let pane = ack(&run).pane_id.unwrap();
     assert_eq!(
         tmux.show(&pane, "#{window_id}"),
         tmux.show(&tmux.pane, "#{window_id}")
@@ -306,7 +306,7 @@ fn tmux_placement_split_puts_the_child_beside_the_parent() {
         &["--hang"],
     );
     assert_eq!(run.code, 2, "{run}");
-    assert_eq!(run.json()["error"]["field"], "HERD_TMUX_PLACEMENT");
+    assert_eq!(refusal(&run).field.as_deref(), Some("HERD_TMUX_PLACEMENT"));
     assert_eq!(env.run_ids().len(), 1);
 }
 
@@ -334,7 +334,7 @@ fn twenty_concurrent_tmux_spawns_get_their_own_panes() {
     let mut windows = HashSet::new();
     for run in &runs {
         assert_eq!(run.code, 0, "{run}");
-        let pane = run.json()["pane_id"].as_str().unwrap().to_owned();
+        let pane = ack(&run).pane_id.unwrap();
         windows.insert(tmux.show(&pane, "#{window_id}"));
         assert!(panes.insert(pane));
     }
@@ -347,20 +347,10 @@ fn twenty_concurrent_tmux_spawns_get_their_own_panes() {
 #[test]
 fn a_hanging_tmux_is_an_uncertain_launch_within_the_budget() {
     let mut env = Env::new();
-    let fake = env.dir.path().join("tmux");
     // A server with no windows yet, whose placement of the first one never answers. (A query that
     // hangs creates nothing: that launch fails definitely.)
-    std::fs::write(
-        &fake,
-        "#!/bin/sh\ncase \"$*\" in *list-windows*) echo 'no server running on sock' >&2; exit 1;; esac\nexec sleep 60\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    env.set("HERD_TMUX", fake.to_string_lossy());
-    env.set(
-        "HERD_TMUX_SOCKET",
-        env.dir.path().join("sock").to_string_lossy(),
+    env.fake_tmux(
+        "case \"$*\" in *list-windows*) echo 'no server running on sock' >&2; exit 1;; esac\nexec sleep 60\n",
     );
     env.set("HERD_LAUNCH_BUDGET_MS", "1500");
     let started = Instant::now();
