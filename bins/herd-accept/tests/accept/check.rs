@@ -5,11 +5,14 @@ use std::ffi::OsString;
 use std::fs;
 
 use herd_accept::bench::process_running;
+use herd_core::error::{ErrorCode, ErrorDocument};
 use herd_e2e::redact::Redactions;
 use herd_protocol::accept::{AcceptCheck, CheckOutcome};
 use serde_json::{Value, json};
 
-use crate::support::{BIN, check, check_doc, check_run, herd_accept, pids_in, redact, spec_file};
+use crate::support::{
+    BIN, check, check_doc, check_doc_in, check_run, herd_accept, pids_in, redact, spec_file,
+};
 
 #[test]
 fn check_passes_fails_and_reports_the_output() {
@@ -51,46 +54,25 @@ fn check_killed_by_a_signal_gives_no_answer() {
 #[test]
 fn check_in_a_missing_directory_gives_no_answer() {
     let dir = tempfile::tempdir().unwrap();
-    let path = spec_file(dir.path(), json!({"run": "true"}));
-    let run = herd_accept(
-        &[
-            OsString::from("check"),
-            "--spec".into(),
-            path.into(),
-            "--cwd".into(),
-            dir.path().join("gone").into(),
-            "--json".into(),
-        ],
-        b"",
-        &[],
-    );
-    assert_eq!(run.code, 4);
-    let doc: AcceptCheck = serde_json::from_str(&run.stdout).unwrap();
+    let (code, doc) = check_doc_in(&dir, json!({"run": "true"}), &dir.path().join("gone"), &[]);
+    assert_eq!(code, 4);
     assert_eq!(doc.run.outcome, CheckOutcome::DirectoryMissing);
 }
 
 #[test]
 fn check_environment_has_no_pi_subagent_variable() {
     let dir = tempfile::tempdir().unwrap();
-    let path = spec_file(dir.path(), json!({"run": "env"}));
-    let run = herd_accept(
-        &[
-            OsString::from("check"),
-            "--spec".into(),
-            path.into(),
-            "--cwd".into(),
-            dir.path().into(),
-            "--json".into(),
-        ],
-        b"",
+    let (code, doc) = check_doc_in(
+        &dir,
+        json!({"run": "env"}),
+        dir.path(),
         &[
             ("PI_SUBAGENT_ACCEPT_FILE", "/secret/spec"),
             ("PI_SUBAGENT_X", "hidden"),
             ("HERD_TEST_VISIBLE", "shown"),
         ],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let doc: AcceptCheck = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(code, 0, "{doc:?}");
     let output = doc.run.output;
     assert!(output.contains("HERD_TEST_VISIBLE=shown"), "{output}");
     assert!(!output.contains("PI_SUBAGENT_"), "{output}");
@@ -233,10 +215,11 @@ fn check_spec_errors_name_the_field() {
         (json!({"run": "true", "shell": "bash"}), "shell"),
         (json!({"run": 1}), "run"),
     ] {
-        let (code, json) = check(&dir, spec.clone());
-        assert_eq!(code, 2, "{spec}");
-        assert_eq!(json["error"]["code"], "invalid_request", "{spec}");
-        assert_eq!(json["error"]["field"], field, "{spec}");
+        let run = check_run(&dir, spec.clone(), &["--json"]);
+        assert_eq!(run.code, 2, "{spec}: {run}");
+        let error = run.doc::<ErrorDocument>().error;
+        assert_eq!(error.code, ErrorCode::InvalidRequest, "{spec}: {run}");
+        assert_eq!(error.field.as_deref(), Some(field), "{spec}: {run}");
     }
 }
 
@@ -251,38 +234,29 @@ fn check_accepts_the_versioned_file_form() {
         paths: vec![],
     };
     spec.write(&path).unwrap();
-    let run = herd_accept(
-        &[
-            OsString::from("check"),
-            "--spec".into(),
-            path.clone().into(),
-            "--cwd".into(),
-            dir.path().into(),
-            "--json".into(),
-        ],
-        b"",
-        &[],
-    );
-    let doc: AcceptCheck = serde_json::from_str(&run.stdout).unwrap();
+    let check_file = || {
+        herd_accept(
+            &[
+                OsString::from("check"),
+                "--spec".into(),
+                path.clone().into(),
+                "--cwd".into(),
+                dir.path().into(),
+                "--json".into(),
+            ],
+            b"",
+            &[],
+        )
+    };
+    let run = check_file();
+    let doc: AcceptCheck = run.doc();
     assert_eq!((run.code, doc.run.output.as_str()), (0, "versioned\n"));
     // A spec whose command was changed after it was written is refused.
     let mut value: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
     value["run"] = json!("rm -rf /");
     fs::write(&path, value.to_string()).unwrap();
-    let run = herd_accept(
-        &[
-            OsString::from("check"),
-            "--spec".into(),
-            path.into(),
-            "--cwd".into(),
-            dir.path().into(),
-            "--json".into(),
-        ],
-        b"",
-        &[],
-    );
-    assert_eq!(
-        (run.code, &run.json()["error"]["field"]),
-        (2, &json!("sha256"))
-    );
+    let run = check_file();
+    assert_eq!(run.code, 2, "{run}");
+    let error = run.doc::<ErrorDocument>().error;
+    assert_eq!(error.field.as_deref(), Some("sha256"), "{run}");
 }

@@ -55,16 +55,41 @@ pub fn check_doc(dir: &TempDir, spec: Value) -> (i32, AcceptCheck) {
 
 /// Runs `herd-accept check --spec FILE --cwd DIR EXTRA…`.
 pub fn check_run(dir: &TempDir, spec: Value, extra: &[&str]) -> Run {
+    check_run_in(dir, spec, dir.path(), extra, &[])
+}
+
+/// Like [`check_doc`], the check run in `cwd` with more environment `vars`.
+pub fn check_doc_in(
+    dir: &TempDir,
+    spec: Value,
+    cwd: &Path,
+    vars: &[(&str, &str)],
+) -> (i32, AcceptCheck) {
+    let run = check_run_in(dir, spec, cwd, &["--json"], vars);
+    let doc = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|err| panic!("check printed no run ({err}): {run}"));
+    (run.code, doc)
+}
+
+/// Runs `herd-accept check --spec FILE --cwd CWD EXTRA…` (the spec file in `dir`) with more
+/// environment `vars`.
+fn check_run_in(
+    dir: &TempDir,
+    spec: Value,
+    cwd: &Path,
+    extra: &[&str],
+    vars: &[(&str, &str)],
+) -> Run {
     let path = spec_file(dir.path(), spec);
     let mut args: Vec<OsString> = vec![
         "check".into(),
         "--spec".into(),
         path.into(),
         "--cwd".into(),
-        dir.path().into(),
+        cwd.into(),
     ];
     args.extend(extra.iter().map(OsString::from));
-    herd_accept(&args, b"", &[])
+    herd_accept(&args, b"", vars)
 }
 
 /// Runs `herd-accept verdict … EXTRA… --json` (as [`verdict_run`]) and reads the verdict it
