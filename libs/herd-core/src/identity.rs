@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::{ErrorCode, sidecar};
 
-mod pidfd;
+pub(crate) mod pidfd;
 mod proc;
 mod session;
 

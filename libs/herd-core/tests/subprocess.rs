@@ -177,6 +177,50 @@ fn a_process_that_leaves_the_group_does_not_hold_up_the_run() {
     );
 }
 
+/// Set in the re-run of this test binary that adopts its orphans.
+const ADOPT_PROBE_ENV: &str = "HERD_SUBPROCESS_ADOPT_PROBE";
+
+#[test]
+fn a_process_that_adopts_orphans_still_stops_what_its_child_leaves() {
+    if std::env::var_os(ADOPT_PROBE_ENV).is_some() {
+        assert!(
+            subprocess::adopt_orphans(),
+            "the kernel refused the subreaper flag"
+        );
+        // Nothing left: the run ends at once.
+        let out = run(&sh("echo alone", PATIENCE)).unwrap();
+        assert_eq!(out.stdout.text(), "alone\n");
+        let dir = tempfile::tempdir().unwrap();
+        let pids = dir.path().join("pids");
+        // A leftover that ignores SIGTERM, and one orphaned twice over: its parent, a
+        // subshell, exits at once, so both are adopted by this process, not by init.
+        let script = format!(
+            "{REC}\n(trap '' TERM; exec sleep 60) & rec $!\n\
+             ( (trap '' TERM; exec sleep 60) & echo $! > \"$PIDS.inner\" ) \n\
+             rec \"$(cat \"$PIDS.inner\")\"\necho done"
+        );
+        let cmd = sh(&script, PATIENCE)
+            .grace(Duration::from_millis(300))
+            .env("PIDS", &pids);
+        let out = run(&cmd).unwrap();
+        let recorded = read_recorded(&pids);
+        assert_eq!(recorded.len(), 2, "{}", out.stderr.text());
+        assert_all_gone(&recorded);
+        assert_eq!(out.stdout.text(), "done\n");
+        return;
+    }
+    let out = rerun_self(
+        "a_process_that_adopts_orphans_still_stops_what_its_child_leaves",
+        &[(ADOPT_PROBE_ENV, OsStr::new("1"))],
+    );
+    assert!(
+        out.success(),
+        "probe failed: {}{}",
+        out.stdout.text(),
+        out.stderr.text()
+    );
+}
+
 /// Both streams, concurrently: 50 MiB of zeros between markers on stdout and on stderr.
 const FLOOD: &str = "(printf HEAD; head -c 52428800 /dev/zero; printf TAIL) & \
                      (printf HEAD; head -c 52428800 /dev/zero; printf TAIL) >&2 & wait";
@@ -343,6 +387,29 @@ fn stdin_is_null_by_default_and_unread_input_is_dropped() {
     let out = run(&sh("exit 0", PATIENCE).stdin_bytes(vec![b'x'; 3 * MIB])).unwrap();
     assert_eq!(out.code, Some(0));
     assert!(!out.timed_out);
+}
+
+/// Set in the re-run of this test binary that leaves SIGPIPE at its default.
+const SIGPIPE_PROBE_ENV: &str = "HERD_SUBPROCESS_SIGPIPE_PROBE";
+
+#[test]
+fn stdin_left_unread_does_not_kill_a_caller_that_keeps_sigpipe() {
+    if std::env::var_os(SIGPIPE_PROBE_ENV).is_some() {
+        // A Rust program ignores SIGPIPE; a caller in another language may not.
+        // SAFETY: restoring a default disposition installs no handler.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+        for _ in 0..3 {
+            let out = run(&sh("exit 0", PATIENCE).stdin_bytes(vec![b'x'; 3 * MIB])).unwrap();
+            assert_eq!(out.code, Some(0));
+        }
+        return;
+    }
+    let out = rerun_self(
+        "stdin_left_unread_does_not_kill_a_caller_that_keeps_sigpipe",
+        &[(SIGPIPE_PROBE_ENV, OsStr::new("1"))],
+    );
+    assert_eq!(out.signal, None, "the probe was killed by a signal");
+    assert!(out.success(), "probe failed: {}", out.stderr.text());
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::time::Duration;
 /// A pidfd: a file descriptor that names one process for as long as it is held, even after the
 /// process is gone and its PID reused.
 #[derive(Debug)]
-pub(super) struct Pidfd(OwnedFd);
+pub(crate) struct Pidfd(OwnedFd);
 
 impl AsFd for Pidfd {
     fn as_fd(&self) -> BorrowedFd<'_> {
@@ -18,7 +18,7 @@ impl AsFd for Pidfd {
 
 impl Pidfd {
     #[cfg(target_os = "linux")]
-    pub(super) fn open(pid: u32) -> io::Result<Pidfd> {
+    pub(crate) fn open(pid: u32) -> io::Result<Pidfd> {
         let pid =
             libc::pid_t::try_from(pid).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
         // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
@@ -32,7 +32,7 @@ impl Pidfd {
     }
 
     #[cfg(not(target_os = "linux"))]
-    pub(super) fn open(_pid: u32) -> io::Result<Pidfd> {
+    pub(crate) fn open(_pid: u32) -> io::Result<Pidfd> {
         Err(io::Error::from_raw_os_error(libc::ENOSYS))
     }
 

@@ -1,18 +1,18 @@
 //! Running a command in the foreground to its end: spawn it as the leader of a process group,
-//! pump its pipes, watch its budget and a cancel channel, and reap it once the group is gone.
+//! pump its pipes and watch its budget and a cancel channel on the caller's thread, and reap it
+//! once the group is gone.
 
 use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Stdio};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
 
 use super::Error;
 use super::command::{Command, Input, Output, check_duration};
-use super::group::{Group, group_has_live_members, wait_exited};
-use super::pump::{Pump, pipe};
+use super::group::Group;
+use super::pump::{Pump, SigpipeBlocked};
 use super::watch::Watch;
 
 /// Runs `cmd` to completion, its budget, or the end of its grace period, and returns how it
@@ -23,7 +23,7 @@ use super::watch::Watch;
 /// budget plus the grace period plus a short settling time, unless a process is stuck in the
 /// kernel, which is [`Error::Unkillable`].
 pub fn run(cmd: &Command) -> Result<Output, Error> {
-    run_inner(cmd, crossbeam_channel::never::<()>(), Duration::ZERO)
+    run_inner::<()>(cmd, None, Duration::ZERO)
 }
 
 /// Runs `cmd` like [`run`], and also stops it when a message arrives on `cancel`.
@@ -31,19 +31,21 @@ pub fn run(cmd: &Command) -> Result<Output, Error> {
 /// On a message the group gets SIGTERM, then SIGKILL after `cancel_grace` (or the command's
 /// own grace, if that runs out first), and [`Output::cancelled`] is set. The message is
 /// consumed. A disconnected channel never cancels. A cancel that arrives while the group is
-/// already being terminated for its budget shortens the wait to `cancel_grace`.
+/// already being terminated for its budget shortens the wait to `cancel_grace`. A channel
+/// cannot be polled with the child's pipes, so it is looked at every 10 ms: a cancel takes
+/// effect within that.
 pub fn run_with_cancel<T>(
     cmd: &Command,
     cancel: &Receiver<T>,
     cancel_grace: Duration,
 ) -> Result<Output, Error> {
     check_duration("cancel grace period", cancel_grace)?;
-    run_inner(cmd, cancel.clone(), cancel_grace)
+    run_inner(cmd, Some(cancel), cancel_grace)
 }
 
 fn run_inner<T>(
     cmd: &Command,
-    cancel: Receiver<T>,
+    cancel: Option<&Receiver<T>>,
     cancel_grace: Duration,
 ) -> Result<Output, Error> {
     cmd.validate()?;
@@ -53,9 +55,6 @@ fn run_inner<T>(
         program: program.clone(),
         source,
     };
-
-    // Created before the spawn, close-on-exec, so the child never holds it.
-    let (wake_rx, wake_tx) = pipe().map_err(supervise)?;
 
     let mut std_cmd = cmd.spec.to_std();
     std_cmd.process_group(0);
@@ -71,43 +70,12 @@ fn run_inner<T>(
     let mut child = spawn(&mut std_cmd).map_err(|err| cmd.spec.spawn_error(err))?;
     let mut group = Group::new(&child);
 
-    let pump = Pump::new(&mut child, cmd, wake_rx).map_err(supervise)?;
-    let io_thread = thread::Builder::new()
-        .name("herd-subprocess-io".into())
-        .spawn(move || pump.run())
+    let mut pump = Pump::new(&mut child, cmd).map_err(supervise)?;
+    let sigpipe = pump.feeds_stdin().then(SigpipeBlocked::new);
+    let mut watch = Watch::new(child.id(), group.pgid, cmd.grace, cancel, cancel_grace);
+    watch
+        .run(&mut pump, started + cmd.budget)
         .map_err(supervise)?;
-    let (exit_tx, exit_rx) = crossbeam_channel::bounded(1);
-    let leader = group.pgid;
-    thread::Builder::new()
-        .name("herd-subprocess-wait".into())
-        .spawn(move || {
-            // The receiver is gone only when `run` gave up on an unkillable child.
-            let _ = exit_tx.send(wait_exited(leader));
-        })
-        .map_err(supervise)?;
-
-    let mut watch = Watch {
-        pgid: group.pgid,
-        exited: exit_rx,
-        exited_at: None,
-        cancel,
-        cancel_grace,
-        cancelled: false,
-    };
-    let deadline = started + cmd.budget;
-    let mut timed_out = false;
-    if !watch.wait_leader(deadline).map_err(supervise)? {
-        let grace = if watch.cancelled {
-            cancel_grace.min(cmd.grace)
-        } else {
-            timed_out = true;
-            cmd.grace
-        };
-        watch.stop_group(grace).map_err(supervise)?;
-    } else if group_has_live_members(watch.pgid) {
-        // The child is done; anything it left running in its group goes with it.
-        watch.stop_group(cmd.grace).map_err(supervise)?;
-    }
     let Some(exited_at) = watch.exited_at else {
         return Err(Error::Unkillable {
             program,
@@ -115,19 +83,17 @@ fn run_inner<T>(
         });
     };
 
-    // The group is gone, so everything it wrote is in the pipes: the pump reads what is left
-    // and returns without waiting for writers that escaped the group.
-    drop(wake_tx);
-    let captured = io_thread.join();
+    // The group is gone, so everything it wrote is in the pipes: take what is left, without
+    // waiting for writers that escaped the group.
+    let (stdout, stderr) = pump.finish();
+    drop(sigpipe);
     // Reaping frees the PID (and with it the group ID): from here on the group is not signalled.
     group.disarm();
     let status = child.wait().map_err(supervise)?;
-    let (stdout, stderr) =
-        captured.map_err(|_| supervise(io::Error::other("output reader panicked")))?;
     Ok(Output {
         code: status.code(),
         signal: status.signal(),
-        timed_out,
+        timed_out: watch.timed_out,
         cancelled: watch.cancelled,
         elapsed: exited_at.saturating_duration_since(started),
         stdout,

@@ -1,10 +1,11 @@
-//! Process groups: the guard that kills a group left behind, signals to a whole group, waiting
-//! for the leader without reaping it, and asking `/proc` who is still in the group.
+//! Process groups: the guard that kills a group left behind, signals to a whole group, and
+//! asking `/proc` who is still in the group.
 
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::process::Child;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The bound of one `/proc/<pid>/stat` read; the line is a few hundred bytes.
 const STAT_READ_LIMIT: usize = 4096;
@@ -50,33 +51,6 @@ pub(super) fn signal_group(pgid: libc::pid_t, signal: libc::c_int) {
     }
 }
 
-/// Blocks until the process `pid` (our child) has exited, without reaping it.
-///
-/// Leaving it a zombie keeps its PID, and with it the group ID, from being reused while the rest
-/// of the group is still signalled.
-pub(super) fn wait_exited(pid: libc::pid_t) -> io::Result<()> {
-    loop {
-        // SAFETY: siginfo_t is plain data and zero is a valid bit pattern for it.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `info` is a valid, writable siginfo_t.
-        let res = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if res == 0 {
-            return Ok(());
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
-}
-
 /// Returns whether any process of group `pgid`, other than its leader, is running.
 ///
 /// The leader is left out because [`run`](super::run) keeps it unreaped on purpose; zombies are
@@ -85,6 +59,9 @@ pub(super) fn wait_exited(pid: libc::pid_t) -> io::Result<()> {
 /// read. If `/proc` cannot be listed, the answer is yes, so the caller falls back to its
 /// deadlines.
 pub(super) fn group_has_live_members(pgid: libc::pid_t) -> bool {
+    if ADOPTS_ORPHANS.load(Ordering::Relaxed) && no_live_child_but(pgid) == Some(true) {
+        return false;
+    }
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return true;
     };
@@ -112,9 +89,67 @@ pub(super) fn group_has_live_members(pgid: libc::pid_t) -> bool {
     false
 }
 
-/// Reads the state and the process group of `pid` from `/proc/<pid>/stat`.
-fn read_state_and_group(pid: libc::pid_t, buf: &mut [u8]) -> Option<(u8, libc::pid_t)> {
-    let mut file = File::open(format!("/proc/{pid}/stat")).ok()?;
+/// Whether [`adopt_orphans`] made this process the reaper of its orphaned descendants.
+static ADOPTS_ORPHANS: AtomicBool = AtomicBool::new(false);
+
+/// The bound of one `/proc/self/task/<tid>/children` read: room for 512 children, of 8 bytes
+/// each with their space. A longer list is not read; the full scan answers instead.
+const CHILDREN_READ_LIMIT: usize = 4096;
+
+/// Makes this process the reaper of its orphaned descendants (`PR_SET_CHILD_SUBREAPER`), so that
+/// waiting for a finished command's group usually needs no scan of `/proc`.
+///
+/// When a command's leader exits, its children are then adopted by this process instead of
+/// init. So if this process has no live child but the leader, no descendant of the leader is
+/// alive, and neither is a member of its group that is one (a process joins a group only by
+/// `setpgid`, from itself or its parent). Every other case falls back to the full scan.
+///
+/// For a short-lived program whose children are the commands it runs, such as an accept check:
+/// an adopted orphan that dies stays a zombie until this process exits, and the attribute
+/// survives an `exec`. Returns whether the kernel took it.
+pub fn adopt_orphans() -> bool {
+    // SAFETY: prctl with integer arguments only; PR_SET_CHILD_SUBREAPER changes no memory.
+    let ok = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0;
+    if ok {
+        ADOPTS_ORPHANS.store(true, Ordering::Relaxed);
+    }
+    ok
+}
+
+/// `Some(true)` when no child of this process other than `leader` is alive (zombies are dead),
+/// `Some(false)` when one is, `None` when the kernel does not say.
+///
+/// Read from `/proc/self/task/<tid>/children` of every thread, since children hang under the
+/// thread that made or adopted them. A thread that ends hands its children to another; if it
+/// ends between the listing and its read, that read fails and the answer is `None`.
+fn no_live_child_but(leader: libc::pid_t) -> Option<bool> {
+    let mut buf = [0u8; CHILDREN_READ_LIMIT];
+    let mut stat = [0u8; STAT_READ_LIMIT];
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let len = read_bounded(&task.path().join("children"), &mut buf)?;
+        if len == buf.len() {
+            return None;
+        }
+        let children = std::str::from_utf8(&buf[..len]).ok()?;
+        for pid in children.split_ascii_whitespace() {
+            let pid: libc::pid_t = pid.parse().ok()?;
+            if pid == leader {
+                continue;
+            }
+            match read_state_and_group(pid, &mut stat) {
+                Some((b'Z' | b'X' | b'x', _)) => {}
+                // Reaped between the two reads: gone as well.
+                None if !std::path::Path::new(&format!("/proc/{pid}")).exists() => {}
+                _ => return Some(false),
+            }
+        }
+    }
+    Some(true)
+}
+
+/// Reads `path` into `buf`, up to its length; `None` when it cannot be read.
+fn read_bounded(path: &std::path::Path, buf: &mut [u8]) -> Option<usize> {
+    let mut file = File::open(path).ok()?;
     let mut len = 0;
     while len < buf.len() {
         match file.read(&mut buf[len..]) {
@@ -124,6 +159,12 @@ fn read_state_and_group(pid: libc::pid_t, buf: &mut [u8]) -> Option<(u8, libc::p
             Err(_) => return None,
         }
     }
+    Some(len)
+}
+
+/// Reads the state and the process group of `pid` from `/proc/<pid>/stat`.
+fn read_state_and_group(pid: libc::pid_t, buf: &mut [u8]) -> Option<(u8, libc::pid_t)> {
+    let len = read_bounded(std::path::Path::new(&format!("/proc/{pid}/stat")), buf)?;
     parse_state_and_group(&buf[..len])
 }
 

@@ -41,9 +41,10 @@
 //!
 //! # Code map
 //!
-//! `spec` and `command` say what to run; `foreground` runs it, with `pump` moving the bytes into
-//! `capture`'s bounded buffers, `watch` keeping the deadlines and `group` dealing with the
-//! process group; `detached`, `signals` and `exec` are the other entry points.
+//! `spec` and `command` say what to run; `foreground` runs it on the caller's thread, `watch`
+//! looping over one `poll` of the pipes and the leader's pidfd to the deadlines, `pump` moving
+//! the bytes into `capture`'s bounded buffers and `group` dealing with the process group;
+//! `detached`, `signals` and `exec` are the other entry points.
 
 mod capture;
 mod command;
@@ -65,6 +66,7 @@ pub use detached::{Detached, spawn_detached};
 pub use error::Error;
 pub use exec::{exec_replace, sibling_binary};
 pub use foreground::{run, run_with_cancel};
+pub use group::adopt_orphans;
 pub use signals::termination_signals;
 
 /// The grace period between SIGTERM and SIGKILL unless the command says otherwise.

@@ -1,5 +1,5 @@
-//! The I/O thread of a run: feeds stdin and drains stdout and stderr into their buffers with one
-//! `poll`, so no pipe can deadlock another.
+//! The pipes of a run: stdin fed and stdout and stderr drained into their buffers, from the one
+//! `poll` of the run's loop, so no pipe can deadlock another.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -18,20 +18,21 @@ const CHUNK: usize = 64 * 1024;
 /// default); the bound only stops a process that escaped the group from keeping us reading.
 const FINAL_DRAIN_LIMIT: usize = 4 * 1024 * 1024;
 
-/// Moves bytes between the child's pipes and the buffers, on a thread of its own.
+/// Moves bytes between the child's pipes and the buffers.
 ///
-/// All pipes are non-blocking and watched with one `poll`, so stdin is fed while stdout and
-/// stderr are drained (a child that fills one pipe while we wait on another cannot deadlock
-/// us). The pump ends when the wake pipe closes: it then reads what is left and returns, so
-/// `run` decides when reading stops, not the child.
+/// All pipes are non-blocking. The run's loop polls them together with the leader's exit
+/// ([`Pump::pollfds`]) and hands back what is ready ([`Pump::service`]), so stdin is fed while
+/// stdout and stderr are drained (a child that fills one pipe while we wait on another cannot
+/// deadlock us). Once the group is gone, [`Pump::finish`] reads what is left, bounded, so the
+/// run decides when reading stops, not the child.
 pub(super) struct Pump {
     stdin: Option<(File, Vec<u8>, usize)>,
     streams: [(Option<File>, Buffer); 2],
-    wake: OwnedFd,
+    chunk: Vec<u8>,
 }
 
 impl Pump {
-    pub(super) fn new(child: &mut Child, cmd: &Command, wake: OwnedFd) -> io::Result<Pump> {
+    pub(super) fn new(child: &mut Child, cmd: &Command) -> io::Result<Pump> {
         let stdin = match (&cmd.stdin, child.stdin.take()) {
             (Input::Bytes(bytes), Some(pipe)) => Some((nonblocking(pipe)?, bytes.clone(), 0)),
             _ => None,
@@ -44,52 +45,47 @@ impl Pump {
                 (stdout, Buffer::new(cmd.stdout)),
                 (stderr, Buffer::new(cmd.stderr)),
             ],
-            wake,
+            chunk: vec![0u8; CHUNK],
         })
     }
 
-    pub(super) fn run(mut self) -> (Captured, Captured) {
-        block_sigpipe();
-        let mut chunk = vec![0u8; CHUNK];
-        loop {
-            // Slot 0 is the wake pipe, 1 and 2 the output streams, 3 stdin; absent ones get
-            // fd -1, which poll ignores.
-            let mut fds = [
-                pollfd(self.wake.as_raw_fd(), libc::POLLIN),
-                pollfd(raw(&self.streams[0].0), libc::POLLIN),
-                pollfd(raw(&self.streams[1].0), libc::POLLIN),
-                pollfd(
-                    self.stdin.as_ref().map_or(-1, |(f, _, _)| f.as_raw_fd()),
-                    libc::POLLOUT,
-                ),
-            ];
-            // SAFETY: `fds` is a valid array of pollfd of the length given.
-            let res = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
-            if res < 0 {
-                if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                break;
-            }
-            if fds[0].revents != 0 {
-                break;
-            }
-            for (idx, fd) in fds[1..3].iter().enumerate() {
-                if fd.revents != 0 {
-                    let (file, buffer) = &mut self.streams[idx];
-                    read_some(file, buffer, &mut chunk);
-                }
-            }
-            if fds[3].revents != 0 {
-                self.feed();
+    /// Whether stdin is still to be fed: writing to it may raise SIGPIPE.
+    pub(super) fn feeds_stdin(&self) -> bool {
+        self.stdin.is_some()
+    }
+
+    /// What to poll: stdout, stderr, stdin; a closed one gets fd -1, which poll ignores.
+    pub(super) fn pollfds(&self) -> [libc::pollfd; 3] {
+        [
+            pollfd(raw(&self.streams[0].0), libc::POLLIN),
+            pollfd(raw(&self.streams[1].0), libc::POLLIN),
+            pollfd(
+                self.stdin.as_ref().map_or(-1, |(f, _, _)| f.as_raw_fd()),
+                libc::POLLOUT,
+            ),
+        ]
+    }
+
+    /// Reads and writes what `poll` said is ready, given the polled `fds` of [`Pump::pollfds`].
+    pub(super) fn service(&mut self, fds: &[libc::pollfd]) {
+        for (idx, fd) in fds[..2].iter().enumerate() {
+            if fd.revents != 0 {
+                let (file, buffer) = &mut self.streams[idx];
+                read_some(file, buffer, &mut self.chunk);
             }
         }
-        // The group is gone (or poll failed): take what is in the pipes, bounded, and stop.
+        if fds[2].revents != 0 {
+            self.feed();
+        }
+    }
+
+    /// Takes what is left in the pipes, bounded, and returns what was captured.
+    pub(super) fn finish(mut self) -> (Captured, Captured) {
         self.stdin = None;
         for (file, buffer) in &mut self.streams {
             let mut read = 0;
             while file.is_some() && read < FINAL_DRAIN_LIMIT {
-                match read_some(file, buffer, &mut chunk) {
+                match read_some(file, buffer, &mut self.chunk) {
                     Some(n) => read += n,
                     None => break,
                 }
@@ -142,7 +138,7 @@ fn read_some(file: &mut Option<File>, buffer: &mut Buffer, chunk: &mut [u8]) -> 
     }
 }
 
-fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
+pub(super) fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
     libc::pollfd {
         fd,
         events,
@@ -174,19 +170,6 @@ fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
-/// Blocks SIGPIPE on the calling thread, so a write to a closed stdin fails with EPIPE instead
-/// of killing a process that left SIGPIPE at its default.
-fn block_sigpipe() {
-    // SAFETY: the set is initialised by sigemptyset before use; pthread_sigmask only changes
-    // this thread's mask.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGPIPE);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-    }
-}
-
 /// Returns a close-on-exec pipe as (read end, write end).
 pub(super) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as RawFd; 2];
@@ -196,4 +179,53 @@ pub(super) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     }
     // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nobody else.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Blocks SIGPIPE on the calling thread while it lives, so a write to a closed stdin fails with
+/// EPIPE instead of killing a process that left SIGPIPE at its default. On drop, a SIGPIPE that
+/// such a write left pending is taken, and the thread's mask is restored.
+pub(super) struct SigpipeBlocked {
+    was_blocked: bool,
+}
+
+impl SigpipeBlocked {
+    pub(super) fn new() -> SigpipeBlocked {
+        // SAFETY: the sets are initialised by sigemptyset before use; pthread_sigmask only
+        // changes this thread's mask and writes the old one into `old`.
+        let was_blocked = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGPIPE);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+            libc::sigismember(&old, libc::SIGPIPE) == 1
+        };
+        SigpipeBlocked { was_blocked }
+    }
+}
+
+impl Drop for SigpipeBlocked {
+    fn drop(&mut self) {
+        if self.was_blocked {
+            return;
+        }
+        // SAFETY: as in `new`; sigtimedwait with a zero timeout only takes a pending signal of
+        // the set, without waiting.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGPIPE);
+            let mut pending: libc::sigset_t = std::mem::zeroed();
+            if libc::sigpending(&mut pending) == 0
+                && libc::sigismember(&pending, libc::SIGPIPE) == 1
+            {
+                let zero = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                libc::sigtimedwait(&set, std::ptr::null_mut(), &zero);
+            }
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        }
+    }
 }
