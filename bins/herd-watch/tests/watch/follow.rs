@@ -7,7 +7,7 @@ use herd_e2e::wait::wait_for;
 use herd_protocol::launch::LaunchAck;
 use serde_json::Value;
 
-use crate::support::{Env, launch_bin, result_events, watch_bin};
+use crate::support::{Env, result_events, watch_bin};
 
 /// `follow --ack` with its stdin and stdout piped, as a Pi parent runs it.
 struct AckedFollow {
@@ -133,30 +133,10 @@ fn a_follower_takes_on_only_the_runs_its_launcher_launched() {
     let env = Env::new();
     let top = env.spawn("Top", "echo top report");
     // A child's own child: herd-launch records the launching child from `PI_SUBAGENT_ID`.
-    let path = env.dir.path().join("req-own.json");
-    std::fs::write(
-        &path,
-        serde_json::json!({"name": "Own", "task": "the task"}).to_string(),
-    )
-    .unwrap();
-    let out = env.run(
-        &launch_bin(),
-        &[
-            "spawn",
-            "--request",
-            path.to_str().unwrap(),
-            "--surface",
-            "process",
-            "--json",
-            "--runner",
-            "exec",
-            "--",
-            "sh",
-            "-c",
-            "echo own report",
-        ],
+    let out = env.launch(
+        &serde_json::json!({"name": "Own", "task": "the task"}),
+        &["--runner", "exec", "--", "sh", "-c", "echo own report"],
         &[("PI_SUBAGENT_ID", "abc123")],
-        Duration::from_secs(30),
     );
     let ack: LaunchAck = serde_json::from_str(&out.stdout).unwrap();
     let own = ack.run_id;

@@ -2,7 +2,6 @@
 //! not run again on an unchanged tree, reviews and inferred gates.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use herd_core::error::ErrorDocument;
 use herd_protocol::accept::{Ledger, ReviewRecord, Status, VerifyStatus};
@@ -10,7 +9,7 @@ use herd_protocol::result::{Acceptance, Outcome};
 use herd_protocol::watch::WatchWait;
 use serde_json::Value;
 
-use crate::support::{Env, launch_bin, with_fake_pi};
+use crate::support::{Env, with_fake_pi};
 
 /// A child that insists on the acceptance contract: its prompt (stdin) must ask for the
 /// `acceptance-report` fence, else it fails; then it prints `$1` and the report `$2` in its fence.
@@ -290,25 +289,7 @@ fn a_gate_command_verifies_in_the_childs_directory_and_a_bad_gate_is_refused() {
             "reviews",
         ),
     ] {
-        let path = env.dir.path().join("refused.json");
-        std::fs::write(&path, request.to_string()).unwrap();
-        let out = env.run(
-            &launch_bin(),
-            &[
-                "spawn",
-                "--request",
-                path.to_str().unwrap(),
-                "--surface",
-                "process",
-                "--json",
-                "--runner",
-                "exec",
-                "--",
-                "true",
-            ],
-            &[],
-            Duration::from_secs(30),
-        );
+        let out = env.launch(&request, &["--runner", "exec", "--", "true"], &[]);
         assert_eq!(out.code, 2, "{request}: {out}");
         let refused: ErrorDocument = serde_json::from_str(&out.stdout)
             .unwrap_or_else(|err| panic!("{request}: no error document ({err}): {out}"));

@@ -176,27 +176,10 @@ fn a_definite_launch_failure_settles_at_once_as_failed() {
     // `logs` is a file, so the process surface cannot place the child: nothing starts.
     std::fs::create_dir_all(env.art()).unwrap();
     std::fs::write(env.art().join("logs"), "").unwrap();
-    std::fs::write(
-        env.dir.path().join("req.json"),
-        r#"{"name":"Doomed","task":"t"}"#,
-    )
-    .unwrap();
-    let out = env.run(
-        &launch_bin(),
-        &[
-            "spawn",
-            "--request",
-            "req.json",
-            "--surface",
-            "process",
-            "--json",
-            "--runner",
-            "exec",
-            "--",
-            "true",
-        ],
+    let out = env.launch(
+        &serde_json::json!({"name": "Doomed", "task": "t"}),
+        &["--runner", "exec", "--", "true"],
         &[],
-        Duration::from_secs(30),
     );
     let ack: LaunchAck = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(

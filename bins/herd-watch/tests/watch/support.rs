@@ -123,6 +123,16 @@ impl Env {
 
     /// Launches `request` with the further spawn arguments `rest`; returns the run id.
     pub fn spawn_request(&self, request: Value, rest: &[&str]) -> String {
+        let out = self.launch(&request, rest, &[]);
+        let ack: LaunchAck = serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|_| panic!("spawn: {}\n{}", out.stdout, out.stderr));
+        assert_eq!(ack.status, LaunchStatus::Launched, "{}", out.stdout);
+        ack.run_id
+    }
+
+    /// Runs `herd-launch spawn --request FILE --surface SURFACE --json REST…` with more
+    /// environment `vars`, the request written to a file of its name.
+    pub fn launch(&self, request: &Value, rest: &[&str], vars: &[(&str, &str)]) -> Run {
         let name = request["name"].as_str().unwrap().replace(' ', "_");
         let path = self.dir.path().join(format!("req-{name}.json"));
         std::fs::write(&path, request.to_string()).unwrap();
@@ -135,11 +145,7 @@ impl Env {
             "--json",
         ];
         args.extend_from_slice(rest);
-        let out = self.run(&launch_bin(), &args, &[], Duration::from_secs(30));
-        let ack: LaunchAck = serde_json::from_str(&out.stdout)
-            .unwrap_or_else(|_| panic!("spawn: {}\n{}", out.stdout, out.stderr));
-        assert_eq!(ack.status, LaunchStatus::Launched, "{}", out.stdout);
-        ack.run_id
+        self.run(&launch_bin(), &args, vars, Duration::from_secs(30))
     }
 
     pub fn watch(&self, args: &[&str]) -> (i32, Value, String) {

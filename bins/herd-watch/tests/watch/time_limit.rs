@@ -6,7 +6,7 @@ use herd_e2e::proc::process_alive;
 use herd_e2e::wait::wait_for;
 use herd_protocol::result::{CancelError, Outcome};
 
-use crate::support::{Env, launch_bin};
+use crate::support::Env;
 
 #[test]
 fn an_exec_child_past_its_time_limit_is_terminated_and_fails_as_timed_out() {
@@ -49,22 +49,10 @@ fn an_exec_child_past_its_time_limit_is_terminated_and_fails_as_timed_out() {
 #[test]
 fn a_time_limit_is_only_for_the_exec_runner() {
     let env = Env::new();
-    let path = env.dir.path().join("req.json");
-    std::fs::write(&path, r#"{"name": "P", "task": "t"}"#).unwrap();
-    let out = env.run(
-        &launch_bin(),
-        &[
-            "spawn",
-            "--request",
-            path.to_str().unwrap(),
-            "--surface",
-            "process",
-            "--timeout-ms",
-            "100",
-            "--json",
-        ],
+    let out = env.launch(
+        &serde_json::json!({"name": "P", "task": "t"}),
+        &["--timeout-ms", "100"],
         &[],
-        Duration::from_secs(30),
     );
     assert_eq!(out.code, 2, "{}", out.stdout);
     assert!(!env.art().join("runs").exists(), "nothing was written");
