@@ -512,6 +512,12 @@ pub fn read_json(path: &Path) -> Option<Value> {
     serde_json::from_slice(&read_bytes(path)?).ok()
 }
 
+/// Reads a small JSON file as the herd document `T`; `None` when it is missing or not a `T`
+/// (yet), for a wait that reads it until it is.
+pub fn read_doc<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
+    serde_json::from_slice(&read_bytes(path)?).ok()
+}
+
 /// Reads a small text file; `None` when it is missing.
 pub fn read_text(path: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&read_bytes(path)?).into_owned())

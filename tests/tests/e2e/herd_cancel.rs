@@ -8,11 +8,14 @@
 
 use std::time::Duration;
 
-use herd_e2e::herd::{Herd, Where, json_doc, read_json, results_of};
+use herd_e2e::herd::{Herd, Where, read_doc, results};
 use herd_e2e::model::{ModelServer, Script, Stall, ToolCall};
 use herd_e2e::pi::PiEnv;
 use herd_e2e::proc::process_alive;
 use herd_e2e::wait::wait_for;
+use herd_protocol::child::{Activity, Phase};
+use herd_protocol::result::{CancelError, Outcome};
+use herd_protocol::watch::{CancelStatus, WatchCancel};
 use serde_json::json;
 
 fn a_cancel_during_a_turn_gives_one_cancelled_result(place: Where, test: &str) {
@@ -26,12 +29,12 @@ fn a_cancel_during_a_turn_gives_one_cancelled_result(place: Where, test: &str) {
     let Some(herd) = Herd::try_new(&env, place, test) else {
         return;
     };
-    let ack = herd.spawn(&json!({
+    let ack = herd.launch(&json!({
         "name": "Slowpoke",
         "task": "Think for a long time",
         "model": Herd::model("fake-model"),
     }));
-    let run = ack["run_id"].as_str().unwrap();
+    let run = ack.run_id.as_str();
     let pid = herd.child_pid(run);
     // The second request is the stalled turn: the model is busy answering it.
     model.wait_for_requests(2, Duration::from_secs(60));
@@ -39,20 +42,20 @@ fn a_cancel_during_a_turn_gives_one_cancelled_result(place: Where, test: &str) {
         "the child's activity to show an active turn",
         Duration::from_secs(30),
         || {
-            let activity = read_json(
+            let activity: Activity = read_doc(
                 &herd
                     .artifacts()
                     .join(format!("subagent-activity/{run}.json")),
             )?;
-            (activity["phase"] == "active").then_some(())
+            (activity.phase == Phase::Active).then_some(())
         },
     );
     assert!(process_alive(pid));
 
     let out = herd.run("herd-watch", ["cancel", "--run", run, "--json"]);
-    let cancel = json_doc(&out);
     assert!(out.success(), "herd-watch cancel:\n{out}");
-    assert_eq!(cancel["status"], "confirmed", "{cancel:#}");
+    let cancel: WatchCancel = out.doc();
+    assert_eq!(cancel.status, CancelStatus::Confirmed, "{cancel:#?}");
     match place {
         // The identity was signalled and seen gone.
         Where::Process => assert!(!process_alive(pid), "a confirmed cancel leaves no child"),
@@ -66,16 +69,13 @@ fn a_cancel_during_a_turn_gives_one_cancelled_result(place: Where, test: &str) {
     }
 
     let events = herd.follow();
-    let results = results_of(&events, run);
+    let results = results(&events, run);
     assert_eq!(results.len(), 1, "{events:#?}");
-    let result = results[0];
-    assert_eq!(result["outcome"], "cancelled", "{result:#}");
-    assert_eq!(result["details"]["error"], "cancelled");
-    assert!(
-        result["details"]["cancellation"]["requestedAt"].is_u64(),
-        "{result:#}"
-    );
-    let message = result["message"].as_str().unwrap();
+    let result = &results[0];
+    assert_eq!(result.outcome, Outcome::Cancelled, "{result:#?}");
+    assert_eq!(result.details.error, Some(CancelError::Cancelled));
+    assert!(result.details.cancellation.is_some(), "{result:#?}");
+    let message = &result.message;
     assert!(message.contains("was cancelled"), "{message}");
     assert!(!message.contains("provider"), "{message}");
     assert!(
@@ -83,14 +83,18 @@ fn a_cancel_during_a_turn_gives_one_cancelled_result(place: Where, test: &str) {
         "a cancelled run has no report: {message}"
     );
     // Asked again, the answers stay the same: one result, delivered once.
-    let (code, again) = herd.wait(run);
-    assert_eq!((code, &again["message"]), (5, &result["message"]));
-    assert!(results_of(&herd.follow(), run).is_empty());
+    let (code, again) = herd.wait_result(run);
+    assert_eq!((code, &again.message), (5, &result.message));
+    assert!(herd_e2e::herd::results(&herd.follow(), run).is_empty());
     let out = herd.run("herd-watch", ["cancel", "--run", run, "--json"]);
-    assert_eq!(json_doc(&out)["status"], "already-terminal", "{out}");
+    assert_eq!(
+        out.doc::<WatchCancel>().status,
+        CancelStatus::AlreadyTerminal,
+        "{out}"
+    );
     assert_eq!(model.requests().len(), 2, "nothing asked the model again");
     if let Some(herdr) = herd.herdr() {
-        let pane = ack["pane_id"].as_str().unwrap();
+        let pane = ack.pane_id.as_deref().unwrap();
         assert!(
             !herdr.pane_exists(pane),
             "the child's pane {pane} is closed"
@@ -101,7 +105,7 @@ fn a_cancel_during_a_turn_gives_one_cancelled_result(place: Where, test: &str) {
         );
     }
     if let Some(tmux) = herd.tmux() {
-        let pane = ack["pane_id"].as_str().unwrap();
+        let pane = ack.pane_id.as_deref().unwrap();
         // A server left without sessions answers "no current target": it has no panes.
         let panes = tmux
             .try_cmd(["list-panes", "-a", "-F", "#{pane_id}"])
