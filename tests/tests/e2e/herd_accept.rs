@@ -7,10 +7,12 @@
     reason = "scenario steps shared by the tmux and process tests fail loudly on a broken fixture"
 )]
 
-use herd_e2e::herd::{Herd, Where, read_json};
+use herd_e2e::herd::{Herd, Where, decode, read_json};
 use herd_e2e::model::{ModelServer, Script, Text, ToolCall, request};
 use herd_e2e::pi::PiEnv;
 use herd_e2e::session;
+use herd_protocol::accept::{AcceptTries, ChildReport, Verdict};
+use herd_protocol::result::{LedgerLine, Outcome, ParentCheck};
 use serde_json::json;
 
 fn a_rejected_check_is_accepted_after_the_childs_retry(place: Where) {
@@ -22,20 +24,19 @@ fn a_rejected_check_is_accepted_after_the_childs_retry(place: Where) {
     );
     let env = PiEnv::new(&model);
     let herd = Herd::new(&env, place);
-    let ack = herd.spawn(&json!({
+    let ack = herd.launch(&json!({
         "name": "Fixer",
         "task": "Make the check pass",
         "model": Herd::model("fake-model"),
         "accept": {"run": "echo checking; grep -q fixed fixed.txt", "maxRetries": 2, "timeoutSec": 30},
     }));
-    let run = ack["run_id"].as_str().unwrap();
-    let session_file = ack["session_file"].as_str().unwrap().to_owned();
+    let session_file = ack.session_file.clone();
 
-    let (code, result) = herd.wait(run);
+    let (code, result) = herd.wait_result(&ack.run_id);
 
-    assert_eq!(code, 0, "{result:#}");
-    assert_eq!(result["outcome"], "completed", "{result:#}");
-    let message = result["message"].as_str().unwrap();
+    assert_eq!(code, 0, "{result:#?}");
+    assert_eq!(result.outcome, Outcome::Completed, "{result:#?}");
+    let message = &result.message;
     assert_eq!(
         message.lines().nth(1),
         // The re-check ran in the child's own directory, which others may share.
@@ -46,16 +47,30 @@ fn a_rejected_check_is_accepted_after_the_childs_retry(place: Where) {
         message.contains("<subagent_report from=\"Fixer\" kind=\"result\">\nREPORT: wrote fixed.txt\n</subagent_report>"),
         "{message}"
     );
-    let accept = &result["details"]["accept"];
-    assert_eq!(accept["verdict"], "accepted", "{accept:#}");
-    assert_eq!(accept["tries"], 2, "{accept:#}");
-    assert_eq!(accept["child_reported"], "pass", "{accept:#}");
-    assert_eq!(accept["exit_code"], 0, "{accept:#}");
+    let Some(ParentCheck::Ran(accept)) = &result.details.accept else {
+        panic!("the parent re-check ran: {result:#?}");
+    };
+    assert_eq!(
+        (
+            accept.verdict,
+            accept.tries,
+            accept.child_reported,
+            accept.exit_code
+        ),
+        (Verdict::Accepted, Some(2), Some(ChildReport::Pass), Some(0)),
+        "{accept:#?}"
+    );
 
     // The child ran the check twice and recorded it.
+    let tries = read_json(format!("{session_file}.accept-tries.json").as_ref()).unwrap();
     assert_eq!(
-        read_json(format!("{session_file}.accept-tries.json").as_ref()),
-        Some(json!({"version": 1, "tries": 2, "last": "pass"}))
+        decode::<AcceptTries>(&tries),
+        AcceptTries {
+            version: Some(1),
+            tries: 2,
+            last: Some(ChildReport::Pass)
+        },
+        "{tries}"
     );
     let checks: Vec<_> = session::entries(session_file.as_ref())
         .into_iter()
@@ -82,11 +97,12 @@ fn a_rejected_check_is_accepted_after_the_childs_retry(place: Where) {
         "{:?}",
         request::user_texts(&requests[0])
     );
-    let ledger = herd.ledger();
-    assert_eq!(ledger.len(), 1);
+    let ledger: Vec<LedgerLine> = herd.ledger().iter().map(decode).collect();
+    assert_eq!(ledger.len(), 1, "{ledger:#?}");
     assert_eq!(
-        (&ledger[0]["check"], &ledger[0]["tries"]),
-        (&json!("accepted"), &json!(2))
+        (ledger[0].check, ledger[0].tries),
+        (Verdict::Accepted, Some(2)),
+        "{ledger:#?}"
     );
 }
 
