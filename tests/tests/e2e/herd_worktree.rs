@@ -7,9 +7,12 @@
 )]
 
 use herd_e2e::git::Sandbox;
-use herd_e2e::herd::{Herd, Where, json_doc, read_json};
+use herd_e2e::herd::{Herd, Where, decode, read_json};
 use herd_e2e::model::{ModelServer, Script, Text, ToolCall};
 use herd_e2e::pi::PiEnv;
+use herd_protocol::cleanup::{Outcome as Removed, Removal, Via};
+use herd_protocol::result::Outcome;
+use herd_protocol::worktree::{Manifest, State};
 use serde_json::json;
 
 fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where, test: &str) {
@@ -30,7 +33,7 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where,
     };
     herd.set_var("HERD_WORKTREE_ROOT", &root);
 
-    let ack = herd.spawn_in(
+    let ack = herd.launch_in(
         &repo,
         &json!({
             "name": "Greeter",
@@ -39,19 +42,20 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where,
             "worktree": {"branch": "feature/greeting"},
         }),
     );
-    let run = ack["run_id"].as_str().unwrap();
-    let checkout = ack["worktree"]["path"].as_str().unwrap().to_owned();
+    let run = ack.run_id.as_str();
+    let worktree = ack.worktree.clone().expect("a worktree");
+    let checkout = worktree.path.clone();
     assert!(
         checkout.starts_with(root.to_str().unwrap()),
         "{checkout} is under the managed root"
     );
-    assert_eq!(ack["worktree"]["base_sha"], base.as_str());
+    assert_eq!(worktree.base_sha, base);
 
-    let (code, result) = herd.wait(run);
+    let (code, result) = herd.wait_result(run);
 
-    assert_eq!(code, 0, "{result:#}");
-    assert_eq!(result["outcome"], "completed");
-    let message = result["message"].as_str().unwrap();
+    assert_eq!(code, 0, "{result:#?}");
+    assert_eq!(result.outcome, Outcome::Completed);
+    let message = &result.message;
     assert!(
         message.contains("<subagent_report from=\"Greeter\" kind=\"result\">\nREPORT: committed greeting.txt\n</subagent_report>"),
         "{message}"
@@ -69,21 +73,23 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where,
         message.contains("State: clean · 1 commit ahead"),
         "{message}"
     );
-    let handoff = &result["details"]["worktree"];
-    assert_eq!(handoff["commits_ahead"], 1, "{handoff:#}");
-    assert_eq!(handoff["base_sha"], base.as_str(), "{handoff:#}");
+    let handoff = result.details.worktree.as_ref().expect("the handoff");
+    assert_eq!(handoff.commits_ahead, Some(1), "{handoff:#?}");
+    assert_eq!(handoff.base_sha, base, "{handoff:#?}");
     // The commit is the child's, on the branch, and the source checkout is untouched.
     let head = sb.git(checkout.as_ref(), ["rev-parse", "HEAD"]);
-    assert_eq!(handoff["head_sha"], head.as_str(), "{handoff:#}");
+    assert_eq!(handoff.head_sha.as_ref(), Some(&head), "{handoff:#?}");
     assert_eq!(
         sb.git(&repo, ["log", "-1", "--format=%s", "feature/greeting"]),
         "add greeting"
     );
     assert_eq!(sb.head(&repo), base);
     assert!(!repo.join("greeting.txt").exists());
-    let manifest = read_json(&herd.artifacts().join(format!("worktree-runs/{run}.json")))
-        .expect("the ownership manifest");
-    assert_eq!(manifest["state"], "ready_for_review", "{manifest:#}");
+    let manifest: Manifest = decode(
+        &read_json(&herd.artifacts().join(format!("worktree-runs/{run}.json")))
+            .expect("the ownership manifest"),
+    );
+    assert_eq!(manifest.state, State::ReadyForReview, "{manifest:#?}");
 
     // Cleanup refuses a checkout that a process still has as its directory (a child shutting
     // down after its result, its launch script): the parent removes it once the child is gone.
@@ -94,11 +100,12 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where,
         "herd-cleanup",
         ["remove", "feature/greeting", "--json"],
     );
-    let removal = json_doc(&out);
     assert!(out.success(), "herd-cleanup remove:\n{out}");
+    let removal: Removal = out.doc();
+    assert_eq!(removal.outcome, Removed::Removed, "{removal:#?}");
     assert!(
         !std::path::Path::new(&checkout).exists(),
-        "the checkout is gone: {removal:#}"
+        "the checkout is gone: {removal:#?}"
     );
     assert!(
         !sb.git(&repo, ["worktree", "list"]).contains(&checkout),
@@ -112,11 +119,12 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where,
     if let (Some(herdr), Some(before)) = (herd.herdr(), workspaces_before) {
         // Herdr removed the checkout with its workspace; every other workspace stays, the
         // parent's and the one Herdr opened for the source repository included.
-        let workspace = ack["worktree"]["workspace_id"]
-            .as_str()
-            .or(herd.record(run)["pane"]["workspace_id"].as_str())
-            .unwrap()
-            .to_owned();
+        let workspace = herd
+            .run_record(run)
+            .pane
+            .and_then(|p| p.workspace_id)
+            .or(ack.workspace_id.clone())
+            .unwrap();
         let after = herdr.json(["workspace", "list"]);
         let ids = |list: &serde_json::Value| -> Vec<String> {
             list["workspaces"]
@@ -136,8 +144,9 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where,
         );
         assert!(herdr.pane_exists(herd.parent_pane().unwrap()));
         assert!(
-            removal.to_string().contains("herdr") || removal.to_string().contains(&workspace),
-            "the removal says Herdr removed it: {removal:#}"
+            removal.removed_via == Some(Via::Herdr)
+                || removal.workspace.as_deref() == Some(workspace.as_str()),
+            "the removal says Herdr removed it: {removal:#?}"
         );
     }
 }
