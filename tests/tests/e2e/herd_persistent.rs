@@ -8,33 +8,36 @@
 
 use std::time::Duration;
 
-use herd_e2e::herd::{Herd, Where, json_doc, read_text};
+use herd_e2e::herd::{Herd, Where, events as decoded, read_text};
 use herd_e2e::model::{ModelServer, Script, Text, ToolCall, request};
 use herd_e2e::pi::PiEnv;
 use herd_e2e::proc::process_alive;
 use herd_e2e::wait::wait_for;
+use herd_protocol::launch::{LaunchSend, SendStatus};
+use herd_protocol::persistent::{TaskEvent, TaskEventKind};
+use herd_protocol::watch::{StopStatus, WatchEvent, WatchStop};
 use serde_json::{Value, json};
 
-/// The `task-done` events the specialist wrote to `<session>.tasks`.
-fn tasks_done(session_file: &str) -> Vec<Value> {
+/// The `task-done` events the specialist wrote to `<session>.tasks` (a line still being
+/// written, or of another shape, left out).
+fn tasks_done(session_file: &str) -> Vec<TaskEvent> {
     read_text(format!("{session_file}.tasks").as_ref())
-        .map(|text| herd_e2e::herd::json_lines(&text))
         .unwrap_or_default()
-        .into_iter()
-        .filter(|e| e["type"] == "task-done")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<TaskEvent>(l).ok())
+        .filter(|e| e.kind == TaskEventKind::TaskDone)
         .collect()
 }
 
 /// The task results among `events`: (task id, message).
 fn task_results(events: &[Value]) -> Vec<(String, String)> {
-    events
-        .iter()
-        .filter(|e| e["event"] == "result" && e["details"]["task"].is_string())
-        .map(|e| {
-            (
-                e["details"]["task"].as_str().unwrap_or_default().to_owned(),
-                e["message"].as_str().unwrap_or_default().to_owned(),
-            )
+    decoded(events)
+        .into_iter()
+        .filter_map(|e| match e {
+            WatchEvent::Result {
+                message, details, ..
+            } => Some((details.task?, message)),
+            _ => None,
         })
         .collect()
 }
@@ -50,18 +53,15 @@ fn on_tmux_a_persistent_specialist_answers_two_sent_tasks_and_stops() {
     );
     let env = PiEnv::new(&model);
     let herd = Herd::new(&env, Where::Tmux);
-    let ack = herd.spawn(&json!({
+    let ack = herd.launch(&json!({
         "name": "Specialist",
         "task": "Get ready",
         "model": Herd::model("fake-model"),
         "persistent": true,
     }));
-    let run = ack["run_id"].as_str().unwrap().to_owned();
-    let session_file = ack["session_file"].as_str().unwrap().to_owned();
-    let first_task = ack["persistent_ids"]["task_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let run = ack.run_id.clone();
+    let session_file = ack.session_file.clone();
+    let first_task = ack.persistent_ids.expect("a specialist's ids").task_id;
     let done = |n: usize| {
         wait_for(
             &format!("{n} tasks done by the specialist"),
@@ -93,12 +93,10 @@ fn on_tmux_a_persistent_specialist_answers_two_sent_tasks_and_stops() {
             "herd-launch",
             ["send", "--run", &run, "--message", message, "--json"],
         );
-        let sent = json_doc(&out);
-        assert!(
-            out.success() && sent["status"] == "dispatched",
-            "send:\n{out}"
-        );
-        sent["task_id"].as_str().unwrap().to_owned()
+        assert!(out.success(), "send:\n{out}");
+        let sent: LaunchSend = out.doc();
+        assert_eq!(sent.status, SendStatus::Dispatched, "send:\n{out}");
+        sent.task_id
     };
     let second_task = send("Write two.txt");
     done(2);
@@ -112,9 +110,9 @@ fn on_tmux_a_persistent_specialist_answers_two_sent_tasks_and_stops() {
     assert!(process_alive(pid), "the specialist stays between tasks");
 
     let out = herd.run("herd-watch", ["stop", "--run", &run, "--json"]);
-    let stop = json_doc(&out);
     assert!(out.success(), "herd-watch stop:\n{out}");
-    assert_eq!(stop["status"], "stopped", "{stop:#}");
+    let stop: WatchStop = out.doc();
+    assert_eq!(stop.status, StopStatus::Stopped, "{stop:#?}");
     wait_for("the specialist to exit", Duration::from_secs(30), || {
         (!process_alive(pid)).then_some(())
     });
@@ -136,11 +134,9 @@ fn on_tmux_a_persistent_specialist_answers_two_sent_tasks_and_stops() {
             "a task result is a report block: {message}"
         );
     }
-    let own: Vec<&Value> = events
-        .iter()
-        .filter(|e| {
-            e["event"] == "result" && e["run_id"] == run.as_str() && e["details"]["task"].is_null()
-        })
+    let own: Vec<_> = herd_e2e::herd::results(&events, &run)
+        .into_iter()
+        .filter(|r| r.details.task.is_none())
         .collect();
     assert_eq!(own.len(), 1, "the run's own end, once: {events:#?}");
     assert!(task_results(&herd.follow()).is_empty(), "nothing twice");
