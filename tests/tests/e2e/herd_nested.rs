@@ -9,11 +9,13 @@
 
 use std::time::Duration;
 
-use herd_e2e::herd::{Herd, Where, read_json, results_of};
+use herd_e2e::herd::{Herd, Where, decode, read_json, results_of};
 use herd_e2e::model::{ModelServer, Models, Script, Text, ToolCall, request};
 use herd_e2e::pi::PiEnv;
 use herd_e2e::proc::process_alive;
 use herd_e2e::wait::wait_for;
+use herd_protocol::launch::LaunchAck;
+use herd_protocol::run::LaunchStatus;
 use serde_json::json;
 
 fn a_child_is_held_open_until_its_own_child_delivers(place: Where) {
@@ -46,27 +48,32 @@ fn a_child_is_held_open_until_its_own_child_delivers(place: Where) {
     );
     let env = PiEnv::new(&model);
     let herd = Herd::new(&env, place);
-    let ack = herd.spawn(&json!({
-        "name": "Lead",
-        "task": "Delegate the question",
-        "model": Herd::model("lead"),
-    }));
-    let lead = ack["run_id"].as_str().unwrap().to_owned();
+    let lead = herd
+        .launch(&json!({
+            "name": "Lead",
+            "task": "Delegate the question",
+            "model": Herd::model("lead"),
+        }))
+        .run_id;
     let pid = herd.child_pid(&lead);
 
-    let (code, result) = herd.wait(&lead);
+    let (code, result) = herd.wait_result(&lead);
 
-    assert_eq!(code, 0, "{result:#}");
-    let message = result["message"].as_str().unwrap();
+    assert_eq!(code, 0, "{result:#?}");
+    let message = &result.message;
     assert!(
         message.contains("<subagent_report from=\"Lead\" kind=\"result\">\nLEAD REPORT: the helper found 42\n</subagent_report>"),
         "the lead ended after the helper's result, not at its first settlement: {message}"
     );
     // The helper was launched by the lead and recorded as its child.
-    let launched = read_json(&env.work_dir().join("launched.json")).expect("the helper's ack");
-    assert_eq!(launched["status"], "launched", "{launched:#}");
-    let helper = launched["run_id"].as_str().unwrap();
-    assert_eq!(herd.record(helper)["parent_run_id"], lead.as_str());
+    let launched: LaunchAck =
+        decode(&read_json(&env.work_dir().join("launched.json")).expect("the helper's ack"));
+    assert_eq!(launched.status, LaunchStatus::Launched, "{launched:#?}");
+    let helper = launched.run_id.as_str();
+    assert_eq!(
+        herd.run_record(helper).parent_run_id.as_deref(),
+        Some(lead.as_str())
+    );
     // Its result reached the lead as the user message of a turn of its own.
     let lead_requests = model.requests_for("lead");
     assert_eq!(lead_requests.len(), 3, "a third turn for the delivery");

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use herd_e2e::herd::{Herd, Where};
 use herd_e2e::model::{ModelServer, Said, Script, Text, ToolCall, request};
 use herd_e2e::pi::PiEnv;
+use herd_protocol::result::Outcome;
 use serde_json::json;
 
 /// The tool the project's own extension registers.
@@ -78,14 +79,13 @@ fn child_sees_the_project_tool(trust: Option<&str>, cwd: Option<&str>) -> bool {
     if let Some(cwd) = cwd {
         req["cwd"] = cwd.into();
     }
-    let ack = herd.spawn_in(&from, &req);
-    assert_eq!(ack["interactive"], true, "{ack}");
+    let ack = herd.launch_in(&from, &req);
+    assert!(ack.interactive, "{ack:?}");
     // A child stopped at the trust prompt never asks the model and never ends: the wait would
     // run out of time.
-    let run = ack["run_id"].as_str().unwrap();
-    let (code, result) = herd.wait(run);
-    assert_eq!(code, 0, "{result:#}");
-    assert_eq!(result["outcome"], "completed", "{result:#}");
+    let (code, result) = herd.wait_result(&ack.run_id);
+    assert_eq!(code, 0, "{result:#?}");
+    assert_eq!(result.outcome, Outcome::Completed, "{result:#?}");
     let requests = model.requests();
     assert_eq!(requests.len(), 1, "subagent_done ends the child");
     let tools = request::tool_names(&requests[0]);
