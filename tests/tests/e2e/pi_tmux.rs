@@ -91,15 +91,11 @@ fn a_child_on_tmux_shows_its_tools_widget() {
     )
     .unwrap();
     let herd = Herd::new(&env, Where::Tmux);
-    let ack = herd.spawn(&serde_json::json!({
+    let ack = herd.launch(&serde_json::json!({
         "name": "Scout", "agent": "scout", "task": "Look around",
         "model": Herd::model("fake-model"),
     }));
-    let run = ack["run_id"].as_str().unwrap();
-    let pane = herd.record(run)["pane"]["pane_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let pane = herd.run_record(&ack.run_id).pane.expect("a pane").pane_id;
     let tmux = herd.tmux().unwrap();
     if try_wait_for(BUDGET, || (!model.requests().is_empty()).then_some(())).is_none() {
         panic!("no request; the pane shows:\n{}", tmux.capture(&pane));
@@ -119,8 +115,11 @@ fn a_child_on_tmux_shows_its_tools_widget() {
 /// says the keys were typed and nothing more, and the message is taken once Pi runs again.
 #[test]
 fn a_steer_is_delivered_when_the_childs_pi_takes_it_and_pending_while_it_cannot() {
-    use herd_e2e::herd::{Herd, Where, json_doc, read_json};
+    use herd_e2e::herd::{Herd, Where, read_doc};
     use herd_e2e::proc::signal_pid;
+    use herd_protocol::child::{Activity, Phase};
+    use herd_protocol::intents::{SteerReceipt, SteeringLedger};
+    use herd_protocol::watch::{DeliveryStatus, SteerState, WatchSteer};
 
     let model = ModelServer::start(
         Script::new()
@@ -137,49 +136,53 @@ fn a_steer_is_delivered_when_the_childs_pi_takes_it_and_pending_while_it_cannot(
     )
     .unwrap();
     let herd = Herd::new(&env, Where::Tmux);
-    let ack = herd.spawn(&serde_json::json!({
-        "name": "Scout", "agent": "scout", "task": "Look around",
-        "model": Herd::model("fake-model"),
-    }));
-    let run = ack["run_id"].as_str().unwrap().to_owned();
+    let run = herd
+        .launch(&serde_json::json!({
+            "name": "Scout", "agent": "scout", "task": "Look around",
+            "model": Herd::model("fake-model"),
+        }))
+        .run_id;
     let activity = herd
         .artifacts()
         .join("subagent-activity")
         .join(format!("{run}.json"));
     // Its first turn ended: the child waits between turns.
+    let waiting = || read_doc::<Activity>(&activity).is_some_and(|a| a.phase == Phase::Waiting);
     wait_for("the first turn to end", BUDGET, || {
-        let doc = read_json(&activity)?;
-        (model.requests().len() == 1 && doc["phase"] == "waiting").then_some(())
+        (model.requests().len() == 1 && waiting()).then_some(())
     });
-    let steer = |message: &str| {
+    let steer = |message: &str| -> WatchSteer {
         let out = herd.run(
             "herd-watch",
             ["steer", "--run", &run, "--message", message, "--json"],
         );
         assert!(out.success(), "steer:\n{out}");
-        json_doc(&out)
+        out.doc()
+    };
+    // A receipt's keys were typed, and its Pi took it within three seconds of them.
+    let taken_in_time = |receipt: &SteerReceipt| {
+        let typed = receipt.typed_at_ms.unwrap();
+        let delivered = receipt.delivered_at_ms.unwrap();
+        assert!(
+            typed <= delivered && delivered <= typed + 3_000,
+            "{receipt:?}"
+        );
     };
 
     // 1. Its Pi takes the message: delivered, within three seconds of the keys.
     let doc = steer("Look at the parser.");
     assert_eq!(
-        (&doc["state"], &doc["deliveryStatus"]),
-        (&"delivered".into(), &"delivered".into()),
-        "{doc}"
+        (doc.state, doc.delivery_status),
+        (SteerState::Delivered, Some(DeliveryStatus::Delivered)),
+        "{doc:?}"
     );
     let ledger_path = herd.artifacts().join(format!("runs/{run}.steering.json"));
-    let ledger = read_json(&ledger_path).unwrap();
-    let receipt = &ledger["requests"][0];
-    let typed = receipt["typed_at_ms"].as_u64().unwrap();
-    let delivered = receipt["delivered_at_ms"].as_u64().unwrap();
-    assert!(
-        typed <= delivered && delivered <= typed + 3_000,
-        "{receipt}"
-    );
-    assert!(read_json(&activity).unwrap()["inputCount"].as_u64() >= Some(1));
+    let ledger: SteeringLedger = read_doc(&ledger_path).unwrap();
+    taken_in_time(&ledger.requests[0]);
+    let inputs = read_doc::<Activity>(&activity).unwrap().input_count;
+    assert!(inputs >= Some(1), "{inputs:?}");
     wait_for("the steered turn", BUDGET, || {
-        let doc = read_json(&activity)?;
-        (model.requests().len() == 2 && doc["phase"] == "waiting").then_some(())
+        (model.requests().len() == 2 && waiting()).then_some(())
     });
     assert!(
         model.requests()[1]
@@ -193,12 +196,13 @@ fn a_steer_is_delivered_when_the_childs_pi_takes_it_and_pending_while_it_cannot(
     signal_pid(pid, libc::SIGSTOP);
     let doc = steer("Now the lexer.");
     signal_pid(pid, libc::SIGCONT);
-    assert_eq!(doc["state"], "pending", "{doc}");
-    assert!(doc.get("deliveryStatus").is_none(), "{doc}");
-    assert!(doc["typed_at_ms"].is_u64(), "{doc}");
+    assert_eq!(doc.state, SteerState::Pending, "{doc:?}");
+    assert!(doc.delivery_status.is_none(), "{doc:?}");
+    assert!(doc.typed_at_ms.is_some(), "{doc:?}");
     assert_eq!(
-        doc["note"], "typed into its input, but its Pi did not take it within 3 s",
-        "{doc}"
+        doc.note.as_deref(),
+        Some("typed into its input, but its Pi did not take it within 3 s"),
+        "{doc:?}"
     );
     // Running again, its Pi reads the keys it was typed.
     wait_for("the late message's turn", BUDGET, || {
@@ -208,9 +212,7 @@ fn a_steer_is_delivered_when_the_childs_pi_takes_it_and_pending_while_it_cannot(
 
     // 3. A follow-up is queued, and the watcher types it between turns: delivered once its Pi
     //    takes it, as a steer is.
-    wait_for("the late turn to end", BUDGET, || {
-        (read_json(&activity)?["phase"] == "waiting").then_some(())
-    });
+    wait_for("the late turn to end", BUDGET, || waiting().then_some(()));
     let out = herd.run(
         "herd-watch",
         [
@@ -224,27 +226,20 @@ fn a_steer_is_delivered_when_the_childs_pi_takes_it_and_pending_while_it_cannot(
             "--json",
         ],
     );
-    let doc = json_doc(&out);
-    assert_eq!(doc["state"], "queued", "{doc}");
-    let request = doc["request_id"].as_str().unwrap().to_owned();
+    let doc: WatchSteer = out.doc();
+    assert_eq!(doc.state, SteerState::Queued, "{doc:?}");
     let queued = || {
-        read_json(&ledger_path)?["requests"]
-            .as_array()?
-            .iter()
-            .find(|r| r["request_id"] == request.as_str())
-            .cloned()
+        read_doc::<SteeringLedger>(&ledger_path)?
+            .requests
+            .into_iter()
+            .find(|r| r.request_id == doc.request_id)
     };
     herd.follow_until("the queued follow-up's receipt", BUDGET, || {
-        queued().is_some_and(|r| r["state"] != "queued")
+        queued().is_some_and(|r| r.state != SteerState::Queued)
     });
     let receipt = queued().unwrap();
-    assert_eq!(receipt["state"], "delivered", "{receipt}");
-    let typed = receipt["typed_at_ms"].as_u64().unwrap();
-    let delivered = receipt["delivered_at_ms"].as_u64().unwrap();
-    assert!(
-        typed <= delivered && delivered <= typed + 3_000,
-        "{receipt}"
-    );
+    assert_eq!(receipt.state, SteerState::Delivered, "{receipt:?}");
+    taken_in_time(&receipt);
     assert!(model.requests().len() >= 4);
     assert!(model.requests()[3].to_string().contains("Then the tests."));
 }
