@@ -12,9 +12,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use herd_e2e::git::Sandbox;
-use herd_e2e::herd::{Herd, Where, json_doc, read_json};
+use herd_e2e::herd::{Herd, Where, decode, read_json};
 use herd_e2e::model::{ModelServer, Script, Text, ToolCall};
 use herd_e2e::pi::PiEnv;
+use herd_protocol::launch::docs::{HandoffDoc, HandoffStatus};
+use herd_protocol::result::Outcome;
+use herd_protocol::worktree::Manifest;
+use herd_protocol::worktree::manifest::SetupKind;
 use serde_json::json;
 
 const PROJECT_FILE: &str = "copy = [\".env\"]\n\
@@ -56,14 +60,20 @@ fn approve(herd: &Herd<'_>, repo: &Path) {
 }
 
 /// The one worktree manifest of the artifacts directory.
-fn the_manifest(artifacts: &Path) -> serde_json::Value {
+fn the_manifest(artifacts: &Path) -> Manifest {
     let files: Vec<PathBuf> = std::fs::read_dir(artifacts.join("worktree-runs"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
-    read_json(&files[0]).unwrap()
+    decode(&read_json(&files[0]).unwrap())
+}
+
+/// The port worktree setup gave, from its record in `manifest`.
+fn setup_port(manifest: &Manifest) -> u64 {
+    let port = manifest.setup.as_ref().and_then(|s| s.port);
+    u64::from(port.unwrap_or_else(|| panic!("setup gave a port: {manifest:#?}")))
 }
 
 /// What the process in the worktree saw is setup's work: the copied `.env`, the link to the
@@ -105,7 +115,7 @@ fn a_child_spawned_into_a_worktree_starts_in_what_setup_made() {
     herd.set_var("HERD_PROJECT_TRUST", "trusted");
     approve(&herd, &repo);
 
-    let ack = herd.spawn_in(
+    let ack = herd.launch_in(
         &repo,
         &json!({
             "name": "Looker",
@@ -114,26 +124,27 @@ fn a_child_spawned_into_a_worktree_starts_in_what_setup_made() {
             "worktree": {"branch": "feature/setup"},
         }),
     );
-    let run = ack["run_id"].as_str().unwrap();
-    let worktree = PathBuf::from(ack["worktree"]["path"].as_str().unwrap());
-    let (code, result) = herd.wait(run);
-    assert_eq!(code, 0, "{result:#}");
-    assert_eq!(result["outcome"], "completed", "{result:#}");
+    let worktree = PathBuf::from(&ack.worktree.as_ref().expect("a worktree").path);
+    let (code, result) = herd.wait_result(&ack.run_id);
+    assert_eq!(code, 0, "{result:#?}");
+    assert_eq!(result.outcome, Outcome::Completed, "{result:#?}");
 
     let manifest = the_manifest(herd.artifacts());
-    let port = manifest["setup"]["port"]
-        .as_u64()
-        .unwrap_or_else(|| panic!("setup gave a port: {manifest:#}"));
+    let port = setup_port(&manifest);
     let seen =
         std::fs::read_to_string(worktree.join(EVIDENCE)).expect("the child wrote what it saw");
     assert_set_up(&seen, &worktree, &repo, "feature/setup", port);
-    let kinds: Vec<&str> = manifest["setup"]["entries"]
-        .as_array()
-        .unwrap()
+    let kinds: Vec<SetupKind> = manifest
+        .setup
         .iter()
-        .map(|e| e["kind"].as_str().unwrap())
+        .flat_map(|s| &s.entries)
+        .map(|e| e.kind)
         .collect();
-    assert_eq!(kinds, ["copy", "symlink"], "{manifest:#}");
+    assert_eq!(
+        kinds,
+        [SetupKind::Copy, SetupKind::Symlink],
+        "{manifest:#?}"
+    );
 }
 
 #[test]
@@ -179,15 +190,12 @@ fn a_worktree_handoff_starts_its_pi_in_what_setup_made() {
             "feat-handoff",
         ],
     );
-    let doc = json_doc(&out);
     assert!(out.success(), "herd-launch handoff:\n{out}");
-    assert_eq!(doc["status"], "started", "{doc:#}");
-    let worktree = PathBuf::from(doc["worktree"]["path"].as_str().unwrap());
+    let doc: HandoffDoc = out.doc();
+    assert_eq!(doc.status, HandoffStatus::Started, "{doc:#?}");
+    let worktree = PathBuf::from(&doc.worktree.path);
 
-    let manifest = the_manifest(herd.artifacts());
-    let port = manifest["setup"]["port"]
-        .as_u64()
-        .unwrap_or_else(|| panic!("setup gave a port: {manifest:#}"));
+    let port = setup_port(&the_manifest(herd.artifacts()));
     let seen = herd_e2e::wait::wait_for(
         "what the handed-off Pi saw",
         Duration::from_secs(30),
@@ -195,7 +203,7 @@ fn a_worktree_handoff_starts_its_pi_in_what_setup_made() {
     );
     assert_set_up(&seen, &worktree, &repo, "feat-handoff", port);
     // The running Pi itself carries the port.
-    let pid = doc["pid"].as_u64().unwrap();
+    let pid = doc.pid.expect("the handed-off Pi's PID");
     let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
     let want = format!("HERD_PORT={port}");
     assert!(
