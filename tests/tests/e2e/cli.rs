@@ -1,5 +1,6 @@
 //! Every binary answers `--help` and `--version`, and unknown input is a usage error.
 
+use herd_core::error::{ErrorCode, ErrorDocument};
 use herd_e2e::cli::{self, Run};
 use herd_e2e::{BINARIES, bin};
 
@@ -26,7 +27,7 @@ fn unknown_flags_are_usage_errors_and_json_errors_name_the_argument() {
         assert_eq!(out.code, 2, "{name}: {out}");
         let out = run(name, &["--no-such-flag", "--json"]);
         assert_eq!(out.code, 2, "{name}: {out}");
-        let doc = out.json();
-        assert_eq!(doc["error"]["code"], "invalid_request", "{name}: {doc}");
+        let doc: ErrorDocument = out.doc();
+        assert_eq!(doc.error.code, ErrorCode::InvalidRequest, "{name}: {out}");
     }
 }

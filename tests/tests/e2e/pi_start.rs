@@ -162,11 +162,11 @@ fn a_child_launched_without_a_parent_session_keeps_a_private_transcript() {
     let env = PiEnv::new(&model);
     // The command line, `HERD_ARTIFACTS` alone: no parent session to seed the child's from.
     let herd = Herd::new(&env, Where::Process);
-    let ack =
-        herd.spawn(&json!({"name": "Scout", "task": "Report", "model": Herd::model("fake-model")}));
-    let (code, result) = herd.wait(ack["run_id"].as_str().unwrap());
-    assert_eq!(code, 0, "{result}");
-    let session = PathBuf::from(ack["session_file"].as_str().unwrap());
+    let ack = herd
+        .launch(&json!({"name": "Scout", "task": "Report", "model": Herd::model("fake-model")}));
+    let (code, result) = herd.wait_result(&ack.run_id);
+    assert_eq!(code, 0, "{result:#?}");
+    let session = PathBuf::from(&ack.session_file);
     let mode = std::fs::metadata(&session).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "{} is {mode:o}", session.display());
     // Pi wrote its conversation into the file herd made.
