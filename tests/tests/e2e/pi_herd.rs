@@ -16,6 +16,8 @@ use herd_e2e::rpc::{PiRpc, STEP_BUDGET, custom_messages};
 use herd_e2e::session;
 use herd_e2e::tmux::Tmux;
 use herd_e2e::wait::wait_for;
+use herd_protocol::result::Outcome;
+use herd_protocol::watch::StatusRuns;
 use serde_json::{Value, json};
 
 const FACE: (&str, &str) = ("HERD_API", "pi-herd");
@@ -95,7 +97,7 @@ fn result_entries(session: &Path) -> Vec<Value> {
 }
 
 /// `herd-watch status --json` of the directory, as a person would run it.
-fn herd_status(artifacts: &Path) -> Value {
+fn herd_status(artifacts: &Path) -> StatusRuns {
     let out = herd_e2e::cli::run(
         &herd_e2e::cli::command(herd_e2e::bin("herd-watch"))
             .arg("--artifacts")
@@ -103,7 +105,7 @@ fn herd_status(artifacts: &Path) -> Value {
             .args(["status", "--json"]),
     );
     assert!(out.success(), "{out}");
-    out.json()
+    out.doc()
 }
 
 /// The context usage the Pi Herd face's details report for the assistant message of `session` whose
@@ -325,14 +327,9 @@ fn pi_herd_lists_refuses_invalid_requests_assigns_and_delivers_one_enveloped_res
     );
     // 9. herd's own status shows the same run, under the worker's label, delivered.
     let status = herd_status(&artifacts);
-    let row = status["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["run_id"] == id.as_str())
-        .unwrap();
-    assert_eq!(row["name"], "scout", "{status:#}");
-    assert_eq!(row["outcome"], "completed", "{status:#}");
+    let row = status.runs.iter().find(|r| r.run_id == *id).unwrap();
+    assert_eq!(row.name, "scout", "{status:#?}");
+    assert_eq!(row.outcome, Some(Outcome::Completed), "{status:#?}");
     // herd-cleanup reads the same directory (this worker has no worktree to list).
     let cleanup = herd_e2e::cli::run(
         &herd_e2e::cli::command(herd_e2e::bin("herd-cleanup"))
@@ -470,9 +467,9 @@ fn pi_herd_close_of_a_parent_ends_its_own_worker_first() {
     assert_eq!(after["workers"], json!([]), "{after:#}");
     // herd's status shows both runs cancelled.
     wait_for("both runs cancelled in herd's status", STEP_BUDGET, || {
-        let status = herd_status(&artifacts);
-        let rows = status["runs"].as_array().unwrap().clone();
-        (rows.len() == 2 && rows.iter().all(|r| r["outcome"] == "cancelled")).then_some(rows)
+        let rows = herd_status(&artifacts).runs;
+        (rows.len() == 2 && rows.iter().all(|r| r.outcome == Some(Outcome::Cancelled)))
+            .then_some(rows)
     });
     // The lead's one result is the closed assignment's.
     let entry = wait_for("the lead's result", STEP_BUDGET, || {
@@ -631,9 +628,8 @@ fn pi_herd_steers_a_working_worker_answers_its_ask_and_attaches_files() {
     // herd's status has both runs of the assignment under the label.
     let artifacts = artifacts_of(&session);
     let status = herd_status(&artifacts);
-    let rows = status["runs"].as_array().unwrap();
-    assert_eq!(rows.len(), 2, "{status:#}");
-    assert!(rows.iter().all(|r| r["name"] == "impl"), "{status:#}");
+    assert_eq!(status.runs.len(), 2, "{status:#?}");
+    assert!(status.runs.iter().all(|r| r.name == "impl"), "{status:#?}");
     assert!(parent.close().success());
 }
 
