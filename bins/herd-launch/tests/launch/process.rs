@@ -179,7 +179,7 @@ fn twenty_concurrent_spawns_collide_in_nothing() {
     let mut scripts = HashSet::new();
     for run in &runs {
         assert_eq!(run.code, 0, "{run}");
-        let id = ack(&run).run_id;
+        let id = ack(run).run_id;
         let record = env.record(&id);
         assert!(ids.insert(id.clone()));
         assert!(sessions.insert(record["session_file"].as_str().unwrap().to_owned()));

@@ -334,7 +334,7 @@ fn twenty_concurrent_tmux_spawns_get_their_own_panes() {
     let mut windows = HashSet::new();
     for run in &runs {
         assert_eq!(run.code, 0, "{run}");
-        let pane = ack(&run).pane_id.unwrap();
+        let pane = ack(run).pane_id.unwrap();
         windows.insert(tmux.show(&pane, "#{window_id}"));
         assert!(panes.insert(pane));
     }
