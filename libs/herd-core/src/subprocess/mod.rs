@@ -27,8 +27,9 @@
 //! reliable way to follow such a process, and herd does not try.
 //!
 //! Members of the group other than the child are reparented when the child exits and are reaped
-//! by whichever process adopts them, not by herd. A member that is dead but not yet reaped (a
-//! zombie) counts as gone.
+//! by whichever process adopts them, not by herd: init, or herd itself after [`adopt_orphans`],
+//! which leaves them zombies until it exits. A member that is dead but not yet reaped (a zombie)
+//! counts as gone.
 //!
 //! # Other entry points
 //!
