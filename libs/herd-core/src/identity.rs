@@ -96,7 +96,7 @@ pub struct RecordFile<'a> {
     /// The PID, as seen in `pidNamespace`.
     #[schemars(range(min = 1, max = 2147483647))]
     pub pid: u32,
-    /// Field 22 of /proc/<pid>/stat: clock ticks after boot, as a decimal string.
+    /// Field 22 of `/proc/<pid>/stat`: clock ticks after boot, as a decimal string.
     #[schemars(pattern("^[0-9]+$"))]
     pub start_time: String,
     #[schemars(length(min = 1))]
