@@ -7,6 +7,19 @@ use serde_json::Value;
 
 use crate::support::{Env, WAIT, ack, exit_code, read, refusal, script};
 
+/// Writes at `session` the header of a Pi session (id `s1`) in the environment's work directory,
+/// as Pi writes it when it creates the file.
+fn session_header(env: &Env, session: &Path) {
+    std::fs::write(
+        session,
+        format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"cwd\":\"{}\"}}\n",
+            env.work().display()
+        ),
+    )
+    .unwrap();
+}
+
 #[test]
 fn resume_restores_the_saved_policy_and_fails_closed() {
     let mut env = Env::new();
@@ -20,18 +33,11 @@ fn resume_restores_the_saved_policy_and_fails_closed() {
         &request,
     );
     assert_eq!(run.code, 0, "{run}");
-    let session = ack(&run).session_file;
-    let first_run = ack(&run).run_id;
+    let launched = ack(&run);
+    let (session, first_run) = (launched.session_file, launched.run_id);
     assert_eq!(exit_code(&env, &first_run), 0);
     // Pi creates the session file; the stand-in does not, so give it the header Pi writes.
-    std::fs::write(
-        &session,
-        format!(
-            "{{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"cwd\":\"{}\"}}\n",
-            env.work().display()
-        ),
-    )
-    .unwrap();
+    session_header(&env, session.as_ref());
     std::fs::remove_file(env.work().join("pi.argv")).unwrap();
 
     let resume = [
@@ -134,14 +140,7 @@ fn a_refused_resume_writes_nothing_not_even_the_child_extension_copy() {
     let mut env = Env::new();
     env.set("HERD_PI", script("fake-pi.sh"));
     let session = env.work().join("s.jsonl");
-    std::fs::write(
-        &session,
-        format!(
-            "{{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"cwd\":\"{}\"}}\n",
-            env.work().display()
-        ),
-    )
-    .unwrap();
+    session_header(&env, &session);
     let art = env.dir.path().join("art");
     let before = every_path(&art);
     let session = session.to_string_lossy().into_owned();
