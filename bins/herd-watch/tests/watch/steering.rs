@@ -3,11 +3,34 @@
 
 use std::time::Duration;
 
+use herd_core::error::{ErrorCode, ErrorDocument};
 use herd_e2e::wait::{try_wait_for, wait_for};
 use herd_protocol::intents::SteeringLedger;
 use herd_protocol::watch::{DeliveryStatus, SteerState, WatchSteer};
 
 use crate::support::{Env, kill, redact, running};
+
+impl Env {
+    /// `herd-watch steer --run ID --message MESSAGE --mode MODE --json`: its exit code, the
+    /// document it printed as `T`, and all its output.
+    fn steer<T: serde::de::DeserializeOwned>(
+        &self,
+        id: &str,
+        message: &str,
+        mode: &str,
+    ) -> (i32, T, String) {
+        self.doc(&[
+            "steer",
+            "--run",
+            id,
+            "--message",
+            message,
+            "--mode",
+            mode,
+            "--json",
+        ])
+    }
+}
 
 #[test]
 fn steering_is_delivered_queued_and_bounded() {
@@ -51,32 +74,14 @@ fn steering_is_delivered_queued_and_bounded() {
     assert_eq!(code, 0, "{text}");
     insta::assert_snapshot!("steer_reply", redact(env.dir.path(), &text));
     for i in 0..20 {
-        let (code, doc, text) = env.doc::<WatchSteer>(&[
-            "steer",
-            "--run",
-            &id,
-            "--message",
-            &format!("later {i}"),
-            "--mode",
-            "follow-up",
-            "--json",
-        ]);
+        let (code, doc, text) = env.steer::<WatchSteer>(&id, &format!("later {i}"), "follow-up");
         assert_eq!(
             (code, doc.receipt, doc.delivery_status),
             (0, SteerState::Queued, Some(DeliveryStatus::Queued)),
             "{text}"
         );
     }
-    let (code, doc, text) = env.doc::<WatchSteer>(&[
-        "steer",
-        "--run",
-        &id,
-        "--message",
-        "one too many",
-        "--mode",
-        "follow-up",
-        "--json",
-    ]);
+    let (code, doc, text) = env.steer::<WatchSteer>(&id, "one too many", "follow-up");
     // A full queue is a failed receipt with its reason, kept in the ledger, exit 7.
     assert_eq!((code, doc.receipt), (7, SteerState::Failed), "{text}");
     assert_eq!(doc.delivery_status, None, "{text}");
@@ -174,22 +179,13 @@ fn a_steering_message_with_control_characters_or_nothing_in_it_is_refused() {
         " \n\t ",
     ] {
         for mode in ["steer", "follow-up"] {
-            let (code, doc, text) = env.watch(&[
-                "steer",
-                "--run",
-                &id,
-                "--message",
-                message,
-                "--mode",
-                mode,
-                "--json",
-            ]);
+            let (code, doc, text) = env.steer::<ErrorDocument>(&id, message, mode);
             assert_eq!(
-                (code, doc["error"]["code"].as_str()),
-                (2, Some("invalid_request")),
+                (code, doc.error.code),
+                (2, ErrorCode::InvalidRequest),
                 "{message:?} {mode}: {text}"
             );
-            assert_eq!(doc["error"]["field"], "--message", "{doc}");
+            assert_eq!(doc.error.field.as_deref(), Some("--message"), "{text}");
         }
     }
     assert!(
@@ -197,21 +193,8 @@ fn a_steering_message_with_control_characters_or_nothing_in_it_is_refused() {
         "nothing was queued"
     );
     // Lines of one message are one message.
-    let (code, doc, text) = env.watch(&[
-        "steer",
-        "--run",
-        &id,
-        "--message",
-        "first line\nsecond line",
-        "--mode",
-        "follow-up",
-        "--json",
-    ]);
-    assert_eq!(
-        (code, doc["receipt"].as_str()),
-        (0, Some("queued")),
-        "{text}"
-    );
+    let (code, doc, text) = env.steer::<WatchSteer>(&id, "first line\nsecond line", "follow-up");
+    assert_eq!((code, doc.receipt), (0, SteerState::Queued), "{text}");
     kill(pid);
 }
 
@@ -228,35 +211,22 @@ fn an_ended_child_is_not_typed_into(env: &Env) -> (String, String) {
     let marker = env.dir.path().join("typed-into-a-shell");
     let message = format!("touch '{}'", marker.display());
     for mode in ["steer", "follow-up"] {
-        let (code, doc, text) = env.watch(&[
-            "steer",
-            "--run",
-            &id,
-            "--message",
-            &message,
-            "--mode",
-            mode,
-            "--json",
-        ]);
+        let (code, doc, text) = env.steer::<WatchSteer>(&id, &message, mode);
         assert_eq!(
-            (code, doc["error"]["code"].as_str()),
-            (7, Some("conflict")),
+            (code, doc.receipt),
+            (7, SteerState::Failed),
             "{mode}: {text}"
         );
-        assert_eq!(doc["receipt"], "failed", "{mode}: {doc}");
-        let reason = doc["error"]["message"].as_str().unwrap();
-        assert!(reason.contains("has ended"), "{mode}: {reason}");
+        let error = doc.error.expect("the reason");
+        assert_eq!(error.code, "conflict", "{mode}: {text}");
+        assert!(error.message.contains("has ended"), "{mode}: {text}");
     }
     assert!(
         !env.art().join(format!("runs/{id}.steer.json")).exists(),
         "nothing was queued for a child that has ended"
     );
-    let (code, doc, text) = env.watch(&["interrupt", "--run", &id, "--json"]);
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (7, Some("conflict")),
-        "{text}"
-    );
+    let (code, doc, text) = env.doc::<ErrorDocument>(&["interrupt", "--run", &id, "--json"]);
+    assert_eq!((code, doc.error.code), (7, ErrorCode::Conflict), "{text}");
     assert!(
         !env.art().join(format!("runs/{id}.interrupt.json")).exists(),
         "no interrupt was recorded"
