@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
+use herd_core::error::{ErrorCode, ErrorDocument};
 use herd_e2e::cli::{self, Run};
 use herd_e2e::herdr::HerdrServer;
 use herd_e2e::proc::{process_alive, signal_pid};
@@ -17,8 +18,8 @@ use herd_protocol::launch::LaunchAck;
 use herd_protocol::result::Outcome;
 use herd_protocol::run::{LaunchStatus, RunRecord};
 use herd_protocol::watch::{
-    CancelStatus, Interrupted, Label, StatusRow, StatusRuns, StatusWidget, SteerState, StopStatus,
-    WatchCancel, WatchEvent, WatchInterrupt, WatchSteer, WatchStop, WatchWait,
+    CancelStatus, Interrupted, Label, RunEvent, StatusRow, StatusRuns, StatusWidget, SteerState,
+    StopStatus, WatchCancel, WatchEvent, WatchInterrupt, WatchSteer, WatchStop, WatchWait,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -197,7 +198,7 @@ impl Env {
     }
 
     /// The labels of the run's recorded status transitions, in order.
-    fn event_labels(&self, run_id: &str) -> Vec<String> {
+    fn event_labels(&self, run_id: &str) -> Vec<Label> {
         let path = self
             .art()
             .join("runs")
@@ -205,22 +206,17 @@ impl Env {
         std::fs::read_to_string(path)
             .unwrap_or_default()
             .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter_map(|e| e["label"].as_str().map(str::to_owned))
+            .filter_map(|l| serde_json::from_str::<RunEvent>(l).ok())
+            .map(|e| e.label)
             .collect()
     }
 
     /// Waits until a watcher recorded a transition of the run to `label`.
-    fn wait_for_event_label(&self, run_id: &str, label: &str) {
+    fn wait_for_event_label(&self, run_id: &str, label: Label) {
         wait_for(
-            &format!("a transition of {run_id} to {label}"),
+            &format!("a transition of {run_id} to {}", label.as_str()),
             Duration::from_secs(30),
-            || {
-                self.event_labels(run_id)
-                    .iter()
-                    .any(|l| l == label)
-                    .then_some(())
-            },
+            || self.event_labels(run_id).contains(&label).then_some(()),
         );
     }
 
@@ -401,7 +397,7 @@ fn on_herdr_a_child_is_steered_interrupted_and_cancelled_with_its_pane_closed() 
 /// queued or recorded as an interrupt.
 fn refused_every_typed_delivery(env: &Env, id: &str, modes: &[&str], message: &str, why: &str) {
     for &mode in modes {
-        let (code, doc, text, _) = env.watch(&[
+        let (code, doc, text) = env.doc::<WatchSteer>(&[
             "steer",
             "--run",
             id,
@@ -412,19 +408,16 @@ fn refused_every_typed_delivery(env: &Env, id: &str, modes: &[&str], message: &s
             "--json",
         ]);
         assert_eq!(
-            (code, doc["error"]["code"].as_str()),
-            (7, Some("conflict")),
+            (code, doc.receipt),
+            (7, SteerState::Failed),
             "{mode}: {text}"
         );
-        let reason = doc["error"]["message"].as_str().unwrap();
-        assert!(reason.contains(why), "{mode}: {reason}");
+        let error = doc.error.expect("the reason");
+        assert_eq!(error.code, "conflict", "{mode}: {text}");
+        assert!(error.message.contains(why), "{mode}: {text}");
     }
-    let (code, doc, text, _) = env.watch(&["interrupt", "--run", id, "--json"]);
-    assert_eq!(
-        (code, doc["error"]["code"].as_str()),
-        (7, Some("conflict")),
-        "{text}"
-    );
+    let (code, doc, text) = env.doc::<ErrorDocument>(&["interrupt", "--run", id, "--json"]);
+    assert_eq!((code, doc.error.code), (7, ErrorCode::Conflict), "{text}");
     for file in ["steer.json", "interrupt.json"] {
         assert!(
             !env.art().join(format!("runs/{id}.{file}")).exists(),
@@ -561,7 +554,7 @@ fn on_herdr_the_agent_status_a_child_reports_drives_status_and_the_widget() {
         widget.contains("active") && widget.contains("Worker"),
         "{widget}"
     );
-    for (file, label) in [("blocked", "blocked"), ("idle", "waiting")] {
+    for (file, label) in [("blocked", Label::Blocked), ("idle", Label::Waiting)] {
         std::fs::write(env.dir.path().join(file), "").unwrap();
         env.wait_for_event_label(&id, label);
     }
@@ -604,9 +597,9 @@ fn on_herdr_the_agent_status_a_child_reports_drives_status_and_the_widget() {
     assert_eq!(doc.details.undelivered_steering, None, "{text}");
     drop(follow);
     let labels = env.event_labels(&id);
-    let at = |label: &str| labels.iter().position(|l| l == label);
+    let at = |label: Label| labels.iter().position(|l| *l == label);
     assert!(
-        at("active") < at("blocked") && at("blocked") < at("waiting"),
+        at(Label::Active) < at(Label::Blocked) && at(Label::Blocked) < at(Label::Waiting),
         "{labels:?}"
     );
 }
@@ -708,24 +701,26 @@ fn on_herdr_a_pane_closed_by_the_user_stalls_then_fails() {
     let pane = env.pane(&id);
     env.herdr.json(["pane", "close", &pane]);
     let (_, _, text, _) = env.watch(&["follow", "--json"]);
-    let events: Vec<Value> = text
+    let events: Vec<WatchEvent> = text
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
-    let stalled = events.iter().filter(|e| e["event"] == "stalled").count();
-    assert_eq!(stalled, 1, "{events:#?}");
-    let result = events
+    let stalled = events
         .iter()
-        .find(|e| e["event"] == "result")
+        .filter(|e| matches!(e, WatchEvent::Stalled { .. }))
+        .count();
+    assert_eq!(stalled, 1, "{events:#?}");
+    let (outcome, message) = events
+        .iter()
+        .find_map(|e| match e {
+            WatchEvent::Result {
+                outcome, message, ..
+            } => Some((*outcome, message)),
+            _ => None,
+        })
         .expect("a result");
-    assert_eq!(result["outcome"], "failed");
-    assert!(
-        result["message"]
-            .as_str()
-            .unwrap()
-            .contains("pane disappeared"),
-        "{result}"
-    );
+    assert_eq!(outcome, Outcome::Failed, "{message}");
+    assert!(message.contains("pane disappeared"), "{message}");
     if process_alive(pid) {
         signal_pid(pid, libc::SIGKILL);
     }
