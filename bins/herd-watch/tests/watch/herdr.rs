@@ -160,15 +160,13 @@ impl Env {
     }
 
     fn identity_pid(&self, run_id: &str) -> u32 {
-        let session = self.record(run_id).session_file;
-        let path = format!("{session}.process.json");
-        let bytes = wait_for(
-            &format!("an identity record at {path}"),
+        let path = PathBuf::from(format!("{}.process.json", self.record(run_id).session_file));
+        wait_for(
+            &format!("an identity record at {}", path.display()),
             Duration::from_secs(20),
-            || std::fs::read(&path).ok(),
-        );
-        let v: Value = serde_json::from_slice(&bytes).unwrap();
-        v["pid"].as_u64().unwrap() as u32
+            || herd_core::identity::Record::read(&path).ok().flatten(),
+        )
+        .pid
     }
 
     /// Starts `herd-watch follow --json --forever`, stopped when the handle is dropped.

@@ -12,7 +12,9 @@ use herd_e2e::model::{ModelServer, Script};
 use herd_e2e::pi::{PiEnv, pi_bin};
 use herd_e2e::proc::signal_pid;
 use herd_e2e::wait::wait_for;
+use herd_protocol::launch::LaunchAck;
 use herd_protocol::result::Outcome;
+use herd_protocol::run::LaunchStatus;
 use herd_protocol::watch::{Label, StatusRuns, StopStatus, WatchStop, WatchWait};
 use serde_json::{Value, json};
 
@@ -64,17 +66,9 @@ fn spawn_exec(herd: &Herd, request: Value, script: &str) -> String {
             script,
         ],
     );
-    let ack = out.json();
-    assert_eq!(ack["status"], "launched", "{out}");
-    ack["run_id"].as_str().unwrap().to_owned()
-}
-
-/// `herd-watch wait` on run `id`: its exit code and the settled result it printed.
-fn wait(herd: &Herd<'_>, id: &str) -> (i32, WatchWait) {
-    let (code, result) = herd.wait(id);
-    let result = serde_json::from_value(result.clone())
-        .unwrap_or_else(|err| panic!("no settled result ({err}): {result:#}"));
-    (code, result)
+    let ack: LaunchAck = out.doc();
+    assert_eq!(ack.status, LaunchStatus::Launched, "{out}");
+    ack.run_id
 }
 
 /// The one line of `message` that starts with `prefix`.
@@ -113,13 +107,13 @@ fn assert_says_why(result: &WatchWait, kind: &str, file: &Path, said: &str) {
 fn a_pi_child_that_cannot_start_says_why(herd: &mut Herd<'_>, env: &PiEnv) {
     let place = herd.place();
     herd.set_var("HERD_PI", pi_with_a_bad_option(env));
-    let ack = herd.spawn(&json!({
+    let ack = herd.launch(&json!({
         "name": "Scout",
         "task": "Count the files here",
         "model": Herd::model("fake-model"),
     }));
-    let id = ack["run_id"].as_str().unwrap();
-    let (code, result) = wait(herd, id);
+    let id = ack.run_id.as_str();
+    let (code, result) = herd.wait_result(id);
     assert_eq!((code, result.outcome), (1, Outcome::Failed), "{result:#?}");
     let logs = herd.artifacts().join("logs");
     match place {
@@ -173,7 +167,7 @@ fn a_command_child_that_fails_says_why(herd: &mut Herd<'_>, _: &PiEnv) {
         json!({"name": "Builder", "task": "build it"}),
         "echo 'reading config.toml'; echo 'config.toml: permission denied' >&2; exit 1",
     );
-    let (code, result) = wait(herd, &id);
+    let (code, result) = herd.wait_result(&id);
     assert_eq!((code, result.outcome), (1, Outcome::Failed), "{result:#?}");
     let message = result.message.as_str();
     assert!(
@@ -235,7 +229,7 @@ fn an_abbreviated_command_report_names_the_log_that_keeps_it_whole() {
                 json!({"name": "LongLine", "task": "t"}),
                 "head -c 100000 /dev/zero | tr '\\0' 'y'",
             );
-            let (code, result) = wait(herd, &id);
+            let (code, result) = herd.wait_result(&id);
             assert_eq!(code, 0, "{result:#?}");
             let out = herd.artifacts().join(format!("logs/{id}.out"));
             let marker = format!(
@@ -276,10 +270,7 @@ fn specialist(herd: &Herd, name: &str) -> (String, u32) {
         json!({"name": name, "task": "count the files", "persistent": true}),
         SPECIALIST,
     );
-    let session = herd.record(&id)["session_file"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let session = herd.run_record(&id).session_file;
     wait_for("the first task's answer", Duration::from_secs(20), || {
         std::fs::read_to_string(format!("{session}.tasks"))
             .ok()
@@ -291,15 +282,13 @@ fn specialist(herd: &Herd, name: &str) -> (String, u32) {
 
 /// The PID of run `id`'s runner, from its identity record.
 fn identity_pid(herd: &Herd, id: &str) -> u32 {
-    let session = herd.record(id)["session_file"].as_str().unwrap().to_owned();
-    let path = format!("{session}.process.json");
-    let bytes = wait_for(
-        &format!("an identity record at {path}"),
+    let path = PathBuf::from(format!("{}.process.json", herd.run_record(id).session_file));
+    wait_for(
+        &format!("an identity record at {}", path.display()),
         Duration::from_secs(20),
-        || std::fs::read(&path).ok(),
-    );
-    let record: Value = serde_json::from_slice(&bytes).unwrap();
-    u32::try_from(record["pid"].as_u64().unwrap()).unwrap()
+        || herd_core::identity::Record::read(&path).ok().flatten(),
+    )
+    .pid
 }
 
 #[test]
@@ -310,7 +299,7 @@ fn a_vanished_specialists_notice_states_facts_and_is_no_report() {
         |herd, _| {
             let (id, pid) = specialist(herd, "Fragile");
             signal_pid(pid, libc::SIGKILL);
-            let (code, result) = wait(herd, &id);
+            let (code, result) = herd.wait_result(&id);
             assert_eq!(code, 1, "{result:#?}");
             let message = result.message.as_str();
             assert!(
@@ -341,7 +330,7 @@ fn a_stopped_specialist_shows_stopped() {
             let out = herd.run("herd-watch", ["stop", "--run", &id, "--json"]);
             let stop: WatchStop = serde_json::from_value(out.json()).unwrap();
             assert_eq!(stop.status, StopStatus::Stopped, "{out}");
-            let (code, result) = wait(herd, &id);
+            let (code, result) = herd.wait_result(&id);
             assert_eq!(
                 (code, result.details.stopped),
                 (0, Some(true)),
@@ -365,10 +354,7 @@ fn a_headless_child_gone_with_a_restart_says_so_in_process_terms() {
             let id = spawn_exec(herd, json!({"name": "Sleeper", "task": "t"}), "sleep 60");
             let pid = identity_pid(herd, &id);
             // Its identities as an earlier boot recorded them: after a restart nothing of them runs.
-            let session = herd.record(&id)["session_file"]
-                .as_str()
-                .unwrap()
-                .to_owned();
+            let session = herd.run_record(&id).session_file;
             for file in [
                 PathBuf::from(format!("{session}.process.json")),
                 herd.artifacts().join(format!("runs/{id}.leader.json")),
@@ -380,7 +366,7 @@ fn a_headless_child_gone_with_a_restart_says_so_in_process_terms() {
                 identity["bootId"] = Value::from("00000000-0000-0000-0000-000000000000");
                 std::fs::write(&file, identity.to_string()).unwrap();
             }
-            let (code, result) = wait(herd, &id);
+            let (code, result) = herd.wait_result(&id);
             signal_pid(pid, libc::SIGKILL);
             assert_eq!(code, 1, "{result:#?}");
             let message = result.message.as_str();

@@ -202,18 +202,16 @@ impl Env {
     }
 
     pub fn identity_pid(&self, run_id: &str) -> u32 {
-        let session = self.record(run_id)["session_file"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        let path = format!("{session}.process.json");
-        let bytes = wait_for(
-            &format!("an identity record at {path}"),
+        let path = PathBuf::from(format!(
+            "{}.process.json",
+            self.run_record(run_id).session_file
+        ));
+        wait_for(
+            &format!("an identity record at {}", path.display()),
             Duration::from_secs(10),
-            || std::fs::read(&path).ok(),
-        );
-        let v: Value = serde_json::from_slice(&bytes).unwrap();
-        v["pid"].as_u64().unwrap() as u32
+            || herd_core::identity::Record::read(&path).ok().flatten(),
+        )
+        .pid
     }
 }
 
