@@ -5,14 +5,14 @@ use std::time::{Duration, Instant};
 
 use herd_e2e::wait::wait_for;
 use herd_protocol::launch::LaunchAck;
-use serde_json::Value;
+use herd_protocol::watch::WatchEvent;
 
 use crate::support::{Env, result_events, watch_bin};
 
 /// `follow --ack` with its stdin and stdout piped, as a Pi parent runs it.
 struct AckedFollow {
     child: std::process::Child,
-    lines: std::sync::mpsc::Receiver<Value>,
+    lines: std::sync::mpsc::Receiver<WatchEvent>,
 }
 
 impl AckedFollow {
@@ -36,8 +36,8 @@ impl AckedFollow {
         std::thread::spawn(move || {
             for line in std::io::BufReader::new(stdout).lines() {
                 let Ok(line) = line else { return };
-                if let Ok(value) = serde_json::from_str::<Value>(&line) {
-                    if tx.send(value).is_err() {
+                if let Ok(event) = serde_json::from_str::<WatchEvent>(&line) {
+                    if tx.send(event).is_err() {
                         return;
                     }
                 }
@@ -46,7 +46,8 @@ impl AckedFollow {
         AckedFollow { child, lines }
     }
 
-    fn next_result(&self) -> Value {
+    /// The next `result` line: its run id and the key it is acknowledged by.
+    fn next_result(&self) -> (String, String) {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -54,8 +55,8 @@ impl AckedFollow {
                 .lines
                 .recv_timeout(left)
                 .expect("a result line in time");
-            if line["event"] == "result" {
-                return line;
+            if let WatchEvent::Result { run_id, key, .. } = line {
+                return (run_id, key);
             }
         }
     }
@@ -87,9 +88,8 @@ fn an_acknowledged_follow_marks_a_result_delivered_only_when_its_key_comes_back(
     let id = env.spawn("Acked", "echo the report");
     let marker = env.art().join("runs").join(format!("{id}.delivered"));
     let mut follow = AckedFollow::start(&env);
-    let result = follow.next_result();
-    assert_eq!(result["run_id"], id.as_str(), "{result}");
-    assert_eq!(result["key"], id.as_str(), "{result}");
+    let (run_id, key) = follow.next_result();
+    assert_eq!((run_id.as_str(), key.as_str()), (id.as_str(), id.as_str()));
     assert!(!marker.exists(), "emitted is not delivered before the ack");
     // What is not an acknowledgement of a settled result changes nothing.
     follow.send("not json");
@@ -112,7 +112,7 @@ fn a_result_never_acknowledged_is_emitted_again_by_the_next_follower() {
     let id = env.spawn("Dropped", "echo the report");
     let marker = env.art().join("runs").join(format!("{id}.delivered"));
     let mut follow = AckedFollow::start(&env);
-    assert_eq!(follow.next_result()["run_id"], id.as_str());
+    assert_eq!(follow.next_result().0, id);
     // The consumer goes away without acknowledging: the follower stops, the result waits.
     drop(follow.child.stdin.take());
     assert!(follow.wait_exit().success());
@@ -121,8 +121,7 @@ fn a_result_never_acknowledged_is_emitted_again_by_the_next_follower() {
         "an unacknowledged result stays undelivered"
     );
     let mut again = AckedFollow::start(&env);
-    let result = again.next_result();
-    assert_eq!(result["run_id"], id.as_str(), "emitted again: {result}");
+    assert_eq!(again.next_result().0, id, "emitted again");
     again.send(&format!(r#"{{"ack":"{id}"}}"#));
     assert!(again.wait_exit().success());
     assert!(marker.exists());
