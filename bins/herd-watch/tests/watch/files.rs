@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
+use herd_core::error::{ErrorCode, ErrorDocument};
 
 use crate::support::{Env, launch_bin};
 
@@ -90,22 +90,26 @@ fn an_artifacts_directory_others_may_write_or_own_is_refused_with_nothing_writte
             "true",
         ];
         let out = env.run(&launch_bin(), &args, &[], Duration::from_secs(30));
-        let doc: Value = serde_json::from_str(&out.stdout).unwrap_or(Value::Null);
-        assert_eq!(out.code, 2, "{why}: {doc}");
-        assert_eq!(doc["error"]["code"], "invalid_request", "{why}: {doc}");
-        assert_eq!(doc["error"]["field"], "--artifacts", "{why}: {doc}");
-        let (code, doc, _) = env.watch(&["status", "--json"]);
+        assert_eq!(out.code, 2, "{why}: {out}");
+        let launch: ErrorDocument = out.doc();
+        assert_eq!(launch.error.code, ErrorCode::InvalidRequest, "{why}: {out}");
         assert_eq!(
-            (code, doc["error"]["field"].as_str()),
+            launch.error.field.as_deref(),
+            Some("--artifacts"),
+            "{why}: {out}"
+        );
+        let (code, doc, text) = env.doc::<ErrorDocument>(&["status", "--json"]);
+        assert_eq!(
+            (code, doc.error.field.as_deref()),
             (2, Some("--artifacts")),
-            "{why}: {doc}"
+            "{why}: {text}"
         );
         assert_eq!(
             std::fs::read_dir(env.art()).unwrap().count(),
             0,
             "{why}: nothing was written"
         );
-        doc["error"]["message"].as_str().unwrap().to_owned()
+        doc.error.message
     };
     std::fs::set_permissions(env.art(), std::fs::Permissions::from_mode(0o770)).unwrap();
     assert!(refused("group-writable").contains("writable"));

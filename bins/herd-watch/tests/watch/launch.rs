@@ -10,8 +10,7 @@ use herd_protocol::cleanup::{DoctorReport, FindingState};
 use herd_protocol::launch::LaunchAck;
 use herd_protocol::result::Outcome;
 use herd_protocol::run::LaunchStatus;
-use herd_protocol::watch::{CancelStatus, Label, WatchCancel, WatchWait};
-use serde_json::Value;
+use herd_protocol::watch::{CancelStatus, Label, WatchCancel, WatchEvent, WatchWait};
 
 use crate::support::{Env, kill, launch_bin, result_events, watch_bin, write_script};
 
@@ -89,15 +88,17 @@ fn a_watcher_started_during_the_launch_follows_the_record_as_it_fills_in() {
         assert_eq!(spawner.join().unwrap(), id);
         out
     });
-    let labels: Vec<String> = out
+    let labels: Vec<Label> = out
         .stdout
         .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["event"] == "status")
-        .map(|v| v["label"].as_str().unwrap_or_default().to_owned())
+        .filter_map(|l| serde_json::from_str::<WatchEvent>(l).ok())
+        .filter_map(|e| match e {
+            WatchEvent::Status { label, .. } => Some(label),
+            _ => None,
+        })
         .collect();
     assert!(
-        labels.iter().any(|l| l == "running"),
+        labels.contains(&Label::Running),
         "the pane was reconciled once the launch named it: {labels:?}"
     );
     assert!(out.stdout.contains("late report"));
@@ -127,11 +128,10 @@ fn held_tmux(release: bool) -> Env {
 /// The PID of the herd-launch that claimed `run_id`, from the identity it recorded.
 fn launcher_pid(env: &Env, run_id: &str) -> u32 {
     let path = env.art().join(format!("runs/{run_id}.launcher.json"));
-    let bytes = wait_for("the launcher's identity", Duration::from_secs(15), || {
-        std::fs::read(&path).ok()
-    });
-    let v: Value = serde_json::from_slice(&bytes).unwrap();
-    v["pid"].as_u64().unwrap() as u32
+    wait_for("the launcher's identity", Duration::from_secs(15), || {
+        herd_core::identity::Record::read(&path).ok().flatten()
+    })
+    .pid
 }
 
 /// Spawns `script` on `env` in a thread, kills its herd-launch with `signal` while the pane is

@@ -17,8 +17,10 @@ use herd_e2e::cli::{self, Run};
 use herd_e2e::herdr::HerdrServer;
 use herd_e2e::tmux::Tmux;
 use herd_e2e::wait::wait_for;
+use herd_protocol::launch::LaunchAck;
 use herd_protocol::needs_input::InputReason;
 use herd_protocol::result::Outcome;
+use herd_protocol::run::{LaunchStatus, RunRecord};
 use herd_protocol::watch::{Label, StatusRow, StatusRuns, WatchEvent, WatchNotify};
 use serde_json::Value;
 
@@ -116,10 +118,22 @@ impl Place {
             script,
         ];
         let out = self.run(&herd_e2e::bin("herd-launch"), &args);
-        let ack: Value = serde_json::from_str(&out.stdout)
+        let ack: LaunchAck = serde_json::from_str(&out.stdout)
             .unwrap_or_else(|_| panic!("spawn: {}\n{}", out.stdout, out.stderr));
-        assert_eq!(ack["status"], "launched", "{ack}\n{}", out.stderr);
-        ack["run_id"].as_str().unwrap().to_owned()
+        assert_eq!(
+            ack.status,
+            LaunchStatus::Launched,
+            "{ack:?}\n{}",
+            out.stderr
+        );
+        ack.run_id
+    }
+
+    /// The pane run `id`'s record names.
+    fn pane(&self, id: &str) -> String {
+        let path = self.art().join("runs").join(format!("{id}.json"));
+        let record: RunRecord = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        record.pane.expect("a pane").pane_id
     }
 
     /// The status row of run `id`, when `status` answers with one.
@@ -397,13 +411,7 @@ fn on_tmux_a_notice_is_the_parents_clients_message_unless_it_looks_at_the_childs
     // The person looks at the child's pane: nothing is shown.
     let row = place.status(&id).unwrap();
     assert_eq!(row.run_id, id);
-    let child_pane = {
-        let record: Value = serde_json::from_slice(
-            &std::fs::read(place.art().join("runs").join(format!("{id}.json"))).unwrap(),
-        )
-        .unwrap();
-        record["pane"]["pane_id"].as_str().unwrap().to_owned()
-    };
+    let child_pane = place.pane(&id);
     server.cmd(["switch-client", "-t", &child_pane]);
     server.cmd(["select-pane", "-t", &child_pane]);
     let doc = notify(&place, &id, &env);
@@ -464,13 +472,7 @@ fn on_herdr_a_notice_is_herdrs_notification_and_says_what_herdr_answered() {
         "{doc:?}"
     );
     // The person brings the child's tab to the front: nothing is shown.
-    let record: Value = serde_json::from_slice(
-        &std::fs::read(place.art().join("runs").join(format!("{id}.json"))).unwrap(),
-    )
-    .unwrap();
-    let pane = herdr
-        .pane(record["pane"]["pane_id"].as_str().unwrap())
-        .unwrap();
+    let pane = herdr.pane(&place.pane(&id)).unwrap();
     herdr.ok(["workspace", "focus", pane["workspace_id"].as_str().unwrap()]);
     herdr.ok(["tab", "focus", pane["tab_id"].as_str().unwrap()]);
     let doc = notify(&place, &id, &[]);

@@ -66,13 +66,10 @@ fn a_persistent_specialist_delivers_each_task_once_and_stops() {
     );
     assert_eq!(send.code, 0, "{}{}", send.stdout, send.stderr);
     wait_for("the second task's answer", Duration::from_secs(10), || {
-        std::fs::read_to_string(format!(
-            "{}.tasks",
-            env.record(&id)["session_file"].as_str().unwrap()
-        ))
-        .unwrap()
-        .contains("answered")
-        .then_some(())
+        std::fs::read_to_string(format!("{}.tasks", env.run_record(&id).session_file))
+            .unwrap()
+            .contains("answered")
+            .then_some(())
     });
     let (code, doc, text) = env.doc::<WatchStop>(&["stop", "--run", &id, "--json"]);
     assert_eq!(code, 0, "{text}");
@@ -130,7 +127,7 @@ fn a_stop_that_cannot_be_published_fails_retryably_and_the_next_one_stops() {
         &["--runner", "exec", "--", "sh", "-c", SPECIALIST],
     );
     let pid = env.identity_pid(&id);
-    let session = PathBuf::from(env.record(&id)["session_file"].as_str().unwrap());
+    let session = PathBuf::from(env.run_record(&id).session_file);
     let dir = session.parent().unwrap().to_path_buf();
     // A herd-watch that may write no file byte: the directive cannot be published.
     let limited = limited_watch(&env);

@@ -2,9 +2,10 @@
 
 use std::time::Duration;
 
+use herd_core::error::ErrorDocument;
 use herd_e2e::proc::process_alive;
 use herd_e2e::wait::{try_wait_for, wait_for};
-use herd_protocol::watch::{Label, StatusRuns, WatchEvent};
+use herd_protocol::watch::{Accent, Label, StatusRuns, StatusWidget, WatchEvent};
 
 use crate::support::{Env, events, kill, redact, result_events, watch_bin};
 
@@ -29,26 +30,17 @@ fn status_shows_the_activity_label_and_the_widget() {
     .unwrap();
     assert_eq!(row.label, Label::Active, "{row:?}");
     assert_eq!(row.detail.as_deref(), Some("read"), "{row:?}");
-    let (code, widget, _) = env.watch(&["status", "--widget", "--json"]);
-    assert_eq!(code, 0);
-    insta::assert_snapshot!(
-        "widget",
-        redact(env.dir.path(), widget["widget"].as_str().unwrap())
-    );
-    assert_eq!(widget["accent"], "blue");
+    let (code, widget, text) = env.doc::<StatusWidget>(&["status", "--widget", "--json"]);
+    assert_eq!(code, 0, "{text}");
+    insta::assert_snapshot!("widget", redact(env.dir.path(), &widget.widget));
+    assert_eq!(widget.accent, Accent::Blue, "{text}");
     let (code, _, text) = env.watch(&["status", "--run", &id]);
     assert_eq!(code, 0, "{text}");
     insta::assert_snapshot!("status", redact(env.dir.path(), &text));
     // Escape has no meaning without a terminal: a clear error, nothing sent.
-    let (code, doc, _) = env.watch(&["interrupt", "--run", &id, "--json"]);
+    let (code, doc, text) = env.doc::<ErrorDocument>(&["interrupt", "--run", &id, "--json"]);
     assert_ne!(code, 0);
-    assert!(
-        doc["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("process"),
-        "{doc}"
-    );
+    assert!(doc.error.message.contains("process"), "{text}");
     kill(pid);
 }
 
@@ -121,14 +113,9 @@ fn open_set(env: &Env) -> Vec<String> {
 }
 
 fn widget_runs(env: &Env) -> Vec<String> {
-    let (code, widget, text) = env.watch(&["status", "--widget", "--json"]);
+    let (code, widget, text) = env.doc::<StatusWidget>(&["status", "--widget", "--json"]);
     assert_eq!(code, 0, "{text}");
-    widget["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["run_id"].as_str().unwrap().to_owned())
-        .collect()
+    widget.runs.into_iter().map(|r| r.run_id).collect()
 }
 
 #[test]
@@ -184,7 +171,7 @@ fn delivered_runs_leave_the_open_run_set_and_a_directory_without_one_is_indexed(
     assert_eq!(widget_runs(&env), vec![later.clone()]);
     assert_eq!(open_set(&env), vec![later.clone()]);
     kill(env.identity_pid(&later));
-    let (_, result, text) = env.watch(&["wait", "--name", "Later", "--json"]);
-    assert_eq!(result["run_id"], later.as_str(), "{text}");
+    let (_, result, text) = env.wait(&["wait", "--name", "Later", "--json"]);
+    assert_eq!(result.run_id, later, "{text}");
     assert!(open_set(&env).is_empty());
 }

@@ -57,10 +57,7 @@ impl Env {
 
     /// The pane a run's record names.
     pub fn pane(&self, run_id: &str) -> String {
-        self.record(run_id)["pane"]["pane_id"]
-            .as_str()
-            .unwrap()
-            .to_owned()
+        self.run_record(run_id).pane.expect("a pane").pane_id
     }
 
     /// An environment whose children run in panes of a private tmux server, with one session.
