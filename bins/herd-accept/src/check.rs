@@ -10,9 +10,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crossbeam_channel::Receiver;
 use herd_core::error::chain;
-use herd_core::subprocess::{self, Command, Keep};
+use herd_core::subprocess::{self, Cancel, Command, Keep};
 
 use crate::spec::AcceptSpec;
 use crate::tail::{self, CAPTURE_BYTES, CHILD_TAIL_CHARS};
@@ -49,7 +48,7 @@ pub fn check_command(spec: &AcceptSpec, cwd: &Path) -> Command {
 ///
 /// Never fails: a check that cannot run is an outcome (`DirectoryMissing`, `CouldNotStart`),
 /// because to the verdict that is an answer too.
-pub fn run_check<T>(spec: &AcceptSpec, cwd: &Path, cancel: &Receiver<T>) -> CheckRun {
+pub fn run_check(spec: &AcceptSpec, cwd: &Path, cancel: &dyn Cancel) -> CheckRun {
     if !cwd.is_dir() {
         return CheckRun::not_started(
             CheckOutcome::DirectoryMissing,

@@ -169,7 +169,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 shared_checkout,
             };
             let details = if runs_check {
-                let signals = subprocess::termination_signals().map_err(Error::from)?;
+                let signals = subprocess::TerminationSignals::install().map_err(Error::from)?;
                 verdict::verdict(&req, &signals)
             } else {
                 decide(&req, None)
@@ -193,7 +193,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
 
 fn run_check_command(spec_path: &Path, cwd: &Path) -> Result<Output, Error> {
     let spec = AcceptSpec::load(spec_path)?;
-    let signals = subprocess::termination_signals().map_err(Error::from)?;
+    let signals = subprocess::TerminationSignals::install().map_err(Error::from)?;
     let run = run_check(&spec, cwd, &signals);
     let mut human = run.summary(spec.timeout_sec);
     if !run.output.is_empty() && run.outcome != CheckOutcome::Passed {
@@ -277,7 +277,7 @@ fn run_report(level: Option<&str>, acceptance: Option<&Path>, cwd: &Path) -> Res
         ));
     }
     let output = String::from_utf8_lossy(&bytes);
-    let signals = subprocess::termination_signals().map_err(Error::from)?;
+    let signals = subprocess::TerminationSignals::install().map_err(Error::from)?;
     let mut host = report::host::RealHost::new(&signals);
     let ledger = report::evaluate(&gate, &output, cwd, &mut host);
     let json = serde_json::to_value(&ledger).map_err(|err| Error::internal(err.to_string()))?;

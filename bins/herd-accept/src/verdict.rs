@@ -14,10 +14,10 @@
 
 use std::path::Path;
 
-use crossbeam_channel::Receiver;
 use herd_core::escape::{
     CHECK_MAX_CHARS, EVIDENCE_MAX_CHARS, Noun, encode_host_value, encode_list,
 };
+use herd_core::subprocess::Cancel;
 
 use crate::check::run_check;
 use crate::spec::AcceptSpec;
@@ -52,7 +52,7 @@ pub struct VerdictRequest<'a> {
 
 /// Decides the verdict: runs the re-check when the run completed and a check was requested,
 /// stopping it (verdict `skipped (cancelled)`) when a message arrives on `cancel`.
-pub fn verdict<T>(req: &VerdictRequest<'_>, cancel: &Receiver<T>) -> VerdictDetails {
+pub fn verdict(req: &VerdictRequest<'_>, cancel: &dyn Cancel) -> VerdictDetails {
     let run = match (req.spec, req.outcome) {
         (Some(spec), RunOutcome::Completed) => Some(run_check(spec, req.cwd, cancel)),
         _ => None,

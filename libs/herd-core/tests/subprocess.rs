@@ -504,47 +504,67 @@ fn a_disconnected_cancel_channel_never_cancels() {
 /// Set in the re-run of this test binary that receives SIGTERM while it runs a check.
 const SIGNAL_PROBE_ENV: &str = "HERD_SUBPROCESS_SIGNAL_PROBE";
 
-#[test]
-fn sigterm_of_the_caller_stops_the_group() {
+/// Runs `test` again as the probe, which runs a stubborn tree the way herd-accept runs a check,
+/// cancelled by its own termination signals as `cancel` makes them; sends the probe SIGTERM once
+/// the tree is up, and checks that the run was cancelled and the whole tree is gone.
+fn sigterm_of_the_probe_stops_the_group(
+    test: &str,
+    cancel: impl FnOnce() -> Box<dyn subprocess::Cancel>,
+) {
     if let Some(dir) = std::env::var_os(SIGNAL_PROBE_ENV) {
-        // The probe: the way herd-accept runs a check. Installing the handlers here, in a
-        // process of its own, keeps SIGTERM and SIGINT working for the rest of the tests.
+        // Installing the handlers here, in a process of its own, keeps SIGTERM and SIGINT
+        // working for the rest of the tests.
         let dir = PathBuf::from(dir);
-        let signals = subprocess::termination_signals().unwrap();
-        std::fs::write(dir.join("probe.pid"), std::process::id().to_string()).unwrap();
+        let cancel = cancel();
+        std::fs::write(dir.join("probe.pid"), std::process::id().to_string())
+            .expect("the probe writes its PID");
         let cmd = sh(&stubborn_tree(), Duration::from_secs(600))
             .grace(Duration::from_secs(600))
             .env("PIDS", dir.join("pids"));
-        let out = run_with_cancel(&cmd, &signals, Duration::from_millis(300)).unwrap();
+        let out = run_with_cancel(&cmd, cancel.as_ref(), Duration::from_millis(300))
+            .expect("the probe's run ends");
         let summary = format!("cancelled={} signal={:?}", out.cancelled, out.signal);
-        std::fs::write(dir.join("outcome"), summary).unwrap();
+        std::fs::write(dir.join("outcome"), summary).expect("the probe writes its outcome");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("a scratch directory");
     let probe_dir = dir.path().to_path_buf();
-    let probe = thread::spawn(move || {
-        rerun_self(
-            "sigterm_of_the_caller_stops_the_group",
-            &[(SIGNAL_PROBE_ENV, probe_dir.as_os_str())],
-        )
-    });
+    let test = test.to_owned();
+    let probe =
+        thread::spawn(move || rerun_self(&test, &[(SIGNAL_PROBE_ENV, probe_dir.as_os_str())]));
     let recorded = wait_recorded(&dir.path().join("pids"), 4);
     let probe_pid: libc::pid_t = std::fs::read_to_string(dir.path().join("probe.pid"))
-        .unwrap()
+        .expect("the probe wrote its PID")
         .parse()
-        .unwrap();
+        .expect("a PID");
     // SAFETY: kill has no memory effects; the probe is our own child, still running (it waits
     // for its check, which cannot end without this signal).
     assert_eq!(unsafe { libc::kill(probe_pid, libc::SIGTERM) }, 0);
-    let out = probe.join().unwrap();
+    let out = probe.join().expect("the probe thread ends");
 
     assert!(out.success(), "probe failed: {}", out.stderr.text());
-    let outcome = std::fs::read_to_string(dir.path().join("outcome")).unwrap();
+    let outcome =
+        std::fs::read_to_string(dir.path().join("outcome")).expect("the probe wrote its outcome");
     assert_eq!(
         outcome,
         format!("cancelled=true signal=Some({})", libc::SIGKILL)
     );
     assert_all_gone(&recorded);
+}
+
+#[test]
+fn sigterm_of_the_caller_stops_the_group() {
+    sigterm_of_the_probe_stops_the_group("sigterm_of_the_caller_stops_the_group", || {
+        Box::new(subprocess::TerminationSignals::install().unwrap())
+    });
+}
+
+#[test]
+fn sigterm_of_the_caller_stops_the_group_through_a_channel() {
+    sigterm_of_the_probe_stops_the_group(
+        "sigterm_of_the_caller_stops_the_group_through_a_channel",
+        || Box::new(subprocess::termination_signals().unwrap()),
+    );
 }
 
 #[test]

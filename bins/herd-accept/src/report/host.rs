@@ -13,8 +13,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crossbeam_channel::Receiver;
-use herd_core::subprocess::{self, Command, Keep};
+use herd_core::subprocess::{self, Cancel, Command, Keep};
 use herd_git::{Deadline, Git};
 use herd_protocol::accept::{VerifyCommand, VerifyRun, VerifyStatus};
 
@@ -45,17 +44,17 @@ const SECRET_WORDS: [&str; 11] = [
 ];
 
 /// The host: real git, real shells, stopped through `cancel`.
-pub struct RealHost<'a, T> {
-    cancel: &'a Receiver<T>,
+pub struct RealHost<'a> {
+    cancel: &'a dyn Cancel,
 }
 
-impl<'a, T> RealHost<'a, T> {
-    pub fn new(cancel: &'a Receiver<T>) -> RealHost<'a, T> {
+impl<'a> RealHost<'a> {
+    pub fn new(cancel: &'a dyn Cancel) -> RealHost<'a> {
         RealHost { cancel }
     }
 }
 
-impl<T> Host for RealHost<'_, T> {
+impl Host for RealHost<'_> {
     fn staged(&mut self, cwd: &Path) -> Staged {
         staged_in(cwd)
     }
@@ -109,7 +108,7 @@ pub fn parse_porcelain_z(bytes: &[u8]) -> Vec<String> {
 }
 
 /// Runs one verify command (see the module docs).
-pub fn run_verify<T>(command: &VerifyCommand, cwd: &Path, cancel: &Receiver<T>) -> VerifyRun {
+pub fn run_verify(command: &VerifyCommand, cwd: &Path, cancel: &dyn Cancel) -> VerifyRun {
     let dir: PathBuf = match &command.cwd {
         Some(sub) => cwd.join(sub),
         None => cwd.to_path_buf(),

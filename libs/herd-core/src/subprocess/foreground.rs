@@ -7,12 +7,11 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Receiver;
-
 use super::Error;
 use super::command::{Command, Input, Output, check_duration};
 use super::group::Group;
 use super::pump::{Pump, SigpipeBlocked};
+use super::signals::Cancel;
 use super::watch::Watch;
 
 /// Runs `cmd` to completion, its budget, or the end of its grace period, and returns how it
@@ -23,29 +22,30 @@ use super::watch::Watch;
 /// budget plus the grace period plus a short settling time, unless a process is stuck in the
 /// kernel, which is [`Error::Unkillable`].
 pub fn run(cmd: &Command) -> Result<Output, Error> {
-    run_inner::<()>(cmd, None, Duration::ZERO)
+    run_inner(cmd, None, Duration::ZERO)
 }
 
-/// Runs `cmd` like [`run`], and also stops it when a message arrives on `cancel`.
+/// Runs `cmd` like [`run`], and also stops it on a `cancel`: a message on a channel, or a
+/// termination signal of this process ([`TerminationSignals`](super::TerminationSignals)).
 ///
-/// On a message the group gets SIGTERM, then SIGKILL after `cancel_grace` (or the command's
+/// On a cancel the group gets SIGTERM, then SIGKILL after `cancel_grace` (or the command's
 /// own grace, if that runs out first), and [`Output::cancelled`] is set. The message is
 /// consumed. A disconnected channel never cancels. A cancel that arrives while the group is
-/// already being terminated for its budget shortens the wait to `cancel_grace`. A channel
-/// cannot be polled with the child's pipes, so it is looked at every 10 ms: a cancel takes
-/// effect within that.
-pub fn run_with_cancel<T>(
+/// already being terminated for its budget shortens the wait to `cancel_grace`. A signal is
+/// polled with the child's pipes; a channel cannot be, so it is looked at every 10 ms, and its
+/// message takes effect within that.
+pub fn run_with_cancel(
     cmd: &Command,
-    cancel: &Receiver<T>,
+    cancel: &dyn Cancel,
     cancel_grace: Duration,
 ) -> Result<Output, Error> {
     check_duration("cancel grace period", cancel_grace)?;
     run_inner(cmd, Some(cancel), cancel_grace)
 }
 
-fn run_inner<T>(
+fn run_inner(
     cmd: &Command,
-    cancel: Option<&Receiver<T>>,
+    cancel: Option<&dyn Cancel>,
     cancel_grace: Duration,
 ) -> Result<Output, Error> {
     cmd.validate()?;

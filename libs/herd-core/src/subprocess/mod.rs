@@ -36,8 +36,9 @@
 //! - [`spawn_detached`] starts a child in a session of its own, with output appended to log
 //!   files, and returns its PID without waiting: the caller supervises it through
 //!   [`crate::identity`].
-//! - [`termination_signals`] turns SIGTERM and SIGINT of the current process into a channel that
-//!   [`run_with_cancel`] watches.
+//! - [`TerminationSignals`] turns SIGTERM and SIGINT of the current process into a [`Cancel`]
+//!   that [`run_with_cancel`] polls with the child's pipes; [`termination_signals`] turns them
+//!   into messages on a channel, for code that selects over channels.
 //! - [`sibling_binary`] is how one herd binary finds another.
 //!
 //! # Code map
@@ -68,7 +69,7 @@ pub use error::Error;
 pub use exec::{exec_replace, sibling_binary};
 pub use foreground::{run, run_with_cancel};
 pub use group::adopt_orphans;
-pub use signals::termination_signals;
+pub use signals::{Cancel, Taken, TerminationSignals, termination_signals};
 
 /// The grace period between SIGTERM and SIGKILL unless the command says otherwise.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);

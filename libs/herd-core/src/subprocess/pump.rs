@@ -151,7 +151,7 @@ fn raw(file: &Option<File>) -> RawFd {
 }
 
 /// Turns a child pipe into a non-blocking file.
-fn nonblocking<P: Into<OwnedFd>>(pipe: P) -> io::Result<File> {
+pub(super) fn nonblocking<P: Into<OwnedFd>>(pipe: P) -> io::Result<File> {
     let fd: OwnedFd = pipe.into();
     set_nonblocking(fd.as_raw_fd())?;
     Ok(File::from(fd))

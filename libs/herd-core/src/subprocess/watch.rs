@@ -1,13 +1,13 @@
-//! The loop of a run, on the caller's thread: one `poll` over the child's pipes and the leader's
-//! exit, the budget, a cancel, and termination with TERM → grace → KILL.
+//! The loop of a run, on the caller's thread: one `poll` over the child's pipes, the leader's
+//! exit and a cancel, the budget, and termination with TERM → grace → KILL.
 
 use std::io;
+use std::os::fd::{AsFd, AsRawFd};
 use std::time::{Duration, Instant};
-
-use crossbeam_channel::{Receiver, TryRecvError};
 
 use super::group::{group_has_live_members, signal_group};
 use super::pump::{Pump, pollfd};
+use super::signals::{Cancel, Taken};
 use crate::identity::pidfd::Pidfd;
 
 /// How long [`run`](super::run) waits, after SIGKILL, for the group to vanish before it gives up.
@@ -20,7 +20,8 @@ pub(super) const KILL_WAIT: Duration = Duration::from_secs(5);
 const GROUP_POLL_MAX: Duration = Duration::from_millis(20);
 
 /// The longest wait of the loop while it must look at something that has no descriptor to
-/// poll: a cancel channel, or the leader on a kernel without pidfds. A cancel is seen within it.
+/// poll: a cancel channel, or the leader on a kernel without pidfds. Such a cancel is seen within
+/// it.
 const POLL_STEP: Duration = Duration::from_millis(10);
 
 /// How the loop learns that the leader exited, without reaping it: its pidfd turns readable in
@@ -41,27 +42,27 @@ enum Phase {
 }
 
 /// The supervision of one run, from its spawn to the moment its group is gone (or given up).
-pub(super) struct Watch<'a, T> {
+pub(super) struct Watch<'a> {
     pgid: libc::pid_t,
     leader: Leader,
     pub(super) exited_at: Option<Instant>,
-    cancel: Option<&'a Receiver<T>>,
+    cancel: Option<&'a dyn Cancel>,
     cancel_grace: Duration,
     grace: Duration,
     pub(super) cancelled: bool,
     pub(super) timed_out: bool,
 }
 
-impl<'a, T> Watch<'a, T> {
+impl<'a> Watch<'a> {
     /// Watches the group `pgid` whose leader is `pid`, with the command's `grace` and, when
     /// `cancel` is given, its `cancel_grace`.
     pub(super) fn new(
         pid: u32,
         pgid: libc::pid_t,
         grace: Duration,
-        cancel: Option<&'a Receiver<T>>,
+        cancel: Option<&'a dyn Cancel>,
         cancel_grace: Duration,
-    ) -> Watch<'a, T> {
+    ) -> Watch<'a> {
         let leader = match Pidfd::open(pid) {
             Ok(pidfd) => Leader::Pidfd(pidfd),
             Err(_) => Leader::Asked(pgid),
@@ -73,9 +74,9 @@ impl<'a, T> Watch<'a, T> {
         leader: Leader,
         pgid: libc::pid_t,
         grace: Duration,
-        cancel: Option<&'a Receiver<T>>,
+        cancel: Option<&'a dyn Cancel>,
         cancel_grace: Duration,
-    ) -> Watch<'a, T> {
+    ) -> Watch<'a> {
         Watch {
             pgid,
             leader,
@@ -102,7 +103,8 @@ impl<'a, T> Watch<'a, T> {
             if let Some(at) = next_group_check {
                 wake = wake.min(at.saturating_duration_since(now));
             }
-            if self.cancel.is_some() || matches!(self.leader, Leader::Asked(_)) {
+            let cancel_unpolled = self.cancel.is_some_and(|cancel| cancel.fd().is_none());
+            if cancel_unpolled || matches!(self.leader, Leader::Asked(_)) {
                 wake = wake.min(POLL_STEP);
             }
             self.poll(pump, wake)?;
@@ -185,13 +187,20 @@ impl<'a, T> Watch<'a, T> {
     fn poll(&mut self, pump: &mut Pump, wake: Duration) -> io::Result<()> {
         let [out, err, stdin] = pump.pollfds();
         let exit_fd = match (&self.leader, self.exited_at) {
-            (Leader::Pidfd(pidfd), None) => {
-                use std::os::fd::{AsFd, AsRawFd};
-                pidfd.as_fd().as_raw_fd()
-            }
+            (Leader::Pidfd(pidfd), None) => pidfd.as_fd().as_raw_fd(),
             _ => -1,
         };
-        let mut fds = [out, err, stdin, pollfd(exit_fd, libc::POLLIN)];
+        let cancel_fd = self
+            .cancel
+            .and_then(|cancel| cancel.fd())
+            .map_or(-1, |fd| fd.as_raw_fd());
+        let mut fds = [
+            out,
+            err,
+            stdin,
+            pollfd(exit_fd, libc::POLLIN),
+            pollfd(cancel_fd, libc::POLLIN),
+        ];
         // Round up so a sub-millisecond remainder still waits instead of spinning.
         let ms = wake.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
         // SAFETY: `fds` is a valid array of pollfd of the length given.
@@ -217,14 +226,14 @@ impl<'a, T> Watch<'a, T> {
         Ok(())
     }
 
-    /// Takes a message from the cancel channel, if one is there; a disconnected channel is
-    /// forgotten, since it can never cancel.
+    /// Takes a waiting cancel, if one is there; a cancel that can never come (a disconnected
+    /// channel) is forgotten.
     fn take_cancel(&mut self) {
         let Some(cancel) = self.cancel else { return };
-        match cancel.try_recv() {
-            Ok(_) => self.cancelled = true,
-            Err(TryRecvError::Empty) => {}
-            Err(TryRecvError::Disconnected) => self.cancel = None,
+        match cancel.take() {
+            Taken::Cancel => self.cancelled = true,
+            Taken::Nothing => {}
+            Taken::Never => self.cancel = None,
         }
     }
 }
@@ -277,7 +286,7 @@ mod tests {
 
     /// Runs `script` through the loop with the leader's exit asked of `waitid`, as on a kernel
     /// without pidfds; returns the watch, what it printed and how it ended.
-    fn run_asked(script: &str, budget: Duration) -> (Watch<'static, ()>, Vec<u8>, Option<i32>) {
+    fn run_asked(script: &str, budget: Duration) -> (Watch<'static>, Vec<u8>, Option<i32>) {
         let cmd = Command::new("sh", budget).args(["-c", script]);
         let mut std_cmd = cmd.spec.to_std();
         std_cmd
