@@ -235,7 +235,7 @@ impl Fixture {
         let records: Vec<Record> = self
             .sessions
             .iter()
-            .filter_map(|s| Record::read(&SessionFiles::new(s).process()).ok()?)
+            .filter_map(|s| SessionFiles::new(s).read::<Record>().ok()?)
             .collect();
         for record in &records {
             identity::terminate(record, libc::SIGTERM);

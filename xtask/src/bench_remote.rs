@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use herd_core::subprocess::{self, Command, Detached};
 use herd_e2e::ssh::{ALIAS, Remote};
+use herd_protocol::layout::Artifacts;
 use serde_json::Value;
 
 use crate::bench::{Ctx, Goal, Measured, Quantity, Row, median, percentile, progress, timed};
@@ -295,7 +296,7 @@ impl Bench {
             for (id, fifo) in &runs {
                 release_fifo(fifo)?;
                 let t0 = Instant::now();
-                let file = art.join(format!("runs/{id}.result.json"));
+                let file = Artifacts::new(&art).run_result(id);
                 let mut file_at = None;
                 loop {
                     if file_at.is_none() && file.exists() {

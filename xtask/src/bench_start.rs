@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use herd_core::subprocess::{self, Command};
 use herd_e2e::model::{ModelServer, Models, Script, Text};
 use herd_e2e::pi::PiEnv;
+use herd_protocol::layout::Artifacts;
 
 use crate::bench::{Ctx, Goal, Measured, Quantity, Row, median, on_path, progress, timed};
 use crate::bench_launch::{Scratch, TmuxServer, spawn_once};
@@ -252,16 +253,9 @@ impl PiBench {
 
 /// How many runs of `art` recorded their runner's exit.
 fn runner_exits(art: &Path) -> usize {
-    std::fs::read_dir(art.join("runs"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .ends_with(".runner-exit.json")
-        })
-        .count()
+    let art = Artifacts::new(art);
+    let ids = art.run_ids().unwrap_or_default();
+    ids.iter().filter(|id| art.runner_exit(id).exists()).count()
 }
 
 /// Polls `check` every millisecond until it answers, at most `bound`.

@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 use herd_core::identity::{self, Judgement, Record};
 use herd_core::sidecar;
 use herd_core::subprocess::{self, Command, Detached};
+use herd_protocol::child::ACTIVITY_READ_LIMIT;
 use herd_protocol::layout::{Artifacts, SessionFiles};
+use herd_protocol::run::RunRecord;
 use serde_json::Value;
 
 use crate::bench::{
@@ -34,7 +36,7 @@ const COMPONENT: &str = "herd-watch";
 
 /// The longest a result may take before the bench gives up on it.
 const RESULT_DEADLINE: Duration = Duration::from_secs(30);
-/// The bound of every file this module reads.
+/// The bound of the logs this module reads.
 const READ_LIMIT: u64 = 16 * 1024 * 1024;
 
 pub fn rows(ctx: &Ctx) -> Vec<Row> {
@@ -223,7 +225,7 @@ impl Bench {
             let written = Instant::now();
             // Then the child exits, as Pi does a moment after its sidecar: the result waits for
             // that exit (at most 5 s) so that nothing of the child still runs when it goes out.
-            if let Ok(Some(runner)) = Record::read(&SessionFiles::new(&child.session).process()) {
+            if let Ok(Some(runner)) = SessionFiles::new(&child.session).read::<Record>() {
                 identity::terminate(&runner, libc::SIGTERM);
             }
             loop {
@@ -336,10 +338,8 @@ pub fn poll_baseline(artifacts: &Path, duration: Duration) -> Result<Value, herd
         .run_ids()?
         .into_iter()
         .filter_map(|id| {
-            let record = sidecar::read_bounded(&art.run_record(&id), READ_LIMIT).ok()??;
-            let record: Value = serde_json::from_slice(&record).ok()?;
-            let session = record["session_file"].as_str()?;
-            Some((SessionFiles::new(session).exit(), art.activity(&id)))
+            let record = RunRecord::load(&art, &id).ok()?;
+            Some((record.session_files().exit(), art.activity(&id)))
         })
         .collect();
     let cpu_before = own_cpu();
@@ -349,7 +349,7 @@ pub fn poll_baseline(artifacts: &Path, duration: Duration) -> Result<Value, herd
         let tick = Instant::now();
         for (exit, activity) in &files {
             let _ = std::fs::metadata(exit);
-            let _ = sidecar::read_bounded(activity, 64 * 1024);
+            let _ = sidecar::read_bounded(activity, ACTIVITY_READ_LIMIT);
         }
         let rest = Duration::from_secs(1).saturating_sub(tick.elapsed());
         std::thread::sleep(rest.min(deadline.saturating_duration_since(Instant::now())));
@@ -393,7 +393,7 @@ fn stop_process(record: &Record) {
 fn stop_children(children: &[Child]) {
     let records: Vec<Record> = children
         .iter()
-        .filter_map(|c| Record::read(&SessionFiles::new(&c.session).process()).ok()?)
+        .filter_map(|c| SessionFiles::new(&c.session).read::<Record>().ok()?)
         .collect();
     for record in &records {
         identity::terminate(record, libc::SIGTERM);

@@ -26,6 +26,7 @@ use herd_core::{Error, ErrorCode};
 // The demo builds all six binaries, so the README's first command leaves them ready.
 use herd_e2e::BINARIES;
 use herd_e2e::model::{DEFAULT_MODEL, ModelServer, Models, PROVIDER};
+use herd_protocol::layout::{Artifacts, SessionFiles};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -666,20 +667,10 @@ impl Demo {
 
     /// The runs of the scratch artifacts directory that have no delivered result.
     fn unsettled_runs(&self) -> Vec<String> {
-        let runs = self.root.join("artifacts").join("runs");
-        let Ok(entries) = std::fs::read_dir(&runs) else {
-            return Vec::new();
-        };
-        entries
-            .flatten()
-            .filter_map(|entry| {
-                let name = entry.file_name().into_string().ok()?;
-                // `<id>.json` is the run record; its other files have a second dot.
-                let id = name.strip_suffix(".json").filter(|id| !id.contains('.'))?;
-                let settled = runs.join(format!("{id}.result.json")).exists();
-                (!settled).then(|| id.to_owned())
-            })
-            .collect()
+        let artifacts = Artifacts::new(self.root.join("artifacts"));
+        let mut ids = artifacts.run_ids().unwrap_or_default();
+        ids.retain(|id| !artifacts.run_result(id).exists());
+        ids
     }
 }
 
@@ -913,8 +904,8 @@ fn wait_child_exit(result: &serde_json::Value) {
     let Some(session) = result["details"]["sessionFile"].as_str() else {
         return;
     };
-    let identity = herd_protocol::layout::SessionFiles::new(session).process();
-    if let Ok(Some(child)) = herd_core::identity::Record::read(&identity) {
+    let files = SessionFiles::new(session);
+    if let Ok(Some(child)) = files.read::<herd_core::identity::Record>() {
         let _ = herd_core::identity::wait_exited(
             &child,
             std::time::Instant::now() + std::time::Duration::from_secs(30),

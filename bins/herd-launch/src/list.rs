@@ -137,18 +137,7 @@ fn specialists(artifacts: &Artifacts) -> Result<Vec<Specialist>, Error> {
             Activity::Busy(task) => format!("working on {task}"),
             Activity::Stopping => "stopping".to_owned(),
         };
-        let completed_tasks = std::fs::read_dir(artifacts.runs_dir())
-            .map(|entries| {
-                let prefix = format!("{id}.task-");
-                entries
-                    .filter_map(Result::ok)
-                    .filter(|e| {
-                        let name = e.file_name().to_string_lossy().into_owned();
-                        name.starts_with(&prefix) && name.ends_with(".result.json")
-                    })
-                    .count()
-            })
-            .unwrap_or(0);
+        let completed_tasks = artifacts.task_results(&id).len();
         found.push(Specialist {
             logical_id: policy.logical_id,
             generation_id: policy.generation_id,

@@ -197,6 +197,26 @@ impl Artifacts {
         self.logs_dir().join(format!("{run_id}.screen"))
     }
 
+    /// The tasks of run `run_id` (a persistent specialist) that have a result of their own,
+    /// `runs/<run-id>.task-<task>.result.json` ([`crate::result::stem`]), sorted.
+    pub fn task_results(&self, run_id: &str) -> Vec<String> {
+        let prefix = crate::result::stem(run_id, Some(""));
+        let suffix = format!(".{RESULT}");
+        let Ok(entries) = std::fs::read_dir(self.runs_dir()) else {
+            return Vec::new();
+        };
+        let mut tasks: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let name = entry.file_name().into_string().ok()?;
+                let task = name.strip_prefix(&prefix)?.strip_suffix(&suffix)?;
+                Some(task.to_owned())
+            })
+            .collect();
+        tasks.sort();
+        tasks
+    }
+
     /// The ids of every run that has a record, sorted.
     pub fn run_ids(&self) -> Result<Vec<String>, Error> {
         let dir = self.runs_dir();
@@ -411,6 +431,9 @@ pub const RUNS_DIR: &str = "runs";
 /// The run record is `runs/<run-id>.<RECORD>`; every other per-run file has a longer suffix.
 const RECORD: &str = "json";
 
+/// A delivered result is `runs/<stem>.<RESULT>`, the stem a run's id or one of its tasks'.
+const RESULT: &str = "result.json";
+
 /// The per-run files of `runs/` that are not one of [`crate::run_file`]'s versioned documents
 /// (the record, its events and result, markers, locks, a request as given, an exec child's own
 /// files): each `runs/<run-id>.<suffix>`, with its accessor on [`Artifacts`] and its name in
@@ -435,7 +458,7 @@ run_files! {
     /// Its transitions, JSON Lines (herd).
     events: run_events => "events.jsonl",
     /// Its delivered result (herd-watch).
-    result: run_result => "result.json",
+    result: run_result => RESULT,
     /// The identity of the herd-launch process that claimed the run (in the `.process.json`
     /// format), so a watcher can prove a launch that never finished has lost its launcher.
     launcher: launcher => "launcher.json",
@@ -523,6 +546,29 @@ mod tests {
             std::fs::write(art.runs_dir().join(name), "{}").unwrap();
         }
         assert_eq!(art.run_ids().unwrap(), ["a", "b"]);
+    }
+
+    #[test]
+    fn task_results_are_the_result_files_of_a_runs_tasks() {
+        let dir = tempfile::tempdir().unwrap();
+        let art = Artifacts::new(dir.path());
+        assert!(art.task_results("a").is_empty());
+        std::fs::create_dir_all(art.runs_dir()).unwrap();
+        for name in [
+            "a.json",
+            "a.result.json",
+            "a.task-t2.result.json",
+            "a.task-t1.result.json",
+            "a.task-t1.delivered",
+            "ab.task-t3.result.json",
+        ] {
+            std::fs::write(art.runs_dir().join(name), "{}").unwrap();
+        }
+        assert_eq!(art.task_results("a"), ["t1", "t2"]);
+        assert_eq!(
+            art.run_result(&crate::result::stem("a", Some("t1"))),
+            art.runs_dir().join("a.task-t1.result.json")
+        );
     }
 
     #[test]

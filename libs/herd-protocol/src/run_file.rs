@@ -6,7 +6,7 @@
 //! the bound of a read, and whether a write is fsynced. A [`Run`] handle reads, writes and
 //! creates each file through that table, so no caller spells a suffix, a version or a bound;
 //! a test of [`crate::session_file`], the twin of this table for the files beside a session,
-//! keeps it so in `bins/` and `libs/`.
+//! keeps it so in `bins/`, `libs/` and `xtask/`.
 //!
 //! ```
 //! use herd_protocol::intents::Interrupt;

@@ -9,8 +9,8 @@
 //! (each has its own tolerance: the policy and the process record fail closed, the child's
 //! needs-input and accept-tries files read as unknown). [`SessionFiles`] reads, writes and
 //! creates each through that table, so no caller spells a suffix, a version or a bound; the test
-//! at the end of this file keeps it so in `bins/` and `libs/`, and the extensions' generated table
-//! carries the same versions and bounds.
+//! at the end of this file keeps it so in `bins/`, `libs/` and `xtask/`, and the extensions'
+//! generated table carries the same versions and bounds.
 //!
 //! A file that is written once, the first one winning (the policy, the process record), has only
 //! [`SessionFiles::create_once`]; [`SessionFiles::write`], which replaces, is for the
@@ -256,14 +256,17 @@ mod tests {
         );
     }
 
-    /// The suffixes and versions of both tables, spelled nowhere else in `bins/` and `libs/`
-    /// (their tests aside): a file of a run or beside a session is named, stamped and bounded
-    /// through its type.
+    /// The suffixes and versions of the tables, spelled nowhere else in `bins/`, `libs/` and
+    /// `xtask/` (their tests aside): a file of a run or beside a session is named, stamped and
+    /// bounded through its type or its accessor.
     #[test]
     fn no_suffix_or_version_of_a_table_is_spelled_outside_herd_protocol() {
         let mut needles: Vec<String> = Vec::new();
-        for (_, suffix) in crate::run_file::VERSIONED {
-            needles.push(format!(".{suffix}\""));
+        for (name, suffix) in crate::run_file::run_file_names() {
+            // The record's `.json"` is every JSON file's.
+            if name != "record" {
+                needles.push(format!(".{suffix}\""));
+            }
         }
         for (name, suffix) in SESSION_FILES {
             // `.exit"` and `.tasks"` are too common in other senses to be told apart here;
@@ -276,7 +279,7 @@ mod tests {
         needles.push("version: 1,".to_owned());
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let mut found = Vec::new();
-        for top in ["bins", "libs"] {
+        for top in ["bins", "libs", "xtask"] {
             scan(&root.join(top), &needles, &mut found);
         }
         assert!(
@@ -314,14 +317,28 @@ mod tests {
                         found.push(format!("{}: {needle}", path.display()));
                     }
                 }
-                // A versioned file beside a session read by hand, with a bound of its own.
-                let versioned = VERSIONED.iter().map(|(name, _, _)| format!(".{name}()"));
+                // A versioned file beside a session read by hand, with a bound of its own: its
+                // path read on the line that makes it, or through a name bound to it first.
+                let versioned: Vec<String> = VERSIONED
+                    .iter()
+                    .map(|(name, _, _)| format!(".{name}()"))
+                    .collect();
                 let by_hand = ["read_bounded(", "read_json(", "read_versioned(", "::read("];
+                let mut paths: Vec<String> = Vec::new();
                 for (at, line) in code.lines().enumerate() {
-                    if versioned.clone().any(|a| line.contains(&a))
-                        && by_hand.iter().any(|r| line.contains(r))
-                    {
+                    let makes_one = versioned.iter().any(|a| line.contains(a.as_str()));
+                    let reads = by_hand.iter().any(|r| line.contains(r));
+                    let reads_one = paths.iter().any(|p| {
+                        line.contains(&format!("(&{p})")) || line.contains(&format!("({p})"))
+                    });
+                    if reads && (makes_one || reads_one) {
                         found.push(format!("{}:{}: {}", path.display(), at + 1, line.trim()));
+                    }
+                    if makes_one
+                        && let Some(bound) = line.trim_start().strip_prefix("let ")
+                        && let Some((name, _)) = bound.split_once(" = ")
+                    {
+                        paths.push(name.trim_start_matches("mut ").to_owned());
                     }
                 }
             }
