@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 b7fb4846d65d087d17fc48e3e8fe7efc240d5bd31f6f627227dc2bc7f9511d5b
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 7a7afa50b991963835d543cb65dbb7abde7a7323be6463e08f5ae92329070129
 // src/generated/run-files.ts
 import * as path from "node:path";
 var RUNS_DIR = "runs";
@@ -51,6 +51,21 @@ var SESSION_FILES = {
 function sessionFile(session2, kind) {
   return `${session2}${SESSION_FILES[kind]}`;
 }
+var RUN_FILE_READ_LIMITS = {
+  record: 262144,
+  cancel: 16384,
+  interrupt: 4096,
+  timeout: 4096,
+  steer: 1048576,
+  steering: 1048576,
+  superseded: 16384,
+  predecessor: 65536,
+  resurrected: 16384,
+  acceptance: 1048576,
+  review: 262144,
+  remote: 65536,
+  usage: 4194304
+};
 var SESSION_FILE_VERSIONS = {
   process: 1,
   policy: 2,
@@ -63,14 +78,16 @@ var SESSION_FILE_READ_LIMITS = {
   process: 65536,
   policy: 262144,
   needsInput: 16384,
-  acceptTries: 4096
+  acceptTries: 4096,
+  taskInbox: 1048576
 };
 var ARTIFACT_FILE_VERSIONS = {
   activity: 1,
   acceptSpec: 1
 };
 var ARTIFACT_FILE_READ_LIMITS = {
-  activity: 65536
+  activity: 65536,
+  acceptSpec: 262144
 };
 var TASK_INBOX_PREFIX = ".task-inbox.";
 var TASK_INBOX_SUFFIX = ".json";
@@ -240,8 +257,7 @@ function runProcess(program, args, options) {
 // src/child/files.ts
 import * as fs from "node:fs";
 import * as path2 from "node:path";
-var READ_LIMIT = 1024 * 1024;
-function readSmall(file, limit = READ_LIMIT) {
+function readSmall(file, limit) {
   try {
     const stat = fs.statSync(file);
     if (!stat.isFile() || stat.size > limit) return void 0;
@@ -301,7 +317,7 @@ var checkRun = object({
 });
 function readAcceptLimits(file) {
   if (!file) return void 0;
-  const spec = decoded(readSmall(file), acceptSpec, file);
+  const spec = decoded(readSmall(file, ARTIFACT_FILE_READ_LIMITS.acceptSpec), acceptSpec, file, ARTIFACT_FILE_READ_LIMITS.acceptSpec);
   if (!spec || !spec.run) return void 0;
   const { maxRetries, timeoutSec } = spec;
   return {
@@ -567,7 +583,7 @@ import * as path4 from "node:path";
 var INBOX_POLL_MS = 1e3;
 var taskInbox = object({ version: literal(SESSION_FILE_VERSIONS.taskInbox), type: literal("task", "stop"), task: string, message: string });
 function entryOf(text) {
-  const entry = decoded(text, taskInbox, "an inbox entry", READ_LIMIT);
+  const entry = decoded(text, taskInbox, "an inbox entry", SESSION_FILE_READ_LIMITS.taskInbox);
   if (!entry) return void 0;
   return entry.type === "stop" ? { type: "stop", task: entry.task } : { type: "task", task: entry.task, message: entry.message };
 }
@@ -614,9 +630,9 @@ var Inbox = class {
     const claimed = `${file}.consuming`;
     let text;
     try {
-      if (busy && !(readSmall(file) ?? "").includes('"stop"')) return;
+      if (busy && !(readSmall(file, SESSION_FILE_READ_LIMITS.taskInbox) ?? "").includes('"stop"')) return;
       fs2.renameSync(file, claimed);
-      text = readSmall(claimed);
+      text = readSmall(claimed, SESSION_FILE_READ_LIMITS.taskInbox);
     } catch {
       return;
     }
@@ -869,7 +885,6 @@ import * as path5 from "node:path";
 
 // src/shared/runs.ts
 import * as fs3 from "node:fs";
-var RECORD_LIMIT = 256 * 1024;
 function readLimited(file, limit) {
   try {
     const stat = fs3.statSync(file);
@@ -884,13 +899,13 @@ function readDocument(file, shape2, limit) {
 }
 function readRecord(dir, runId2) {
   if (!RUN_ID_PATTERN.test(runId2)) return void 0;
-  return readDocument(runFile(dir, runId2, "record"), runRecord, RECORD_LIMIT);
+  return readDocument(runFile(dir, runId2, "record"), runRecord, RUN_FILE_READ_LIMITS.record);
 }
 
 // src/shared/piherd-records.ts
 var LABEL_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 var FORMAT_VERSION = 1;
-var READ_LIMIT2 = 256 * 1024;
+var READ_LIMIT = 256 * 1024;
 function ownerDir(artifacts, owner) {
   return owner === null ? path5.join(artifacts, "pi-herd", "root") : path5.join(artifacts, "pi-herd", "children", owner);
 }
@@ -920,11 +935,11 @@ var workerFile = object({
   )
 });
 function parseWorker(text) {
-  const worker = decoded(text, workerFile, "a worker file", READ_LIMIT2);
+  const worker = decoded(text, workerFile, "a worker file", READ_LIMIT);
   return worker && { ...worker, cleanup_error: worker.cleanup_error ?? null };
 }
 function readWorker(artifacts, owner, label2) {
-  return parseWorker(readLimited(workerPath(artifacts, owner, label2), READ_LIMIT2));
+  return parseWorker(readLimited(workerPath(artifacts, owner, label2), READ_LIMIT));
 }
 function readRun(artifacts, runId2) {
   const r = readRecord(artifacts, runId2);

@@ -26,12 +26,9 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use herd_protocol::accept::{
-    MAX_RETRIES_DEFAULT, MAX_RETRIES_LIMIT, PATH_MAX_BYTES, PATHS_MAX, RUN_MAX_BYTES, SPEC_VERSION,
-    SpecFile, TIMEOUT_SEC_DEFAULT, TIMEOUT_SEC_LIMIT,
+    MAX_RETRIES_DEFAULT, MAX_RETRIES_LIMIT, PATH_MAX_BYTES, PATHS_MAX, RUN_MAX_BYTES,
+    SPEC_READ_LIMIT, SPEC_VERSION, SpecFile, TIMEOUT_SEC_DEFAULT, TIMEOUT_SEC_LIMIT,
 };
-
-/// The largest spec file read.
-pub const READ_LIMIT: u64 = 256 * 1024;
 
 const TOOL_KEYS: [&str; 4] = ["run", "maxRetries", "timeoutSec", "paths"];
 const FILE_KEYS: [&str; 6] = [
@@ -123,7 +120,7 @@ impl AcceptSpec {
 
     /// Reads and validates a spec file of either form.
     pub fn load(path: &Path) -> Result<AcceptSpec, Error> {
-        let bytes = match sidecar::read_bounded(path, READ_LIMIT) {
+        let bytes = match sidecar::read_bounded(path, SPEC_READ_LIMIT) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => {
                 return Err(Error::not_found(format!(
@@ -611,7 +608,7 @@ mod tests {
             (ErrorCode::InvalidRequest, Some("spec"))
         );
         let big = dir.path().join("big.json");
-        fs::write(&big, vec![b' '; READ_LIMIT as usize + 1]).unwrap();
+        fs::write(&big, vec![b' '; SPEC_READ_LIMIT as usize + 1]).unwrap();
         let err = AcceptSpec::load(&big).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidRequest);
     }

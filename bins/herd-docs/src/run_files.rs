@@ -85,26 +85,27 @@ pub fn render() -> String {
 type Block<'a> = (&'a str, &'a str, &'a [(&'a str, u64)]);
 
 /// The versions and read bounds of the versioned files, from the same tables
-/// ([`run_file::VERSIONS`], [`session_file::VERSIONED`], [`session_file::LINE_VERSIONS`]) and
-/// the two files of the artifacts directory the child writes or reads.
+/// ([`run_file::VERSIONS`], [`session_file::VERSIONED`], [`session_file::LINE_VERSIONS`]), the
+/// run record's and a task inbox file's bounds, and the two files of the artifacts directory the
+/// child writes or reads.
 fn versions(out: &mut String) {
     let runs: Vec<(&str, u64)> = run_file::VERSIONS
         .iter()
         .map(|(n, v, _)| (*n, *v))
         .collect();
-    let run_limits: Vec<(&str, u64)> = run_file::VERSIONS
-        .iter()
-        .map(|(n, _, l)| (*n, *l))
+    let run_limits: Vec<(&str, u64)> = std::iter::once(("record", herd_protocol::run::READ_LIMIT))
+        .chain(run_file::VERSIONS.iter().map(|(n, _, l)| (*n, *l)))
         .collect();
     let mut sessions: Vec<(&str, u64)> = session_file::VERSIONED
         .iter()
         .map(|(n, v, _)| (*n, *v))
         .collect();
     sessions.extend_from_slice(session_file::LINE_VERSIONS);
-    let session_limits: Vec<(&str, u64)> = session_file::VERSIONED
+    let mut session_limits: Vec<(&str, u64)> = session_file::VERSIONED
         .iter()
         .map(|(n, _, l)| (*n, *l))
         .collect();
+    session_limits.push(("task_inbox", herd_protocol::persistent::INBOX_READ_LIMIT));
     let artifacts = [
         ("activity", ACTIVITY_VERSION),
         ("accept_spec", herd_protocol::accept::SPEC_VERSION),
@@ -116,7 +117,7 @@ fn versions(out: &mut String) {
             &runs,
         ),
         (
-            "The most a reader takes in of each.",
+            "The most a reader takes in of the run record and of each versioned file of a run.",
             "RUN_FILE_READ_LIMITS",
             &run_limits,
         ),
@@ -126,7 +127,7 @@ fn versions(out: &mut String) {
             &sessions,
         ),
         (
-            "The most a reader takes in of each versioned document beside a session.",
+            "The most a reader takes in of each versioned document beside a session, and of a task inbox file.",
             "SESSION_FILE_READ_LIMITS",
             &session_limits,
         ),
@@ -138,7 +139,10 @@ fn versions(out: &mut String) {
         (
             "The most a reader takes in of each.",
             "ARTIFACT_FILE_READ_LIMITS",
-            &[("activity", ACTIVITY_READ_LIMIT)],
+            &[
+                ("activity", ACTIVITY_READ_LIMIT),
+                ("accept_spec", herd_protocol::accept::SPEC_READ_LIMIT),
+            ],
         ),
     ];
     for (doc, name, rows) in blocks {
@@ -187,5 +191,8 @@ mod tests {
         assert!(ts.contains("\tpolicy: 2,\n"), "{ts}");
         assert!(ts.contains("\tneedsInput: 16384,\n"), "{ts}");
         assert!(ts.contains("\ttaskInbox: 1,\n"), "{ts}");
+        assert!(ts.contains("\trecord: 262144,\n"), "{ts}");
+        assert!(ts.contains("\ttaskInbox: 1048576,\n"), "{ts}");
+        assert!(ts.contains("\tacceptSpec: 262144,\n"), "{ts}");
     }
 }

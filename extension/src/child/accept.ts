@@ -5,7 +5,7 @@
  * output). This module only reads the spec's limits and herd-accept's answer.
  */
 import type { AcceptSpec, CheckRun, CheckRunCheckOutcome } from "../generated/protocol.ts";
-import { ARTIFACT_FILE_VERSIONS } from "../generated/run-files.ts";
+import { ARTIFACT_FILE_READ_LIMITS, ARTIFACT_FILE_VERSIONS } from "../generated/run-files.ts";
 import { boolean, decode, decoded, integer, member, nullable, object, optional, string, where } from "../shared/decode.ts";
 import { type Running, runProcess } from "../shared/process.ts";
 import { readSmall } from "./files.ts";
@@ -53,7 +53,7 @@ export interface AcceptLimits {
 /** The limits of the spec at `file`, or undefined when there is no usable spec. */
 export function readAcceptLimits(file: string): AcceptLimits | undefined {
 	if (!file) return undefined;
-	const spec = decoded(readSmall(file), acceptSpec, file);
+	const spec = decoded(readSmall(file, ARTIFACT_FILE_READ_LIMITS.acceptSpec), acceptSpec, file, ARTIFACT_FILE_READ_LIMITS.acceptSpec);
 	if (!spec || !spec.run) return undefined;
 	const { maxRetries, timeoutSec } = spec;
 	return {

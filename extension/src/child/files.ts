@@ -5,11 +5,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-/** The default bound of a read: the accept spec, a task inbox entry. */
-export const READ_LIMIT = 1024 * 1024;
-
-/** Reads a small file, or undefined when it is missing, not a file, or larger than `limit`. */
-export function readSmall(file: string, limit = READ_LIMIT): string | undefined {
+/**
+ * Reads a small file, or undefined when it is missing, not a file, or larger than `limit` (a read
+ * bound of generated/run-files.ts, herd's own for the file).
+ */
+export function readSmall(file: string, limit: number): string | undefined {
 	try {
 		const stat = fs.statSync(file);
 		if (!stat.isFile() || stat.size > limit) return undefined;

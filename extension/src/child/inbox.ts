@@ -8,9 +8,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 
 import type { TaskInbox } from "../generated/protocol.ts";
-import { SESSION_FILE_VERSIONS, TASK_INBOX_PREFIX, TASK_INBOX_SUFFIX } from "../generated/run-files.ts";
+import { SESSION_FILE_READ_LIMITS, SESSION_FILE_VERSIONS, TASK_INBOX_PREFIX, TASK_INBOX_SUFFIX } from "../generated/run-files.ts";
 import { decoded, literal, object, string } from "../shared/decode.ts";
-import { READ_LIMIT, readSmall } from "./files.ts";
+import { readSmall } from "./files.ts";
 
 /** The idle poll of the inbox. */
 const INBOX_POLL_MS = 1000;
@@ -34,7 +34,7 @@ export interface InboxHandlers {
 const taskInbox = object<TaskInbox>({ version: literal(SESSION_FILE_VERSIONS.taskInbox), type: literal("task", "stop"), task: string, message: string });
 
 function entryOf(text: string | undefined): InboxEntry | undefined {
-	const entry = decoded(text, taskInbox, "an inbox entry", READ_LIMIT);
+	const entry = decoded(text, taskInbox, "an inbox entry", SESSION_FILE_READ_LIMITS.taskInbox);
 	if (!entry) return undefined;
 	return entry.type === "stop" ? { type: "stop", task: entry.task } : { type: "task", task: entry.task, message: entry.message };
 }
@@ -97,9 +97,9 @@ export class Inbox {
 		let text: string | undefined;
 		try {
 			// Peek at the type: a stop may be taken while busy (it waits for the task's end).
-			if (busy && !(readSmall(file) ?? "").includes('"stop"')) return;
+			if (busy && !(readSmall(file, SESSION_FILE_READ_LIMITS.taskInbox) ?? "").includes('"stop"')) return;
 			fs.renameSync(file, claimed);
-			text = readSmall(claimed);
+			text = readSmall(claimed, SESSION_FILE_READ_LIMITS.taskInbox);
 		} catch {
 			return;
 		}

@@ -94,8 +94,9 @@ export const RUN_FILE_VERSIONS = {
 	usage: 1,
 } as const;
 
-/** The most a reader takes in of each. */
+/** The most a reader takes in of the run record and of each versioned file of a run. */
 export const RUN_FILE_READ_LIMITS = {
+	record: 262144,
 	cancel: 16384,
 	interrupt: 4096,
 	timeout: 4096,
@@ -120,12 +121,13 @@ export const SESSION_FILE_VERSIONS = {
 	taskInbox: 1,
 } as const;
 
-/** The most a reader takes in of each versioned document beside a session. */
+/** The most a reader takes in of each versioned document beside a session, and of a task inbox file. */
 export const SESSION_FILE_READ_LIMITS = {
 	process: 65536,
 	policy: 262144,
 	needsInput: 16384,
 	acceptTries: 4096,
+	taskInbox: 1048576,
 } as const;
 
 /** The versions of the child's files in the artifacts directory: its activity snapshot `subagent-activity/<run-id>.json` and its accept spec `accept/<run-id>.json`. */
@@ -137,6 +139,7 @@ export const ARTIFACT_FILE_VERSIONS = {
 /** The most a reader takes in of each. */
 export const ARTIFACT_FILE_READ_LIMITS = {
 	activity: 65536,
+	acceptSpec: 262144,
 } as const;
 
 /** A task inbox file is `<session>.task-inbox.<seq: 12 digits>.json`. */

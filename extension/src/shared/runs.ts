@@ -4,12 +4,9 @@
 import * as fs from "node:fs";
 import type { RunRecord } from "../generated/protocol.ts";
 import { RUN_ID_PATTERN } from "../generated/protocol.ts";
-import { runFile } from "../generated/run-files.ts";
+import { RUN_FILE_READ_LIMITS, runFile } from "../generated/run-files.ts";
 import { type Shape, decoded } from "./decode.ts";
 import { runRecord } from "./formats.ts";
-
-/** The bound of a run record read here (herd's records are a few KiB). */
-export const RECORD_LIMIT = 256 * 1024;
 
 /** The file's text when it is a regular file of at most `limit` bytes, else undefined. */
 export function readLimited(file: string, limit: number): string | undefined {
@@ -30,5 +27,5 @@ export function readDocument<T>(file: string, shape: Shape<T>, limit: number): T
 /** The record `runs/<runId>.json` of `dir`, or undefined. */
 export function readRecord(dir: string, runId: string): RunRecord | undefined {
 	if (!RUN_ID_PATTERN.test(runId)) return undefined;
-	return readDocument(runFile(dir, runId, "record"), runRecord, RECORD_LIMIT);
+	return readDocument(runFile(dir, runId, "record"), runRecord, RUN_FILE_READ_LIMITS.record);
 }

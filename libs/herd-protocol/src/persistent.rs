@@ -24,6 +24,8 @@ use serde::{Deserialize, Serialize};
 pub const VERSION: u64 = 1;
 /// How much of the end of the ledger and of the task events a reader reads.
 pub const TAIL_LIMIT: u64 = 4 * 1024 * 1024;
+/// The largest task inbox file the child reads.
+pub const INBOX_READ_LIMIT: u64 = 1024 * 1024;
 /// How long a writer of the ledger waits for another writer's lock.
 pub const LOCK_WAIT: Duration = Duration::from_secs(2);
 

@@ -28,8 +28,8 @@ pub use report::{
 };
 pub use review::{REVIEW_VERSION, ReviewRecord};
 pub use spec::{
-    MAX_RETRIES_DEFAULT, MAX_RETRIES_LIMIT, PATH_MAX_BYTES, PATHS_MAX, RUN_MAX_BYTES, SPEC_VERSION,
-    SpecFile, TIMEOUT_SEC_DEFAULT, TIMEOUT_SEC_LIMIT,
+    MAX_RETRIES_DEFAULT, MAX_RETRIES_LIMIT, PATH_MAX_BYTES, PATHS_MAX, RUN_MAX_BYTES,
+    SPEC_READ_LIMIT, SPEC_VERSION, SpecFile, TIMEOUT_SEC_DEFAULT, TIMEOUT_SEC_LIMIT,
 };
 pub use tries::AcceptTries;
 pub use verdict::{ChildReport, Reason, UnreadableSpec, Verdict, VerdictDetails};

@@ -13,6 +13,8 @@ pub const TIMEOUT_SEC_DEFAULT: u64 = 600;
 pub const TIMEOUT_SEC_LIMIT: u64 = 3600;
 /// The version of the file form this build writes and the newest it reads.
 pub const SPEC_VERSION: u64 = 1;
+/// The largest spec file read, by herd-accept and by the child.
+pub const SPEC_READ_LIMIT: u64 = 256 * 1024;
 /// The longest `run` command, in bytes; a longer one is a mistake, not a check.
 pub const RUN_MAX_BYTES: usize = 64 * 1024;
 /// The most `paths` entries.
