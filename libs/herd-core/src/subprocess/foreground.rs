@@ -12,7 +12,7 @@ use super::command::{Command, Input, Output, check_duration};
 use super::group::Group;
 use super::pump::{Pump, SigpipeBlocked};
 use super::signals::Cancel;
-use super::watch::Watch;
+use super::watch::{Leader, Watch};
 
 /// Runs `cmd` to completion, its budget, or the end of its grace period, and returns how it
 /// ended.
@@ -72,7 +72,8 @@ fn run_inner(
 
     let mut pump = Pump::new(&mut child, cmd).map_err(supervise)?;
     let sigpipe = pump.feeds_stdin().then(SigpipeBlocked::new);
-    let mut watch = Watch::new(child.id(), group.pgid, cmd.grace, cancel, cancel_grace);
+    let leader = Leader::of(child.id(), group.pgid);
+    let mut watch = Watch::new(leader, group.pgid, cmd.grace, cancel, cancel_grace);
     watch
         .run(&mut pump, started + cmd.budget)
         .map_err(supervise)?;

@@ -26,7 +26,7 @@ const POLL_STEP: Duration = Duration::from_millis(10);
 
 /// How the loop learns that the leader exited, without reaping it: its pidfd turns readable in
 /// the same `poll`, or, on a kernel without pidfds, `waitid` is asked at every step.
-enum Leader {
+pub(super) enum Leader {
     Pidfd(Pidfd),
     Asked(libc::pid_t),
 }
@@ -53,24 +53,20 @@ pub(super) struct Watch<'a> {
     pub(super) timed_out: bool,
 }
 
-impl<'a> Watch<'a> {
-    /// Watches the group `pgid` whose leader is `pid`, with the command's `grace` and, when
-    /// `cancel` is given, its `cancel_grace`.
-    pub(super) fn new(
-        pid: u32,
-        pgid: libc::pid_t,
-        grace: Duration,
-        cancel: Option<&'a dyn Cancel>,
-        cancel_grace: Duration,
-    ) -> Watch<'a> {
-        let leader = match Pidfd::open(pid) {
+impl Leader {
+    /// The leader `pid` of group `pgid`: through a pidfd when the kernel gives one.
+    pub(super) fn of(pid: u32, pgid: libc::pid_t) -> Leader {
+        match Pidfd::open(pid) {
             Ok(pidfd) => Leader::Pidfd(pidfd),
             Err(_) => Leader::Asked(pgid),
-        };
-        Watch::with_leader(leader, pgid, grace, cancel, cancel_grace)
+        }
     }
+}
 
-    fn with_leader(
+impl<'a> Watch<'a> {
+    /// Watches the group `pgid` of `leader`, with the command's `grace` and, when `cancel` is
+    /// given, its `cancel_grace`.
+    pub(super) fn new(
         leader: Leader,
         pgid: libc::pid_t,
         grace: Duration,
@@ -298,7 +294,7 @@ mod tests {
         let mut child = spawn(&mut std_cmd).unwrap();
         let pid = libc::pid_t::try_from(child.id()).unwrap();
         let mut pump = Pump::new(&mut child, &cmd).unwrap();
-        let mut watch = Watch::with_leader(
+        let mut watch = Watch::new(
             Leader::Asked(pid),
             pid,
             Duration::from_millis(200),
