@@ -4,9 +4,16 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use herd_cleanup::remove::WIP_MESSAGE;
+use herd_core::error::{ErrorCode, ErrorDocument};
+use herd_protocol::cleanup::{Classification, CleanupList, Outcome, Removal, Via};
 use herd_protocol::worktree::manifest::{Manifest, State};
 
 use crate::World;
+
+/// `list --json` read as the listing it is.
+fn listing(w: &World) -> CleanupList {
+    serde_json::from_value(w.list()).unwrap()
+}
 
 #[test]
 fn a_clean_worktree_is_removed_and_its_branch_kept() {
@@ -18,12 +25,12 @@ fn a_clean_worktree_is_removed_and_its_branch_kept() {
 
     let run = w.remove(&wt, &[]);
     assert_eq!(run.code, 0, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["outcome"], "removed");
-    assert_eq!(doc["removed_via"], "git");
-    assert_eq!(doc["branch"], "feat/done");
-    assert_eq!(doc["manifests_marked"][0], "r1");
-    assert_eq!(doc["ignored_files"], 0);
+    let doc = run.doc::<Removal>();
+    assert_eq!(doc.outcome, Outcome::Removed);
+    assert_eq!(doc.removed_via, Some(Via::Git));
+    assert_eq!(doc.branch.as_deref(), Some("feat/done"));
+    assert_eq!(doc.manifests_marked, ["r1"]);
+    assert_eq!(doc.ignored_files, Some(0));
     assert!(wt.symlink_metadata().is_err(), "the checkout is gone");
     // The branch and its commit are untouched, and git no longer lists the checkout.
     assert_eq!(
@@ -43,7 +50,7 @@ fn a_clean_worktree_is_removed_and_its_branch_kept() {
     // A second removal, by path or by branch, answers "already removed".
     let again = w.remove(&wt, &[]);
     assert_eq!(again.code, 0, "{again:?}");
-    assert_eq!(again.json()["outcome"], "already_removed");
+    assert_eq!(again.doc::<Removal>().outcome, Outcome::AlreadyRemoved);
     let by_branch = w.cleanup(&["remove", "feat/done"]);
     assert_eq!(by_branch.code, 0, "{by_branch:?}");
     insta::assert_snapshot!(w.redact(&by_branch.stdout));
@@ -77,9 +84,9 @@ fn dirty_work_is_preserved_as_a_wip_commit_then_removed() {
 
     let run = w.remove(&wt, &["--preserve"]);
     assert_eq!(run.code, 0, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["outcome"], "removed", "{doc:#}");
-    let sha = doc["preservation"]["sha"].as_str().unwrap().to_owned();
+    let doc = run.doc::<Removal>();
+    assert_eq!(doc.outcome, Outcome::Removed, "{doc:#?}");
+    let sha = doc.preservation.as_ref().unwrap().sha.clone().unwrap();
     assert_eq!(w.sb.git(&repo, ["rev-parse", "refs/heads/wip"]).trim(), sha);
     assert_eq!(
         w.sb.git(&repo, ["log", "-1", "--format=%s", "wip"]).trim(),
@@ -91,7 +98,7 @@ fn dirty_work_is_preserved_as_a_wip_commit_then_removed() {
         ["README.md", "new/file.txt"],
         "ignored files are not preserved"
     );
-    assert_eq!(doc["ignored_files"], 1, "{doc:#}");
+    assert_eq!(doc.ignored_files, Some(1), "{doc:#?}");
     assert!(!wt.exists());
 }
 
@@ -122,16 +129,18 @@ fn failed_preservation_restores_the_index_and_removes_nothing() {
 
     let run = w.remove(&wt, &["--preserve"]);
     assert_eq!(run.code, 1, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["outcome"], "blocked");
-    assert_eq!(doc["preservation"]["sha"], serde_json::Value::Null);
-    assert_eq!(doc["preservation"]["index_restored"], true);
+    let doc = run.doc::<Removal>();
+    assert_eq!(doc.outcome, Outcome::Blocked);
+    let preservation = doc.preservation.unwrap();
+    assert_eq!(preservation.sha, None);
+    assert_eq!(preservation.index_restored, Some(true));
     assert!(
-        doc["preservation"]["error"]
-            .as_str()
+        preservation
+            .error
+            .as_deref()
             .unwrap()
             .contains("refused by the hook"),
-        "{doc:#}"
+        "{preservation:#?}"
     );
     assert_eq!(
         std::fs::read(&index).unwrap(),
@@ -167,14 +176,14 @@ fn bad_targets_are_refused_with_exit_2() {
 
     let none = w.cleanup(&["remove", "no-such-branch", "--json"]);
     assert_eq!(none.code, 2, "{none:?}");
-    assert_eq!(none.json()["error"]["code"], "not_found");
+    assert_eq!(none.doc::<ErrorDocument>().error.code, ErrorCode::NotFound);
 
     let both = w.cleanup(&["remove", "same", "--json"]);
     assert_eq!(both.code, 2, "{both:?}");
-    let doc = both.json();
-    assert_eq!(doc["error"]["code"], "ambiguous");
-    assert_eq!(doc["error"]["field"], "target");
-    let message = doc["error"]["message"].as_str().unwrap();
+    let error = both.doc::<ErrorDocument>().error;
+    assert_eq!(error.code, ErrorCode::Ambiguous);
+    assert_eq!(error.field.as_deref(), Some("target"));
+    let message = &error.message;
     assert!(
         message.contains(a.to_str().unwrap()) && message.contains(b.to_str().unwrap()),
         "{message}"
@@ -209,8 +218,7 @@ fn an_orphan_without_manifest_is_removed_and_pruned() {
     );
     let run = w.remove(&orphan, &[]);
     assert_eq!(run.code, 0, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["manifests_marked"].as_array().unwrap().len(), 0);
+    assert!(run.doc::<Removal>().manifests_marked.is_empty());
     assert!(!orphan.exists());
     let list = w.sb.git(&repo, ["worktree", "list", "--porcelain"]);
     assert!(!list.contains("orphan"), "{list}");
@@ -231,20 +239,21 @@ fn a_removed_manifest_never_governs_a_recreated_checkout() {
         &repo,
         ["worktree", "add", "--quiet", wt.to_str().unwrap(), "again"],
     );
-    let list = w.list();
-    let row = &list["worktrees"][0];
-    assert_eq!(row["classification"], "eligible", "{row:#}");
-    assert_eq!(row["manifests"][0]["state"], "removed");
-    assert_eq!(row["manifests"][0]["owner"], false);
+    let list = listing(&w);
+    let row = &list.worktrees[0].entry;
+    assert_eq!(row.classification, Classification::Eligible, "{row:#?}");
+    assert_eq!(row.manifests[0].state, "removed");
+    assert!(!row.manifests[0].owner);
 
     let run = w.remove(&wt, &[]);
     assert_eq!(run.code, 0, "{run:?}");
-    let doc = run.json();
+    let doc = run.doc::<Removal>();
     assert_eq!(
-        doc["outcome"], "removed",
-        "not merely \"already removed\": {doc:#}"
+        doc.outcome,
+        Outcome::Removed,
+        "not merely \"already removed\": {doc:#?}"
     );
-    assert_eq!(doc["manifests_marked"].as_array().unwrap().len(), 0);
+    assert!(doc.manifests_marked.is_empty());
     assert!(!wt.exists());
 }
 
@@ -286,10 +295,10 @@ fn a_submodule_source_is_found_through_core_worktree() {
             wt.to_str().unwrap(),
         ],
     );
-    let list = w.list();
-    let row = &list["worktrees"][0];
-    assert_eq!(row["source"], sub.to_str().unwrap(), "{row:#}");
-    assert_eq!(row["classification"], "eligible", "{row:#}");
+    let list = listing(&w);
+    let row = &list.worktrees[0].entry;
+    assert_eq!(row.source.as_deref(), sub.to_str(), "{row:#?}");
+    assert_eq!(row.classification, Classification::Eligible, "{row:#?}");
 
     let run = w.remove(&wt, &[]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -312,17 +321,20 @@ fn with_a_symlinked_managed_root_what_create_printed_is_listed_and_removed() {
     let printed = w.worktree(&repo, "feat/linked", "r1");
     assert!(printed.starts_with(&real), "{}", printed.display());
 
-    let list = w.list();
-    let row = list["worktrees"]
-        .as_array()
-        .unwrap()
+    let list = listing(&w);
+    let row = list
+        .worktrees
         .iter()
-        .find(|r| r["path"] == printed.to_str().unwrap())
-        .unwrap_or_else(|| panic!("{} is listed: {list:#}", printed.display()));
-    assert_eq!(row["classification"], "eligible", "{row:#}");
+        .find(|r| Some(r.entry.path.as_str()) == printed.to_str())
+        .unwrap_or_else(|| panic!("{} is listed: {list:#?}", printed.display()));
+    assert_eq!(
+        row.entry.classification,
+        Classification::Eligible,
+        "{row:#?}"
+    );
     let run = w.remove(&printed, &[]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(run.json()["outcome"], "removed");
+    assert_eq!(run.doc::<Removal>().outcome, Outcome::Removed);
     assert!(printed.symlink_metadata().is_err(), "the checkout is gone");
 }
 
@@ -370,6 +382,6 @@ fn what_the_losers_of_concurrent_creates_leave_never_blocks_the_winners_removal(
     let winner = winners[0].clone();
     let run = w.remove(&winner, &[]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(run.json()["outcome"], "removed");
+    assert_eq!(run.doc::<Removal>().outcome, Outcome::Removed);
     assert!(winner.symlink_metadata().is_err(), "the checkout is gone");
 }
