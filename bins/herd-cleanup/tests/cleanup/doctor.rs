@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use herd_protocol::cleanup::{DoctorReport, FindingState};
+
 use crate::{Sleeper, World};
 
 /// A stand-in Pi in the sandbox: a shell script with `body`.
@@ -35,36 +37,27 @@ fn doctor_reports_checks_and_runs_whose_owner_is_gone() {
     let run = w.cleanup_with(&["doctor", "--json"], &env);
     // A run needs a hand: that is a valid negative answer.
     assert_eq!(run.code, 1, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["ok"], false, "{doc:#}");
+    let doc = run.doc::<DoctorReport>();
+    assert!(!doc.ok, "{doc:#?}");
     let check = |name: &str| {
-        doc["checks"]
-            .as_array()
-            .unwrap()
+        doc.checks
             .iter()
-            .find(|c| c["name"] == name)
-            .unwrap_or_else(|| panic!("check {name}: {doc:#}"))
-            .clone()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("check {name}: {doc:#?}"))
     };
-    assert_eq!(check("git")["ok"], true);
-    assert!(
-        check("git")["detail"]
-            .as_str()
-            .unwrap()
-            .starts_with("git version ")
-    );
-    assert_eq!(check("proc")["ok"], true);
-    assert_eq!(check("artifacts")["ok"], true);
-    assert_eq!(check("herdr")["detail"], "not in use (HERDR_ENV is not 1)");
-    assert_eq!(check("managed root")["ok"], true);
-    assert_eq!(check("pi")["ok"], true);
-    assert_eq!(check("pi")["detail"], "pi 1.6.0");
-    assert_eq!(check("runs")["ok"], false);
-    assert_eq!(doc["runs_inspected"], 2);
-    let runs = doc["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 1, "{doc:#}");
-    assert_eq!(runs[0]["run_id"], "run-gone");
-    assert_eq!(runs[0]["state"], "owner_gone");
+    assert!(check("git").ok);
+    assert!(check("git").detail.starts_with("git version "));
+    assert!(check("proc").ok);
+    assert!(check("artifacts").ok);
+    assert_eq!(check("herdr").detail, "not in use (HERDR_ENV is not 1)");
+    assert!(check("managed root").ok);
+    assert!(check("pi").ok);
+    assert_eq!(check("pi").detail, "pi 1.6.0");
+    assert!(!check("runs").ok);
+    assert_eq!(doc.runs_inspected, 2);
+    assert_eq!(doc.runs.len(), 1, "{doc:#?}");
+    assert_eq!(doc.runs[0].run_id, "run-gone");
+    assert_eq!(doc.runs[0].state, FindingState::OwnerGone);
 
     let human = w.cleanup_with(&["doctor"], &env);
     assert_eq!(human.code, 1, "{human:?}");
@@ -118,7 +111,7 @@ fn doctor_is_fine_only_when_pi_starts_and_no_run_needs_a_hand() {
         );
         let json = w.cleanup_with(&["doctor", "--json"], &[("HERD_PI", pi)]);
         assert_eq!(json.code, 1, "{json:?}");
-        assert_eq!(json.json()["ok"], false);
+        assert!(!json.doc::<DoctorReport>().ok);
     }
 
     // $HERD_PI_NODE runs $HERD_PI, as herd-launch does.
