@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 7a7afa50b991963835d543cb65dbb7abde7a7323be6463e08f5ae92329070129
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 7c07b529660dae7062f43f44c8bdda6888715499bc2ae07dbc3d92dc3a9e0fb0
 // src/generated/run-files.ts
 import * as path from "node:path";
 var RUNS_DIR = "runs";

@@ -98,8 +98,9 @@ export interface AcceptTries {
 	last?: AcceptTriesChildReport;
 	tries: number;
 	/**
-	 * The child writes exactly 1; an older child wrote no version. The field is optional only
-	 * so that reading stays tolerant, hence the schema of what a child writes.
+	 * The child writes the file's version (the session-file table's); an older child wrote
+	 * none. The field is optional only so that reading stays tolerant, hence the schema of what
+	 * a child writes.
 	 */
 	version?: 1;
 }

@@ -159,7 +159,7 @@ pub fn read_run_exit(record: &RunRecord) -> ExitRead {
     description = "`subagent-activity/<run-id>.json`: the child's activity snapshot (pi-herdr-agents format), written atomically by the child extension. A snapshot that breaks these rules is read as invalid and ignored."
 )]
 pub struct Activity {
-    #[schemars(schema_with = "crate::version_one")]
+    #[schemars(schema_with = "crate::version_is::<{ ACTIVITY_VERSION }>")]
     pub version: u64,
     /// Must equal the run id.
     #[schemars(length(max = SHORT_TEXT_MAX), pattern(ONE_LINE_PATTERN))]

@@ -54,10 +54,12 @@ pub mod usage;
 pub mod watch;
 pub mod worktree;
 
-/// The schema of a version field whose only version is 1 (`#[schemars(schema_with = ...)]`):
-/// a reader refuses any other.
-pub(crate) fn version_one(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"const": 1})
+/// The schema of a version field whose only version is `V`, the format's named constant
+/// (`#[schemars(schema_with = "crate::version_is::<{ NAME }>")]`): a reader refuses any other.
+/// A file beside a session takes its table's version instead
+/// ([`session_file::version_of`]).
+pub(crate) fn version_is<const V: u64>(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "const": V })
 }
 
 /// The schema of a `format_version` a reader checks against the newest it knows: at least 1.

@@ -36,7 +36,7 @@ pub enum ChildState {
     description = "`<session>.needs-input.json`: whether the child waits for a person (a dialog open, its run settled), written atomically by the child extension each time that changes. A file that breaks these rules is read as unknown: not waiting."
 )]
 pub struct NeedsInputFile {
-    #[schemars(schema_with = "crate::version_one")]
+    #[schemars(schema_with = "crate::session_file::version_of::<NeedsInputFile>")]
     pub version: u64,
     /// Must equal the run id.
     #[schemars(length(max = SHORT_TEXT_MAX), pattern(ONE_LINE_PATTERN))]

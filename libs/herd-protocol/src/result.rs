@@ -388,7 +388,7 @@ pub const LEDGER_LINE_VERSION: u64 = 1;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LedgerLine {
-    #[schemars(schema_with = "crate::version_one")]
+    #[schemars(schema_with = "crate::version_is::<{ LEDGER_LINE_VERSION }>")]
     pub version: u64,
     pub at: u64,
     #[schemars(pattern(crate::layout::RUN_ID_PATTERN))]

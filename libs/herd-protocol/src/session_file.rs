@@ -141,6 +141,12 @@ pub const LINE_VERSIONS: &[(&str, u64)] = &[
     ("task_inbox", crate::persistent::VERSION),
 ];
 
+/// The schema of the version field of file `F`: [`SessionFile::VERSION`], the only version a
+/// writer stamps (`#[schemars(schema_with = "crate::session_file::version_of::<Type>")]`).
+pub(crate) fn version_of<F: SessionFile>(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "const": F::VERSION })
+}
+
 /// A document the child writes, as it writes it: compact JSON and a newline.
 pub(crate) fn compact<F: SessionFile + serde::Serialize>(
     file: &F,
@@ -253,6 +259,20 @@ mod tests {
         assert_eq!(
             files.read::<AcceptTries>().unwrap().unwrap().version,
             Some(1)
+        );
+    }
+
+    #[test]
+    fn the_childs_files_schemas_name_their_tables_version() {
+        let version =
+            |schema: schemars::Schema| schema.as_value()["properties"]["version"]["const"].clone();
+        assert_eq!(
+            version(schemars::schema_for!(NeedsInputFile)),
+            <NeedsInputFile as SessionFile>::VERSION
+        );
+        assert_eq!(
+            version(schemars::schema_for!(AcceptTries)),
+            <AcceptTries as SessionFile>::VERSION
         );
     }
 

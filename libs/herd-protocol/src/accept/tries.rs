@@ -15,10 +15,11 @@ use crate::session_file::SessionFile;
 /// the parent re-check; a file it cannot read counts as unknown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct AcceptTries {
-    /// The child writes exactly 1; an older child wrote no version. The field is optional only
-    /// so that reading stays tolerant, hence the schema of what a child writes.
+    /// The child writes the file's version (the session-file table's); an older child wrote
+    /// none. The field is optional only so that reading stays tolerant, hence the schema of what
+    /// a child writes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::version_one")]
+    #[schemars(schema_with = "crate::session_file::version_of::<AcceptTries>")]
     pub version: Option<u64>,
     #[schemars(range(min = 0, max = u32::MAX))]
     pub tries: u32,

@@ -14,7 +14,7 @@ pub const CATALOG_VERSION: u64 = 1;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "LaunchModels")]
 pub struct ModelCatalog {
-    #[schemars(schema_with = "crate::version_one")]
+    #[schemars(schema_with = "crate::version_is::<{ CATALOG_VERSION }>")]
     pub format_version: u64,
     pub models: Vec<CatalogModel>,
     pub tasks: Vec<CatalogTask>,
@@ -154,7 +154,7 @@ pub const HANDOFF_VERSION: u64 = 1;
 /// new session, and whether the new Pi's start and the focus were confirmed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct HandoffDoc {
-    #[schemars(schema_with = "crate::version_one")]
+    #[schemars(schema_with = "crate::version_is::<{ HANDOFF_VERSION }>")]
     pub format_version: u64,
     pub status: HandoffStatus,
     pub handoff_id: String,

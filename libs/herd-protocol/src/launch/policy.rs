@@ -93,7 +93,7 @@ pub enum PolicyFile<'a> {
 #[serde(rename_all = "camelCase")]
 #[schemars(deny_unknown_fields)]
 pub struct PolicyFileV1<'a> {
-    #[schemars(schema_with = "crate::version_one")]
+    #[schemars(schema_with = "crate::version_is::<1>")]
     pub version: u64,
     pub owner: Owner,
     #[schemars(schema_with = "tools_schema")]

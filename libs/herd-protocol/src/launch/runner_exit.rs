@@ -12,7 +12,7 @@ pub const READ_LIMIT: u64 = 4096;
 /// the runner has exited, on every surface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RunnerExit {
-    #[schemars(schema_with = "crate::version_one")]
+    #[schemars(schema_with = "crate::version_is::<{ RunnerExit::FORMAT_VERSION }>")]
     pub format_version: u64,
     #[schemars(range(min = i32::MIN, max = i32::MAX))]
     pub exit_code: i32,
