@@ -66,7 +66,7 @@ pub struct Cli {
 }
 
 /// Every row id, in the order of the table.
-pub const ROW_IDS: [&str; 27] = [
+pub const ROW_IDS: [&str; 28] = [
     "accept.check",
     "accept.reap",
     "worktree.inspect",
@@ -86,6 +86,7 @@ pub const ROW_IDS: [&str; 27] = [
     crate::bench_start::ROWS[1],
     crate::bench_start::ROWS[2],
     crate::bench_start::ROWS[3],
+    crate::bench_start::ROWS[4],
     "watch.idle_cpu",
     "watch.result_latency",
     crate::bench_history::STATUS_ID,

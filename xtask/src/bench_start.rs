@@ -5,8 +5,14 @@
 //!   request, against `pi -p` started directly in the same directory with the same model and
 //!   environment, to its first request; interleaved round by round. What herd adds is its
 //!   launch, the launch script, the child extension's load and the sidecars.
+//! - `launch.first_request_loader`: the same herd child against a direct `pi -p` that loads one
+//!   empty extension, which is what Pi's extension loader costs any `-e` file (jiti and its
+//!   modules, about 16 ms): what herd adds beyond that floor.
 //! - `launch.first_request_8`: the same for 8 children started at once, until the eighth first
 //!   request, against 8 direct `pi -p` at once.
+//!
+//! A Pi start spreads by ±10 % from one to the next, as much as the difference measured, so a
+//! round of the one-child rows times [`SAMPLES_PER_ROUND`] children of each side, interleaved.
 //! - `launch.worktree_tmux`: a spawn into a new managed worktree of a 300-file repository and a
 //!   tmux pane, against `git worktree add -b` plus `tmux split-window -d`.
 //! - `launch.workmux`: the same spawn against `workmux add -b -C -H -F` when `workmux` is on
@@ -37,8 +43,12 @@ const CHILD_DEADLINE: Duration = Duration::from_secs(60);
 /// The scripted model the children ask.
 const MODEL: &str = "child";
 
-pub const ROWS: [&str; 4] = [
+/// The children of each side one round of a one-child row times.
+const SAMPLES_PER_ROUND: usize = 3;
+
+pub const ROWS: [&str; 5] = [
     "launch.first_request",
+    "launch.first_request_loader",
     "launch.first_request_8",
     "launch.worktree_tmux",
     "launch.workmux",
@@ -53,12 +63,21 @@ pub fn rows(ctx: &Ctx) -> Vec<Row> {
             "time to a working child: spawn to its first model request".to_owned(),
             Goal::RatioAtMost(1.1),
             1,
+            Direct::Plain,
         ),
         (
             ROWS[1],
+            "the same against a Pi that loads an empty extension".to_owned(),
+            Goal::RatioAtMost(1.1),
+            1,
+            Direct::EmptyExtension,
+        ),
+        (
+            ROWS[2],
             format!("the same, {at_once} children spawned at once"),
             Goal::RatioAtMost(1.15),
             at_once,
+            Direct::Plain,
         ),
     ];
     let wanted: Vec<_> = pi_rows.iter().filter(|r| ctx.wants(r.0)).collect();
@@ -66,10 +85,10 @@ pub fn rows(ctx: &Ctx) -> Vec<Row> {
         let bench = ctx
             .binary("herd-launch")
             .and_then(|bin| PiBench::start(&bin));
-        for (id, figure, goal, n) in wanted {
+        for (id, figure, goal, n, direct) in wanted {
             progress(&format!("herd-launch: {id}"));
             let result = match &bench {
-                Ok(bench) => bench.first_requests(*n, ctx.rounds),
+                Ok(bench) => bench.first_requests(*n, *direct, ctx.rounds),
                 Err(why) => Err(why.clone()),
             };
             rows.push(Row::from_result(
@@ -82,21 +101,21 @@ pub fn rows(ctx: &Ctx) -> Vec<Row> {
         }
     }
     let files = ctx.size(300, 100);
-    if ctx.wants(ROWS[2]) {
-        progress(&format!("herd-launch: {}", ROWS[2]));
+    if ctx.wants(ROWS[3]) {
+        progress(&format!("herd-launch: {}", ROWS[3]));
         let result = ctx
             .binary("herd-launch")
             .and_then(|bin| worktree_tmux(&bin, files, ctx.rounds, Baseline::GitAndTmux));
         rows.push(Row::from_result(
-            ROWS[2],
+            ROWS[3],
             COMPONENT,
             format!("spawn into a new worktree + tmux pane, {files}-file repository"),
             Goal::RatioAtMost(1.1),
             result,
         ));
     }
-    if ctx.wants(ROWS[3]) {
-        progress(&format!("herd-launch: {}", ROWS[3]));
+    if ctx.wants(ROWS[4]) {
+        progress(&format!("herd-launch: {}", ROWS[4]));
         let result = if on_path("workmux") {
             ctx.binary("herd-launch")
                 .and_then(|bin| worktree_tmux(&bin, files, ctx.rounds, Baseline::Workmux))
@@ -104,7 +123,7 @@ pub fn rows(ctx: &Ctx) -> Vec<Row> {
             Err("workmux is not on PATH".into())
         };
         rows.push(Row::from_result(
-            ROWS[3],
+            ROWS[4],
             COMPONENT,
             format!("the same against workmux, {files}-file repository"),
             Goal::RatioAtMost(0.5),
@@ -114,12 +133,21 @@ pub fn rows(ctx: &Ctx) -> Vec<Row> {
     rows
 }
 
+/// What a herd child is timed against: Pi started directly, as it is or with an empty extension.
+#[derive(Clone, Copy)]
+enum Direct {
+    Plain,
+    EmptyExtension,
+}
+
 /// The scripted model, Pi's environment and the release herd-launch.
 struct PiBench {
     model: ModelServer,
     env: PiEnv,
     scratch: Scratch,
     launch: PathBuf,
+    /// An extension that does nothing, for [`Direct::EmptyExtension`].
+    empty_extension: PathBuf,
 }
 
 impl PiBench {
@@ -130,35 +158,47 @@ impl PiBench {
         let model =
             ModelServer::start_models(Models::new().model(MODEL, Script::new().step(Text("done"))));
         let env = PiEnv::new(&model);
+        let scratch = Scratch::new("herd-bench-start")?;
+        let empty_extension = scratch.root().join("empty-extension.js");
+        std::fs::write(&empty_extension, "export default function () {}\n")
+            .map_err(|e| format!("cannot write {}: {e}", empty_extension.display()))?;
         Ok(PiBench {
             model,
             env,
-            scratch: Scratch::new("herd-bench-start")?,
+            scratch,
             launch: launch.to_path_buf(),
+            empty_extension,
         })
     }
 
-    /// Medians of `rounds` of: `n` herd children, then `n` direct Pi starts, each timed until
-    /// the `n`th first request (round 0 warms the caches).
-    fn first_requests(&self, n: usize, rounds: usize) -> Result<Measured, String> {
-        let mut herd = Vec::with_capacity(rounds);
-        let mut direct = Vec::with_capacity(rounds);
+    /// Medians of `rounds` rounds of: `n` herd children, then `n` direct Pi starts, each timed
+    /// until the `n`th first request (round 0 warms the caches). A round of a one-child row
+    /// times [`SAMPLES_PER_ROUND`] of each.
+    fn first_requests(&self, n: usize, direct: Direct, rounds: usize) -> Result<Measured, String> {
+        let per_round = if n == 1 { SAMPLES_PER_ROUND } else { 1 };
+        let mut herd = Vec::with_capacity(rounds * per_round);
+        let mut base = Vec::with_capacity(rounds * per_round);
         for round in 0..=rounds {
-            let art = self.scratch.artifacts(&format!("pi-{n}-{round}"))?;
-            let took = self.herd_children(&art, n)?;
-            let direct_took = self.direct_children(n)?;
-            if round > 0 {
-                herd.push(took);
-                direct.push(direct_took);
+            for sample in 0..per_round {
+                let art = self
+                    .scratch
+                    .artifacts(&format!("pi-{n}-{round}-{sample}"))?;
+                let took = self.herd_children(&art, n)?;
+                let direct_took = self.direct_children(n, direct)?;
+                if round > 0 {
+                    herd.push(took);
+                    base.push(direct_took);
+                }
             }
         }
-        let baseline = if n == 1 {
-            "pi -p started directly, to its first request".to_owned()
-        } else {
-            format!("{n} direct pi -p at once")
+        let baseline = match (n, direct) {
+            (1, Direct::Plain) => "pi -p started directly, to its first request".to_owned(),
+            (1, Direct::EmptyExtension) => "pi -p -e <empty extension>".to_owned(),
+            (_, Direct::Plain) => format!("{n} direct pi -p at once"),
+            (_, Direct::EmptyExtension) => format!("{n} direct pi -p -e <empty extension> at once"),
         };
-        Ok(Measured::new(Quantity::ms(median(&herd)), rounds)
-            .against(baseline, Quantity::ms(median(&direct))))
+        Ok(Measured::new(Quantity::ms(median(&herd)), herd.len())
+            .against(baseline, Quantity::ms(median(&base))))
     }
 
     /// `n` spawns at once; the time from the first spawn's start to the `n`th new request.
@@ -182,12 +222,17 @@ impl PiBench {
     }
 
     /// `n` direct `pi -p` at once; the time to the `n`th new request.
-    fn direct_children(&self, n: usize) -> Result<Duration, String> {
+    fn direct_children(&self, n: usize, direct: Direct) -> Result<Duration, String> {
         let before = self.model.arrivals().len();
         let started = Instant::now();
         let mut children = Vec::with_capacity(n);
         for _ in 0..n {
-            let mut cmd = self.env.pi().model(MODEL).print("Say done").command();
+            let pi = self.env.pi().model(MODEL);
+            let pi = match direct {
+                Direct::Plain => pi,
+                Direct::EmptyExtension => pi.extension(&self.empty_extension),
+            };
+            let mut cmd = pi.print("Say done").command();
             cmd.stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null());
