@@ -281,6 +281,18 @@ impl SessionFiles {
     pub fn inbox(&self, seq: u64) -> PathBuf {
         self.with_suffix(&format!("{TASK_INBOX_PREFIX}{seq:012}{TASK_INBOX_SUFFIX}"))
     }
+
+    /// The sequence number of `name` when it is the name of one of this session's inbox files,
+    /// claimed or not (its 12 digits may be followed by more than [`TASK_INBOX_SUFFIX`]).
+    pub fn inbox_seq(&self, name: &std::ffi::OsStr) -> Option<u64> {
+        let session = self.session.file_name()?.as_encoded_bytes();
+        let digits = name
+            .as_encoded_bytes()
+            .strip_prefix(session)?
+            .strip_prefix(TASK_INBOX_PREFIX.as_bytes())?
+            .get(..12)?;
+        std::str::from_utf8(digits).ok()?.parse().ok()
+    }
 }
 
 /// The files beside a session: `<session><suffix>`, each with its accessor on [`SessionFiles`]
@@ -485,6 +497,27 @@ run_files! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_inbox_file_is_known_by_its_session_and_twelve_digits_claimed_or_not() {
+        let files = SessionFiles::new(PathBuf::from("/s/run.jsonl"));
+        let seq = |name: &str| files.inbox_seq(std::ffi::OsStr::new(name));
+        let name = files.inbox(42);
+        assert_eq!(files.inbox_seq(name.file_name().unwrap()), Some(42));
+        assert_eq!(
+            seq("run.jsonl.task-inbox.000000000007.json.consuming"),
+            Some(7)
+        );
+        assert_eq!(
+            seq("run.jsonl.task-inbox.000000000008.json.invalid"),
+            Some(8)
+        );
+        // Another session's inbox, a session whose name starts alike, and short digits.
+        assert_eq!(seq("other.jsonl.task-inbox.000000000001.json"), None);
+        assert_eq!(seq("run.jsonl2.task-inbox.000000000001.json"), None);
+        assert_eq!(seq("run.jsonl.task-inbox.12.json"), None);
+        assert_eq!(seq("run.jsonl.tasks"), None);
+    }
 
     #[test]
     fn parent_session_derives_artifacts_from_header_then_name() {

@@ -246,13 +246,6 @@ pub fn write_inbox(
 fn next_inbox_seq(files: &SessionFiles) -> Result<u64, Error> {
     let session = files.session();
     let dir = session.parent().unwrap_or(Path::new("."));
-    let prefix = format!(
-        "{}.task-inbox.",
-        session
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    );
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(1),
@@ -265,12 +258,7 @@ fn next_inbox_seq(files: &SessionFiles) -> Result<u64, Error> {
     };
     let mut max = 0;
     for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(seq) = name
-            .strip_prefix(&prefix)
-            .and_then(|rest| rest.get(..12))
-            .and_then(|digits| digits.parse::<u64>().ok())
-        {
+        if let Some(seq) = files.inbox_seq(&entry.file_name()) {
             max = max.max(seq);
         }
     }
