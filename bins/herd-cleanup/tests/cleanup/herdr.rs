@@ -9,9 +9,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
+use herd_protocol::cleanup::{BlockerCode, Classification, Outcome, Removal, Via};
 use serde_json::json;
 
-use crate::{Sleeper, World, codes};
+use crate::{Sleeper, World, codes, row};
 
 const DOUBLE: &str = env!("CARGO_BIN_EXE_herd-cleanup-herdr-double");
 
@@ -129,32 +130,27 @@ fn open_workspaces_exempt_idle_shells_block_busy_panes_and_remove_through_herdr(
     ];
 
     let session = w.session();
-    let run = w.cleanup_with(
-        &["list", "--json", "--session-cwd", session.to_str().unwrap()],
-        &env,
-    );
-    assert_eq!(run.code, 0, "{run:?}");
-    let doc = run.json();
-    let row = |path: &Path| {
-        doc["worktrees"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["path"] == path.to_str().unwrap())
-            .unwrap()
-            .clone()
-    };
-    let idle_row = row(&idle);
-    assert_eq!(idle_row["workspace"], "w3");
+    let list = w.list_with(&env);
+    let idle_row = &row(&list, &idle).entry;
+    assert_eq!(idle_row.workspace.as_deref(), Some("w3"));
     assert_eq!(
-        idle_row["classification"], "eligible",
-        "the idle shell is exempt: {idle_row:#}"
+        idle_row.classification,
+        Classification::Eligible,
+        "the idle shell is exempt: {idle_row:#?}"
     );
-    let busy_row = row(&busy);
-    assert_eq!(busy_row["classification"], "blocked");
-    assert_eq!(codes(&busy_row), ["foreground_process"], "{busy_row:#}");
-    let posing_row = row(&posing);
-    assert_eq!(codes(&posing_row), ["process_holder"], "{posing_row:#}");
+    let busy_row = &row(&list, &busy).entry;
+    assert_eq!(busy_row.classification, Classification::Blocked);
+    assert_eq!(
+        codes(&busy_row.blockers),
+        [BlockerCode::ForegroundProcess],
+        "{busy_row:#?}"
+    );
+    let posing_row = &row(&list, &posing).entry;
+    assert_eq!(
+        codes(&posing_row.blockers),
+        [BlockerCode::ProcessHolder],
+        "{posing_row:#?}"
+    );
 
     // Removal by workspace id goes through Herdr, never git: the double removes nothing, so the
     // checkout is still there and the answer is "unknown", not "removed".
@@ -169,16 +165,10 @@ fn open_workspaces_exempt_idle_shells_block_busy_panes_and_remove_through_herdr(
         &env,
     );
     assert_eq!(run.code, 4, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["removed_via"], "herdr");
-    assert_eq!(doc["outcome"], "unknown");
-    assert!(
-        doc["blockers"][0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("still there"),
-        "{doc:#}"
-    );
+    let doc = run.doc::<Removal>();
+    assert_eq!(doc.removed_via, Some(Via::Herdr));
+    assert_eq!(doc.outcome, Outcome::Unknown);
+    assert!(doc.blockers[0].message.contains("still there"), "{doc:#?}");
     assert!(idle.exists());
     assert!(
         w.sb.git(&repo, ["worktree", "list", "--porcelain"])
@@ -196,7 +186,7 @@ fn open_workspaces_exempt_idle_shells_block_busy_panes_and_remove_through_herdr(
     );
     assert_eq!(run.code, 4, "{run:?}");
     assert!(
-        codes(&run.json()).contains(&"herdr_unknown".to_owned()),
+        codes(&run.doc::<Removal>().blockers).contains(&BlockerCode::HerdrUnknown),
         "{run:?}"
     );
 

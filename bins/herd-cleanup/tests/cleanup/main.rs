@@ -22,10 +22,10 @@ use herd_core::identity;
 pub use herd_e2e::cli::Run;
 use herd_e2e::git::Sandbox;
 use herd_e2e::redact::Redactions;
+use herd_protocol::cleanup::{Blocker, BlockerCode, CleanupList, ListedEntry};
 use herd_protocol::layout::{Artifacts, SessionFiles};
 use herd_protocol::worktree::Surface;
 use herd_worktree::create::{CreateEnv, CreateRequest};
-use serde_json::Value;
 
 /// A sandbox with a session directory, a managed root and an artifacts directory.
 pub struct World {
@@ -138,12 +138,20 @@ impl World {
         self.cleanup(&args)
     }
 
-    /// `list --json` with the session cwd.
-    pub fn list(&self) -> Value {
+    /// `list --json` with the session cwd, read as the listing it is.
+    pub fn list(&self) -> CleanupList {
+        self.list_with(&[])
+    }
+
+    /// `list --json` with the session cwd and more environment, read as the listing it is.
+    pub fn list_with(&self, env: &[(&str, &str)]) -> CleanupList {
         let session = self.session();
-        let run = self.cleanup(&["list", "--json", "--session-cwd", session.to_str().unwrap()]);
+        let run = self.cleanup_with(
+            &["list", "--json", "--session-cwd", session.to_str().unwrap()],
+            env,
+        );
         assert_eq!(run.code, 0, "{run:?}");
-        run.json()
+        run.doc()
     }
 
     /// Writes a run record of run `run_id` working in `worktree`, with a process identity
@@ -210,14 +218,16 @@ impl Drop for Sleeper {
     }
 }
 
-/// The codes of an entry's or a removal's blockers.
-pub fn codes(doc: &Value) -> Vec<String> {
-    doc["blockers"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|b| b["code"].as_str().unwrap_or_default().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
+/// The codes of an entry's or a removal's blockers, in order.
+pub fn codes(blockers: &[Blocker]) -> Vec<BlockerCode> {
+    blockers.iter().map(|b| b.code).collect()
+}
+
+/// The row of `list` for the entry at `path`; the test fails, showing the listing, when there
+/// is none.
+pub fn row<'l>(list: &'l CleanupList, path: &Path) -> &'l ListedEntry {
+    list.worktrees
+        .iter()
+        .find(|r| Some(r.entry.path.as_str()) == path.to_str())
+        .unwrap_or_else(|| panic!("{} is listed: {list:#?}", path.display()))
 }

@@ -4,15 +4,16 @@
 use std::os::unix::fs::symlink;
 use std::path::PathBuf;
 
+use herd_protocol::cleanup::{BlockerCode, Classification, Outcome, Removal};
 use herd_protocol::worktree::manifest::Manifest;
 
-use crate::{Sleeper, World, codes};
+use crate::{Sleeper, World, codes, row};
 
 struct Case {
     name: &'static str,
     path: PathBuf,
-    code: &'static str,
-    class: &'static str,
+    code: BlockerCode,
+    class: Classification,
     exit: i32,
 }
 
@@ -34,11 +35,23 @@ fn every_dangerous_state_blocks_and_names_its_blocker() {
 
     let dirty = w.worktree(&repo, "dirty", "r-dirty");
     sb.write(&dirty, "README.md", "changed\n");
-    case("dirty", dirty, "dirty", "blocked", 1);
+    case(
+        "dirty",
+        dirty,
+        BlockerCode::Dirty,
+        Classification::Blocked,
+        1,
+    );
 
     let untracked = w.worktree(&repo, "untracked", "r-untracked");
     sb.write(&untracked, "notes.txt", "new\n");
-    case("untracked", untracked, "untracked", "blocked", 1);
+    case(
+        "untracked",
+        untracked,
+        BlockerCode::Untracked,
+        Classification::Blocked,
+        1,
+    );
 
     let conflicted = w.worktree(&repo, "conflicted", "r-conflicted");
     sb.write(&conflicted, "c.txt", "ours\n");
@@ -46,7 +59,13 @@ fn every_dangerous_state_blocks_and_names_its_blocker() {
     sb.write(&repo, "c.txt", "theirs\n");
     sb.commit_all(&repo, "theirs");
     sb.git_fails(&conflicted, ["merge", "--quiet", "main"]);
-    case("conflicted", conflicted, "conflicts", "blocked", 1);
+    case(
+        "conflicted",
+        conflicted,
+        BlockerCode::Conflicts,
+        Classification::Blocked,
+        1,
+    );
 
     let locked = w.worktree(&repo, "locked", "r-locked");
     sb.git(
@@ -59,7 +78,13 @@ fn every_dangerous_state_blocks_and_names_its_blocker() {
             locked.to_str().unwrap(),
         ],
     );
-    case("locked", locked, "locked", "blocked", 1);
+    case(
+        "locked",
+        locked,
+        BlockerCode::Locked,
+        Classification::Blocked,
+        1,
+    );
 
     // An orphan (no manifest): detached HEAD is its only problem.
     let detached = w.root().join("repo/detached");
@@ -73,7 +98,13 @@ fn every_dangerous_state_blocks_and_names_its_blocker() {
             detached.to_str().unwrap(),
         ],
     );
-    case("detached", detached, "detached_head", "blocked", 1);
+    case(
+        "detached",
+        detached,
+        BlockerCode::DetachedHead,
+        Classification::Blocked,
+        1,
+    );
 
     let sub_source = sb.repo("subsource");
     let submodule = w.worktree(&repo, "submodule", "r-submodule");
@@ -93,21 +124,33 @@ fn every_dangerous_state_blocks_and_names_its_blocker() {
     case(
         "submodule",
         submodule,
-        "initialized_submodules",
-        "blocked",
+        BlockerCode::InitializedSubmodules,
+        Classification::Blocked,
         1,
     );
 
     let held = w.worktree(&repo, "held", "r-held");
     std::fs::create_dir(held.join("deep")).unwrap();
     let holder = Sleeper::in_dir(&held.join("deep"));
-    case("held", held.clone(), "process_holder", "blocked", 1);
+    case(
+        "held",
+        held.clone(),
+        BlockerCode::ProcessHolder,
+        Classification::Blocked,
+        1,
+    );
 
     // A run of the artifacts directory whose child is alive, though its cwd is elsewhere.
     let child = w.worktree(&repo, "child", "r-child");
     let live = Sleeper::in_dir(&w.sb.path());
     w.run_record("run-child", &child, live.pid(), false);
-    case("live child", child, "live_child", "blocked", 1);
+    case(
+        "live child",
+        child,
+        BlockerCode::LiveChild,
+        Classification::Blocked,
+        1,
+    );
 
     let outside = sb.path().join("outside/escape");
     sb.git(
@@ -123,15 +166,21 @@ fn every_dangerous_state_blocks_and_names_its_blocker() {
     );
     let link = w.root().join("repo/escape");
     symlink(&outside, &link).unwrap();
-    case("symlink", link, "symlink_escapes_root", "blocked", 1);
+    case(
+        "symlink",
+        link,
+        BlockerCode::SymlinkEscapesRoot,
+        Classification::Blocked,
+        1,
+    );
 
     let foreign = sb.repo("elsewhere/foreign");
     let out_of_scope = w.worktree(&foreign, "theirs", "r-foreign");
     case(
         "out of scope",
         out_of_scope,
-        "outside_session_cwd",
-        "out-of-scope",
+        BlockerCode::OutsideSessionCwd,
+        Classification::OutOfScope,
         1,
     );
 
@@ -143,8 +192,8 @@ fn every_dangerous_state_blocks_and_names_its_blocker() {
     case(
         "manifest disagrees",
         disagree,
-        "identity_disagrees",
-        "unknown",
+        BlockerCode::IdentityDisagrees,
+        Classification::Unknown,
         4,
     );
 
@@ -155,50 +204,49 @@ fn every_dangerous_state_blocks_and_names_its_blocker() {
 
     // The inventory names every blocker.
     let list = w.list();
-    let rows = list["worktrees"].as_array().unwrap();
     for c in &cases {
-        let row = rows
-            .iter()
-            .find(|r| r["path"] == c.path.to_str().unwrap())
-            .unwrap_or_else(|| panic!("{} is listed: {list:#}", c.name));
-        assert_eq!(row["classification"], c.class, "{}: {row:#}", c.name);
+        let row = row(&list, &c.path);
+        let entry = &row.entry;
+        assert_eq!(entry.classification, c.class, "{}: {row:#?}", c.name);
         assert!(
-            codes(row).iter().any(|code| code == c.code),
-            "{} lists {}: {row:#}",
+            codes(&entry.blockers).contains(&c.code),
+            "{} lists {:?}: {row:#?}",
             c.name,
             c.code
         );
-        assert_eq!(row["remove_command"], serde_json::Value::Null, "{}", c.name);
+        assert_eq!(row.remove_command, None, "{}", c.name);
     }
-    let clean_row = rows
-        .iter()
-        .find(|r| r["path"] == clean.to_str().unwrap())
-        .unwrap();
-    assert_eq!(clean_row["classification"], "eligible", "{clean_row:#}");
-    assert_eq!(clean_row["ignored_files"], 1, "{clean_row:#}");
-    assert_eq!(clean_row["branch"], "clean");
-    assert_eq!(clean_row["source"], repo.to_str().unwrap());
-    assert_eq!(clean_row["manifests"][0]["run_id"], "r-clean");
+    let clean_row = row(&list, &clean);
+    let clean_entry = &clean_row.entry;
     assert_eq!(
-        clean_row["remove_command"],
-        format!(
+        clean_entry.classification,
+        Classification::Eligible,
+        "{clean_row:#?}"
+    );
+    assert_eq!(clean_entry.ignored_files, Some(1), "{clean_row:#?}");
+    assert_eq!(clean_entry.branch.as_deref(), Some("clean"));
+    assert_eq!(clean_entry.source.as_deref(), repo.to_str());
+    assert_eq!(clean_entry.manifests[0].run_id, "r-clean");
+    assert_eq!(
+        clean_row.remove_command,
+        Some(format!(
             "worktree_remove({{ target: \"{}\" }})",
             clean.to_str().unwrap()
-        )
+        ))
     );
-    assert_eq!(list["counts"]["total"], rows.len());
-    assert_eq!(list["counts"]["eligible"], 1, "{list:#}");
-    assert_eq!(list["counts"]["out_of_scope"], 1, "{list:#}");
+    assert_eq!(list.counts.total, list.worktrees.len());
+    assert_eq!(list.counts.eligible, 1, "{list:#?}");
+    assert_eq!(list.counts.out_of_scope, 1, "{list:#?}");
 
     // Removal rechecks each and refuses, naming the same blocker; nothing is touched.
     for c in &cases {
         let run = w.remove(&c.path, &[]);
         assert_eq!(run.code, c.exit, "{}: {run:?}", c.name);
-        let doc = run.json();
-        assert_ne!(doc["outcome"], "removed", "{}", c.name);
+        let doc = run.doc::<Removal>();
+        assert_ne!(doc.outcome, Outcome::Removed, "{}", c.name);
         assert!(
-            codes(&doc).iter().any(|code| code == c.code),
-            "{} names {}: {doc:#}",
+            codes(&doc.blockers).contains(&c.code),
+            "{} names {:?}: {doc:#?}",
             c.name,
             c.code
         );
@@ -211,7 +259,7 @@ fn every_dangerous_state_blocks_and_names_its_blocker() {
     // `--preserve` lifts only uncommitted work: a held checkout stays blocked.
     let run = w.remove(&held, &["--preserve"]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(codes(&run.json()).contains(&"process_holder".to_owned()));
+    assert!(codes(&run.doc::<Removal>().blockers).contains(&BlockerCode::ProcessHolder));
 
     // The human inventory names them too, one line each.
     let session = w.session();

@@ -5,15 +5,10 @@ use std::path::Path;
 
 use herd_cleanup::remove::WIP_MESSAGE;
 use herd_core::error::{ErrorCode, ErrorDocument};
-use herd_protocol::cleanup::{Classification, CleanupList, Outcome, Removal, Via};
+use herd_protocol::cleanup::{Classification, Outcome, Removal, Via};
 use herd_protocol::worktree::manifest::{Manifest, State};
 
 use crate::World;
-
-/// `list --json` read as the listing it is.
-fn listing(w: &World) -> CleanupList {
-    serde_json::from_value(w.list()).unwrap()
-}
 
 #[test]
 fn a_clean_worktree_is_removed_and_its_branch_kept() {
@@ -239,7 +234,7 @@ fn a_removed_manifest_never_governs_a_recreated_checkout() {
         &repo,
         ["worktree", "add", "--quiet", wt.to_str().unwrap(), "again"],
     );
-    let list = listing(&w);
+    let list = w.list();
     let row = &list.worktrees[0].entry;
     assert_eq!(row.classification, Classification::Eligible, "{row:#?}");
     assert_eq!(row.manifests[0].state, "removed");
@@ -295,7 +290,7 @@ fn a_submodule_source_is_found_through_core_worktree() {
             wt.to_str().unwrap(),
         ],
     );
-    let list = listing(&w);
+    let list = w.list();
     let row = &list.worktrees[0].entry;
     assert_eq!(row.source.as_deref(), sub.to_str(), "{row:#?}");
     assert_eq!(row.classification, Classification::Eligible, "{row:#?}");
@@ -321,7 +316,7 @@ fn with_a_symlinked_managed_root_what_create_printed_is_listed_and_removed() {
     let printed = w.worktree(&repo, "feat/linked", "r1");
     assert!(printed.starts_with(&real), "{}", printed.display());
 
-    let list = listing(&w);
+    let list = w.list();
     let row = list
         .worktrees
         .iter()

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use herd_protocol::cleanup::{Blocker, BlockerCode, Outcome, Removal};
 use herd_protocol::worktree::Surface;
 use herd_worktree::create::{CreateEnv, CreateRequest, SetupSource};
 
@@ -45,6 +46,15 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, u64)> {
     let mut out = BTreeMap::new();
     walk(dir, dir, &mut out);
     out
+}
+
+/// The blocker of `removal` with `code`; the test fails, showing the removal, when there is none.
+fn blocker(removal: &Removal, code: BlockerCode) -> &Blocker {
+    removal
+        .blockers
+        .iter()
+        .find(|b| b.code == code)
+        .unwrap_or_else(|| panic!("no {code:?} blocker: {removal:#?}"))
 }
 
 /// A repository whose project file links `node_modules` (by `strategy`) and `vendor` by
@@ -113,17 +123,17 @@ fn symlinked_and_hard_linked_trees_are_removed_and_the_source_is_unchanged() {
         );
         assert!(wt.join(".env").is_file());
         let before = snapshot(&repo);
-        let list = w.cleanup(&[
-            "list",
-            "--json",
-            "--session-cwd",
-            w.session().to_str().expect("UTF-8"),
-        ]);
-        let shown = list.json()["worktrees"][0]["setup"].to_string();
-        assert!(shown.contains("vendor (symlink)"), "{strategy}: {shown}");
+        let list = w.list();
+        let shown = &list.worktrees[0].entry.setup;
         assert!(
-            shown.contains(&format!("node_modules ({strategy})")),
-            "{strategy}: {shown}"
+            shown.iter().any(|s| s == "vendor (symlink)"),
+            "{strategy}: {shown:?}"
+        );
+        assert!(
+            shown
+                .iter()
+                .any(|s| *s == format!("node_modules ({strategy})")),
+            "{strategy}: {shown:?}"
         );
         let human = w.cleanup(&[
             "list",
@@ -134,7 +144,11 @@ fn symlinked_and_hard_linked_trees_are_removed_and_the_source_is_unchanged() {
 
         let run = w.remove(&wt, &[]);
         assert_eq!(run.code, 0, "{strategy}: {run:?}");
-        assert_eq!(run.json()["outcome"], "removed", "{strategy}: {run:?}");
+        assert_eq!(
+            run.doc::<Removal>().outcome,
+            Outcome::Removed,
+            "{strategy}: {run:?}"
+        );
         assert!(!wt.exists());
         assert_eq!(
             snapshot(&repo),
@@ -155,11 +169,11 @@ fn a_users_untracked_file_still_blocks_beside_what_setup_made() {
     w.sb.write(&wt, "notes.txt", "mine\n");
     let run = w.remove(&wt, &[]);
     assert_ne!(run.code, 0, "{run:?}");
-    let blockers = run.json()["blockers"].to_string();
-    assert!(blockers.contains("\"untracked\""), "{blockers}");
+    let removal = run.doc::<Removal>();
+    let untracked = blocker(&removal, BlockerCode::Untracked);
     assert!(
-        blockers.contains("1 file untracked"),
-        "only the person's file counts: {blockers}"
+        untracked.message.contains("1 file untracked"),
+        "only the person's file counts: {removal:#?}"
     );
     assert!(wt.join("notes.txt").exists());
 }
@@ -181,13 +195,12 @@ fn a_hard_linked_file_changed_in_place_is_a_blocker_naming_it() {
         .expect("written in place");
     let run = w.remove(&wt, &[]);
     assert_ne!(run.code, 0, "{run:?}");
-    let doc = run.json();
-    let blockers = doc["blockers"].to_string();
-    assert!(blockers.contains("linked_file_changed"), "{blockers}");
-    assert!(blockers.contains(rel), "{blockers}");
+    let removal = run.doc::<Removal>();
+    let changed = blocker(&removal, BlockerCode::LinkedFileChanged);
+    assert!(changed.message.contains(rel), "{removal:#?}");
     assert!(
-        blockers.contains("already reached the source"),
-        "{blockers}"
+        changed.message.contains("already reached the source"),
+        "{removal:#?}"
     );
     assert!(wt.exists());
 }
