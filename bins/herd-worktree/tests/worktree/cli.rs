@@ -1,8 +1,12 @@
 //! The binary: each subcommand's `--json` shape, human output and exit codes.
 
+use herd_core::ErrorCode;
 use herd_e2e::redact::Redactions;
+use herd_protocol::worktree::{
+    InspectedState, State, Surface, WorktreeCreate, WorktreeInspect, WorktreeList,
+};
 
-use crate::{World, entries, fake_git, path_with};
+use crate::{World, entries, fake_git, path_with, refusal, shown};
 
 /// The sandbox's paths and the base commit named, so a snapshot holds the whole text.
 fn redactions(w: &World, head: &str) -> Redactions {
@@ -35,25 +39,25 @@ fn create_show_inspect_round_trip() {
         None,
     );
     assert_eq!(run.code, 0, "{run:?}");
-    let doc = run.json();
+    let doc = run.doc::<WorktreeCreate>();
     let path = w.managed_root().join("repo/feat-cli");
-    assert_eq!(doc["run_id"], "r1");
-    assert_eq!(doc["state"], "provisioned");
-    assert_eq!(doc["path"], path.to_str().unwrap());
-    assert_eq!(doc["branch"], "feat/cli");
-    assert_eq!(doc["base_sha"], head.as_str());
-    assert_eq!(doc["base_ref"], "HEAD");
-    assert_eq!(doc["surface"], "git");
-    assert_eq!(doc["workspace_id"], serde_json::Value::Null);
+    assert_eq!(doc.run_id, "r1");
+    assert_eq!(doc.state, State::Provisioned);
+    assert_eq!(doc.path, path.to_str().unwrap());
+    assert_eq!(doc.branch, "feat/cli");
+    assert_eq!(doc.base_sha, head);
+    assert_eq!(doc.base_ref, "HEAD");
+    assert_eq!(doc.surface, Surface::Git);
+    assert_eq!(doc.workspace_id, None);
     let manifest_file = w.sb.path().join("artifacts/worktree-runs/r1.json");
-    assert_eq!(doc["manifest"], manifest_file.to_str().unwrap());
+    assert_eq!(doc.manifest, manifest_file.to_str().unwrap());
 
     let run = w.run(&["show", "--run-id", "r1", "--json"], None);
     assert_eq!(run.code, 0, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["state"], "provisioned");
-    assert_eq!(doc["kind"], "worktree-run");
-    assert_eq!(doc["path"], path.to_str().unwrap());
+    // Read as a manifest: its kind (and the other constants) are checked.
+    let manifest = shown(&run);
+    assert_eq!(manifest.state, State::Provisioned);
+    assert_eq!(manifest.path.as_deref(), Some(path.as_path()));
     let run = w.run(&["show", "--run-id", "r1"], None);
     assert_eq!(run.code, 0, "{run:?}");
     insta::assert_snapshot!("show", redactions(&w, &head).apply(&run.stdout));
@@ -71,13 +75,13 @@ fn create_show_inspect_round_trip() {
         None,
     );
     assert_eq!(run.code, 0, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["state"], "dirty");
-    assert_eq!(doc["branch"], "feat/cli");
-    assert_eq!(doc["head_sha"], head.as_str());
-    assert_eq!(doc["commits_ahead"], 0);
-    assert_eq!(doc["changed_files"], serde_json::json!(["new.txt"]));
-    assert_eq!(doc["untracked_files"], serde_json::json!(["new.txt"]));
+    let doc = run.doc::<WorktreeInspect>();
+    assert_eq!(doc.state, InspectedState::Dirty);
+    assert_eq!(doc.branch.as_deref(), Some("feat/cli"));
+    assert_eq!(doc.head_sha.as_deref(), Some(head.as_str()));
+    assert_eq!(doc.commits_ahead, Some(0));
+    assert_eq!(doc.changed_files, Some(vec!["new.txt".to_owned()]));
+    assert_eq!(doc.untracked_files, Some(vec!["new.txt".to_owned()]));
     let run = w.run(
         &["inspect", "--path", path.to_str().unwrap(), "--base", &head],
         None,
@@ -124,9 +128,9 @@ fn create_refusals_exit_2_and_leave_nothing() {
         None,
     );
     assert_eq!(run.code, 2, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["error"]["code"], "invalid_request");
-    assert_eq!(doc["error"]["field"], "branch");
+    let err = refusal(&run);
+    assert_eq!(err.code, ErrorCode::InvalidRequest);
+    assert_eq!(err.field.as_deref(), Some("branch"));
     assert!(entries(&w.sb.path().join("artifacts")).is_empty());
     assert!(!w.managed_root().exists());
 
@@ -152,7 +156,7 @@ fn show_fails_closed() {
     let w = World::new();
     let run = w.run(&["show", "--run-id", "absent", "--json"], None);
     assert_eq!(run.code, 2, "{run:?}");
-    assert_eq!(run.json()["error"]["code"], "not_found");
+    assert_eq!(refusal(&run).code, ErrorCode::NotFound);
     let dir = w.sb.path().join("artifacts/worktree-runs");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
@@ -162,15 +166,9 @@ fn show_fails_closed() {
     .unwrap();
     let run = w.run(&["show", "--run-id", "fake", "--json"], None);
     assert_eq!(run.code, 2, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["error"]["field"], "owner");
-    assert!(
-        doc["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("not a worktree manifest"),
-        "{doc}"
-    );
+    let err = refusal(&run);
+    assert_eq!(err.field.as_deref(), Some("owner"));
+    assert!(err.message.contains("not a worktree manifest"), "{run}");
 }
 
 #[test]
@@ -190,10 +188,10 @@ fn inspect_unknown_exits_4_and_bad_base_exits_2() {
         None,
     );
     assert_eq!(run.code, 4, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["state"], "unknown");
-    assert_eq!(doc["changed_files"], serde_json::Value::Null);
-    assert!(doc["warning"].is_string());
+    let doc = run.doc::<WorktreeInspect>();
+    assert_eq!(doc.state, InspectedState::Unknown);
+    assert_eq!(doc.changed_files, None);
+    assert!(doc.warning.is_some(), "{run}");
     let run = w.run(
         &[
             "inspect",
@@ -206,7 +204,7 @@ fn inspect_unknown_exits_4_and_bad_base_exits_2() {
         None,
     );
     assert_eq!(run.code, 2, "{run:?}");
-    assert_eq!(run.json()["error"]["field"], "base");
+    assert_eq!(refusal(&run).field.as_deref(), Some("base"));
     // A git that answers garbage, found first on PATH.
     let fakebin = w.sb.path().join("fakebin");
     fake_git(&fakebin, "echo 'fatal: broken' >&2; exit 128");
@@ -237,14 +235,13 @@ fn a_git_that_hangs_gives_unknown_within_the_handoff_budget() {
         Some(&path_with(&fakebin)),
     );
     assert_eq!(run.code, 4, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["state"], "unknown");
+    let doc = run.doc::<WorktreeInspect>();
+    assert_eq!(doc.state, InspectedState::Unknown);
     assert!(
-        doc["warning"]
-            .as_str()
-            .unwrap()
-            .contains("timed out after 15s"),
-        "{doc}"
+        doc.warning
+            .as_deref()
+            .is_some_and(|w| w.contains("timed out after 15s")),
+        "{run}"
     );
 }
 
@@ -277,16 +274,16 @@ fn list_labels_detached_entries() {
     );
     let run = w.run(&["list", "--cwd", a.to_str().unwrap(), "--json"], None);
     assert_eq!(run.code, 0, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["repository"], repo.to_str().unwrap());
-    let rows = doc["worktrees"].as_array().unwrap();
-    assert_eq!(rows.len(), 3);
-    assert_eq!(rows[0]["principal"], true);
-    assert_eq!(rows[0]["branch"], "main");
-    assert_eq!(rows[1]["branch"], "feat/a");
-    assert_eq!(rows[2]["branch"], serde_json::Value::Null);
-    assert_eq!(rows[2]["label"], "(detached HEAD)");
-    assert_eq!(rows[2]["detached"], true);
+    let doc = run.doc::<WorktreeList>();
+    assert_eq!(doc.repository, repo.to_str().unwrap());
+    let rows = &doc.worktrees;
+    assert_eq!(rows.len(), 3, "{run}");
+    assert!(rows[0].principal);
+    assert_eq!(rows[0].branch.as_deref(), Some("main"));
+    assert_eq!(rows[1].branch.as_deref(), Some("feat/a"));
+    assert_eq!(rows[2].branch, None);
+    assert_eq!(rows[2].label, "(detached HEAD)");
+    assert!(rows[2].detached);
     let run = w.run(&["list", "--cwd", repo.to_str().unwrap()], None);
     assert_eq!(run.code, 0);
     let lines: Vec<&str> = run.stdout.lines().collect();
@@ -302,5 +299,5 @@ fn list_labels_detached_entries() {
     std::fs::create_dir_all(&plain).unwrap();
     let run = w.run(&["list", "--cwd", plain.to_str().unwrap(), "--json"], None);
     assert_eq!(run.code, 2, "{run:?}");
-    assert_eq!(run.json()["error"]["field"], "cwd");
+    assert_eq!(refusal(&run).field.as_deref(), Some("cwd"));
 }

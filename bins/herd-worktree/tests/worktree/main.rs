@@ -12,9 +12,11 @@ use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use herd_core::error::{ErrorBody, ErrorDocument};
 pub use herd_e2e::cli::Run;
 use herd_e2e::git::Sandbox;
 use herd_protocol::layout::Artifacts;
+use herd_protocol::worktree::Manifest;
 
 /// A sandbox with an artifacts directory and a managed root inside it.
 pub struct World {
@@ -40,6 +42,12 @@ impl World {
             herdr: herd_herdr::Herdr::new("herdr-not-used-here"),
             managed_root: self.managed_root(),
         }
+    }
+
+    /// The manifest of `run_id` as written, read as herd reads it (its constants and id checked).
+    pub fn manifest(&self, run_id: &str) -> Manifest {
+        Manifest::load(&self.artifacts(), run_id)
+            .unwrap_or_else(|err| panic!("the manifest of {run_id} cannot be read: {err}"))
     }
 
     /// Runs the herd-worktree binary with the sandbox environment (nothing else inherited but
@@ -72,6 +80,18 @@ impl Default for World {
     fn default() -> World {
         World::new()
     }
+}
+
+/// The error of a refused `--json` command, read as the [`ErrorDocument`] it prints.
+pub fn refusal(run: &Run) -> ErrorBody {
+    run.doc::<ErrorDocument>().error
+}
+
+/// What `show --json` prints, read as the [`Manifest`] it is: its constants are checked as a
+/// manifest file's are.
+pub fn shown(run: &Run) -> Manifest {
+    Manifest::parse(Path::new("show --json"), run.stdout.as_bytes())
+        .unwrap_or_else(|err| panic!("stdout is not a worktree manifest ({err}):\n{run}"))
 }
 
 /// Writes an executable `git` script into `dir` (a stand-in placed early on `PATH`).
