@@ -9,10 +9,11 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use herd_core::ErrorCode;
 use herd_e2e::cli;
-use herd_protocol::worktree::claims;
+use herd_protocol::worktree::{WorktreeCreate, claims};
 
-use crate::{Run, World, entries};
+use crate::{Run, World, entries, refusal, shown};
 
 fn create_args<'a>(repo: &'a str, branch: &'a str, run_id: &'a str) -> Vec<&'a str> {
     vec![
@@ -45,16 +46,10 @@ fn a_symlink_in_the_managed_root_that_leaves_it_is_refused_and_nothing_is_create
 
     let run = w.run(&create_args(repo.to_str().unwrap(), "feat/x", "r1"), None);
     assert_eq!(run.code, 2, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["error"]["code"], "invalid_request", "{doc}");
-    assert_eq!(doc["error"]["field"], "HERD_WORKTREE_ROOT", "{doc}");
-    assert!(
-        doc["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("symlink"),
-        "{doc}"
-    );
+    let err = refusal(&run);
+    assert_eq!(err.code, ErrorCode::InvalidRequest, "{run}");
+    assert_eq!(err.field.as_deref(), Some("HERD_WORKTREE_ROOT"), "{run}");
+    assert!(err.message.contains("symlink"), "{run}");
     assert!(entries(&outside).is_empty(), "nothing was created outside");
     assert!(entries(&w.artifacts().worktree_runs_dir()).is_empty());
     assert_eq!(w.sb.git(&repo, ["branch", "--list", "feat/x"]), "");
@@ -71,12 +66,15 @@ fn a_managed_root_that_is_a_symlink_keeps_working_and_the_printed_path_is_canoni
 
     let run = w.run(&create_args(repo.to_str().unwrap(), "feat/y", "r1"), None);
     assert_eq!(run.code, 0, "{run:?}");
-    let doc = run.json();
     let path = real.join("repo/feat-y");
-    assert_eq!(doc["path"], path.to_str().unwrap(), "{doc}");
+    assert_eq!(
+        run.doc::<WorktreeCreate>().path,
+        path.to_str().unwrap(),
+        "{run}"
+    );
     assert!(path.join("README.md").exists());
-    let shown = w.run(&["show", "--run-id", "r1", "--json"], None).json();
-    assert_eq!(shown["path"], path.to_str().unwrap(), "{shown}");
+    let show = w.run(&["show", "--run-id", "r1", "--json"], None);
+    assert_eq!(shown(&show).path.as_deref(), Some(path.as_path()), "{show}");
 }
 
 #[test]
@@ -108,16 +106,16 @@ fn concurrent_creates_of_one_branch_have_one_winner_and_every_loser_answers_conf
         }
         // A loser that met the winner's creation running is refused as busy; one that came
         // after it had finished finds the branch taken, which no retry makes good.
-        let doc = run.json();
+        let err = refusal(run);
         match run.code {
-            7 => assert_eq!(doc["error"]["code"], "conflict", "{id}: {run:?}"),
-            2 => assert_eq!(doc["error"]["code"], "invalid_request", "{id}: {run:?}"),
+            7 => assert_eq!(err.code, ErrorCode::Conflict, "{id}: {run:?}"),
+            2 => assert_eq!(err.code, ErrorCode::InvalidRequest, "{id}: {run:?}"),
             _ => panic!("{id}: {run:?}"),
         }
-        assert_eq!(doc["error"]["field"], "branch", "{id}: {run:?}");
+        assert_eq!(err.field.as_deref(), Some("branch"), "{id}: {run:?}");
     }
     let (winner, run) = winners[0];
-    let path = PathBuf::from(run.json()["path"].as_str().unwrap());
+    let path = PathBuf::from(run.doc::<WorktreeCreate>().path);
     // No loser left a manifest, so the winner's checkout has one owner, and cleanup can tell.
     assert_eq!(
         entries(&w.artifacts().worktree_runs_dir()),
@@ -144,9 +142,9 @@ fn a_branch_created_before_is_an_invalid_request_and_only_a_creation_running_now
     // The first creation has finished: its branch and checkout are simply there.
     let again = w.run(&create_args(repo_s, "feat/again", "r2"), None);
     assert_eq!(again.code, 2, "{again:?}");
-    let doc = again.json();
-    assert_eq!(doc["error"]["code"], "invalid_request", "{doc}");
-    assert_eq!(doc["error"]["field"], "branch", "{doc}");
+    let err = refusal(&again);
+    assert_eq!(err.code, ErrorCode::InvalidRequest, "{again}");
+    assert_eq!(err.field.as_deref(), Some("branch"), "{again}");
     assert!(!w.artifacts().worktree_manifest("r2").exists());
 
     // A creation that holds the checkout's lock right now makes the next one wait its turn.
@@ -154,9 +152,9 @@ fn a_branch_created_before_is_an_invalid_request_and_only_a_creation_running_now
     let held = herd_core::lock::exclusive(&lock, std::time::Instant::now()).unwrap();
     let busy = w.run(&create_args(repo_s, "feat/busy", "r3"), None);
     assert_eq!(busy.code, 7, "{busy:?}");
-    let doc = busy.json();
-    assert_eq!(doc["error"]["code"], "conflict", "{doc}");
-    assert_eq!(doc["error"]["field"], "branch", "{doc}");
+    let err = refusal(&busy);
+    assert_eq!(err.code, ErrorCode::Conflict, "{busy}");
+    assert_eq!(err.field.as_deref(), Some("branch"), "{busy}");
     assert!(!w.artifacts().worktree_manifest("r3").exists());
     drop(held);
     assert_eq!(w.run(&create_args(repo_s, "feat/busy", "r3"), None).code, 0);
@@ -208,12 +206,16 @@ fn a_managed_root_others_may_write_or_own_is_refused_with_nothing_created() {
     let refused = |why: &str| {
         let run = w.run(&create_args(repo.to_str().unwrap(), "feat/q", "r1"), None);
         assert_eq!(run.code, 2, "{why}: {run:?}");
-        let doc = run.json();
-        assert_eq!(doc["error"]["field"], "HERD_WORKTREE_ROOT", "{why}: {doc}");
+        let err = refusal(&run);
+        assert_eq!(
+            err.field.as_deref(),
+            Some("HERD_WORKTREE_ROOT"),
+            "{why}: {run}"
+        );
         assert!(entries(&root).is_empty(), "{why}: nothing in the root");
         assert!(!w.artifacts().root().exists(), "{why}: no artifacts");
         assert_eq!(w.sb.git(&repo, ["branch", "--list", "feat/q"]), "");
-        doc["error"]["message"].as_str().unwrap().to_owned()
+        err.message
     };
     std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o777)).unwrap();
     assert!(refused("world-writable").contains("writable"));
