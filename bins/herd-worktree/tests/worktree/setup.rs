@@ -6,6 +6,9 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use herd_protocol::worktree::manifest::{SetupKind, SetupRecord, State};
+use herd_protocol::worktree::{Manifest, WorktreeCreate};
+
 use crate::{Run, World};
 
 trait All {
@@ -69,13 +72,30 @@ fn checkout(w: &World, branch: &str) -> PathBuf {
     w.managed_root().join("repo").join(branch)
 }
 
-fn manifest(w: &World, run_id: &str) -> serde_json::Value {
-    let bytes = std::fs::read(
-        w.sb.path()
-            .join(format!("artifacts/worktree-runs/{run_id}.json")),
-    )
-    .expect("the manifest is there");
-    serde_json::from_slice(&bytes).expect("the manifest is JSON")
+/// The setup record of `run_id`'s manifest, with the manifest for messages.
+fn setup_of(w: &World, run_id: &str) -> (SetupRecord, Manifest) {
+    let m = w.manifest(run_id);
+    let setup = m
+        .setup
+        .clone()
+        .unwrap_or_else(|| panic!("the manifest of {run_id} has a setup record: {m:?}"));
+    (setup, m)
+}
+
+/// The port setup gave `run_id`.
+fn port_of(w: &World, run_id: &str) -> u16 {
+    let (setup, m) = setup_of(w, run_id);
+    setup
+        .port
+        .unwrap_or_else(|| panic!("{run_id} has a port: {m:?}"))
+}
+
+/// Whether one of the diagnostics `create --json` printed says `text`.
+fn says(run: &Run, text: &str) -> bool {
+    run.doc::<WorktreeCreate>()
+        .diagnostics
+        .iter()
+        .any(|d| d.contains(text))
 }
 
 fn trusted() -> [(&'static str, &'static str); 1] {
@@ -156,26 +176,20 @@ fn copy_and_worktreeinclude_bring_only_ignored_files() {
         std::fs::metadata(wt.join(".env")).unwrap(),
     );
     assert_ne!(a.ino(), b.ino());
-    let m = manifest(&w, "r1");
-    let entries: Vec<(String, String)> = m["setup"]["entries"]
-        .as_array()
-        .unwrap()
+    let (setup, m) = setup_of(&w, "r1");
+    let entries: Vec<(&str, SetupKind)> = setup
+        .entries
         .iter()
-        .map(|e| {
-            (
-                e["path"].as_str().unwrap().to_owned(),
-                e["kind"].as_str().unwrap().to_owned(),
-            )
-        })
+        .map(|e| (e.path.as_str(), e.kind))
         .collect();
     // `config/` holds only ignored files, so it is brought over as one ignored directory.
     for path in [".env", ".env.local", "config", "secrets"] {
         assert!(
-            entries.contains(&(path.to_owned(), "copy".to_owned())),
+            entries.contains(&(path, SetupKind::Copy)),
             "{path}: {entries:?}"
         );
     }
-    assert!(m["setup"]["port"].as_u64().is_some(), "{m}");
+    assert!(setup.port.is_some(), "{m:?}");
 }
 
 #[test]
@@ -289,9 +303,9 @@ fn hardlink_tree_shares_inodes_when_the_lockfile_matches() {
         Path::new("pkg0")
     );
     assert!(!wt.join("node_modules/INSTALLED").exists());
-    let m = manifest(&w, "r1");
-    assert_eq!(m["setup"]["entries"][0]["kind"], "hardlink", "{m}");
-    assert_eq!(m["setup"]["entries"][0]["path"], "node_modules", "{m}");
+    let (setup, m) = setup_of(&w, "r1");
+    assert_eq!(setup.entries[0].kind, SetupKind::Hardlink, "{m:?}");
+    assert_eq!(setup.entries[0].path, "node_modules", "{m:?}");
 }
 
 #[test]
@@ -308,13 +322,17 @@ fn a_differing_lockfile_runs_install_instead_of_linking() {
         "installed\n"
     );
     assert!(!wt.join("node_modules/pkg3").exists(), "nothing linked");
-    let m = manifest(&w, "r1");
-    assert_eq!(m["setup"]["entries"][0]["kind"], "install", "{m}");
+    let (setup, m) = setup_of(&w, "r1");
+    assert_eq!(setup.entries[0].kind, SetupKind::Install, "{m:?}");
 }
 
 #[test]
 fn symlink_copy_and_reflink_strategies() {
-    for (strategy, kind) in [("symlink", "symlink"), ("copy", "copy"), ("reflink", "")] {
+    for (strategy, kind) in [
+        ("symlink", Some(SetupKind::Symlink)),
+        ("copy", Some(SetupKind::Copy)),
+        ("reflink", None),
+    ] {
         let w = World::new();
         let repo = link_repo(&w, strategy);
         let run = create(&w, &repo, "feat", "r1", &trusted());
@@ -330,16 +348,13 @@ fn symlink_copy_and_reflink_strategies() {
             std::fs::read_to_string(wt.join("node_modules/pkg3/f13.js")).unwrap(),
             "module.exports = 13;\n"
         );
-        let m = manifest(&w, "r1");
-        let got = m["setup"]["entries"][0]["kind"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let (setup, m) = setup_of(&w, "r1");
+        let got = setup.entries[0].kind;
         if strategy == "reflink" {
             // Where the filesystem has no reflink, a plain copy, recorded as one.
-            assert!(got == "reflink" || got == "copy", "{m}");
+            assert!(got == SetupKind::Reflink || got == SetupKind::Copy, "{m:?}");
         } else {
-            assert_eq!(got, kind, "{m}");
+            assert_eq!(Some(got), kind, "{m:?}");
         }
         if strategy != "symlink" {
             let a = std::fs::metadata(repo.join("node_modules/pkg3/f13.js")).unwrap();
@@ -363,23 +378,14 @@ fn project_commands_need_trust_and_approval_and_a_change_needs_a_new_one() {
     let run = create(&w, &repo, "a", "ra", &[]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!checkout(&w, "a").join("ran.txt").exists());
-    let diagnostics = run.json()["diagnostics"].to_string();
-    assert!(diagnostics.contains("1 setup command"), "{diagnostics}");
-    assert!(
-        diagnostics.contains("herd-worktree trust --cwd"),
-        "{diagnostics}"
-    );
+    assert!(says(&run, "1 setup command"), "{run}");
+    assert!(says(&run, "herd-worktree trust --cwd"), "{run}");
 
     // Trusted by the parent, not approved by the user: skipped.
     let run = create(&w, &repo, "b", "rb", &trusted());
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!checkout(&w, "b").join("ran.txt").exists());
-    assert!(
-        run.json()["diagnostics"]
-            .to_string()
-            .contains("not approved"),
-        "{run:?}"
-    );
+    assert!(says(&run, "not approved"), "{run:?}");
 
     // Approved: runs, with its variables.
     let shown = approve(&w, &repo);
@@ -391,7 +397,7 @@ fn project_commands_need_trust_and_approval_and_a_change_needs_a_new_one() {
     assert_eq!(run.code, 0, "{run:?}");
     let wt = checkout(&w, "c");
     let ran = std::fs::read_to_string(wt.join("ran.txt")).unwrap();
-    let port = manifest(&w, "rc")["setup"]["port"].as_u64().unwrap();
+    let port = port_of(&w, "rc");
     let canonical = std::fs::canonicalize(&repo).unwrap();
     assert_eq!(
         ran,
@@ -405,12 +411,7 @@ fn project_commands_need_trust_and_approval_and_a_change_needs_a_new_one() {
     let run = create(&w, &repo, "d", "rd", &trusted());
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!checkout(&w, "d").join("ran.txt").exists());
-    assert!(
-        run.json()["diagnostics"]
-            .to_string()
-            .contains("not approved"),
-        "{run:?}"
-    );
+    assert!(says(&run, "not approved"), "{run:?}");
 }
 
 #[test]
@@ -440,7 +441,7 @@ fn a_failing_setup_command_fails_with_exit_4_and_the_logs_tail() {
     assert!(run.all().contains("exited 3"), "{run:?}");
     assert!(run.all().contains("oops"), "the log's tail: {run:?}");
     assert!(run.all().contains("r1.setup.log"), "{run:?}");
-    assert_eq!(manifest(&w, "r1")["state"], "failed");
+    assert_eq!(w.manifest("r1").state, State::Failed);
     let log = std::fs::read_to_string(w.sb.path().join("artifacts/logs/r1.setup.log")).unwrap();
     assert!(log.contains("about to fail"), "{log}");
 }
@@ -490,7 +491,7 @@ fn background_commands_start_beside_and_never_delay() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(started.elapsed() < Duration::from_secs(20));
     let wt = checkout(&w, "feat");
-    let port = manifest(&w, "r1")["setup"]["port"].as_u64().unwrap();
+    let port = port_of(&w, "r1");
     let got = herd_e2e::wait::wait_for(
         "the background command's file",
         Duration::from_secs(10),
@@ -501,9 +502,7 @@ fn background_commands_start_beside_and_never_delay() {
         },
     );
     assert_eq!(got.trim(), port.to_string());
-    let pid = manifest(&w, "r1")["setup"]["backgroundPids"][0]
-        .as_u64()
-        .unwrap();
+    let pid = setup_of(&w, "r1").0.background_pids[0];
     // Still running after the creation returned; stop it.
     stop_group(pid);
 }
@@ -525,12 +524,7 @@ fn chatty_background_commands_cannot_grow_their_log_past_the_bound() {
     approve(&w, &repo);
     let run = create(&w, &repo, "feat", "r1", &trusted());
     assert_eq!(run.code, 0, "{run:?}");
-    let pids: Vec<u32> = manifest(&w, "r1")["setup"]["backgroundPids"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| u32::try_from(p.as_u64().unwrap()).unwrap())
-        .collect();
+    let pids: Vec<u32> = setup_of(&w, "r1").0.background_pids;
     assert_eq!(pids.len(), 2, "{pids:?}");
     let log = w.sb.path().join("artifacts/logs/r1.background.log");
     let cap = herd_worktree::setup::log::BACKGROUND_LOG_CAP;
@@ -562,8 +556,7 @@ fn chatty_background_commands_cannot_grow_their_log_past_the_bound() {
 }
 
 /// Stops the background command's process group (it leads its own session).
-fn stop_group(pid: u64) {
-    let pid = u32::try_from(pid).expect("a PID");
+fn stop_group(pid: u32) {
     assert!(
         herd_e2e::proc::process_alive(pid),
         "still running after the creation"
@@ -601,11 +594,7 @@ fn ten_concurrent_creations_get_distinct_ports() {
     let mut ports = std::collections::BTreeSet::new();
     for (i, run) in runs.iter().enumerate() {
         assert_eq!(run.code, 0, "{run:?}");
-        ports.insert(
-            manifest(&w, &format!("r{i}"))["setup"]["port"]
-                .as_u64()
-                .unwrap(),
-        );
+        ports.insert(port_of(&w, &format!("r{i}")));
     }
     assert_eq!(ports.len(), 10, "{ports:?}");
 }
@@ -621,14 +610,14 @@ fn a_removed_worktrees_port_is_given_again() {
     );
     assert_eq!(create(&w, &repo, "a", "ra", &[]).code, 0);
     assert_eq!(create(&w, &repo, "b", "rb", &[]).code, 0);
-    let port = |id: &str| manifest(&w, id)["setup"]["port"].as_u64().expect("a port");
+    let port = |id: &str| port_of(&w, id);
     let (a, b) = (port("ra"), port("rb"));
     assert_ne!(a, b);
     // While ra is live its port is held; once removed, it is free again.
     assert_eq!(create(&w, &repo, "c", "rc", &[]).code, 0);
     assert!(![a, b].contains(&port("rc")));
-    herd_protocol::worktree::manifest::Manifest::update(&w.artifacts(), "ra", |m| {
-        m.state = herd_protocol::worktree::manifest::State::Removed;
+    Manifest::update(&w.artifacts(), "ra", |m| {
+        m.state = State::Removed;
     })
     .expect("marked removed");
     assert_eq!(create(&w, &repo, "d", "rd", &[]).code, 0);
