@@ -5,10 +5,11 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use herd_core::identity::Record;
 use herd_e2e::cli::Run;
 use herd_e2e::wait::wait_for;
-use herd_protocol::run::{LaunchStatus, RunRecord, Runner, SurfaceKind};
-use serde_json::Value;
+use herd_protocol::child::{Phase, parse_activity};
+use herd_protocol::run::{LaunchStatus, Runner, SurfaceKind};
 
 use crate::support::{Env, WAIT, ack, exit_code, read};
 
@@ -45,26 +46,21 @@ fn process_launch_records_everything_and_the_identity_is_the_runners_own() {
     let run_id = ack.run_id.as_str();
     assert_eq!(run_id.len(), 8);
     let session = PathBuf::from(&ack.session_file);
-    let record: RunRecord = serde_json::from_value(env.record(run_id)).unwrap();
+    let record = env.run_record(run_id);
     assert_eq!(record.status, LaunchStatus::Launched);
 
     // The identity record is the runner's own PID and kernel start time.
     let pid: u32 = wait_for("the child's pid", WAIT, || {
         read(env.work().join("child.pid"))?.trim().parse().ok()
     });
-    let identity: Value = wait_for("the identity record", WAIT, || {
-        serde_json::from_str(&read(format!("{}.process.json", session.display()))?).ok()
+    let identity_file = PathBuf::from(format!("{}.process.json", session.display()));
+    let identity = wait_for("the identity record", WAIT, || {
+        Record::read(&identity_file).ok().flatten()
     });
-    assert_eq!(identity["pid"].as_u64(), Some(u64::from(pid)));
-    assert_eq!(
-        identity["startTime"].as_str().unwrap(),
-        stat_start_time(pid)
-    );
-    assert_eq!(identity["id"], run_id);
-    assert_eq!(
-        identity["sessionFile"].as_str().unwrap(),
-        session.to_str().unwrap()
-    );
+    assert_eq!(identity.pid, pid);
+    assert_eq!(identity.start_time.to_string(), stat_start_time(pid));
+    assert_eq!(identity.id, run_id);
+    assert_eq!(identity.session_file, session);
 
     // The child's environment (docs/protocol.md, "The child's environment"), and no Herdr pane
     // identity of the parent.
@@ -113,12 +109,7 @@ fn process_launch_records_everything_and_the_identity_is_the_runners_own() {
         0o600
     );
     assert!(read(&accept_file).unwrap().contains("SECRET-CHECK-COMMAND"));
-    let script = read(
-        env.record(run_id)["extra"]["launch_script"]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap();
+    let script = read(env.run_record(run_id).extra.launch_script.unwrap()).unwrap();
     assert!(!script.contains("SECRET-CHECK-COMMAND"));
     assert!(!child_env.contains("SECRET-CHECK-COMMAND"));
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
@@ -144,16 +135,17 @@ fn process_launch_records_everything_and_the_identity_is_the_runners_own() {
             .filter(|o| o.contains("__SUBAGENT_DONE_3__"))
     });
     assert!(out.contains(&format!("child {run_id} finished")), "{out}");
-    let activity: Value = serde_json::from_str(
-        &read(
+    let activity = parse_activity(
+        &std::fs::read(
             env.art()
                 .join("subagent-activity")
                 .join(format!("{run_id}.json")),
         )
         .unwrap(),
+        run_id,
     )
     .unwrap();
-    assert_eq!(activity["phase"], "done");
+    assert_eq!(activity.phase, Phase::Done);
 }
 
 #[test]
@@ -180,17 +172,10 @@ fn twenty_concurrent_spawns_collide_in_nothing() {
     for run in &runs {
         assert_eq!(run.code, 0, "{run}");
         let id = ack(run).run_id;
-        let record = env.record(&id);
+        let record = env.run_record(&id);
         assert!(ids.insert(id.clone()));
-        assert!(sessions.insert(record["session_file"].as_str().unwrap().to_owned()));
-        assert!(
-            scripts.insert(
-                record["extra"]["launch_script"]
-                    .as_str()
-                    .unwrap()
-                    .to_owned()
-            )
-        );
+        assert!(sessions.insert(record.session_file));
+        assert!(scripts.insert(record.extra.launch_script.unwrap()));
         assert_eq!(exit_code(&env, &id), 0);
     }
     assert_eq!(ids.len(), 20);
@@ -206,8 +191,7 @@ fn a_tree_that_ignores_sigterm_is_killed_whole_before_its_close_is_confirmed() {
         &["--ignore-term", "--grandchild", "--hang"],
     );
     assert_eq!(run.code, 0, "{run}");
-    let run_doc = run.json();
-    let run_id = run_doc["run_id"].as_str().unwrap();
+    let run_id = ack(&run).run_id;
     let child: u32 = wait_for("the child's pid", WAIT, || {
         read(env.work().join("child.pid"))?.trim().parse().ok()
     });
@@ -216,7 +200,7 @@ fn a_tree_that_ignores_sigterm_is_killed_whole_before_its_close_is_confirmed() {
     });
     // What herd-watch does: open the surface from the record alone and close the child.
     let artifacts = herd_protocol::layout::Artifacts::new(env.art());
-    let record = herd_protocol::run::RunRecord::load(&artifacts, run_id).unwrap();
+    let record = herd_protocol::run::RunRecord::load(&artifacts, &run_id).unwrap();
     let (surface, target) = herd_surface::open(&record, &artifacts).unwrap();
     assert_eq!(
         surface

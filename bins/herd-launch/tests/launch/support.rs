@@ -7,6 +7,7 @@ use std::time::Duration;
 use herd_e2e::cli::Run;
 use herd_e2e::wait::wait_for;
 use herd_protocol::launch::LaunchAck;
+use herd_protocol::launch::runner_exit::RunnerExit;
 use herd_protocol::run::RunRecord;
 use serde_json::Value;
 
@@ -157,10 +158,10 @@ pub fn exit_code(env: &Env, run_id: &str) -> i32 {
         .art()
         .join("runs")
         .join(format!("{run_id}.runner-exit.json"));
-    let value: Value = wait_for("the runner's exit", WAIT, || {
+    let exit: RunnerExit = wait_for("the runner's exit", WAIT, || {
         serde_json::from_str(&read(&file)?).ok()
     });
-    value["exit_code"].as_i64().unwrap() as i32
+    exit.exit_code
 }
 
 /// An environment with a repository `repo` (one commit) in its work directory and a managed
