@@ -1,12 +1,28 @@
 //! The ownership manifest: format, merges, constants, states and ownership.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use herd_protocol::worktree::claims::{self, ownership_of};
-use herd_protocol::worktree::manifest::{Error, Manifest, NewManifest, State};
+use herd_protocol::worktree::manifest::{
+    Error, KIND, Manifest, NewManifest, OWNER, State, VERSION,
+};
 use serde_json::json;
 
 use crate::World;
+
+/// The keys of the JSON object in `file`, sorted: the names a manifest is written with.
+fn keys(file: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(file).expect("the manifest file can be read");
+    let value: serde_json::Value = serde_json::from_str(&text).expect("the manifest is JSON");
+    let mut keys: Vec<String> = value
+        .as_object()
+        .unwrap_or_else(|| panic!("{} is not a JSON object: {text}", file.display()))
+        .keys()
+        .cloned()
+        .collect();
+    keys.sort();
+    keys
+}
 
 fn new(run_id: &str, path: Option<PathBuf>) -> NewManifest {
     NewManifest {
@@ -33,21 +49,41 @@ fn create_writes_the_compatible_format_once() {
     // Two-space pretty JSON and a final newline, as pi-herdr-agents writes it.
     assert!(text.starts_with("{\n  \""), "{text}");
     assert!(text.ends_with("}\n"));
-    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(value["version"], 1);
-    assert_eq!(value["kind"], "worktree-run");
-    assert_eq!(value["owner"], "pi-herdr-subagents");
-    assert_eq!(value["state"], "provisioning");
-    assert_eq!(value["id"], "r1");
-    assert_eq!(value["sourceCwd"], "/src/repo");
-    assert_eq!(value["baseRef"], "HEAD");
-    assert_eq!(value["manifestFile"], file.to_str().unwrap());
-    assert!(value["createdAt"].as_u64().unwrap() > 0);
-    assert_eq!(value["createdAt"], value["updatedAt"]);
-    assert!(
-        value.get("headSha").is_none(),
-        "no handoff before one is captured"
+    // The names pi-herdr-agents writes (camelCase, and no handoff before one is captured).
+    assert_eq!(
+        keys(&file),
+        [
+            "baseRef",
+            "baseSha",
+            "branch",
+            "createdAt",
+            "id",
+            "kind",
+            "manifestFile",
+            "name",
+            "owner",
+            "provisionCwd",
+            "sourceCwd",
+            "state",
+            "surface",
+            "updatedAt",
+            "version",
+        ]
     );
+    // Read as herd reads it, which takes the three constants to be exactly these.
+    assert_eq!(
+        (VERSION, KIND, OWNER),
+        (1, "worktree-run", "pi-herdr-subagents")
+    );
+    let written = w.manifest("r1");
+    assert_eq!(written.state, State::Provisioning);
+    assert_eq!(written.id, "r1");
+    assert_eq!(written.source_cwd.as_deref(), Some(Path::new("/src/repo")));
+    assert_eq!(written.base_ref.as_deref(), Some("HEAD"));
+    assert_eq!(written.manifest_file.as_deref(), Some(file.as_path()));
+    assert!(written.created_at.unwrap() > 0);
+    assert_eq!(written.created_at, written.updated_at);
+    assert_eq!(written.head_sha, None, "no handoff before one is captured");
 
     let err = Manifest::create(&art, new("r1", None)).unwrap_err();
     assert!(matches!(err, Error::Exists { .. }), "{err}");
@@ -100,12 +136,16 @@ fn updates_merge_and_keep_unknown_fields() {
     })
     .unwrap();
     assert_eq!(m.session_file, Some(PathBuf::from("/s/child.jsonl")));
-    let value: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert_eq!(value["futureField"], json!({"nested": [1, 2]}));
-    assert_eq!(value["state"], "provisioned");
-    assert_eq!(value["workspaceId"], "w4");
-    assert_eq!(value["branch"], "fix/parser", "untouched fields stay");
+    let future = json!({"nested": [1, 2]});
+    let written = w.manifest("r1");
+    assert_eq!(written.extra.get("futureField"), Some(&future));
+    assert_eq!(written.state, State::Provisioned);
+    assert_eq!(written.workspace_id.as_deref(), Some("w4"));
+    assert_eq!(
+        written.branch.as_deref(),
+        Some("fix/parser"),
+        "untouched fields stay"
+    );
 
     let mut patch = serde_json::Map::new();
     patch.insert("state".into(), json!("running"));
@@ -115,14 +155,10 @@ fn updates_merge_and_keep_unknown_fields() {
     let m = Manifest::merge(&art, "r1", patch).unwrap();
     assert_eq!(m.state, State::Running);
     assert_eq!(m.id, "r1");
-    let value: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert_eq!(
-        value["kind"], "worktree-run",
-        "constants are stamped on every write"
-    );
-    assert_eq!(value["handoffMessage"], "hi");
-    assert_eq!(value["futureField"], json!({"nested": [1, 2]}));
+    // Constants are stamped on every write: a kind other than KIND is no manifest.
+    let written = w.manifest("r1");
+    assert_eq!(written.handoff_message.as_deref(), Some("hi"));
+    assert_eq!(written.extra.get("futureField"), Some(&future));
     // No temporary files are left beside it.
     assert_eq!(crate::entries(&art.worktree_runs_dir()), ["r1.json"]);
 }
@@ -264,9 +300,7 @@ fn handoff_fields_distinguish_absent_from_unknown() {
     Manifest::update(&art, "r1", |m| m.state = State::Running).unwrap();
     let m = Manifest::record_result(&art, "r1", State::ReadyForReview, &unknown).unwrap();
     assert_eq!(m.state, State::ReadyForReview);
-    let value: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(art.worktree_manifest("r1")).unwrap())
-            .unwrap();
+    let keys = keys(&art.worktree_manifest("r1"));
     for key in [
         "headSha",
         "commitsAhead",
@@ -275,13 +309,20 @@ fn handoff_fields_distinguish_absent_from_unknown() {
         "changedFiles",
         "untrackedFiles",
     ] {
-        assert_eq!(value[key], serde_json::Value::Null, "{key}");
-        assert!(value.get(key).is_some(), "{key} is written as null");
+        assert!(keys.contains(&key.to_owned()), "{key} is written: {keys:?}");
     }
-    assert_eq!(value["gitError"], "git status timed out after 15s");
-    let m = Manifest::load(&art, "r1").unwrap();
+    // `Some(None)` is a field written as null, `None` one absent.
+    let m = w.manifest("r1");
     assert_eq!(m.head_sha, Some(None));
+    assert_eq!(m.commits_ahead, Some(None));
     assert_eq!(m.clean, Some(None));
+    assert_eq!(m.conflicted, Some(None));
+    assert_eq!(m.changed_files, Some(None));
+    assert_eq!(m.untracked_files, Some(None));
+    assert_eq!(
+        m.git_error.as_deref(),
+        Some("git status timed out after 15s")
+    );
 }
 
 #[test]
@@ -345,10 +386,8 @@ fn concurrent_updates_lose_nothing() {
             });
         }
     });
-    let value: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(art.worktree_manifest("r1")).unwrap())
-            .unwrap();
+    let m = w.manifest("r1");
     for i in 0..8 {
-        assert_eq!(value[format!("writer{i}")], json!(i), "{value}");
+        assert_eq!(m.extra.get(&format!("writer{i}")), Some(&json!(i)), "{m:?}");
     }
 }
