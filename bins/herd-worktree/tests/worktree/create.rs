@@ -5,7 +5,7 @@ use herd_protocol::worktree::Surface;
 use herd_protocol::worktree::manifest::{Manifest, State};
 use herd_worktree::create::{CreateRequest, create};
 
-use crate::{World, entries};
+use crate::{World, entries, refusal};
 
 fn request(
     w: &World,
@@ -247,15 +247,9 @@ fn a_failed_acquisition_marks_the_manifest_failed() {
         Some(&crate::path_with(&bin)),
     );
     assert_eq!(run.code, 4, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["error"]["code"], "unavailable", "{doc}");
-    assert!(
-        doc["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("manifest"),
-        "{doc}"
-    );
+    let err = refusal(&run);
+    assert_eq!(err.code, ErrorCode::Unavailable, "{run}");
+    assert!(err.message.contains("manifest"), "{run}");
     let m = Manifest::load(&w.artifacts(), "r1").unwrap();
     assert_eq!(m.state, State::Failed);
     assert!(m.error.is_some());

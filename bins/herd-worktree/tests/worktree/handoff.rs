@@ -5,8 +5,7 @@ use std::time::Duration;
 
 use herd_core::escape::EvidenceClass;
 use herd_git::{Deadline, Git, budget};
-use herd_protocol::worktree::Handoff;
-use herd_protocol::worktree::TreeState;
+use herd_protocol::worktree::{Handoff, InspectedState, TreeState};
 use herd_worktree::handoff::{self, render_lines};
 
 use crate::{World, fake_git};
@@ -65,11 +64,11 @@ fn commits_ahead_with_staged_unstaged_and_untracked_changes() {
         ["README.md", "notes/new file.md", "src/a.rs", "staged.rs"]
     );
     assert_eq!(h.untracked_files.as_deref().unwrap(), ["notes/new file.md"]);
-    let json = serde_json::to_value(h.document()).unwrap();
-    assert_eq!(json["state"], "dirty");
-    assert_eq!(json["clean"], false);
-    assert_eq!(json["commits_ahead"], 2);
-    assert_eq!(json["warning"], serde_json::Value::Null);
+    let doc = h.document();
+    assert_eq!(doc.state, InspectedState::Dirty);
+    assert_eq!(doc.clean, Some(false));
+    assert_eq!(doc.commits_ahead, Some(2));
+    assert_eq!(doc.warning, None);
 }
 
 #[test]
@@ -103,10 +102,7 @@ fn a_conflicted_worktree_says_so() {
     w.sb.git_fails(&wt, ["merge", "--quiet", "main"]);
     let h = inspect(&w, &wt, &base);
     assert_eq!(h.tree, Some(TreeState::Conflicted));
-    assert_eq!(
-        serde_json::to_value(h.document()).unwrap()["conflicted"],
-        true
-    );
+    assert_eq!(h.document().conflicted, Some(true));
     assert!(
         h.changed_files
             .as_deref()
@@ -148,10 +144,7 @@ fn a_changed_file_list_over_the_cap_is_unknown_never_clean() {
     assert_eq!(h.commits_ahead, None);
     let warning = h.warning.as_deref().unwrap();
     assert!(warning.contains("more than 1048576 bytes"), "{warning}");
-    assert_eq!(
-        serde_json::to_value(h.document()).unwrap()["state"],
-        "unknown"
-    );
+    assert_eq!(h.document().state, InspectedState::Unknown);
     let lines: Vec<String> = render_lines(&h, Some("w4"))
         .into_iter()
         .map(|e| e.line)

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use herd_core::ErrorCode;
 use herd_herdr::Herdr;
 use herd_herdr::double::RECORDINGS_ENV;
-use herd_protocol::worktree::Surface;
 use herd_protocol::worktree::manifest::{Manifest, State};
+use herd_protocol::worktree::{Surface, WorktreeCreate};
 use herd_worktree::create::{CreateEnv, CreateRequest, create};
 
 use crate::World;
@@ -303,12 +303,12 @@ fn the_binary_picks_herdr_inside_herdr_and_prints_its_ids() {
         &extra,
     );
     assert_eq!(run.code, 0, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["surface"], "herdr");
-    assert_eq!(doc["workspace_id"], "w4");
-    assert_eq!(doc["pane_id"], "w4:p1");
-    assert_eq!(doc["tab_id"], "w4:t1");
-    assert_eq!(doc["path"], replies.checkout.to_str().unwrap());
+    let doc = run.doc::<WorktreeCreate>();
+    assert_eq!(doc.surface, Surface::Herdr);
+    assert_eq!(doc.workspace_id.as_deref(), Some("w4"));
+    assert_eq!(doc.pane_id.as_deref(), Some("w4:p1"));
+    assert_eq!(doc.tab_id.as_deref(), Some("w4:t1"));
+    assert_eq!(doc.path, replies.checkout.to_str().unwrap());
     let run = w.run_with_env(&["show", "--run-id", "r1"], &extra);
     assert!(run.stdout.contains("Workspace: w4"), "{run:?}");
 }
