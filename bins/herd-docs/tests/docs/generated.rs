@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use herd_core::ErrorCode;
 use herd_docs::{Finding, Mode, PI_HERD_SCHEMA, Problem, SCHEMA_DIR, SCHEMAS_OUT_DIR, generate};
 use herd_e2e::cli;
+use herd_protocol::docs::DocsReport;
 
 use crate::support::workspace_root;
 
@@ -320,9 +321,13 @@ fn the_binary_exits_1_naming_each_stale_block() {
 
     let out = run(&["--check", "--json"]);
     assert_eq!(out.code, 1, "{out}");
-    let doc = out.json();
-    assert_eq!(doc["fresh"], false);
-    assert_eq!(doc["findings"][0]["block"], "subagent-params");
+    let doc = out.doc::<DocsReport>();
+    assert!(!doc.fresh, "{doc:#?}");
+    assert_eq!(
+        doc.findings[0].block.as_deref(),
+        Some("subagent-params"),
+        "{doc:#?}"
+    );
 
     let out = run(&[]);
     assert_eq!(out.code, 0, "{out}");

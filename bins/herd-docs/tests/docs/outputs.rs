@@ -8,10 +8,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use herd_core::error::{ErrorCode, ErrorDocument};
+use herd_protocol::launch::docs::{ModelCatalog, RolesListing};
 use herd_protocol::layout::Artifacts;
+use herd_protocol::watch::WatchEvent;
+use herd_protocol::worktree::{InspectedState, WorktreeInspect};
 use serde_json::{Value, json};
 
-use crate::support::{self, assert_valid};
+use crate::support::{self, assert_valid, decode};
 
 /// The JSON document a command prints with `--json` (what `herd_cli::main` writes to stdout).
 fn printed(output: Result<herd_cli::Output, herd_core::Error>) -> Value {
@@ -56,7 +60,10 @@ fn errors_validate() {
     ]))
     .unwrap();
     let doc = printed(herd_watch::run(cli));
-    assert_eq!(doc["error"]["code"], "not_found");
+    assert_eq!(
+        decode::<ErrorDocument>(&doc).error.code,
+        ErrorCode::NotFound
+    );
     assert_valid("error.schema.json", &doc);
 }
 
@@ -240,22 +247,21 @@ fn watch_outputs_and_sidecars_validate() {
         events.extend(supervisor.tick(|_| Ok(())).unwrap());
         supervisor.sleep();
     }
-    let kinds: Vec<String> = events
+    let printed_events: Vec<Value> = events
         .iter()
-        .map(|e| {
-            serde_json::to_value(e.to_json()).unwrap()["event"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        })
+        .map(|e| serde_json::to_value(e.to_json()).unwrap())
         .collect();
-    assert!(kinds.contains(&"status".to_owned()), "{kinds:?}");
-    assert!(kinds.contains(&"result".to_owned()), "{kinds:?}");
-    for event in &events {
-        assert_valid(
-            "watch-event.schema.json",
-            &serde_json::to_value(event.to_json()).unwrap(),
-        );
+    let kinds: Vec<WatchEvent> = printed_events.iter().map(decode).collect();
+    assert!(
+        kinds.iter().any(|e| matches!(e, WatchEvent::Status { .. })),
+        "{kinds:#?}"
+    );
+    assert!(
+        kinds.iter().any(|e| matches!(e, WatchEvent::Result { .. })),
+        "{kinds:#?}"
+    );
+    for event in &printed_events {
+        assert_valid("watch-event.schema.json", event);
     }
 
     assert_valid(
@@ -346,10 +352,16 @@ fn worktree_outputs_and_manifest_validate() {
         serde_json::to_value(handoff.document()).unwrap()
     };
     let known = inspect(&created.path);
-    assert_eq!(known["state"], "dirty");
+    assert_eq!(
+        decode::<WorktreeInspect>(&known).state,
+        InspectedState::Dirty
+    );
     assert_valid("worktree-inspect.schema.json", &known);
     let unknown = inspect(&sandbox.path().join("gone"));
-    assert_eq!(unknown["state"], "unknown");
+    assert_eq!(
+        decode::<WorktreeInspect>(&unknown).state,
+        InspectedState::Unknown
+    );
     assert_valid("worktree-inspect.schema.json", &unknown);
 
     let listing = herd_worktree::list::list(&git, &repo).unwrap();
@@ -577,7 +589,7 @@ fn launch_catalog_roles_task_models_and_handoff_validate() {
     fs::write(project.join(".pi/agents/broken.md"), "---\nname: [\n---\n").unwrap();
     let listing = herd_launch::list::list(&art, &project, &agent_dir).unwrap();
     let roles = serde_json::to_value(listing.to_json()).unwrap();
-    assert_eq!(roles["roles"].as_array().map(Vec::len), Some(2), "{roles}");
+    assert_eq!(decode::<RolesListing>(&roles).roles.len(), 2, "{roles}");
     assert_valid("launch-roles.schema.json", &roles);
 
     let request = herd_tools::parse(
@@ -613,8 +625,8 @@ fn launch_catalog_roles_task_models_and_handoff_validate() {
     );
     let printed_catalog = serde_json::to_value(catalog.to_json()).unwrap();
     assert_eq!(
-        printed_catalog["tasks"][0]["authenticated"],
-        json!(["fake/a"])
+        decode::<ModelCatalog>(&printed_catalog).tasks[0].authenticated,
+        ["fake/a"]
     );
     assert_valid("launch-models.schema.json", &printed_catalog);
 

@@ -1,8 +1,9 @@
-//! What the tests share: the workspace root, the committed schemas of `docs/schemas/` and a
-//! validator that names every violation.
+//! What the tests share: the workspace root, the committed schemas of `docs/schemas/`, a
+//! validator that names every violation, and the decoding of a printed document as its type.
 
 use std::path::{Path, PathBuf};
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub fn workspace_root() -> PathBuf {
@@ -38,4 +39,17 @@ pub fn assert_valid(file: &str, instance: &Value) {
         found.join("\n"),
         serde_json::to_string_pretty(instance).unwrap_or_default()
     );
+}
+
+/// A printed document read as the herd type `T` it is, for what a test asserts of its meaning
+/// (the schema is checked on the document as printed); the test fails, showing the document,
+/// when it is not a `T`.
+pub fn decode<T: DeserializeOwned>(doc: &Value) -> T {
+    serde_json::from_value(doc.clone()).unwrap_or_else(|err| {
+        panic!(
+            "not a {} ({err}):\n{}",
+            std::any::type_name::<T>(),
+            serde_json::to_string_pretty(doc).unwrap_or_default()
+        )
+    })
 }
