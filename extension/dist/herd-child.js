@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 7c07b529660dae7062f43f44c8bdda6888715499bc2ae07dbc3d92dc3a9e0fb0
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 311707748f8a7f1957af49020cf17811a1d5fb40133ca6a7ed152c9e5037df67
 // src/generated/run-files.ts
 import * as path from "node:path";
 var RUNS_DIR = "runs";
@@ -16,6 +16,7 @@ var RUN_FILES = {
   execSession: ".session.jsonl",
   runnerExit: ".runner-exit.json",
   leader: ".leader.json",
+  children: ".children",
   cancel: ".cancel.json",
   interrupt: ".interrupt.json",
   timeout: ".timeout.json",

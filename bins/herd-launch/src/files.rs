@@ -45,10 +45,15 @@ fn record_bytes(record: &RunRecord) -> Result<Vec<u8>, Error> {
     Ok(bytes)
 }
 
-/// Claims `record.run_id` by creating its record; `false` when the id is taken.
+/// Claims `record.run_id` by creating its record; `false` when the id is taken. A child of a run
+/// of `artifacts` is first added to its parent's list of children.
 pub fn claim_record(artifacts: &Artifacts, record: &mut RunRecord) -> Result<bool, Error> {
     validate_run_id(&record.run_id)?;
     record.format_version = FORMAT_VERSION;
+    record.extra.links_children = true;
+    if let Some(parent) = &record.parent_run_id {
+        herd_protocol::run::link_child(artifacts, parent, &record.run_id)?;
+    }
     create_once(
         &artifacts.run_record(&record.run_id),
         &record_bytes(record)?,

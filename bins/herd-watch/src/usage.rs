@@ -274,9 +274,15 @@ pub fn own(artifacts: &Artifacts, record: &RunRecord) -> Option<Tally> {
     own_cursor(artifacts, record, |_| {}).map(|c| c.tally)
 }
 
-/// The runs `record` launched: the records of the directory naming it as their parent (a child's
-/// record is written after its parent was created, so older records are not read).
+/// The runs `record` launched: those of its list of children, or for a record from before the
+/// list existed the records of the directory naming it as their parent (a child's record is
+/// written after its parent was created, so older records are not read).
 fn children(artifacts: &Artifacts, record: &RunRecord) -> Vec<RunRecord> {
+    if record.extra.links_children
+        && let Some(children) = herd_protocol::run::linked_children(artifacts, &record.run_id)
+    {
+        return children;
+    }
     let Ok(ids) = artifacts.run_ids() else {
         return Vec::new();
     };
@@ -794,6 +800,37 @@ mod tests {
             .collect();
         assert_eq!(models, [("fake/a", 1), ("Tools/summaries", 2)]);
         assert_eq!(c.tally.total.cache_write, 18);
+    }
+
+    #[test]
+    fn a_run_s_children_come_from_its_list_and_an_older_record_s_from_a_search() {
+        let dir = tempfile::tempdir().unwrap();
+        let art = Artifacts::new(dir.path());
+        let save = |id: &str, parent: Option<&str>, links: bool| {
+            let mut record: RunRecord = serde_json::from_value(serde_json::json!({
+                "format_version": 1, "run_id": id, "name": id, "created_at_ms": 1,
+                "runner": "exec", "surface": "process", "status": "launched",
+                "cwd": "/", "session_file": format!("/s/{id}.jsonl"),
+                "parent_run_id": parent, "extra": { "links_children": links },
+            }))
+            .unwrap();
+            record.save(&art).unwrap();
+            record
+        };
+        let ids = |records: Vec<RunRecord>| -> Vec<String> {
+            records.into_iter().map(|r| r.run_id).collect()
+        };
+        // A record from before the list: its children are searched for.
+        let old = save("old", None, false);
+        save("kid", Some("old"), true);
+        assert_eq!(ids(children(&art, &old)), ["kid"]);
+        // A record with a list: the list alone says, so an unlisted child is not searched for.
+        let new = save("new", None, true);
+        save("stray", Some("new"), true);
+        assert_eq!(ids(children(&art, &new)), Vec::<String>::new());
+        herd_protocol::run::link_child(&art, "new", "listed").unwrap();
+        save("listed", Some("new"), true);
+        assert_eq!(ids(children(&art, &new)), ["listed"]);
     }
 
     #[test]

@@ -1759,6 +1759,12 @@ export interface RunRecordRunExtra {
 	 */
 	launch_script?: string | null;
 	/**
+	 * The runs this run launches are listed in `runs/<run-id>.children` ([`link_child`]), so
+	 * they are found without a search of the directory. A record written before the list
+	 * existed lacks it, and its children are searched for.
+	 */
+	links_children?: boolean;
+	/**
 	 * A persistent specialist's ids.
 	 */
 	logical_id?: string | null;

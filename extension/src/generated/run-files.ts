@@ -26,6 +26,7 @@ export const RUN_FILES = {
 	execSession: ".session.jsonl",
 	runnerExit: ".runner-exit.json",
 	leader: ".leader.json",
+	children: ".children",
 	cancel: ".cancel.json",
 	interrupt: ".interrupt.json",
 	timeout: ".timeout.json",

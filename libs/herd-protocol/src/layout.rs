@@ -492,6 +492,8 @@ run_files! {
     runner_exit: runner_exit => "runner-exit.json",
     /// The identity of the launch script's shell on the process surface.
     leader: leader => "leader.json",
+    /// The runs this run launched, one run id a line (herd-launch, [`crate::run::link_child`]).
+    children: children => "children",
 }
 
 #[cfg(test)]

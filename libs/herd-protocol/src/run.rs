@@ -195,6 +195,11 @@ pub struct RunExtra {
     /// The lost run whose session this run resumed (`herd-launch resurrect`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resurrects: Option<String>,
+    /// The runs this run launches are listed in `runs/<run-id>.children` ([`link_child`]), so
+    /// they are found without a search of the directory. A record written before the list
+    /// existed lacks it, and its children are searched for.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub links_children: bool,
 }
 
 /// Where a run on another machine is: the host (an ssh destination `herd-launch host add`
@@ -281,6 +286,43 @@ pub struct AcceptanceSummary {
     /// The run a reviewer reviews.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviews: Option<String>,
+}
+
+/// The largest list of a run's children read: 256 KiB, thousands of run ids.
+const CHILDREN_READ_LIMIT: u64 = 256 * 1024;
+
+/// Adds `child` to the list of `parent`'s children, `runs/<parent>.children`, one run id a line.
+///
+/// herd-launch calls it before the child's record is created, so a crash leaves no child that
+/// the list misses. An id whose claim then failed stays listed: a reader keeps only the listed
+/// runs whose record names `parent` ([`linked_children`]). Nothing is written for a parent that
+/// has no record in `artifacts`.
+pub fn link_child(artifacts: &Artifacts, parent: &str, child: &str) -> Result<(), Error> {
+    validate_run_id(parent)?;
+    validate_run_id(child)?;
+    if !artifacts.run_record(parent).is_file() {
+        return Ok(());
+    }
+    Ok(sidecar::append_line(&artifacts.children(parent), child)?)
+}
+
+/// The records of the runs `parent` launched, oldest first: those of its list of children whose
+/// record names it. `None` when the list cannot be read (larger than its bound, say), and the
+/// caller searches instead; a missing list is an empty one.
+pub fn linked_children(artifacts: &Artifacts, parent: &str) -> Option<Vec<RunRecord>> {
+    let bytes = match sidecar::read_bounded(&artifacts.children(parent), CHILDREN_READ_LIMIT) {
+        Ok(bytes) => bytes.unwrap_or_default(),
+        Err(_) => return None,
+    };
+    let mut children: Vec<RunRecord> = String::from_utf8_lossy(&bytes)
+        .lines()
+        .filter(|id| validate_run_id(id).is_ok())
+        .filter_map(|id| RunRecord::load(artifacts, id).ok())
+        .filter(|r| r.parent_run_id.as_deref() == Some(parent))
+        .collect();
+    children.sort_by(|a, b| (a.created_at_ms, &a.run_id).cmp(&(b.created_at_ms, &b.run_id)));
+    children.dedup_by(|a, b| a.run_id == b.run_id);
+    Some(children)
 }
 
 impl RunRecord {
@@ -497,6 +539,40 @@ mod tests {
             diagnostics: vec![],
             extra: Default::default(),
         }
+    }
+
+    #[test]
+    fn a_run_s_children_are_the_listed_runs_whose_record_names_it_oldest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let art = Artifacts::new(dir.path());
+        // No record of the parent here: nothing is listed.
+        link_child(&art, "p1", "c0").unwrap();
+        assert!(!art.children("p1").exists());
+        record("p1", "lead").save(&art).unwrap();
+        assert_eq!(linked_children(&art, "p1").unwrap(), []);
+        let child = |id: &str, parent: &str, at: u64| {
+            let mut r = record(id, id);
+            r.parent_run_id = Some(parent.into());
+            r.created_at_ms = at;
+            r.save(&art).unwrap();
+        };
+        for id in ["c2", "c1", "lost", "other", "c2"] {
+            link_child(&art, "p1", id).unwrap();
+        }
+        child("c1", "p1", 5);
+        child("c2", "p1", 3);
+        // `lost` never got its record; `other` is another run's child.
+        child("other", "p9", 1);
+        let ids: Vec<String> = linked_children(&art, "p1")
+            .unwrap()
+            .into_iter()
+            .map(|r| r.run_id)
+            .collect();
+        assert_eq!(ids, ["c2", "c1"]);
+        // A list past its bound is not read: the caller searches instead.
+        std::fs::write(art.children("p1"), "c1\n".repeat(100_000)).unwrap();
+        assert!(linked_children(&art, "p1").is_none());
+        assert!(link_child(&art, "p1", "../x").is_err());
     }
 
     #[test]

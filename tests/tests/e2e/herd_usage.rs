@@ -233,6 +233,11 @@ fn a_run_s_usage_rolls_up_its_nested_child_and_the_directory_totals_it(place: Wh
     );
     assert_eq!(usage.nested.len(), 1, "{usage:#?}");
     assert_eq!(usage.nested[0].run_id, helper, "{usage:#?}");
+    // The lead's helper was found in its list of children, not by a search of the directory.
+    let art = herd_protocol::layout::Artifacts::new(herd.artifacts());
+    assert!(herd.run_record(&lead).extra.links_children);
+    let listed = std::fs::read_to_string(art.children(&lead)).expect("the lead's children");
+    assert_eq!(listed.lines().collect::<Vec<_>>(), [helper.as_str()]);
     helper_own.check(&usage.nested[0].figures, "the helper's part");
     let models: Vec<&str> = usage
         .tally
