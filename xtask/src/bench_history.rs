@@ -249,26 +249,22 @@ impl Fixture {
     }
 }
 
-/// Copies the `runs/` files of the delivered run `template` under `n` new ids.
+/// Copies the per-run files of the delivered run `template` under `n` new ids.
 fn copy_history(art: &Artifacts, template: &str, n: usize) -> Result<(), String> {
-    let prefix = format!("{template}.");
     let mut files = Vec::new();
-    for entry in std::fs::read_dir(art.runs_dir()).map_err(|e| e.to_string())? {
-        let entry = entry.map_err(|e| e.to_string())?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(suffix) = name.strip_prefix(&prefix) {
-            let text = std::fs::read_to_string(entry.path()).map_err(|e| e.to_string())?;
-            files.push((suffix.to_owned(), text));
+    for (index, path) in art.run(template).every_path().enumerate() {
+        match std::fs::read_to_string(&path) {
+            Ok(text) => files.push((index, text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
         }
     }
     for i in 0..n {
         let id = format!("hist{i:06}");
-        for (suffix, text) in &files {
-            std::fs::write(
-                art.runs_dir().join(format!("{id}.{suffix}")),
-                text.replace(template, &id).as_bytes(),
-            )
-            .map_err(|e| e.to_string())?;
+        let paths: Vec<_> = art.run(&id).every_path().collect();
+        for (index, text) in &files {
+            std::fs::write(&paths[*index], text.replace(template, &id).as_bytes())
+                .map_err(|e| e.to_string())?;
         }
     }
     Ok(())

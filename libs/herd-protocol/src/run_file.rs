@@ -140,6 +140,15 @@ impl Run<'_> {
             .join(format!("{}.{}", self.run_id, F::SUFFIX))
     }
 
+    /// Where every per-run file of the table ([`run_file_names`]) of this run is, present or
+    /// not, in the table's order.
+    pub fn every_path(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        let runs = self.artifacts.runs_dir();
+        run_file_names()
+            .into_iter()
+            .map(move |(_, suffix)| runs.join(format!("{}.{suffix}", self.run_id)))
+    }
+
     /// Reads file `F`: `Ok(None)` when there is none; an error when it is larger than its bound,
     /// malformed, or of a newer version than this build knows.
     pub fn read<F: RunFile>(&self) -> Result<Option<F>, sidecar::Error> {
