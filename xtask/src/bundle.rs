@@ -1,12 +1,12 @@
 //! The child extension's bundle, `extension/dist/herd-child.js`: `cargo xtask docs` builds it
 //! from `extension/herd-child.ts` with the pinned esbuild (`extension/node_modules`, from `npm
-//! ci`) when its first line does not name the digest of the current sources, and `--check`
+//! ci`) when its first line does not name the digest of the sources on disk, and `--check`
 //! refuses a bundle that is not built from them (which needs no Node). herd-launch embeds the
 //! bundle and installs it for every Pi child (`herd_launch::extension`).
 
 use std::path::Path;
 
-use herd_launch::extension::{BUNDLE_PATH, ENTRY, bundle_header, sources_digest};
+use herd_launch::extension::{BUNDLE_PATH, ENTRY, SOURCES, bundle_header, digest_of};
 
 /// esbuild's arguments after the entry: one ESM file for Node, with Pi's packages left to Pi.
 const ESBUILD_ARGS: &[&str] = &[
@@ -24,7 +24,15 @@ const ESBUILD_ARGS: &[&str] = &[
 pub fn run(root: &Path, check: bool) -> Result<String, String> {
     let extension = root.join("extension");
     let bundle = extension.join(BUNDLE_PATH);
-    let header = bundle_header(&sources_digest());
+    // The sources as they are on disk now, not as this program embedded them: `cargo xtask
+    // docs` has just regenerated some of them.
+    let mut sources = Vec::with_capacity(SOURCES.len());
+    for (path, _) in SOURCES {
+        let text = std::fs::read_to_string(extension.join(path))
+            .map_err(|e| format!("cannot read extension/{path}: {e}"))?;
+        sources.push((*path, text));
+    }
+    let header = bundle_header(&digest_of(sources.iter().map(|(p, t)| (*p, t.as_str()))));
     let current = std::fs::read_to_string(&bundle).unwrap_or_default();
     if current.lines().next() == Some(header.as_str()) {
         return Ok(format!("extension/{BUNDLE_PATH} is up to date"));

@@ -140,10 +140,15 @@ pub const SOURCES: &[(&str, &str)] = &[
 /// The environment variable naming an extension file to load instead.
 pub const OVERRIDE_ENV: &str = "HERD_PI_EXTENSION";
 
-/// The digest of every source's path and content.
+/// The digest of every source's path and content, as this build embedded them.
 pub fn sources_digest() -> String {
+    digest_of(SOURCES.iter().copied())
+}
+
+/// The digest of `(path, content)` pairs, in [`SOURCES`]' order: what a bundle's first line names.
+pub fn digest_of<'a>(sources: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
     let mut hasher = Sha256::new();
-    for (path, text) in SOURCES {
+    for (path, text) in sources {
         hasher.update(path.as_bytes());
         hasher.update([0]);
         hasher.update(text.as_bytes());
