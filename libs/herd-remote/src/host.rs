@@ -199,7 +199,11 @@ pub struct Hosts {
     dir: PathBuf,
 }
 
+/// The largest host record read.
 const RECORD_LIMIT: u64 = 64 * 1024;
+
+/// A host's record is `<destination><RECORD_SUFFIX>` in [`Hosts::dir`].
+const RECORD_SUFFIX: &str = ".json";
 
 impl Hosts {
     pub fn new(dir: PathBuf) -> Hosts {
@@ -218,7 +222,7 @@ impl Hosts {
     }
 
     fn path(&self, dest: &Destination) -> PathBuf {
-        self.dir.join(format!("{dest}.json"))
+        self.dir.join(format!("{dest}{RECORD_SUFFIX}"))
     }
 
     /// The record of `dest`; `None` when the host was never added.
@@ -297,7 +301,7 @@ impl Hosts {
             .flatten()
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
-                let dest = Destination::new(name.strip_suffix(".json")?).ok()?;
+                let dest = Destination::new(name.strip_suffix(RECORD_SUFFIX)?).ok()?;
                 self.get(&dest).ok().flatten()
             })
             .collect();
