@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 311707748f8a7f1957af49020cf17811a1d5fb40133ca6a7ed152c9e5037df67
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 867e37278a418df9f7857206c8761355bfa1a219d69e74f5bde75797652ef5a2
 // src/generated/run-files.ts
 import * as path from "node:path";
 var RUNS_DIR = "runs";
@@ -54,6 +54,7 @@ function sessionFile(session2, kind) {
 }
 var RUN_FILE_READ_LIMITS = {
   record: 262144,
+  children: 262144,
   cancel: 16384,
   interrupt: 4096,
   timeout: 4096,
@@ -1126,18 +1127,23 @@ function artifactsDirs(config) {
   if (config.artifacts) dirs.add(path6.resolve(config.artifacts));
   return [...dirs];
 }
+function candidateIds(dir, config) {
+  if (readRecord(dir, config.runId)?.extra?.links_children === true) {
+    const list = runFile(dir, config.runId, "children");
+    if (!fs5.existsSync(list)) return /* @__PURE__ */ new Set();
+    const text = readSmall(list, RUN_FILE_READ_LIMITS.children);
+    if (text !== void 0) return new Set(text.split("\n"));
+  }
+  try {
+    return new Set(fs5.readdirSync(path6.join(dir, RUNS_DIR)).map((name) => recordRunId(name) ?? ""));
+  } catch {
+    return /* @__PURE__ */ new Set();
+  }
+}
 function outstandingChildren(config) {
   const found = [];
   for (const dir of artifactsDirs(config)) {
-    const runs = path6.join(dir, RUNS_DIR);
-    let names;
-    try {
-      names = fs5.readdirSync(runs);
-    } catch {
-      continue;
-    }
-    for (const name of names) {
-      const id = recordRunId(name) ?? "";
+    for (const id of candidateIds(dir, config)) {
       if (!RUN_ID_PATTERN.test(id) || id === config.runId) continue;
       const record = readRecord(dir, id);
       if (!record || record.parent_run_id !== config.runId || record.status === "failed") continue;

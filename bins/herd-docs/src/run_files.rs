@@ -86,16 +86,20 @@ type Block<'a> = (&'a str, &'a str, &'a [(&'a str, u64)]);
 
 /// The versions and read bounds of the versioned files, from the same tables
 /// ([`run_file::VERSIONS`], [`session_file::VERSIONED`], [`session_file::LINE_VERSIONS`]), the
-/// run record's and a task inbox file's bounds, and the two files of the artifacts directory the
+/// run record's, a run's list of children's and a task inbox file's bounds, and the two files of the artifacts directory the
 /// child writes or reads.
 fn versions(out: &mut String) {
     let runs: Vec<(&str, u64)> = run_file::VERSIONS
         .iter()
         .map(|(n, v, _)| (*n, *v))
         .collect();
-    let run_limits: Vec<(&str, u64)> = std::iter::once(("record", herd_protocol::run::READ_LIMIT))
-        .chain(run_file::VERSIONS.iter().map(|(n, _, l)| (*n, *l)))
-        .collect();
+    let run_limits: Vec<(&str, u64)> = [
+        ("record", herd_protocol::run::READ_LIMIT),
+        ("children", herd_protocol::run::CHILDREN_READ_LIMIT),
+    ]
+    .into_iter()
+    .chain(run_file::VERSIONS.iter().map(|(n, _, l)| (*n, *l)))
+    .collect();
     let mut sessions: Vec<(&str, u64)> = session_file::VERSIONED
         .iter()
         .map(|(n, v, _)| (*n, *v))
@@ -117,7 +121,7 @@ fn versions(out: &mut String) {
             &runs,
         ),
         (
-            "The most a reader takes in of the run record and of each versioned file of a run.",
+            "The most a reader takes in of the run record, of its list of children and of each versioned file of a run.",
             "RUN_FILE_READ_LIMITS",
             &run_limits,
         ),

@@ -13,13 +13,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 
 import { RUN_ID_PATTERN, type WatchWait } from "../generated/protocol.ts";
-import { RUNS_DIR, recordRunId, runFile } from "../generated/run-files.ts";
+import { RUN_FILE_READ_LIMITS, RUNS_DIR, recordRunId, runFile } from "../generated/run-files.ts";
 import { decode } from "../shared/decode.ts";
 import { watchWait } from "../shared/formats.ts";
 import { type WindowOf, decorate } from "../shared/piherd-result.ts";
 import { type Running, runProcess } from "../shared/process.ts";
 import { readRecord } from "../shared/runs.ts";
 import type { ChildConfig } from "./config.ts";
+import { readSmall } from "./files.ts";
 import { herdProgram } from "./programs.ts";
 
 /** What an own child's end gives the child: herd's message, or a Pi Herd worker's result. */
@@ -55,6 +56,25 @@ function artifactsDirs(config: ChildConfig): string[] {
 }
 
 /**
+ * The ids of the runs in `dir` that may be this child's: its list of children when its record
+ * there keeps one (`extra.links_children`: herd-launch adds each child before claiming it), else
+ * every record's. A list too large to read is searched past too.
+ */
+function candidateIds(dir: string, config: ChildConfig): Set<string> {
+	if (readRecord(dir, config.runId)?.extra?.links_children === true) {
+		const list = runFile(dir, config.runId, "children");
+		if (!fs.existsSync(list)) return new Set();
+		const text = readSmall(list, RUN_FILE_READ_LIMITS.children);
+		if (text !== undefined) return new Set(text.split("\n"));
+	}
+	try {
+		return new Set(fs.readdirSync(path.join(dir, RUNS_DIR)).map((name) => recordRunId(name) ?? ""));
+	} catch {
+		return new Set();
+	}
+}
+
+/**
  * This child's own children that have not ended: a record naming this run as its parent, not a
  * definite launch failure, not a persistent specialist, and neither settled (`<id>.result.json`) nor superseded by a model
  * fallback (`<id>.superseded.json`, whose successor is another such record).
@@ -67,15 +87,7 @@ function artifactsDirs(config: ChildConfig): string[] {
 function outstandingChildren(config: ChildConfig): OwnChild[] {
 	const found: OwnChild[] = [];
 	for (const dir of artifactsDirs(config)) {
-		const runs = path.join(dir, RUNS_DIR);
-		let names: string[];
-		try {
-			names = fs.readdirSync(runs);
-		} catch {
-			continue;
-		}
-		for (const name of names) {
-			const id = recordRunId(name) ?? "";
+		for (const id of candidateIds(dir, config)) {
 			if (!RUN_ID_PATTERN.test(id) || id === config.runId) continue;
 			const record = readRecord(dir, id);
 			if (!record || record.parent_run_id !== config.runId || record.status === "failed") continue;

@@ -95,9 +95,10 @@ export const RUN_FILE_VERSIONS = {
 	usage: 1,
 } as const;
 
-/** The most a reader takes in of the run record and of each versioned file of a run. */
+/** The most a reader takes in of the run record, of its list of children and of each versioned file of a run. */
 export const RUN_FILE_READ_LIMITS = {
 	record: 262144,
+	children: 262144,
 	cancel: 16384,
 	interrupt: 4096,
 	timeout: 4096,

@@ -289,7 +289,7 @@ pub struct AcceptanceSummary {
 }
 
 /// The largest list of a run's children read: 256 KiB, thousands of run ids.
-const CHILDREN_READ_LIMIT: u64 = 256 * 1024;
+pub const CHILDREN_READ_LIMIT: u64 = 256 * 1024;
 
 /// Adds `child` to the list of `parent`'s children, `runs/<parent>.children`, one run id a line.
 ///
