@@ -42,10 +42,12 @@ pub struct RunStatus {
 
 /// The surface queries of one status, within one budget however many runs it shows: one
 /// listing per Herdr server (a listing proves presence), a query of its own only for a pane the
-/// listing did not show, and none at all of a server that did not answer.
+/// listing did not show, and none at all of a server that did not answer. Also the directory's
+/// runs by session file, read once, at the first help request the status shows.
 pub struct Looks {
     deadline: Instant,
     listings: HashMap<String, Option<Listing>>,
+    sessions: Option<HashMap<String, Vec<(u64, String)>>>,
 }
 
 /// The panes one listing showed: pane id -> (Herdr terminal id, what the row said).
@@ -56,7 +58,29 @@ impl Looks {
         Looks {
             deadline: Instant::now() + PRESENCE_BUDGET,
             listings: HashMap::new(),
+            sessions: None,
         }
+    }
+
+    /// Whether the session of `record` was resumed as a later run after `since_ms`: its help
+    /// request was answered.
+    fn resumed_since(&mut self, artifacts: &Artifacts, record: &RunRecord, since_ms: u64) -> bool {
+        let sessions = self.sessions.get_or_insert_with(|| {
+            let mut sessions: HashMap<String, Vec<(u64, String)>> = HashMap::new();
+            for id in artifacts.run_ids().unwrap_or_default() {
+                if let Ok(other) = RunRecord::load(artifacts, &id) {
+                    sessions
+                        .entry(other.session_file)
+                        .or_default()
+                        .push((other.created_at_ms, other.run_id));
+                }
+            }
+            sessions
+        });
+        sessions.get(&record.session_file).is_some_and(|runs| {
+            runs.iter()
+                .any(|(created, id)| *id != record.run_id && *created >= since_ms)
+        })
     }
 
     /// What the surface says of `target`, the child of `record`.
@@ -135,7 +159,7 @@ pub fn project_with(artifacts: &Artifacts, record: &RunRecord, looks: &mut Looks
     let now = now_ms();
     let mut life = Lifecycle::new(record.created_at_ms);
     if let Ok(Some(result)) = delivery::load(artifacts, &record.run_id) {
-        return settled(artifacts, record, &result, life, now);
+        return settled(artifacts, record, &result, life, now, looks);
     }
     if let Some(remote) = &record.extra.remote {
         return crate::relay::project(artifacts, record, remote, now);
@@ -189,6 +213,7 @@ fn settled(
     result: &herd_protocol::result::RunResult,
     mut life: Lifecycle,
     now: u64,
+    looks: &mut Looks,
 ) -> RunStatus {
     let label = match result.outcome {
         // A specialist that ended on its stop directive stopped (`stopped`).
@@ -208,7 +233,7 @@ fn settled(
     let mut projection = life.project(now);
     // A help request waits for its answer until the session is resumed.
     let needs_input = (result.outcome == Outcome::Help
-        && !resumed_since(artifacts, record, result.settled_at_ms))
+        && !looks.resumed_since(artifacts, record, result.settled_at_ms))
     .then_some(NeedsInput {
         reason: InputReason::HelpRequest,
         since_ms: result.settled_at_ms,
@@ -316,18 +341,6 @@ fn persistent_help_since(record: &RunRecord) -> Option<u64> {
     at.duration_since(std::time::UNIX_EPOCH)
         .ok()
         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// Whether the session of `record` was resumed as a later run after `since_ms`: its help
-/// request was answered.
-fn resumed_since(artifacts: &Artifacts, record: &RunRecord, since_ms: u64) -> bool {
-    artifacts.run_ids().is_ok_and(|ids| {
-        ids.iter().filter(|id| **id != record.run_id).any(|id| {
-            RunRecord::load(artifacts, id).is_ok_and(|other| {
-                other.session_file == record.session_file && other.created_at_ms >= since_ms
-            })
-        })
-    })
 }
 
 /// `herd-watch status`.
