@@ -3,7 +3,7 @@
 
 #![no_main]
 
-#[path = "../../libs/herd-core/tests/escape_invariants/mod.rs"]
+#[path = "../../libs/herd-core/tests/core/escape_invariants.rs"]
 mod escape_invariants;
 
 use escape_invariants::{

@@ -297,10 +297,16 @@ fn capture_memory_stays_bounded() {
     assert!(peak_kib < 32 * 1024, "peak memory {peak_kib} KiB");
 }
 
-/// Runs this test binary again with only `test` selected and `env` added.
+/// Runs this test binary again with only `test` (a test of this module) selected and `env`
+/// added.
 fn rerun_self(test: &str, env: &[(&str, &OsStr)]) -> Output {
     let exe = std::env::current_exe().expect("the test binary knows its path");
-    let mut cmd = Command::new(exe, PATIENCE * 2).args(["--exact", test, "--test-threads=1"]);
+    // The harness names a test by its path below the binary's root: `subprocess::<test>`.
+    let module = module_path!()
+        .split_once("::")
+        .map_or("", |(_, module)| module);
+    let test = format!("{module}::{test}");
+    let mut cmd = Command::new(exe, PATIENCE * 2).args(["--exact", &test, "--test-threads=1"]);
     for (name, value) in env {
         cmd = cmd.env(name, value);
     }

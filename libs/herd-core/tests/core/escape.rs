@@ -1,9 +1,7 @@
 //! Property tests of `herd_core::escape`: no input closes the block early, reopens it, or starts
 //! a host line, and every bound holds.
 
-mod escape_invariants;
-
-use escape_invariants::{
+use crate::escape_invariants::{
     LINE_BREAKS, check_host_value, check_message, is_forbidden_in_host_text, n_end_tags,
 };
 use herd_core::escape::{
@@ -148,7 +146,7 @@ proptest! {
         let first_line = block.split('\n').next().unwrap_or_default();
         prop_assert!(first_line.ends_with(&format!("kind=\"{kind}\">")), "{first_line:?}");
         prop_assert!(block.ends_with("\n</subagent_report>"));
-        prop_assert_eq!(escape_invariants::n_start_tags(&block), 1);
+        prop_assert_eq!(crate::escape_invariants::n_start_tags(&block), 1);
         prop_assert_eq!(n_end_tags(&block), 1);
     }
 
