@@ -15,15 +15,13 @@ use std::time::{Duration, Instant};
 
 use herd_e2e::herdr::HerdrServer;
 use herd_e2e::wait::wait_for;
+
+use crate::support::{PATIENCE, soon};
 use herd_protocol::layout::Artifacts;
 use herd_surface::herdr::{Herdr, MIN_PANE_HEIGHT, MIN_PANE_WIDTH};
 use herd_surface::{
     AgentStatus, Closed, Error, Key, Launch, Presence, Surface, Target, close_confirmed,
 };
-
-fn soon() -> Instant {
-    Instant::now() + Duration::from_secs(20)
-}
 
 /// A test's server, the parent's workspace and pane in its directory, and a grouped surface
 /// as herd-launch makes it from inside that pane.
@@ -106,7 +104,7 @@ impl Fixture {
 fn read_eventually(path: &Path) -> String {
     wait_for(
         &format!("{} to be written", path.display()),
-        Duration::from_secs(20),
+        PATIENCE,
         || std::fs::read_to_string(path).ok().filter(|t| !t.is_empty()),
     )
 }
@@ -141,22 +139,18 @@ fn herdr_children_run_in_usable_panes_of_the_agents_tab_and_are_what_their_pane_
         assert_eq!(info["terminal_id"].as_str(), pane.terminal_id.as_deref());
         tabs.push(info["tab_id"].as_str().unwrap().to_owned());
         // The pane runs the child: the launch script, then what it execs.
-        let running = wait_for(
-            "the child's process in its pane",
-            Duration::from_secs(20),
-            || {
-                let info = fx
-                    .herdr
-                    .json(["pane", "process-info", "--pane", &pane.pane_id]);
-                let argv: Vec<String> = info["process_info"]["foreground_processes"]
-                    .as_array()?
-                    .iter()
-                    .flat_map(|p| p["argv"].as_array().cloned().unwrap_or_default())
-                    .filter_map(|a| a.as_str().map(str::to_owned))
-                    .collect();
-                (argv == ["sleep", "60"]).then_some(argv)
-            },
-        );
+        let running = wait_for("the child's process in its pane", PATIENCE, || {
+            let info = fx
+                .herdr
+                .json(["pane", "process-info", "--pane", &pane.pane_id]);
+            let argv: Vec<String> = info["process_info"]["foreground_processes"]
+                .as_array()?
+                .iter()
+                .flat_map(|p| p["argv"].as_array().cloned().unwrap_or_default())
+                .filter_map(|a| a.as_str().map(str::to_owned))
+                .collect();
+            (argv == ["sleep", "60"]).then_some(argv)
+        });
         assert_eq!(running, ["sleep", "60"]);
     }
     // Every child's pane stays usable: a full tab gives the next child a tab of its own.
@@ -197,8 +191,7 @@ fn herdr_pane_shows_output_takes_text_as_one_message_and_closes_confirmed() {
                 echo __SUBAGENT_DONE_3__; exit 3";
     let target = fx.launch(&herdr, "greeter", body);
     let pane = Fixture::pane_id(&target);
-    fx.herdr
-        .wait_for_text(&pane, "hello-from-child", Duration::from_secs(20));
+    fx.herdr.wait_for_text(&pane, "hello-from-child", PATIENCE);
     assert_eq!(herdr.presence(&target, soon()).unwrap(), Presence::Running);
     // Steering is literal text, then Enter: one line, quotes and semicolons included.
     herdr
@@ -214,7 +207,7 @@ fn herdr_pane_shows_output_takes_text_as_one_message_and_closes_confirmed() {
     let answer = read_eventually(&fx.cwd().join("answer.txt"));
     assert_eq!(answer, "check the parser; then 'the lexer'\n");
     // The script ended; its shell keeps the pane, and the sentinel stays on the screen.
-    let tail = wait_for("the sentinel", Duration::from_secs(20), || {
+    let tail = wait_for("the sentinel", PATIENCE, || {
         let text = herdr.read_tail(&target, 50, soon()).unwrap();
         text.contains("__SUBAGENT_DONE_3__").then_some(text)
     });
@@ -344,11 +337,8 @@ fn herdr_a_finished_childs_pane_closes_unless_the_user_is_in_it() {
     let first = fx.launch(&herdr, "first", "echo __SUBAGENT_DONE_0__");
     let second = fx.launch(&herdr, "second", "echo __SUBAGENT_DONE_0__");
     for target in [&first, &second] {
-        fx.herdr.wait_for_text(
-            &Fixture::pane_id(target),
-            "__SUBAGENT_DONE_0__",
-            Duration::from_secs(20),
-        );
+        fx.herdr
+            .wait_for_text(&Fixture::pane_id(target), "__SUBAGENT_DONE_0__", PATIENCE);
     }
     // The user goes into the Agents tab, where the first child's pane has the focus.
     let pane = Fixture::pane_id(&first);

@@ -3,4 +3,5 @@
 
 mod herdr;
 mod herdr_server;
+mod support;
 mod surfaces;

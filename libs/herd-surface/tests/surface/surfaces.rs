@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use herd_e2e::tmux::Tmux as TestTmux;
+use herd_e2e::wait::wait_for;
+
+use crate::support::{PATIENCE, soon};
 
 use herd_core::identity;
 use herd_protocol::layout::Artifacts;
@@ -22,22 +25,6 @@ use herd_surface::{
     Closed, Error, Key, Launch, LaunchBudgets, LaunchError, Presence, Surface, Target,
     close_confirmed,
 };
-
-fn soon() -> Instant {
-    Instant::now() + Duration::from_secs(20)
-}
-
-/// Polls `check` every 20 ms until it returns `Some`, or fails after 20 s.
-fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(value) = check() {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// Writes a launch script: the surface's prologue, then `body`.
 fn script(dir: &Path, name: &str, surface: &dyn Surface, body: &str) -> PathBuf {
@@ -134,7 +121,7 @@ fn tmux_pane_lives_reads_takes_keys_keeps_its_screen_and_closes() {
             .iter()
             .any(|row| row.pane_id == pane.pane_id && row.agent.is_none())
     );
-    let screen = eventually("the greeting", || {
+    let screen = wait_for("the greeting", PATIENCE, || {
         let text = tmux.read_tail(&target, 50, soon()).unwrap();
         text.contains("hello-from-child").then_some(text)
     });
@@ -155,7 +142,7 @@ fn tmux_pane_lives_reads_takes_keys_keeps_its_screen_and_closes() {
         soon(),
     )
     .unwrap();
-    let status = eventually("the exit", || {
+    let status = wait_for("the exit", PATIENCE, || {
         match tmux.presence(&target, soon()).unwrap() {
             // tmux marks the pane dead when its terminal closes and records the status when
             // it reaps the process, a moment apart.
@@ -221,7 +208,7 @@ fn tmux_text_ending_in_a_semicolon_arrives_whole() {
     .unwrap();
     tmux.send_keys(&target, &[Key::Text("a\\;".into()), Key::Enter], soon())
         .unwrap();
-    let answer = eventually("the answer", || {
+    let answer = wait_for("the answer", PATIENCE, || {
         std::fs::read_to_string(dir.path().join("answer.txt")).ok()
     });
     assert_eq!(answer, "make; make check;|a\\;\n");
@@ -366,7 +353,7 @@ fn tmux_that_hangs_is_a_timeout_not_a_failure() {
 
 /// Writes the runner's identity the way `herd-launch exec` does, from the PID the script wrote.
 fn record_runner(dir: &Path, run_id: &str, session: &Path, pid_file: &str) -> identity::Record {
-    let pid: u32 = eventually("the runner's pid", || {
+    let pid: u32 = wait_for("the runner's pid", PATIENCE, || {
         std::fs::read_to_string(dir.join(pid_file))
             .ok()
             .and_then(|s| s.trim().parse().ok())
@@ -415,7 +402,7 @@ fn process_child_is_detached_logged_and_closed_through_its_identity() {
     // SAFETY: getsid has no memory-safety preconditions.
     let sid = unsafe { libc::getsid(leader.pid as i32) };
     assert_eq!(sid, leader.pid as i32);
-    eventually("the output", || {
+    wait_for("the output", PATIENCE, || {
         process
             .read_tail(&target, 10, soon())
             .unwrap()
@@ -516,14 +503,14 @@ fn process_interrupt_is_sigint_to_the_verified_runner() {
     process
         .send_keys(&target, &[Key::Interrupt], soon())
         .unwrap();
-    eventually("the interrupt", || {
+    wait_for("the interrupt", PATIENCE, || {
         process
             .read_tail(&target, 5, soon())
             .unwrap()
             .contains("interrupted")
             .then_some(())
     });
-    eventually("the exit", || {
+    wait_for("the exit", PATIENCE, || {
         matches!(
             process.presence(&target, soon()),
             Ok(Presence::Exited { .. })
