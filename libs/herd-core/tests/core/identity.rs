@@ -14,6 +14,7 @@ use herd_core::identity::{
     self, Ancestry, DEFAULT_MAX_HOPS, Error, Judgement, Record, Termination, capture,
     is_descendant_of, judge, terminate, wait_exited,
 };
+use herd_e2e::wait::wait_for;
 
 const SESSION: &str = "/sessions/2024_abc.jsonl";
 
@@ -114,11 +115,7 @@ fn proc_state(pid: u32) -> Option<char> {
 }
 
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done() {
-        assert!(Instant::now() < deadline, "gave up waiting until {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for(what, Duration::from_secs(20), || done().then_some(()));
 }
 
 fn assert_unknown(judgement: Judgement, needle: &str) {

@@ -9,12 +9,13 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use herd_core::ErrorCode;
 use herd_core::subprocess::{
     self, Command, DEFAULT_CAP, Detached, Error, Keep, Output, run, run_with_cancel, spawn_detached,
 };
+use herd_e2e::wait::wait_for;
 
 const MIB: usize = 1024 * 1024;
 
@@ -64,15 +65,10 @@ fn read_recorded(path: &Path) -> Vec<Recorded> {
 
 /// Waits until the script has recorded `n` processes.
 fn wait_recorded(path: &Path, n: usize) -> Vec<Recorded> {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
+    wait_for(&format!("{n} processes recorded"), PATIENCE, || {
         let recorded = read_recorded(path);
-        if recorded.len() >= n {
-            return recorded;
-        }
-        assert!(Instant::now() < deadline, "only {recorded:?} recorded");
-        thread::sleep(Duration::from_millis(10));
-    }
+        (recorded.len() >= n).then_some(recorded)
+    })
 }
 
 /// State and start time of `pid` from `/proc/<pid>/stat`, if it exists.
@@ -593,14 +589,12 @@ fn a_detached_child_has_its_own_session_and_appends_to_its_logs() {
     )
     .unwrap();
 
-    let deadline = Instant::now() + PATIENCE;
-    while !std::fs::read_to_string(&out_log).unwrap().contains("ready") {
-        assert!(
-            Instant::now() < deadline,
-            "the detached child never wrote its log"
-        );
-        thread::sleep(Duration::from_millis(10));
-    }
+    wait_for("the detached child's log", PATIENCE, || {
+        std::fs::read_to_string(&out_log)
+            .unwrap()
+            .contains("ready")
+            .then_some(())
+    });
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..]
         .split_whitespace()
