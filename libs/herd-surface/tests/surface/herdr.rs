@@ -262,6 +262,15 @@ fn within(seconds: u64) -> Instant {
     Instant::now() + Duration::from_secs(seconds)
 }
 
+/// A pane herd made (and may close), known by its id.
+fn owned_pane(pane_id: &str) -> Target {
+    Target::Pane(herd_surface::PaneRef {
+        pane_id: pane_id.into(),
+        owned: true,
+        ..Default::default()
+    })
+}
+
 #[test]
 fn launch_splits_the_caller_waits_for_the_shell_and_runs_the_script() {
     let double = Double::new();
@@ -339,11 +348,7 @@ fn each_launch_operation_has_a_budget_of_its_own() {
 #[test]
 fn close_is_confirmed_only_by_pane_get_saying_missing() {
     let double = Double::new();
-    let target = Target::Pane(herd_surface::PaneRef {
-        pane_id: "w1:p2".into(),
-        owned: true,
-        ..Default::default()
-    });
+    let target = owned_pane("w1:p2");
     let gone = double.surface("gone", "047", None);
     assert_eq!(
         herd_surface::close_confirmed(&gone, &target, within(10)),
@@ -458,11 +463,7 @@ fn a_worktree_root_pane_is_used_as_is_and_never_owned() {
 fn inspection_carries_the_agent_status_herdr_reports() {
     use herd_surface::{AgentStatus, Inspection};
     let double = Double::new();
-    let pane = Target::Pane(herd_surface::PaneRef {
-        pane_id: "w1:p7".into(),
-        owned: true,
-        ..Default::default()
-    });
+    let pane = owned_pane("w1:p7");
     // 073: the pane after `pane report-agent … --state working`.
     let working = double.surface("working", "073", None);
     assert_eq!(
@@ -483,11 +484,7 @@ fn inspection_carries_the_agent_status_herdr_reports() {
         Some(AgentStatus::Unknown)
     );
     let gone = double.surface("gone", "047", None);
-    let closed = Target::Pane(herd_surface::PaneRef {
-        pane_id: "w1:p2".into(),
-        owned: true,
-        ..Default::default()
-    });
+    let closed = owned_pane("w1:p2");
     assert_eq!(
         gone.inspect(&closed, within(10)).unwrap(),
         Inspection {

@@ -65,16 +65,7 @@ impl Fixture {
 
     /// Writes the launch script `<name>.sh`: the surface's prologue, then `body`.
     fn script(&self, name: &str, surface: &dyn Surface, body: &str) -> PathBuf {
-        let path = self.cwd().join(format!("{name}.sh"));
-        let mut text = String::from("#!/bin/sh\n");
-        for line in surface.script_prologue(name) {
-            text.push_str(&line);
-            text.push('\n');
-        }
-        text.push_str(body);
-        text.push('\n');
-        std::fs::write(&path, text).unwrap();
-        path
+        crate::support::script(&self.cwd(), name, surface, body)
     }
 
     /// Launches `body` as the child `name`; returns its target.

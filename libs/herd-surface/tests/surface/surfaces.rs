@@ -9,13 +9,13 @@
 )]
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use herd_e2e::tmux::Tmux as TestTmux;
 use herd_e2e::wait::wait_for;
 
-use crate::support::{PATIENCE, soon};
+use crate::support::{PATIENCE, script, soon};
 
 use herd_core::identity;
 use herd_protocol::layout::Artifacts;
@@ -25,20 +25,6 @@ use herd_surface::{
     Closed, Error, Key, Launch, LaunchBudgets, LaunchError, Presence, Surface, Target,
     close_confirmed,
 };
-
-/// Writes a launch script: the surface's prologue, then `body`.
-fn script(dir: &Path, name: &str, surface: &dyn Surface, body: &str) -> PathBuf {
-    let path = dir.join(format!("{name}.sh"));
-    let mut text = String::from("#!/bin/sh\n");
-    for line in surface.script_prologue(name) {
-        text.push_str(&line);
-        text.push('\n');
-    }
-    text.push_str(body);
-    text.push('\n');
-    std::fs::write(&path, text).unwrap();
-    path
-}
 
 /// The test kit's private tmux server with one session, whose first pane stands for the
 /// parent's: the surface splits new panes beside it.
