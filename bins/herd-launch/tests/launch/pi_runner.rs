@@ -3,7 +3,9 @@
 use std::path::Path;
 
 use herd_e2e::wait::wait_for;
-use serde_json::Value;
+use herd_protocol::launch::policy::{Owner, Policy};
+use herd_protocol::layout::SessionFiles;
+use herd_protocol::run::ProjectTrust;
 
 use crate::support::{Env, WAIT, ack, read, script};
 
@@ -53,8 +55,8 @@ fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
     );
     let argv = wait_for("pi's argv", WAIT, || read(env.work().join("pi.argv")));
     let argv: Vec<&str> = argv.lines().collect();
-    let record = env.record(run_id);
-    let artifact = record["extra"]["task_artifact"].as_str().unwrap();
+    let record = env.run_record(run_id);
+    let artifact = record.extra.task_artifact.as_deref().unwrap();
     let extension = argv[argv.iter().position(|a| *a == "-e").unwrap() + 1];
     assert_eq!(
         argv,
@@ -88,13 +90,17 @@ fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
     );
     assert!(text.contains("\n\nFind the parser.\n\n"), "{text}");
     // The launch policy restores exactly these tools.
-    let policy: Value =
-        serde_json::from_str(&read(format!("{session}.pi-herdr-subagent-policy.json")).unwrap())
-            .unwrap();
-    assert_eq!(policy["version"], 2);
-    assert_eq!(policy["owner"], "public");
-    assert_eq!(policy["tools"], serde_json::json!(["read", "bash"]));
-    assert_eq!(policy["policyHash"].as_str().unwrap().len(), 64);
+    // Decoded as every reader decodes it: its hash checked over its canonical keys.
+    let policy = SessionFiles::new(&session)
+        .read::<Policy>()
+        .unwrap()
+        .expect("the launch wrote its policy");
+    assert_eq!(policy.version, 2);
+    assert_eq!(policy.owner, Owner::Public);
+    assert_eq!(
+        policy.tools,
+        Some(vec!["read".to_owned(), "bash".to_owned()])
+    );
     let pi_env = wait_for("pi's environment", WAIT, || read(env.work().join("pi.env")));
     assert!(
         pi_env
@@ -113,8 +119,8 @@ fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
         "{pi_env}"
     );
     assert_eq!(
-        env.record(run_id)["extra"]["project_trust"],
-        "untrusted",
+        env.run_record(run_id).extra.project_trust,
+        Some(ProjectTrust::Untrusted),
         "a model fallback repeats the decision"
     );
 }

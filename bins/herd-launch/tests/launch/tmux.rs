@@ -69,17 +69,13 @@ fn tmux_launch_places_a_pane_that_keeps_its_sentinel() {
     assert_eq!(launched.surface, SurfaceKind::Tmux);
     let pane = launched.pane_id.unwrap();
     assert!(pane.starts_with('%') && pane != tmux.pane, "{pane}");
-    let run_doc = run.json();
-    let run_id = run_doc["run_id"].as_str().unwrap();
-    let record = env.record(run_id);
+    let run_id = launched.run_id.as_str();
+    let recorded = env.run_record(run_id).pane.unwrap();
     assert_eq!(
-        record["pane"]["socket"].as_str().unwrap(),
-        tmux.socket.to_str().unwrap()
+        recorded.socket.as_deref(),
+        Some(tmux.socket.to_str().unwrap())
     );
-    assert_eq!(
-        record["pane"]["server_pid"].as_i64(),
-        Some(i64::from(tmux.pid()))
-    );
+    assert_eq!(recorded.server_pid, Some(tmux.pid()));
     assert_eq!(exit_code(&env, run_id), 4);
     wait_for("the sentinel on the pane", WAIT, || {
         tmux.capture(&pane)

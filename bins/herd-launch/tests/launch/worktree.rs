@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use serde_json::Value;
+use herd_protocol::launch::policy::{Owner, Policy};
+use herd_protocol::layout::{Artifacts, SessionFiles};
+use herd_protocol::worktree::{Manifest, State};
 
 use crate::support::{ack, exit_code, read, repo_env};
 
@@ -23,24 +25,15 @@ fn a_worktree_launch_runs_the_child_in_a_new_managed_checkout() {
     assert_eq!(exit_code(&env, run_id), 0);
     // The child ran in the worktree.
     assert!(path.join("child.pid").exists());
-    let manifest: Value = serde_json::from_str(
-        &read(
-            env.art()
-                .join("worktree-runs")
-                .join(format!("{run_id}.json")),
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    assert_eq!(manifest["state"], "running");
-    assert_eq!(manifest["branch"], "ticket/1");
-    let run_doc = run.json();
-    let session = run_doc["session_file"].as_str().unwrap();
-    let policy: Value =
-        serde_json::from_str(&read(format!("{session}.pi-herdr-subagent-policy.json")).unwrap())
-            .unwrap();
-    assert_eq!(policy["owner"], "managed-worktree");
-    assert_eq!(policy["worktree"]["branch"], "ticket/1");
+    let manifest = Manifest::load(&Artifacts::new(env.art()), run_id).unwrap();
+    assert_eq!(manifest.state, State::Running);
+    assert_eq!(manifest.branch.as_deref(), Some("ticket/1"));
+    let policy = SessionFiles::new(&launched.session_file)
+        .read::<Policy>()
+        .unwrap()
+        .expect("the launch wrote its policy");
+    assert_eq!(policy.owner, Owner::ManagedWorktree);
+    assert_eq!(policy.worktree.unwrap().branch, "ticket/1");
 }
 
 #[test]

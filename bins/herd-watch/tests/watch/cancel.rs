@@ -53,7 +53,7 @@ fn cancel_confirms_and_delivers_one_cancelled_result() {
 
 /// The identity records of a headless run: the runner's and the launch script's.
 fn identity_files(env: &Env, id: &str) -> Vec<PathBuf> {
-    let session = env.record(id)["session_file"].as_str().unwrap().to_owned();
+    let session = env.run_record(id).session_file;
     vec![
         PathBuf::from(format!("{session}.process.json")),
         env.art().join(format!("runs/{id}.leader.json")),

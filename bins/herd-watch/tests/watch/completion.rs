@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use herd_core::error::ErrorDocument;
 use herd_protocol::result::Outcome;
 
 use crate::support::{Env, result_events, running, watch_bin};
@@ -242,15 +243,9 @@ fn a_delivered_marker_without_its_result_is_an_error_not_a_wait() {
     assert_eq!(code, 0, "{text}");
     // Someone removed the result by hand after it was delivered.
     std::fs::remove_file(env.art().join(format!("runs/{id}.result.json"))).unwrap();
-    let (code, doc, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    let (code, doc, text) = env.doc::<ErrorDocument>(&["wait", "--run", &id, "--json"]);
     assert_ne!(code, 0, "{text}");
-    assert!(
-        doc["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("marked delivered"),
-        "{doc}"
-    );
+    assert!(doc.error.message.contains("marked delivered"), "{text}");
 }
 
 #[test]

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use herd_e2e::wait::wait_for;
 use herd_protocol::cleanup::DoctorReport;
+use herd_protocol::result::{LedgerLine, RunOutcome};
 use herd_protocol::watch::{CancelStatus, StatusRuns, WatchCancel, WatchEvent};
-use serde_json::Value;
 
 use crate::support::{Env, events, result_events, watch_bin, with_fake_pi};
 
@@ -53,18 +53,21 @@ fn a_provider_error_launches_the_next_model_and_one_result_names_both() {
         "{events:?}"
     );
     let ledger = std::fs::read_to_string(env.art().join("outcomes.jsonl")).unwrap();
-    let lines: Vec<Value> = ledger
+    let lines: Vec<LedgerLine> = ledger
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 2, "{ledger}");
+    let attempts: Vec<(Option<&str>, RunOutcome)> = lines
+        .iter()
+        .map(|line| (line.model.as_deref(), line.outcome))
+        .collect();
     assert_eq!(
-        (lines[0]["model"].as_str(), lines[0]["outcome"].as_str()),
-        (Some("prov/a"), Some("provider-error"))
-    );
-    assert_eq!(
-        (lines[1]["model"].as_str(), lines[1]["outcome"].as_str()),
-        (Some("prov/b"), Some("completed"))
+        attempts,
+        [
+            (Some("prov/a"), RunOutcome::ProviderError),
+            (Some("prov/b"), RunOutcome::Completed)
+        ],
+        "{ledger}"
     );
     // `wait` on the first run answers with its successor's result.
     let (code, doc, text) = env.wait(&["wait", "--run", &first, "--json"]);
