@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use herd_e2e::cli::Run;
 use herd_e2e::wait::wait_for;
+use herd_protocol::launch::docs::{HandoffDoc, HandoffStatus};
 use herd_protocol::run::{LaunchStatus, RunRecord, SurfaceKind};
 use serde_json::Value;
 
@@ -405,9 +406,11 @@ fn a_tmux_handoff_gets_a_window_of_its_own_in_front_and_the_parent_keeps_its_pan
         "feat-h",
     ];
     let run = env.run(&args, &Value::Null);
-    let doc = run.json();
-    let pane = doc["pane"]["pane_id"]
-        .as_str()
+    let doc = run.doc::<HandoffDoc>();
+    let pane = doc
+        .pane
+        .as_ref()
+        .map(|pane| pane.pane_id.as_str())
         .unwrap_or_else(|| panic!("{run}"));
     assert_eq!(tmux.show(&tmux.pane, size), before, "{run}");
     assert_ne!(
@@ -417,6 +420,6 @@ fn a_tmux_handoff_gets_a_window_of_its_own_in_front_and_the_parent_keeps_its_pan
     );
     assert_eq!(tmux.show(pane, "#{window_name}"), "feat-h");
     // Started and brought in front: it is meant to be looked at.
-    assert_eq!(doc["status"], "started", "{run}");
+    assert_eq!(doc.status, HandoffStatus::Started, "{run}");
     assert_eq!(tmux.show(pane, "#{window_active}#{pane_active}"), "11");
 }
