@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use herd_accept::bench::process_running;
+use herd_core::error::{ErrorCode, ErrorDocument};
 use herd_e2e::cli::Run;
 use herd_e2e::git::Sandbox;
 use herd_e2e::redact::Redactions;
@@ -476,10 +477,10 @@ fn report_configuration_errors_are_refused_before_anything_runs() {
             &[],
             &["--json"],
         );
-        let (code, json) = (run.code, run.json());
-        assert_eq!(code, 2, "{acceptance:?} {level:?}");
-        assert_eq!(json["error"]["code"], "invalid_request");
-        assert_eq!(json["error"]["field"], field, "{json}");
+        assert_eq!(run.code, 2, "{acceptance:?} {level:?}");
+        let error = run.doc::<ErrorDocument>().error;
+        assert_eq!(error.code, ErrorCode::InvalidRequest, "{run}");
+        assert_eq!(error.field.as_deref(), Some(field), "{run}");
         assert!(!marker.exists());
     }
 }

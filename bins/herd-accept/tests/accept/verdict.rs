@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::PathBuf;
 
+use herd_core::error::ErrorDocument;
 use herd_protocol::accept::{Verdict, VerdictDetails};
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -129,10 +130,8 @@ fn verdict_none_without_a_spec() {
         b"",
         &[],
     );
-    assert_eq!(
-        (run.code, &run.json()["error"]["field"]),
-        (2, &json!("cwd"))
-    );
+    let error = run.doc::<ErrorDocument>().error;
+    assert_eq!((run.code, error.field.as_deref()), (2, Some("cwd")));
 }
 
 /// A `--changed-files` list in `dir`: one file outside the check's paths, two inside (one with
