@@ -1,6 +1,6 @@
 //! The JSON Schemas in `docs/schemas/`: every sidecar herd writes or reads and every `--json`
-//! output, each derived from its Rust type with schemars (the types are herd-protocol's, and
-//! the process identity's file form is herd-core's).
+//! output, each derived from its Rust type with schemars (the types are herd-protocol's, the
+//! process identity's file form is herd-core's, and the hosts' records herd-remote's).
 //!
 //! [`FILES`] is the one list. A type that is written to disk or printed with `--json` gets its
 //! schema by one line there: the type derives `schemars::JsonSchema`. Where JSON Schema can say
@@ -187,6 +187,17 @@ pub const FILES: &[SchemaFile] = &[
         "`accept/<run-id>.json`",
         herd_protocol::accept::SpecFile
     ),
+    read!(
+        "relay-state.schema.json",
+        "`relays/<host>.json`",
+        herd_protocol::relay::RelayState
+    ),
+    // The user's configuration.
+    read!(
+        "host-record.schema.json",
+        "`$XDG_CONFIG_HOME/herd/hosts/<name>.json` (else `~/.config/herd/hosts/`)",
+        herd_remote::HostRecord
+    ),
     // Sidecars beside a child's session file.
     read!(
         "process-identity.schema.json",
@@ -273,6 +284,21 @@ pub const FILES: &[SchemaFile] = &[
         "launch-handoff.schema.json",
         "`herd-launch handoff --json` and `handoffs/<id>.json`",
         herd_protocol::launch::docs::HandoffDoc
+    ),
+    printed!(
+        "launch-host-add.schema.json",
+        "`herd-launch host add --json`",
+        herd_remote::host::HostAdded
+    ),
+    printed!(
+        "launch-host-list.schema.json",
+        "`herd-launch host list --json`",
+        herd_remote::host::HostListing
+    ),
+    printed!(
+        "launch-host-remove.schema.json",
+        "`herd-launch host remove --json`",
+        herd_remote::host::HostRemoved
     ),
     amended!(
         "watch-wait.schema.json",

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use herd_core::{Error, ErrorCode};
+use herd_remote::host::{AddStatus, HostAdded, HostListing, HostRemoved, RemoveStatus};
 use herd_remote::host::{FORMAT_VERSION, PROGRAMS, VERSION};
 use herd_remote::{Destination, HostRecord, Hosts, Ssh};
-use serde_json::json;
 
 /// The budget of the probe and of each small call.
 const PROBE_BUDGET: Duration = Duration::from_secs(30);
@@ -126,10 +126,7 @@ fn local_bin_dir(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, Error>
 }
 
 /// `host add NAME`.
-pub fn add(
-    name: &str,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<(serde_json::Value, String), Error> {
+pub fn add(name: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<(HostAdded, String), Error> {
     let dest = Destination::new(name)?;
     let hosts = Hosts::from_env(env)?;
     let ssh = Ssh::new(dest.clone(), env)?;
@@ -181,11 +178,11 @@ pub fn add(
         found.os, found.arch
     );
     Ok((
-        json!({
-            "status": "added",
-            "host": record,
-            "copied": PROGRAMS,
-        }),
+        HostAdded {
+            status: AddStatus::Added,
+            host: record,
+            copied: PROGRAMS.map(str::to_owned).to_vec(),
+        },
         human,
     ))
 }
@@ -249,7 +246,7 @@ fn copy_programs(ssh: &Ssh, local: &Path, staging: &str, bin_dir: &str) -> Resul
 }
 
 /// `host list`.
-pub fn list(env: &dyn Fn(&str) -> Option<String>) -> Result<(serde_json::Value, String), Error> {
+pub fn list(env: &dyn Fn(&str) -> Option<String>) -> Result<(HostListing, String), Error> {
     let hosts = Hosts::from_env(env)?.list()?;
     let human = if hosts.is_empty() {
         "no hosts: add one with `herd-launch host add <ssh destination>`".to_owned()
@@ -271,7 +268,7 @@ pub fn list(env: &dyn Fn(&str) -> Option<String>) -> Result<(serde_json::Value, 
             .collect::<Vec<_>>()
             .join("\n")
     };
-    Ok((json!({ "hosts": hosts }), human))
+    Ok((HostListing { hosts }, human))
 }
 
 /// `host remove NAME`: forgets the host and closes its master connection. Refused (exit 7)
@@ -280,7 +277,7 @@ pub fn remove(
     name: &str,
     artifacts: Option<&herd_protocol::layout::Artifacts>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<(serde_json::Value, String), Error> {
+) -> Result<(HostRemoved, String), Error> {
     let dest = Destination::new(name)?;
     let hosts = Hosts::from_env(env)?;
     if hosts.get(&dest)?.is_none() {
@@ -316,7 +313,10 @@ pub fn remove(
         ssh.close_master();
     }
     Ok((
-        json!({ "status": "removed", "host": dest.as_str() }),
+        HostRemoved {
+            status: RemoveStatus::Removed,
+            host: dest.to_string(),
+        },
         format!(
             "removed {dest} (its herd stays in ~/.herd on {dest}; `ssh {dest} rm -rf ~/.herd/bin` \
              removes the binaries)"

@@ -352,16 +352,20 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
     let env = |key: &str| std::env::var(key).ok();
     match cli.command {
         Command::Spawn(args) => spawn_entry(&cli.artifacts, &args, &env),
-        Command::Host(args) => {
-            let (json, human) = match &args.command {
-                HostCommand::Add { name, .. } => host::add(name, &env)?,
-                HostCommand::List { .. } => host::list(&env)?,
-                HostCommand::Remove { name, .. } => {
-                    host::remove(name, cli.artifacts.resolve().ok().as_ref(), &env)?
-                }
-            };
-            Ok(Output::ok(json, human))
-        }
+        Command::Host(args) => Ok(match &args.command {
+            HostCommand::Add { name, .. } => {
+                let (doc, human) = host::add(name, &env)?;
+                Output::ok(doc, human)
+            }
+            HostCommand::List { .. } => {
+                let (doc, human) = host::list(&env)?;
+                Output::ok(doc, human)
+            }
+            HostCommand::Remove { name, .. } => {
+                let (doc, human) = host::remove(name, cli.artifacts.resolve().ok().as_ref(), &env)?;
+                Output::ok(doc, human)
+            }
+        }),
         Command::Resume(args) => resume_command(&cli.artifacts, &args, &env),
         Command::Resurrect(args) => {
             let artifacts = cli.artifacts.resolve()?;

@@ -26,14 +26,14 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use herd_cli::Output;
-use herd_core::{Error, ErrorCode, exit, sidecar};
+use herd_core::{Error, ErrorCode, exit};
 use herd_protocol::layout::Artifacts;
+use herd_protocol::relay::{RELAY_STATE_VERSION, RelayState};
 use herd_protocol::run::{RemoteRun, RemoteState, RunRecord};
 use herd_protocol::run_file::RunFile;
 use herd_protocol::watch::{Label, WatchEvent};
 use herd_remote::stream::{Line, Session};
 use herd_remote::{Destination, HostRecord, Hosts, Ssh};
-use serde::{Deserialize, Serialize};
 
 use crate::delivery::{self};
 use crate::projection::Projection;
@@ -51,52 +51,21 @@ pub(crate) const ENSURE_EVERY: Duration = Duration::from_secs(2);
 /// The budget of a forwarded control call.
 const CONTROL_BUDGET: Duration = Duration::from_secs(60);
 
-/// `relays/<host>.json`: the relay's connection to its host.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RelayState {
-    pub format_version: u64,
-    pub host: String,
-    pub connected: bool,
-    /// Since when the state holds.
-    pub since_ms: u64,
-    /// The last time a line came from the host.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_seen_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-impl RelayState {
-    /// The version of the file.
-    const FORMAT_VERSION: u64 = 1;
-}
-
-const STATE_LIMIT: u64 = 64 * 1024;
-
-fn state_path(artifacts: &Artifacts, host: &str) -> PathBuf {
-    artifacts.relay_dir().join(format!("{host}.json"))
-}
-
-fn lock_path(artifacts: &Artifacts, host: &str) -> PathBuf {
-    artifacts.relay_dir().join(format!("{host}.lock"))
-}
-
 /// The relay's state of `host`, when a relay ran.
 pub fn read_state(artifacts: &Artifacts, host: &str) -> Option<RelayState> {
-    sidecar::read_json(&state_path(artifacts, host), STATE_LIMIT)
-        .ok()
-        .flatten()
+    RelayState::read(artifacts, host).ok().flatten()
 }
 
-fn write_state(artifacts: &Artifacts, state: &RelayState) {
-    let _ = sidecar::ensure_private_dir(&artifacts.relay_dir());
-    let _ = sidecar::write_json(&state_path(artifacts, &state.host), state);
+/// Records the relay's connection; a state that cannot be written leaves the last one (the
+/// status of a remote run then says what it said).
+fn write_state(artifacts: &Artifacts, state: RelayState) {
+    let _ = state.write(artifacts);
 }
 
 /// Starts the relay of `host` unless one runs (its lock is held); at most every 2 s per host.
 pub fn ensure(artifacts: &Artifacts, host: &str) {
     static LAST: Mutex<Option<HashMap<PathBuf, Instant>>> = Mutex::new(None);
-    let lock = lock_path(artifacts, host);
+    let lock = artifacts.relay_lock(host);
     {
         let mut last = LAST
             .lock()
@@ -251,7 +220,7 @@ impl Backoff {
 /// `herd-watch relay --host H`: the relay's life (see the module's documentation).
 pub fn run(artifacts: &Artifacts, host: &str) -> Result<Output, Error> {
     let dest = Destination::new(host)?;
-    let Ok(_lock) = herd_core::lock::exclusive(&lock_path(artifacts, host), Instant::now()) else {
+    let Ok(_lock) = herd_core::lock::exclusive(&artifacts.relay_lock(host), Instant::now()) else {
         // Another relay of this host runs.
         return Ok(Output::streamed(exit::SUCCESS));
     };
@@ -285,8 +254,8 @@ pub fn run(artifacts: &Artifacts, host: &str) -> Result<Output, Error> {
         let since = *disconnected_since.get_or_insert_with(herd_core::time::now_ms);
         write_state(
             artifacts,
-            &RelayState {
-                format_version: RelayState::FORMAT_VERSION,
+            RelayState {
+                format_version: RELAY_STATE_VERSION,
                 host: host.to_owned(),
                 connected: false,
                 since_ms: since,
@@ -386,8 +355,8 @@ fn converse(
 fn connected(artifacts: &Artifacts, host: &str, now: u64) {
     write_state(
         artifacts,
-        &RelayState {
-            format_version: RelayState::FORMAT_VERSION,
+        RelayState {
+            format_version: RELAY_STATE_VERSION,
             host: host.to_owned(),
             connected: true,
             since_ms: now,

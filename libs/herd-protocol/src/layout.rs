@@ -120,6 +120,17 @@ impl Artifacts {
         self.root().join("relays")
     }
 
+    /// `relays/<host>.json`, the connection state of `host`'s relay
+    /// ([`crate::relay::RelayState`]).
+    pub fn relay_state(&self, host: &str) -> PathBuf {
+        self.relay_dir().join(format!("{host}.json"))
+    }
+
+    /// `relays/<host>.lock`, held by the one relay of `host`.
+    pub fn relay_lock(&self, host: &str) -> PathBuf {
+        self.relay_dir().join(format!("{host}.lock"))
+    }
+
     /// A per-run file of `runs/`: `runs/<run-id>.<suffix>`; every one has its name in
     /// [`RUN_FILES`] or in [`crate::run_file`]'s table.
     fn run_file(&self, run_id: &str, suffix: &str) -> PathBuf {

@@ -45,6 +45,7 @@ pub mod layout;
 pub mod needs_input;
 pub mod open_runs;
 pub mod persistent;
+pub mod relay;
 pub mod result;
 pub mod run;
 pub mod run_file;

@@ -71,10 +71,12 @@ const GUARD_MISSING: i32 = 97;
 const GUARD_MISMATCH: i32 = 98;
 const GUARD_NO_DIR: i32 = 96;
 
-/// `<config>/herd/hosts/<name>.json`.
+/// `<config>/herd/hosts/<name>.json`: a host `herd-launch host add` prepared, written private
+/// (0600) when herd was copied there.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HostRecord {
+    #[schemars(schema_with = "format_version_schema")]
     pub format_version: u64,
     /// The ssh destination or `~/.ssh/config` alias.
     pub name: String,
@@ -90,6 +92,53 @@ pub struct HostRecord {
     /// `pi --version` on the remote, when Pi is there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pi_version: Option<String>,
+}
+
+/// What `herd-launch host add --json` prints: the record of the host and the programs copied
+/// there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HostAdded {
+    pub status: AddStatus,
+    pub host: HostRecord,
+    pub copied: Vec<String>,
+}
+
+/// The status of a [`HostAdded`]: the host is ready (a refusal is an error document).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AddStatus {
+    Added,
+}
+
+/// What `herd-launch host list --json` prints: every host's record, by name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HostListing {
+    pub hosts: Vec<HostRecord>,
+}
+
+/// What `herd-launch host remove --json` prints: the host forgotten.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HostRemoved {
+    pub status: RemoveStatus,
+    /// Its name, as `host add` recorded it.
+    pub host: String,
+}
+
+/// The status of a [`HostRemoved`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RemoveStatus {
+    Removed,
+}
+
+/// The schema of a record's version: at least 1, and a reader refuses a newer one than
+/// [`FORMAT_VERSION`].
+fn format_version_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "integer",
+        "minimum": 1,
+        "description": "The format version; a reader refuses a newer one than it knows."
+    })
 }
 
 impl HostRecord {

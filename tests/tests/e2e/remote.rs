@@ -4,6 +4,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
+use herd_core::error::ErrorDocument;
 use herd_e2e::cli::Run;
 use herd_e2e::ssh::{ALIAS, Remote};
 use herd_e2e::wait::wait_for;
@@ -11,9 +12,12 @@ use herd_protocol::cleanup::{
     BlockerCode, Classification, CleanupList, Outcome as Removed, Removal,
 };
 use herd_protocol::launch::LaunchAck;
+use herd_protocol::layout::Artifacts;
+use herd_protocol::relay::RelayState;
 use herd_protocol::result::Outcome;
 use herd_protocol::run::{LaunchStatus, RunRecord, SurfaceKind};
 use herd_protocol::watch::{CancelStatus, Label, StatusRuns, WatchCancel, WatchWait};
+use herd_remote::host::{AddStatus, HostAdded, HostListing, HostRemoved};
 use serde_json::Value;
 
 /// The fixture is another machine: its sessions see their own PIDs, home and `/tmp`, key login
@@ -221,9 +225,11 @@ fn host_add_copies_herd_into_a_versioned_directory_and_records_the_host() {
     let scene = Scene::new();
     let out = scene.herd("herd-launch", &["host", "add", ALIAS, "--json"], None);
     assert_eq!(out.code, 0, "{out}");
-    let doc = out.json();
-    assert_eq!(doc["status"], "added");
-    let bin_dir = doc["host"]["bin_dir"].as_str().unwrap().to_owned();
+    let doc: HostAdded = out.doc();
+    assert_eq!(doc.status, AddStatus::Added);
+    assert_eq!(doc.host.name, ALIAS);
+    assert_eq!(doc.copied, herd_e2e::BINARIES);
+    let bin_dir = doc.host.bin_dir;
     assert!(bin_dir.ends_with(&format!("/.herd/bin/{}", env!("CARGO_PKG_VERSION"))));
     for program in herd_e2e::BINARIES {
         let local = scene.remote.local_path(&format!("{bin_dir}/{program}"));
@@ -243,12 +249,19 @@ fn host_add_copies_herd_into_a_versioned_directory_and_records_the_host() {
     assert_eq!(mode, 0o600);
 
     let out = scene.herd("herd-launch", &["host", "list", "--json"], None);
-    assert_eq!(out.json()["hosts"][0]["name"], ALIAS, "{out}");
+    let names: Vec<String> = out
+        .doc::<HostListing>()
+        .hosts
+        .into_iter()
+        .map(|h| h.name)
+        .collect();
+    assert_eq!(names, [ALIAS], "{out}");
     let out = scene.herd("herd-launch", &["host", "remove", ALIAS, "--json"], None);
     assert_eq!(out.code, 0, "{out}");
+    assert_eq!(out.doc::<HostRemoved>().host, ALIAS, "{out}");
     assert!(!record.exists());
     let out = scene.herd("herd-launch", &["host", "list", "--json"], None);
-    assert_eq!(out.json()["hosts"], serde_json::json!([]));
+    assert_eq!(out.doc::<HostListing>().hosts, [], "{out}");
 }
 
 /// A remote child is the remote's: the remote's herd launched it in its own artifacts
@@ -387,11 +400,10 @@ fn spawn_refuses_a_mismatched_unreachable_or_unknown_host_and_leaves_nothing() {
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o700)).unwrap();
     let out = scene.spawn(&request, "echo never");
     assert_eq!(out.code, 4, "{out}");
-    let error = &out.json()["error"];
+    let error = out.doc::<ErrorDocument>().error;
     assert!(
-        error["message"]
-            .as_str()
-            .unwrap()
+        error
+            .message
             .contains(&format!("herd-launch host add {ALIAS}")),
         "{out}"
     );
@@ -442,11 +454,14 @@ impl Scene {
     }
 
     /// The relay's connection state, `relays/devbox.json`.
-    fn relay_state(&self) -> Value {
-        std::fs::read(self.art().join(format!("relays/{ALIAS}.json")))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or(Value::Null)
+    fn relay_state(&self) -> Option<RelayState> {
+        // Written atomically: a state that does not read is a fault, never a half-written file.
+        RelayState::read(&Artifacts::new(self.art()), ALIAS).expect("the relay's state reads")
+    }
+
+    /// Whether the relay says it is connected to the host.
+    fn relay_connected(&self) -> bool {
+        self.relay_state().is_some_and(|state| state.connected)
     }
 
     /// The relay's PID, while one holds the lock.
@@ -577,13 +592,11 @@ fn a_result_survives_killed_connections_and_an_sshd_restart_and_arrives_once() {
     let (id, remote_id) = scene.spawn_waiting("Builder", "build it");
     let follow = scene.follow("a");
     wait_for("the relay to connect", BUDGET, || {
-        (scene.relay_state()["connected"] == true).then_some(())
+        scene.relay_connected().then_some(())
     });
     scene.remote.kill_connections();
     wait_for("the relay to connect again", BUDGET, || {
-        let state = scene.relay_state();
-        (state["connected"] == true && scene.remote.pids_named("herd-watch").len() == 1)
-            .then_some(())
+        (scene.relay_connected() && scene.remote.pids_named("herd-watch").len() == 1).then_some(())
     });
 
     scene.remote.stop();
@@ -628,7 +641,7 @@ fn a_run_on_a_host_that_rebooted_settles_there_as_lost_and_comes_home_once() {
     let (id, remote_id) = scene.spawn_waiting("Builder", "build it");
     let follow = scene.follow("a");
     wait_for("the relay to connect", BUDGET, || {
-        (scene.relay_state()["connected"] == true).then_some(())
+        scene.relay_connected().then_some(())
     });
     scene.remote.power_off();
     let status = wait_for("the run to show disconnected", BUDGET, || {
@@ -664,7 +677,7 @@ fn a_killed_local_follower_and_relay_lose_nothing_and_deliver_once() {
     let mut follow = scene.follow("a");
     let relay = wait_for("the relay", BUDGET, || scene.relay_pid());
     wait_for("the relay to connect", BUDGET, || {
-        (scene.relay_state()["connected"] == true).then_some(())
+        scene.relay_connected().then_some(())
     });
     follow.kill();
     herd_e2e::proc::signal_pid(relay, libc::SIGKILL);

@@ -655,3 +655,89 @@ fn launch_catalog_roles_task_models_and_handoff_validate() {
         );
     }
 }
+
+#[test]
+fn host_documents_and_the_relay_state_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config");
+    let home = dir.path().join("home");
+    let controls = dir.path().join("controls");
+    fs::create_dir_all(&home).unwrap();
+    let vars = [
+        ("XDG_CONFIG_HOME", path_str(&config).to_owned()),
+        ("HOME", path_str(&home).to_owned()),
+        (
+            herd_remote::ssh::CONTROL_DIR_ENV,
+            path_str(&controls).to_owned(),
+        ),
+        // `host remove` closes the master connection; there is none, and no ssh is asked.
+        (herd_remote::ssh::SSH_ENV, "true".to_owned()),
+    ];
+    let env = |key: &str| {
+        vars.iter()
+            .find(|(name, _)| *name == key)
+            .map(|(_, value)| value.clone())
+    };
+    let (listing, _) = herd_launch::host::list(&env).unwrap();
+    assert_valid(
+        "launch-host-list.schema.json",
+        &serde_json::to_value(&listing).unwrap(),
+    );
+    let record = herd_remote::HostRecord {
+        format_version: herd_remote::host::FORMAT_VERSION,
+        name: "devbox".into(),
+        added_at_ms: 1_764_720_000_000,
+        os: "Linux".into(),
+        arch: "x86_64".into(),
+        home: "/home/dev".into(),
+        bin_dir: "/home/dev/.herd/bin/0.1.0".into(),
+        herd_version: "0.1.0".into(),
+        pi_version: None,
+    };
+    herd_remote::Hosts::from_env(&env)
+        .unwrap()
+        .put(&record)
+        .unwrap();
+    let written = config.join("herd/hosts/devbox.json");
+    assert_valid("host-record.schema.json", &read_json(&written));
+    let (listing, _) = herd_launch::host::list(&env).unwrap();
+    assert_eq!(listing.hosts, std::slice::from_ref(&record));
+    assert_valid(
+        "launch-host-list.schema.json",
+        &serde_json::to_value(&listing).unwrap(),
+    );
+    let (removed, _) = herd_launch::host::remove("devbox", None, &env).unwrap();
+    assert!(!written.exists());
+    assert_valid(
+        "launch-host-remove.schema.json",
+        &serde_json::to_value(&removed).unwrap(),
+    );
+    // `host add` needs a host to copy herd to: the remote scenarios run it against a real sshd
+    // and decode what it prints as this type.
+    let added = herd_remote::host::HostAdded {
+        status: herd_remote::host::AddStatus::Added,
+        host: record,
+        copied: herd_remote::host::PROGRAMS.map(str::to_owned).to_vec(),
+    };
+    assert_valid(
+        "launch-host-add.schema.json",
+        &serde_json::to_value(&added).unwrap(),
+    );
+
+    let art = Artifacts::new(dir.path().join("art"));
+    fs::create_dir_all(art.root()).unwrap();
+    herd_protocol::relay::RelayState {
+        format_version: 0,
+        host: "devbox".into(),
+        connected: false,
+        since_ms: 1_764_720_000_000,
+        last_seen_ms: Some(1_764_719_990_000),
+        error: Some("connection closed".into()),
+    }
+    .write(&art)
+    .unwrap();
+    assert_valid(
+        "relay-state.schema.json",
+        &read_json(&art.relay_state("devbox")),
+    );
+}

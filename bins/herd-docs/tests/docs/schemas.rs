@@ -142,6 +142,11 @@ fn valid_sidecar_fixtures_parse_as_their_rust_types() {
     parses::<herd_protocol::launch::docs::RolesListing>("launch-roles");
     parses::<herd_protocol::launch::docs::ModelsWritten>("launch-write-task-models");
     parses::<herd_protocol::launch::docs::HandoffDoc>("launch-handoff");
+    parses::<herd_remote::host::HostAdded>("launch-host-add");
+    parses::<herd_remote::host::HostListing>("launch-host-list");
+    parses::<herd_remote::host::HostRemoved>("launch-host-remove");
+    parses::<herd_remote::HostRecord>("host-record");
+    parses::<herd_protocol::relay::RelayState>("relay-state");
     parses::<herd_protocol::docs::DocsReport>("docs-report");
     parses::<herd_protocol::accept::RunGate>("run-acceptance");
     parses::<herd_protocol::accept::ReviewRecord>("review");
