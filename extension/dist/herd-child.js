@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 867e37278a418df9f7857206c8761355bfa1a219d69e74f5bde75797652ef5a2
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 01e235277978866365c59b37518557e505334bfe540770b6a972d8cfdbf24eb4
 // src/generated/run-files.ts
 import * as path from "node:path";
 var RUNS_DIR = "runs";

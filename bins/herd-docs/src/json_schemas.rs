@@ -315,6 +315,11 @@ pub const FILES: &[SchemaFile] = &[
         "`herd-watch status --json` (also with `--widget` or `--transcript`)",
         outputs::watch_status
     ),
+    read!(
+        "watch-ack.schema.json",
+        "a line of `herd-watch follow --ack`'s stdin",
+        herd_protocol::watch::WatchAck
+    ),
     printed!(
         "watch-cancel.schema.json",
         "`herd-watch cancel --json`",

@@ -32,6 +32,8 @@ pub const FORMATS: &[&str] = &[
     // The parent extension reads these.
     "tool-registry.schema.json",
     "watch-event.schema.json",
+    // The parent extension writes this, to its follower.
+    "watch-ack.schema.json",
     "launch-ack.schema.json",
     "launch-models.schema.json",
     "launch-send.schema.json",

@@ -561,12 +561,9 @@ fn acknowledgements(alarm: Option<wake::Alarm>) -> std::sync::mpsc::Receiver<Ack
             if text.is_empty() {
                 continue;
             }
-            let key = serde_json::from_str::<serde_json::Value>(&text)
-                .ok()
-                .and_then(|v| v.get("ack").and_then(|k| k.as_str()).map(str::to_owned));
-            let ack = match key {
-                Some(key) => Ack::Key(key),
-                None => Ack::Malformed(text),
+            let ack = match serde_json::from_str::<herd_protocol::watch::WatchAck>(&text) {
+                Ok(line) => Ack::Key(line.ack),
+                Err(_) => Ack::Malformed(text),
             };
             if tx.send(ack).is_err() {
                 return;

@@ -424,8 +424,9 @@ fn take_line(
             // Durable here first (write-once: a repeat reads back the first), then acknowledged.
             delivery::settle(artifacts, &result)?;
             crate::crash_point("relay-before-ack");
-            let ack = serde_json::json!({ "ack": key }).to_string();
-            session.send(&ack)?;
+            let ack = herd_protocol::watch::WatchAck { ack: key.clone() };
+            session
+                .send(&serde_json::to_string(&ack).map_err(|e| Error::internal(e.to_string()))?)?;
             Ok(true)
         }
         WatchEvent::Status {

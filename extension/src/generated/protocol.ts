@@ -1122,6 +1122,20 @@ export type WatchEvent = {
 };
 
 /**
+ * A line of `herd-watch follow --ack`'s stdin: a result's receiver holds it (in a transcript, or
+ * durably on another machine), so the follower marks it delivered. Any other line is refused
+ * and the result is emitted again by the next follower.
+ *
+ * Schema: docs/schemas/watch-ack.schema.json.
+ */
+export interface WatchAck {
+	/**
+	 * The `key` of the [`WatchEvent::Result`] it acknowledges.
+	 */
+	ack: string;
+}
+
+/**
  * A run's acceptance gate as the record and the launch acknowledgement show it: its
  * level, whether the request asked for it, whether it requires a review.
  */

@@ -9,7 +9,7 @@
  * emitted again, and a result already in the transcript is acknowledged without a second send.
  */
 import * as path from "node:path";
-import type { RunRecord, WatchEvent } from "../generated/protocol.ts";
+import type { RunRecord, WatchAck, WatchEvent } from "../generated/protocol.ts";
 import { decode, decodeValue, literal, object, string, where } from "../shared/decode.ts";
 import { statusWidget, watchEvent } from "../shared/formats.ts";
 import { startProcess, stopProcess } from "../shared/process.ts";
@@ -198,7 +198,8 @@ function acknowledge(dir: string, key: string): void {
 	if (!follower || follower.child.stdin.destroyed) return;
 	// Without a follower the marker waits: the next one emits the result again, and the
 	// transcript check acknowledges it without a second message.
-	follower.child.stdin.write(`${JSON.stringify({ ack: key })}\n`);
+	const line: WatchAck = { ack: key };
+	follower.child.stdin.write(`${JSON.stringify(line)}\n`);
 }
 
 /** Hands every pending result, and every waiting notice, to the live session once. */

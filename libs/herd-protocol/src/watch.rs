@@ -286,6 +286,15 @@ impl CancelStatus {
     }
 }
 
+/// A line of `herd-watch follow --ack`'s stdin: a result's receiver holds it (in a transcript, or
+/// durably on another machine), so the follower marks it delivered. Any other line is refused
+/// and the result is emitted again by the next follower.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct WatchAck {
+    /// The `key` of the [`WatchEvent::Result`] it acknowledges.
+    pub ack: String,
+}
+
 /// What `herd-watch cancel` prints. Exit 0 `confirmed` or `already-terminal`; exit 3
 /// `requested` (the launch is still acquiring its owner) or `unconfirmed` (termination was not
 /// confirmed within 5 s: state is kept, do not retry blindly).
