@@ -376,6 +376,11 @@ pub const FILES: &[SchemaFile] = &[
         herd_protocol::worktree::WorktreeList
     ),
     printed!(
+        "worktree-trust.schema.json",
+        "`herd-worktree trust --json`",
+        herd_protocol::worktree::TrustApproved
+    ),
+    printed!(
         "cleanup-list.schema.json",
         "`herd-cleanup list --json`",
         herd_protocol::cleanup::CleanupList

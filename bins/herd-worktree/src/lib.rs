@@ -25,8 +25,8 @@ use herd_core::{Error, exit};
 use herd_git::{Deadline, Git, budget};
 
 use crate::create::{CreateEnv, CreateRequest};
-use herd_protocol::worktree::Surface;
 use herd_protocol::worktree::manifest::Manifest;
+use herd_protocol::worktree::{Surface, TrustApproved};
 
 /// Create managed git worktrees, track their manifests, and inspect the handoff.
 #[derive(Debug, Parser)]
@@ -259,12 +259,12 @@ fn trust(cwd: Option<PathBuf>) -> Result<Output, Error> {
         .unwrap_or_default();
     let recorded = setup::trust::approve(&config, &principal, &project)?;
     let user_file = setup::config::user_file(&config, &principal);
-    let json = serde_json::json!({
-        "file": project.file,
-        "sha256": project.sha256,
-        "approval": recorded,
-        "userFile": user_file,
-    });
+    let doc = TrustApproved {
+        file: project.file.to_string_lossy().into_owned(),
+        sha256: project.sha256.clone(),
+        approval: recorded.to_string_lossy().into_owned(),
+        user_file: user_file.to_string_lossy().into_owned(),
+    };
     let shown: String = text
         .lines()
         .map(|l| format!("  {}", encode_host_value(l, 4096)))
@@ -277,7 +277,7 @@ fn trust(cwd: Option<PathBuf>) -> Result<Output, Error> {
         recorded.display(),
         user_file.display()
     );
-    Ok(Output::ok(json, human))
+    Ok(Output::ok(doc, human))
 }
 
 /// `--base` of `inspect` is a commit id (full or abbreviated hex), never a revision expression.

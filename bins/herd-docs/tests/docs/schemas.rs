@@ -148,6 +148,7 @@ fn valid_sidecar_fixtures_parse_as_their_rust_types() {
     parses::<herd_remote::HostRecord>("host-record");
     parses::<herd_protocol::relay::RelayState>("relay-state");
     parses::<herd_protocol::watch::WatchAck>("watch-ack");
+    parses::<herd_protocol::worktree::TrustApproved>("worktree-trust");
     parses::<herd_protocol::docs::DocsReport>("docs-report");
     parses::<herd_protocol::accept::RunGate>("run-acceptance");
     parses::<herd_protocol::accept::ReviewRecord>("review");

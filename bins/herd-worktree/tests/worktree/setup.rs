@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use herd_protocol::worktree::manifest::{SetupKind, SetupRecord, State};
-use herd_protocol::worktree::{Manifest, WorktreeCreate};
+use herd_protocol::worktree::{Manifest, TrustApproved, WorktreeCreate};
+use sha2::Digest as _;
 
 use crate::{Run, World};
 
@@ -412,6 +413,33 @@ fn project_commands_need_trust_and_approval_and_a_change_needs_a_new_one() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!checkout(&w, "d").join("ran.txt").exists());
     assert!(says(&run, "not approved"), "{run:?}");
+
+    // Approved again, as a document: the file as it is now, and where its approval is.
+    let run = w.run(
+        &[
+            "trust",
+            "--json",
+            "--cwd",
+            repo.to_str().expect("a UTF-8 path"),
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let approved = run.doc::<TrustApproved>();
+    let file = std::fs::canonicalize(&repo)
+        .unwrap()
+        .join(".herd/worktree.toml");
+    assert_eq!(Path::new(&approved.file), file, "{approved:?}");
+    let digest = sha2::Sha256::digest(std::fs::read(&file).unwrap());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(approved.sha256, hex);
+    assert_eq!(
+        std::fs::read_to_string(&approved.approval).unwrap().trim(),
+        hex
+    );
+    let run = create(&w, &repo, "e", "re", &trusted());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(checkout(&w, "e").join("ran.txt").exists(), "{run:?}");
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The formats of `herd-worktree`: the ownership manifest on disk, and the `--json` documents of
-//! `create`, `inspect` and `list`.
+//! `create`, `inspect`, `list` and `trust`.
 
 pub mod claims;
 mod handoff;
@@ -10,6 +10,21 @@ use serde::{Deserialize, Serialize};
 
 pub use handoff::{Handoff, InspectedState, TreeState, WorktreeInspect};
 pub use manifest::{Manifest, State};
+
+/// What `herd-worktree trust --json` prints: the project's setup file approved as it is now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TrustApproved {
+    /// The project's setup file (`.herd/worktree.toml` of the principal checkout).
+    pub file: String,
+    /// The SHA-256 of its bytes: a changed file needs a new approval.
+    #[schemars(pattern("^[0-9a-f]{64}$"))]
+    pub sha256: String,
+    /// Where the approval is recorded, in the user's configuration directory.
+    pub approval: String,
+    /// The user's own setup file for this repository, which needs no approval.
+    #[serde(rename = "userFile")]
+    pub user_file: String,
+}
 
 /// What creates the checkout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
