@@ -14,6 +14,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use herd_core::{Error, ErrorCode};
+use herd_protocol::session::{NewHeader, SESSION_VERSION};
 
 use crate::names::random_bytes;
 use crate::plan::Plan;
@@ -41,16 +42,13 @@ fn create_session(
     entries: &[u8],
     now_ms: u64,
 ) -> Result<(), Error> {
-    let mut header = serde_json::json!({
-        "type": "session",
-        "version": 3,
-        "id": uuid_v4()?,
-        "timestamp": Utc::from_ms(now_ms).iso(),
-        "cwd": cwd.to_string_lossy(),
-    });
-    if let Some(parent) = parent {
-        header["parentSession"] = parent.to_string_lossy().into();
-    }
+    let header = NewHeader {
+        version: SESSION_VERSION,
+        id: uuid_v4()?,
+        timestamp: Utc::from_ms(now_ms).iso(),
+        cwd: cwd.to_string_lossy().into_owned(),
+        parent_session: parent.map(|p| p.to_string_lossy().into_owned()),
+    };
     let mut bytes = serde_json::to_vec(&header).map_err(|e| Error::internal(e.to_string()))?;
     bytes.push(b'\n');
     bytes.extend_from_slice(entries);

@@ -6,8 +6,27 @@
 //! read into the few fields herd uses, an unknown kind is [`Entry::Other`], a field of an
 //! unexpected shape is absent, and a line that is not JSON is no entry at all.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// The version of Pi's session format herd writes a header in.
+pub const SESSION_VERSION: u64 = 3;
+
+/// The header herd writes when it creates a child's session (before Pi opens it): the first
+/// line, which Pi reads for the session's id, where it ran and the session it continues.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename = "session", rename_all = "camelCase")]
+pub struct NewHeader {
+    /// [`SESSION_VERSION`].
+    pub version: u64,
+    pub id: String,
+    /// ISO 8601, UTC.
+    pub timestamp: String,
+    pub cwd: String,
+    /// The parent's session, for a forked or lineage-only child.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_session: Option<String>,
+}
 
 /// One line of a session file.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -140,6 +159,42 @@ fn lenient<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<String>, D:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_header_herd_writes_reads_back_as_the_header() {
+        let header = NewHeader {
+            version: SESSION_VERSION,
+            id: "a1".into(),
+            timestamp: "2026-12-03T12:00:00.000Z".into(),
+            cwd: "/src/proj".into(),
+            parent_session: Some("/sessions/parent.jsonl".into()),
+        };
+        let line = serde_json::to_string(&header).unwrap();
+        assert!(
+            line.starts_with(r#"{"type":"session","version":3,"#),
+            "{line}"
+        );
+        assert!(
+            line.contains(r#""parentSession":"/sessions/parent.jsonl""#),
+            "{line}"
+        );
+        assert_eq!(
+            parse_line(&line),
+            Some(Entry::Session {
+                id: Some("a1".into()),
+                cwd: Some("/src/proj".into()),
+            })
+        );
+        let standalone = NewHeader {
+            parent_session: None,
+            ..header
+        };
+        assert!(
+            !serde_json::to_string(&standalone)
+                .unwrap()
+                .contains("parentSession")
+        );
+    }
 
     #[test]
     fn the_header_says_where_the_session_ran_and_a_cwd_of_another_shape_is_absent() {
