@@ -424,7 +424,7 @@ fn take_line(
             // Durable here first (write-once: a repeat reads back the first), then acknowledged.
             delivery::settle(artifacts, &result)?;
             crate::crash_point("relay-before-ack");
-            let ack = herd_protocol::watch::WatchAck { ack: key.clone() };
+            let ack = herd_protocol::watch::WatchAck { ack: key };
             session
                 .send(&serde_json::to_string(&ack).map_err(|e| Error::internal(e.to_string()))?)?;
             Ok(true)
