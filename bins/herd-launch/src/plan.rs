@@ -101,6 +101,8 @@ pub struct Plan {
     /// path, the setup), which the first attempt's creation starts from instead of asking git
     /// again; the checkout directory and the branch are checked again under the checkout's lock.
     pub worktree_checked: Option<herd_worktree::create::Plan>,
+    /// How the child is confined (`crate::sandbox`).
+    pub confinement: crate::sandbox::Confinement,
 }
 
 /// What a resume continues.
@@ -245,6 +247,21 @@ fn plan_request(
         exec => exec,
     };
     let trust = crate::trust::Parent::from_env(ctx.env, &ctx.cwd)?;
+    // 7. The child's confinement: refused here, before anything is written, when it is wider
+    // than the person allows or cannot be enforced on this machine.
+    let confinement = crate::sandbox::resolve(
+        herd_sandbox::Asked {
+            mode: request.sandbox,
+            network: request.network,
+        },
+        herd_sandbox::Asked {
+            mode: role.as_ref().and_then(|r| r.sandbox),
+            network: role.as_ref().and_then(|r| r.network),
+        },
+        matches!(runner, Runner::Pi { .. }),
+        request.host.is_some(),
+        ctx.env,
+    )?;
     Ok(Plan {
         request,
         request_json,
@@ -274,6 +291,7 @@ fn plan_request(
         trust,
         time_limit_ms: None,
         worktree_checked: None,
+        confinement,
     }
     .with_worktree())
 }
