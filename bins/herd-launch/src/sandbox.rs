@@ -90,13 +90,26 @@ impl Confinement {
         };
         let git = if worktree && self.policy.mode == Mode::Workspace {
             let deadline = herd_git::Deadline::after(herd_git::budget::BASE);
-            herd_sandbox::git::Overlay::prepare(cwd, private, &herd_git::Git::from_env(), &deadline)?
+            herd_sandbox::git::Overlay::prepare(
+                cwd,
+                private,
+                &herd_git::Git::from_env(),
+                &deadline,
+            )?
         } else {
             None
         };
+        let tmp = private.join("tmp");
+        herd_core::sidecar::ensure_private_dir(&tmp).map_err(|e| {
+            Error::new(
+                herd_core::ErrorCode::Unavailable,
+                format!("cannot make the child's temporary directory: {e}"),
+            )
+        })?;
         let places = herd_sandbox::bwrap::Places {
             cwd: cwd.to_path_buf(),
             own,
+            tmp: Some(tmp),
             git,
         };
         Ok(herd_sandbox::bwrap::command(

@@ -502,7 +502,12 @@ fn bring_home(
     let overlay = match Overlay::read(&artifacts.sandbox(run_id)) {
         Ok(Some(overlay)) => overlay,
         Ok(None) => return None,
-        Err(err) => return Some(format!("The sandbox's branch did not come home: {}", err.message)),
+        Err(err) => {
+            return Some(format!(
+                "The sandbox's branch did not come home: {}",
+                err.message
+            ));
+        }
     };
     match overlay.bring_home(git, deadline) {
         Ok(HomeComing::Unchanged | HomeComing::Moved { .. }) => None,

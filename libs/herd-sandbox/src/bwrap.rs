@@ -2,9 +2,11 @@
 //! whole child (Pi or any command, with everything it starts), on every surface.
 //!
 //! The child sees the machine read-only (`--ro-bind / /`), the host's devices, a `/proc` of its own
-//! PID namespace (so it can neither see nor signal a process outside), a private `/tmp`, the
-//! person's secrets replaced by empty files and directories, and, writable, only what its policy
-//! names. `--die-with-parent` ties the sandbox to the process herd recorded: when that process
+//! PID namespace (so it can neither see nor signal a process outside), a private temporary
+//! directory as `TMPDIR`, the person's secrets replaced by empty files and directories, and,
+//! writable, only what its policy names. `/tmp` itself stays visible and read-only: programs and
+//! checkouts live there too (a clone under `/tmp` is an ordinary place to try a project), and
+//! bubblewrap 0.8 (Debian 12) has no overlay to make it private and still show them. `--die-with-parent` ties the sandbox to the process herd recorded: when that process
 //! ends, the kernel ends everything in the sandbox.
 
 use std::ffi::{OsStr, OsString};
@@ -56,6 +58,8 @@ pub struct Places {
     /// Directories it writes under every policy: its session's directory and its artifacts
     /// directory (its herd files).
     pub own: Vec<PathBuf>,
+    /// Its private temporary directory, writable and its `TMPDIR`.
+    pub tmp: Option<PathBuf>,
     /// Its worktree's git overlay, under `workspace` in a managed worktree.
     pub git: Option<Overlay>,
 }
@@ -71,7 +75,6 @@ pub fn command(program: &Path, policy: &Policy, config: &Config, places: &Places
     args.pair("--ro-bind", Path::new("/"), Path::new("/"));
     args.pair("--dev-bind", Path::new("/dev"), Path::new("/dev"));
     args.one("--proc", Path::new("/proc"));
-    args.one("--tmpfs", Path::new("/tmp"));
     for hidden in &config.hidden {
         match std::fs::symlink_metadata(hidden) {
             Ok(meta) if meta.is_dir() => args.one("--tmpfs", hidden),
@@ -80,10 +83,15 @@ pub fn command(program: &Path, policy: &Policy, config: &Config, places: &Places
             Err(_) => {}
         }
     }
-    if let Some(git) = &places.git {
-        git.bind(&mut args);
-    }
     let mut writable: Vec<&Path> = places.own.iter().map(PathBuf::as_path).collect();
+    if let Some(tmp) = &places.tmp {
+        writable.push(tmp);
+        args.0.extend([
+            "--setenv".into(),
+            "TMPDIR".into(),
+            tmp.as_os_str().to_owned(),
+        ]);
+    }
     if policy.mode == Mode::Workspace {
         writable.push(&places.cwd);
         writable.extend(config.writable.iter().map(PathBuf::as_path));
@@ -93,6 +101,10 @@ pub fn command(program: &Path, policy: &Policy, config: &Config, places: &Places
         if dir.is_dir() {
             args.pair("--bind", dir, dir);
         }
+    }
+    // Last, so that no writable directory that holds the repository covers its read-only git.
+    if let Some(git) = &places.git {
+        git.bind(&mut args);
     }
     args.one("--chdir", &places.cwd);
     args.flags(&["--"]);
@@ -158,6 +170,7 @@ mod tests {
         let places = Places {
             cwd: work.path().to_path_buf(),
             own: vec![],
+            tmp: None,
             git: None,
         };
         let policy = crate::config::BUILT_IN;
@@ -200,6 +213,7 @@ mod tests {
         let places = Places {
             cwd: work.path().to_path_buf(),
             own: vec![own.path().to_path_buf()],
+            tmp: None,
             git: None,
         };
         let policy = Policy {

@@ -8,7 +8,7 @@
 //! places a commit writes:
 //!
 //! - `objects/`: new objects go here; the repository's own objects stay readable, read-only,
-//!   as this directory's alternate;
+//!   as this directory's alternate (mounted at `base-objects/`);
 //! - `refs-heads/` over `refs/heads/`: it holds only the child's branch, at its start;
 //! - `logs/` over `logs/`: the reflogs of what the child did.
 //!
@@ -24,9 +24,6 @@ use herd_core::{Error, ErrorCode, sidecar};
 use serde::{Deserialize, Serialize};
 
 use crate::bwrap::Args;
-
-/// Where the repository's objects appear inside the sandbox, read-only (in its private `/tmp`).
-pub const OBJECTS_INSIDE: &str = "/tmp/.herd-objects";
 
 /// The version of `overlay.json`.
 pub const VERSION: u64 = 1;
@@ -105,12 +102,13 @@ impl Overlay {
             std::fs::create_dir_all(parent).map_err(|e| io("refs", e))?;
         }
         std::fs::write(&ref_file, format!("{start}\n")).map_err(|e| io("refs", e))?;
-        for dir in ["objects/info", "objects/pack", "logs"] {
+        for dir in ["objects/info", "objects/pack", "logs", "base-objects"] {
             std::fs::create_dir_all(private.join(dir)).map_err(|e| io(dir, e))?;
         }
+        let base = private.join("base-objects");
         std::fs::write(
             private.join("objects/info/alternates"),
-            format!("{OBJECTS_INSIDE}\n"),
+            format!("{}\n", base.display()),
         )
         .map_err(|e| io("alternates", e))?;
         let overlay = Overlay {
@@ -158,7 +156,7 @@ impl Overlay {
         let objects = self.common.join("objects");
         // The git directory read-only even where a hidden path or the private /tmp covers it.
         args.pair("--ro-bind", &self.common, &self.common);
-        args.pair("--ro-bind", &objects, Path::new(OBJECTS_INSIDE));
+        args.pair("--ro-bind", &objects, &self.private.join("base-objects"));
         args.pair("--bind", &self.private.join("objects"), &objects);
         args.pair(
             "--bind",
