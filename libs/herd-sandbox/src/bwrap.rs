@@ -144,8 +144,8 @@ mod tests {
     fn config(home: &Path) -> Config {
         Config {
             limits: Limits {
-                default: crate::config::BUILT_IN,
-                widest: crate::config::BUILT_IN,
+                default: crate::config::CONFINED,
+                widest: crate::config::CONFINED,
             },
             writable: vec![home.join(".cache")],
             hidden: vec![home.join(".ssh"), home.join(".netrc"), home.join(".aws")],
@@ -173,7 +173,7 @@ mod tests {
             tmp: None,
             git: None,
         };
-        let policy = crate::config::BUILT_IN;
+        let policy = crate::config::CONFINED;
         let line = text(&command(
             Path::new("/usr/bin/bwrap"),
             &policy,

@@ -78,8 +78,13 @@ struct Table {
     hidden: Option<Vec<String>>,
 }
 
-/// The built-in default: confined (`workspace`, network on), and nothing wider allowed.
-pub const BUILT_IN: Policy = Policy {
+/// The built-in default, for a person who has not chosen: unconfined, as herd ran before it could
+/// confine. `mode = "workspace"` in the configuration turns confinement on (`docs/sandbox.md`
+/// says why this is not yet the default).
+pub const BUILT_IN: Policy = Policy::OFF;
+
+/// The policy `docs/sandbox.md` recommends and the tests confine with.
+pub const CONFINED: Policy = Policy {
     mode: Mode::Workspace,
     network: Network::On,
 };
@@ -182,7 +187,7 @@ mod tests {
     }
 
     #[test]
-    fn no_file_is_the_confined_default() {
+    fn no_file_is_the_built_in_default() {
         let config = load(None).unwrap();
         assert_eq!(config.limits.default, BUILT_IN);
         assert_eq!(config.limits.widest, BUILT_IN);

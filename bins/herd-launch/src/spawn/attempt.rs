@@ -333,11 +333,15 @@ impl Attempt<'_> {
         }
         // The child's own spawns get no more than it has.
         child_env.push(plan.confinement.ceiling_var());
+        // Pi keeps its own state (trust, settings, their locks) in its agent directory.
+        let pi_state =
+            matches!(plan.runner, crate::plan::Runner::Pi { .. }).then(|| place.agent_dir.clone());
         let own = session
             .parent()
             .map(Path::to_path_buf)
             .into_iter()
             .chain([self.artifacts.activity_dir()])
+            .chain(pi_state)
             .collect();
         let sandbox = plan.confinement.wrapper(
             &place.cwd,

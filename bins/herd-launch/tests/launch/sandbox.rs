@@ -1,6 +1,6 @@
-//! Confined children (`docs/sandbox.md`): with no configuration a child runs in bubblewrap
-//! (`workspace`, network on), changes its own work and nothing else; the person's configuration
-//! alone widens it; a machine without bubblewrap refuses the spawn and writes nothing.
+//! Confined children (`docs/sandbox.md`): a child of a person who chose `workspace` runs in
+//! bubblewrap and changes its own work and nothing else; the person's configuration alone widens
+//! it; a machine without bubblewrap refuses the spawn and writes nothing.
 
 use std::path::Path;
 
@@ -41,6 +41,9 @@ fn answer(env: &Env, file: &str) -> String {
         .to_owned()
 }
 
+/// The person's choice of the confined default.
+const CONFINED: &str = "[sandbox]\nmode = \"workspace\"\n";
+
 fn write_config(env: &Env, text: &str) {
     let dir = env.dir.path().join("home/.config/herd");
     std::fs::create_dir_all(&dir).unwrap();
@@ -50,6 +53,7 @@ fn write_config(env: &Env, text: &str) {
 #[test]
 fn a_confined_child_changes_its_own_work_and_nothing_else() {
     let env = Env::new();
+    write_config(&env, CONFINED);
     let home = env.dir.path().join("home");
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE KEY").unwrap();
@@ -93,6 +97,7 @@ fn a_confined_child_changes_its_own_work_and_nothing_else() {
 #[test]
 fn only_the_persons_configuration_widens_the_sandbox() {
     let env = Env::new();
+    write_config(&env, CONFINED);
     let outside = env.dir.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     // The request asks for more than the default allows: refused, nothing written.
@@ -135,6 +140,7 @@ fn without_bubblewrap_a_confined_spawn_is_refused_and_writes_nothing() {
     std::fs::create_dir_all(&bin).unwrap();
     std::os::unix::fs::symlink("/bin/sh", bin.join("sh")).unwrap();
     env.set("PATH", bin.to_string_lossy());
+    write_config(&env, CONFINED);
     let args = [
         "spawn",
         "--request",
@@ -174,6 +180,7 @@ fn without_bubblewrap_a_confined_spawn_is_refused_and_writes_nothing() {
 #[test]
 fn network_off_leaves_only_a_private_loopback() {
     let env = Env::new();
+    write_config(&env, CONFINED);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     // bash's /dev/tcp connects without any other program.
