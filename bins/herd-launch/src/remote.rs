@@ -287,8 +287,8 @@ struct LocalBase {
 
 impl LocalBase {
     /// Runs git in the source directory; its trimmed stdout.
-    fn git(&self, args: &[&str], ssh_command: Option<&str>) -> Result<String, Error> {
-        run_git(&self.git, &self.source, args, ssh_command)
+    fn git(&self, args: &[&str], git_env: &[(&str, String)]) -> Result<String, Error> {
+        run_git(&self.git, &self.source, args, git_env)
     }
 }
 
@@ -296,14 +296,14 @@ fn run_git(
     git: &str,
     source: &std::path::Path,
     args: &[&str],
-    ssh_command: Option<&str>,
+    git_env: &[(&str, String)],
 ) -> Result<String, Error> {
     let mut cmd = herd_core::subprocess::Command::new(git, GIT_BUDGET)
         .arg("-C")
         .arg(source)
         .args(args.iter().copied());
-    if let Some(command) = ssh_command {
-        cmd = cmd.env("GIT_SSH_COMMAND", command);
+    for (name, value) in git_env {
+        cmd = cmd.env(name, value);
     }
     let out = herd_core::subprocess::run(&cmd)
         .map_err(|e| Error::new(ErrorCode::Unavailable, format!("cannot run git: {e}")))?;
@@ -355,7 +355,7 @@ fn check_worktree(
     let git = env("HERD_GIT_BIN")
         .filter(|g| !g.is_empty())
         .unwrap_or_else(|| "git".into());
-    let top = run_git(&git, &source, &["rev-parse", "--show-toplevel"], None)?;
+    let top = run_git(&git, &source, &["rev-parse", "--show-toplevel"], &[])?;
     let base = worktree.base.as_deref().unwrap_or("HEAD");
     let sha = run_git(
         &git,
@@ -366,7 +366,7 @@ fn check_worktree(
             "--end-of-options",
             &format!("{base}^{{commit}}"),
         ],
-        None,
+        &[],
     )
     .map_err(|_| {
         Error::invalid(
@@ -425,7 +425,7 @@ fn push_base(
             ),
         ));
     }
-    let ssh_command = ssh.git_ssh_command()?;
+    let git_env = ssh.git_env()?;
     let sha = base.sha.clone();
     base.git(
         &[
@@ -434,7 +434,7 @@ fn push_base(
             &ssh.git_url(&clone),
             &format!("{sha}:refs/herd/base/{sha}"),
         ],
-        Some(&ssh_command),
+        &git_env,
     )?;
     if let Some(fields) = request.as_object_mut() {
         fields.insert("cwd".into(), clone.clone().into());

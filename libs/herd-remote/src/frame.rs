@@ -50,7 +50,7 @@ impl Frame {
     /// As [`quote::command`]; `unavailable` when no random nonce can be read.
     pub fn new<S: AsRef<str>>(argv: &[S]) -> Result<Frame, Error> {
         let command = quote::command(argv)?;
-        let marker = format!("herd-frame-{}", nonce()?);
+        let marker = new_marker()?;
         let script =
             format!("printf '%s\\n' {marker} && printf '%s\\n' {marker} >&2 && exec {command}");
         let mut line = encode(&script).into_bytes();
@@ -87,6 +87,31 @@ impl Frame {
     pub fn is_marker(&self, line: &str) -> bool {
         line.trim_end_matches('\r') == self.marker
     }
+}
+
+/// The local program git runs as its ssh (`GIT_SSH_COMMAND`, with `GIT_SSH_VARIANT=simple`):
+/// `sh -c GIT_SSH herd <marker> <ssh> <its arguments, the constant LOGIN_LINE last>`, to which
+/// git appends its host and its remote command (`git-receive-pack '<path>'`, quoted by git for a
+/// POSIX shell). The host git names is dropped (the arguments name it); git's command becomes
+/// the framed script, sent first on the connection's standard input, and what arrives before
+/// the marker is dropped before git reads it: git's pack protocol sees only the remote git.
+pub const GIT_SSH: &str = r#"m=$1
+shift
+for a; do c=$a; done
+n=$#
+i=0
+for a; do i=$((i + 1)); if [ "$i" -le $((n - 2)) ]; then set -- "$@" "$a"; fi; done
+shift "$n"
+l=$(printf '%s\n' "printf '%s\\n' $m && printf '%s\\n' $m >&2 && exec $c" | sed 's/\\/\\\\/g')
+{ printf '%s\n' "$l"; exec cat; } | "$@" | { while IFS= read -r r; do [ "$r" = "$m" ] && break; done; exec cat; }"#;
+
+/// A fresh marker line (`herd-frame-` and 16 random hex digits).
+///
+/// # Errors
+///
+/// `unavailable` when no random nonce can be read.
+pub fn new_marker() -> Result<String, Error> {
+    Ok(format!("herd-frame-{}", nonce()?))
 }
 
 /// `script` as one line that `printf %b` turns back: `\` as `\\`, newline as `\n`.

@@ -265,20 +265,33 @@ impl Ssh {
         .with_field("host")
     }
 
-    /// The `GIT_SSH_COMMAND` that makes git reach the host through this client (its options,
-    /// its master connection), quoted for the shell git runs it with.
+    /// The environment that makes git reach the host through this client (its options, its
+    /// master connection) and its framing: `GIT_SSH_COMMAND` runs [`frame::GIT_SSH`], which
+    /// sends git's remote command as the framed script and drops what the login shell printed
+    /// before git reads the connection; `GIT_SSH_VARIANT=simple` makes git give it only the
+    /// host and that command.
     ///
     /// # Errors
     ///
-    /// As [`quote::command`].
-    pub fn git_ssh_command(&self) -> Result<String, Error> {
-        let mut argv: Vec<String> = vec![self.program.to_string_lossy().into_owned()];
+    /// As [`quote::command`], and `unavailable` when no random marker can be made.
+    pub fn git_env(&self) -> Result<Vec<(&'static str, String)>, Error> {
+        let mut argv: Vec<String> = vec![
+            "sh".into(),
+            "-c".into(),
+            frame::GIT_SSH.into(),
+            "herd".into(),
+            frame::new_marker()?,
+            self.program.to_string_lossy().into_owned(),
+        ];
         argv.extend(
-            self.options()
+            self.login_args()
                 .iter()
                 .map(|o| o.to_string_lossy().into_owned()),
         );
-        quote::command(&argv)
+        Ok(vec![
+            ("GIT_SSH_COMMAND", quote::command(&argv)?),
+            ("GIT_SSH_VARIANT", "simple".to_owned()),
+        ])
     }
 
     /// The git URL of the repository at `path` (absolute) on the host.

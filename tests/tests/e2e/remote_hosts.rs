@@ -252,3 +252,43 @@ fn a_fish_or_tcsh_host_that_prints_as_it_starts_launches_steers_and_reports_verb
         assert!(pwned.is_empty(), "{shell}: {pwned:?}");
     }
 }
+
+/// git's own connections to a host whose login shell prints as it starts: the base commit goes
+/// there and the child's branch comes home, the pack protocol reading only the remote git.
+#[test]
+fn a_worktree_childs_commits_travel_by_git_past_a_chatty_login_shell() {
+    let remote = Remote::start(&[]);
+    chatty(&remote);
+    let raw = remote.ssh("true");
+    assert!(raw.stdout.contains("bashrc says hi"), "{raw}");
+    let scene = Scene::prepare(Scene::on(remote));
+    let src = repository(&scene);
+    let base = git(&src, &["rev-parse", "HEAD"]);
+    let request = serde_json::json!({
+        "name": "Fixer",
+        "task": "fix it",
+        "cwd": src.display().to_string(),
+        "worktree": {"branch": "fix/chatty"},
+    });
+    let script = "cat >/dev/null; echo change > child.txt && git add child.txt && \
+                  git -c user.name=Child -c user.email=child@example.org commit -q -m 'child work' \
+                  && echo committed";
+    let out = scene.spawn(&request, script);
+    assert_eq!(out.code, 0, "{out}");
+    let id = out.doc::<LaunchAck>().run_id;
+    let (out, events) = scene.follow_all();
+    assert_eq!(out.code, 0, "{out}");
+    let results = herd_e2e::herd::results(&events, &id);
+    assert_eq!(results.len(), 1, "{out}");
+    assert_eq!(results[0].outcome, Outcome::Completed, "{:?}", results[0]);
+    assert!(
+        !results[0].message.contains("was not brought home"),
+        "{:?}",
+        results[0]
+    );
+    assert_eq!(
+        git(&src, &["log", "-1", "--format=%s", "fix/chatty"]),
+        "child work"
+    );
+    assert_eq!(git(&src, &["rev-parse", "fix/chatty~1"]), base);
+}
