@@ -1,6 +1,7 @@
 //! The system `ssh`, one master connection per host.
 //!
-//! Every call is `ssh <options> -T -- <destination> <command>`, through
+//! Every call is `ssh <options> -T -- <destination> <LOGIN_LINE>`, the command framed by
+//! [`crate::frame`] (its script first on stdin, its output read after the marker), through
 //! [`herd_core::subprocess`] with a budget and capped output. The options:
 //!
 //! - `BatchMode=yes`: a password, passphrase or unknown-host prompt is a failure, never a hang;
@@ -8,7 +9,9 @@
 //! - `ControlMaster=auto`, `ControlPath=<dir>/%C`, `ControlPersist=60`: the first call opens a
 //!   master connection that the next calls share (one TCP connection and one login per host).
 //!   `%C` is a hash of the destination, so the socket path is short; the directory is private
-//!   (0700), and its length is checked, since a Unix socket path holds at most 107 bytes.
+//!   (0700), and its length is checked, since a Unix socket path holds at most 107 bytes. A
+//!   directory or socket another user owns or others may write to is refused
+//!   ([`check_control_dir`]): whoever controls it answers for the host.
 //! - `ServerAliveInterval=5`, `ServerAliveCountMax=2`: a dead connection is noticed within
 //!   about 15 s; `ConnectTimeout=10`.
 //! - `ForwardAgent=no`, `ForwardX11=no`, `ClearAllForwardings=yes`: nothing of this machine is
