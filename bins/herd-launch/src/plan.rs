@@ -180,6 +180,26 @@ pub fn plan(input: &LaunchInput, ctx: &Context<'_>) -> Result<Plan, Error> {
     Ok(plan)
 }
 
+/// The checks of a request that hold on any machine: its schema, its `accept` check, its
+/// acceptance gate and the time limit's runner. A launch on a host runs them before it asks the
+/// host anything, so a request the host would refuse changes nothing on either side.
+pub fn check_anywhere(
+    bytes: &[u8],
+    runner: RunnerChoice,
+    time_limit_ms: Option<u64>,
+) -> Result<SubagentRequest, Error> {
+    if time_limit_ms.is_some() && runner != RunnerChoice::Exec {
+        return Err(Error::invalid(
+            "--timeout-ms",
+            "a time limit is for the exec runner (--runner exec)",
+        ));
+    }
+    let (request_json, request) = read_request(bytes)?;
+    accept_spec(&request_json)?;
+    acceptance_input(&request_json)?;
+    Ok(request)
+}
+
 /// Parses and validates `bytes` as the `subagent` tool's parameters and resolves them.
 fn plan_request(
     bytes: &[u8],

@@ -23,3 +23,4 @@ mod pi_tmux;
 mod pi_view;
 mod readme;
 mod remote;
+mod remote_hosts;
