@@ -2,6 +2,7 @@
 
 mod cli;
 mod herd_accept;
+mod herd_bounds;
 mod herd_cancel;
 mod herd_fallback;
 mod herd_models;
