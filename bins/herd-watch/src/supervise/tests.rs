@@ -1,7 +1,7 @@
 use super::reconcile::reconcile;
 use super::*;
-use herd_surface::AgentStatus as HerdrStatus;
 use herd_protocol::result::Outcome;
+use herd_surface::AgentStatus as HerdrStatus;
 use herd_surface::Presence;
 
 /// A run in a Herdr pane, seen by nothing yet: its surface is opened from the record alone,
@@ -297,7 +297,11 @@ fn a_result_no_reader_can_read_is_settled_failed_and_the_others_are_delivered() 
     let dir = tempfile::tempdir().unwrap();
     let artifacts = Artifacts::new(dir.path().join("art"));
     // A result past the bound (as an older herd wrote one), one of a newer herd, and a good one.
-    settled_run(&artifacts, "aa11aa11", &result_bytes("aa11aa11", 1, 3 << 20));
+    settled_run(
+        &artifacts,
+        "aa11aa11",
+        &result_bytes("aa11aa11", 1, 3 << 20),
+    );
     settled_run(&artifacts, "cc33cc33", &result_bytes("cc33cc33", 99, 0));
     settled_run(&artifacts, "bb22bb22", &result_bytes("bb22bb22", 1, 0));
     let mut supervisor = Supervisor::new(artifacts.clone(), None, Options::default());
@@ -319,11 +323,20 @@ fn a_result_no_reader_can_read_is_settled_failed_and_the_others_are_delivered() 
     assert_eq!(good, Outcome::Completed);
     let (failed, message) = outcome("aa11aa11").expect("the unreadable one is settled");
     assert_eq!(failed, Outcome::Failed);
-    assert!(message.contains("its result could not be read"), "{message}");
-    assert!(message.contains("is larger than 1048576 bytes"), "{message}");
+    assert!(
+        message.contains("its result could not be read"),
+        "{message}"
+    );
+    assert!(
+        message.contains("is larger than 1048576 bytes"),
+        "{message}"
+    );
     let aside = artifacts.unreadable_result("aa11aa11");
     assert!(message.contains(&aside.display().to_string()), "{message}");
-    assert!(std::fs::metadata(&aside).unwrap().len() > 3 << 20, "kept as it was");
+    assert!(
+        std::fs::metadata(&aside).unwrap().len() > 3 << 20,
+        "kept as it was"
+    );
     // The newer herd's result is neither replaced nor delivered: said once, the others go on.
     assert!(outcome("cc33cc33").is_none());
     let notices: Vec<_> = events
@@ -333,6 +346,8 @@ fn a_result_no_reader_can_read_is_settled_failed_and_the_others_are_delivered() 
     assert_eq!(notices.len(), 1, "{events:?}");
     assert!(artifacts.run_result("cc33cc33").exists());
     supervisor.all_changed = true;
-    let again = supervisor.tick(|_| panic!("nothing more to deliver")).unwrap();
+    let again = supervisor
+        .tick(|_| panic!("nothing more to deliver"))
+        .unwrap();
     assert!(again.is_empty(), "{again:?}");
 }
