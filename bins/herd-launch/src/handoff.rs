@@ -339,7 +339,7 @@ fn session_env(
     tools: &Tools,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<(String, OsString)> {
-    let mut vars = crate::spawn::pane_env(surface, env);
+    let mut vars = crate::spawn::pane_env(surface);
     vars.extend(crate::spawn::bin_dir_env(tools, env));
     vars.push((
         herd_protocol::child_env::ChildEnv::SESSION.into(),

@@ -39,9 +39,11 @@ fn file(artifacts: &Artifacts, stem: &str, suffix: &str) -> std::path::PathBuf {
     artifacts.runs_dir().join(format!("{stem}.{suffix}"))
 }
 
-/// Writes `result` unless the run already has one; returns the result that stands.
+/// Writes `result` unless the run already has one; returns the result that stands. What is
+/// written is within the result's read bound ([`RunResult::within_bound`]).
 pub fn settle(artifacts: &Artifacts, result: &RunResult) -> Result<RunResult, Error> {
     crate::crash::point("before-settle");
+    let result = &result.clone().within_bound();
     let path = file(artifacts, &result.key(), "result.json");
     let mut bytes = serde_json::to_vec_pretty(result)
         .map_err(|e| Error::internal(format!("cannot encode result: {e}")))?;
@@ -66,6 +68,68 @@ pub fn load_task(
     task: Option<&str>,
 ) -> Result<Option<RunResult>, Error> {
     Ok(RunResult::load(artifacts, run_id, task)?)
+}
+
+/// Reads the settled result of `record` (or of its persistent specialist's `task`), so that one
+/// run's file never stops the delivery of the others: a result no reader can read (larger than
+/// its bound, malformed, not a file) is set aside as `runs/<stem>.result.unreadable.json` and
+/// the run settled failed in its place, saying why and where the file is. A result of a newer
+/// version, or one that cannot be reached, is an error (only this run's).
+pub fn load_or_settle(
+    artifacts: &Artifacts,
+    record: &herd_protocol::run::RunRecord,
+    task: Option<&str>,
+) -> Result<Option<RunResult>, Error> {
+    use herd_core::sidecar::Error as Read;
+    let err = match RunResult::load(artifacts, &record.run_id, task) {
+        Ok(result) => return Ok(result),
+        Err(
+            err @ (Read::TooLarge { .. }
+            | Read::Malformed { .. }
+            | Read::Invalid { .. }
+            | Read::NotAFile { .. }
+            | Read::Symlink { .. }),
+        ) => err,
+        Err(err) => return Err(err.into()),
+    };
+    let key = stem(&record.run_id, task);
+    let path = file(artifacts, &key, "result.json");
+    let aside = file(artifacts, &key, herd_protocol::layout::UNREADABLE_RESULT);
+    match sidecar::rename_no_replace(&path, &aside) {
+        Ok(()) => {}
+        // Another watcher set it aside first: what stands now is its result, or none yet.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(load_task(artifacts, &record.run_id, task).ok().flatten());
+        }
+        Err(_) => return Err(err.into()),
+    }
+    let why = format!(
+        "its result could not be read ({}); it was set aside at {}",
+        err,
+        aside.display()
+    );
+    let ending = crate::message::Ending {
+        name: record.name.clone(),
+        outcome: Some(herd_protocol::result::Outcome::Failed),
+        failure: Some(why.clone()),
+        task: task.map(str::to_owned),
+        ..crate::message::Ending::default()
+    };
+    let result = RunResult {
+        format_version: herd_protocol::result::FORMAT_VERSION,
+        run_id: record.run_id.clone(),
+        name: record.name.clone(),
+        outcome: herd_protocol::result::Outcome::Failed,
+        message: ending.message().render(),
+        details: herd_protocol::result::Details {
+            error_message: Some(why),
+            task: task.map(str::to_owned),
+            ..herd_protocol::result::Details::default()
+        },
+        settled_at_ms: herd_core::time::now_ms(),
+        task: task.map(str::to_owned),
+    };
+    settle(artifacts, &result).map(Some)
 }
 
 /// The markers of results this process emitted and whose acknowledgement it waits for; `None`

@@ -405,7 +405,11 @@ fn take_line(
                 .and_then(|r| r.worktree.as_ref());
             if let Some(wt) = worktree {
                 // The branch comes home before the result does (once: a repeat is settled).
-                if delivery::load(artifacts, &local.run_id)?.is_none() {
+                if delivery::load(artifacts, &local.run_id)
+                    .ok()
+                    .flatten()
+                    .is_none()
+                {
                     if let Err(note) = fetch_branch(ssh, wt) {
                         message.push_str(&note);
                     }

@@ -70,7 +70,12 @@ pub fn pass(artifacts: &Artifacts, record: &RunRecord) -> Result<Pass, Error> {
         if delivery::is_task_delivered(artifacts, &record.run_id, Some(task)) {
             continue;
         }
-        if delivery::load_task(artifacts, &record.run_id, Some(task))?.is_none() {
+        // A task result that cannot be read is settled failed in its place; one that still
+        // cannot be read is this task's alone: the others go on.
+        let Ok(settled) = delivery::load_or_settle(artifacts, record, Some(task)) else {
+            continue;
+        };
+        if settled.is_none() {
             // What this task cost: the session's usage since the task before it settled.
             let usage = crate::usage::task(artifacts, record, task);
             let result = build(
@@ -84,7 +89,7 @@ pub fn pass(artifacts: &Artifacts, record: &RunRecord) -> Result<Pass, Error> {
             );
             delivery::settle(artifacts, &result)?;
         }
-        if let Some(result) = delivery::load_task(artifacts, &record.run_id, Some(task))? {
+        if let Ok(Some(result)) = delivery::load_or_settle(artifacts, record, Some(task)) {
             pass.results.push(result);
         }
     }

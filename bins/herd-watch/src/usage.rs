@@ -20,7 +20,7 @@ use herd_protocol::run::{RunRecord, Runner};
 use herd_protocol::session::{self, Entry, qualified};
 use herd_protocol::usage::{
     CURSOR_VERSION, Figures, NestedUsage, RunUsage, RunUsageRow, Tally, TaskMark, TaskUsage,
-    UsageCursor, UsageReport, Usd,
+    Unlisted, UsageCursor, UsageReport, Usd, plus,
 };
 
 use crate::delivery;
@@ -29,6 +29,11 @@ use crate::delivery;
 pub const LINE_MAX: usize = 16 * 1024 * 1024;
 /// How much of a session is read at a time.
 const CHUNK: usize = 1024 * 1024;
+/// The least a call of [`advance`] may read: more than a line, so that every call gets on.
+pub const READ_MIN: u64 = LINE_MAX as u64 + CHUNK as u64;
+/// How much of a session a status or a widget reads in one call; the next call goes on from
+/// there, so a session of any size costs each call at most this.
+pub const READ_PER_LOOK: u64 = 64 * 1024 * 1024;
 /// How many bytes before the offset the cursor keeps to recognise the file.
 const TAIL_KEPT: u64 = 64;
 /// How many task marks a cursor keeps (a specialist's most recent tasks).
@@ -41,9 +46,14 @@ const LOCK_WAIT: Duration = Duration::from_secs(2);
 const CLOCK_SLACK_MS: u64 = 5_000;
 
 /// Reads `session` from where `cursor` stopped (from its start without a cursor, or when the
-/// cursor is of another file or of a file rewritten since) to its current end. `Ok(None)` when
-/// the session does not exist (yet: Pi creates it lazily).
-pub fn advance(session: &Path, cursor: Option<UsageCursor>) -> Result<Option<UsageCursor>, Error> {
+/// cursor is of another file or of a file rewritten since) towards its current end, at most
+/// `budget` bytes (at least [`READ_MIN`]): a call stops there and the next one goes on. `Ok(None)`
+/// when the session does not exist (yet: Pi creates it lazily).
+pub fn advance(
+    session: &Path,
+    cursor: Option<UsageCursor>,
+    budget: u64,
+) -> Result<Option<UsageCursor>, Error> {
     let io = |e: std::io::Error| {
         Error::new(
             ErrorCode::Unavailable,
@@ -68,8 +78,10 @@ pub fn advance(session: &Path, cursor: Option<UsageCursor>) -> Result<Option<Usa
         device: meta.dev(),
         inode: meta.ino(),
         offset: 0,
+        in_long_line: false,
         tail_hex: String::new(),
         tally: Tally::new(),
+        unlisted: Vec::new(),
         tasks: Vec::new(),
     };
     let mut cursor = match cursor {
@@ -89,11 +101,13 @@ pub fn advance(session: &Path, cursor: Option<UsageCursor>) -> Result<Option<Usa
         return Ok(Some(cursor));
     }
     file.seek(SeekFrom::Start(cursor.offset)).map_err(io)?;
-    let mut reader = file.by_ref().take(len - cursor.offset);
+    let budget = budget.max(READ_MIN).min(len - cursor.offset);
+    let mut reader = file.by_ref().take(budget);
     let mut chunk = vec![0u8; CHUNK];
     let mut line: Vec<u8> = Vec::new();
-    // Whether the line being read is already longer than the bound (its bytes are dropped).
-    let mut overlong = false;
+    // Whether the line being read is already longer than the bound (its bytes are dropped):
+    // a line the last call found too long goes on being dropped from where that call stopped.
+    let mut overlong = cursor.in_long_line;
     let mut at = cursor.offset;
     loop {
         let n = reader.read(&mut chunk).map_err(io)?;
@@ -106,9 +120,9 @@ pub fn advance(session: &Path, cursor: Option<UsageCursor>) -> Result<Option<Usa
                 Some(end) => {
                     if !overlong && line.len() + end <= LINE_MAX {
                         line.extend_from_slice(&rest[..end]);
-                        count_line(&mut cursor.tally, &line);
+                        count_line(&mut cursor.tally, &mut cursor.unlisted, &line);
                     } else {
-                        cursor.tally.unread_lines += 1;
+                        cursor.tally.unread_lines = cursor.tally.unread_lines.saturating_add(1);
                         cursor.tally.total.cost = None;
                     }
                     at += (end + 1) as u64;
@@ -130,7 +144,13 @@ pub fn advance(session: &Path, cursor: Option<UsageCursor>) -> Result<Option<Usa
             }
         }
     }
-    // What is left without its newline is a line still being written: the next read has it.
+    // What is left without its newline is a line still being written: the next read has it,
+    // unless it is already too long to count, when the next read goes on dropping it from here
+    // rather than read it all again.
+    cursor.in_long_line = overlong;
+    if overlong {
+        cursor.offset = at;
+    }
     cursor.tail_hex = tail_hex(&file, cursor.offset).map_err(io)?;
     Ok(Some(cursor))
 }
@@ -144,7 +164,7 @@ fn tail_hex(file: &std::fs::File, offset: u64) -> std::io::Result<String> {
 }
 
 /// Counts the usage of one session line, if it has one.
-fn count_line(tally: &mut Tally, line: &[u8]) {
+fn count_line(tally: &mut Tally, unlisted: &mut Unlisted, line: &[u8]) {
     let Ok(text) = std::str::from_utf8(line) else {
         return;
     };
@@ -157,8 +177,8 @@ fn count_line(tally: &mut Tally, line: &[u8]) {
     };
     if let Some((model, figures)) = entry_usage(&entry) {
         // An entry that used nothing (a request refused at once) changes nothing.
-        if figures.total_tokens > 0 || figures.cost != Some(Usd(0.0)) {
-            tally.count(&model, &figures);
+        if figures.total_tokens != Some(0) || figures.cost != Some(Usd(0.0)) {
+            tally.count_once(&model, &figures, Some(unlisted));
         }
     }
 }
@@ -195,16 +215,16 @@ fn entry_usage(entry: &Entry) -> Option<(String, Figures)> {
 /// that its provider did not report (Pi's zero for a model it has no price for).
 fn figures_of(usage: &serde_json::Value) -> Option<Figures> {
     usage.as_object()?;
-    let n = |key: &str| {
-        usage
-            .get(key)
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(0)
+    // A count that is absent is none; one that is not a whole number this reader can hold
+    // (negative, a fraction, past the largest integer) is unknown.
+    let n = |key: &str| match usage.get(key) {
+        None | Some(serde_json::Value::Null) => Some(0),
+        Some(value) => value.as_u64(),
     };
     let (input, output, cache_read, cache_write) =
         (n("input"), n("output"), n("cacheRead"), n("cacheWrite"));
     let total_tokens = match n("totalTokens") {
-        0 => input + output + cache_read + cache_write,
+        Some(0) => plus(plus(input, output), plus(cache_read, cache_write)),
         total => total,
     };
     let cost = usage.get("cost");
@@ -217,8 +237,8 @@ fn figures_of(usage: &serde_json::Value) -> Option<Figures> {
         .and_then(serde_json::Value::as_bool)
         == Some(true);
     let cost = match total_cost {
-        Some(Usd(c)) if c == 0.0 && total_tokens > 0 && !from_provider => None,
-        None if total_tokens == 0 => Some(Usd(0.0)),
+        Some(Usd(c)) if c == 0.0 && total_tokens != Some(0) && !from_provider => None,
+        None if total_tokens == Some(0) => Some(Usd(0.0)),
         other => other,
     };
     Some(Figures {
@@ -239,7 +259,27 @@ fn read_cursor(artifacts: &Artifacts, run_id: &str) -> Option<UsageCursor> {
 
 fn write_cursor(artifacts: &Artifacts, run_id: &str, cursor: &UsageCursor) {
     // Readers see the old cursor or the new one; a lost one only costs a read from the start.
-    let _ = artifacts.run(run_id).write(cursor.clone());
+    let _ = artifacts.run(run_id).write(within_bound(cursor.clone()));
+}
+
+/// `cursor` made to fit the bound of its read: its oldest task marks dropped first, then the
+/// names of the unlisted models it remembers (such a model met again counts again).
+fn within_bound(mut cursor: UsageCursor) -> UsageCursor {
+    use herd_protocol::run_file::RunFile;
+    let size = |c: &UsageCursor| serde_json::to_vec_pretty(c).map_or(u64::MAX, |b| b.len() as u64);
+    // A margin for the newline and the version stamp of the write.
+    let bound = UsageCursor::READ_LIMIT - 64;
+    while size(&cursor) > bound {
+        if !cursor.tasks.is_empty() {
+            let drop = cursor.tasks.len().div_ceil(2);
+            cursor.tasks.drain(..drop);
+        } else if !cursor.unlisted.is_empty() {
+            cursor.unlisted.clear();
+        } else {
+            break;
+        }
+    }
+    cursor
 }
 
 /// The run's own session read up to its end, its cursor advanced; with `update`, applied to the
@@ -248,6 +288,7 @@ fn write_cursor(artifacts: &Artifacts, run_id: &str, cursor: &UsageCursor) {
 fn own_cursor(
     artifacts: &Artifacts,
     record: &RunRecord,
+    budget: u64,
     update: impl FnOnce(&mut UsageCursor),
 ) -> Option<UsageCursor> {
     if record.runner != Runner::Pi || record.extra.remote.is_some() {
@@ -261,7 +302,7 @@ fn own_cursor(
     .ok();
     let before = read_cursor(artifacts, &record.run_id);
     let before_offset = before.as_ref().map(|c| (c.offset, c.tasks.len()));
-    let mut cursor = advance(Path::new(&record.session_file), before).ok()??;
+    let mut cursor = advance(Path::new(&record.session_file), before, budget).ok()??;
     update(&mut cursor);
     if lock.is_some() && before_offset != Some((cursor.offset, cursor.tasks.len())) {
         write_cursor(artifacts, &record.run_id, &cursor);
@@ -269,9 +310,9 @@ fn own_cursor(
     Some(cursor)
 }
 
-/// The run's own session's usage so far.
-pub fn own(artifacts: &Artifacts, record: &RunRecord) -> Option<Tally> {
-    own_cursor(artifacts, record, |_| {}).map(|c| c.tally)
+/// The run's own session's usage so far, read at most `budget` bytes further.
+pub fn own(artifacts: &Artifacts, record: &RunRecord, budget: u64) -> Option<Tally> {
+    own_cursor(artifacts, record, budget, |_| {}).map(|c| c.tally)
 }
 
 /// The runs `record` launched: those of its list of children, or for a record from before the
@@ -309,17 +350,22 @@ fn modified_ms(path: &Path) -> Option<u64> {
 /// its host); one still running is read as it is now. `None` when neither the run nor any
 /// nested child has anything to read.
 pub fn rolled_up(artifacts: &Artifacts, record: &RunRecord) -> Option<RunUsage> {
-    rolled_up_at(artifacts, record, 0)
+    rolled_up_at(artifacts, record, 0, u64::MAX)
 }
 
-fn rolled_up_at(artifacts: &Artifacts, record: &RunRecord, depth: usize) -> Option<RunUsage> {
-    let own = own(artifacts, record);
+fn rolled_up_at(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    depth: usize,
+    budget: u64,
+) -> Option<RunUsage> {
+    let own = own(artifacts, record, budget);
     let mut tally = own.clone().unwrap_or_default();
     let mut nested = Vec::new();
     if depth < NESTING_MAX {
         for child in children(artifacts, record) {
             let usage = settled_usage(artifacts, &child)
-                .or_else(|| rolled_up_at(artifacts, &child, depth + 1));
+                .or_else(|| rolled_up_at(artifacts, &child, depth + 1, budget));
             if let Some(usage) = usage {
                 tally.merge(&usage.tally);
                 nested.push(NestedUsage {
@@ -350,17 +396,18 @@ fn settled_usage(artifacts: &Artifacts, record: &RunRecord) -> Option<RunUsage> 
 }
 
 /// What a run cost so far, as a status row shows it: its settled result's figures, else its
-/// session and its nested children's read now.
+/// session and its nested children's read now, each session at most [`READ_PER_LOOK`] further
+/// (a session larger than that is counted on over the next looks).
 pub fn for_status(artifacts: &Artifacts, record: &RunRecord) -> Option<Figures> {
     settled_usage(artifacts, record)
-        .or_else(|| rolled_up(artifacts, record))
+        .or_else(|| rolled_up_at(artifacts, record, 0, READ_PER_LOOK))
         .map(|u| u.tally.total)
 }
 
 /// A widget row's usage: `12.3k tok · $0.084`, once the run used any.
 pub fn row_text(figures: &Figures) -> Option<String> {
     use herd_protocol::usage::{cost, tokens};
-    (figures.messages > 0).then(|| {
+    figures.used_any().then(|| {
         format!(
             "{} tok · {}",
             tokens(figures.total_tokens),
@@ -374,7 +421,7 @@ pub fn row_text(figures: &Figures) -> Option<String> {
 /// before (its result is being built again) answers the same.
 pub fn task(artifacts: &Artifacts, record: &RunRecord, task: &str) -> Option<RunUsage> {
     let mut delta = None;
-    own_cursor(artifacts, record, |cursor| {
+    own_cursor(artifacts, record, u64::MAX, |cursor| {
         let at = cursor.tasks.iter().position(|m| m.task == task);
         let (before, now) = match at {
             Some(i) => (
@@ -434,7 +481,7 @@ pub fn report(artifacts: &Artifacts, since_ms: Option<u64>) -> Result<UsageRepor
     let mut rows = Vec::new();
     for record in &records {
         let settled = delivery::load(artifacts, &record.run_id).ok().flatten();
-        let cursor = own_cursor(artifacts, record, |_| {});
+        let cursor = own_cursor(artifacts, record, u64::MAX, |_| {});
         // A run on another machine is counted as its relayed result says: its session is there.
         let own = match (&cursor, &settled) {
             (Some(cursor), _) => cursor.tally.clone(),
@@ -467,6 +514,7 @@ pub fn report(artifacts: &Artifacts, since_ms: Option<u64>) -> Result<UsageRepor
         since_ms,
         total: by_model.total,
         by_model: by_model.models,
+        more_models: by_model.more_models,
         runs: rows,
     })
 }
@@ -491,6 +539,13 @@ pub fn human(report: &UsageReport) -> String {
                 "  {}  {}\n",
                 herd_core::escape::encode_host_value(&m.model, 200),
                 figures(&m.figures)
+            ));
+        }
+        if let Some(more) = &report.more_models {
+            out.push_str(&format!(
+                "  … and {} more models  {}\n",
+                herd_protocol::usage::thousands(more.count),
+                figures(&more.figures)
             ));
         }
     }
@@ -575,7 +630,7 @@ mod tests {
     ) -> String {
         let mut usage = serde_json::json!({
             "input": input, "output": output, "cacheRead": cache_read, "cacheWrite": 0,
-            "totalTokens": input + output + cache_read,
+            "totalTokens": input.saturating_add(output).saturating_add(cache_read),
         });
         if let Some(total) = cost {
             usage["cost"] = serde_json::json!({
@@ -616,10 +671,10 @@ mod tests {
             &s,
             &format!("{}\n", assistant("fake/a", 1, 1, 0, Some(0.25))),
         );
-        let c = advance(&s, None).unwrap().unwrap();
-        assert_eq!(c.tally.total.input, 108);
-        assert_eq!(c.tally.total.output, 14);
-        assert_eq!(c.tally.total.cache_read, 50);
+        let c = advance(&s, None, u64::MAX).unwrap().unwrap();
+        assert_eq!(c.tally.total.input, Some(108));
+        assert_eq!(c.tally.total.output, Some(14));
+        assert_eq!(c.tally.total.cache_read, Some(50));
         assert_eq!(c.tally.total.messages, 3);
         assert_eq!(c.tally.total.cost, Some(Usd(1.0)));
         let models: Vec<_> = c
@@ -628,7 +683,7 @@ mod tests {
             .iter()
             .map(|m| (m.model.as_str(), m.figures.input))
             .collect();
-        assert_eq!(models, [("fake/a", 101), ("fake/b", 7)]);
+        assert_eq!(models, [("fake/a", Some(101)), ("fake/b", Some(7))]);
         assert_eq!(c.offset, std::fs::metadata(&s).unwrap().len());
     }
 
@@ -641,12 +696,16 @@ mod tests {
         let (head, tail) = torn.split_at(torn.len() / 2);
         append(&s, &whole);
         append(&s, head);
-        let c = advance(&s, None).unwrap().unwrap();
-        assert_eq!(c.tally.total.input, 10, "the torn line is not counted");
+        let c = advance(&s, None, u64::MAX).unwrap().unwrap();
+        assert_eq!(
+            c.tally.total.input,
+            Some(10),
+            "the torn line is not counted"
+        );
         assert_eq!(c.offset, whole.len() as u64, "the offset stops before it");
         append(&s, &format!("{tail}\n"));
-        let c = advance(&s, Some(c)).unwrap().unwrap();
-        assert_eq!(c.tally.total.input, 30);
+        let c = advance(&s, Some(c), u64::MAX).unwrap().unwrap();
+        assert_eq!(c.tally.total.input, Some(30));
         assert_eq!(c.tally.total.messages, 2);
     }
 
@@ -656,7 +715,7 @@ mod tests {
         let s = dir.path().join("s.jsonl");
         // No cost at all, and Pi's zero for a model it has no price for.
         append(&s, &format!("{}\n", assistant("free", 10, 1, 0, None)));
-        let c = advance(&s, None).unwrap().unwrap();
+        let c = advance(&s, None, u64::MAX).unwrap().unwrap();
         assert_eq!(c.tally.total.cost, None);
         let s2 = dir.path().join("s2.jsonl");
         append(
@@ -667,7 +726,7 @@ mod tests {
             &s2,
             &format!("{}\n", assistant("priced", 10, 1, 0, Some(0.3))),
         );
-        let c = advance(&s2, None).unwrap().unwrap();
+        let c = advance(&s2, None, u64::MAX).unwrap().unwrap();
         assert_eq!(
             c.tally.total.cost, None,
             "a known part does not make the sum known"
@@ -683,7 +742,7 @@ mod tests {
             &s3,
             &format!("{}\n", assistant("priced", 10, 1, 0, Some(0.3))),
         );
-        let c = advance(&s3, None).unwrap().unwrap();
+        let c = advance(&s3, None, u64::MAX).unwrap().unwrap();
         assert_eq!(c.tally.total.cost, Some(Usd(0.3)));
         assert_eq!(c.tally.total.messages, 1);
     }
@@ -693,26 +752,33 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = dir.path().join("s.jsonl");
         append(&s, &format!("{}\n", assistant("a", 10, 1, 0, Some(0.1))));
-        let first = advance(&s, None).unwrap().unwrap();
+        let first = advance(&s, None, u64::MAX).unwrap().unwrap();
         append(&s, &format!("{}\n", assistant("a", 5, 1, 0, Some(0.1))));
-        let second = advance(&s, Some(first.clone())).unwrap().unwrap();
-        assert_eq!(second.tally.total.input, 15);
+        let second = advance(&s, Some(first.clone()), u64::MAX).unwrap().unwrap();
+        assert_eq!(second.tally.total.input, Some(15));
         assert!(second.offset > first.offset);
         // Nothing new: the same cursor.
-        assert_eq!(advance(&s, Some(second.clone())).unwrap().unwrap(), second);
+        assert_eq!(
+            advance(&s, Some(second.clone()), u64::MAX)
+                .unwrap()
+                .unwrap(),
+            second
+        );
         // The file replaced by a shorter one (another inode): read again from its start.
         std::fs::remove_file(&s).unwrap();
         append(&s, &format!("{}\n", assistant("b", 3, 1, 0, Some(0.1))));
-        let again = advance(&s, Some(second.clone())).unwrap().unwrap();
-        assert_eq!(again.tally.total.input, 3);
+        let again = advance(&s, Some(second.clone()), u64::MAX)
+            .unwrap()
+            .unwrap();
+        assert_eq!(again.tally.total.input, Some(3));
         assert_eq!(again.tally.models[0].model, "fake/b");
         // Rewritten in place below the offset: the kept tail does not match.
         let mut forged = again.clone();
         forged.tail_hex = "00".into();
-        let reread = advance(&s, Some(forged)).unwrap().unwrap();
-        assert_eq!(reread.tally.total.input, 3, "counted once, not twice");
+        let reread = advance(&s, Some(forged), u64::MAX).unwrap().unwrap();
+        assert_eq!(reread.tally.total.input, Some(3), "counted once, not twice");
         assert_eq!(
-            advance(&dir.path().join("missing.jsonl"), None).unwrap(),
+            advance(&dir.path().join("missing.jsonl"), None, u64::MAX).unwrap(),
             None
         );
     }
@@ -733,16 +799,19 @@ mod tests {
                 .unwrap();
         }
         drop(f);
-        let first = advance(&s, None).unwrap().unwrap();
+        let first = advance(&s, None, u64::MAX).unwrap().unwrap();
         assert_eq!(first.tally.total.messages, 64);
-        assert_eq!(first.tally.total.input, (0..64).sum::<u64>());
+        assert_eq!(first.tally.total.input, Some((0..64).sum::<u64>()));
         // The next read starts at the offset: it reads the one line appended, not 64 MiB.
         append(&s, &format!("{}\n", assistant("a", 1000, 1, 0, Some(0.01))));
         let started = Instant::now();
-        let next = advance(&s, Some(first.clone())).unwrap().unwrap();
+        let next = advance(&s, Some(first.clone()), u64::MAX).unwrap().unwrap();
         let took = started.elapsed();
         assert_eq!(next.tally.total.messages, 65);
-        assert_eq!(next.tally.total.input, first.tally.total.input + 1000);
+        assert_eq!(
+            next.tally.total.input,
+            first.tally.total.input.map(|n| n + 1000)
+        );
         assert!(
             took < Duration::from_millis(50),
             "an incremental read took {took:?}"
@@ -759,9 +828,9 @@ mod tests {
             &format!("{{\"usage\":\"{}\"}}\n", "z".repeat(LINE_MAX + 10)),
         );
         append(&s, &format!("{}\n", assistant("a", 10, 1, 0, Some(0.1))));
-        let c = advance(&s, None).unwrap().unwrap();
+        let c = advance(&s, None, u64::MAX).unwrap().unwrap();
         assert_eq!(c.tally.unread_lines, 1);
-        assert_eq!(c.tally.total.input, 20);
+        assert_eq!(c.tally.total.input, Some(20));
         assert_eq!(c.tally.total.cost, None);
     }
 
@@ -791,7 +860,7 @@ mod tests {
                 serde_json::json!({"type": "compaction", "usage": usage})
             ),
         );
-        let c = advance(&s, None).unwrap().unwrap();
+        let c = advance(&s, None, u64::MAX).unwrap().unwrap();
         let models: Vec<_> = c
             .tally
             .models
@@ -799,7 +868,7 @@ mod tests {
             .map(|m| (m.model.as_str(), m.figures.messages))
             .collect();
         assert_eq!(models, [("fake/a", 1), ("Tools/summaries", 2)]);
-        assert_eq!(c.tally.total.cache_write, 18);
+        assert_eq!(c.tally.total.cache_write, Some(18));
     }
 
     #[test]
@@ -838,11 +907,11 @@ mod tests {
         use crate::projection::{Projection, WIDGET_WIDTH, WidgetRow, widget};
         use herd_protocol::watch::Label;
         let mut figures = Figures {
-            input: 41_234,
-            output: 3_100,
-            cache_read: 12_000,
-            cache_write: 0,
-            total_tokens: 56_334,
+            input: Some(41_234),
+            output: Some(3_100),
+            cache_read: Some(12_000),
+            cache_write: Some(0),
+            total_tokens: Some(56_334),
             cost: Usd::new(0.0842),
             messages: 3,
         };
@@ -889,5 +958,104 @@ mod tests {
         assert_eq!(parse_since("2026-01-01", now).unwrap(), new_year);
         assert!(parse_since("soon", now).is_err());
         assert!(parse_since("5w", now).is_err());
+    }
+
+    fn pi_record(art: &Artifacts, id: &str, session: &Path) -> RunRecord {
+        let mut record: RunRecord = serde_json::from_value(serde_json::json!({
+            "format_version": 1, "run_id": id, "name": id, "created_at_ms": 1,
+            "runner": "pi", "surface": "process", "status": "launched",
+            "cwd": "/", "session_file": session.display().to_string(),
+        }))
+        .unwrap();
+        record.save(art).unwrap();
+        record
+    }
+
+    #[test]
+    fn a_status_of_counts_near_the_integer_limits_says_unknown_and_never_panics() {
+        let dir = tempfile::tempdir().unwrap();
+        let art = Artifacts::new(dir.path());
+        let s = dir.path().join("s.jsonl");
+        let near = u64::MAX - 5;
+        for _ in 0..2 {
+            append(
+                &s,
+                &format!("{}\n", assistant("a", near, 1, near, Some(0.1))),
+            );
+        }
+        // A count past what a reader can hold is unknown on its own line too.
+        append(
+            &s,
+            "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"provider\":\"fake\",\"model\":\"a\",\"usage\":{\"input\":1e30,\"output\":1,\"totalTokens\":5}}}\n",
+        );
+        let record = pi_record(&art, "r1", &s);
+        let figures = for_status(&art, &record).unwrap();
+        assert_eq!(figures.input, None, "{figures:?}");
+        assert_eq!(figures.cache_read, None);
+        assert_eq!(figures.total_tokens, None);
+        assert_eq!(figures.output, Some(3), "a figure that fits stays known");
+        assert_eq!(figures.messages, 3);
+        assert_eq!(
+            row_text(&figures).as_deref(),
+            Some("unknown tok · cost unknown")
+        );
+    }
+
+    #[test]
+    fn a_line_without_its_end_is_read_once_and_each_look_reads_at_most_its_share() {
+        use herd_protocol::run_file::RunFile as _;
+        let _ = UsageCursor::READ_LIMIT;
+        let dir = tempfile::tempdir().unwrap();
+        let art = Artifacts::new(dir.path());
+        let s = dir.path().join("s.jsonl");
+        append(&s, &format!("{}\n", assistant("a", 10, 1, 0, Some(0.1))));
+        let start = std::fs::metadata(&s).unwrap().len();
+        // 200 MB of one line that never ends (sparse: it costs no disk).
+        let len = start + 200 * 1024 * 1024;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&s)
+            .unwrap()
+            .set_len(len)
+            .unwrap();
+        let record = pi_record(&art, "r1", &s);
+        let offset = || {
+            let cursor: UsageCursor = art.run("r1").read().unwrap().unwrap();
+            (cursor.offset, cursor.in_long_line)
+        };
+        let mut looks = 0;
+        let mut last = 0;
+        loop {
+            let figures = for_status(&art, &record).unwrap();
+            assert_eq!(figures.input, Some(10));
+            looks += 1;
+            let (now, in_long) = offset();
+            assert!(now > last, "look {looks} got on: {now} after {last}");
+            assert!(
+                now - last <= READ_PER_LOOK + start,
+                "look {looks} read {}",
+                now - last
+            );
+            assert!(
+                in_long,
+                "the cursor knows it is inside a line too long to count"
+            );
+            last = now;
+            if now == len {
+                break;
+            }
+        }
+        assert_eq!(looks, 4, "200 MB in looks of 64 MiB");
+        // At the end, a look reads nothing more; the line's end and what follows are counted.
+        let _ = for_status(&art, &record).unwrap();
+        assert_eq!(offset(), (len, true));
+        append(&s, &format!("\n{}\n", assistant("a", 5, 1, 0, Some(0.1))));
+        let cursor = advance(&s, art.run("r1").read().unwrap(), READ_PER_LOOK)
+            .unwrap()
+            .unwrap();
+        assert_eq!(cursor.tally.total.input, Some(15));
+        assert_eq!(cursor.tally.unread_lines, 1);
+        assert!(!cursor.in_long_line);
+        assert_eq!(cursor.offset, std::fs::metadata(&s).unwrap().len());
     }
 }

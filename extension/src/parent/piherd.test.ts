@@ -15,7 +15,7 @@ import { toolSchema } from "./piherd/tool.ts";
 import { resolveFiles, withFiles } from "./piherd/files.ts";
 import { assignmentOf, contextUsage, decorate, envelope, registryWindow, resultStatus, truncated } from "../shared/piherd-result.ts";
 import { ACTIONS, ALLOWED, FIELDS, Refusal, type Request, validate } from "./piherd/validate.ts";
-import { type Evidence, type RunFacts, type StatusFacts, type WorkerFile, claimWorker, listWorkers, project, readWorker, writeWorker } from "./piherd/workers.ts";
+import { type Evidence, type RunFacts, type StatusFacts, type WorkerFile, claimWorker, listWorkers, project, readWorker, sessionRefusal, writeWorker } from "./piherd/workers.ts";
 
 function refused(params: unknown, field?: string): void {
 	assert.throws(
@@ -361,4 +361,24 @@ test("a definition reports the role's description and skills as herd-launch role
 		{ name: "planner", extensionSource: "user", description: "Plans the work", skills: ["plan", "review"], subagents: [] },
 		{ name: "plain", extensionSource: "project", excludeTools: ["write"] },
 	]);
+});
+
+test("a saved session is its owner's to continue, finished or not: another owner's is refused", () => {
+	// The top level's own finished worker: the top level continues it, a managed parent does not.
+	const mine = record({ run_id: "r1", parent_run_id: null });
+	const finished = worker({ closed_at_ms: 5 });
+	assert.equal(sessionRefusal(null, [mine], [finished]), undefined);
+	assert.match(sessionRefusal("lead1", [mine], [finished]) ?? "", /belongs to the top-level session/);
+	// A managed parent's own run, and its worker, are its own; the top level's and another
+	// managed parent's attempts are refused.
+	const its = record({ run_id: "r2", parent_run_id: "lead1" });
+	const itsWorker = worker({ owner_run_id: "lead1", closed_at_ms: 9, assignments: [{ request_id: "q", runs: ["r2"], task_id: null, started_at_ms: 1, asks: [], steers: [] }] });
+	assert.equal(sessionRefusal("lead1", [its], [finished, itsWorker]), undefined);
+	assert.match(sessionRefusal(null, [its], [itsWorker]) ?? "", /belongs to run lead1/);
+	assert.match(sessionRefusal("lead2", [its], [itsWorker]) ?? "", /belongs to run lead1/);
+	// A worker file of another owner naming one of the session's runs holds it too.
+	assert.match(sessionRefusal(null, [mine], [{ ...itsWorker, assignments: [{ ...itsWorker.assignments[0]!, runs: ["r1"] }] }]) ?? "", /worker "impl" of run lead1/);
+	// A saved session herd never ran: the top level's to continue, never a managed parent's.
+	assert.equal(sessionRefusal(null, [], []), undefined);
+	assert.match(sessionRefusal("lead1", [], []) ?? "", /no run of this session/);
 });

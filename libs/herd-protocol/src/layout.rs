@@ -461,6 +461,8 @@ const RECORD: &str = "json";
 
 /// A delivered result is `runs/<stem>.<RESULT>`, the stem a run's id or one of its tasks'.
 const RESULT: &str = "result.json";
+/// Where an unreadable result is set aside: `runs/<stem>.<UNREADABLE_RESULT>`.
+pub const UNREADABLE_RESULT: &str = "result.unreadable.json";
 
 /// The per-run files of `runs/` that are not one of [`crate::run_file`]'s versioned documents
 /// (the record, its events and result, markers, locks, a request as given, an exec child's own
@@ -487,6 +489,9 @@ run_files! {
     events: run_events => "events.jsonl",
     /// Its delivered result (herd-watch).
     result: run_result => RESULT,
+    /// A result no reader could read (past its bound, or malformed), set aside by the watcher
+    /// that settled the run failed in its place (a task's: `<run-id>.task-<task>.<this>`).
+    unreadable_result: unreadable_result => UNREADABLE_RESULT,
     /// The identity of the herd-launch process that claimed the run (in the `.process.json`
     /// format), so a watcher can prove a launch that never finished has lost its launcher.
     launcher: launcher => "launcher.json",

@@ -120,6 +120,62 @@ impl RunResult {
         }
     }
 
+    /// `self` as it is written: within [`READ_LIMIT`], so that every reader can read it. A
+    /// result larger than that (a child's files or session can make its details any size)
+    /// leaves out its largest details, one at a time, each named in `details.omitted` and in a
+    /// line of the message, until it fits; a message still too large is cut.
+    #[must_use]
+    pub fn within_bound(self) -> RunResult {
+        // Room for the pretty printer's indentation of what is kept, and the note.
+        const ROOM: usize = 64 * 1024;
+        let bound = usize::try_from(READ_LIMIT).unwrap_or(usize::MAX) - ROOM;
+        let size = |value: &serde_json::Value| serde_json::to_vec(value).map_or(0, |b| b.len());
+        let Ok(mut doc) = serde_json::to_value(&self) else {
+            return self;
+        };
+        if size(&doc) <= bound {
+            return self;
+        }
+        // Each detail left out by its key, and with its size for the message.
+        let (mut keys, mut sized) = (Vec::new(), Vec::new());
+        while size(&doc) > bound {
+            let Some(details) = doc["details"].as_object_mut() else {
+                break;
+            };
+            let largest = details
+                .iter()
+                .filter(|(key, _)| *key != "omitted")
+                .max_by_key(|(_, value)| size(value))
+                .map(|(key, value)| (key.clone(), size(value)));
+            let Some((key, bytes)) = largest else {
+                break;
+            };
+            details.remove(&key);
+            sized.push(format!("{key} ({bytes} bytes)"));
+            keys.push(serde_json::Value::from(key));
+            details.insert("omitted".into(), serde_json::Value::from(keys.clone()));
+        }
+        let mut out: RunResult = serde_json::from_value(doc).unwrap_or(self);
+        if !sized.is_empty() {
+            out.message.push_str(&format!(
+                "\nDetails left out to keep the result within its {} KiB bound: {}.",
+                READ_LIMIT / 1024,
+                sized.join(", ")
+            ));
+        }
+        // The message alone past the bound (it is bounded where it is made): cut.
+        if out.message.len() > bound {
+            let mut at = bound;
+            while !out.message.is_char_boundary(at) {
+                at -= 1;
+            }
+            out.message.truncate(at);
+            out.message
+                .push_str("\n[… cut to keep the result within its bound]");
+        }
+        out
+    }
+
     /// The file-name stem of this result's files, which is also the key a consumer acknowledges
     /// it by: `<run-id>` or `<run-id>.task-<task>`.
     pub fn key(&self) -> String {
@@ -244,6 +300,10 @@ pub struct Details {
     pub launch_failure: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The details left out to keep the result within its read bound ([`READ_LIMIT`]), each
+    /// by its key, largest first; the message says so too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub omitted: Option<Vec<String>>,
     /// What a renderer shows in the expanded view: the raw report, bounded as the block is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report: Option<ReportView>,
@@ -463,6 +523,7 @@ mod tests {
             fallback_failures: Some(Vec::new()),
             launch_failure: Some("l".into()),
             model: Some("m".into()),
+            omitted: Some(vec!["worktree".into()]),
             report: Some(ReportView {
                 kind: herd_core::escape::ReportKind::Result,
                 text: "t".into(),
@@ -560,5 +621,50 @@ mod tests {
             ..Details::default()
         });
         assert_eq!(exited.run_outcome(), RunOutcome::Failed);
+    }
+
+    #[test]
+    fn a_result_past_its_read_bound_leaves_out_its_largest_details() {
+        let result = RunResult {
+            format_version: FORMAT_VERSION,
+            run_id: "r1".into(),
+            name: "scout".into(),
+            outcome: Outcome::Completed,
+            message: "Completed.".into(),
+            details: Details {
+                undelivered_steering: Some(vec!["s".repeat(600 * 1024); 3]),
+                screen_tail: Some("t".repeat(100)),
+                model: Some("fake/a".into()),
+                ..Details::default()
+            },
+            settled_at_ms: 1,
+            task: None,
+        };
+        assert!(serde_json::to_vec_pretty(&result).unwrap().len() as u64 > READ_LIMIT);
+        let kept = result.clone().within_bound();
+        let written = serde_json::to_vec_pretty(&kept).unwrap();
+        assert!((written.len() as u64) < READ_LIMIT, "{}", written.len());
+        assert_eq!(kept.details.undelivered_steering, None);
+        assert_eq!(
+            kept.details.omitted,
+            Some(vec!["undeliveredSteering".to_owned()])
+        );
+        assert_eq!(
+            kept.details.screen_tail, result.details.screen_tail,
+            "the rest is kept"
+        );
+        assert!(
+            kept.message.ends_with(
+                "Details left out to keep the result within its 1024 KiB bound: undeliveredSteering (1843210 bytes)."
+            ),
+            "{}",
+            kept.message
+        );
+        // A result within its bound is written as it is.
+        let small = RunResult {
+            details: Details::default(),
+            ..result
+        };
+        assert_eq!(small.clone().within_bound(), small);
     }
 }

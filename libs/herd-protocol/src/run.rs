@@ -352,10 +352,19 @@ impl RunRecord {
         validate_run_id(&self.run_id)?;
         self.format_version = FORMAT_VERSION;
         self.updated_at_ms = herd_core::time::now_ms();
-        Ok(sidecar::write_json(
-            &artifacts.run_record(&self.run_id),
-            self,
-        )?)
+        let path = artifacts.run_record(&self.run_id);
+        // A record no reader could read is not written (a request's argv, models or
+        // diagnostics can be any size): refused, with the file left as it was.
+        let size = serde_json::to_vec_pretty(self).map_or(u64::MAX, |b| b.len() as u64 + 1);
+        if size > READ_LIMIT {
+            return Err(Error::invalid(
+                "run",
+                format!(
+                    "the run record would be {size} bytes, more than the {READ_LIMIT} a reader takes in"
+                ),
+            ));
+        }
+        Ok(sidecar::write_json(&path, self)?)
     }
 
     pub fn session_files(&self) -> crate::layout::SessionFiles {

@@ -174,13 +174,20 @@ impl Run<'_> {
     }
 }
 
-/// Pretty JSON and a newline, as every herd file.
+/// Pretty JSON and a newline, as every herd file; refused (and nothing written) when it would
+/// be larger than the bound every reader applies, so no write makes a file no one can read.
 fn encode<F: RunFile>(file: &F) -> Result<Vec<u8>, sidecar::Error> {
     let mut bytes = serde_json::to_vec_pretty(file).map_err(|e| sidecar::Error::Malformed {
         path: PathBuf::from(F::SUFFIX),
         source: e,
     })?;
     bytes.push(b'\n');
+    if bytes.len() as u64 > F::READ_LIMIT {
+        return Err(sidecar::Error::TooLarge {
+            path: PathBuf::from(F::SUFFIX),
+            limit: F::READ_LIMIT,
+        });
+    }
     Ok(bytes)
 }
 
@@ -216,6 +223,15 @@ mod tests {
         ));
         std::fs::write(&path, vec![b' '; 5 * 1024]).unwrap();
         assert!(run.read::<Interrupt>().is_err(), "beyond its bound");
+        // A write that would pass the bound is refused, and the file is left as it was.
+        let mut queue = crate::intents::SteerQueue::default();
+        queue.messages = vec!["m".repeat(1024); 1100];
+        let steer = run.path::<crate::intents::SteerQueue>();
+        assert!(matches!(
+            run.write(queue),
+            Err(sidecar::Error::TooLarge { .. })
+        ));
+        assert!(!steer.exists());
     }
 
     #[test]

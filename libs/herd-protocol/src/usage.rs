@@ -33,16 +33,19 @@ impl Usd {
 }
 
 /// Token counts and their cost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+///
+/// A token count is `null` (unknown) when a sum of it would pass the largest integer (a session
+/// can record any number), as a cost is when a part of it is unknown: never a wrapped number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Figures {
     /// Input tokens not read from or written to a cache.
-    pub input: u64,
-    pub output: u64,
-    pub cache_read: u64,
-    pub cache_write: u64,
+    pub input: Option<u64>,
+    pub output: Option<u64>,
+    pub cache_read: Option<u64>,
+    pub cache_write: Option<u64>,
     /// The total Pi recorded (input, output and both caches).
-    pub total_tokens: u64,
+    pub total_tokens: Option<u64>,
     /// US dollars; `null` when any counted part's cost is unknown.
     pub cost: Option<Usd>,
     /// How many entries with a usage were counted (assistant messages, cache warming, tool and
@@ -50,44 +53,71 @@ pub struct Figures {
     pub messages: u64,
 }
 
+impl Default for Figures {
+    fn default() -> Figures {
+        Figures::zero()
+    }
+}
+
+/// `a + b`, unknown when either is or the sum passes the largest integer.
+pub fn plus(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    a?.checked_add(b?)
+}
+
+/// `a - b`, at least zero; unknown when either is.
+fn minus(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    Some(a?.saturating_sub(b?))
+}
+
 impl Figures {
     /// Nothing counted yet: no tokens and a known zero cost.
     pub fn zero() -> Figures {
         Figures {
+            input: Some(0),
+            output: Some(0),
+            cache_read: Some(0),
+            cache_write: Some(0),
+            total_tokens: Some(0),
             cost: Some(Usd(0.0)),
-            ..Figures::default()
+            messages: 0,
         }
     }
 
-    /// `self` with `other` added: a cost stays known only while both are.
+    /// `self` with `other` added: a figure stays known only while both are and their sum is a
+    /// number (a cost too large to be finite is unknown).
     pub fn add(&mut self, other: &Figures) {
-        self.input += other.input;
-        self.output += other.output;
-        self.cache_read += other.cache_read;
-        self.cache_write += other.cache_write;
-        self.total_tokens += other.total_tokens;
-        self.messages += other.messages;
+        self.input = plus(self.input, other.input);
+        self.output = plus(self.output, other.output);
+        self.cache_read = plus(self.cache_read, other.cache_read);
+        self.cache_write = plus(self.cache_write, other.cache_write);
+        self.total_tokens = plus(self.total_tokens, other.total_tokens);
+        self.messages = self.messages.saturating_add(other.messages);
         self.cost = match (self.cost, other.cost) {
-            (Some(a), Some(b)) => Some(Usd(a.0 + b.0)),
+            (Some(a), Some(b)) => Usd::new(a.0 + b.0),
             _ => None,
         };
     }
 
     /// `self` less `earlier` (figures of the same session read up to an earlier point): what
-    /// was counted in between. A cost is known when both are.
+    /// was counted in between. A figure is known when both are.
     pub fn since(&self, earlier: &Figures) -> Figures {
         Figures {
-            input: self.input.saturating_sub(earlier.input),
-            output: self.output.saturating_sub(earlier.output),
-            cache_read: self.cache_read.saturating_sub(earlier.cache_read),
-            cache_write: self.cache_write.saturating_sub(earlier.cache_write),
-            total_tokens: self.total_tokens.saturating_sub(earlier.total_tokens),
+            input: minus(self.input, earlier.input),
+            output: minus(self.output, earlier.output),
+            cache_read: minus(self.cache_read, earlier.cache_read),
+            cache_write: minus(self.cache_write, earlier.cache_write),
+            total_tokens: minus(self.total_tokens, earlier.total_tokens),
             messages: self.messages.saturating_sub(earlier.messages),
             cost: match (self.cost, earlier.cost) {
                 (Some(a), Some(b)) => Usd::new((a.0 - b.0).max(0.0)),
                 _ => None,
             },
         }
+    }
+
+    /// Whether anything was used: an entry counted, or tokens that are not known to be none.
+    pub fn used_any(&self) -> bool {
+        self.messages > 0 || self.total_tokens != Some(0)
     }
 }
 
@@ -101,18 +131,40 @@ pub struct ModelFigures {
     pub figures: Figures,
 }
 
+/// How many models a tally names; the usage of the others is summed as [`MoreModels`], so that
+/// what a child's session names cannot make a result or a cursor larger than its read bound.
+pub const MODELS_LISTED: usize = 10;
+/// The longest model name a tally keeps, in characters; a longer one is cut there with `…`.
+pub const MODEL_NAME_MAX: usize = 100;
+/// How many names of unlisted models a cursor remembers to count each of them once; past it,
+/// a name not remembered counts again.
+pub const UNLISTED_REMEMBERED: usize = 50_000;
+
 /// The usage of one session as read so far: the totals and each model's part.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Tally {
     #[serde(flatten)]
     pub total: Figures,
-    /// Each model's part, in the order first seen.
+    /// Each model's part, in the order first seen: the first [`MODELS_LISTED`] models.
     pub models: Vec<ModelFigures>,
+    /// The models past the first [`MODELS_LISTED`], summed; absent when there were none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more_models: Option<MoreModels>,
     /// Lines too long to read (more than the reader's line bound); their usage is not counted,
     /// and the cost is unknown while there is one.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unread_lines: u64,
+}
+
+/// The usage of the models a tally does not name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MoreModels {
+    /// How many models: each counted once in one session; a roll-up adds its sessions' counts.
+    pub count: u64,
+    #[serde(flatten)]
+    pub figures: Figures,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -125,30 +177,84 @@ impl Default for Tally {
     }
 }
 
+/// The names of unlisted models a reader has counted already (their hashes, sorted).
+pub type Unlisted = Vec<u64>;
+
+/// A model's name as a tally keeps it: at most [`MODEL_NAME_MAX`] characters.
+pub fn model_name(model: &str) -> String {
+    match model.char_indices().nth(MODEL_NAME_MAX) {
+        None => model.to_owned(),
+        Some((at, _)) => format!("{}…", &model[..at]),
+    }
+}
+
+/// A stable 64-bit hash of a model name (FNV-1a), which a cursor keeps across versions.
+fn name_hash(model: &str) -> u64 {
+    model.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 impl Tally {
     /// An empty tally: no tokens and a known zero cost.
     pub fn new() -> Tally {
         Tally {
             total: Figures::zero(),
             models: Vec::new(),
+            more_models: None,
             unread_lines: 0,
         }
     }
 
-    /// Counts `figures` for `model`.
+    /// Counts `figures` for `model`. A model past the listed ones counts as one more model.
     pub fn count(&mut self, model: &str, figures: &Figures) {
+        self.count_once(model, figures, None);
+    }
+
+    /// Counts `figures` for `model`, one session's entry: a model past the listed ones counts as
+    /// one more model the first time `unlisted` (the names counted so far) meets it.
+    pub fn count_once(&mut self, model: &str, figures: &Figures, unlisted: Option<&mut Unlisted>) {
         self.total.add(figures);
-        match self.models.iter_mut().find(|m| m.model == model) {
-            Some(known) => known.figures.add(figures),
-            None => {
-                let mut own = Figures::zero();
-                own.add(figures);
-                self.models.push(ModelFigures {
-                    model: model.to_owned(),
-                    figures: own,
-                });
-            }
+        let model = model_name(model);
+        if let Some(known) = self.models.iter_mut().find(|m| m.model == model) {
+            known.figures.add(figures);
+            return;
         }
+        if self.models.len() < MODELS_LISTED {
+            let mut own = Figures::zero();
+            own.add(figures);
+            self.models.push(ModelFigures {
+                model,
+                figures: own,
+            });
+            return;
+        }
+        let new = match unlisted {
+            None => true,
+            Some(seen) => {
+                let hash = name_hash(&model);
+                match seen.binary_search(&hash) {
+                    Ok(_) => false,
+                    Err(at) => {
+                        if seen.len() < UNLISTED_REMEMBERED {
+                            seen.insert(at, hash);
+                        }
+                        true
+                    }
+                }
+            }
+        };
+        self.more(figures, u64::from(new));
+    }
+
+    /// Adds `figures` of `count` more unlisted models.
+    fn more(&mut self, figures: &Figures, count: u64) {
+        let more = self.more_models.get_or_insert(MoreModels {
+            count: 0,
+            figures: Figures::zero(),
+        });
+        more.count = more.count.saturating_add(count);
+        more.figures.add(figures);
     }
 
     /// Adds every model's part of `other`.
@@ -156,7 +262,11 @@ impl Tally {
         for model in &other.models {
             self.count(&model.model, &model.figures);
         }
-        self.unread_lines += other.unread_lines;
+        if let Some(more) = &other.more_models {
+            self.total.add(&more.figures);
+            self.more(&more.figures, more.count);
+        }
+        self.unread_lines = self.unread_lines.saturating_add(other.unread_lines);
         if other.unread_lines > 0 {
             self.total.cost = None;
         }
@@ -173,8 +283,18 @@ impl Tally {
                 .find(|m| m.model == model.model)
                 .map_or_else(Figures::zero, |m| m.figures);
             let delta = model.figures.since(&before);
-            if delta.messages > 0 || delta.total_tokens > 0 {
+            if delta.used_any() {
                 out.count(&model.model, &delta);
+            }
+        }
+        if let Some(more) = &self.more_models {
+            let (count, before) = earlier
+                .more_models
+                .map_or((0, Figures::zero()), |m| (m.count, m.figures));
+            let delta = more.figures.since(&before);
+            if delta.used_any() {
+                out.total.add(&delta);
+                out.more(&delta, more.count.saturating_sub(count));
             }
         }
         out.unread_lines = self.unread_lines.saturating_sub(earlier.unread_lines);
@@ -228,12 +348,21 @@ pub struct UsageCursor {
     /// Its device and inode when read: another file at that path is read from its start.
     pub device: u64,
     pub inode: u64,
-    /// The byte offset just after the last whole line counted.
+    /// The byte offset just after the last whole line counted, or, while `inLongLine`, how far
+    /// a line too long to count was read.
     pub offset: u64,
+    /// Whether `offset` is inside a line already longer than the reader's line bound: the next
+    /// read drops the rest of it, instead of reading it again from its start.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_long_line: bool,
     /// The last bytes before `offset` (at most 64), hex: a file rewritten since does not match
     /// and is read again from its start.
     pub tail_hex: String,
     pub tally: Tally,
+    /// The hashes of the model names `tally` counts among its more models, sorted: each is
+    /// counted once (at most [`UNLISTED_REMEMBERED`] are remembered).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unlisted: Unlisted,
     /// A persistent specialist's tasks, oldest first, with the session's figures when each
     /// task's result was settled.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -259,6 +388,9 @@ pub struct UsageReport {
     /// Every run's own usage summed.
     pub total: Figures,
     pub by_model: Vec<ModelFigures>,
+    /// The models past the ones `byModel` names, summed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more_models: Option<MoreModels>,
     pub runs: Vec<RunUsageRow>,
 }
 
@@ -292,8 +424,11 @@ pub struct TaskUsage {
     pub figures: Figures,
 }
 
-/// A token count as a host line shows it: `950`, `41.2k`, `3.4M`.
-pub fn tokens(n: u64) -> String {
+/// A token count as a host line shows it: `950`, `41.2k`, `3.4M`, or `unknown`.
+pub fn tokens(n: Option<u64>) -> String {
+    let Some(n) = n else {
+        return "unknown".to_owned();
+    };
     #[expect(clippy::cast_precision_loss, reason = "a count shown to one decimal")]
     let f = n as f64;
     if n < 1_000 {
@@ -313,6 +448,19 @@ pub fn cost(cost: Option<Usd>) -> String {
     }
 }
 
+/// `n` with its thousands separated: `11,990`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 impl RunUsage {
     /// The result's host line: `Usage: 41.2k in · 3.1k out · 12.0k cached · $0.084
     /// (fake/child-model)`, with the cache writes when there were any, each model named, and
@@ -325,18 +473,23 @@ impl RunUsage {
             tokens(t.output),
             tokens(t.cache_read)
         );
-        if t.cache_write > 0 {
+        if t.cache_write != Some(0) {
             line.push_str(&format!(" · {} cache write", tokens(t.cache_write)));
         }
         line.push_str(&format!(" · {}", cost(t.cost)));
         // A model's name is the session's, which the child's Pi wrote: encoded, as every
         // child-influenced value on a host line is.
-        let models: Vec<String> = self
+        let mut models: Vec<String> = self
             .tally
             .models
             .iter()
             .map(|m| herd_core::escape::encode_host_value(&m.model, 200))
             .collect();
+        match self.tally.more_models.map(|m| m.count) {
+            None | Some(0) => {}
+            Some(1) => models.push("… and 1 more model".to_owned()),
+            Some(n) => models.push(format!("… and {} more models", thousands(n))),
+        }
         if !models.is_empty() {
             line.push_str(&format!(" ({})", models.join(", ")));
         }
@@ -361,11 +514,11 @@ mod tests {
 
     fn figures(input: u64, cost: Option<f64>) -> Figures {
         Figures {
-            input,
-            output: 1,
-            cache_read: 2,
-            cache_write: 0,
-            total_tokens: input + 3,
+            input: Some(input),
+            output: Some(1),
+            cache_read: Some(2),
+            cache_write: Some(0),
+            total_tokens: Some(input + 3),
             cost: cost.and_then(Usd::new),
             messages: 1,
         }
@@ -377,7 +530,7 @@ mod tests {
         tally.count("fake/a", &figures(10, Some(0.5)));
         tally.count("fake/b", &figures(20, None));
         tally.count("fake/a", &figures(5, Some(0.25)));
-        assert_eq!(tally.total.input, 35);
+        assert_eq!(tally.total.input, Some(35));
         assert_eq!(tally.total.cost, None);
         assert_eq!(tally.models[0].figures.cost, Some(Usd(0.75)));
         assert_eq!(tally.models[1].figures.cost, None);
@@ -402,7 +555,7 @@ mod tests {
         later.count("fake/a", &figures(7, Some(0.25)));
         later.count("fake/b", &figures(1, Some(0.0)));
         let delta = later.since(&earlier);
-        assert_eq!(delta.total.input, 8);
+        assert_eq!(delta.total.input, Some(8));
         assert_eq!(delta.total.messages, 2);
         assert_eq!(delta.total.cost, Some(Usd(0.25)));
         assert_eq!(delta.models.len(), 2);
@@ -410,11 +563,88 @@ mod tests {
 
     #[test]
     fn tokens_and_cost_read_as_the_issue_writes_them() {
-        assert_eq!(tokens(950), "950");
-        assert_eq!(tokens(41_234), "41.2k");
-        assert_eq!(tokens(12_000), "12.0k");
-        assert_eq!(tokens(3_400_000), "3.4M");
+        assert_eq!(tokens(Some(950)), "950");
+        assert_eq!(tokens(Some(41_234)), "41.2k");
+        assert_eq!(tokens(Some(12_000)), "12.0k");
+        assert_eq!(tokens(Some(3_400_000)), "3.4M");
+        assert_eq!(tokens(None), "unknown");
         assert_eq!(cost(Some(Usd(0.0842))), "$0.084");
         assert_eq!(cost(None), "cost unknown");
+    }
+
+    #[test]
+    fn a_sum_past_the_largest_integer_is_unknown_never_wrapped() {
+        let mut tally = Tally::new();
+        let huge = Figures {
+            input: Some(u64::MAX - 1),
+            total_tokens: Some(u64::MAX),
+            cost: Usd::new(f64::MAX),
+            ..figures(0, None)
+        };
+        tally.count("fake/a", &huge);
+        tally.count("fake/a", &huge);
+        assert_eq!(tally.total.input, None, "{tally:?}");
+        assert_eq!(tally.total.total_tokens, None);
+        assert_eq!(tally.total.cost, None, "an infinite cost is unknown");
+        assert_eq!(
+            tally.total.output,
+            Some(2),
+            "a figure that fits stays known"
+        );
+        assert_eq!(tally.models[0].figures.input, None);
+        let usage = RunUsage {
+            tally: tally.clone(),
+            ..RunUsage::default()
+        };
+        assert!(
+            usage.host_line().starts_with("Usage: unknown in · 2 out"),
+            "{}",
+            usage.host_line()
+        );
+        let json = serde_json::to_value(&usage).unwrap();
+        assert_eq!(json["input"], serde_json::Value::Null);
+        // What came between two unknown figures is unknown too.
+        assert_eq!(tally.since(&Tally::new()).total.input, None);
+    }
+
+    #[test]
+    fn a_tally_names_ten_models_and_sums_the_rest() {
+        let mut tally = Tally::new();
+        let mut unlisted = Unlisted::new();
+        for round in 0..2 {
+            for i in 0..12_000 {
+                tally.count_once(
+                    &format!("fake/m{i}"),
+                    &figures(1, Some(0.5)),
+                    Some(&mut unlisted),
+                );
+            }
+            assert_eq!(tally.models.len(), MODELS_LISTED, "round {round}");
+        }
+        let more = tally.more_models.unwrap();
+        assert_eq!(more.count, 11_990, "each model counted once");
+        assert_eq!(more.figures.input, Some(2 * 11_990));
+        assert_eq!(tally.total.input, Some(24_000));
+        assert_eq!(tally.total.messages, 24_000);
+        // A name longer than the bound is kept cut.
+        let mut long = Tally::new();
+        long.count(&"x".repeat(10_000), &figures(1, None));
+        assert_eq!(long.models[0].model.chars().count(), MODEL_NAME_MAX + 1);
+        let usage = RunUsage {
+            tally,
+            ..RunUsage::default()
+        };
+        let line = usage.host_line();
+        assert!(
+            line.ends_with("fake/m9, … and 11,990 more models)"),
+            "{line}"
+        );
+        assert!(serde_json::to_vec(&usage).unwrap().len() < 8 * 1024);
+        // A roll-up adds the unlisted models of its parts.
+        let mut rolled = Tally::new();
+        rolled.merge(&usage.tally);
+        rolled.merge(&usage.tally);
+        assert_eq!(rolled.more_models.unwrap().count, 2 * 11_990);
+        assert_eq!(rolled.total.input, Some(48_000));
     }
 }

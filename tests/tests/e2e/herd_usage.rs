@@ -96,11 +96,11 @@ impl Sums {
                 figures.messages
             ),
             (
-                self.input,
-                self.output,
-                self.cache_read,
-                self.cache_write,
-                self.total,
+                Some(self.input),
+                Some(self.output),
+                Some(self.cache_read),
+                Some(self.cache_write),
+                Some(self.total),
                 self.messages
             ),
             "{what}: {figures:#?}"

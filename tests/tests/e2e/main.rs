@@ -2,7 +2,9 @@
 
 mod cli;
 mod herd_accept;
+mod herd_bounds;
 mod herd_cancel;
+mod herd_env;
 mod herd_fallback;
 mod herd_models;
 mod herd_needs_input;

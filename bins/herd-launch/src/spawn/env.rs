@@ -55,7 +55,7 @@ pub(super) fn child_env(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> (Vec<String>, Vec<(String, OsString)>) {
     let unset = unset_vars(surface.kind());
-    let mut vars = pane_env(surface, env);
+    let mut vars = pane_env(surface);
     vars.push((
         "PI_CODING_AGENT_DIR".into(),
         agent_dir.as_os_str().to_owned(),
@@ -100,27 +100,35 @@ pub fn unset_vars(kind: SurfaceKind) -> Vec<String> {
 /// What a pane's shell lacks of the caller's environment (it has the multiplexer's): the
 /// pass-through variables and herd's own settings, the project-trust decision aside, which each
 /// launch makes. Nothing on the process surface, whose script inherits the caller's.
-pub fn pane_env(
+///
+/// Values are the caller's as they are, bytes and all: a variable that is not UTF-8 (a path of
+/// another encoding) passes through unchanged, and never stops a launch.
+pub fn pane_env(surface: &dyn Surface) -> Vec<(String, OsString)> {
+    pane_env_of(surface, std::env::vars_os())
+}
+
+/// [`pane_env`] of the environment `caller`.
+fn pane_env_of(
     surface: &dyn Surface,
-    env: &dyn Fn(&str) -> Option<String>,
+    caller: impl IntoIterator<Item = (OsString, OsString)>,
 ) -> Vec<(String, OsString)> {
     let mut vars: Vec<(String, OsString)> = Vec::new();
     if !surface.has_terminal() {
         return vars;
     }
+    // A name that is not UTF-8 is neither a pass-through variable nor one of herd's.
+    let caller: std::collections::BTreeMap<String, OsString> = caller
+        .into_iter()
+        .filter_map(|(key, value)| Some((key.into_string().ok()?, value)))
+        .collect();
     for key in PASS_THROUGH {
-        if let Some(value) = env(key) {
-            vars.push((key.to_owned(), value.into()));
+        if let Some(value) = caller.get(key) {
+            vars.push((key.to_owned(), value.clone()));
         }
     }
-    let mut herd: Vec<String> = std::env::vars()
-        .map(|(k, _)| k)
-        .filter(|k| k.starts_with("HERD_") && k != crate::trust::ENV)
-        .collect();
-    herd.sort();
-    for key in herd {
-        if let Some(value) = env(&key) {
-            vars.push((key, value.into()));
+    for (key, value) in &caller {
+        if key.starts_with("HERD_") && key != crate::trust::ENV {
+            vars.push((key.clone(), value.clone()));
         }
     }
     vars

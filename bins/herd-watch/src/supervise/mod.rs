@@ -113,6 +113,8 @@ struct Tracked {
     last_reconcile: Option<Instant>,
     interrupt_seen: Option<u64>,
     foreign_noticed: bool,
+    /// Whether a result that cannot be read was announced (once).
+    unreadable_noticed: bool,
     /// Whether the current no-progress episode was announced.
     hang_warned: bool,
     /// Since when the run's launch is known orphaned (herd-launch gone, no child seen).
@@ -169,6 +171,7 @@ impl Tracked {
             last_reconcile: None,
             interrupt_seen: None,
             foreign_noticed: false,
+            unreadable_noticed: false,
             hang_warned: false,
             orphaned_since: None,
             termination: Retries::default(),
@@ -720,8 +723,8 @@ pub fn wait_for(
     let mut run_id = run_id.to_owned();
     // A run superseded by a model fallback is answered by its successor's result.
     'chain: loop {
-        if let Some(result) = delivery::load(artifacts, &run_id)? {
-            let record = RunRecord::load(artifacts, &run_id)?;
+        let record = RunRecord::load(artifacts, &run_id)?;
+        if let Some(result) = delivery::load_or_settle(artifacts, &record, None)? {
             finish::record_outcome(artifacts, &record, &result)?;
             delivery::deliver_once(artifacts, &result, |_| Ok(()))?;
             return Ok(result);

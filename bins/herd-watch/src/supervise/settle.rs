@@ -39,7 +39,25 @@ pub(super) fn settle(
     deliver: &mut impl FnMut(&RunResult) -> std::io::Result<()>,
 ) -> Result<Option<bool>, Error> {
     let settled = if changed || run.finisher.is_some() {
-        delivery::load(artifacts, id)?
+        // A result that cannot be read is settled failed in its place; one that cannot be read
+        // for another reason (a newer version's, an I/O error) stops this run alone, said once.
+        match delivery::load_or_settle(artifacts, &run.record, None) {
+            Ok(settled) => settled,
+            Err(err) => {
+                if !run.unreadable_noticed {
+                    run.unreadable_noticed = true;
+                    events.push(Event::Notice {
+                        run_id: id.to_owned(),
+                        message: format!(
+                            "The result of {} ({id}) cannot be read, so it is not delivered: {}",
+                            quoted(&run.record.name),
+                            herd_core::escape::encode_host_value(&err.message, 500)
+                        ),
+                    });
+                }
+                return Ok(Some(false));
+            }
+        }
     } else {
         None
     };

@@ -1,5 +1,6 @@
 use super::reconcile::reconcile;
 use super::*;
+use herd_protocol::result::Outcome;
 use herd_surface::AgentStatus as HerdrStatus;
 use herd_surface::Presence;
 
@@ -267,4 +268,86 @@ fn the_listed_agent_status_drives_the_turn() {
         run.surface.is_some(),
         "the surface was opened from the record"
     );
+}
+
+/// A finished run's record and its result file as `bytes`, in the open-run set.
+fn settled_run(artifacts: &Artifacts, id: &str, bytes: &[u8]) {
+    let record: RunRecord = serde_json::from_value(serde_json::json!({
+        "format_version": 1, "run_id": id, "name": format!("child {id}"), "created_at_ms": 1000,
+        "runner": "exec", "surface": "process", "status": "launched", "cwd": "/",
+        "session_file": format!("/nonexistent/{id}.jsonl"),
+    }))
+    .unwrap();
+    herd_core::sidecar::write_json(&artifacts.run_record(id), &record).unwrap();
+    herd_protocol::open_runs::add(artifacts, id).unwrap();
+    std::fs::write(artifacts.run_result(id), bytes).unwrap();
+}
+
+fn result_bytes(id: &str, format_version: u64, padding: usize) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "format_version": format_version, "run_id": id, "name": format!("child {id}"),
+        "outcome": "completed", "message": format!("Done. {}", "x".repeat(padding)),
+        "details": {}, "settled_at_ms": 1,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_result_no_reader_can_read_is_settled_failed_and_the_others_are_delivered() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = Artifacts::new(dir.path().join("art"));
+    // A result past the bound (as an older herd wrote one), one of a newer herd, and a good one.
+    settled_run(
+        &artifacts,
+        "aa11aa11",
+        &result_bytes("aa11aa11", 1, 3 << 20),
+    );
+    settled_run(&artifacts, "cc33cc33", &result_bytes("cc33cc33", 99, 0));
+    settled_run(&artifacts, "bb22bb22", &result_bytes("bb22bb22", 1, 0));
+    let mut supervisor = Supervisor::new(artifacts.clone(), None, Options::default());
+    supervisor.scan().unwrap();
+    let mut delivered = Vec::new();
+    let events = supervisor
+        .tick(|r| {
+            delivered.push(r.clone());
+            Ok(())
+        })
+        .unwrap();
+    let outcome = |id: &str| {
+        delivered
+            .iter()
+            .find(|r| r.run_id == id)
+            .map(|r| (r.outcome, r.message.clone()))
+    };
+    let (good, _) = outcome("bb22bb22").expect("the good result is delivered");
+    assert_eq!(good, Outcome::Completed);
+    let (failed, message) = outcome("aa11aa11").expect("the unreadable one is settled");
+    assert_eq!(failed, Outcome::Failed);
+    assert!(
+        message.contains("its result could not be read"),
+        "{message}"
+    );
+    assert!(
+        message.contains("is larger than 1048576 bytes"),
+        "{message}"
+    );
+    let aside = artifacts.unreadable_result("aa11aa11");
+    assert!(message.contains(&aside.display().to_string()), "{message}");
+    assert!(
+        std::fs::metadata(&aside).unwrap().len() > 3 << 20,
+        "kept as it was"
+    );
+    // The newer herd's result is neither replaced nor delivered: said once, the others go on.
+    assert!(outcome("cc33cc33").is_none());
+    let notices: Vec<_> = events
+        .iter()
+        .filter(|e| matches!(e, Event::Notice { run_id, .. } if run_id == "cc33cc33"))
+        .collect();
+    assert_eq!(notices.len(), 1, "{events:?}");
+    assert!(artifacts.run_result("cc33cc33").exists());
+    supervisor.all_changed = true;
+    let again = supervisor
+        .tick(|_| panic!("nothing more to deliver"))
+        .unwrap();
+    assert!(again.is_empty(), "{again:?}");
 }

@@ -35,6 +35,7 @@ import {
 	readRun,
 	readWorker,
 	sessionId,
+	sessionRefusal,
 	statusFacts,
 	workerPath,
 	writeWorker,
@@ -311,6 +312,9 @@ async function assignSession(c: Context, req: Extract<Request, { form: "session"
 	const attachments = attach(c, req.files, false);
 	const [rows, r] = await Promise.all([statusRows(c), roles(c)]);
 	const { file, runs } = findSession(c, rows, req.session);
+	// Another owner's session is never taken over, finished or not (docs/pi-herd.md).
+	const refusal = sessionRefusal(c.owner, runs, owners(c.dir).flatMap((owner) => listWorkers(c.dir, owner)));
+	if (refusal !== undefined) refuse("target_not_found", "assign", `could not prove the session is this session's to continue: ${refusal}`, "session");
 	// A live worker of this owner that already represents the session is reused.
 	const live = listWorkers(c.dir, c.owner).filter((w) => {
 		const id = current(w).run;

@@ -200,3 +200,27 @@ export function sessionId(file: string): string | null {
 		return null;
 	}
 }
+
+/**
+ * Why `owner` (a managed parent's run id, or null for the top level) may not take the saved
+ * session whose herd runs are `runs`, or undefined when it may. A session belongs to whoever
+ * launched its runs (`parent_run_id`, null for the top level) and to the owner of any worker file
+ * that names one of them (`workers`: every owner's), finished or not: another owner's session is
+ * never taken over. A managed parent takes only a session of its own runs; the top level also a
+ * saved session herd never ran.
+ */
+export function sessionRefusal(owner: string | null, runs: readonly RunFacts[], workers: readonly WorkerFile[]): string | undefined {
+	const name = (o: string | null): string => (o === null ? "the top-level session" : `run ${o}`);
+	if (runs.length === 0) return owner === null ? undefined : "no run of this session was launched by this managed parent";
+	const ids = new Set(runs.map((r) => r.run_id));
+	for (const run of runs) {
+		if (run.parent_run_id !== owner) return `the session belongs to ${name(run.parent_run_id)}, which launched its run ${run.run_id}`;
+	}
+	for (const worker of workers) {
+		if (worker.owner_run_id === owner) continue;
+		if (worker.assignments.some((a) => a.runs.some((r) => ids.has(r)))) {
+			return `the session belongs to worker ${JSON.stringify(worker.label)} of ${name(worker.owner_run_id)}`;
+		}
+	}
+	return undefined;
+}
