@@ -7,6 +7,7 @@ mod herdr;
 mod manifest;
 mod safety;
 mod setup;
+mod setup_concurrency;
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
