@@ -188,19 +188,23 @@ pub fn create(
 }
 
 /// Where the setup's user-side facts come from: the user's configuration directory (their own
-/// setup files and approvals) and whether the launching parent trusts the project.
+/// setup files and approvals) and the folder the launching parent trusts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetupSource {
     pub config_dir: Option<PathBuf>,
-    pub parent_trusts: bool,
+    /// The folder the launching parent's trust was given for (`None`: it trusts none). The
+    /// project's setup file counts as trusted only for a repository whose principal checkout is
+    /// that folder or lies below it.
+    pub trusted_folder: Option<PathBuf>,
 }
 
 impl SetupSource {
-    /// `$XDG_CONFIG_HOME/herd` (else `~/.config/herd`) and `$HERD_PROJECT_TRUST`.
+    /// `$XDG_CONFIG_HOME/herd` (else `~/.config/herd`), and with `HERD_PROJECT_TRUST=trusted`
+    /// the current directory, the folder the parent launched from, which its decision is for.
     pub fn from_env() -> SetupSource {
         SetupSource {
             config_dir: crate::setup::config::config_dir().ok(),
-            parent_trusts: crate::setup::trust::parent_trusts(),
+            trusted_folder: crate::setup::trust::trusted_folder_from_env(),
         }
     }
 }
@@ -455,7 +459,7 @@ pub fn check_with(
         &env.git,
         &principal,
         source.config_dir.as_deref(),
-        source.parent_trusts,
+        &crate::setup::trust::ParentTrust::of(source.trusted_folder.as_deref(), &principal),
     )?;
     Ok(Plan {
         source_cwd,

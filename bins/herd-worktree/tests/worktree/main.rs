@@ -74,12 +74,23 @@ impl World {
         extra: &[(OsString, OsString)],
         budget: std::time::Duration,
     ) -> Run {
+        self.run_at(&self.sb.path(), args, extra, budget)
+    }
+
+    /// [`World::run_within`] in the working directory `cwd`.
+    pub fn run_at(
+        &self,
+        cwd: &Path,
+        args: &[&str],
+        extra: &[(OsString, OsString)],
+        budget: std::time::Duration,
+    ) -> Run {
         let mut cmd = herd_e2e::cli::within(env!("CARGO_BIN_EXE_herd-worktree"), budget)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HERD_WORKTREE_ROOT", self.managed_root())
             .env("HERD_ARTIFACTS", self.sb.path().join("artifacts"))
-            .cwd(self.sb.path())
+            .cwd(cwd)
             .args(args.iter().copied());
         for (k, v) in self.sb.env().into_iter().chain(extra.iter().cloned()) {
             cmd = cmd.env(k, v);

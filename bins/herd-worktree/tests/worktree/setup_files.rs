@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::setup::{All, checkout, repo, setup_of};
+use crate::setup::{All, approve, checkout, repo, says, setup_of};
 use crate::{Run, World};
 
 /// How long a creation that must not wait may take, at most.
@@ -93,4 +93,58 @@ fn setup_files_that_are_fifos_are_refused_without_waiting() {
         assert_eq!(run.code, 2, "{rel}: {run:?}");
         assert!(run.all().contains(rel), "{rel}: {run:?}");
     }
+}
+
+#[test]
+fn the_parents_trust_holds_only_for_the_folder_it_was_given_for() {
+    let w = World::new();
+    let repo = repo(
+        &w,
+        "",
+        &[(".herd/worktree.toml", "setup = [\"touch ran.txt\"]\n")],
+        &[],
+    );
+    approve(&w, &repo);
+    let elsewhere = w.sb.repo("elsewhere");
+    std::fs::create_dir_all(repo.join("sub")).unwrap();
+    // A parent that trusts the folder it launches from, `from`.
+    let create_from = |from: &Path, branch: &str, run_id: &str| {
+        w.run_at(
+            from,
+            &[
+                "create",
+                "--cwd",
+                repo.to_str().expect("a UTF-8 path"),
+                "--branch",
+                branch,
+                "--run-id",
+                run_id,
+                "--surface",
+                "git",
+                "--json",
+            ],
+            &[("HERD_PROJECT_TRUST".into(), "trusted".into())],
+            herd_e2e::cli::RUN_BUDGET,
+        )
+    };
+    let ran = |branch: &str| checkout(&w, branch).join("ran.txt").exists();
+
+    // Trusted for another repository: this one's setup does not run, and the creation says why.
+    let run = create_from(&elsewhere, "a", "ra");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!ran("a"), "{run:?}");
+    assert!(says(&run, "does not hold this repository"), "{run}");
+    // Trusted for a folder inside the repository: its setup file is outside what was trusted.
+    let run = create_from(&repo.join("sub"), "b", "rb");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!ran("b"), "{run:?}");
+    assert!(says(&run, "does not hold this repository"), "{run}");
+
+    // Trusted for the repository, or for a folder that holds it: the approved setup runs.
+    let run = create_from(&repo, "c", "rc");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(ran("c"), "{run:?}");
+    let run = create_from(&w.sb.path(), "d", "rd");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(ran("d"), "{run:?}");
 }
