@@ -206,19 +206,23 @@ impl Remote {
             exposed: exposed_under_tmp(path),
             shell: shell.map(Path::to_path_buf),
         };
-        if let Some(shell) = &remote.shell {
-            std::fs::write(
-                server.join("passwd"),
-                passwd_with_shell(&remote.user, shell),
-            )
-            .expect("the namespace's passwd can be written");
+        remote.namespace_files();
+        remote.boot();
+        remote
+    }
+
+    /// The files the namespace binds besides the server's: its passwd, when the login shell is
+    /// another, and the mount points of the exposed directories.
+    fn namespace_files(&self) {
+        let server = self.dir.path().join("server");
+        if let Some(shell) = &self.shell {
+            std::fs::write(server.join("passwd"), passwd_with_shell(&self.user, shell))
+                .expect("the namespace's passwd can be written");
         }
-        for (n, _) in remote.exposed.iter().enumerate() {
+        for (n, _) in self.exposed.iter().enumerate() {
             std::fs::create_dir_all(server.join(format!("exposed/{n}")))
                 .expect("the exposed directories' mount points");
         }
-        remote.boot();
-        remote
     }
 
     /// Starts the namespace and its loop, and waits until the port accepts connections.

@@ -57,18 +57,15 @@ pub fn spawn(
         RunnerChoice::Pi => crate::plan::RunnerChoice::Pi,
         RunnerChoice::Exec => crate::plan::RunnerChoice::Exec,
     };
+    // A JSON object the `subagent` schema accepts, from here on.
     let parsed = crate::plan::check_anywhere(request, runner, args.timeout_ms)?;
     let mut request: Value = serde_json::from_slice(request)
         .map_err(|e| Error::invalid("request", format!("the request is not JSON: {e}")))?;
-    let Some(fields) = request.as_object_mut() else {
-        return Err(Error::invalid(
-            "request",
-            "the request is not a JSON object",
-        ));
-    };
-    fields.remove("host");
+    if let Some(fields) = request.as_object_mut() {
+        fields.remove("host");
+    }
     let name = parsed.name.clone();
-    refuse_unsupported(host, &record, fields, args)?;
+    refuse_unsupported(host, &record, &parsed, args)?;
     let base = match &parsed.worktree {
         Some(wt) => Some(check_worktree(&request, wt, env)?),
         None => None,
@@ -154,7 +151,7 @@ pub fn spawn(
 fn refuse_unsupported(
     host: &str,
     record: &herd_remote::HostRecord,
-    fields: &serde_json::Map<String, Value>,
+    request: &herd_tools::SubagentRequest,
     args: &SpawnArgs,
 ) -> Result<(), Error> {
     if args.runner == RunnerChoice::Pi && record.pi_version.is_none() {
@@ -167,7 +164,7 @@ fn refuse_unsupported(
         )
         .with_field("host"));
     }
-    if fields.get("persistent").and_then(Value::as_bool) == Some(true) {
+    if request.persistent {
         // Its tasks go out by `herd-launch send` and come back by the specialist's own files,
         // neither of which crosses to a host.
         return Err(Error::invalid(
