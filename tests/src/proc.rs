@@ -230,3 +230,42 @@ pub fn process_alive(pid: u32) -> bool {
         .and_then(|(_, rest)| rest.split_whitespace().next());
     !matches!(state, None | Some("Z" | "X"))
 }
+
+/// Every living descendant of `pid` on this machine (its children, theirs, …), found through
+/// each process's parent in `/proc`: a confined child's processes live in a PID namespace of
+/// their own, where the PIDs they see of themselves are not these.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let mut parents = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for entry in dir.flatten() {
+            let Some(child) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+                continue;
+            };
+            let parent = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok());
+            if let Some(parent) = parent {
+                parents.push((child, parent));
+            }
+        }
+    }
+    let mut found = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(at) = frontier.pop() {
+        for &(child, parent) in &parents {
+            if parent == at && !found.contains(&child) && process_alive(child) {
+                found.push(child);
+                frontier.push(child);
+            }
+        }
+    }
+    found
+}

@@ -106,6 +106,43 @@ fn a_recorded_start_time_that_differs_is_never_signalled() {
     kill(pid);
 }
 
+/// A confined child is its sandbox: the process herd recorded is bubblewrap, and a confirmed
+/// cancel leaves no process of the sandbox, one that ignores SIGTERM included.
+#[test]
+fn a_confirmed_cancel_of_a_confined_child_leaves_no_process_of_its_sandbox() {
+    let mut env = Env::new();
+    env.confine("workspace");
+    let id = env.spawn(
+        "Builder",
+        "trap '' TERM; (trap '' TERM; sleep 300) & echo started > \"$PWD/started\"; while :; do sleep 0.05; done",
+    );
+    let pid = env.identity_pid(&id);
+    wait_for("the child's start", Duration::from_secs(10), || {
+        env.dir.path().join("started").exists().then_some(())
+    });
+    // The sandbox's init, the shell, its subshell and their sleeps.
+    let tree = wait_for("the sandbox's processes", Duration::from_secs(10), || {
+        let tree = herd_e2e::proc::descendants(pid);
+        (tree.len() >= 3).then_some(tree)
+    });
+    assert_eq!(
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .unwrap()
+            .trim(),
+        "bwrap",
+        "the recorded process is the sandbox"
+    );
+    let (code, doc, text) = env.doc::<WatchCancel>(&["cancel", "--run", &id, "--json"]);
+    assert_eq!((code, doc.status), (0, CancelStatus::Confirmed), "{text}");
+    assert!(!process_alive(pid), "the sandbox is gone");
+    for process in tree {
+        assert!(
+            !process_alive(process),
+            "process {process} of the sandbox outlived it"
+        );
+    }
+}
+
 #[test]
 fn a_confirmed_cancel_leaves_no_process_of_the_childs_tree() {
     let env = Env::new();

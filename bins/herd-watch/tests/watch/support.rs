@@ -81,6 +81,20 @@ impl Env {
         self.dir.path().join("art")
     }
 
+    /// The person of this environment chose confined children (`[sandbox] mode`), in a
+    /// configuration directory of its own.
+    pub fn confine(&mut self, mode: &str) {
+        let config = self.dir.path().join("config");
+        std::fs::create_dir_all(config.join("herd")).unwrap();
+        std::fs::write(
+            config.join("herd/config.toml"),
+            format!("[sandbox]\nmode = \"{mode}\"\n"),
+        )
+        .unwrap();
+        self.extra
+            .push(("XDG_CONFIG_HOME".into(), config.to_str().unwrap().into()));
+    }
+
     pub fn run(
         &self,
         program: &Path,
