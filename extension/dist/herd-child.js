@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 01e235277978866365c59b37518557e505334bfe540770b6a972d8cfdbf24eb4
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 1257c705c076f6cbbdfc3a2be98a7d15f75e4f4219a60bf637d7e1b50a1825d5
 // src/generated/run-files.ts
 import * as path from "node:path";
 var RUNS_DIR = "runs";
@@ -6,6 +6,7 @@ var RUN_FILES = {
   record: ".json",
   events: ".events.jsonl",
   result: ".result.json",
+  unreadableResult: ".result.unreadable.json",
   launcher: ".launcher.json",
   steerLock: ".steer.lock",
   usageLock: ".usage.lock",

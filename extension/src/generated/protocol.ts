@@ -477,6 +477,11 @@ export interface WatchEventDetails {
 	launchFailure?: string | null;
 	model?: string | null;
 	/**
+	 * The details left out to keep the result within its read bound ([`READ_LIMIT`]), each
+	 * by its key, largest first; the message says so too.
+	 */
+	omitted?: string[] | null;
+	/**
 	 * What a renderer shows in the expanded view: the raw report, bounded as the block is.
 	 */
 	report?: WatchEventReportView | null;
@@ -562,10 +567,13 @@ export interface WatchEventFallbackFailure {
 
 /**
  * Token counts and their cost.
+ *
+ * A token count is `null` (unknown) when a sum of it would pass the largest integer (a session
+ * can record any number), as a cost is when a part of it is unknown: never a wrapped number.
  */
 export interface WatchEventFigures {
-	cacheRead: number;
-	cacheWrite: number;
+	cacheRead: number | null;
+	cacheWrite: number | null;
 	/**
 	 * US dollars; `null` when any counted part's cost is unknown.
 	 */
@@ -573,17 +581,17 @@ export interface WatchEventFigures {
 	/**
 	 * Input tokens not read from or written to a cache.
 	 */
-	input: number;
+	input: number | null;
 	/**
 	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
 	 * summary usage).
 	 */
 	messages: number;
-	output: number;
+	output: number | null;
 	/**
 	 * The total Pi recorded (input, output and both caches).
 	 */
-	totalTokens: number;
+	totalTokens: number | null;
 }
 
 /**
@@ -649,8 +657,8 @@ export type WatchEventLevel = "none" | "attested" | "checked" | "verified";
  * that no model is named for is `Tools/summaries`).
  */
 export interface WatchEventModelFigures {
-	cacheRead: number;
-	cacheWrite: number;
+	cacheRead: number | null;
+	cacheWrite: number | null;
 	/**
 	 * US dollars; `null` when any counted part's cost is unknown.
 	 */
@@ -658,26 +666,56 @@ export interface WatchEventModelFigures {
 	/**
 	 * Input tokens not read from or written to a cache.
 	 */
-	input: number;
+	input: number | null;
 	/**
 	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
 	 * summary usage).
 	 */
 	messages: number;
 	model: string;
-	output: number;
+	output: number | null;
 	/**
 	 * The total Pi recorded (input, output and both caches).
 	 */
-	totalTokens: number;
+	totalTokens: number | null;
+}
+
+/**
+ * The usage of the models a tally does not name.
+ */
+export interface WatchEventMoreModels {
+	cacheRead: number | null;
+	cacheWrite: number | null;
+	/**
+	 * US dollars; `null` when any counted part's cost is unknown.
+	 */
+	cost: WatchEventUsd | null;
+	/**
+	 * How many models: each counted once in one session; a roll-up adds its sessions' counts.
+	 */
+	count: number;
+	/**
+	 * Input tokens not read from or written to a cache.
+	 */
+	input: number | null;
+	/**
+	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
+	 * summary usage).
+	 */
+	messages: number;
+	output: number | null;
+	/**
+	 * The total Pi recorded (input, output and both caches).
+	 */
+	totalTokens: number | null;
 }
 
 /**
  * One nested child's part of a run's usage.
  */
 export interface WatchEventNestedUsage {
-	cacheRead: number;
-	cacheWrite: number;
+	cacheRead: number | null;
+	cacheWrite: number | null;
 	/**
 	 * US dollars; `null` when any counted part's cost is unknown.
 	 */
@@ -685,19 +723,19 @@ export interface WatchEventNestedUsage {
 	/**
 	 * Input tokens not read from or written to a cache.
 	 */
-	input: number;
+	input: number | null;
 	/**
 	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
 	 * summary usage).
 	 */
 	messages: number;
 	name: string;
-	output: number;
+	output: number | null;
 	runId: string;
 	/**
 	 * The total Pi recorded (input, output and both caches).
 	 */
-	totalTokens: number;
+	totalTokens: number | null;
 }
 
 /**
@@ -806,8 +844,8 @@ export type WatchEventRunOutcome = "cancelled" | "completed" | "failed" | "help"
  * rolled-up figures, when it had any.
  */
 export interface WatchEventRunUsage {
-	cacheRead: number;
-	cacheWrite: number;
+	cacheRead: number | null;
+	cacheWrite: number | null;
 	/**
 	 * US dollars; `null` when any counted part's cost is unknown.
 	 */
@@ -815,21 +853,25 @@ export interface WatchEventRunUsage {
 	/**
 	 * Input tokens not read from or written to a cache.
 	 */
-	input: number;
+	input: number | null;
 	/**
 	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
 	 * summary usage).
 	 */
 	messages: number;
 	/**
-	 * Each model's part, in the order first seen.
+	 * Each model's part, in the order first seen: the first [`MODELS_LISTED`] models.
 	 */
 	models: WatchEventModelFigures[];
+	/**
+	 * The models past the first [`MODELS_LISTED`], summed; absent when there were none.
+	 */
+	moreModels?: WatchEventMoreModels | null;
 	/**
 	 * The runs it launched, each with its own nested children rolled up.
 	 */
 	nested?: WatchEventNestedUsage[];
-	output: number;
+	output: number | null;
 	/**
 	 * The run's own session, without its nested children; absent when it had none.
 	 */
@@ -837,7 +879,7 @@ export interface WatchEventRunUsage {
 	/**
 	 * The total Pi recorded (input, output and both caches).
 	 */
-	totalTokens: number;
+	totalTokens: number | null;
 	/**
 	 * Lines too long to read (more than the reader's line bound); their usage is not counted,
 	 * and the cost is unknown while there is one.
@@ -1382,10 +1424,13 @@ export type WatchStatusAccent = "blue" | "amber";
 
 /**
  * Token counts and their cost.
+ *
+ * A token count is `null` (unknown) when a sum of it would pass the largest integer (a session
+ * can record any number), as a cost is when a part of it is unknown: never a wrapped number.
  */
 export interface WatchStatusFigures {
-	cacheRead: number;
-	cacheWrite: number;
+	cacheRead: number | null;
+	cacheWrite: number | null;
 	/**
 	 * US dollars; `null` when any counted part's cost is unknown.
 	 */
@@ -1393,17 +1438,17 @@ export interface WatchStatusFigures {
 	/**
 	 * Input tokens not read from or written to a cache.
 	 */
-	input: number;
+	input: number | null;
 	/**
 	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
 	 * summary usage).
 	 */
 	messages: number;
-	output: number;
+	output: number | null;
 	/**
 	 * The total Pi recorded (input, output and both caches).
 	 */
-	totalTokens: number;
+	totalTokens: number | null;
 }
 
 /**
@@ -2062,6 +2107,11 @@ export interface WatchWaitDetails {
 	launchFailure?: string | null;
 	model?: string | null;
 	/**
+	 * The details left out to keep the result within its read bound ([`READ_LIMIT`]), each
+	 * by its key, largest first; the message says so too.
+	 */
+	omitted?: string[] | null;
+	/**
 	 * What a renderer shows in the expanded view: the raw report, bounded as the block is.
 	 */
 	report?: WatchWaitReportView | null;
@@ -2147,10 +2197,13 @@ export interface WatchWaitFallbackFailure {
 
 /**
  * Token counts and their cost.
+ *
+ * A token count is `null` (unknown) when a sum of it would pass the largest integer (a session
+ * can record any number), as a cost is when a part of it is unknown: never a wrapped number.
  */
 export interface WatchWaitFigures {
-	cacheRead: number;
-	cacheWrite: number;
+	cacheRead: number | null;
+	cacheWrite: number | null;
 	/**
 	 * US dollars; `null` when any counted part's cost is unknown.
 	 */
@@ -2158,17 +2211,17 @@ export interface WatchWaitFigures {
 	/**
 	 * Input tokens not read from or written to a cache.
 	 */
-	input: number;
+	input: number | null;
 	/**
 	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
 	 * summary usage).
 	 */
 	messages: number;
-	output: number;
+	output: number | null;
 	/**
 	 * The total Pi recorded (input, output and both caches).
 	 */
-	totalTokens: number;
+	totalTokens: number | null;
 }
 
 /**
@@ -2224,8 +2277,8 @@ export type WatchWaitLevel = "none" | "attested" | "checked" | "verified";
  * that no model is named for is `Tools/summaries`).
  */
 export interface WatchWaitModelFigures {
-	cacheRead: number;
-	cacheWrite: number;
+	cacheRead: number | null;
+	cacheWrite: number | null;
 	/**
 	 * US dollars; `null` when any counted part's cost is unknown.
 	 */
@@ -2233,26 +2286,56 @@ export interface WatchWaitModelFigures {
 	/**
 	 * Input tokens not read from or written to a cache.
 	 */
-	input: number;
+	input: number | null;
 	/**
 	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
 	 * summary usage).
 	 */
 	messages: number;
 	model: string;
-	output: number;
+	output: number | null;
 	/**
 	 * The total Pi recorded (input, output and both caches).
 	 */
-	totalTokens: number;
+	totalTokens: number | null;
+}
+
+/**
+ * The usage of the models a tally does not name.
+ */
+export interface WatchWaitMoreModels {
+	cacheRead: number | null;
+	cacheWrite: number | null;
+	/**
+	 * US dollars; `null` when any counted part's cost is unknown.
+	 */
+	cost: WatchWaitUsd | null;
+	/**
+	 * How many models: each counted once in one session; a roll-up adds its sessions' counts.
+	 */
+	count: number;
+	/**
+	 * Input tokens not read from or written to a cache.
+	 */
+	input: number | null;
+	/**
+	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
+	 * summary usage).
+	 */
+	messages: number;
+	output: number | null;
+	/**
+	 * The total Pi recorded (input, output and both caches).
+	 */
+	totalTokens: number | null;
 }
 
 /**
  * One nested child's part of a run's usage.
  */
 export interface WatchWaitNestedUsage {
-	cacheRead: number;
-	cacheWrite: number;
+	cacheRead: number | null;
+	cacheWrite: number | null;
 	/**
 	 * US dollars; `null` when any counted part's cost is unknown.
 	 */
@@ -2260,19 +2343,19 @@ export interface WatchWaitNestedUsage {
 	/**
 	 * Input tokens not read from or written to a cache.
 	 */
-	input: number;
+	input: number | null;
 	/**
 	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
 	 * summary usage).
 	 */
 	messages: number;
 	name: string;
-	output: number;
+	output: number | null;
 	runId: string;
 	/**
 	 * The total Pi recorded (input, output and both caches).
 	 */
-	totalTokens: number;
+	totalTokens: number | null;
 }
 
 /**
@@ -2381,8 +2464,8 @@ export type WatchWaitRunOutcome = "cancelled" | "completed" | "failed" | "help" 
  * rolled-up figures, when it had any.
  */
 export interface WatchWaitRunUsage {
-	cacheRead: number;
-	cacheWrite: number;
+	cacheRead: number | null;
+	cacheWrite: number | null;
 	/**
 	 * US dollars; `null` when any counted part's cost is unknown.
 	 */
@@ -2390,21 +2473,25 @@ export interface WatchWaitRunUsage {
 	/**
 	 * Input tokens not read from or written to a cache.
 	 */
-	input: number;
+	input: number | null;
 	/**
 	 * How many entries with a usage were counted (assistant messages, cache warming, tool and
 	 * summary usage).
 	 */
 	messages: number;
 	/**
-	 * Each model's part, in the order first seen.
+	 * Each model's part, in the order first seen: the first [`MODELS_LISTED`] models.
 	 */
 	models: WatchWaitModelFigures[];
+	/**
+	 * The models past the first [`MODELS_LISTED`], summed; absent when there were none.
+	 */
+	moreModels?: WatchWaitMoreModels | null;
 	/**
 	 * The runs it launched, each with its own nested children rolled up.
 	 */
 	nested?: WatchWaitNestedUsage[];
-	output: number;
+	output: number | null;
 	/**
 	 * The run's own session, without its nested children; absent when it had none.
 	 */
@@ -2412,7 +2499,7 @@ export interface WatchWaitRunUsage {
 	/**
 	 * The total Pi recorded (input, output and both caches).
 	 */
-	totalTokens: number;
+	totalTokens: number | null;
 	/**
 	 * Lines too long to read (more than the reader's line bound); their usage is not counted,
 	 * and the cost is unknown while there is one.

@@ -16,6 +16,7 @@ export const RUN_FILES = {
 	record: ".json",
 	events: ".events.jsonl",
 	result: ".result.json",
+	unreadableResult: ".result.unreadable.json",
 	launcher: ".launcher.json",
 	steerLock: ".steer.lock",
 	usageLock: ".usage.lock",
