@@ -224,8 +224,10 @@ mod tests {
         std::fs::write(&path, vec![b' '; 5 * 1024]).unwrap();
         assert!(run.read::<Interrupt>().is_err(), "beyond its bound");
         // A write that would pass the bound is refused, and the file is left as it was.
-        let mut queue = crate::intents::SteerQueue::default();
-        queue.messages = vec!["m".repeat(1024); 1100];
+        let queue = crate::intents::SteerQueue {
+            messages: vec!["m".repeat(1024); 1100],
+            ..Default::default()
+        };
         let steer = run.path::<crate::intents::SteerQueue>();
         assert!(matches!(
             run.write(queue),

@@ -3,11 +3,6 @@
 //! names ten models and sums the rest), and the result of a second child of the same parent
 //! session is delivered by the same `herd-watch follow`.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "scenario steps fail loudly on a broken fixture"
-)]
-
 use herd_e2e::herd::{Herd, Where, results};
 use herd_e2e::model::{ModelServer, Models, Script, Text, ToolCall};
 use herd_e2e::pi::PiEnv;
