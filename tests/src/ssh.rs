@@ -15,7 +15,11 @@
 //!
 //! so the sessions see their own processes (PIDs from 1), a boot id of each boot's own, their
 //! own home and an empty `/tmp`:
-//! none of the local artifacts, none of the local processes. The network is shared. The local
+//! none of the local artifacts, none of the local processes. What the sessions are given on
+//! their `PATH` (Pi and Node.js) is bound back at its own path when it lies under the local
+//! `/tmp` (a checkout there), so the scenarios pass from any checkout.
+//! [`Remote::start_with_shell`] gives the account another login shell there (a `passwd` of the
+//! namespace's own, bound over `/etc/passwd`): fish, tcsh, csh. The network is shared. The local
 //! side gets a private home of its own and a client configuration ([`Remote::env`]): `HostName
 //! 127.0.0.1`, the port, the user key (`IdentitiesOnly yes`) and a known-hosts file holding the
 //! server's key (`StrictHostKeyChecking yes`).
@@ -70,6 +74,10 @@ pub struct Remote {
     init: u32,
     user: String,
     remote_home: PathBuf,
+    /// The local directories shown at their own paths inside the namespace, under its `/tmp`.
+    exposed: Vec<PathBuf>,
+    /// The login shell of the account inside the namespace, when not the passwd database's.
+    shell: Option<PathBuf>,
 }
 
 impl Remote {
@@ -91,6 +99,25 @@ impl Remote {
     ///
     /// As [`Remote::start`], and for a value with whitespace or quotes.
     pub fn start_with(path: &[&Path], vars: &[(&str, &str)]) -> Remote {
+        Remote::start_as(path, vars, None)
+    }
+
+    /// Like [`Remote::start`], the account's login shell being `shell` on "the machine" (its
+    /// passwd entry there says so), as a host whose user chose fish or tcsh.
+    ///
+    /// # Panics
+    ///
+    /// As [`Remote::start`], and when `shell` is not an executable file.
+    pub fn start_with_shell(shell: &Path) -> Remote {
+        assert!(
+            shell.is_file(),
+            "{} is missing: install it (bash .ci/run does)",
+            shell.display()
+        );
+        Remote::start_as(&[], &[], Some(shell))
+    }
+
+    fn start_as(path: &[&Path], vars: &[(&str, &str)], shell: Option<&Path>) -> Remote {
         let sshd = Path::new("/usr/sbin/sshd");
         assert!(
             sshd.exists(),
@@ -176,7 +203,20 @@ impl Remote {
             init: 0,
             user,
             remote_home,
+            exposed: exposed_under_tmp(path),
+            shell: shell.map(Path::to_path_buf),
         };
+        if let Some(shell) = &remote.shell {
+            std::fs::write(
+                server.join("passwd"),
+                passwd_with_shell(&remote.user, shell),
+            )
+            .expect("the namespace's passwd can be written");
+        }
+        for (n, _) in remote.exposed.iter().enumerate() {
+            std::fs::create_dir_all(server.join(format!("exposed/{n}")))
+                .expect("the exposed directories' mount points");
+        }
         remote.boot();
         remote
     }
@@ -190,10 +230,27 @@ impl Remote {
         let boot_id = self.dir.path().join(format!("boot_id.{}", self.boots));
         self.boots += 1;
         std::fs::write(&boot_id, format!("{}\n", fresh_boot_id())).expect("a boot id");
+        // What the sessions need from under the local /tmp (Pi, in a checkout there) is held
+        // under /srv before the empty /tmp hides it, and bound back at its own path after.
+        let mut hold = String::new();
+        let mut expose = String::new();
+        for (n, dir) in self.exposed.iter().enumerate() {
+            let at = format!("{SERVER_MOUNT}/exposed/{n}");
+            hold.push_str(&format!("mount --bind {} {at} && ", shell_word(dir)));
+            expose.push_str(&format!(
+                "mkdir -p {dir} && mount --bind {at} {dir} && ",
+                dir = shell_word(dir)
+            ));
+        }
+        let passwd = if self.shell.is_some() {
+            format!("mount --bind {SERVER_MOUNT}/passwd /etc/passwd && ")
+        } else {
+            String::new()
+        };
         let script = format!(
             "mount --bind {server} {SERVER_MOUNT} && mount --bind {home} {remote_home} && \
-             mount --bind {boot_id} {BOOT_ID} && \
-             mount -t tmpfs -o mode=1777 tmpfs /tmp && \
+             mount --bind {boot_id} {BOOT_ID} && {passwd}{hold}\
+             mount -t tmpfs -o mode=1777 tmpfs /tmp && {expose}\
              while :; do [ -e {SERVER_MOUNT}/hold ] || /usr/sbin/sshd -D -e -f \
              {SERVER_MOUNT}/sshd_config; sleep 0.1; done",
             server = shell_word(&server),
@@ -487,6 +544,43 @@ fn passwd_home() -> PathBuf {
     let home = out.stdout.trim();
     assert!(out.success() && !home.is_empty(), "getent passwd:\n{out}");
     PathBuf::from(home)
+}
+
+/// The directories of `path` that lie under `/tmp` (resolved, without one inside another):
+/// the namespace's empty `/tmp` would hide them.
+fn exposed_under_tmp(path: &[&Path]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = path
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .filter(|p| p.starts_with("/tmp") && p != Path::new("/tmp"))
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    let mut outer: Vec<PathBuf> = Vec::new();
+    for dir in dirs {
+        if !outer.iter().any(|o| dir.starts_with(o)) {
+            outer.push(dir);
+        }
+    }
+    outer
+}
+
+/// The passwd database with the login shell of `user` replaced by `shell`.
+fn passwd_with_shell(user: &str, shell: &Path) -> String {
+    let passwd = std::fs::read_to_string("/etc/passwd").expect("/etc/passwd");
+    let mut out = String::new();
+    for line in passwd.lines() {
+        let mut fields: Vec<&str> = line.split(':').collect();
+        let shell_text = shell.display().to_string();
+        if fields.first() == Some(&user) && fields.len() == 7 {
+            fields[6] = &shell_text;
+            out.push_str(&fields.join(":"));
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// `path` quoted for a POSIX shell.

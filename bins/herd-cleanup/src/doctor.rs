@@ -70,6 +70,7 @@ pub fn doctor(setup: &Setup) -> DoctorReport {
     let mut checks = vec![
         git(&setup.git),
         tmux(),
+        sandbox(),
         herdr(setup),
         pi(&setup.pi, setup.pi_node.as_deref()),
         proc(),
@@ -208,6 +209,78 @@ fn tmux() -> Check {
             ok: false,
             needed: inside,
             detail: format!("{reason}; needed only for the tmux surface"),
+        },
+    }
+}
+
+/// Whether this machine confines children as the person's configuration asks: the policy in one
+/// line, and bubblewrap made to start a sandbox (`docs/sandbox.md`).
+fn sandbox() -> Check {
+    let env = |k: &str| std::env::var(k).ok();
+    let home = env("HOME")
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "/".into());
+    let config_dir = match env("XDG_CONFIG_HOME").filter(|d| !d.is_empty()) {
+        Some(dir) => std::path::PathBuf::from(dir).join("herd"),
+        None => std::path::Path::new(&home).join(".config/herd"),
+    };
+    let config = match herd_sandbox::Config::load(&config_dir, std::path::Path::new(&home)) {
+        Ok(config) => config,
+        Err(err) => {
+            return Check {
+                name: "sandbox".into(),
+                ok: false,
+                needed: true,
+                detail: format!("{}; every spawn is refused until it is fixed", err.message),
+            };
+        }
+    };
+    let policy = config.limits.default;
+    if !policy.confines() {
+        return Check {
+            name: "sandbox".into(),
+            ok: true,
+            needed: false,
+            detail: format!("{} (your configuration's choice)", policy.describe()),
+        };
+    }
+    let path = std::env::var_os("PATH");
+    let Some(bwrap) = herd_sandbox::bwrap::find(path.as_deref()) else {
+        return Check {
+            name: "sandbox".into(),
+            ok: false,
+            needed: true,
+            detail: format!(
+                "bubblewrap (bwrap) is not on PATH, so every spawn is refused; to fix: {}",
+                herd_sandbox::bwrap::FIX
+            ),
+        };
+    };
+    let args = [
+        "--ro-bind",
+        "/",
+        "/",
+        "--unshare-pid",
+        "--proc",
+        "/proc",
+        "--",
+        "true",
+    ];
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    match probe(bwrap.as_os_str(), &args) {
+        Ok(_) => Check {
+            name: "sandbox".into(),
+            ok: true,
+            needed: true,
+            detail: policy.describe(),
+        },
+        Err(reason) => Check {
+            name: "sandbox".into(),
+            ok: false,
+            needed: true,
+            detail: format!(
+                "{reason}: bubblewrap cannot make a sandbox here (are unprivileged user namespaces turned off?), so confined children fail at their start"
+            ),
         },
     }
 }

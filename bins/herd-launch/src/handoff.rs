@@ -300,6 +300,8 @@ fn start(
         herd_launch: tools.herd_launch.clone(),
         identity_file: SessionFiles::new(session).process(),
         session_file: session.to_path_buf(),
+        // The person's own new Pi, not a child: unconfined.
+        sandbox: Vec::new(),
         argv: pi_argv(pi, request, session),
         stdin: None,
         stdout: None,

@@ -18,6 +18,7 @@ pub mod remote;
 pub mod resume;
 pub mod resurrect;
 pub mod roles;
+pub mod sandbox;
 pub mod script;
 pub mod seed;
 pub mod skills;

@@ -101,6 +101,8 @@ pub struct Plan {
     /// path, the setup), which the first attempt's creation starts from instead of asking git
     /// again; the checkout directory and the branch are checked again under the checkout's lock.
     pub worktree_checked: Option<herd_worktree::create::Plan>,
+    /// How the child is confined (`crate::sandbox`).
+    pub confinement: crate::sandbox::Confinement,
 }
 
 /// What a resume continues.
@@ -178,6 +180,26 @@ pub fn plan(input: &LaunchInput, ctx: &Context<'_>) -> Result<Plan, Error> {
     Ok(plan)
 }
 
+/// The checks of a request that hold on any machine: its schema, its `accept` check, its
+/// acceptance gate and the time limit's runner. A launch on a host runs them before it asks the
+/// host anything, so a request the host would refuse changes nothing on either side.
+pub fn check_anywhere(
+    bytes: &[u8],
+    runner: RunnerChoice,
+    time_limit_ms: Option<u64>,
+) -> Result<SubagentRequest, Error> {
+    if time_limit_ms.is_some() && runner != RunnerChoice::Exec {
+        return Err(Error::invalid(
+            "--timeout-ms",
+            "a time limit is for the exec runner (--runner exec)",
+        ));
+    }
+    let (request_json, request) = read_request(bytes)?;
+    accept_spec(&request_json)?;
+    acceptance_input(&request_json)?;
+    Ok(request)
+}
+
 /// Parses and validates `bytes` as the `subagent` tool's parameters and resolves them.
 fn plan_request(
     bytes: &[u8],
@@ -245,6 +267,21 @@ fn plan_request(
         exec => exec,
     };
     let trust = crate::trust::Parent::from_env(ctx.env, &ctx.cwd)?;
+    // 7. The child's confinement: refused here, before anything is written, when it is wider
+    // than the person allows or cannot be enforced on this machine.
+    let confinement = crate::sandbox::resolve(
+        herd_sandbox::Asked {
+            mode: request.sandbox,
+            network: request.network,
+        },
+        herd_sandbox::Asked {
+            mode: role.as_ref().and_then(|r| r.sandbox),
+            network: role.as_ref().and_then(|r| r.network),
+        },
+        matches!(runner, Runner::Pi { .. }),
+        request.host.is_some(),
+        ctx.env,
+    )?;
     Ok(Plan {
         request,
         request_json,
@@ -274,6 +311,7 @@ fn plan_request(
         trust,
         time_limit_ms: None,
         worktree_checked: None,
+        confinement,
     }
     .with_worktree())
 }

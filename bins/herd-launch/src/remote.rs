@@ -41,6 +41,10 @@ pub fn host_of(args: &SpawnArgs, request: &[u8]) -> Option<String> {
 }
 
 /// Launches `request` on `host`; the acknowledgement names the local run and the remote one.
+///
+/// Everything this machine can judge of the request is judged before the host is asked
+/// anything (the request's schema and checks, what does not run on a host, a worktree's branch,
+/// base and source repository): a refused request changes nothing on either side.
 pub fn spawn(
     artifacts: &Artifacts,
     host: &str,
@@ -49,6 +53,11 @@ pub fn spawn(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Output, Error> {
     let record = Hosts::from_env(env)?.require(host)?;
+    let runner = match args.runner {
+        RunnerChoice::Pi => crate::plan::RunnerChoice::Pi,
+        RunnerChoice::Exec => crate::plan::RunnerChoice::Exec,
+    };
+    let parsed = crate::plan::check_anywhere(request, runner, args.timeout_ms)?;
     let mut request: Value = serde_json::from_slice(request)
         .map_err(|e| Error::invalid("request", format!("the request is not JSON: {e}")))?;
     let Some(fields) = request.as_object_mut() else {
@@ -58,20 +67,21 @@ pub fn spawn(
         ));
     };
     fields.remove("host");
-    let name = fields
-        .get("name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Error::invalid("name", "the request has no name"))?
-        .to_owned();
+    let name = parsed.name.clone();
     refuse_unsupported(host, &record, fields, args)?;
-    let ssh = Ssh::new(record.destination()?, env)?;
-    let remote_artifacts = record.artifacts_for(artifacts.root());
-    // A worktree child's base commit goes to a herd-owned clone on the host by git itself.
-    let worktree = match request.get("worktree").filter(|w| w.is_object()).cloned() {
-        Some(wt) => Some(prepare_worktree(&ssh, &record, &mut request, &wt, env)?),
+    let base = match &parsed.worktree {
+        Some(wt) => Some(check_worktree(&request, wt, env)?),
         None => None,
     };
     let remote_args = remote_args(args, env)?;
+    let ssh = Ssh::new(record.destination()?, env)?;
+    let remote_artifacts = record.artifacts_for(artifacts.root());
+    // The first call to the host: a worktree child's base commit goes to a herd-owned clone
+    // there, by git itself.
+    let worktree = match base {
+        Some(base) => Some(push_base(&ssh, &record, &mut request, base)?),
+        None => None,
+    };
 
     let mut local = claim(artifacts, &name, args, host, &remote_artifacts)?;
     if let Some(remote) = local.extra.remote.as_mut() {
@@ -264,69 +274,144 @@ fn adopt(local: &mut RunRecord, ack: &LaunchAck) {
 /// The budget of each git call of a remote worktree's preparation.
 const GIT_BUDGET: Duration = Duration::from_secs(60);
 
-/// Pushes the base commit of a worktree request to the host's clone of its repository
-/// (`~/.herd/repos/<hash>/`, created on first use) and points the request at that clone and
-/// commit; returns what the relay needs to fetch the branch back.
-fn prepare_worktree(
-    ssh: &Ssh,
-    record: &herd_remote::HostRecord,
-    request: &mut Value,
-    worktree: &Value,
+/// A worktree request judged on this machine: its source repository, branch and base commit.
+struct LocalBase {
+    /// The git command.
+    git: String,
+    /// The source directory, and its repository's top level.
+    source: std::path::PathBuf,
+    top: String,
+    branch: String,
+    sha: String,
+}
+
+impl LocalBase {
+    /// Runs git in the source directory; its trimmed stdout.
+    fn git(&self, args: &[&str], git_env: &[(&str, String)]) -> Result<String, Error> {
+        run_git(&self.git, &self.source, args, git_env)
+    }
+}
+
+fn run_git(
+    git: &str,
+    source: &std::path::Path,
+    args: &[&str],
+    git_env: &[(&str, String)],
+) -> Result<String, Error> {
+    let mut cmd = herd_core::subprocess::Command::new(git, GIT_BUDGET)
+        .arg("-C")
+        .arg(source)
+        .args(args.iter().copied());
+    for (name, value) in git_env {
+        cmd = cmd.env(name, value);
+    }
+    let out = herd_core::subprocess::run(&cmd)
+        .map_err(|e| Error::new(ErrorCode::Unavailable, format!("cannot run git: {e}")))?;
+    if !out.success() {
+        return Err(Error::new(
+            ErrorCode::Unavailable,
+            format!(
+                "git {} failed in {}: {}",
+                args.first().copied().unwrap_or(""),
+                source.display(),
+                herd_core::escape::encode_host_value(out.stderr.text().trim(), 300)
+            ),
+        )
+        .with_field("worktree"));
+    }
+    Ok(out.stdout.text().trim().to_owned())
+}
+
+/// Judges a worktree request here, as a local launch would before it creates anything: the
+/// branch a valid name that does not exist in the source repository (its commits come home to
+/// that branch), the base a commit of it. Asks the host nothing.
+fn check_worktree(
+    request: &Value,
+    worktree: &herd_tools::WorktreeRequest,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<RemoteWorktree, Error> {
-    let branch = worktree
-        .get("branch")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Error::invalid("worktree.branch", "a worktree needs its branch"))?
-        .to_owned();
+) -> Result<LocalBase, Error> {
+    let branch = worktree.branch.clone();
+    herd_git::refname::check_branch_name(&branch)
+        .map_err(|why| Error::invalid("worktree.branch", why))?;
+    if let Some(base) = &worktree.base {
+        if base.is_empty() || base.len() > 1024 || base.contains(['\0', '\n']) {
+            return Err(Error::invalid(
+                "worktree.base",
+                "a base revision is 1 to 1024 characters on one line",
+            ));
+        }
+    }
+    let current = std::env::current_dir()
+        .map_err(|e| Error::new(ErrorCode::Unavailable, format!("no current directory: {e}")))?;
     let source = match request.get("cwd").and_then(Value::as_str) {
-        Some(dir) => std::path::PathBuf::from(dir),
-        None => std::env::current_dir().map_err(|e| {
-            Error::new(ErrorCode::Unavailable, format!("no current directory: {e}"))
-        })?,
+        Some(dir) => current.join(dir),
+        None => current,
     };
+    if !source.is_dir() {
+        return Err(
+            Error::not_found(format!("{} is not a directory", source.display())).with_field("cwd"),
+        );
+    }
     let git = env("HERD_GIT_BIN")
         .filter(|g| !g.is_empty())
         .unwrap_or_else(|| "git".into());
-    let run_git = |args: &[&str], ssh_command: Option<&str>| -> Result<String, Error> {
-        let mut cmd = herd_core::subprocess::Command::new(git.clone(), GIT_BUDGET)
-            .arg("-C")
-            .arg(&source)
-            .args(args.iter().copied());
-        if let Some(command) = ssh_command {
-            cmd = cmd.env("GIT_SSH_COMMAND", command);
-        }
-        let out = herd_core::subprocess::run(&cmd)
-            .map_err(|e| Error::new(ErrorCode::Unavailable, format!("cannot run git: {e}")))?;
-        if !out.success() {
-            return Err(Error::new(
-                ErrorCode::Unavailable,
-                format!(
-                    "git {} failed in {}: {}",
-                    args.first().copied().unwrap_or(""),
-                    source.display(),
-                    herd_core::escape::encode_host_value(out.stderr.text().trim(), 300)
-                ),
-            )
-            .with_field("worktree"));
-        }
-        Ok(out.stdout.text().trim().to_owned())
-    };
-    let top = run_git(&["rev-parse", "--show-toplevel"], None)?;
-    let base = worktree
-        .get("base")
-        .and_then(Value::as_str)
-        .unwrap_or("HEAD");
+    let top = run_git(&git, &source, &["rev-parse", "--show-toplevel"], &[])?;
+    let base = worktree.base.as_deref().unwrap_or("HEAD");
     let sha = run_git(
+        &git,
+        &source,
         &[
             "rev-parse",
             "--verify",
             "--end-of-options",
             &format!("{base}^{{commit}}"),
         ],
-        None,
-    )?;
-    let digest = <sha2::Sha256 as sha2::Digest>::digest(top.as_bytes());
+        &[],
+    )
+    .map_err(|_| {
+        Error::invalid(
+            "worktree.base",
+            format!("{base} names no commit in {}", source.display()),
+        )
+    })?;
+    let local = LocalBase {
+        git,
+        source,
+        top,
+        branch,
+        sha,
+    };
+    let exists = herd_core::subprocess::run(
+        &herd_core::subprocess::Command::new(local.git.clone(), GIT_BUDGET)
+            .arg("-C")
+            .arg(&local.source)
+            .args(["rev-parse", "--verify", "--quiet", "--end-of-options"])
+            .arg(format!("refs/heads/{}", local.branch)),
+    )
+    .map_err(|e| Error::new(ErrorCode::Unavailable, format!("cannot run git: {e}")))?;
+    if exists.success() {
+        return Err(Error::invalid(
+            "worktree.branch",
+            format!(
+                "branch {} already exists in {}; a worktree run needs a new branch (its commits \
+                 come home to it)",
+                local.branch, local.top
+            ),
+        ));
+    }
+    Ok(local)
+}
+
+/// Pushes the base commit of a worktree request to the host's clone of its repository
+/// (`~/.herd/repos/<hash>/`, created on first use) and points the request at that clone and
+/// commit; returns what the relay needs to fetch the branch back.
+fn push_base(
+    ssh: &Ssh,
+    record: &herd_remote::HostRecord,
+    request: &mut Value,
+    base: LocalBase,
+) -> Result<RemoteWorktree, Error> {
+    let digest = <sha2::Sha256 as sha2::Digest>::digest(base.top.as_bytes());
     let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
     let clone = format!("{}/.herd/repos/{hex}", record.home);
     let out = ssh.run(&["sh", "-c", INIT_CLONE, "herd", &clone], None, GIT_BUDGET)?;
@@ -340,15 +425,16 @@ fn prepare_worktree(
             ),
         ));
     }
-    let ssh_command = ssh.git_ssh_command()?;
-    run_git(
+    let git_env = ssh.git_env()?;
+    let sha = base.sha.clone();
+    base.git(
         &[
             "push",
             "--quiet",
             &ssh.git_url(&clone),
             &format!("{sha}:refs/herd/base/{sha}"),
         ],
-        Some(&ssh_command),
+        &git_env,
     )?;
     if let Some(fields) = request.as_object_mut() {
         fields.insert("cwd".into(), clone.clone().into());
@@ -357,9 +443,9 @@ fn prepare_worktree(
         }
     }
     Ok(RemoteWorktree {
-        source: top,
+        source: base.top,
         clone,
-        branch,
+        branch: base.branch,
         base_sha: sha,
     })
 }

@@ -287,6 +287,15 @@ pub fn resume(
     // Last of the checks: it may remove an identity record of an earlier boot, and a refusal
     // (exit 2) changes nothing.
     check_not_running(&session)?;
+    // Confined as the person's configuration says now, never wider (a resumed child asks for
+    // nothing of its own).
+    let confinement = crate::sandbox::resolve(
+        herd_sandbox::Asked::default(),
+        herd_sandbox::Asked::default(),
+        true,
+        false,
+        env,
+    )?;
     let tools = Tools {
         herd_launch,
         extension: Some(crate::extension::install(artifacts, env)?),
@@ -333,6 +342,7 @@ pub fn resume(
         },
         time_limit_ms: None,
         worktree_checked: None,
+        confinement,
         resume: Some(Resume {
             session,
             message: request.message.clone(),

@@ -52,6 +52,9 @@ pub struct Role {
     /// `acceptance-role: read-only | writer`: how the acceptance gate is inferred
     /// for an ambiguous role; it does not change the role's tools.
     pub acceptance_role: Option<AcceptanceRole>,
+    /// `sandbox` and `network`: narrower confinement for this role (never wider).
+    pub sandbox: Option<herd_sandbox::Mode>,
+    pub network: Option<herd_sandbox::Network>,
 }
 
 /// A role's `defaultContext`: the conversation a child starts with when the launch does not say.
@@ -194,6 +197,19 @@ pub fn parse(name: &str, file: &Path, text: &str) -> Result<Role, Error> {
             "auto-exit" => role.auto_exit = Some(flag(value)?),
             "interactive" => role.interactive = Some(flag(value)?),
             "spawning" => role.spawning = Some(flag(value)?),
+            // A role narrows a child's confinement only (`crate::sandbox`).
+            "sandbox" => {
+                role.sandbox = Some(
+                    herd_sandbox::Mode::parse(value)
+                        .ok_or_else(|| bad(key, "is not read-only, workspace or off"))?,
+                );
+            }
+            "network" => {
+                role.network = Some(
+                    herd_sandbox::Network::parse(value)
+                        .ok_or_else(|| bad(key, "is not on or off"))?,
+                );
+            }
             "acceptance-role" | "acceptanceRole" => {
                 role.acceptance_role = Some(match value {
                     "read-only" => AcceptanceRole::ReadOnly,

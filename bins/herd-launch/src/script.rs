@@ -30,6 +30,8 @@ pub struct Script {
     pub herd_launch: PathBuf,
     pub identity_file: PathBuf,
     pub session_file: PathBuf,
+    /// What confines the runner, put in front of its argv (`bwrap … --`); empty: unconfined.
+    pub sandbox: Vec<OsString>,
     /// The runner's argv.
     pub argv: Vec<OsString>,
     pub stdin: Option<PathBuf>,
@@ -87,7 +89,9 @@ impl Script {
             exec.push(b' ');
             exec.extend_from_slice(&quote(part));
         }
-        for arg in &self.argv {
+        // The sandbox wraps the runner, after the identity is recorded: the recorded process
+        // becomes the sandbox, and everything the child starts ends with it.
+        for arg in self.sandbox.iter().chain(&self.argv) {
             exec.push(b' ');
             exec.extend_from_slice(&quote(arg));
         }
@@ -168,6 +172,7 @@ mod tests {
             herd_launch: "/bin/herd-launch".into(),
             identity_file: "/s/a.jsonl.process.json".into(),
             session_file: "/s/a.jsonl".into(),
+            sandbox: Vec::new(),
             argv: vec!["sh".into(), "-c".into(), "echo `x`".into()],
             stdin: Some("/art/context/task.md".into()),
             stdout: None,

@@ -9,7 +9,7 @@ use herd_protocol::run::{PaneRef, SurfaceKind};
 use herd_protocol::worktree::Surface;
 use herd_protocol::worktree::manifest::{Manifest, State};
 use herd_tools::WorktreeRequest;
-use herd_worktree::create::{CreateEnv, CreateRequest, Created};
+use herd_worktree::create::{CreateEnv, CreateRequest, Created, SetupSource};
 
 use herd_worktree::create::Plan as Checked;
 
@@ -19,7 +19,20 @@ use crate::plan::Plan;
 /// refusal (exit 2) leaves nothing behind. Returns what the check found, for [`create`].
 pub fn check(plan: &Plan, wt: &WorktreeRequest, surface: SurfaceKind) -> Result<Checked, Error> {
     let request = request(plan, "preflight", wt, surface);
-    herd_worktree::create::check(&request, &CreateEnv::from_env()?).map_err(request_field)
+    herd_worktree::create::check_with(&request, &CreateEnv::from_env()?, &setup_source(plan))
+        .map_err(request_field)
+}
+
+/// The setup's user-side facts for this launch: the user's configuration, and the folder the
+/// parent's trust was given for (`plan.trust`, herd-launch's working directory), so a request
+/// whose `cwd` names another repository does not run that repository's setup on the strength
+/// of a decision made for this one.
+fn setup_source(plan: &Plan) -> SetupSource {
+    SetupSource {
+        config_dir: herd_worktree::setup::config::config_dir().ok(),
+        trusted_folder: (plan.trust.trust == herd_protocol::run::ProjectTrust::Trusted)
+            .then(|| plan.trust.dir.clone()),
+    }
 }
 
 /// Names a refused worktree field as the request does (`worktree.branch`, not `branch`).
@@ -64,7 +77,7 @@ pub fn create(
         Some(checked) => {
             herd_worktree::create::create_checked(artifacts, &request, &env, checked.clone())
         }
-        None => herd_worktree::create::create(artifacts, &request, &env),
+        None => herd_worktree::create::create_with(artifacts, &request, &env, &setup_source(plan)),
     }
     .map_err(request_field)
 }

@@ -472,18 +472,19 @@ fn fetch_branch(ssh: &Ssh, wt: &herd_protocol::run::RemoteWorktree) -> Result<()
         .ok()
         .filter(|g| !g.is_empty())
         .unwrap_or_else(|| "git".into());
-    let command = ssh.git_ssh_command().map_err(|e| e.message)?;
-    let cmd = herd_core::subprocess::Command::new(git, Duration::from_secs(120))
-        .args([
-            "-C",
-            &wt.source,
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            &url,
-            &refspec,
-        ])
-        .env("GIT_SSH_COMMAND", command);
+    let git_env = ssh.git_env().map_err(|e| e.message)?;
+    let mut cmd = herd_core::subprocess::Command::new(git, Duration::from_secs(120)).args([
+        "-C",
+        &wt.source,
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        &url,
+        &refspec,
+    ]);
+    for (name, value) in git_env {
+        cmd = cmd.env(name, value);
+    }
     let failed = |why: String| {
         format!(
             "\n\nBranch {} was not brought home from {host}: {}. It stays on {host}; fetch it by \

@@ -14,7 +14,9 @@
 //!    checkout. Then the manifest is written in state `provisioning`, naming the planned path.
 //! 3. The checkout is created, by Herdr (which also opens a workspace and a root pane) or by
 //!    `git worktree add` under the managed root, which has the layout Herdr uses, so every
-//!    surface gets the same cleanup.
+//!    surface gets the same cleanup. Creations of checkouts of one repository take turns
+//!    (`<root>/<repo>/.worktree+add.lock`): git fails a `worktree add` that meets another one
+//!    half made.
 //! 4. The manifest becomes `provisioned`, or `failed` with whatever was learned.
 //!
 //! A linked checkout as source provisions from the repository's principal checkout (where
@@ -30,13 +32,17 @@ use herd_core::escape::encode_host_value;
 use herd_core::{Error, ErrorCode};
 use herd_git::refname::{branch_dir_name, check_branch_name};
 use herd_git::{Deadline, Git, budget};
-use herd_herdr::{Herdr, Recovery, Source, WorktreeCreate, WorktreeCreated};
+use herd_herdr::Herdr;
 use herd_protocol::layout::{Artifacts, ROOT_ENV, managed_root, validate_run_id};
 use herd_protocol::worktree::WorktreeCreate as CreateDocument;
 
 use herd_protocol::worktree::manifest::{Manifest, NewManifest, State};
 
 use herd_protocol::worktree::Surface;
+
+mod acquire;
+
+use acquire::{Acquired, Acquisition, acquire_with_git, acquire_with_herdr};
 
 /// A request to create a managed worktree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,19 +188,23 @@ pub fn create(
 }
 
 /// Where the setup's user-side facts come from: the user's configuration directory (their own
-/// setup files and approvals) and whether the launching parent trusts the project.
+/// setup files and approvals) and the folder the launching parent trusts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetupSource {
     pub config_dir: Option<PathBuf>,
-    pub parent_trusts: bool,
+    /// The folder the launching parent's trust was given for (`None`: it trusts none). The
+    /// project's setup file counts as trusted only for a repository whose principal checkout is
+    /// that folder or lies below it.
+    pub trusted_folder: Option<PathBuf>,
 }
 
 impl SetupSource {
-    /// `$XDG_CONFIG_HOME/herd` (else `~/.config/herd`) and `$HERD_PROJECT_TRUST`.
+    /// `$XDG_CONFIG_HOME/herd` (else `~/.config/herd`), and with `HERD_PROJECT_TRUST=trusted`
+    /// the current directory, the folder the parent launched from, which its decision is for.
     pub fn from_env() -> SetupSource {
         SetupSource {
             config_dir: crate::setup::config::config_dir().ok(),
-            parent_trusts: crate::setup::trust::parent_trusts(),
+            trusted_folder: crate::setup::trust::trusted_folder_from_env(),
         }
     }
 }
@@ -249,9 +259,14 @@ fn create_from(
         },
     )?;
     let manifest_file = artifacts.worktree_manifest(&req.run_id);
-    let Acquisition { found, error } = match req.surface {
-        Surface::Git => acquire_with_git(&plan, env),
-        Surface::Herdr => acquire_with_herdr(&plan, req, &env.herdr),
+    let Acquisition { found, error } = match hold_repository(&plan) {
+        // One checkout of a repository is made at a time (the lock is released at the end of
+        // this arm, before setup runs).
+        Ok(_adding) => match req.surface {
+            Surface::Git => acquire_with_git(&plan, env),
+            Surface::Herdr => acquire_with_herdr(&plan, req, &env.herdr),
+        },
+        Err(e) => Acquisition::failed(e, Acquired::default()),
     };
     let (found, error) = match error {
         None => match set_up(artifacts, req, &plan, &found) {
@@ -444,7 +459,7 @@ pub fn check_with(
         &env.git,
         &principal,
         source.config_dir.as_deref(),
-        source.parent_trusts,
+        &crate::setup::trust::ParentTrust::of(source.trusted_folder.as_deref(), &principal),
     )?;
     Ok(Plan {
         source_cwd,
@@ -587,6 +602,34 @@ fn checkout_lock(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.lock"))
 }
 
+/// The lock every creation of a checkout of the repository takes while the checkout is made:
+/// `<root>/<repo>/.worktree+add.lock` (a `+` is in no branch directory's name, so it is never a
+/// checkout's lock). git fails a `worktree add` that meets another one half made in the same
+/// repository ("failed to read .git/worktrees/<name>/commondir"), after creating its branch, so
+/// concurrent creations take turns; each waits up to the acquisition budget, and one that
+/// waited in vain says so.
+fn hold_repository(plan: &Plan) -> Result<herd_core::lock::FileLock, Error> {
+    let repo_dir = plan
+        .path
+        .parent()
+        .ok_or_else(|| Error::internal("a checkout path has a parent"))?;
+    let lock = repo_dir.join(".worktree+add.lock");
+    herd_core::lock::exclusive(&lock, std::time::Instant::now() + ACQUISITION_BUDGET).map_err(
+        |e| match e {
+            herd_core::lock::Error::Held { .. } => Error::new(
+                ErrorCode::Unavailable,
+                format!(
+                    "other creations of checkouts of this repository held {} for {} s; the checkout of branch {} was not made",
+                    lock.display(),
+                    ACQUISITION_BUDGET.as_secs(),
+                    plan.branch
+                ),
+            ),
+            other => Error::from(other),
+        },
+    )
+}
+
 /// The refusal of a checkout path another creation made while this one waited for its lock.
 fn held_checkout(path: &Path) -> Error {
     Error::new(
@@ -686,195 +729,5 @@ pub(crate) fn source_error(err: herd_git::Error, source: &Path) -> Error {
             )
         }
         _ => Error::from(err),
-    }
-}
-
-/// What the creation produced or recovered.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Acquired {
-    pub path: Option<PathBuf>,
-    pub workspace_id: Option<String>,
-    pub pane_id: Option<String>,
-    pub tab_id: Option<String>,
-    pub diagnostics: Vec<String>,
-}
-
-/// How an acquisition ended: what exists, and the error if it failed.
-#[derive(Debug)]
-pub(crate) struct Acquisition {
-    pub found: Acquired,
-    pub error: Option<Error>,
-}
-
-impl Acquisition {
-    fn ok(found: Acquired) -> Acquisition {
-        Acquisition { found, error: None }
-    }
-
-    fn failed(error: Error, found: Acquired) -> Acquisition {
-        Acquisition {
-            found,
-            error: Some(error),
-        }
-    }
-}
-
-fn acquire_with_git(plan: &Plan, env: &CreateEnv) -> Acquisition {
-    if let Some(parent) = plan.path.parent() {
-        if let Err(e) = herd_core::sidecar::ensure_private_dir(parent) {
-            return Acquisition::failed(e.into(), Acquired::default());
-        }
-    }
-    let deadline = Deadline::after(budget::ACQUISITION);
-    match env.git.worktree_add(
-        &plan.principal,
-        &plan.path,
-        &plan.branch,
-        &plan.base_sha,
-        &deadline,
-    ) {
-        Ok(()) => {
-            // git made the checkout with the umask's mode; like every directory herd creates
-            // under the managed root it is private.
-            use std::os::unix::fs::PermissionsExt;
-            let mut diagnostics = Vec::new();
-            if let Err(e) = std::fs::set_permissions(
-                &plan.path,
-                std::fs::Permissions::from_mode(herd_core::sidecar::PRIVATE_DIR_MODE),
-            ) {
-                diagnostics.push(format!("cannot make {} private: {e}", plan.path.display()));
-            }
-            Acquisition::ok(Acquired {
-                path: Some(plan.path.clone()),
-                diagnostics,
-                ..Acquired::default()
-            })
-        }
-        Err(err) => {
-            // A killed `git worktree add` may have left a checkout or a branch behind.
-            let timed_out = matches!(err, herd_git::Error::Timeout { .. });
-            let mut error = Error::from(err);
-            let recovered = if plan.path.symlink_metadata().is_ok() {
-                Acquired {
-                    path: Some(plan.path.clone()),
-                    ..Acquired::default()
-                }
-            } else {
-                Acquired::default()
-            };
-            if timed_out {
-                error.code = ErrorCode::Uncertain;
-                error.message = format!(
-                    "{}; a checkout at {} or branch {} may exist",
-                    error.message,
-                    plan.path.display(),
-                    plan.branch
-                );
-            }
-            Acquisition::failed(error, recovered)
-        }
-    }
-}
-
-/// `herdr worktree create --cwd <principal> --branch B --base <sha> --path P [--label L]
-/// --no-focus`, completed through `worktree list` and `pane list` when the reply lacks parts
-/// or may have been cut off. What cannot be completed is uncertain: Herdr may hold a checkout
-/// and workspace nobody has identified, so the manifest keeps every part that was seen.
-fn acquire_with_herdr(plan: &Plan, req: &CreateRequest, herdr: &Herdr) -> Acquisition {
-    let source = Source::Cwd(plan.principal.clone());
-    let params = WorktreeCreate {
-        source: source.clone(),
-        branch: plan.branch.clone(),
-        base: Some(plan.base_sha.clone()),
-        path: Some(plan.path.clone()),
-        label: req.label.clone(),
-        no_focus: true,
-    };
-    let acquirer = herdr.with_budget(ACQUISITION_BUDGET);
-    match acquirer.worktree_create(&params) {
-        Ok(created) => match created.complete() {
-            Some(tree) => {
-                let mut found = Acquired {
-                    path: Some(tree.path.clone()),
-                    workspace_id: Some(tree.workspace_id),
-                    pane_id: Some(tree.pane_id),
-                    tab_id: Some(tree.tab_id),
-                    diagnostics: Vec::new(),
-                };
-                if tree.path != plan.path {
-                    found.diagnostics.push(format!(
-                        "herdr placed the checkout at {}, not {}",
-                        tree.path.display(),
-                        plan.path.display()
-                    ));
-                }
-                Acquisition::ok(found)
-            }
-            None => {
-                let why = format!(
-                    "herdr worktree create replied without {}",
-                    created.missing().join(", ")
-                );
-                recover_from_herdr(herdr, &source, plan, &created, why)
-            }
-        },
-        Err(err) if err.effect_possible() => {
-            let why = err.to_string();
-            recover_from_herdr(herdr, &source, plan, &WorktreeCreated::default(), why)
-        }
-        // A definite refusal: Herdr created nothing.
-        Err(err) => Acquisition::failed(Error::from(err), Acquired::default()),
-    }
-}
-
-/// Looks for what an incomplete or uncertain `worktree create` made, within the recovery
-/// budget (the recovery inspection has 6 s in total).
-fn recover_from_herdr(
-    herdr: &Herdr,
-    source: &Source,
-    plan: &Plan,
-    partial: &WorktreeCreated,
-    why: String,
-) -> Acquisition {
-    let seen = Acquired {
-        path: partial.path.clone(),
-        workspace_id: partial.workspace_id.clone(),
-        pane_id: partial.pane_id.clone(),
-        tab_id: partial.tab_id.clone(),
-        diagnostics: vec![why.clone()],
-    };
-    let recovery = herdr
-        .with_budget(herd_herdr::budget::RECOVERY)
-        .recover_worktree(source, &plan.branch, partial);
-    let uncertain = |detail: String, seen: Acquired| {
-        Acquisition::failed(
-            Error::new(
-                ErrorCode::Uncertain,
-                format!(
-                    "{why}; recovery could not identify the worktree ({detail}); \
-                     herdr may hold a checkout at {} and a workspace for branch {}",
-                    plan.path.display(),
-                    plan.branch
-                ),
-            ),
-            seen,
-        )
-    };
-    match recovery {
-        Ok(Recovery::Found(tree)) => {
-            let mut diagnostics = seen.diagnostics;
-            diagnostics.push(
-                "recovered the workspace and pane through worktree list and pane list".into(),
-            );
-            Acquisition::ok(Acquired {
-                path: Some(tree.path),
-                workspace_id: Some(tree.workspace_id),
-                pane_id: Some(tree.pane_id),
-                tab_id: Some(tree.tab_id),
-                diagnostics,
-            })
-        }
-        Ok(Recovery::Inconclusive(detail)) => uncertain(detail, seen),
-        Err(err) => uncertain(err.to_string(), seen),
     }
 }

@@ -8,7 +8,6 @@
 //! git.
 
 use std::ffi::OsString;
-use std::io::Read;
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 
@@ -53,20 +52,16 @@ pub fn gitlinks(git_dir: &Path, hash_len: usize) -> Gitlinks {
     }
 }
 
+/// Reads the index without ever waiting: a FIFO, a device or a symlink in its place (a child
+/// can write there) is unreadable, never opened in a way that blocks.
 fn read_bounded(path: &Path) -> Result<Option<Vec<u8>>, String> {
-    let file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot open the index: {e}")),
-    };
-    let mut bytes = Vec::new();
-    file.take(MAX_INDEX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the index: {e}"))?;
-    if bytes.len() as u64 > MAX_INDEX_BYTES {
-        return Err("the index is larger than this reader reads".into());
+    match herd_core::sidecar::read_bounded(path, MAX_INDEX_BYTES) {
+        Ok(bytes) => Ok(bytes),
+        Err(herd_core::sidecar::Error::TooLarge { .. }) => {
+            Err("the index is larger than this reader reads".into())
+        }
+        Err(e) => Err(format!("cannot read the index: {e}")),
     }
-    Ok(Some(bytes))
 }
 
 /// The gitlink paths of an index file's bytes.
@@ -204,6 +199,22 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_index_that_is_a_fifo_is_unreadable_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let cmd = herd_core::subprocess::Command::new("mkfifo", std::time::Duration::from_secs(10))
+            .args([dir.path().join("index")])
+            .stdin_null();
+        assert!(herd_core::subprocess::run(&cmd).unwrap().success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let git_dir = dir.path().to_path_buf();
+        std::thread::spawn(move || tx.send(gitlinks(&git_dir, 20)));
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("reading an index that is a FIFO does not wait for a writer");
+        assert!(matches!(got, Gitlinks::Unreadable(_)), "{got:?}");
+    }
 
     #[test]
     fn garbage_is_unreadable_never_empty() {

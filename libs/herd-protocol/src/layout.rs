@@ -159,6 +159,11 @@ impl Artifacts {
         self.root.join("subagent-activity")
     }
 
+    /// A confined worktree child's private git overlay (`herd_sandbox::git`).
+    pub fn sandbox(&self, run_id: &str) -> PathBuf {
+        self.root.join("sandbox").join(run_id)
+    }
+
     pub fn activity(&self, run_id: &str) -> PathBuf {
         self.activity_dir().join(format!("{run_id}.json"))
     }

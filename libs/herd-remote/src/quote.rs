@@ -1,8 +1,8 @@
-//! The one function that turns an argv into a command line for the remote POSIX shell.
+//! The one function that turns an argv into a command line for the remote `/bin/sh`.
 //!
-//! `ssh host cmd args…` joins its arguments with spaces into one string that the remote login
-//! shell parses. Every remote command herd runs is built here, from an argv, and every word is
-//! single-quoted: inside single quotes a POSIX shell expands nothing (`$`, `` ` ``, `\`, `*`,
+//! The login shell never parses it: [`crate::frame`] sends it, inside the framed script, on
+//! standard input to the `/bin/sh` its constant command line starts. Every remote command herd
+//! runs is built here, from an argv, and every word is single-quoted: inside single quotes a POSIX shell expands nothing (`$`, `` ` ``, `\`, `*`,
 //! newlines are all literal), and the only character that ends the quotes is `'` itself, which
 //! is written as `'\''` (close, an escaped quote, reopen). The result is that the remote
 //! program receives exactly the argv given, and nothing else runs. Data that is large or comes

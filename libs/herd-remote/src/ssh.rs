@@ -1,6 +1,7 @@
 //! The system `ssh`, one master connection per host.
 //!
-//! Every call is `ssh <options> -T -- <destination> <command>`, through
+//! Every call is `ssh <options> -T -- <destination> <LOGIN_LINE>`, the command framed by
+//! [`crate::frame`] (its script first on stdin, its output read after the marker), through
 //! [`herd_core::subprocess`] with a budget and capped output. The options:
 //!
 //! - `BatchMode=yes`: a password, passphrase or unknown-host prompt is a failure, never a hang;
@@ -8,7 +9,9 @@
 //! - `ControlMaster=auto`, `ControlPath=<dir>/%C`, `ControlPersist=60`: the first call opens a
 //!   master connection that the next calls share (one TCP connection and one login per host).
 //!   `%C` is a hash of the destination, so the socket path is short; the directory is private
-//!   (0700), and its length is checked, since a Unix socket path holds at most 107 bytes.
+//!   (0700), and its length is checked, since a Unix socket path holds at most 107 bytes. A
+//!   directory or socket another user owns or others may write to is refused
+//!   ([`check_control_dir`]): whoever controls it answers for the host.
 //! - `ServerAliveInterval=5`, `ServerAliveCountMax=2`: a dead connection is noticed within
 //!   about 15 s; `ConnectTimeout=10`.
 //! - `ForwardAgent=no`, `ForwardX11=no`, `ClearAllForwardings=yes`: nothing of this machine is
@@ -25,6 +28,7 @@ use std::time::Duration;
 use herd_core::subprocess::{self, Command, Keep, Output};
 use herd_core::{Error, ErrorCode};
 
+use crate::frame::{self, Frame};
 use crate::quote;
 
 /// The environment variable naming the `ssh` configuration file (`ssh -F`).
@@ -161,29 +165,46 @@ impl Ssh {
         args
     }
 
-    /// The command that runs `argv` on the remote (quoted by [`quote::command`]), with the
-    /// budget `budget`; stdin is `/dev/null` until the caller sets it.
+    /// The command that runs `argv` on the remote through its framing ([`Frame`]): `ssh`'s
+    /// command line is the constant [`frame::LOGIN_LINE`], and the framed script goes first on
+    /// its standard input, before `stdin`. Budget `budget`.
     ///
     /// # Errors
     ///
-    /// As [`quote::command`].
-    pub fn command<S: AsRef<str>>(&self, argv: &[S], budget: Duration) -> Result<Command, Error> {
-        let line = quote::command(argv)?;
-        Ok(Command::new(self.program.clone(), budget)
-            .args(self.options())
-            .args(["-T", "--"])
-            .arg(self.dest.as_str())
-            .arg(line)
+    /// As [`Frame::new`].
+    pub fn command<S: AsRef<str>>(
+        &self,
+        argv: &[S],
+        stdin: Option<&[u8]>,
+        budget: Duration,
+    ) -> Result<(Command, Frame), Error> {
+        let frame = Frame::new(argv)?;
+        let mut input = frame.line().to_vec();
+        input.extend_from_slice(stdin.unwrap_or_default());
+        let cmd = Command::new(self.program.clone(), budget)
+            .args(self.login_args())
             .env("LC_ALL", "C")
+            .stdin_bytes(input)
             .stdout_cap(DEFAULT_CAP, Keep::Head)
-            .stderr_cap(64 * 1024, Keep::Tail))
+            .stderr_cap(64 * 1024, Keep::Tail);
+        Ok((cmd, frame))
+    }
+
+    /// Every argument of a framed call: the options, `-T -- <destination>` and the constant
+    /// command line.
+    pub fn login_args(&self) -> Vec<OsString> {
+        let mut args = self.options();
+        args.extend(["-T", "--", self.dest.as_str(), frame::LOGIN_LINE].map(OsString::from));
+        args
     }
 
     /// Runs `argv` on the remote within `budget`, with `stdin` on its standard input.
     ///
     /// `Ok` with the remote command's output whenever the remote command ran (whatever its
-    /// exit code); an error when `ssh` itself failed (exit 255: not reachable, login refused, a
-    /// host key refused) or the budget ran out, with what to run to fix it.
+    /// exit code), stdout and stderr holding only what the program printed (what the login
+    /// shell printed before it is dropped, see [`Frame`]); an error when `ssh` itself failed
+    /// (exit 255: not reachable, login refused, a host key refused), the budget ran out, or
+    /// the host's login shell never ran herd's script, with what to run to fix it.
     ///
     /// # Errors
     ///
@@ -194,11 +215,8 @@ impl Ssh {
         stdin: Option<&[u8]>,
         budget: Duration,
     ) -> Result<Output, Error> {
-        let mut cmd = self.command(argv, budget)?;
-        if let Some(bytes) = stdin {
-            cmd = cmd.stdin_bytes(bytes.to_vec());
-        }
-        let out = subprocess::run(&cmd).map_err(|e| {
+        let (cmd, frame) = self.command(argv, stdin, budget)?;
+        let mut out = subprocess::run(&cmd).map_err(|e| {
             Error::new(
                 ErrorCode::Unavailable,
                 format!(
@@ -221,23 +239,62 @@ impl Ssh {
         if out.code == Some(SSH_FAILED) || out.code.is_none() {
             return Err(classify(&self.dest, &out.stderr.text()));
         }
+        let Some(stdout) = frame.after(&out.stdout.bytes).map(<[u8]>::to_vec) else {
+            return Err(self.unframed(out.code, &out.stderr.text()));
+        };
+        out.stdout.bytes = stdout;
+        if let Some(stderr) = frame.after(&out.stderr.bytes).map(<[u8]>::to_vec) {
+            out.stderr.bytes = stderr;
+        }
         Ok(out)
     }
 
-    /// The `GIT_SSH_COMMAND` that makes git reach the host through this client (its options,
-    /// its master connection), quoted for the shell git runs it with.
+    /// The error of a call whose output holds no marker: the login shell never ran herd's
+    /// script (or printed more than herd keeps before it).
+    pub fn unframed(&self, code: Option<i32>, stderr: &str) -> Error {
+        let dest = &self.dest;
+        Error::new(
+            ErrorCode::Unavailable,
+            format!(
+                "the login shell of {dest} did not run herd's command (exit {}: {}); herd runs \
+                 every command as `{}` with its script on standard input: check that \
+                 `ssh {dest} /bin/sh -c true` works and that the shell's startup files print \
+                 little",
+                code.map_or_else(|| "none".to_owned(), |c| c.to_string()),
+                herd_core::escape::encode_host_value(stderr.trim(), 300),
+                frame::LOGIN_LINE
+            ),
+        )
+        .with_field("host")
+    }
+
+    /// The environment that makes git reach the host through this client (its options, its
+    /// master connection) and its framing: `GIT_SSH_COMMAND` runs [`frame::GIT_SSH`], which
+    /// sends git's remote command as the framed script and drops what the login shell printed
+    /// before git reads the connection; `GIT_SSH_VARIANT=simple` makes git give it only the
+    /// host and that command.
     ///
     /// # Errors
     ///
-    /// As [`quote::command`].
-    pub fn git_ssh_command(&self) -> Result<String, Error> {
-        let mut argv: Vec<String> = vec![self.program.to_string_lossy().into_owned()];
+    /// As [`quote::command`], and `unavailable` when no random marker can be made.
+    pub fn git_env(&self) -> Result<Vec<(&'static str, String)>, Error> {
+        let mut argv: Vec<String> = vec![
+            "sh".into(),
+            "-c".into(),
+            frame::GIT_SSH.into(),
+            "herd".into(),
+            frame::new_marker()?,
+            self.program.to_string_lossy().into_owned(),
+        ];
         argv.extend(
-            self.options()
+            self.login_args()
                 .iter()
                 .map(|o| o.to_string_lossy().into_owned()),
         );
-        quote::command(&argv)
+        Ok(vec![
+            ("GIT_SSH_COMMAND", quote::command(&argv)?),
+            ("GIT_SSH_VARIANT", "simple".to_owned()),
+        ])
     }
 
     /// The git URL of the repository at `path` (absolute) on the host.
@@ -324,8 +381,71 @@ fn control_dir(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, Error> {
         ));
     };
     check_socket_dir(&dir)?;
+    check_control_dir(&dir)?;
     herd_core::sidecar::ensure_private_dir(&dir)?;
+    check_control_dir(&dir)?;
     Ok(dir)
+}
+
+/// Refuses a directory of master connections that herd cannot trust: one another user owns or
+/// that its group or others may write to (as herd refuses such an artifacts root,
+/// [`herd_core::sidecar::check_private_root`]), and any entry in it another user owns or others
+/// may write to. Whoever controls a socket there is "the host" to every call: it reads what
+/// herd sends and answers for the host. A directory that does not exist yet is fine: herd
+/// creates it 0700.
+pub fn check_control_dir(dir: &Path) -> Result<(), Error> {
+    use std::os::unix::fs::MetadataExt;
+    let refuse = |what: &Path, why: String| {
+        Error::new(
+            ErrorCode::Unavailable,
+            format!(
+                "refusing {} for ssh's master connections: {why}; whoever controls it could read \
+                 what herd sends a host and answer for the host. Remove it, or set \
+                 {CONTROL_DIR_ENV} to a directory of your own (herd creates it 0700)",
+                what.display()
+            ),
+        )
+    };
+    if let Err(err) = herd_core::sidecar::check_private_root(dir) {
+        let why = match &err {
+            herd_core::sidecar::Error::Unsafe { reason, .. } => format!("it {reason}"),
+            other => other.to_string(),
+        };
+        return Err(refuse(dir, why));
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(refuse(dir, format!("it cannot be read ({e})"))),
+    };
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.uid() != me {
+            return Err(refuse(
+                &path,
+                format!(
+                    "it is owned by uid {}, not by this user (uid {me})",
+                    meta.uid()
+                ),
+            ));
+        }
+        if meta.file_type().is_symlink() {
+            return Err(refuse(&path, "it is a symbolic link".to_owned()));
+        }
+        let mode = meta.mode() & 0o7777;
+        if mode & 0o022 != 0 {
+            return Err(refuse(
+                &path,
+                format!("it is writable by its group or by others (mode {mode:04o})"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a directory whose sockets' paths could exceed [`SOCKET_PATH_MAX`].
@@ -402,6 +522,58 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&cm).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700);
+    }
+
+    #[test]
+    fn a_control_directory_or_socket_another_user_controls_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let cm = dir.path().join("cm");
+        let client = |cm: &Path| {
+            let text = cm.display().to_string();
+            let env = move |k: &str| (k == CONTROL_DIR_ENV).then(|| text.clone());
+            Ssh::new(Destination::new("devbox").unwrap(), &env)
+        };
+        // Missing: herd creates it 0700.
+        client(&cm).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode(&cm), 0o700);
+        // Writable by others (a shared /tmp directory): refused, saying why, and left as it is.
+        std::fs::set_permissions(&cm, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = client(&cm).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Unavailable, "{err}");
+        assert!(
+            err.message.contains("writable by its group or by others"),
+            "{err}"
+        );
+        assert!(err.message.contains(CONTROL_DIR_ENV), "{err}");
+        assert_eq!(mode(&cm), 0o777);
+        std::fs::set_permissions(&cm, std::fs::Permissions::from_mode(0o700)).unwrap();
+        // An entry others may write to, or a symbolic link, in place of a socket.
+        let entry = cm.join("0123abcd");
+        std::fs::write(&entry, "").unwrap();
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let err = client(&cm).unwrap_err();
+        assert!(err.message.contains("0123abcd"), "{err}");
+        std::fs::remove_file(&entry).unwrap();
+        std::os::unix::fs::symlink("/elsewhere", &entry).unwrap();
+        assert!(client(&cm).unwrap_err().message.contains("symbolic link"));
+        std::fs::remove_file(&entry).unwrap();
+        client(&cm).unwrap();
+        // Only root can give a file away, so the ownership rules are tested when run as root.
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            let listener = std::os::unix::net::UnixListener::bind(&entry).unwrap();
+            std::os::unix::fs::chown(&entry, Some(65534), None).unwrap();
+            let err = client(&cm).unwrap_err();
+            assert!(err.message.contains("owned by uid 65534"), "{err}");
+            drop(listener);
+            std::fs::remove_file(&entry).unwrap();
+            std::os::unix::fs::chown(&cm, Some(65534), None).unwrap();
+            let err = client(&cm).unwrap_err();
+            assert_eq!(err.code, ErrorCode::Unavailable, "{err}");
+            assert!(err.message.contains("owned by uid 65534"), "{err}");
+        }
     }
 
     #[test]

@@ -5,8 +5,10 @@
 //! It has no budget of its own: it lives as long as the relay wants it, and every read has a
 //! timeout ([`Session::next_line`]). The `ssh` client leads a process group of its own, which is
 //! terminated (TERM, then KILL) when the session is dropped, and gets SIGTERM when the thread
-//! that started it dies. Lines are bounded
-//! ([`LINE_LIMIT`]); stderr is drained into a bounded tail for the error message.
+//! that started it dies. It is framed as every remote call ([`crate::frame`]): the script goes
+//! first on its stdin, and the lines before the marker (what the login shell printed) are not
+//! the session's. Lines are bounded ([`LINE_LIMIT`]); stderr is drained into a bounded tail for
+//! the error message.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
@@ -17,7 +19,7 @@ use std::time::Duration;
 
 use herd_core::{Error, ErrorCode};
 
-use crate::quote;
+use crate::frame::Frame;
 use crate::ssh::Ssh;
 
 /// The longest stdout line kept; a longer one is cut there.
@@ -41,6 +43,7 @@ pub struct Session {
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    frame: Frame,
 }
 
 impl Session {
@@ -51,17 +54,14 @@ impl Session {
     /// `unavailable` when `ssh` cannot be started; `invalid_request` for an argv that cannot be
     /// quoted.
     pub fn start<S: AsRef<str>>(ssh: &Ssh, argv: &[S]) -> Result<Session, Error> {
-        let line = quote::command(argv)?;
+        let frame = Frame::new(argv)?;
         #[expect(
             clippy::disallowed_methods,
             reason = "a conversation that lives as long as the relay: its reads have timeouts, its \
                       process group is terminated on drop"
         )]
         let mut cmd = std::process::Command::new(ssh.program());
-        cmd.args(ssh.options())
-            .args(["-T", "--"])
-            .arg(ssh.destination().as_str())
-            .arg(line)
+        cmd.args(ssh.login_args())
             .env("LC_ALL", "C")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -88,13 +88,20 @@ impl Session {
                 format!("cannot run ssh for {}: {e}", ssh.destination()),
             )
         })?;
-        let stdin = child.stdin.take();
+        let mut stdin = child.stdin.take();
+        if let Some(input) = stdin.as_mut() {
+            // The script first; a failure shows as the session's end.
+            let _ = input.write_all(frame.line()).and_then(|()| input.flush());
+        }
         let stdout = child.stdout.take();
         let stderr_pipe = child.stderr.take();
         let (tx, lines) = mpsc::channel();
         if let Some(stdout) = stdout {
+            let seen = frame.clone();
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(stdout);
+                // What the login shell printed before herd's marker is not herd's.
+                let mut framed = false;
                 loop {
                     let mut line = Vec::new();
                     match (&mut reader)
@@ -108,6 +115,10 @@ impl Session {
                         let _ = reader.skip_until(b'\n');
                     }
                     let text = String::from_utf8_lossy(&line).trim_end().to_owned();
+                    if !framed {
+                        framed = seen.is_marker(&text);
+                        continue;
+                    }
                     if tx.send(text).is_err() {
                         return;
                     }
@@ -137,6 +148,7 @@ impl Session {
             stdin,
             lines,
             stderr,
+            frame,
         })
     }
 
@@ -177,7 +189,8 @@ impl Session {
             .stderr
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        String::from_utf8_lossy(&kept).into_owned()
+        let own = self.frame.after(&kept).unwrap_or(&kept);
+        String::from_utf8_lossy(own).into_owned()
     }
 
     /// The exit code, once the `ssh` client has exited.

@@ -222,3 +222,112 @@ fn a_session_reads_lines_takes_input_and_ends_when_the_connection_drops() {
         }
     });
 }
+
+/// Startup files that print on stdout and on stderr, for every login shell the tests use: what
+/// a `.bashrc` `echo` or a motd script does to every command on such a host.
+fn chatty(remote: &Remote) {
+    let home = remote.home();
+    let files = [
+        (
+            ".bashrc",
+            "echo 'bashrc says hi'; echo 'bashrc warns' >&2\n",
+        ),
+        (
+            ".config/fish/config.fish",
+            "echo 'fish says hi'; echo 'fish warns' >&2\n",
+        ),
+        (
+            ".tcshrc",
+            "echo 'tcsh says hi'\necho 'tcsh warns' > /dev/stderr\n",
+        ),
+        (
+            ".cshrc",
+            "echo 'csh says hi'\necho 'csh warns' > /dev/stderr\n",
+        ),
+    ];
+    for (name, text) in files {
+        let path = home.join(name);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).expect("the startup file's directory");
+        }
+        std::fs::write(path, text).expect("the startup file");
+    }
+}
+
+/// The login shells a host may give its user: each parses the one command line herd sends
+/// alike, whatever it prints as it starts is not herd's, and argv and stdin arrive verbatim.
+#[test]
+fn every_login_shell_runs_the_argv_verbatim_and_its_chatter_is_ignored() {
+    for shell in [
+        "/bin/bash",
+        "/usr/bin/fish",
+        "/usr/bin/tcsh",
+        "/usr/bin/bsd-csh",
+    ] {
+        let remote = Remote::start_with_shell(std::path::Path::new(shell));
+        chatty(&remote);
+        // The shell is the login shell there, and it chatters on both streams.
+        let raw = remote.ssh("true");
+        assert!(raw.stdout.contains("says hi"), "{shell}: {raw}");
+        assert!(raw.stderr.contains("warns"), "{shell}: {raw}");
+
+        let ssh = client(&remote, &[]);
+        let words = [
+            "it\\'s",
+            "it's",
+            "a\\\\b\\n",
+            "$(touch $HOME/pwned)",
+            "`touch $HOME/pwned2`",
+            "a\nb",
+            "; touch ~/pwned3 #",
+            "!! !1 %s {a,b} ~ *",
+            "",
+        ];
+        let mut argv = vec!["printf", "%s|"];
+        argv.extend(words);
+        let out = ssh.run(&argv, None, BUDGET).unwrap();
+        assert!(out.success(), "{shell}: {out:?}");
+        assert_eq!(
+            out.stdout.text(),
+            format!("{}|", words.join("|")),
+            "{shell}"
+        );
+        assert_eq!(out.stderr.text(), "", "{shell}");
+        let task = b"a task\nwith 'quotes', it\\'s, $(x) and \\\\\n";
+        let out = ssh.run(&["cat"], Some(task), BUDGET).unwrap();
+        assert_eq!(out.stdout.bytes, task, "{shell}");
+        let out = ssh
+            .run(&["sh", "-c", "echo said >&2; exit 3"], None, BUDGET)
+            .unwrap();
+        assert_eq!(out.code, Some(3), "{shell}");
+        assert_eq!(out.stderr.text(), "said\n", "{shell}");
+        for f in ["pwned", "pwned2", "pwned3"] {
+            assert!(!remote.home().join(f).exists(), "{shell}: {f} was created");
+        }
+
+        // A long-lived session's first line is the program's.
+        let mut session = Session::start(
+            &ssh,
+            &[
+                "sh",
+                "-c",
+                "echo ready; while read -r l; do echo \"got $l\"; done",
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            session.next_line(BUDGET),
+            Line::Text("ready".into()),
+            "{shell}: {}",
+            session.stderr()
+        );
+        session.send("it\\'s").unwrap();
+        assert_eq!(
+            session.next_line(BUDGET),
+            Line::Text("got it\\'s".into()),
+            "{shell}"
+        );
+        session.close();
+        ssh.close_master();
+    }
+}

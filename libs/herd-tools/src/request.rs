@@ -60,6 +60,12 @@ pub struct SubagentRequest {
     /// The prepared host (`herd-launch host add`) the child runs on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// How the child is confined (`read-only`, `workspace`, `off`); `None`: the user's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<herd_sandbox::Mode>,
+    /// Whether the child may connect (`on`, `off`); `None`: the user's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<herd_sandbox::Network>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interactive: Option<bool>,
 }

@@ -25,3 +25,4 @@ mod pi_tmux;
 mod pi_view;
 mod readme;
 mod remote;
+mod remote_hosts;

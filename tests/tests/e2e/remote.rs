@@ -90,17 +90,17 @@ fn the_ssh_fixture_is_another_machine_with_its_faults() {
 
 /// One local artifacts directory, the remote, and the local herd programs run with the
 /// remote's client configuration.
-struct Scene {
-    remote: Remote,
-    dir: tempfile::TempDir,
+pub(crate) struct Scene {
+    pub(crate) remote: Remote,
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Scene {
-    fn new() -> Scene {
+    pub(crate) fn new() -> Scene {
         Scene::on(Remote::start(&[]))
     }
 
-    fn on(remote: Remote) -> Scene {
+    pub(crate) fn on(remote: Remote) -> Scene {
         let scene = Scene {
             remote,
             dir: tempfile::tempdir().expect("a temporary directory"),
@@ -110,21 +110,37 @@ impl Scene {
     }
 
     /// Prepared: `host add` succeeded.
-    fn prepared() -> Scene {
+    pub(crate) fn prepared() -> Scene {
         Scene::prepare(Scene::new())
     }
 
-    fn prepare(scene: Scene) -> Scene {
+    pub(crate) fn prepare(scene: Scene) -> Scene {
         let out = scene.herd("herd-launch", &["host", "add", ALIAS, "--json"], None);
         assert_eq!(out.code, 0, "{out}\n{}", scene.remote.log());
         scene
     }
 
-    fn art(&self) -> std::path::PathBuf {
+    pub(crate) fn art(&self) -> std::path::PathBuf {
         self.dir.path().join("art")
     }
 
-    fn herd_env(&self, program: &str, args: &[&str], vars: &[(&str, &str)]) -> Run {
+    pub(crate) fn herd_env(&self, program: &str, args: &[&str], vars: &[(&str, &str)]) -> Run {
+        self.herd_with(program, args, vars, None)
+    }
+
+    pub(crate) fn herd(&self, program: &str, args: &[&str], stdin: Option<&str>) -> Run {
+        self.herd_with(program, args, &[], stdin)
+    }
+
+    /// Runs a local herd program with the remote's client configuration, `vars` set over it,
+    /// and `stdin`.
+    pub(crate) fn herd_with(
+        &self,
+        program: &str,
+        args: &[&str],
+        vars: &[(&str, &str)],
+        stdin: Option<&str>,
+    ) -> Run {
         let mut cmd = herd_e2e::cli::within(herd_e2e::bin(program), Duration::from_secs(120))
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -138,20 +154,6 @@ impl Scene {
         for (k, v) in vars {
             cmd = cmd.env(k, v);
         }
-        herd_e2e::cli::try_run(&cmd)
-    }
-
-    fn herd(&self, program: &str, args: &[&str], stdin: Option<&str>) -> Run {
-        let mut cmd = herd_e2e::cli::within(herd_e2e::bin(program), Duration::from_secs(120))
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HERD_ARTIFACTS", self.art())
-            .env("HERD_HANG_WARNING_SECS", "0")
-            .cwd(self.dir.path())
-            .args(args.iter().copied());
-        for (k, v) in self.remote.env() {
-            cmd = cmd.env(k, v);
-        }
         if let Some(text) = stdin {
             cmd = cmd.stdin_bytes(text.as_bytes().to_vec());
         }
@@ -159,7 +161,7 @@ impl Scene {
     }
 
     /// Launches an exec child running `script` on the remote; returns the acknowledgement.
-    fn spawn(&self, request: &Value, script: &str) -> Run {
+    pub(crate) fn spawn(&self, request: &Value, script: &str) -> Run {
         self.herd(
             "herd-launch",
             &[
@@ -180,7 +182,7 @@ impl Scene {
         )
     }
 
-    fn local_runs(&self) -> Vec<String> {
+    pub(crate) fn local_runs(&self) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(self.art().join("runs"))
             .into_iter()
             .flatten()
@@ -193,7 +195,7 @@ impl Scene {
     }
 
     /// The remote artifacts directories (as the local side sees them).
-    fn remote_artifacts(&self) -> Vec<std::path::PathBuf> {
+    pub(crate) fn remote_artifacts(&self) -> Vec<std::path::PathBuf> {
         std::fs::read_dir(self.remote.home().join(".herd/artifacts"))
             .into_iter()
             .flatten()
@@ -202,7 +204,7 @@ impl Scene {
             .collect()
     }
 
-    fn remote_runs(&self) -> Vec<String> {
+    pub(crate) fn remote_runs(&self) -> Vec<String> {
         let mut names = Vec::new();
         for dir in self.remote_artifacts() {
             names.extend(
@@ -422,13 +424,13 @@ fn spawn_refuses_a_mismatched_unreachable_or_unknown_host_and_leaves_nothing() {
 
 /// A local `herd-watch follow --json --forever`, writing its events to a file, stopped by the
 /// test (or SIGKILLed).
-struct Follow {
+pub(crate) struct Follow {
     child: std::process::Child,
     out: std::path::PathBuf,
 }
 
 impl Scene {
-    fn follow(&self, tag: &str) -> Follow {
+    pub(crate) fn follow(&self, tag: &str) -> Follow {
         use std::os::unix::process::CommandExt;
         let out = self.dir.path().join(format!("follow-{tag}.jsonl"));
         let file = std::fs::File::create(&out).expect("the follow output");
@@ -454,18 +456,18 @@ impl Scene {
     }
 
     /// The relay's connection state, `relays/devbox.json`.
-    fn relay_state(&self) -> Option<RelayState> {
+    pub(crate) fn relay_state(&self) -> Option<RelayState> {
         // Written atomically: a state that does not read is a fault, never a half-written file.
         RelayState::read(&Artifacts::new(self.art()), ALIAS).expect("the relay's state reads")
     }
 
     /// Whether the relay says it is connected to the host.
-    fn relay_connected(&self) -> bool {
+    pub(crate) fn relay_connected(&self) -> bool {
         self.relay_state().is_some_and(|state| state.connected)
     }
 
     /// The relay's PID, while one holds the lock.
-    fn relay_pid(&self) -> Option<u32> {
+    pub(crate) fn relay_pid(&self) -> Option<u32> {
         let lock = self.art().join(format!("relays/{ALIAS}.lock"));
         let inode = {
             use std::os::unix::fs::MetadataExt;
@@ -478,13 +480,13 @@ impl Scene {
             .and_then(|l| l.split_whitespace().nth(4)?.parse().ok())
     }
 
-    fn status(&self, local_id: &str) -> StatusRuns {
+    pub(crate) fn status(&self, local_id: &str) -> StatusRuns {
         let out = self.herd("herd-watch", &["status", "--run", local_id, "--json"], None);
         out.doc()
     }
 
     /// The local run record `runs/<id>.json`.
-    fn record(&self, local_id: &str) -> RunRecord {
+    pub(crate) fn record(&self, local_id: &str) -> RunRecord {
         let path = self.art().join(format!("runs/{local_id}.json"));
         let record = herd_e2e::herd::read_json(&path)
             .unwrap_or_else(|| panic!("no record {}", path.display()));
@@ -492,19 +494,19 @@ impl Scene {
     }
 
     /// The acknowledgement of a launch that succeeded.
-    fn launched(out: &Run) -> LaunchAck {
+    pub(crate) fn launched(out: &Run) -> LaunchAck {
         assert_eq!(out.code, 0, "{out}");
         out.doc()
     }
 
     /// Runs `herd-watch follow --json` until no run is left; returns its events.
-    fn follow_all(&self) -> (Run, Vec<Value>) {
+    pub(crate) fn follow_all(&self) -> (Run, Vec<Value>) {
         let out = self.herd("herd-watch", &["follow", "--json"], None);
         let events = herd_e2e::herd::json_lines(&out.stdout);
         (out, events)
     }
 
-    fn spawn_waiting(&self, name: &str, task: &str) -> (String, String) {
+    pub(crate) fn spawn_waiting(&self, name: &str, task: &str) -> (String, String) {
         let out = self.spawn(
             &serde_json::json!({"name": name, "task": task}),
             "t=$(cat); while [ ! -e \"$HOME/go\" ]; do sleep 0.1; done; printf 'done: %s\\n' \"$t\"",
@@ -513,7 +515,7 @@ impl Scene {
         (ack.run_id, ack.remote_run_id.expect("a remote run id"))
     }
 
-    fn remote_delivered(&self, remote_id: &str) -> bool {
+    pub(crate) fn remote_delivered(&self, remote_id: &str) -> bool {
         self.remote_artifacts()
             .iter()
             .any(|d| d.join(format!("runs/{remote_id}.delivered")).exists())
@@ -521,17 +523,17 @@ impl Scene {
 }
 
 impl Follow {
-    fn events(&self) -> Vec<Value> {
+    pub(crate) fn events(&self) -> Vec<Value> {
         herd_e2e::herd::read_text(&self.out)
             .map(|t| herd_e2e::herd::json_lines(&t))
             .unwrap_or_default()
     }
 
-    fn results(&self, run_id: &str) -> Vec<WatchWait> {
+    pub(crate) fn results(&self, run_id: &str) -> Vec<WatchWait> {
         herd_e2e::herd::results(&self.events(), run_id)
     }
 
-    fn wait_result(&self, run_id: &str) -> WatchWait {
+    pub(crate) fn wait_result(&self, run_id: &str) -> WatchWait {
         wait_for(
             &format!("the result of {run_id}"),
             Duration::from_secs(60),
@@ -539,7 +541,7 @@ impl Follow {
         )
     }
 
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         herd_e2e::proc::signal_group(self.child.id(), libc::SIGKILL);
         let _ = self.child.wait();
     }
@@ -551,7 +553,7 @@ impl Drop for Follow {
     }
 }
 
-const BUDGET: Duration = Duration::from_secs(60);
+pub(crate) const BUDGET: Duration = Duration::from_secs(60);
 
 /// A remote child's report comes home once: the relay settles it here, acknowledges it there,
 /// and the local follower delivers it; the remote marks it delivered only after that.
@@ -1125,7 +1127,7 @@ fn twenty_concurrent_remote_children_all_launch_and_deliver_once() {
 }
 
 /// Runs git in `dir` with a fixed identity; returns its trimmed stdout.
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &std::path::Path, args: &[&str]) -> String {
     let cmd = herd_e2e::cli::within("git", Duration::from_secs(30))
         .args([
             "-c",
@@ -1176,14 +1178,8 @@ fn a_remote_worktree_childs_branch_comes_home_and_a_moved_local_branch_is_kept()
     );
     assert_eq!(git(&src, &["rev-parse", "fix/x~1"]), base);
 
-    // A local branch of the same name that moved: kept, and the result names it.
-    git(&src, &["branch", "fix/y", "main"]);
-    git(&src, &["checkout", "-q", "fix/y"]);
-    std::fs::write(src.join("local.txt"), "local\n").unwrap();
-    git(&src, &["add", "local.txt"]);
-    git(&src, &["commit", "-q", "-m", "local work"]);
-    git(&src, &["checkout", "-q", "main"]);
-    let local_tip = git(&src, &["rev-parse", "fix/y"]);
+    // A local branch of the same name made while the child ran: kept, and the result names
+    // it. (One that exists at launch refuses the launch.)
     let request = serde_json::json!({
         "name": "Fixer 2",
         "task": "fix it too",
@@ -1191,6 +1187,13 @@ fn a_remote_worktree_childs_branch_comes_home_and_a_moved_local_branch_is_kept()
         "worktree": {"branch": "fix/y", "base": base},
     });
     let id = Scene::launched(&scene.spawn(&request, script)).run_id;
+    git(&src, &["branch", "fix/y", "main"]);
+    git(&src, &["checkout", "-q", "fix/y"]);
+    std::fs::write(src.join("local.txt"), "local\n").unwrap();
+    git(&src, &["add", "local.txt"]);
+    git(&src, &["commit", "-q", "-m", "local work"]);
+    git(&src, &["checkout", "-q", "main"]);
+    let local_tip = git(&src, &["rev-parse", "fix/y"]);
     let (out, events) = scene.follow_all();
     let results = herd_e2e::herd::results(&events, &id);
     assert_eq!(results.len(), 1, "{out}");

@@ -102,7 +102,7 @@ fn set_up(w: &World, strategy: &str) -> (PathBuf, PathBuf) {
         },
         &SetupSource {
             config_dir: Some(config),
-            parent_trusts: true,
+            trusted_folder: Some(repo.clone()),
         },
     )
     .expect("the worktree is created and set up");

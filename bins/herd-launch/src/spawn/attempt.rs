@@ -331,6 +331,24 @@ impl Attempt<'_> {
         if let Some(port) = place.port {
             child_env.push((crate::worktree::PORT_ENV.into(), port.to_string().into()));
         }
+        // The child's own spawns get no more than it has.
+        child_env.push(plan.confinement.ceiling_var());
+        // Pi keeps its own state (trust, settings, their locks) in its agent directory.
+        let pi_state =
+            matches!(plan.runner, crate::plan::Runner::Pi { .. }).then(|| place.agent_dir.clone());
+        let own = session
+            .parent()
+            .map(Path::to_path_buf)
+            .into_iter()
+            .chain([self.artifacts.activity_dir()])
+            .chain(pi_state)
+            .collect();
+        let sandbox = plan.confinement.wrapper(
+            &place.cwd,
+            own,
+            record.worktree.is_some(),
+            &self.artifacts.sandbox(&record.run_id),
+        )?;
         let command = runner_command(
             plan,
             record,
@@ -350,6 +368,7 @@ impl Attempt<'_> {
             herd_launch: self.tools.herd_launch.clone(),
             identity_file: SessionFiles::new(session).process(),
             session_file: session.to_path_buf(),
+            sandbox,
             argv: command.argv,
             stdin: command.stdin,
             stdout: command.stdout,

@@ -14,6 +14,7 @@ mod pi_runner;
 mod process;
 mod refusal;
 mod resume;
+mod sandbox;
 mod specialist;
 mod support;
 mod tmux;

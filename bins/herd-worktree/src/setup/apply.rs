@@ -154,14 +154,10 @@ enum Made {
     Skipped(String),
 }
 
-/// Whether two files have the same bytes; a missing file differs from everything.
+/// Whether two files have the same bytes; a missing file differs from everything. Either may
+/// come from a commit the request chose, so neither is opened unless it is a regular file.
 fn same_bytes(a: &Path, b: &Path) -> Result<bool, String> {
-    let open = |p: &Path| match std::fs::File::open(p) {
-        Ok(f) => Ok(Some(f)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", p.display())),
-    };
-    let (Some(mut fa), Some(mut fb)) = (open(a)?, open(b)?) else {
+    let (Some(mut fa), Some(mut fb)) = (open_regular(a)?, open_regular(b)?) else {
         return Ok(false);
     };
     let (ma, mb) = (
@@ -183,6 +179,57 @@ fn same_bytes(a: &Path, b: &Path) -> Result<bool, String> {
             return Ok(false);
         }
     }
+}
+
+/// Opens a file of a checkout for reading without ever waiting: only what is a regular file
+/// (through symlinks) is opened, without blocking (`O_NONBLOCK`), and it is checked again once
+/// open; anything else (a FIFO, a device, a socket, a directory) is refused. `Ok(None)` when
+/// nothing is there.
+///
+/// A plain open of a FIFO waits for a writer, forever if none comes, and a commit can put a
+/// symlink to one where a file belongs.
+fn open_regular(path: &Path) -> Result<Option<std::fs::File>, String> {
+    let not_regular = || format!("{} is not a regular file", path.display());
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => return Err(not_regular()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    }
+    let file = match herd_core::sidecar::open_given(path) {
+        Ok(Some(file)) => file,
+        Ok(None) => return Ok(None),
+        Err(herd_core::sidecar::Error::NotAFile { .. }) => return Err(not_regular()),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    match file.metadata() {
+        Ok(m) if m.is_file() => Ok(Some(file)),
+        Ok(_) => Err(not_regular()),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Copies the regular file `source` (not followed if it is a symlink) to `dest`, which must not
+/// exist, with its mode. The source is opened without waiting and refused if it is no longer a
+/// regular file (replaced by a FIFO since it was listed).
+fn copy_regular(source: &Path, dest: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut from = match herd_core::sidecar::open_file(source) {
+        Ok(Some(file)) => file,
+        Ok(None) => return Err(std::io::ErrorKind::NotFound.into()),
+        Err(e) => return Err(std::io::Error::other(e.to_string())),
+    };
+    let meta = from.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut to = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(dest)?;
+    std::io::copy(&mut from, &mut to)?;
+    std::fs::set_permissions(dest, std::fs::Permissions::from_mode(meta.mode() & 0o7777))
 }
 
 /// Makes the parent directories of `rel` below `root`, refusing any existing component that is
@@ -236,6 +283,13 @@ fn bring(source: &Path, root: &Path, rel: &str, strategy: Strategy) -> Result<Ma
         }
         Err(e) => return Err(format!("cannot read {}: {e}", source.display())),
     };
+    let kind = meta.file_type();
+    if !kind.is_file() && !kind.is_dir() && !kind.is_symlink() {
+        return Ok(Made::Skipped(format!(
+            "{} is not a regular file, a directory or a symlink",
+            source.display()
+        )));
+    }
     let dest = destination(root, rel)?;
     match strategy {
         Strategy::Symlink => {
@@ -333,7 +387,7 @@ fn tree(source: &Path, dest: &Path, kind: std::fs::FileType, leaf: Leaf) -> Resu
                 std::fs::hard_link(source, dest).map_err(|e| fail("link", dest, e))?
             }
             Leaf::Copy => {
-                std::fs::copy(source, dest).map_err(|e| fail("copy", dest, e))?;
+                copy_regular(source, dest).map_err(|e| fail("copy", source, e))?;
             }
         }
     }

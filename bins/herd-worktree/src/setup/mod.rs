@@ -7,9 +7,9 @@
 //!
 //! What runs is bounded by who said it: `copy` and `.worktreeinclude` apply as they are; the
 //! project file's `setup`, `background`, `install` and `[[link]]` apply only when the launching
-//! parent trusts the project (`HERD_PROJECT_TRUST=trusted`) and the user approved the file's
-//! exact content (`herd-worktree trust`); the user's own file applies as it is, and alone may
-//! name a link source outside the repository.
+//! parent trusts the project (`HERD_PROJECT_TRUST=trusted`, given for a folder that holds the
+//! repository) and the user approved the file's exact content (`herd-worktree trust`); the
+//! user's own file applies as it is, and alone may name a link source outside the repository.
 
 pub mod apply;
 pub mod config;
@@ -25,6 +25,7 @@ use herd_core::Error;
 use herd_git::{Deadline, Git};
 
 use config::{Description, Origin, Strategy};
+use trust::ParentTrust;
 
 pub use apply::{Applied, apply};
 
@@ -78,27 +79,19 @@ impl SetupPlan {
 }
 
 /// The description of the repository at `principal` and its plan, with the user's files under
-/// the configuration directory ([`config::config_dir`]) and the parent's trust from the
-/// environment.
-pub fn prepare_from_env(git: &Git, principal: &Path) -> Result<SetupPlan, Error> {
-    let config = config::config_dir().ok();
-    prepare_with(git, principal, config.as_deref(), trust::parent_trusts())
-}
-
-/// The description of the repository at `principal` and its plan, with the user's files under
 /// `config` (none read when `None`) and the parent's trust given.
 pub fn prepare_with(
     git: &Git,
     principal: &Path,
     config: Option<&Path>,
-    parent_trusts: bool,
+    parent: &ParentTrust,
 ) -> Result<SetupPlan, Error> {
     let description = config::load(principal, config)?;
     let approved = match (&description.project, config) {
         (Some(project), Some(config)) => trust::approved(config, principal, project),
         _ => false,
     };
-    prepare(git, principal, &description, parent_trusts, approved)
+    prepare(git, principal, &description, parent, approved)
 }
 
 /// Decides what will be done; refuses (nothing created) a description that reaches outside the
@@ -107,7 +100,7 @@ pub fn prepare(
     git: &Git,
     principal: &Path,
     description: &Description,
-    parent_trusts: bool,
+    parent: &ParentTrust,
     approved: bool,
 ) -> Result<SetupPlan, Error> {
     let mut plan = SetupPlan {
@@ -158,13 +151,19 @@ pub fn prepare(
     if let Some(project) = &description.project {
         let spec = &project.spec;
         let gated = spec.setup.len() + spec.background.len() + spec.link.len();
-        if parent_trusts && approved {
+        if parent.trusts() && approved {
             add_spec(&mut plan, &root, spec, Origin::Project)?;
         } else if gated > 0 {
-            let why = if parent_trusts {
-                "its content is not approved (approved content changes need a new approval)"
-            } else {
-                "the launching parent does not trust the project (HERD_PROJECT_TRUST is not trusted)"
+            let why = match parent {
+                ParentTrust::Trusted => {
+                    "its content is not approved (approved content changes need a new approval)"
+                        .to_owned()
+                }
+                ParentTrust::Untrusted => "the launching parent does not trust the project (HERD_PROJECT_TRUST is not trusted)".to_owned(),
+                ParentTrust::Elsewhere { folder } => format!(
+                    "the launching parent trusts {}, which does not hold this repository (HERD_PROJECT_TRUST is given for the folder the parent launches from)",
+                    folder.display()
+                ),
             };
             let mut what = Vec::new();
             for (n, name) in [

@@ -27,9 +27,55 @@ pub fn approved(config: &Path, principal: &Path, loaded: &Loaded) -> bool {
     }
 }
 
-/// Whether the launching parent trusts the project (`HERD_PROJECT_TRUST=trusted`).
+/// Whether the launching parent trusts the project (`HERD_PROJECT_TRUST=trusted`), for the folder
+/// it launched from.
 pub fn parent_trusts() -> bool {
     std::env::var(TRUST_ENV).is_ok_and(|v| v == "trusted")
+}
+
+/// The folder the launching parent's trust is for: the current directory (where the parent
+/// launched from) when `HERD_PROJECT_TRUST=trusted`, else none.
+pub fn trusted_folder_from_env() -> Option<PathBuf> {
+    if parent_trusts() {
+        std::env::current_dir().ok()
+    } else {
+        None
+    }
+}
+
+/// What the launching parent's decision says about one repository's setup file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParentTrust {
+    /// The parent trusts no folder.
+    Untrusted,
+    /// The parent trusts `folder`, which does not hold the repository.
+    Elsewhere { folder: PathBuf },
+    /// The parent trusts a folder that is the repository's principal checkout or holds it.
+    Trusted,
+}
+
+impl ParentTrust {
+    /// The decision for the repository whose principal checkout is `principal`, from the folder
+    /// the parent trusts: trusted only when `principal` is that folder or lies below it (both
+    /// resolved), since its `.herd/worktree.toml` is then inside what the parent trusted.
+    pub fn of(trusted_folder: Option<&Path>, principal: &Path) -> ParentTrust {
+        let Some(folder) = trusted_folder else {
+            return ParentTrust::Untrusted;
+        };
+        let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+        match (canonical(folder), canonical(principal)) {
+            (Some(folder), Some(principal)) if principal.starts_with(&folder) => {
+                ParentTrust::Trusted
+            }
+            _ => ParentTrust::Elsewhere {
+                folder: folder.to_path_buf(),
+            },
+        }
+    }
+
+    pub fn trusts(&self) -> bool {
+        *self == ParentTrust::Trusted
+    }
 }
 
 /// Records the approval of `loaded`'s exact content.

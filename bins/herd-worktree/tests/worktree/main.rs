@@ -7,6 +7,8 @@ mod herdr;
 mod manifest;
 mod safety;
 mod setup;
+mod setup_concurrency;
+mod setup_files;
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
@@ -62,12 +64,33 @@ impl World {
 
     /// Runs the binary like [`World::run`] with `extra` variables set last.
     pub fn run_with_env(&self, args: &[&str], extra: &[(OsString, OsString)]) -> Run {
-        let mut cmd = herd_e2e::cli::command(env!("CARGO_BIN_EXE_herd-worktree"))
+        self.run_within(args, extra, herd_e2e::cli::RUN_BUDGET)
+    }
+
+    /// [`World::run_with_env`] that fails the test if the run takes longer than `budget`.
+    pub fn run_within(
+        &self,
+        args: &[&str],
+        extra: &[(OsString, OsString)],
+        budget: std::time::Duration,
+    ) -> Run {
+        self.run_at(&self.sb.path(), args, extra, budget)
+    }
+
+    /// [`World::run_within`] in the working directory `cwd`.
+    pub fn run_at(
+        &self,
+        cwd: &Path,
+        args: &[&str],
+        extra: &[(OsString, OsString)],
+        budget: std::time::Duration,
+    ) -> Run {
+        let mut cmd = herd_e2e::cli::within(env!("CARGO_BIN_EXE_herd-worktree"), budget)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HERD_WORKTREE_ROOT", self.managed_root())
             .env("HERD_ARTIFACTS", self.sb.path().join("artifacts"))
-            .cwd(self.sb.path())
+            .cwd(cwd)
             .args(args.iter().copied());
         for (k, v) in self.sb.env().into_iter().chain(extra.iter().cloned()) {
             cmd = cmd.env(k, v);

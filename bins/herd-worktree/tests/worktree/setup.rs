@@ -12,7 +12,7 @@ use sha2::Digest as _;
 
 use crate::{Run, World};
 
-trait All {
+pub(crate) trait All {
     fn all(&self) -> String;
 }
 
@@ -24,11 +24,16 @@ impl All for Run {
 }
 
 /// A repository with `.gitignore` committed; `files` written after the commit (ignored ones).
-fn repo(w: &World, gitignore: &str, committed: &[(&str, &str)], after: &[(&str, &str)]) -> PathBuf {
+pub(crate) fn repo(
+    w: &World,
+    gitignore: &str,
+    committed: &[(&str, &str)],
+    after: &[(&str, &str)],
+) -> PathBuf {
     named_repo(w, "repo", gitignore, committed, after)
 }
 
-fn named_repo(
+pub(crate) fn named_repo(
     w: &World,
     name: &str,
     gitignore: &str,
@@ -47,7 +52,13 @@ fn named_repo(
     repo
 }
 
-fn create(w: &World, repo: &Path, branch: &str, run_id: &str, extra: &[(&str, &str)]) -> Run {
+pub(crate) fn create(
+    w: &World,
+    repo: &Path,
+    branch: &str,
+    run_id: &str,
+    extra: &[(&str, &str)],
+) -> Run {
     let extra: Vec<(OsString, OsString)> = extra
         .iter()
         .map(|(k, v)| (OsString::from(k), OsString::from(v)))
@@ -69,12 +80,12 @@ fn create(w: &World, repo: &Path, branch: &str, run_id: &str, extra: &[(&str, &s
     )
 }
 
-fn checkout(w: &World, branch: &str) -> PathBuf {
+pub(crate) fn checkout(w: &World, branch: &str) -> PathBuf {
     w.managed_root().join("repo").join(branch)
 }
 
 /// The setup record of `run_id`'s manifest, with the manifest for messages.
-fn setup_of(w: &World, run_id: &str) -> (SetupRecord, Manifest) {
+pub(crate) fn setup_of(w: &World, run_id: &str) -> (SetupRecord, Manifest) {
     let m = w.manifest(run_id);
     let setup = m
         .setup
@@ -84,7 +95,7 @@ fn setup_of(w: &World, run_id: &str) -> (SetupRecord, Manifest) {
 }
 
 /// The port setup gave `run_id`.
-fn port_of(w: &World, run_id: &str) -> u16 {
+pub(crate) fn port_of(w: &World, run_id: &str) -> u16 {
     let (setup, m) = setup_of(w, run_id);
     setup
         .port
@@ -92,18 +103,18 @@ fn port_of(w: &World, run_id: &str) -> u16 {
 }
 
 /// Whether one of the diagnostics `create --json` printed says `text`.
-fn says(run: &Run, text: &str) -> bool {
+pub(crate) fn says(run: &Run, text: &str) -> bool {
     run.doc::<WorktreeCreate>()
         .diagnostics
         .iter()
         .any(|d| d.contains(text))
 }
 
-fn trusted() -> [(&'static str, &'static str); 1] {
+pub(crate) fn trusted() -> [(&'static str, &'static str); 1] {
     [("HERD_PROJECT_TRUST", "trusted")]
 }
 
-fn approve(w: &World, repo: &Path) -> Run {
+pub(crate) fn approve(w: &World, repo: &Path) -> Run {
     let run = w.run(
         &["trust", "--cwd", repo.to_str().expect("a UTF-8 path")],
         None,
@@ -113,7 +124,7 @@ fn approve(w: &World, repo: &Path) -> Run {
 }
 
 /// Nothing was created: no manifest, no checkout, no branch.
-fn nothing_created(w: &World, repo: &Path, branch: &str, run_id: &str) {
+pub(crate) fn nothing_created(w: &World, repo: &Path, branch: &str, run_id: &str) {
     assert!(
         !w.sb
             .path()
@@ -365,7 +376,7 @@ fn symlink_copy_and_reflink_strategies() {
     }
 }
 
-fn setup_repo(w: &World, toml: &str) -> PathBuf {
+pub(crate) fn setup_repo(w: &World, toml: &str) -> PathBuf {
     repo(w, "", &[(".herd/worktree.toml", toml)], &[])
 }
 

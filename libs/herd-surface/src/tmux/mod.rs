@@ -190,8 +190,9 @@ impl Tmux {
                 message: reply.message(),
             });
         }
-        // A message is a format: its `#` are the text's own.
-        let text = n.line().replace('#', "##");
+        // A message is a format: its `#` and a final `;` are the text's own.
+        let line = n.line();
+        let text = format_literal(&line);
         let mut told = Vec::new();
         for line in reply.stdout.lines() {
             let mut fields = line.split('\t');
@@ -349,6 +350,18 @@ fn literal_argument(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// `text` as data in an argument that tmux expands as a format: a window name (`-n`), a pane
+/// title (`-T`), a start directory (`-c`), a message. Each `#` is doubled, so `#{…}`, `#[…]` and
+/// `#(…)` (which runs a shell command in the server) stay the text's own, and a final `;` is
+/// escaped as in [`literal_argument`]. Names, titles and paths come from requests and from
+/// children: herd never lets tmux read them as anything but text.
+pub(crate) fn format_literal(text: &str) -> Cow<'_, str> {
+    if !text.contains('#') {
+        return literal_argument(text);
+    }
+    Cow::Owned(literal_argument(&text.replace('#', "##")).into_owned())
+}
+
 /// Whether a failed client call says the server (and so every pane of it) is gone.
 fn server_gone(message: &str) -> bool {
     message.contains("no server running")
@@ -386,7 +399,7 @@ impl Surface for Tmux {
                 "{} set-option -p -t \"$TMUX_PANE\" remain-on-exit on \\; select-pane -t \"$TMUX_PANE\" -T {} \
                  >/dev/null 2>&1",
                 shell_quote(&self.program.to_string_lossy()),
-                shell_quote(name)
+                shell_quote(&format_literal(name))
             ),
             "export PI_SUBAGENT_SURFACE=\"$TMUX_PANE\"".to_owned(),
         ]
@@ -661,6 +674,17 @@ impl Surface for Tmux {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn format_literal_doubles_every_hash_and_escapes_a_final_semicolon() {
+        assert_eq!(format_literal("plain"), "plain");
+        assert_eq!(format_literal("a;b"), "a;b");
+        assert_eq!(format_literal("end;"), "end\\;");
+        assert_eq!(
+            format_literal("#(touch x) #{pane_id} #[fg=red];"),
+            "##(touch x) ##{pane_id} ##[fg=red]\\;"
+        );
+    }
 
     #[test]
     fn new_pane_reply_is_parsed_strictly() {

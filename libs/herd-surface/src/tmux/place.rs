@@ -8,8 +8,8 @@ use std::time::Instant;
 use herd_protocol::layout::Artifacts;
 
 use super::{
-    PANE_FORMAT, Placement, SURFACE, Tmux, literal_argument, no_sessions, parse_new_pane,
-    server_gone,
+    PANE_FORMAT, Placement, SURFACE, Tmux, format_literal, literal_argument, no_sessions,
+    parse_new_pane, server_gone,
 };
 use crate::{Error, Launch, LaunchError, PaneRef};
 
@@ -82,6 +82,7 @@ impl Tmux {
         deadline: Instant,
     ) -> Result<PaneRef, LaunchError> {
         let cwd = launch.cwd.to_string_lossy();
+        let cwd = format_literal(&cwd);
         let mut session = None;
         if let Some(anchor) = &self.anchor {
             let split = [
@@ -160,6 +161,9 @@ impl Tmux {
         deadline: Instant,
     ) -> Result<(PaneRef, bool), LaunchError> {
         let dir = cwd.to_string_lossy();
+        // The window's name and directory are formats to tmux: both go as data.
+        let dir = format_literal(&dir);
+        let title = format_literal(name);
         let target = session.map(|s| match index {
             Some(i) => format!("{s}{i}"),
             None => s.to_owned(),
@@ -177,7 +181,7 @@ impl Tmux {
             "-F",
             PANE_FORMAT,
             "-n",
-            name,
+            &title,
             "-c",
             &dir,
         ];
@@ -222,7 +226,7 @@ impl Tmux {
             "-s",
             "herd",
             "-n",
-            name,
+            &title,
             "-P",
             "-F",
             PANE_FORMAT,
@@ -261,6 +265,7 @@ impl Tmux {
             .max_by_key(|w| w.serial());
         if let Some(window) = window.filter(|w| w.has_room_for_one_more()) {
             let cwd = launch.cwd.to_string_lossy();
+            let cwd = format_literal(&cwd);
             let split = [
                 "split-window",
                 "-d",

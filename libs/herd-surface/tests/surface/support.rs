@@ -19,7 +19,12 @@ pub fn soon() -> Instant {
 ///
 /// When the script cannot be written.
 pub fn script(dir: &Path, name: &str, surface: &dyn Surface, body: &str) -> PathBuf {
-    let path = dir.join(format!("{name}.sh"));
+    // The name is the child's, any text: the file takes only its letters and digits.
+    let file: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let path = dir.join(format!("{file}.sh"));
     let mut text = String::from("#!/bin/sh\n");
     for line in surface.script_prologue(name) {
         text.push_str(&line);

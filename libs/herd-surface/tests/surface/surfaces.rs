@@ -201,6 +201,66 @@ fn tmux_text_ending_in_a_semicolon_arrives_whole() {
     assert_eq!(close_confirmed(&tmux, &target, soon()), Closed::Confirmed);
 }
 
+/// A child's name and directory are text: tmux expands formats in a window name (`-n`), a pane
+/// title (`-T`) and a start directory (`-c`), where `#(…)` runs a command in the server and a
+/// final `;` ends the command. Both placements that carry the name are taken: a new session,
+/// then a new window of it (no caller's pane to split).
+#[test]
+fn tmux_names_and_directories_are_data_never_formats_or_commands() {
+    let server = TestTmux::start(&pane_vars());
+    let tmux = Tmux::with_socket(
+        herd_surface::tmux::find_program().unwrap(),
+        server.socket_path(),
+        None,
+    );
+    let work = tempfile::tempdir().unwrap();
+    let marker = work.path().join("ran");
+    let name = format!("n #(touch {}) #{{pane_id}} #[fg=red] ;", marker.display());
+    let cwd = work.path().join("w #{pane_id} #(true);");
+    std::fs::create_dir(&cwd).unwrap();
+    let seen = work.path().join("seen");
+    let mut targets = Vec::new();
+    for run in ["r1", "r2"] {
+        let body = format!("pwd > '{}/{run}.cwd'; exec sleep 30", seen.display());
+        std::fs::create_dir_all(&seen).unwrap();
+        let scripts = work.path().join(run);
+        std::fs::create_dir(&scripts).unwrap();
+        let path = script(&scripts, &name, &tmux, &body);
+        let session = work.path().join(format!("{run}.jsonl"));
+        let target = tmux
+            .launch(
+                &launch(run, &name, &cwd, &path, &session),
+                &LaunchBudgets::default(),
+            )
+            .unwrap();
+        let pane = target.pane().unwrap().pane_id.clone();
+        // The body runs after the prologue, which titles the pane.
+        let dir = wait_for("the child's directory", PATIENCE, || {
+            std::fs::read_to_string(seen.join(format!("{run}.cwd"))).ok()
+        });
+        assert_eq!(dir.trim_end(), cwd.to_str().unwrap());
+        // tmux keeps a style's `##[` as it is, to be drawn as the text `#[`.
+        let drawn = name.replace("#[", "##[");
+        let title = server.cmd(["display-message", "-p", "-t", &pane, "#{pane_title}"]);
+        assert_eq!(
+            title.trim_end(),
+            drawn,
+            "the pane's title is the name, as text"
+        );
+        let window = server.cmd(["display-message", "-p", "-t", &pane, "#{window_name}"]);
+        assert_eq!(
+            window.trim_end(),
+            drawn,
+            "the window's name is the name, as text"
+        );
+        targets.push(target);
+    }
+    assert!(!marker.exists(), "a name ran a command in the tmux server");
+    for target in &targets {
+        assert_eq!(close_confirmed(&tmux, target, soon()), Closed::Confirmed);
+    }
+}
+
 #[test]
 fn tmux_server_without_sessions_gets_a_herd_session() {
     // The test kit's server starts with no session and stays up without one.
