@@ -454,12 +454,13 @@ pub fn check_with(
         return Err(taken_error(&path, &req.branch, taken));
     }
     // The setup description is read and checked now: a hostile one is refused before
-    // anything exists.
+    // anything exists. Its approval is judged for the base commit, whose files its commands run.
     let setup = crate::setup::prepare_with(
         &env.git,
         &principal,
         source.config_dir.as_deref(),
         &crate::setup::trust::ParentTrust::of(source.trusted_folder.as_deref(), &principal),
+        &base_sha,
     )?;
     Ok(Plan {
         source_cwd,

@@ -9,6 +9,7 @@
 //!
 //! [`run`] is the command line over them.
 
+mod approve;
 pub mod create;
 pub mod handoff;
 pub mod list;
@@ -25,8 +26,8 @@ use herd_core::{Error, exit};
 use herd_git::{Deadline, Git, budget};
 
 use crate::create::{CreateEnv, CreateRequest};
+use herd_protocol::worktree::Surface;
 use herd_protocol::worktree::manifest::Manifest;
-use herd_protocol::worktree::{Surface, TrustApproved};
 
 /// Create managed git worktrees, track their manifests, and inspect the handoff.
 #[derive(Debug, Parser)]
@@ -94,9 +95,11 @@ pub enum Command {
     /// Approve the repository's committed setup file `.herd/worktree.toml` as it is now.
     ///
     /// Shows the file and records the SHA-256 of its exact content under the user's
-    /// configuration (`$XDG_CONFIG_HOME/herd/trust/`). Its `setup`, `background`, `install` and
-    /// `[[link]]` then run in new worktrees when the launching parent also trusts the project
-    /// (`HERD_PROJECT_TRUST=trusted`); a changed file needs a new approval.
+    /// configuration (`$XDG_CONFIG_HOME/herd/trust/`), with every file of the repository its
+    /// commands name as it is at the checkout's `HEAD`. Its `setup`, `background`, `install`
+    /// and `[[link]]` then run in new worktrees when the launching parent also trusts the
+    /// project (`HERD_PROJECT_TRUST=trusted`) and the worktree's commit has those files as
+    /// approved; a changed file, or a changed file it names, needs a new approval.
     Trust {
         /// A directory inside the repository [default: the current directory].
         #[arg(long, value_name = "DIR")]
@@ -197,7 +200,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let manifest = Manifest::load(&artifacts, &run_id)?;
             Ok(Output::ok(manifest.to_json(), show_human(&manifest)))
         }
-        Command::Trust { cwd, json: _ } => trust(cwd),
+        Command::Trust { cwd, json: _ } => approve::trust(cwd),
         Command::BackgroundLog { path } => {
             let mut input = std::io::stdin().lock();
             let written = setup::log::append_bounded(
@@ -227,57 +230,6 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             Ok(Output::ok(listing.document(), listing.human()))
         }
     }
-}
-
-/// `herd-worktree trust`: shows the project file and records its approval.
-fn trust(cwd: Option<PathBuf>) -> Result<Output, Error> {
-    let cwd = match cwd {
-        Some(cwd) => cwd,
-        None => std::env::current_dir().map_err(|e| {
-            Error::invalid("cwd", format!("cannot tell the current directory: {e}"))
-        })?,
-    };
-    let git = Git::from_env();
-    let facts = git
-        .facts(&cwd, &Deadline::after(budget::BASE))
-        .map_err(|e| create::source_error(e, &cwd))?;
-    let principal = git
-        .principal_checkout(&cwd, &facts, &Deadline::after(budget::PRINCIPAL))
-        .map_err(Error::from)?;
-    let config = setup::config::config_dir()?;
-    let description = setup::config::load(&principal, None)?;
-    let Some(project) = description.project else {
-        return Err(Error::not_found(format!(
-            "{} has no {}",
-            principal.display(),
-            setup::config::PROJECT_FILE
-        ))
-        .with_field("cwd"));
-    };
-    let text = herd_core::sidecar::read_given(&project.file, setup::config::READ_LIMIT)?
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default();
-    let recorded = setup::trust::approve(&config, &principal, &project)?;
-    let user_file = setup::config::user_file(&config, &principal);
-    let doc = TrustApproved {
-        file: project.file.to_string_lossy().into_owned(),
-        sha256: project.sha256.clone(),
-        approval: recorded.to_string_lossy().into_owned(),
-        user_file: user_file.to_string_lossy().into_owned(),
-    };
-    let shown: String = text
-        .lines()
-        .map(|l| format!("  {}", encode_host_value(l, 4096)))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let human = format!(
-        "Approved {} (sha256 {}):\n{shown}\nApproval: {}\nIts commands run in new worktrees when the parent trusts the project (HERD_PROJECT_TRUST=trusted); a changed file needs a new approval.\nYour own setup file for this repository: {}",
-        project.file.display(),
-        project.sha256,
-        recorded.display(),
-        user_file.display()
-    );
-    Ok(Output::ok(doc, human))
 }
 
 /// `--base` of `inspect` is a commit id (full or abbreviated hex), never a revision expression.

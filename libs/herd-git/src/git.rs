@@ -121,6 +121,34 @@ impl Git {
         Ok(out.stdout.bytes)
     }
 
+    /// [`Git::run`] with `input` on git's stdin (a `--batch` request).
+    pub fn run_with_input(
+        &self,
+        cwd: &Path,
+        args: &[OsString],
+        input: Vec<u8>,
+        deadline: &Deadline,
+    ) -> Result<Vec<u8>, Error> {
+        let what = describe(args);
+        let cmd = self
+            .command(self.bin.as_os_str(), cwd, &what, deadline)?
+            .args(args.iter().cloned())
+            .stdin_bytes(input)
+            .stdout_cap(OUTPUT_CAP, Keep::Head)
+            .stderr_cap(OUTPUT_CAP, Keep::Tail);
+        let out = execute(&cmd, &what, deadline)?;
+        if out.stdout.truncated {
+            return Err(Error::TooLarge {
+                what,
+                cap: OUTPUT_CAP,
+            });
+        }
+        if out.code != Some(0) {
+            return Err(failed(what, &out));
+        }
+        Ok(out.stdout.bytes)
+    }
+
     /// Runs `git <args>` and returns how it ended, whatever its exit code; a spawn failure,
     /// a timeout and an oversized stdout are errors.
     pub fn output(

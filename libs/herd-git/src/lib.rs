@@ -17,9 +17,11 @@
 //! - [`worktree`]: `git worktree list --porcelain -z` parsing.
 //! - [`refname`]: branch-name validation without a process.
 //! - [`index`]: the gitlinks of a checkout's index, read without a process.
+//! - [`objects`]: what paths of a commit name, through the symlinks of its tree.
 
 mod git;
 pub mod index;
+pub mod objects;
 pub mod refname;
 pub mod status;
 #[cfg(feature = "testkit")]

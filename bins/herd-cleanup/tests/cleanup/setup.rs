@@ -83,6 +83,8 @@ fn set_up(w: &World, strategy: &str) -> (PathBuf, PathBuf) {
         &config,
         &repo,
         description.project.as_ref().expect("a project file"),
+        // No command: no file of the repository to cover.
+        &herd_worktree::setup::covered::Covered::default(),
     )
     .expect("approved");
     let created = herd_worktree::create::create_with(

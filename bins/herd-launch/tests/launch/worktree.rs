@@ -94,8 +94,14 @@ fn approved_setup_repo(env: &crate::support::Env, repo: &std::path::Path) {
     sb.commit_all(repo, "setup");
     let config = env.dir.path().join("home/.config/herd");
     let description = herd_worktree::setup::config::load(repo, None).unwrap();
-    herd_worktree::setup::trust::approve(&config, repo, description.project.as_ref().unwrap())
-        .unwrap();
+    // `touch ran.txt` names no file of the repository: the approval covers the file alone.
+    herd_worktree::setup::trust::approve(
+        &config,
+        repo,
+        description.project.as_ref().unwrap(),
+        &herd_worktree::setup::covered::Covered::default(),
+    )
+    .unwrap();
 }
 
 #[test]

@@ -13,6 +13,7 @@
 
 pub mod apply;
 pub mod config;
+pub mod covered;
 pub mod log;
 pub mod port;
 pub mod trust;
@@ -78,20 +79,66 @@ impl SetupPlan {
     }
 }
 
-/// The description of the repository at `principal` and its plan, with the user's files under
-/// `config` (none read when `None`) and the parent's trust given.
+/// Whether the user approved what the project file would run in a worktree of one commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approval {
+    /// The file's content and every repository file its commands name, as at that commit.
+    Approved,
+    /// The file's content is not the approved one, or nothing was approved.
+    NotApproved,
+    /// The file is approved, but at that commit these files its commands name differ from the
+    /// approved content (or could not be looked at: the reason).
+    FilesDiffer { commit: String, paths: Vec<String> },
+}
+
+/// The description of the repository at `principal` and its plan for a worktree of `commit`,
+/// with the user's files under `config` (none read when `None`) and the parent's trust given.
 pub fn prepare_with(
     git: &Git,
     principal: &Path,
     config: Option<&Path>,
     parent: &ParentTrust,
+    commit: &str,
 ) -> Result<SetupPlan, Error> {
     let description = config::load(principal, config)?;
-    let approved = match (&description.project, config) {
-        (Some(project), Some(config)) => trust::approved(config, principal, project),
-        _ => false,
+    let approval = match (&description.project, config) {
+        // Only asked when it can matter: git is asked about the files only for an approved
+        // file the parent trusts.
+        (Some(project), Some(config)) if parent.trusts() => {
+            approval_at(git, principal, config, project, commit)
+        }
+        _ => Approval::NotApproved,
     };
-    prepare(git, principal, &description, parent, approved)
+    prepare(git, principal, &description, parent, &approval)
+}
+
+/// Whether `project` and the files its commands name at `commit` are as approved.
+fn approval_at(
+    git: &Git,
+    principal: &Path,
+    config: &Path,
+    project: &config::Loaded,
+    commit: &str,
+) -> Approval {
+    let Some(approved) = trust::approved(config, principal, project) else {
+        return Approval::NotApproved;
+    };
+    let named = covered::named_paths(&project.spec);
+    let differ = |paths| Approval::FilesDiffer {
+        commit: commit.to_owned(),
+        paths,
+    };
+    match covered::Covered::at(git, principal, commit, &named) {
+        Ok(now) => {
+            let paths = approved.differences(&now);
+            if paths.is_empty() {
+                Approval::Approved
+            } else {
+                differ(paths)
+            }
+        }
+        Err(e) => differ(vec![format!("(the files could not be looked at: {e})")]),
+    }
 }
 
 /// Decides what will be done; refuses (nothing created) a description that reaches outside the
@@ -101,7 +148,7 @@ pub fn prepare(
     principal: &Path,
     description: &Description,
     parent: &ParentTrust,
-    approved: bool,
+    approval: &Approval,
 ) -> Result<SetupPlan, Error> {
     let mut plan = SetupPlan {
         budget: Duration::from_secs(config::DEFAULT_SETUP_BUDGET_SECS),
@@ -151,16 +198,21 @@ pub fn prepare(
     if let Some(project) = &description.project {
         let spec = &project.spec;
         let gated = spec.setup.len() + spec.background.len() + spec.link.len();
-        if parent.trusts() && approved {
+        if parent.trusts() && *approval == Approval::Approved {
             add_spec(&mut plan, &root, spec, Origin::Project)?;
         } else if gated > 0 {
-            let why = match parent {
-                ParentTrust::Trusted => {
+            let why = match (parent, approval) {
+                (ParentTrust::Trusted, Approval::FilesDiffer { commit, paths }) => format!(
+                    "files its commands name differ at {} from the approved content ({}): the approval covers the code that runs",
+                    &commit[..commit.len().min(12)],
+                    paths.join(", ")
+                ),
+                (ParentTrust::Trusted, _) => {
                     "its content is not approved (approved content changes need a new approval)"
                         .to_owned()
                 }
-                ParentTrust::Untrusted => "the launching parent does not trust the project (HERD_PROJECT_TRUST is not trusted)".to_owned(),
-                ParentTrust::Elsewhere { folder } => format!(
+                (ParentTrust::Untrusted, _) => "the launching parent does not trust the project (HERD_PROJECT_TRUST is not trusted)".to_owned(),
+                (ParentTrust::Elsewhere { folder }, _) => format!(
                     "the launching parent trusts {}, which does not hold this repository (HERD_PROJECT_TRUST is given for the folder the parent launches from)",
                     folder.display()
                 ),

@@ -1,15 +1,22 @@
-//! The user's approval of a repository's committed setup file: `herd-worktree trust` records
-//! the SHA-256 of the file's exact bytes in `<config>/herd/trust/<repo key>.sha256`; a file whose
-//! bytes differ from the approved ones is not approved.
+//! The user's approval of a repository's committed setup file and of the code it runs:
+//! `herd-worktree trust` records, in `<config>/herd/trust/<repo key>.sha256`, the SHA-256 of the
+//! file's exact bytes on the first line, then one line `<path>\t<what>` for every file of the
+//! repository its commands name, as it is at the commit approved ([`super::covered`]). A file
+//! whose bytes differ from the approved ones is not approved; a worktree whose commit gives a
+//! named file other content than the approved one asks again.
 
 use std::path::{Path, PathBuf};
 
 use herd_core::{Error, ErrorCode};
 
 use super::config::{self, Loaded};
+use super::covered::Covered;
 
 /// The variable a launching parent sets to say whether it trusts the project (`trusted`).
 pub const TRUST_ENV: &str = "HERD_PROJECT_TRUST";
+
+/// The bound of an approval record's read.
+const RECORD_LIMIT: u64 = 256 * 1024;
 
 /// The record of the approved content of the repository at `principal`.
 pub fn approval_file(config: &Path, principal: &Path) -> PathBuf {
@@ -18,13 +25,15 @@ pub fn approval_file(config: &Path, principal: &Path) -> PathBuf {
         .join(format!("{}.sha256", config::repo_key(principal)))
 }
 
-/// Whether the project file `loaded` of the repository at `principal` is approved as it is.
-pub fn approved(config: &Path, principal: &Path, loaded: &Loaded) -> bool {
+/// What the approval of the repository at `principal` covers, when the project file `loaded`
+/// is approved as it is: the files its commands name, as approved. `None` when the file's
+/// content is not the approved one (or nothing was approved).
+pub fn approved(config: &Path, principal: &Path, loaded: &Loaded) -> Option<Covered> {
     let file = approval_file(config, principal);
-    match herd_core::sidecar::read_bounded(&file, 1024) {
-        Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).trim() == loaded.sha256,
-        _ => false,
-    }
+    let bytes = herd_core::sidecar::read_bounded(&file, RECORD_LIMIT).ok()??;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines = text.lines();
+    (lines.next()?.trim() == loaded.sha256).then(|| Covered::from_record_lines(lines))
 }
 
 /// Whether the launching parent trusts the project (`HERD_PROJECT_TRUST=trusted`), for the folder
@@ -78,8 +87,14 @@ impl ParentTrust {
     }
 }
 
-/// Records the approval of `loaded`'s exact content.
-pub fn approve(config: &Path, principal: &Path, loaded: &Loaded) -> Result<PathBuf, Error> {
+/// Records the approval of `loaded`'s exact content and of the files its commands name as
+/// `covered` says they are.
+pub fn approve(
+    config: &Path,
+    principal: &Path,
+    loaded: &Loaded,
+    covered: &Covered,
+) -> Result<PathBuf, Error> {
     let file = approval_file(config, principal);
     let dir = file
         .parent()
@@ -90,6 +105,7 @@ pub fn approve(config: &Path, principal: &Path, loaded: &Loaded) -> Result<PathB
             format!("cannot create {}: {e}", dir.display()),
         )
     })?;
-    herd_core::sidecar::write_atomic(&file, format!("{}\n", loaded.sha256).as_bytes())?;
+    let record = format!("{}\n{}", loaded.sha256, covered.record_lines());
+    herd_core::sidecar::write_atomic(&file, record.as_bytes())?;
     Ok(file)
 }

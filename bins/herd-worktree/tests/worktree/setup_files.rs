@@ -148,3 +148,128 @@ fn the_parents_trust_holds_only_for_the_folder_it_was_given_for() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(ran("d"), "{run:?}");
 }
+
+/// `create --base BASE` (or from `HEAD`) by a parent that trusts the project.
+fn create_at(w: &World, repo: &Path, branch: &str, run_id: &str, base: Option<&str>) -> Run {
+    let mut args = vec![
+        "create",
+        "--cwd",
+        repo.to_str().expect("a UTF-8 path"),
+        "--branch",
+        branch,
+        "--run-id",
+        run_id,
+        "--surface",
+        "git",
+        "--json",
+    ];
+    if let Some(base) = base {
+        args.extend(["--base", base]);
+    }
+    w.run_with_env(&args, &[("HERD_PROJECT_TRUST".into(), "trusted".into())])
+}
+
+/// What the setup script wrote in the worktree of `branch`, if it ran.
+fn script_ran(w: &World, branch: &str) -> Option<String> {
+    std::fs::read_to_string(checkout(w, branch).join("ran.txt")).ok()
+}
+
+#[test]
+fn an_approval_covers_the_script_its_command_names_at_the_commit_used() {
+    let w = World::new();
+    let repo = repo(
+        &w,
+        "",
+        &[
+            (".herd/worktree.toml", "setup = [\"sh ./scripts/gen.sh\"]\n"),
+            ("scripts/gen.sh", "echo v1 > ran.txt\n"),
+            ("README", "one\n"),
+        ],
+        &[],
+    );
+    let shown = approve(&w, &repo);
+    assert!(shown.stdout.contains("scripts/gen.sh"), "{shown:?}");
+
+    // A later commit that leaves the script as approved: its worktrees run it, asking nothing.
+    w.sb.write(&repo, "README", "two\n");
+    let unchanged = w.sb.commit_all(&repo, "readme");
+    let run = create_at(&w, &repo, "a", "ra", None);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(script_ran(&w, "a").as_deref(), Some("v1\n"), "{run:?}");
+
+    // A commit that changes the script: a worktree made of it asks again, and runs nothing.
+    w.sb.write(&repo, "scripts/gen.sh", "echo changed > ran.txt\n");
+    let changed = w.sb.commit_all(&repo, "another script");
+    let run = create_at(&w, &repo, "b", "rb", Some(&changed));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(script_ran(&w, "b"), None, "{run:?}");
+    assert!(says(&run, "scripts/gen.sh"), "{run}");
+    assert!(says(&run, "differ"), "{run}");
+    // The base a request chooses decides: the approved script's commit still runs.
+    let run = create_at(&w, &repo, "c", "rc", Some(&unchanged));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(script_ran(&w, "c").as_deref(), Some("v1\n"), "{run:?}");
+
+    // A commit that moves the script's directory behind a symlink to other code asks again too.
+    std::fs::rename(repo.join("scripts"), repo.join("real")).unwrap();
+    w.sb.write(&repo, "real/gen.sh", "echo v1 > ran.txt\n");
+    w.sb.write(&repo, "elsewhere/gen.sh", "echo linked > ran.txt\n");
+    std::os::unix::fs::symlink("elsewhere", repo.join("scripts")).unwrap();
+    let linked = w.sb.commit_all(&repo, "scripts is a link");
+    let run = create_at(&w, &repo, "d", "rd", Some(&linked));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(script_ran(&w, "d"), None, "{run:?}");
+
+    // Approved again (at HEAD, the linked script), as a document naming what it covers.
+    let run = w.run(
+        &[
+            "trust",
+            "--json",
+            "--cwd",
+            repo.to_str().expect("a UTF-8 path"),
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let approved = run.doc::<herd_protocol::worktree::TrustApproved>();
+    assert_eq!(approved.commit.as_deref(), Some(linked.as_str()));
+    let blob =
+        w.sb.git(&repo, ["rev-parse", "HEAD:elsewhere/gen.sh"])
+            .trim()
+            .to_owned();
+    let files: Vec<(&str, &str)> = approved
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.object.as_str()))
+        .collect();
+    assert_eq!(files, [("scripts/gen.sh", format!("blob {blob}").as_str())]);
+    let run = create_at(&w, &repo, "e", "re", None);
+    assert_eq!(script_ran(&w, "e").as_deref(), Some("linked\n"), "{run:?}");
+    // …and the first script's commit now asks again.
+    let run = create_at(&w, &repo, "f", "rf", Some(&unchanged));
+    assert_eq!(script_ran(&w, "f"), None, "{run:?}");
+}
+
+#[test]
+fn approving_refuses_a_named_script_with_changes_not_committed() {
+    let w = World::new();
+    let repo = repo(
+        &w,
+        "",
+        &[
+            (".herd/worktree.toml", "setup = [\"./scripts/gen.sh\"]\n"),
+            ("scripts/gen.sh", "echo v1 > ran.txt\n"),
+        ],
+        &[("scripts/gen.sh", "echo seen > ran.txt\n")],
+    );
+    let run = w.run(
+        &["trust", "--cwd", repo.to_str().expect("a UTF-8 path")],
+        None,
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.all().contains("scripts/gen.sh"), "{run:?}");
+    assert!(run.all().contains("not committed"), "{run:?}");
+    let approval =
+        herd_worktree::setup::trust::approval_file(&w.sb.home().join(".config/herd"), &repo);
+    assert!(!approval.exists(), "a refused approval records nothing");
+}

@@ -24,6 +24,24 @@ pub struct TrustApproved {
     /// The user's own setup file for this repository, which needs no approval.
     #[serde(rename = "userFile")]
     pub user_file: String,
+    /// The commit whose files were approved: the checkout's `HEAD` (none in a repository
+    /// without commits).
+    pub commit: Option<String>,
+    /// Every file of the repository that the file's commands name, as approved at `commit`: a
+    /// worktree whose commit gives one of them other content (or adds or removes one) asks for
+    /// a new approval.
+    pub files: Vec<ApprovedFile>,
+}
+
+/// A file of the repository a setup command names, as approved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ApprovedFile {
+    /// The path, relative to the repository's root, as the command names it.
+    pub path: String,
+    /// What it is at the approved commit, through the symlinks of the tree: `blob <id>` (a
+    /// file), `tree <id>` (a directory, all of it), `commit <id>` (a submodule),
+    /// `outside <target in hex>` (a symlink leaving the tree), `unresolved <why>`.
+    pub object: String,
 }
 
 /// What creates the checkout.
