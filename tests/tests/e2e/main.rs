@@ -12,6 +12,7 @@ mod herd_nested;
 mod herd_persistent;
 mod herd_report;
 mod herd_resurrect;
+mod herd_sandbox;
 mod herd_trust;
 mod herd_usage;
 mod herd_worktree;
