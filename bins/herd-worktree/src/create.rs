@@ -173,6 +173,32 @@ pub struct Plan {
     pub path: PathBuf,
     /// What setup will do in the new checkout ([`crate::setup`]).
     pub setup: crate::setup::SetupPlan,
+    /// The sandbox the setup's commands run in: the child's own (`docs/sandbox.md`).
+    pub confine: Option<SetupConfinement>,
+}
+
+/// A confined child's sandbox, for the setup commands of its worktree: they come from the
+/// repository and run in the same sandbox as the child.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupConfinement {
+    /// `bwrap`.
+    pub program: PathBuf,
+    pub policy: herd_sandbox::Policy,
+    pub config: herd_sandbox::Config,
+}
+
+impl SetupConfinement {
+    /// The command line in front of a setup command run in `worktree`, whose background log
+    /// goes to `logs`.
+    pub fn wrapper(&self, worktree: &Path, logs: &Path) -> Vec<std::ffi::OsString> {
+        let places = herd_sandbox::bwrap::Places {
+            cwd: worktree.to_path_buf(),
+            own: vec![logs.to_path_buf()],
+            tmp: None,
+            git: None,
+        };
+        herd_sandbox::bwrap::command(&self.program, &self.policy, &self.config, &places)
+    }
 }
 
 /// Creates a managed worktree (see the module docs for the order of steps).
@@ -196,6 +222,8 @@ pub struct SetupSource {
     /// project's setup file counts as trusted only for a repository whose principal checkout is
     /// that folder or lies below it.
     pub trusted_folder: Option<PathBuf>,
+    /// The sandbox the setup's commands run in, when the child is confined.
+    pub confine: Option<SetupConfinement>,
 }
 
 impl SetupSource {
@@ -205,6 +233,7 @@ impl SetupSource {
         SetupSource {
             config_dir: crate::setup::config::config_dir().ok(),
             trusted_folder: crate::setup::trust::trusted_folder_from_env(),
+            confine: None,
         }
     }
 }
@@ -366,7 +395,13 @@ fn set_up(
         background_log: artifacts
             .logs_dir()
             .join(format!("{}.background.log", req.run_id)),
+        sandbox: Vec::new(),
     };
+    let mut env = env;
+    if let Some(confine) = &plan.confine {
+        herd_core::sidecar::ensure_private_dir(&artifacts.logs_dir())?;
+        env.sandbox = confine.wrapper(&env.worktree, &artifacts.logs_dir());
+    }
     let applied = crate::setup::apply(&plan.setup, &env);
     let record = applied.record;
     Manifest::update(artifacts, &req.run_id, |m| m.setup = Some(record))?;
@@ -470,6 +505,7 @@ pub fn check_with(
         base_sha,
         path,
         setup,
+        confine: source.confine.clone(),
     })
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use herd_core::ErrorCode;
 use serde_json::json;
 
-use crate::support::{Env, WAIT, exit_code, read, refusal};
+use crate::support::{Env, WAIT, ack, exit_code, read, refusal, repo_env};
 
 /// Spawns `body` as an exec child (`sh -c body`) on the process surface; returns its run id
 /// once its runner has exited 0.
@@ -234,4 +234,93 @@ fn a_child_hands_its_own_policy_down_and_cannot_widen_it() {
         "{script}"
     );
     assert!(!Path::new(&env.work().join("x")).exists());
+}
+
+/// A repository at `repo` whose committed setup file is `toml`, approved by the user of `env`.
+fn approved_setup_repo(env: &Env, repo: &Path, toml: &str) {
+    std::fs::create_dir_all(repo).unwrap();
+    let sb = herd_e2e::git::Sandbox::new();
+    sb.git(repo, ["init", "-q", "-b", "main"]);
+    sb.write(repo, ".herd/worktree.toml", toml);
+    sb.commit_all(repo, "setup");
+    let config = env.dir.path().join("home/.config/herd");
+    let description = herd_worktree::setup::config::load(repo, None).unwrap();
+    herd_worktree::setup::trust::approve(
+        &config,
+        repo,
+        description.project.as_ref().unwrap(),
+        &herd_worktree::setup::covered::Covered::default(),
+    )
+    .unwrap();
+}
+
+/// Setup commands come from the repository: they run in the child's own sandbox, so one that
+/// writes into the home directory fails while the worktree is set up.
+#[test]
+fn a_repositorys_setup_runs_in_the_childs_sandbox() {
+    let (mut env, _) = repo_env();
+    env.set("HERD_PROJECT_TRUST", "trusted");
+    write_config(&env, CONFINED);
+    let repo = env.work().join("here");
+    approved_setup_repo(
+        &env,
+        &repo,
+        "setup = [\"touch ran.txt\", \"if echo x > \\\"$HOME/pwned\\\"; then echo wrote; else echo refused; fi > home.txt\"]\n",
+    );
+    let request =
+        json!({"name": "Setup", "task": "t", "cwd": repo, "worktree": {"branch": "boxed"}});
+    let run = env.spawn_exec("process", &request, &["--done"]);
+    assert_eq!(run.code, 0, "{run}");
+    let launched = ack(&run);
+    let wt = std::path::PathBuf::from(&launched.worktree.as_ref().expect("a worktree").path);
+    assert!(
+        wt.join("ran.txt").exists(),
+        "setup ran in the worktree: {launched:?}"
+    );
+    assert_eq!(read(wt.join("home.txt")).as_deref(), Some("refused\n"));
+    assert!(
+        !env.dir.path().join("home/pwned").exists(),
+        "nothing written into the home"
+    );
+}
+
+/// A repository's files never widen the sandbox: a setup file that names `sandbox` is refused
+/// as any unknown key is, and the child is confined all the same.
+#[test]
+fn a_repositorys_setup_file_cannot_turn_the_sandbox_off() {
+    let (mut env, _) = repo_env();
+    env.set("HERD_PROJECT_TRUST", "trusted");
+    write_config(&env, CONFINED);
+    let repo = env.work().join("here");
+    std::fs::create_dir_all(&repo).unwrap();
+    let sb = herd_e2e::git::Sandbox::new();
+    sb.git(&repo, ["init", "-q", "-b", "main"]);
+    sb.write(
+        &repo,
+        ".herd/worktree.toml",
+        "sandbox = \"off\"\nsetup = [\"touch ran.txt\"]\n",
+    );
+    sb.commit_all(&repo, "setup");
+    let request =
+        json!({"name": "Setup", "task": "t", "cwd": repo, "worktree": {"branch": "still-boxed"}});
+    let run = env.spawn_exec("process", &request, &["--done"]);
+    let script = match run.code {
+        // Refused outright: nothing launched.
+        2 => {
+            assert!(env.run_ids().is_empty(), "{run}");
+            return;
+        }
+        0 => read(
+            env.run_record(&ack(&run).run_id)
+                .extra
+                .launch_script
+                .unwrap(),
+        )
+        .unwrap(),
+        _ => panic!("{run}"),
+    };
+    assert!(
+        script.contains("'--die-with-parent'"),
+        "the child is confined: {script}"
+    );
 }

@@ -35,6 +35,23 @@ pub struct CommandEnv {
     pub log: PathBuf,
     /// `logs/<id>.background.log`.
     pub background_log: PathBuf,
+    /// The sandbox the commands run in (`bwrap … --`), the child's; empty: unconfined.
+    pub sandbox: Vec<OsString>,
+}
+
+impl CommandEnv {
+    /// `sh` with `args`, in the sandbox when there is one: the program and its arguments.
+    fn shell(&self, args: Vec<OsString>) -> (OsString, Vec<OsString>) {
+        match self.sandbox.split_first() {
+            Some((program, rest)) => {
+                let mut all = rest.to_vec();
+                all.push("sh".into());
+                all.extend(args);
+                (program.clone(), all)
+            }
+            None => ("sh".into(), args),
+        }
+    }
 }
 
 impl CommandEnv {
@@ -445,8 +462,9 @@ mod at {
 /// Runs one setup (or install) command in the worktree within `budget`, appending its output
 /// to the setup log; a failure is `unavailable` (exit 4) with the log's tail.
 fn run_setup(item: &CommandItem, env: &CommandEnv, budget: Duration) -> Result<(), Error> {
-    let mut cmd = Command::new("sh", budget)
-        .args(["-c", item.command.as_str()])
+    let (program, args) = env.shell(vec!["-c".into(), item.command.as_str().into()]);
+    let mut cmd = Command::new(program, budget)
+        .args(args)
         .cwd(&env.worktree)
         .stdin_null()
         .stdout_cap(LOG_STREAM_CAP, Keep::Tail)
@@ -558,15 +576,16 @@ fn start_background(item: &CommandItem, env: &CommandEnv) -> Result<u32, Error> 
             ),
         ));
     }
-    let mut cmd = Detached::new("sh", &env.background_log, &env.background_log)
-        .args([
-            OsString::from("-c"),
-            BACKGROUND_SCRIPT.into(),
-            "herd-background".into(),
-            item.command.as_str().into(),
-            writer.into(),
-            env.background_log.clone().into(),
-        ])
+    let (program, args) = env.shell(vec![
+        OsString::from("-c"),
+        BACKGROUND_SCRIPT.into(),
+        "herd-background".into(),
+        item.command.as_str().into(),
+        writer.into(),
+        env.background_log.clone().into(),
+    ]);
+    let mut cmd = Detached::new(program, &env.background_log, &env.background_log)
+        .args(args)
         .cwd(&env.worktree);
     for (k, v) in env.vars() {
         cmd = cmd.env(k, v);
