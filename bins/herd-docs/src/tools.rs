@@ -100,6 +100,22 @@ fn is_host(row: &Row) -> bool {
     HOST_PARAMS.contains(&row.name.split(['.', '[']).next().unwrap_or_default())
 }
 
+/// The parameters of [`OWN_BLOCK_TOOL`] that confine a child (`docs/sandbox.md`): a block of
+/// their own, `subagent-sandbox-params`.
+pub const SANDBOX_PARAMS: [&str; 2] = ["sandbox", "network"];
+
+fn is_sandbox(row: &Row) -> bool {
+    SANDBOX_PARAMS.contains(&row.name.split(['.', '[']).next().unwrap_or_default())
+}
+
+/// The `subagent-sandbox-params` block: the parameters of [`OWN_BLOCK_TOOL`] that confine a
+/// child.
+pub fn sandbox_block_params(registry: &Registry) -> Option<String> {
+    registry
+        .tool(OWN_BLOCK_TOOL)
+        .map(|tool| table_of(rows(&tool.parameters).into_iter().filter(is_sandbox)))
+}
+
 /// The `subagent-params` block: the parameters of [`OWN_BLOCK_TOOL`] that pi-herdr-agents'
 /// tools reference lists.
 pub fn own_block_params(registry: &Registry) -> Option<String> {
@@ -107,7 +123,7 @@ pub fn own_block_params(registry: &Registry) -> Option<String> {
         table_of(
             rows(&tool.parameters)
                 .into_iter()
-                .filter(|r| !is_seed_004(r) && !is_host(r)),
+                .filter(|r| !is_seed_004(r) && !is_host(r) && !is_sandbox(r)),
         )
     })
 }
