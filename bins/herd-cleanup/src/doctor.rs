@@ -237,11 +237,16 @@ fn sandbox() -> Check {
     };
     let policy = config.limits.default;
     if !policy.confines() {
+        let detail = if config.file.is_some() {
+            "children run unconfined, as your configuration chose".to_owned()
+        } else {
+            "children run unconfined: `[sandbox] mode = \"workspace\"` in ~/.config/herd/config.toml confines them (docs/sandbox.md)".to_owned()
+        };
         return Check {
             name: "sandbox".into(),
             ok: true,
             needed: false,
-            detail: format!("{} (your configuration's choice)", policy.describe()),
+            detail,
         };
     }
     let path = std::env::var_os("PATH");

@@ -149,3 +149,51 @@ fn doctor_fails_when_something_needed_is_missing() {
     assert_eq!(run.code, 1, "{run:?}");
     insta::assert_snapshot!(w.redact(&run.stdout));
 }
+
+/// The person chose confined children: the doctor says up front whether this machine can
+/// confine them, and the fix when it cannot.
+#[test]
+fn doctor_says_whether_confined_children_can_run_here() {
+    let w = World::new();
+    let pi = good_pi(&w);
+    let config = w.sb.path().join("config");
+    std::fs::create_dir_all(config.join("herd")).unwrap();
+    std::fs::write(
+        config.join("herd/config.toml"),
+        "[sandbox]\nmode = \"workspace\"\n",
+    )
+    .unwrap();
+    let sandbox_line = |path: &str| {
+        let run = w.cleanup_with(
+            &["doctor"],
+            &[
+                ("XDG_CONFIG_HOME", config.to_str().unwrap()),
+                ("HERD_PI", pi.to_str().unwrap()),
+                ("PATH", path),
+            ],
+        );
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("sandbox: "))
+            .unwrap_or_else(|| panic!("no sandbox line: {run:?}"))
+            .to_owned();
+        (run.code, line)
+    };
+    let path = std::env::var("PATH").unwrap();
+    let (_, line) = sandbox_line(&path);
+    assert!(
+        line.starts_with("sandbox: ok: sandbox workspace: writes its working directory"),
+        "{line}"
+    );
+    // A PATH without bubblewrap: every confined spawn would be refused, and the doctor fails.
+    let empty = w.sb.path().join("no-bwrap");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (code, line) = sandbox_line(&format!("{}:/usr/local/bin", empty.display()));
+    assert_eq!(code, 1, "{line}");
+    assert!(
+        line.starts_with("sandbox: FAILED: bubblewrap (bwrap) is not on PATH"),
+        "{line}"
+    );
+    assert!(line.contains("apt-get install bubblewrap"), "{line}");
+}
