@@ -66,7 +66,7 @@ pub struct Cli {
 }
 
 /// Every row id, in the order of the table.
-pub const ROW_IDS: [&str; 28] = [
+pub const ROW_IDS: [&str; 30] = [
     "accept.check",
     "accept.reap",
     "worktree.inspect",
@@ -81,6 +81,8 @@ pub const ROW_IDS: [&str; 28] = [
     "cleanup.list_large",
     "cleanup.remove",
     "launch.process",
+    "launch.sandboxed",
+    "launch.sandboxed_run",
     "launch.tmux",
     crate::bench_start::ROWS[0],
     crate::bench_start::ROWS[1],

@@ -37,6 +37,26 @@ pub fn rows(ctx: &Ctx) -> Vec<Row> {
                 .and_then(|bin| process(&bin, ctx.rounds)),
         ));
     }
+    if ctx.wants("launch.sandboxed") {
+        rows.push(Row::from_result(
+            "launch.sandboxed",
+            COMPONENT,
+            "spawn `true` confined (workspace), process surface",
+            Goal::RatioAtMost(1.15),
+            ctx.binary("herd-launch")
+                .and_then(|bin| sandboxed(&bin, ctx.rounds, false)),
+        ));
+    }
+    if ctx.wants("launch.sandboxed_run") {
+        rows.push(Row::from_result(
+            "launch.sandboxed_run",
+            COMPONENT,
+            "spawn `true` confined until its runner has exited",
+            Goal::RatioAtMost(1.15),
+            ctx.binary("herd-launch")
+                .and_then(|bin| sandboxed(&bin, ctx.rounds, true)),
+        ));
+    }
     if ctx.wants("launch.tmux") {
         rows.push(Row::from_result(
             "launch.tmux",
@@ -218,6 +238,58 @@ fn process(bin: &Path, rounds: usize) -> Result<Measured, String> {
     }
     Ok(Measured::new(Quantity::ms(median(&herd_times)), rounds)
         .against("sh -c true", Quantity::ms(median(&sh_times))))
+}
+
+/// A spawn (`to_exit`: and its child run to its end) with the person's configuration confining
+/// children, against the same unconfined.
+fn sandboxed(bin: &Path, rounds: usize, to_exit: bool) -> Result<Measured, String> {
+    if !on_path("bwrap") {
+        return Err("bwrap is not on PATH (apt-get install bubblewrap)".into());
+    }
+    let s = Scratch::new("herd-bench-sandbox")?;
+    let confined = s.root().join("config-confined");
+    std::fs::create_dir_all(confined.join("herd")).map_err(|e| e.to_string())?;
+    std::fs::write(
+        confined.join("herd/config.toml"),
+        "[sandbox]\nmode = \"workspace\"\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let open = s.root().join("config-none");
+    let once = |config: &Path, name: String| -> Result<Duration, String> {
+        let artifacts = s.artifacts(&name)?;
+        let cmd = s
+            .spawn(bin, "process", &artifacts, &["true"])
+            .env("XDG_CONFIG_HOME", config);
+        let started = Instant::now();
+        let (took, doc) = spawn_once(&cmd)?;
+        if !to_exit {
+            return Ok(took);
+        }
+        let run = doc["run_id"].as_str().unwrap_or_default().to_owned();
+        let exit = Artifacts::new(&artifacts)
+            .runs_dir()
+            .join(format!("{run}.runner-exit.json"));
+        while !exit.exists() {
+            if started.elapsed() > CALL_BUDGET {
+                return Err(format!("run {run} did not end"));
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        Ok(started.elapsed())
+    };
+    let mut confined_times = Vec::with_capacity(rounds);
+    let mut open_times = Vec::with_capacity(rounds);
+    // Round 0 warms the caches.
+    for round in 0..=rounds {
+        let c = once(&confined, format!("confined-{round}"))?;
+        let o = once(&open, format!("open-{round}"))?;
+        if round > 0 {
+            confined_times.push(c);
+            open_times.push(o);
+        }
+    }
+    Ok(Measured::new(Quantity::ms(median(&confined_times)), rounds)
+        .against("the same unconfined", Quantity::ms(median(&open_times))))
 }
 
 fn tmux(bin: &Path, rounds: usize) -> Result<Measured, String> {

@@ -49,7 +49,10 @@ pub fn resolve(
         })
     });
     let policy = herd_sandbox::policy::resolve(&config.limits, role, asked, ceiling)?;
-    if remote || !policy.confines() {
+    // A confined child's own children stay in its sandbox, which they cannot leave: bubblewrap
+    // does not nest (the sandbox holds no capability to make another).
+    let nested = ceiling.is_some_and(|c| c.confines()) && herd_sandbox::bwrap::inside();
+    if remote || nested || !policy.confines() {
         return Ok(Confinement {
             policy,
             config,

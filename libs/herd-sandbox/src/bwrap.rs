@@ -38,6 +38,12 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// Whether this process runs inside a sandbox of this module: its PID namespace's first process
+/// is bubblewrap's (which a process outside a PID namespace of bubblewrap cannot arrange).
+pub fn inside() -> bool {
+    std::fs::read_to_string("/proc/1/comm").is_ok_and(|comm| comm.trim() == PROGRAM)
+}
+
 /// The refusal of a policy this machine cannot enforce (exit 4): nothing is launched.
 pub fn unavailable(policy: &Policy) -> Error {
     Error::new(
