@@ -102,6 +102,15 @@ impl Confinement {
         } else {
             None
         };
+        // What it writes whatever its policy exists before the sandbox mounts it.
+        for dir in &own {
+            herd_core::sidecar::ensure_private_dir(dir).map_err(|e| {
+                Error::new(
+                    herd_core::ErrorCode::Unavailable,
+                    format!("cannot make {}: {e}", dir.display()),
+                )
+            })?;
+        }
         let tmp = private.join("tmp");
         herd_core::sidecar::ensure_private_dir(&tmp).map_err(|e| {
             Error::new(
