@@ -59,6 +59,15 @@ impl Env {
         env
     }
 
+    /// The person of this environment chose unconfined children (`[sandbox] mode = "off"`), for
+    /// a test that reads what a child says of its own process (a confined child's PIDs are its
+    /// namespace's) or counts every program a launch starts.
+    pub fn unconfined(&self) {
+        let dir = self.dir.path().join("home/.config/herd");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.toml"), "[sandbox]\nmode = \"off\"\n").unwrap();
+    }
+
     pub fn set(&mut self, key: &str, value: impl Into<String>) {
         self.vars.retain(|(k, _)| k != key);
         self.vars.push((key.to_owned(), value.into()));
