@@ -340,7 +340,9 @@ impl Attempt<'_> {
             .parent()
             .map(Path::to_path_buf)
             .into_iter()
-            .chain([self.artifacts.activity_dir()])
+            // Its activity, and the runs of its own children (herd keeps a parent's whole tree
+            // in one artifacts directory).
+            .chain([self.artifacts.root().to_path_buf()])
             .chain(pi_state)
             .collect();
         let sandbox = plan.confinement.wrapper(
