@@ -49,10 +49,17 @@ pub fn resolve(
         })
     });
     let policy = herd_sandbox::policy::resolve(&config.limits, role, asked, ceiling)?;
-    // A confined child's own children stay in its sandbox, which they cannot leave: bubblewrap
-    // does not nest (the sandbox holds no capability to make another).
-    let nested = ceiling.is_some_and(|c| c.confines()) && herd_sandbox::bwrap::inside();
-    if remote || nested || !policy.confines() {
+    // A confined child cannot start children of its own: bubblewrap does not nest (the sandbox
+    // holds no capability to make another), and a child started inside its PID namespace would
+    // have an identity no herd outside can verify, so it could never be cancelled.
+    if ceiling.is_some_and(|c| c.confines()) && herd_sandbox::bwrap::inside() && !remote {
+        return Err(Error::new(
+            herd_core::ErrorCode::Unavailable,
+            "a confined child cannot start children of its own yet; nothing was launched. Do the work in this child, or ask the parent to start the helper",
+        )
+        .with_field("sandbox"));
+    }
+    if remote || !policy.confines() {
         return Ok(Confinement {
             policy,
             config,

@@ -324,3 +324,62 @@ fn a_repositorys_setup_file_cannot_turn_the_sandbox_off() {
         "the child is confined: {script}"
     );
 }
+
+/// A confined child's own spawn (herd-launch run inside its sandbox, its policy handed down) is
+/// refused with exit 4 and writes nothing: it could not be confined again, nor cancelled.
+#[test]
+fn a_confined_child_cannot_start_children_of_its_own_yet() {
+    let env = Env::new();
+    write_config(&env, CONFINED);
+    let dir = env.dir.path().to_str().unwrap().to_owned();
+    let request = env.dir.path().join("request.json");
+    std::fs::write(
+        &request,
+        json!({"name": "Grandchild", "task": "t"}).to_string(),
+    )
+    .unwrap();
+    let mut cmd = herd_e2e::cli::command("bwrap")
+        .args([
+            "--die-with-parent",
+            "--unshare-pid",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev-bind",
+            "/dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--bind",
+            &dir,
+            &dir,
+            "--",
+        ])
+        .arg(crate::support::BIN)
+        .args([
+            "spawn",
+            "--json",
+            "--surface",
+            "process",
+            "--runner",
+            "exec",
+            "--request",
+        ])
+        .arg(&request)
+        .args(["--", "/bin/true"])
+        .env_clear()
+        .cwd(env.work())
+        .env("HERD_SANDBOX_POLICY", "workspace,on");
+    for (k, v) in &env.vars {
+        cmd = cmd.env(k, v);
+    }
+    let run = herd_e2e::cli::run(&cmd);
+    assert_eq!(run.code, 4, "{run}");
+    let err = refusal(&run);
+    assert_eq!(err.field.as_deref(), Some("sandbox"), "{run}");
+    assert!(
+        err.message.contains("cannot start children of its own"),
+        "{run}"
+    );
+    assert!(env.run_ids().is_empty(), "nothing was written: {run}");
+}
