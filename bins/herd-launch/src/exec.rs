@@ -79,9 +79,27 @@ pub fn record_identity(
 
 /// Records the identity and execs `argv`. Returns only on failure, with the exit code the shell
 /// convention gives it (126: cannot run, 127: not found).
-pub fn exec(identity_file: &Path, run_id: &str, session: &Path, argv: &[OsString]) -> (Error, i32) {
+pub fn exec(
+    identity_file: &Path,
+    run_id: &str,
+    session: &Path,
+    scope_signals: bool,
+    argv: &[OsString],
+) -> (Error, i32) {
     if let Err(err) = record_identity(identity_file, run_id, session) {
         return (err, 125);
+    }
+    // A confined child's signals stay inside its sandbox; a kernel that refuses runs nothing.
+    if scope_signals {
+        if let Err(err) = herd_sandbox::landlock::scope_signals() {
+            return (
+                Error::new(
+                    ErrorCode::Unavailable,
+                    format!("cannot keep the sandbox's signals inside (Landlock): {err}"),
+                ),
+                126,
+            );
+        }
     }
     let err = subprocess::exec_replace(argv);
     let code = if err.kind() == std::io::ErrorKind::NotFound {

@@ -302,6 +302,7 @@ fn start(
         session_file: session.to_path_buf(),
         // The person's own new Pi, not a child: unconfined.
         sandbox: Vec::new(),
+        scope_signals: false,
         argv: pi_argv(pi, request, session),
         stdin: None,
         stdout: None,

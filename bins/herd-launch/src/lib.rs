@@ -318,6 +318,9 @@ pub struct ExecArgs {
     /// The session file recorded in the identity.
     #[arg(long, value_name = "FILE")]
     pub session: PathBuf,
+    /// Keep the runner's signals inside its sandbox (Landlock's scoping) before becoming it.
+    #[arg(long)]
+    pub scope_signals: bool,
     /// The runner's argv.
     #[arg(last = true, required = true, value_name = "ARGV")]
     pub argv: Vec<OsString>,
@@ -406,7 +409,13 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             Ok(Output::ok(catalog.to_json(), catalog.guideline()))
         }
         Command::Exec(args) => {
-            let (err, code) = exec::exec(&args.identity, &args.run_id, &args.session, &args.argv);
+            let (err, code) = exec::exec(
+                &args.identity,
+                &args.run_id,
+                &args.session,
+                args.scope_signals,
+                &args.argv,
+            );
             herd_cli::diagnostic(&format!("herd-launch exec: {}", err.message));
             Ok(Output::ok(err.to_json(), String::new()).with_exit(code))
         }

@@ -10,6 +10,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use herd_core::Error;
+use herd_sandbox::bwrap::Isolation;
 use herd_sandbox::policy::CEILING_ENV;
 use herd_sandbox::{Asked, Config, Mode, Network, Policy};
 
@@ -20,6 +21,8 @@ pub struct Confinement {
     pub config: Config,
     /// `bwrap`, found on `PATH`; `None` only when the policy confines nothing.
     pub program: Option<PathBuf>,
+    /// How the sandbox keeps the child's signals inside, on this machine.
+    pub isolation: Isolation,
 }
 
 /// The confinement of a child asked for by `request` (its `sandbox` and `network`) with the
@@ -64,6 +67,7 @@ pub fn resolve(
             policy,
             config,
             program: None,
+            isolation: Isolation::PidNamespace,
         });
     }
     if pi && policy.network == Network::Off {
@@ -80,6 +84,7 @@ pub fn resolve(
         policy,
         config,
         program: Some(program),
+        isolation: Isolation::here(),
     })
 }
 
@@ -136,7 +141,13 @@ impl Confinement {
             &self.policy,
             &self.config,
             &places,
+            self.isolation,
         ))
+    }
+
+    /// Whether `herd-launch exec` keeps the child's signals inside before it becomes the sandbox.
+    pub fn scopes_signals(&self) -> bool {
+        self.program.is_some() && self.isolation == Isolation::Scoped
     }
 
     /// The variable that hands this policy down to the child's own spawns.

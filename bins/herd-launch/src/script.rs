@@ -32,6 +32,9 @@ pub struct Script {
     pub session_file: PathBuf,
     /// What confines the runner, put in front of its argv (`bwrap … --`); empty: unconfined.
     pub sandbox: Vec<OsString>,
+    /// Whether `herd-launch exec` keeps the child's signals inside (Landlock) before it becomes
+    /// the sandbox.
+    pub scope_signals: bool,
     /// The runner's argv.
     pub argv: Vec<OsString>,
     pub stdin: Option<PathBuf>,
@@ -84,11 +87,14 @@ impl Script {
             OsStr::new(&self.run_id),
             OsStr::new("--session"),
             self.session_file.as_os_str(),
-            OsStr::new("--"),
         ] {
             exec.push(b' ');
             exec.extend_from_slice(&quote(part));
         }
+        if self.scope_signals {
+            exec.extend_from_slice(b" '--scope-signals'");
+        }
+        exec.extend_from_slice(b" '--'");
         // The sandbox wraps the runner, after the identity is recorded: the recorded process
         // becomes the sandbox, and everything the child starts ends with it.
         for arg in self.sandbox.iter().chain(&self.argv) {
@@ -173,6 +179,7 @@ mod tests {
             identity_file: "/s/a.jsonl.process.json".into(),
             session_file: "/s/a.jsonl".into(),
             sandbox: Vec::new(),
+            scope_signals: false,
             argv: vec!["sh".into(), "-c".into(), "echo `x`".into()],
             stdin: Some("/art/context/task.md".into()),
             stdout: None,

@@ -197,7 +197,15 @@ impl SetupConfinement {
             tmp: None,
             git: None,
         };
-        herd_sandbox::bwrap::command(&self.program, &self.policy, &self.config, &places)
+        // Setup commands run to their end (a background one is recorded by the sandbox's
+        // process): a PID namespace keeps their signals inside.
+        herd_sandbox::bwrap::command(
+            &self.program,
+            &self.policy,
+            &self.config,
+            &places,
+            herd_sandbox::bwrap::Isolation::PidNamespace,
+        )
     }
 }
 

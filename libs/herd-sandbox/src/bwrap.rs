@@ -1,8 +1,7 @@
 //! The one place a child is confined: the bubblewrap command line that herd puts in front of the
 //! whole child (Pi or any command, with everything it starts), on every surface.
 //!
-//! The child sees the machine read-only (`--ro-bind / /`), the host's devices, a `/proc` of its own
-//! PID namespace (so it can neither see nor signal a process outside), a private temporary
+//! The child sees the machine read-only (`--ro-bind / /`), the host's devices, a private temporary
 //! directory as `TMPDIR`, the person's secrets replaced by empty files and directories, and,
 //! writable, only what its policy names. `/tmp` itself stays visible and read-only: programs and
 //! checkouts live there too (a clone under `/tmp` is an ordinary place to try a project), and
@@ -56,6 +55,29 @@ pub fn unavailable(policy: &Policy) -> Error {
     .with_field("sandbox")
 }
 
+/// How a sandbox keeps the child's signals inside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// Landlock's signal scoping, applied to the process that becomes the sandbox: the child
+    /// keeps the machine's PIDs, so herd verifies and signals it and its own children as any.
+    Scoped,
+    /// A PID namespace of the sandbox's own (`--unshare-pid`, a fresh `/proc`), on a kernel
+    /// without the scoping: the child's own children cannot be verified from outside, so a
+    /// confined child may not start any.
+    PidNamespace,
+}
+
+impl Isolation {
+    /// What this kernel offers.
+    pub fn here() -> Isolation {
+        if crate::landlock::can_scope_signals() {
+            Isolation::Scoped
+        } else {
+            Isolation::PidNamespace
+        }
+    }
+}
+
 /// Where one child works: what its policy makes writable, besides the configured caches.
 #[derive(Debug, Clone, Default)]
 pub struct Places {
@@ -71,16 +93,27 @@ pub struct Places {
 }
 
 /// The argv to put in front of the child's own: `bwrap …options… --`.
-pub fn command(program: &Path, policy: &Policy, config: &Config, places: &Places) -> Vec<OsString> {
+pub fn command(
+    program: &Path,
+    policy: &Policy,
+    config: &Config,
+    places: &Places,
+    isolation: Isolation,
+) -> Vec<OsString> {
     let mut args = Args::default();
     args.push(program.as_os_str());
-    args.flags(&["--die-with-parent", "--unshare-pid", "--unshare-ipc"]);
+    args.flags(&["--die-with-parent", "--unshare-ipc"]);
+    if isolation == Isolation::PidNamespace {
+        args.flags(&["--unshare-pid"]);
+    }
     if policy.network == Network::Off {
         args.flags(&["--unshare-net"]);
     }
     args.pair("--ro-bind", Path::new("/"), Path::new("/"));
     args.pair("--dev-bind", Path::new("/dev"), Path::new("/dev"));
-    args.one("--proc", Path::new("/proc"));
+    if isolation == Isolation::PidNamespace {
+        args.one("--proc", Path::new("/proc"));
+    }
     for hidden in &config.hidden {
         match std::fs::symlink_metadata(hidden) {
             Ok(meta) if meta.is_dir() => args.one("--tmpfs", hidden),
@@ -185,13 +218,15 @@ mod tests {
             &policy,
             &config(home.path()),
             &places,
+            Isolation::PidNamespace,
         ));
         let h = home.path().display();
         let w = work.path().display();
         assert!(
-            line.starts_with("/usr/bin/bwrap --die-with-parent --unshare-pid"),
+            line.starts_with("/usr/bin/bwrap --die-with-parent --unshare-ipc --unshare-pid"),
             "{line}"
         );
+        assert!(line.contains("--proc /proc"), "{line}");
         assert!(!line.contains("--unshare-net"), "{line}");
         assert!(line.contains(&format!("--tmpfs {h}/.ssh")), "{line}");
         assert!(
@@ -231,7 +266,11 @@ mod tests {
             &policy,
             &config(home.path()),
             &places,
+            Isolation::Scoped,
         ));
+        // Scoped signals: the machine's PIDs and its /proc.
+        assert!(!line.contains("--unshare-pid"), "{line}");
+        assert!(!line.contains("--proc"), "{line}");
         let o = own.path().display();
         assert!(line.contains("--unshare-net"), "{line}");
         assert!(line.contains(&format!("--bind {o} {o}")), "{line}");

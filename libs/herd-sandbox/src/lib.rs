@@ -6,10 +6,12 @@
 //! - [`config`]: that configuration, `[sandbox]` of `~/.config/herd/config.toml`.
 //! - [`bwrap`]: the one place a child is confined, the bubblewrap command line in front of it.
 //! - [`git`]: a confined worktree child's private refs and objects, and its branch brought home.
+//! - [`landlock`]: the child's signals kept inside its sandbox.
 
 pub mod bwrap;
 pub mod config;
 pub mod git;
+pub mod landlock;
 pub mod policy;
 
 pub use config::Config;

@@ -371,6 +371,7 @@ impl Attempt<'_> {
             identity_file: SessionFiles::new(session).process(),
             session_file: session.to_path_buf(),
             sandbox,
+            scope_signals: plan.confinement.scopes_signals(),
             argv: command.argv,
             stdin: command.stdin,
             stdout: command.stdout,

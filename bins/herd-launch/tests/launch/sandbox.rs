@@ -383,3 +383,46 @@ fn a_confined_child_cannot_start_children_of_its_own_yet() {
     );
     assert!(env.run_ids().is_empty(), "nothing was written: {run}");
 }
+
+/// Where the kernel keeps a sandbox's signals inside (Landlock's scoping), a confined child starts
+/// a child of its own: confined again, with at most its policy, and recorded with the machine's
+/// PIDs.
+#[test]
+fn a_confined_child_starts_a_confined_child_of_its_own() {
+    if !herd_sandbox::landlock::can_scope_signals() {
+        eprintln!("this kernel has no Landlock scoping: the nested case is the refusal above");
+        return;
+    }
+    let env = Env::new();
+    write_config(&env, CONFINED);
+    std::fs::write(
+        env.work().join("request.json"),
+        json!({"name": "Grandchild", "task": "t", "sandbox": "workspace"}).to_string(),
+    )
+    .unwrap();
+    let body = format!(
+        "'{bin}' spawn --json --surface process --runner exec --request request.json -- \
+         /bin/sh -c 'echo nested > nested.txt' > ack.json 2> ack.err; echo $? > spawned.txt",
+        bin = crate::support::BIN
+    );
+    run_shell(&env, json!({"name": "Parent", "task": "t"}), &body);
+    assert_eq!(
+        answer(&env, "spawned.txt"),
+        "0",
+        "{:?}",
+        read(env.work().join("ack.err"))
+    );
+    assert_eq!(answer(&env, "nested.txt"), "nested", "the grandchild ran");
+    let ack: herd_protocol::launch::LaunchAck =
+        serde_json::from_str(&read(env.work().join("ack.json")).unwrap()).unwrap();
+    let record = env.run_record(&ack.run_id);
+    let script = read(record.extra.launch_script.unwrap()).unwrap();
+    assert!(
+        script.contains("'--die-with-parent'"),
+        "confined again: {script}"
+    );
+    assert!(
+        script.contains("HERD_SANDBOX_POLICY='workspace,on'"),
+        "{script}"
+    );
+}
