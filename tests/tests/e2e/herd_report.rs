@@ -178,6 +178,11 @@ fn a_help_request_is_answered_by_a_resume(place: Where) {
     assert_eq!(code, 6, "{help:#?}");
     assert_eq!(help.outcome, Outcome::Help, "{help:#?}");
     let message = &help.message;
+    // Seed: "Parent receives a steer notification: *"Sub-agent Worker needs help"*".
+    assert!(
+        message.starts_with("Sub-agent Migrator needs help ("),
+        "{message}"
+    );
     assert_eq!(
         report_block(message),
         format!(
@@ -226,6 +231,42 @@ fn a_help_request_is_answered_by_a_resume(place: Where) {
     // The first run's result is unchanged: it was delivered once, as a help request.
     let (code, again) = herd.wait_result(run);
     assert_eq!((code, &again.message), (6, &help.message));
+}
+
+/// Seed: "Names are abbreviated to 80 characters in the framing sentence and the `from`
+/// attribute": a longer name is launched under its abbreviation, not refused, and the long name
+/// still finds its run.
+#[test]
+fn on_process_a_name_over_80_characters_is_abbreviated_not_refused() {
+    let model = ModelServer::start(Script::new().step(Text("REPORT: done")));
+    let env = PiEnv::new(&model);
+    let herd = Herd::new(&env, Where::Process);
+    let long = format!("Reviewer-{}", "x".repeat(91));
+    assert_eq!(long.chars().count(), 100);
+    let short = format!("{}…", &long[..79]);
+    let ack = herd.launch(&json!({
+        "name": long,
+        "task": "Say done",
+        "model": Herd::model("fake-model"),
+    }));
+    assert_eq!(ack.name, short, "{ack:?}");
+    let out = herd.run("herd-watch", ["wait", "--name", &long, "--json"]);
+    assert_eq!(out.code, 0, "{out}");
+    let result: herd_protocol::watch::WatchWait = decode(&herd_e2e::herd::json_doc(&out));
+    assert_eq!(result.run_id, ack.run_id);
+    assert!(
+        result.message.contains(&format!(
+            "The following is a report from subagent \"{short}\";"
+        )),
+        "{}",
+        result.message
+    );
+    assert_eq!(
+        report_block(&result.message),
+        format!(
+            "<subagent_report from=\"{short}\" kind=\"result\">\nREPORT: done\n</subagent_report>"
+        )
+    );
 }
 
 #[test]

@@ -74,7 +74,9 @@ fn steering_is_delivered_queued_and_bounded() {
     assert_eq!(code, 0, "{text}");
     insta::assert_snapshot!("steer_reply", redact(env.dir.path(), &text));
     for i in 0..20 {
-        let (code, doc, text) = env.steer::<WatchSteer>(&id, &format!("later {i}"), "follow-up");
+        // pi-subagents' spelling is taken too: `steer` with `mode: "follow_up"`.
+        let mode = if i % 2 == 0 { "follow-up" } else { "follow_up" };
+        let (code, doc, text) = env.steer::<WatchSteer>(&id, &format!("later {i}"), mode);
         assert_eq!(
             (code, doc.receipt, doc.delivery_status),
             (0, SteerState::Queued, Some(DeliveryStatus::Queued)),
