@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 1257c705c076f6cbbdfc3a2be98a7d15f75e4f4219a60bf637d7e1b50a1825d5
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 fe77ba98839ec67d0fc5f0471cc48db635f18c682cbc1d48037342bd10259724
 // src/generated/run-files.ts
 import * as path from "node:path";
 var RUNS_DIR = "runs";
@@ -839,7 +839,7 @@ var launchAck = object({
   persistent_ids: optional(object({ task_id: string }))
 });
 var launchSend = object({ run_id: string, task_id: string });
-var launchModels = object({ guideline: string });
+var launchModels = object({ guideline: string, launch_roster: boolean });
 var strings = array(string);
 var rolesListing = object({
   roles: array(
