@@ -360,3 +360,35 @@ fn on_process_a_pi_child_is_asked_for_its_acceptance_report_and_the_gate_decides
         "the session keeps the report"
     );
 }
+
+/// A child whose Pi never started (it dies before its first line) ran no model and used
+/// nothing: its failure says so, without a `Model used:` or a `Usage: 0 in …` line as if it ran.
+#[test]
+fn on_process_a_child_that_never_started_reports_no_model_used_and_no_usage() {
+    let model = ModelServer::start(Script::new().step(Text("never asked")));
+    let env = PiEnv::new(&model);
+    let broken = env.root().join("broken-pi");
+    std::fs::write(
+        &broken,
+        "#!/bin/sh\necho 'pi: cannot start here' >&2\nexit 1\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&broken).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&broken, perms).unwrap();
+    let mut herd = Herd::new(&env, Where::Process);
+    herd.set_var("HERD_PI", &broken);
+    let ack = herd.launch(&json!({
+        "name": "Stillborn",
+        "task": "Say done",
+        "model": Herd::model("fake-model"),
+    }));
+    let (code, result) = herd.wait_result(&ack.run_id);
+    let message = &result.message;
+    assert_ne!(code, 0, "{message}");
+    assert_eq!(result.outcome, Outcome::Failed, "{result:#?}");
+    assert!(model.requests().is_empty(), "no model was asked");
+    assert!(!message.contains("Model used:"), "{message}");
+    assert!(!message.contains("Usage:"), "{message}");
+    assert_eq!(result.details.model, None, "{result:#?}");
+}
