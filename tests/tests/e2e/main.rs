@@ -17,6 +17,7 @@ mod herd_usage;
 mod herd_worktree;
 mod herd_worktree_setup;
 mod model_server;
+mod pi_fork;
 mod pi_guidelines;
 mod pi_herd;
 mod pi_parent;
