@@ -392,3 +392,83 @@ fn on_process_a_child_that_never_started_reports_no_model_used_and_no_usage() {
     assert!(!message.contains("Usage:"), "{message}");
     assert_eq!(result.details.model, None, "{result:#?}");
 }
+
+/// Seed 004: "Terminal details report queued messages that the run did not deliver." A
+/// follow-up queued for an auto-exit child in its turn reaches no turn boundary (the child
+/// exits at its settlement): the parent is told it was not delivered, and its receipt is
+/// `failed` with why, never left `queued` in the terminal run.
+#[test]
+fn on_tmux_a_follow_up_an_auto_exit_child_never_reached_is_reported_as_not_delivered() {
+    use herd_protocol::watch::{SteerState, WatchSteer};
+    let model = ModelServer::start(
+        Script::new()
+            .step(ToolCall::bash("sleep 2"))
+            .step(Text("REPORT: done")),
+    );
+    let env = PiEnv::new(&model);
+    let herd = Herd::new(&env, Where::Tmux);
+    let ack = herd.launch(&json!({
+        "name": "Quick",
+        "task": "Sleep, then report",
+        "model": Herd::model("fake-model"),
+    }));
+    let run = ack.run_id.as_str();
+    assert!(ack.auto_exit, "{ack:?}");
+    herd_e2e::wait::wait_for(
+        "the child's first request",
+        std::time::Duration::from_secs(60),
+        || (!model.requests().is_empty()).then_some(()),
+    );
+    let out = herd.run(
+        "herd-watch",
+        [
+            "steer",
+            "--run",
+            run,
+            "--message",
+            "and check the lexer",
+            "--mode",
+            "follow_up",
+            "--json",
+        ],
+    );
+    let queued: WatchSteer = out.doc();
+    assert_eq!(queued.state, SteerState::Queued, "{out}");
+    herd.wait_for_child_gone(run);
+
+    let (code, result) = herd.wait_result(run);
+    assert_eq!(code, 0, "{result:#?}");
+    assert_eq!(
+        model.requests().len(),
+        2,
+        "the follow-up never reached the model"
+    );
+    let steering = result
+        .details
+        .steering
+        .clone()
+        .expect("the steering ledger");
+    let receipt = steering
+        .iter()
+        .find(|r| r.request_id == queued.request_id)
+        .expect("the follow-up's receipt");
+    assert_eq!(receipt.state, SteerState::Failed, "{steering:#?}");
+    assert!(
+        receipt
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("not delivered")),
+        "{steering:#?}"
+    );
+    assert_eq!(
+        result.details.undelivered_steering.as_deref(),
+        Some(&["and check the lexer".to_owned()][..])
+    );
+    assert!(
+        result
+            .message
+            .contains("Steering: 1 queued message was not delivered"),
+        "{}",
+        result.message
+    );
+}
