@@ -20,6 +20,7 @@ mod model_server;
 mod pi_fork;
 mod pi_guidelines;
 mod pi_herd;
+mod pi_herd_close;
 mod pi_parent;
 mod pi_print;
 mod pi_start;
