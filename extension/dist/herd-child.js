@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 1257c705c076f6cbbdfc3a2be98a7d15f75e4f4219a60bf637d7e1b50a1825d5
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 4a50ca157e06b647ed7ae69602bc5c098194772dcd655c18a8cf1cd14cd50676
 // src/generated/run-files.ts
 import * as path from "node:path";
 var RUNS_DIR = "runs";
@@ -839,7 +839,7 @@ var launchAck = object({
   persistent_ids: optional(object({ task_id: string }))
 });
 var launchSend = object({ run_id: string, task_id: string });
-var launchModels = object({ guideline: string });
+var launchModels = object({ guideline: string, launch_roster: boolean });
 var strings = array(string);
 var rolesListing = object({
   roles: array(
@@ -1080,6 +1080,12 @@ function contextUsage(sessionFile2, windowOf, limit = SESSION_TAIL_BYTES) {
 function registryWindow(registry2, provider, model) {
   return registry2?.find(provider, model)?.contextWindow;
 }
+function endOfClosedReusable(dir, worker, runId2, persistent, task) {
+  if (!persistent || task !== void 0 || worker.closed_at_ms === null) return false;
+  const last = worker.assignments.filter((a) => a.runs.includes(runId2)).at(-1);
+  if (!last || last.task_id === null) return false;
+  return fs4.existsSync(runFile(dir, `${runId2}.task-${last.task_id}`, "delivered"));
+}
 function decorate(dir, event, message, details, windowOf) {
   const runId2 = event.run_id;
   const record = readRun(dir, runId2);
@@ -1087,10 +1093,11 @@ function decorate(dir, event, message, details, windowOf) {
   const worker = readWorker(dir, record.parent_run_id, record.name);
   if (!worker) return void 0;
   const task = event.task ?? void 0;
-  const assignment = assignmentOf(worker, runId2, task);
+  const settledByClose = endOfClosedReusable(dir, worker, runId2, record.persistent, task);
+  const assignment = settledByClose ? worker.assignments.filter((a) => a.runs.includes(runId2)).at(-1) : assignmentOf(worker, runId2, task);
   if (!assignment) return void 0;
   const outcome2 = event.outcome;
-  const status = resultStatus(outcome2, worker.closed_at_ms !== null);
+  const status = settledByClose ? "closed" : resultStatus(outcome2, worker.closed_at_ms !== null);
   const key = event.key ?? runId2;
   const agent = worker.agent ?? record.agent;
   const error = details.errorMessage ?? details.error ?? null;
@@ -1101,7 +1108,7 @@ function decorate(dir, event, message, details, windowOf) {
     workerLabel: worker.label,
     agentDefinition: agent,
     status,
-    final: status !== "blocked",
+    final: status !== "blocked" && !settledByClose,
     elapsedMs: details.elapsedMs ?? null,
     contextUsage: contextUsage(session2, windowOf),
     truncated: truncated(message),
@@ -1114,7 +1121,8 @@ function decorate(dir, event, message, details, windowOf) {
   const note = status === "blocked" ? `The worker asked its owner (ask_owner, ask ${runId2}); answer with subagent({action: "reply", label: ${JSON.stringify(worker.label)}, message}).` : void 0;
   return {
     message: [head, ...note ? [note] : [], message].join("\n"),
-    details: { ...details, piHerd }
+    details: { ...details, piHerd },
+    ...settledByClose ? { settledByClose } : {}
   };
 }
 

@@ -177,14 +177,28 @@ fn probe(program: &OsStr, args: &[&OsStr]) -> Result<String, String> {
     if out.success() {
         Ok(first(&out.stdout.text()))
     } else {
-        let said = first(&out.stderr.text());
-        let said = if said.is_empty() {
-            first(&out.stdout.text())
-        } else {
-            said
+        let stderr = out.stderr.text();
+        let said = match (first(&stderr), explanation(&stderr)) {
+            (said, _) if said.is_empty() => first(&out.stdout.text()),
+            (said, Some(why)) if why != said => format!("{said} … {why}"),
+            (said, _) => said,
         };
         Err(format!("`{}` failed: {}", line(), shown(&said)))
     }
+}
+
+/// The line of a failed program's stderr that says what went wrong: Node's (and most
+/// runtimes') `SyntaxError: …`, `Error [ERR_…]: …`, whose first line is only where it happened
+/// (`file:///…/cli.js:2`).
+fn explanation(stderr: &str) -> Option<String> {
+    stderr.lines().map(str::trim).find_map(|line| {
+        let (head, rest) = line.split_once(':')?;
+        let name = head.split(" [").next().unwrap_or_default();
+        let named = !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric())
+            && (name.ends_with("Error") || name.ends_with("Exception"));
+        (named && !rest.trim().is_empty()).then(|| line.to_owned())
+    })
 }
 
 fn tmux() -> Check {

@@ -187,6 +187,8 @@ pub struct Catalog {
     pub models: Vec<Model>,
     /// Each category of `models.tasks` with its candidates and the authenticated ones.
     pub tasks: Vec<Task>,
+    /// `guidelines.launchRoster`: whether the guidelines ask for the launch roster.
+    pub launch_roster: bool,
 }
 
 impl Catalog {
@@ -199,7 +201,11 @@ impl Catalog {
                 authenticated: authenticated(candidates, &models).0,
             })
             .collect();
-        Catalog { models, tasks }
+        Catalog {
+            models,
+            tasks,
+            launch_roster: true,
+        }
     }
 
     pub fn to_json(&self) -> ModelCatalog {
@@ -208,6 +214,7 @@ impl Catalog {
             models: self.models.clone(),
             tasks: self.tasks.clone(),
             guideline: self.guideline(),
+            launch_roster: self.launch_roster,
         }
     }
 

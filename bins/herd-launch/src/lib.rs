@@ -405,7 +405,8 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let agent_dir = names::agent_dir(Some(&cwd), &env)?;
             let config = roles::Config::load(&agent_dir)?;
             let models = catalog::list(&pi::find_pi(&env)?, &cwd)?;
-            let catalog = catalog::Catalog::new(models, &config.tasks);
+            let mut catalog = catalog::Catalog::new(models, &config.tasks);
+            catalog.launch_roster = config.launch_roster;
             Ok(Output::ok(catalog.to_json(), catalog.guideline()))
         }
         Command::Exec(args) => {

@@ -376,7 +376,10 @@ fn read_request(bytes: &[u8]) -> Result<(serde_json::Value, SubagentRequest), Er
             format!("the request is not valid JSON: {e}"),
         )
     })?;
-    let request = herd_tools::parse("subagent", &json)?;
+    let mut request: SubagentRequest = herd_tools::parse("subagent", &json)?;
+    // "Names are abbreviated to 80 characters": a longer name is kept as its first 79
+    // characters and `…`, the form every line that shows it uses.
+    request.name = herd_core::escape::abbreviate_name(&request.name).into_owned();
     Ok((json, request))
 }
 

@@ -302,7 +302,7 @@ pub fn resume(
     };
     let plan = Plan {
         request: SubagentRequest {
-            name: name.to_owned(),
+            name: herd_core::escape::abbreviate_name(name).into_owned(),
             task: request.message.clone().unwrap_or_default(),
             cwd: Some(cwd.clone()),
             ..SubagentRequest::default()

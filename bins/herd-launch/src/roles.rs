@@ -8,8 +8,9 @@
 //! and `spawning`. Other keys belong to role packs and are ignored.
 //!
 //! The configuration is `<agent dir>/herdr-agents/config.json`: `models.default` (a model for
-//! every child), `models.agents.<role>` (per role) and `models.tasks.<category>` (the ordered
-//! candidates of `task:<category>`).
+//! every child), `models.agents.<role>` (per role), `models.tasks.<category>` (the ordered
+//! candidates of `task:<category>`), and `guidelines.launchRoster` (`false` drops the launch
+//! roster from the `subagent` guidelines).
 
 use std::path::{Path, PathBuf};
 
@@ -261,6 +262,9 @@ pub struct Config {
     pub default_model: Option<String>,
     pub agent_models: Vec<(String, String)>,
     pub tasks: Vec<(String, Vec<String>)>,
+    /// `guidelines.launchRoster`: `false` drops the roster table from the `subagent` guidelines
+    /// and keeps the rest of the naming guidance.
+    pub launch_roster: bool,
 }
 
 impl Config {
@@ -269,6 +273,7 @@ impl Config {
         let file = agent_dir.join("herdr-agents").join("config.json");
         let mut config = Config {
             file: file.clone(),
+            launch_roster: true,
             ..Config::default()
         };
         let Some(bytes) = sidecar::read_given(&file, READ_LIMIT)
@@ -279,6 +284,11 @@ impl Config {
         let bad = |what: &str| Error::invalid("model", format!("{}: {what}", file.display()));
         let value: serde_json::Value =
             serde_json::from_slice(&bytes).map_err(|e| bad(&format!("not JSON: {e}")))?;
+        if let Some(roster) = value.pointer("/guidelines/launchRoster") {
+            config.launch_roster = roster
+                .as_bool()
+                .ok_or_else(|| bad("guidelines.launchRoster is not true or false"))?;
+        }
         let Some(models) = value.get("models") else {
             return Ok(config);
         };
@@ -455,5 +465,22 @@ mod tests {
         assert_eq!(config.task_candidates("coding").unwrap(), ["p/a", "p/b"]);
         assert!(config.task_candidates("none").is_err());
         assert!(config.task_candidates("other").is_err());
+        assert!(
+            config.launch_roster,
+            "the roster is asked for unless turned off"
+        );
+    }
+
+    #[test]
+    fn config_reads_guidelines_launch_roster() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(Config::load(dir.path()).unwrap().launch_roster);
+        std::fs::create_dir_all(dir.path().join("herdr-agents")).unwrap();
+        let file = dir.path().join("herdr-agents/config.json");
+        std::fs::write(&file, r#"{"guidelines":{"launchRoster":false}}"#).unwrap();
+        assert!(!Config::load(dir.path()).unwrap().launch_roster);
+        std::fs::write(&file, r#"{"guidelines":{"launchRoster":"no"}}"#).unwrap();
+        let err = Config::load(dir.path()).unwrap_err();
+        assert!(err.message.contains("guidelines.launchRoster"), "{err}");
     }
 }

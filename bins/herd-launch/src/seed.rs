@@ -1,7 +1,9 @@
 //! Seeding a child's session file before Pi opens it (docs/protocol.md, "Pi's session file").
 //!
-//! - **fork**: a new header, then the parent's entries up to (not including) its last user
-//!   message, without the parent's own header: the child continues the parent's conversation.
+//! - **fork**: a new header, then the parent's entries up to and including its last user
+//!   message (the one that asked for the delegation), without the parent's own header and
+//!   without the turn in flight (the assistant's `subagent` call and what came before it in that
+//!   turn): the child continues the parent's conversation.
 //! - **lineage-only**: the header alone, naming the parent session.
 //! - **standalone**: the header alone, naming no parent.
 //!
@@ -62,7 +64,9 @@ fn create_session(
     }
 }
 
-/// The parent's entries up to its last user message, without its header.
+/// The parent's entries up to and including its last user message, without its header: seed
+/// 003's "`true` copies this conversation into the child", the message that asked for the
+/// delegation with it, the turn in flight without.
 fn fork_entries(parent: &Path) -> Result<Vec<u8>, Error> {
     let entries = read_entries(parent, "fork")?;
     let last_user = entries.iter().rposition(|(_, entry)| {
@@ -72,7 +76,7 @@ fn fork_entries(parent: &Path) -> Result<Vec<u8>, Error> {
                 .and_then(serde_json::Value::as_str)
                 == Some("user")
     });
-    let keep = last_user.unwrap_or(entries.len());
+    let keep = last_user.map_or(entries.len(), |at| at + 1);
     Ok(entries[..keep]
         .iter()
         .flat_map(|(line, _)| line.iter().copied())
@@ -221,7 +225,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fork_copies_up_to_the_last_user_message_without_the_header() {
+    fn fork_copies_up_to_and_including_the_last_user_message_without_the_header() {
         let dir = tempfile::tempdir().unwrap();
         let parent = dir.path().join("p.jsonl");
         std::fs::write(
@@ -234,8 +238,13 @@ mod tests {
         )
         .unwrap();
         let kept = String::from_utf8(fork_entries(&parent).unwrap()).unwrap();
-        assert_eq!(kept.lines().count(), 2, "{kept}");
+        assert_eq!(kept.lines().count(), 3, "{kept}");
         assert!(kept.contains("\"id\":\"1\"") && kept.contains("\"id\":\"2\""));
+        assert!(kept.contains("\"id\":\"3\""), "the asking message: {kept}");
+        assert!(
+            !kept.contains("\"id\":\"4\""),
+            "not the turn in flight: {kept}"
+        );
         assert!(!kept.contains("\"type\":\"session\""));
     }
 

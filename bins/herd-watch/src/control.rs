@@ -561,10 +561,60 @@ pub fn deliver_queued_steer(
     Ok(true)
 }
 
+/// Why a request still queued when its run ended failed.
+pub const NOT_DELIVERED: &str = "not delivered: the run ended before its next turn boundary (an auto-exit child exits when its turn settles)";
+
+/// Ends the steering of a run that has ended: each request of its ledger still `queued` becomes
+/// `failed` with [`NOT_DELIVERED`], so no terminal run keeps one `queued`. The queue itself
+/// stays: it is the record of what was not delivered (`undelivered_steering`).
+pub fn fail_queued_steer(artifacts: &Artifacts, run_id: &str) -> Result<(), Error> {
+    let _lock = steering_lock(artifacts, run_id)?;
+    let ledger = steering_ledger(artifacts, run_id);
+    let err = Error::new(ErrorCode::Conflict, NOT_DELIVERED);
+    for mut receipt in ledger.requests {
+        if receipt.state == SteerState::Queued {
+            fail(&mut receipt, &err);
+            record_receipt(artifacts, run_id, &receipt)?;
+        }
+    }
+    Ok(())
+}
+
 /// What a receipt says of keys typed that the child's Pi was not seen taking.
 fn not_taken_note() -> String {
     format!(
         "typed into its input, but its Pi did not take it within {} s",
         STEER_ACK_WINDOW_MS / 1_000
     )
+}
+
+/// A finished run's steering (step 8 of its finish): the messages left undelivered, told to
+/// the parent and their receipts `failed`, and the steering ledger (every request's receipt).
+pub(crate) fn steering_details(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    ending: &mut crate::message::Ending,
+    details: &mut herd_protocol::result::Details,
+) {
+    let queued = herd_protocol::intents::undelivered_steer(artifacts, &record.run_id);
+    if !queued.is_empty() {
+        // Seed 004: "Terminal details report queued messages that the run did not deliver";
+        // the parent is told, and no receipt stays `queued`.
+        if let Err(err) = fail_queued_steer(artifacts, &record.run_id) {
+            ending.notes.push(format!(
+                "Steering: the receipts of the queued messages could not be updated: {}",
+                herd_core::escape::encode_host_value(&err.message, 300)
+            ));
+        }
+        ending.notes.push(match queued.len() {
+            1 => "Steering: 1 queued message was not delivered: the run ended before its next turn boundary (details.undelivered_steering)".to_owned(),
+            n => format!("Steering: {n} queued messages were not delivered: the run ended before their next turn boundary (details.undelivered_steering)"),
+        });
+        details.undelivered_steering = Some(queued);
+    }
+    // The steering ledger: every request's receipt, a queued one still `queued`.
+    let steering = steering_ledger(artifacts, &record.run_id);
+    if !steering.requests.is_empty() {
+        details.steering = Some(steering.requests);
+    }
 }

@@ -202,10 +202,13 @@ pub fn build(
     details.worktree = handoff_json;
     details.model.clone_from(&ending.model_used);
     left.files_into(record, &mut details);
-    steering_details(artifacts, record, &mut details);
+    crate::control::steering_details(artifacts, record, &mut ending, &mut details);
     // 9. What it cost: its session's usage, with its nested children's rolled up.
     if let Some(usage) = crate::usage::rolled_up(artifacts, record) {
-        ending.notes.push(usage.host_line());
+        // A child that used nothing (it never started) has no usage line, as if it ran.
+        if usage.tally.total.used_any() || !usage.nested.is_empty() {
+            ending.notes.push(usage.host_line());
+        }
         details.usage = Some(usage);
     }
     details.elapsed_ms = Some(elapsed_ms);
@@ -358,11 +361,9 @@ impl Left {
             session_file: (record.runner == Runner::Pi).then(|| record.session_file.clone()),
             output_files: self.output_files.clone(),
             resumable: record.runner == Runner::Pi,
-            model_used: self
-                .session
-                .as_ref()
-                .and_then(|s| s.model.clone())
-                .or_else(|| record.model.clone()),
+            // What the child's Pi recorded running: a child that never started ran no model,
+            // whatever was asked for (that stays in `Models attempted:`).
+            model_used: self.session.as_ref().and_then(|s| s.model.clone()),
             models_attempted: {
                 let mut models = earlier_models(artifacts, record);
                 models.extend(record.model.iter().cloned());
@@ -608,20 +609,6 @@ fn specialist_end(
         ending.stopped = true;
         ending.report = None;
         details.stopped = Some(true);
-    }
-}
-
-/// Step 8: the steering left undelivered, and the steering ledger (every request's
-/// receipt, a queued one still `queued`).
-fn steering_details(artifacts: &Artifacts, record: &RunRecord, details: &mut Details) {
-    let queued = intents::undelivered_steer(artifacts, &record.run_id);
-    if !queued.is_empty() {
-        details.undelivered_steering = Some(queued);
-    }
-    // The steering ledger: every request's receipt, a queued one still `queued`.
-    let steering = intents::steering_ledger(artifacts, &record.run_id);
-    if !steering.requests.is_empty() {
-        details.steering = Some(steering.requests);
     }
 }
 

@@ -66,6 +66,22 @@ pub struct Ending {
     pub vanished: bool,
 }
 
+/// The run's name as a host line shows it without quotes, abbreviated to 80 characters: as is
+/// when every character reads as itself (no escape, no report tag, no quote), else quoted and
+/// escaped as every other host value.
+fn bare_name(name: &str) -> String {
+    let name = escape::abbreviate_name(name);
+    let quoted = escape::json_string(&name);
+    if quoted.len() == name.len() + 2
+        && !name.contains('"')
+        && escape::escape_report_tags(&name) == name
+    {
+        name.into_owned()
+    } else {
+        quoted
+    }
+}
+
 impl Ending {
     /// The host status line.
     pub fn status_line(&self) -> String {
@@ -88,7 +104,12 @@ impl Ending {
                 format!("Persistent specialist {name} stopped ({elapsed}).")
             }
             Some(Outcome::Completed) => format!("Sub-agent {name} completed ({elapsed})."),
-            Some(Outcome::Help) => format!("Sub-agent {name} needs help ({elapsed})."),
+            // The seed's header, "Sub-agent Worker needs help": the name bare when it reads
+            // as itself.
+            Some(Outcome::Help) => format!(
+                "Sub-agent {} needs help ({elapsed}).",
+                bare_name(&self.name)
+            ),
             Some(Outcome::Cancelled) => format!("Sub-agent {name} was cancelled ({elapsed})."),
             Some(Outcome::Failed) if self.timed_out => {
                 format!("Sub-agent {name} timed out after {elapsed}.")
@@ -300,7 +321,8 @@ mod tests {
     #[test]
     fn help_and_failure_kinds() {
         let text = ending(Outcome::Help, "which schema?").message().render();
-        assert!(text.starts_with("Sub-agent \"Scout\" needs help"));
+        // Seed: the parent receives "Sub-agent Worker needs help".
+        assert!(text.starts_with("Sub-agent Scout needs help ("), "{text}");
         assert!(text.contains("kind=\"help-request\""));
         assert!(text.contains(
             "Resume: subagent_resume, or herd-launch resume --session /s/child.jsonl --message TEXT"

@@ -304,7 +304,10 @@ pub(crate) fn observe_waiting(record: &RunRecord, life: &mut Lifecycle) {
         .flatten()
         .and_then(|file| file.of_run(&record.run_id))
     {
-        life.observe_needs_input(&file, record.interactive);
+        // A persistent specialist between tasks waits for its parent's next task, not for a
+        // person: the seed's widget says `waiting` ("turn finished; the process is
+        // intentionally open for more input or another stage").
+        life.observe_needs_input(&file, record.interactive && !record.persistent);
     }
     if record.persistent {
         life.help_requested(persistent_help_since(record));

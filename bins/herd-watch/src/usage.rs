@@ -404,16 +404,24 @@ pub fn for_status(artifacts: &Artifacts, record: &RunRecord) -> Option<Figures> 
         .map(|u| u.tally.total)
 }
 
-/// A widget row's usage: `12.3k tok · $0.084`, once the run used any.
+/// A widget row's usage: `12.3k tok · $0.084`, once the run used any. The widget shows only
+/// what is known: a figure not known is left out rather than shown as unknown (`15 tok` when
+/// the cost is not known), and a row with neither shows nothing.
 pub fn row_text(figures: &Figures) -> Option<String> {
     use herd_protocol::usage::{cost, tokens};
-    figures.used_any().then(|| {
-        format!(
-            "{} tok · {}",
-            tokens(figures.total_tokens),
-            cost(figures.cost)
-        )
-    })
+    if !figures.used_any() {
+        return None;
+    }
+    let parts: Vec<String> = [
+        figures
+            .total_tokens
+            .map(|n| format!("{} tok", tokens(Some(n)))),
+        figures.cost.map(|c| cost(Some(c))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
 /// A persistent specialist's task `task`: what its session counted since the task settled before

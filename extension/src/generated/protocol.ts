@@ -1322,6 +1322,11 @@ export interface LaunchModels {
 	 * At most 2,000 characters, every value encoded.
 	 */
 	guideline: string;
+	/**
+	 * `guidelines.launchRoster` of the configuration: whether the `subagent` guidelines ask
+	 * for the launch roster table after the final launch (true unless it is `false`).
+	 */
+	launch_roster: boolean;
 	models: LaunchModelsCatalogModel[];
 	tasks: LaunchModelsCatalogTask[];
 }

@@ -155,9 +155,15 @@ function onResult(dir: string, event: Extract<WatchEvent, { event: "result" }>):
 	const worker = decorate(dir, event, result.message, result.details, (provider, model) =>
 		registryWindow(hub().live?.ctx.modelRegistry, provider, model),
 	);
-	if (worker) Object.assign(result, worker);
-	const id = pendingKey(dir, result.key);
 	const h = hub();
+	if (worker?.settledByClose) {
+		// The end of a reusable worker its owner closed: the close's answer told it.
+		if (event.task === undefined) cancelRun(h.notices, dir, runId);
+		acknowledge(dir, key);
+		return;
+	}
+	if (worker) Object.assign(result, { message: worker.message, details: worker.details });
+	const id = pendingKey(dir, result.key);
 	if (!h.pending.has(id)) h.pending.set(id, result);
 	// The run's own result (not a specialist's task result) is its verified end: what it still
 	// had to say as a notice is moot.

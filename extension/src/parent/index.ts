@@ -81,9 +81,9 @@ export default async function herdParent(pi: ExtensionAPI): Promise<void> {
 		if (!piHerd) applyLoading(pi, routine, h.writerActive);
 		if (subagent) {
 			const tool = subagent;
-			catalog = catalogGuideline(pi, ctx, binDir).then((guideline) => {
+			catalog = catalogGuideline(pi, ctx, binDir).then((found) => {
 				try {
-					pi.registerTool(withGuideline(tool, guideline));
+					pi.registerTool(withGuideline(tool, found));
 				} catch {
 					// The instance went stale: the next session asks again.
 				}

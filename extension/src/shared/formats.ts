@@ -139,7 +139,7 @@ export const launchAck: Shape<LaunchAck> = object<LaunchAck>({
 export const launchSend: Shape<LaunchSend> = object<LaunchSend>({ run_id: string, task_id: string });
 
 /** `herd-launch models --json`: the catalog. */
-export const launchModels: Shape<LaunchModels> = object<LaunchModels>({ guideline: string });
+export const launchModels: Shape<LaunchModels> = object<LaunchModels>({ guideline: string, launch_roster: boolean });
 
 const strings = array(string);
 

@@ -214,6 +214,24 @@ export type PiHerdDetails = {
 export interface Delivered<D> {
 	message: string;
 	details: D & { piHerd: PiHerdDetails };
+	/**
+	 * The result is no assignment's: the end of a reusable worker that its owner closed after
+	 * each assignment had its final result. The close's answer says how the run ended, so the
+	 * owner is not told again: the delivery settles it without a message.
+	 */
+	settledByClose?: boolean;
+}
+
+/**
+ * Whether the result of run `runId` (no task: the run's own end) of the reusable worker
+ * `worker` is the end its close made, after its last assignment's final result was delivered
+ * (`runs/<run>.task-<task>.delivered`).
+ */
+function endOfClosedReusable(dir: string, worker: WorkerFile, runId: string, persistent: boolean, task: string | undefined): boolean {
+	if (!persistent || task !== undefined || worker.closed_at_ms === null) return false;
+	const last = worker.assignments.filter((a) => a.runs.includes(runId)).at(-1);
+	if (!last || last.task_id === null) return false;
+	return fs.existsSync(runFile(dir, `${runId}.task-${last.task_id}`, "delivered"));
 }
 
 /** What the decoration reads of a result (a `result` event of `follow --json`, `wait --json`'s document). */
@@ -245,10 +263,13 @@ export function decorate<D extends ResultDetails>(dir: string, event: ResultEven
 	const worker = readWorker(dir, record.parent_run_id, record.name);
 	if (!worker) return undefined;
 	const task = event.task ?? undefined;
-	const assignment = assignmentOf(worker, runId, task);
+	// Seed 000: "An accepted assignment has one correlated final result": the end a close made
+	// is the close's, correlated to the last assignment and not a final result of it.
+	const settledByClose = endOfClosedReusable(dir, worker, runId, record.persistent, task);
+	const assignment = settledByClose ? worker.assignments.filter((a) => a.runs.includes(runId)).at(-1) : assignmentOf(worker, runId, task);
 	if (!assignment) return undefined;
 	const outcome = event.outcome;
-	const status = resultStatus(outcome, worker.closed_at_ms !== null);
+	const status = settledByClose ? "closed" : resultStatus(outcome, worker.closed_at_ms !== null);
 	const key = event.key ?? runId;
 	const agent = worker.agent ?? record.agent;
 	const error = details.errorMessage ?? details.error ?? null;
@@ -259,7 +280,7 @@ export function decorate<D extends ResultDetails>(dir: string, event: ResultEven
 		workerLabel: worker.label,
 		agentDefinition: agent,
 		status,
-		final: status !== "blocked",
+		final: status !== "blocked" && !settledByClose,
 		elapsedMs: details.elapsedMs ?? null,
 		contextUsage: contextUsage(session, windowOf),
 		truncated: truncated(message),
@@ -276,5 +297,6 @@ export function decorate<D extends ResultDetails>(dir: string, event: ResultEven
 	return {
 		message: [head, ...(note ? [note] : []), message].join("\n"),
 		details: { ...details, piHerd },
+		...(settledByClose ? { settledByClose } : {}),
 	};
 }

@@ -625,14 +625,20 @@ fn nul_separated(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
-/// `git <subcommand>`, skipping global options, for messages.
+/// `git <subcommand>`, skipping global options and the values of those that take one
+/// (`-c maintenance.auto=false commit` is `git commit`), for messages.
 fn describe(args: &[OsString]) -> String {
-    let sub = args
-        .iter()
-        .map(|a| a.to_string_lossy())
-        .find(|a| !a.starts_with('-'))
-        .unwrap_or_default();
-    format!("git {sub}")
+    let mut args = args.iter().map(|a| a.to_string_lossy());
+    while let Some(arg) = args.next() {
+        match arg.as_ref() {
+            "-c" | "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" => {
+                args.next();
+            }
+            option if option.starts_with('-') => {}
+            sub => return format!("git {sub}"),
+        }
+    }
+    "git".to_owned()
 }
 
 fn exit_status(out: &subprocess::Output) -> String {

@@ -468,6 +468,9 @@ pub fn find(
     match selector {
         Selector::Id(id) => RunRecord::load(artifacts, id),
         Selector::Name(name) => {
+            // A run's name is kept abbreviated to 80 characters, as the launch that named it
+            // abbreviated it, so the same long name finds it.
+            let name = &herd_core::escape::abbreviate_name(name);
             let open: Vec<String> = crate::open_runs::list(artifacts)?
                 .into_iter()
                 .filter(|id| !crate::open_runs::is_closed(artifacts, id))

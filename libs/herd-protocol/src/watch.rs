@@ -472,6 +472,8 @@ pub enum SteerMode {
     /// Deliver now.
     Steer,
     /// Queue for the next turn boundary.
+    // pi-subagents spells it `follow_up` (`mode: "follow_up"`), as the receipt does.
+    #[cfg_attr(feature = "clap", value(alias = "follow_up"))]
     FollowUp,
     /// Queue during an active turn, deliver now between turns.
     Auto,

@@ -15,7 +15,7 @@ use herd_e2e::proc::process_alive;
 use herd_e2e::wait::wait_for;
 use herd_protocol::launch::{LaunchSend, SendStatus};
 use herd_protocol::persistent::{TaskEvent, TaskEventKind};
-use herd_protocol::watch::{StopStatus, WatchEvent, WatchStop};
+use herd_protocol::watch::{StatusWidget, StopStatus, WatchEvent, WatchStop};
 use serde_json::{Value, json};
 
 /// The `task-done` events the specialist wrote to `<session>.tasks` (a line still being
@@ -40,6 +40,26 @@ fn task_results(events: &[Value]) -> Vec<(String, String)> {
             _ => None,
         })
         .collect()
+}
+
+/// The widget's row of the idle specialist: the seed's label `waiting` ("turn finished; the
+/// process is intentionally open for more input or another stage"), not `waiting for input`, and
+/// nothing it does not know (no `cost unknown`, no `unknown tok`).
+fn idle_row_says_waiting(herd: &Herd<'_>) {
+    let mut widget = String::new();
+    let row = herd_e2e::wait::try_wait_for(Duration::from_secs(30), || {
+        let out = herd.run("herd-watch", ["status", "--widget", "--json"]);
+        assert!(out.success(), "herd-watch status --widget:\n{out}");
+        let doc: StatusWidget = out.doc();
+        widget = doc.widget;
+        widget
+            .lines()
+            .find(|l| l.contains(" Specialist ") && l.contains(" waiting "))
+            .map(str::to_owned)
+    });
+    let row = row.unwrap_or_else(|| panic!("no idle `waiting` row in the widget:\n{widget}"));
+    assert!(!row.contains("waiting for input"), "{row}");
+    assert!(!row.contains("unknown"), "{row}");
 }
 
 #[test]
@@ -108,6 +128,7 @@ fn on_tmux_a_persistent_specialist_answers_two_sent_tasks_and_stops() {
     );
     let pid = herd.child_pid(&run);
     assert!(process_alive(pid), "the specialist stays between tasks");
+    idle_row_says_waiting(&herd);
 
     let out = herd.run("herd-watch", ["stop", "--run", &run, "--json"]);
     assert!(out.success(), "herd-watch stop:\n{out}");

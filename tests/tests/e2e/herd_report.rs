@@ -178,6 +178,11 @@ fn a_help_request_is_answered_by_a_resume(place: Where) {
     assert_eq!(code, 6, "{help:#?}");
     assert_eq!(help.outcome, Outcome::Help, "{help:#?}");
     let message = &help.message;
+    // Seed: "Parent receives a steer notification: *"Sub-agent Worker needs help"*".
+    assert!(
+        message.starts_with("Sub-agent Migrator needs help ("),
+        "{message}"
+    );
     assert_eq!(
         report_block(message),
         format!(
@@ -226,6 +231,42 @@ fn a_help_request_is_answered_by_a_resume(place: Where) {
     // The first run's result is unchanged: it was delivered once, as a help request.
     let (code, again) = herd.wait_result(run);
     assert_eq!((code, &again.message), (6, &help.message));
+}
+
+/// Seed: "Names are abbreviated to 80 characters in the framing sentence and the `from`
+/// attribute": a longer name is launched under its abbreviation, not refused, and the long name
+/// still finds its run.
+#[test]
+fn on_process_a_name_over_80_characters_is_abbreviated_not_refused() {
+    let model = ModelServer::start(Script::new().step(Text("REPORT: done")));
+    let env = PiEnv::new(&model);
+    let herd = Herd::new(&env, Where::Process);
+    let long = format!("Reviewer-{}", "x".repeat(91));
+    assert_eq!(long.chars().count(), 100);
+    let short = format!("{}…", &long[..79]);
+    let ack = herd.launch(&json!({
+        "name": long,
+        "task": "Say done",
+        "model": Herd::model("fake-model"),
+    }));
+    assert_eq!(ack.name, short, "{ack:?}");
+    let out = herd.run("herd-watch", ["wait", "--name", &long, "--json"]);
+    assert_eq!(out.code, 0, "{out}");
+    let result: herd_protocol::watch::WatchWait = decode(&herd_e2e::herd::json_doc(&out));
+    assert_eq!(result.run_id, ack.run_id);
+    assert!(
+        result.message.contains(&format!(
+            "The following is a report from subagent \"{short}\";"
+        )),
+        "{}",
+        result.message
+    );
+    assert_eq!(
+        report_block(&result.message),
+        format!(
+            "<subagent_report from=\"{short}\" kind=\"result\">\nREPORT: done\n</subagent_report>"
+        )
+    );
 }
 
 #[test]
@@ -317,5 +358,117 @@ fn on_process_a_pi_child_is_asked_for_its_acceptance_report_and_the_gate_decides
     assert!(
         texts.iter().any(|t| t.contains("acceptance-report")),
         "the session keeps the report"
+    );
+}
+
+/// A child whose Pi never started (it dies before its first line) ran no model and used
+/// nothing: its failure says so, without a `Model used:` or a `Usage: 0 in …` line as if it ran.
+#[test]
+fn on_process_a_child_that_never_started_reports_no_model_used_and_no_usage() {
+    let model = ModelServer::start(Script::new().step(Text("never asked")));
+    let env = PiEnv::new(&model);
+    let broken = env.root().join("broken-pi");
+    std::fs::write(
+        &broken,
+        "#!/bin/sh\necho 'pi: cannot start here' >&2\nexit 1\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&broken).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&broken, perms).unwrap();
+    let mut herd = Herd::new(&env, Where::Process);
+    herd.set_var("HERD_PI", &broken);
+    let ack = herd.launch(&json!({
+        "name": "Stillborn",
+        "task": "Say done",
+        "model": Herd::model("fake-model"),
+    }));
+    let (code, result) = herd.wait_result(&ack.run_id);
+    let message = &result.message;
+    assert_ne!(code, 0, "{message}");
+    assert_eq!(result.outcome, Outcome::Failed, "{result:#?}");
+    assert!(model.requests().is_empty(), "no model was asked");
+    assert!(!message.contains("Model used:"), "{message}");
+    assert!(!message.contains("Usage:"), "{message}");
+    assert_eq!(result.details.model, None, "{result:#?}");
+}
+
+/// Seed 004: "Terminal details report queued messages that the run did not deliver." A
+/// follow-up queued for an auto-exit child in its turn reaches no turn boundary (the child
+/// exits at its settlement): the parent is told it was not delivered, and its receipt is
+/// `failed` with why, never left `queued` in the terminal run.
+#[test]
+fn on_tmux_a_follow_up_an_auto_exit_child_never_reached_is_reported_as_not_delivered() {
+    use herd_protocol::watch::{SteerState, WatchSteer};
+    let model = ModelServer::start(
+        Script::new()
+            .step(ToolCall::bash("sleep 2"))
+            .step(Text("REPORT: done")),
+    );
+    let env = PiEnv::new(&model);
+    let herd = Herd::new(&env, Where::Tmux);
+    let ack = herd.launch(&json!({
+        "name": "Quick",
+        "task": "Sleep, then report",
+        "model": Herd::model("fake-model"),
+    }));
+    let run = ack.run_id.as_str();
+    assert!(ack.auto_exit, "{ack:?}");
+    herd_e2e::wait::wait_for(
+        "the child's first request",
+        std::time::Duration::from_secs(60),
+        || (!model.requests().is_empty()).then_some(()),
+    );
+    let out = herd.run(
+        "herd-watch",
+        [
+            "steer",
+            "--run",
+            run,
+            "--message",
+            "and check the lexer",
+            "--mode",
+            "follow_up",
+            "--json",
+        ],
+    );
+    let queued: WatchSteer = out.doc();
+    assert_eq!(queued.state, SteerState::Queued, "{out}");
+    herd.wait_for_child_gone(run);
+
+    let (code, result) = herd.wait_result(run);
+    assert_eq!(code, 0, "{result:#?}");
+    assert_eq!(
+        model.requests().len(),
+        2,
+        "the follow-up never reached the model"
+    );
+    let steering = result
+        .details
+        .steering
+        .clone()
+        .expect("the steering ledger");
+    let receipt = steering
+        .iter()
+        .find(|r| r.request_id == queued.request_id)
+        .expect("the follow-up's receipt");
+    assert_eq!(receipt.state, SteerState::Failed, "{steering:#?}");
+    assert!(
+        receipt
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("not delivered")),
+        "{steering:#?}"
+    );
+    assert_eq!(
+        result.details.undelivered_steering.as_deref(),
+        Some(&["and check the lexer".to_owned()][..])
+    );
+    assert!(
+        result
+            .message
+            .contains("Steering: 1 queued message was not delivered"),
+        "{}",
+        result.message
     );
 }

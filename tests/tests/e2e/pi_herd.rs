@@ -20,14 +20,14 @@ use herd_protocol::result::Outcome;
 use herd_protocol::watch::StatusRuns;
 use serde_json::{Value, json};
 
-const FACE: (&str, &str) = ("HERD_API", "pi-herd");
+pub(crate) const FACE: (&str, &str) = ("HERD_API", "pi-herd");
 
-fn call(params: Value) -> ToolCall {
+pub(crate) fn call(params: Value) -> ToolCall {
     ToolCall::new("subagent", params)
 }
 
 /// A role whose child runs on the model `model` (the request of this face names no model).
-fn role(env: &PiEnv, name: &str, model: &str) {
+pub(crate) fn role(env: &PiEnv, name: &str, model: &str) {
     std::fs::create_dir_all(env.agent_dir().join("agents")).unwrap();
     std::fs::write(
         env.agent_dir().join(format!("agents/{name}.md")),
@@ -39,7 +39,7 @@ fn role(env: &PiEnv, name: &str, model: &str) {
     .unwrap();
 }
 
-fn artifacts_of(session: &Path) -> PathBuf {
+pub(crate) fn artifacts_of(session: &Path) -> PathBuf {
     let header = session::entries(session).into_iter().next().unwrap();
     session
         .parent()
@@ -49,7 +49,7 @@ fn artifacts_of(session: &Path) -> PathBuf {
 }
 
 /// The run ids of the directory (records only).
-fn runs(artifacts: &Path) -> Vec<String> {
+pub(crate) fn runs(artifacts: &Path) -> Vec<String> {
     let Ok(dir) = std::fs::read_dir(artifacts.join("runs")) else {
         return Vec::new();
     };
@@ -64,7 +64,7 @@ fn runs(artifacts: &Path) -> Vec<String> {
     ids
 }
 
-fn wait_answer(session: &Path, text: &str) {
+pub(crate) fn wait_answer(session: &Path, text: &str) {
     wait_for(&format!("the answer {text:?}"), STEP_BUDGET, || {
         session::messages(session).pop().filter(|m| {
             m["role"] == "assistant" && session::is_final(m) && session::text(m) == text
@@ -73,7 +73,7 @@ fn wait_answer(session: &Path, text: &str) {
 }
 
 /// The tool results new in the parent's request `n`, each parsed as the face's JSON answer.
-fn answers(model: &ModelServer, n: usize) -> Vec<Value> {
+pub(crate) fn answers(model: &ModelServer, n: usize) -> Vec<Value> {
     answers_of(model, "parent", n)
 }
 
@@ -89,7 +89,7 @@ fn answers_of(model: &ModelServer, who: &str, n: usize) -> Vec<Value> {
         .collect()
 }
 
-fn result_entries(session: &Path) -> Vec<Value> {
+pub(crate) fn result_entries(session: &Path) -> Vec<Value> {
     session::entries(session)
         .into_iter()
         .filter(|e| e["type"] == "custom_message" && e["customType"] == "subagent_result")
@@ -129,7 +129,7 @@ fn usage_of(session: &Path, answer: &str) -> Value {
     json!({ "tokens": tokens, "contextWindow": 128_000, "percent": percent })
 }
 
-fn envelope(label: &str, agent: &str, request: &str, status: &str) -> String {
+pub(crate) fn envelope(label: &str, agent: &str, request: &str, status: &str) -> String {
     format!(
         "Pi Herd worker result · label: \"{label}\" · agent: \"{agent}\" · request: {request} · status: {status}"
     )

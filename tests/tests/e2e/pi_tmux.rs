@@ -108,6 +108,23 @@ fn a_child_on_tmux_shows_its_tools_widget() {
     );
     let line = format!("[scout] — {} tools · 2 denied", declared.len());
     tmux.wait_for_text(&pane, &line, BUDGET);
+
+    // docs/surfaces.md: "Each pane's border shows the child's name", also once Pi has set the
+    // pane's title to its own (`π - work`).
+    let title = try_wait_for(BUDGET, || {
+        let title = tmux.cmd(["display-message", "-p", "-t", &pane, "#{pane_title}"]);
+        title.starts_with('π').then_some(title)
+    });
+    assert!(title.is_some(), "Pi never titled its pane");
+    let border = tmux.cmd([
+        "display-message",
+        "-p",
+        "-t",
+        &pane,
+        "#{T:pane-border-format}",
+    ]);
+    assert!(border.contains("Scout"), "{border:?}");
+    assert!(!border.contains('π'), "{border:?}");
 }
 
 /// A steer of a real Pi child on tmux is `delivered` once its Pi takes the message, seen within

@@ -281,10 +281,14 @@ fn the_widget_frame_is_amber_once_every_row_is_open() {
     assert!(row.contains("\u{1b}[38;5;214m│"), "{row:?}");
 }
 
-/// herd's Pi package ships its operating skill: once installed, Pi offers `herd-subagents` to
-/// the parent's model by name and description, and its file teaches naming and collecting.
+/// herd's Pi package ships its operating skill under the seed's name: "`pi-herdr-agents` |
+/// Operating guide for this host: launching, supervising, interrupting, cancelling and resuming
+/// children, worktrees, persistent specialists, model routing and configuration". Once
+/// installed, Pi offers it to the parent's model by that name and description, once, and its
+/// file teaches naming, collecting and the configuration (`config.json`, `models.tasks`,
+/// `/subagents-init`).
 #[test]
-fn the_installed_package_offers_the_operating_skill_to_the_parent_model() {
+fn the_installed_package_offers_the_pi_herdr_agents_operating_skill_to_the_parent_model() {
     let model = ModelServer::start(Script::new().step(Text("Noted.")));
     let env = PiEnv::new(&model);
     let package = parent_extension().parent().unwrap().to_path_buf();
@@ -296,18 +300,36 @@ fn the_installed_package_offers_the_operating_skill_to_the_parent_model() {
     assert!(ran.success(), "{ran}");
     let requests = model.requests();
     let prompt = requests[0].to_string();
-    assert!(prompt.contains("herd-subagents"), "{prompt}");
-    assert!(
-        prompt.contains("<name>herd-subagents</name>")
-            && prompt.contains("Operating guide for herd")
-            && prompt.contains("skills/herd-subagents/SKILL.md"),
+    assert_eq!(
+        prompt.matches("<name>pi-herdr-agents</name>").count(),
+        1,
         "{prompt}"
     );
-    let skill = std::fs::read_to_string(package.join("skills/herd-subagents/SKILL.md")).unwrap();
+    assert!(
+        prompt.contains(
+            "Operating guide for this host: launching, supervising, interrupting, cancelling and \
+             resuming children, worktrees, persistent specialists, model routing and configuration."
+        ) && prompt.contains("skills/pi-herdr-agents/SKILL.md"),
+        "{prompt}"
+    );
+    // One operating skill: no second entry under the old name.
+    assert!(!prompt.contains("herd-subagents"), "{prompt}");
+    let skill = std::fs::read_to_string(package.join("skills/pi-herdr-agents/SKILL.md")).unwrap();
     assert!(skill.contains("`<task>-<role>[-n]`"), "{skill}");
     assert!(
         skill.contains("| name | agent kind | role | model | worktree |"),
         "{skill}"
     );
     assert!(skill.contains("Do not poll"), "{skill}");
+    for topic in [
+        "## Supervising",
+        "## Model routing",
+        "## Configuration",
+        "config.json",
+        "models.tasks",
+        "/subagents-init",
+        "guidelines.launchRoster",
+    ] {
+        assert!(skill.contains(topic), "{topic}: {skill}");
+    }
 }

@@ -114,6 +114,40 @@ fn doctor_is_fine_only_when_pi_starts_and_no_run_needs_a_hand() {
         assert!(!json.doc::<DoctorReport>().ok);
     }
 
+    // A real Node that cannot load Pi's cli.js: its first stderr line says only where
+    // (`file:///…/cli.js:2`); the check quotes the error that explains it too.
+    let node = std::env::var_os("PATH")
+        .and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join("node"))
+                .find(|node| node.is_file())
+        })
+        .expect("node on PATH");
+    let cli = w.sb.path().join("cli.mjs");
+    std::fs::write(
+        &cli,
+        "// pi\nconst x = enableCompileCache enableCompileCache;\n",
+    )
+    .unwrap();
+    let run = w.cleanup_with(
+        &["doctor"],
+        &[
+            ("HERD_PI", cli.to_str().unwrap()),
+            ("HERD_PI_NODE", node.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("pi: "))
+        .unwrap_or_else(|| panic!("{run:?}"));
+    assert!(line.contains("cli.mjs:2"), "{line}");
+    assert!(
+        line.contains("SyntaxError: Unexpected identifier 'enableCompileCache'"),
+        "{line}"
+    );
+
     // $HERD_PI_NODE runs $HERD_PI, as herd-launch does.
     let node = pi(
         &w,

@@ -137,6 +137,16 @@ fn failed_preservation_restores_the_index_and_removes_nothing() {
             .contains("refused by the hook"),
         "{preservation:#?}"
     );
+    // The failure names the git command that failed, not the option before it (it once read
+    // `git maintenance.auto=false failed`).
+    assert!(
+        preservation
+            .error
+            .as_deref()
+            .unwrap()
+            .starts_with("the WIP commit failed: git commit failed (exit 1)"),
+        "{preservation:#?}"
+    );
     assert_eq!(
         std::fs::read(&index).unwrap(),
         before,

@@ -74,7 +74,9 @@ fn steering_is_delivered_queued_and_bounded() {
     assert_eq!(code, 0, "{text}");
     insta::assert_snapshot!("steer_reply", redact(env.dir.path(), &text));
     for i in 0..20 {
-        let (code, doc, text) = env.steer::<WatchSteer>(&id, &format!("later {i}"), "follow-up");
+        // pi-subagents' spelling is taken too: `steer` with `mode: "follow_up"`.
+        let mode = if i % 2 == 0 { "follow-up" } else { "follow_up" };
+        let (code, doc, text) = env.steer::<WatchSteer>(&id, &format!("later {i}"), mode);
         assert_eq!(
             (code, doc.receipt, doc.delivery_status),
             (0, SteerState::Queued, Some(DeliveryStatus::Queued)),
@@ -116,12 +118,27 @@ fn steering_is_delivered_queued_and_bounded() {
     );
     let steering = result.details.steering.as_ref().unwrap();
     assert_eq!(steering.len(), 20, "{text}");
+    // Seed 004: "Terminal details report queued messages that the run did not deliver": none
+    // stays `queued` in the ended run; each says it was not delivered, and the parent is told.
+    assert!(
+        steering.iter().all(|r| r.state == SteerState::Failed),
+        "{text}"
+    );
     assert_eq!(
         steering
             .iter()
-            .filter(|r| r.state == SteerState::Queued)
+            .filter(|r| r
+                .error
+                .as_deref()
+                .is_some_and(|e| e.starts_with("not delivered")))
             .count(),
         19,
+        "{text}"
+    );
+    assert!(
+        result
+            .message
+            .contains("Steering: 20 queued messages were not delivered"),
         "{text}"
     );
 }

@@ -20,6 +20,9 @@ pub struct ModelCatalog {
     pub tasks: Vec<CatalogTask>,
     /// At most 2,000 characters, every value encoded.
     pub guideline: String,
+    /// `guidelines.launchRoster` of the configuration: whether the `subagent` guidelines ask
+    /// for the launch roster table after the final launch (true unless it is `false`).
+    pub launch_roster: bool,
 }
 
 /// A model Pi has credentials for, as `pi --list-models` shows it.

@@ -362,6 +362,20 @@ pub(crate) fn format_literal(text: &str) -> Cow<'_, str> {
     Cow::Owned(literal_argument(&text.replace('#', "##")).into_owned())
 }
 
+/// The pane option that keeps a child's name for the herd window's border.
+pub(crate) const NAME_OPTION: &str = "@herd-name";
+
+/// A child's name as the value of [`NAME_OPTION`]: an option's value is not expanded as a format
+/// where the border inserts it, but the border draws `#[…]` as a style, so that `#` is doubled
+/// (the border then draws the text `#[`), and a final `;` is escaped as in
+/// [`literal_argument`].
+fn name_value(name: &str) -> Cow<'_, str> {
+    if !name.contains("#[") {
+        return literal_argument(name);
+    }
+    Cow::Owned(literal_argument(&name.replace("#[", "##[")).into_owned())
+}
+
 /// Whether a failed client call says the server (and so every pane of it) is gone.
 fn server_gone(message: &str) -> bool {
     message.contains("no server running")
@@ -393,13 +407,15 @@ impl Surface for Tmux {
 
     fn script_prologue(&self, name: &str) -> Vec<String> {
         // One client call inside the pane ($TMUX names its server): keep the pane after its
-        // command exits, so its last screen and the sentinel stay readable, and title it.
+        // command exits, so its last screen and the sentinel stay readable, title it, and keep
+        // its name where the program cannot change it (the herd window's border shows it).
         vec![
             format!(
                 "{} set-option -p -t \"$TMUX_PANE\" remain-on-exit on \\; select-pane -t \"$TMUX_PANE\" -T {} \
-                 >/dev/null 2>&1",
+                 \\; set-option -p -t \"$TMUX_PANE\" {NAME_OPTION} {} >/dev/null 2>&1",
                 shell_quote(&self.program.to_string_lossy()),
-                shell_quote(&format_literal(name))
+                shell_quote(&format_literal(name)),
+                shell_quote(&name_value(name))
             ),
             "export PI_SUBAGENT_SURFACE=\"$TMUX_PANE\"".to_owned(),
         ]

@@ -489,6 +489,12 @@ impl Survey {
     }
 }
 
+/// The pane option that holds a child's name, set by its launch script ([`super::NAME_OPTION`]).
+/// A pane's title is the program's to change (Pi sets it to `π - <dir>`), so the border of the
+/// herd window shows this option, and the title only for a pane without it. The option's value
+/// is inserted as text: tmux does not expand it again.
+const BORDER_FORMAT: &str = "#{?pane_active,#[reverse],}#{pane_index}#[default] #{?#{@herd-name},#{@herd-name},#{pane_title}}";
+
 /// The commands, each after a `;`, that mark a new herd window with `key` and title its panes;
 /// without `target` they apply to the current window of the sequence.
 fn mark_commands(target: Option<&str>, key: &str) -> Vec<String> {
@@ -496,6 +502,7 @@ fn mark_commands(target: Option<&str>, key: &str) -> Vec<String> {
     for (option, value) in [
         (PARENT_OPTION, literal_argument(key)),
         ("pane-border-status", "top".into()),
+        ("pane-border-format", BORDER_FORMAT.into()),
     ] {
         commands.extend([";".to_owned(), "set-option".to_owned(), "-w".to_owned()]);
         if let Some(target) = target {
@@ -603,10 +610,17 @@ mod tests {
                 "-t",
                 "$0:3",
                 "pane-border-status",
-                "top"
+                "top",
+                ";",
+                "set-option",
+                "-w",
+                "-t",
+                "$0:3",
+                "pane-border-format",
+                BORDER_FORMAT
             ]
         );
-        assert_eq!(mark_commands(None, "/a").len(), 10);
+        assert_eq!(mark_commands(None, "/a").len(), 15);
     }
 
     #[test]
