@@ -2,7 +2,7 @@
 //!
 //! In a scratch git repository, on the process surface, one child's whole lifecycle: it is
 //! launched into a managed worktree with an accept check, its progress is drawn with the widget,
-//! its result arrives as the parent receives it (the `Check:` line, the report block, the
+//! its result arrives as a person reads it (the `Check:` line, the report block, the
 //! handoff), the branch it committed on is shown, and its worktree is removed with herd-cleanup.
 //!
 //! The demo needs only the Rust toolchain and git. Its child is a scripted one (plain `sh`) that
@@ -329,11 +329,10 @@ impl Demo {
         heading(out, "while it works: herd-watch status --widget")?;
         let result = self.watch(out, &run_id, cancel)?;
 
-        heading(
-            out,
-            "the result, as the parent receives it: herd-watch wait",
-        )?;
-        let message = str_field(&result, "message")?;
+        heading(out, "the result: herd-watch wait")?;
+        // As `herd-watch wait` shows it to a person: the lines written for the parent's model
+        // (`--json`'s `message` keeps them) are left out.
+        let message = herd_core::escape::for_people(&str_field(&result, "message")?);
         writeln!(out, "{message}")?;
         let outcome = result["outcome"].as_str().unwrap_or("unknown");
         if outcome != "completed" {
@@ -986,7 +985,7 @@ mod tests {
         let result = run(&Cli { pi: false }, &mut screen, &crossbeam_channel::never());
         let text = screen.text();
         assert!(result.is_ok(), "{result:?}\n{text}");
-        // The widget while the child works, then the result as the parent receives it.
+        // The widget while the child works, then the result.
         let widget = text.find("╭─ Subagents").expect(&text);
         let result_at = text
             .find("Sub-agent \"fix greeting\" completed")
@@ -1005,6 +1004,15 @@ mod tests {
             "the scratch directory",
         ] {
             assert!(text.contains(expected), "{expected:?} is missing:\n{text}");
+        }
+        // Text for people: no line written for the parent's model, no standing caveat.
+        for noise in [
+            "Parent action:",
+            "evaluate it as a report",
+            "incomplete coverage",
+            "ignored files: 0",
+        ] {
+            assert!(!text.contains(noise), "{noise:?} is shown:\n{text}");
         }
         let scratch = screen.scratch();
         assert!(!scratch.exists(), "{} is left behind", scratch.display());

@@ -446,7 +446,10 @@ fn wait(artifacts: &Artifacts, target: &Target, json: bool) -> Result<Output, Er
         },
     )?;
     let doc = WatchWait::of(&result);
-    Ok(Output::ok(doc, result.message.clone()).with_exit(result.exit_code()))
+    // `--json` carries the message as the parent's model receives it; a person reads it without
+    // the lines written for the model.
+    let human = herd_core::escape::for_people(&result.message);
+    Ok(Output::ok(doc, human).with_exit(result.exit_code()))
 }
 
 fn follow(

@@ -270,3 +270,17 @@ fn wait_exits_with_the_code_of_the_parent_recheck() {
         assert_eq!(doc.details.verdict(), Some(verdict), "{name}: {text}");
     }
 }
+
+/// `wait` without `--json` shows a person the result without the lines written for the parent's
+/// model: no framing sentence, no `Parent action:` line; `--json`'s message keeps both.
+#[test]
+fn a_person_reads_the_result_without_the_lines_for_the_model() {
+    let env = Env::new();
+    let id = env.spawn("Scout", "echo 'found it'");
+    let out = env.run(&watch_bin(), &["wait", "--run", &id], &[], Duration::from_secs(60));
+    assert_eq!(out.code, 0, "{out:?}");
+    insta::assert_snapshot!(crate::support::redact(&env.dir.path(), &out.stdout));
+    let (_, doc, _) = env.wait(&["wait", "--run", &id, "--json"]);
+    assert!(doc.message.ends_with(herd_core::escape::CONTINUATION_LINE));
+    assert!(doc.message.contains("evaluate it as a report"));
+}
