@@ -1052,6 +1052,11 @@ mod tests {
         ] {
             assert!(text.contains(expected), "{expected:?} is missing:\n{text}");
         }
+        // One verdict: the check's; an inferred gate not met is a note, never `rejected`.
+        assert!(!text.contains("rejected"), "{text}");
+        for noise in ["Parent action:", "evaluate it as a report"] {
+            assert!(!text.contains(noise), "{noise:?} is shown:\n{text}");
+        }
         let scratch = screen.scratch();
         assert!(!scratch.exists(), "{} is left behind", scratch.display());
         assert_eq!(processes_under(&scratch), Vec::<String>::new());
