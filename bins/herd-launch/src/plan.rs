@@ -392,9 +392,8 @@ fn how_it_lives(
 ) -> Result<(bool, bool), Error> {
     let persistent = request.persistent;
     let for_a_person = !exec && request.interactive == Some(true);
-    let auto_exit = !persistent
-        && !for_a_person
-        && (exec || role.is_none_or(|r| r.auto_exit == Some(true)));
+    let auto_exit =
+        !persistent && !for_a_person && (exec || role.is_none_or(|r| r.auto_exit == Some(true)));
     if request.accept.is_some() && !auto_exit {
         let why = match (for_a_person, role) {
             (true, _) => "`interactive: true` keeps it open for its person".to_owned(),
