@@ -17,6 +17,7 @@ pub mod status;
 pub mod supervise;
 pub mod tasks;
 pub mod timeout;
+pub mod transcript;
 pub mod usage;
 mod wake;
 
@@ -120,10 +121,12 @@ pub enum Command {
         /// Draw the widget as Pi shows it.
         #[arg(long)]
         widget: bool,
-        /// Show the run's transcript.
+        /// Show the run's transcript as a person reads it: a heading per speaker, the messages'
+        /// own line breaks, control characters shown as `\u{…}`; `--json` keeps one encoded line
+        /// per message.
         #[arg(long)]
         transcript: bool,
-        /// Lines of transcript to show (at most 500).
+        /// Lines of transcript to show (at most 500); with `--json`, messages.
         #[arg(long, default_value_t = 50)]
         lines: usize,
         #[arg(long)]
