@@ -358,11 +358,12 @@ impl Left {
             session_file: (record.runner == Runner::Pi).then(|| record.session_file.clone()),
             output_files: self.output_files.clone(),
             resumable: record.runner == Runner::Pi,
-            model_used: self
-                .session
-                .as_ref()
-                .and_then(|s| s.model.clone())
-                .or_else(|| record.model.clone()),
+            // The model that answered, as the session says; the one asked for only when there
+            // is no session to say.
+            model_used: match &self.session {
+                Some(session) => session.model.clone(),
+                None => record.model.clone(),
+            },
             models_attempted: {
                 let mut models = earlier_models(artifacts, record);
                 models.extend(record.model.iter().cloned());
