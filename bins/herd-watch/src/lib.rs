@@ -165,8 +165,9 @@ pub enum Command {
     },
     /// What the runs of the artifacts directory cost, by model and by run.
     ///
-    /// Each run's own session is counted once, from the `usage` Pi records on its entries
-    /// (assistant messages by `provider/model`, cache warming, tool and summary usage); a run's
+    /// Each session file is counted once, from the `usage` Pi records on its entries (assistant
+    /// messages by `provider/model`, cache warming, tool and summary usage), with the newest run
+    /// that uses it: a resurrected run continues the lost run's session; a run's
     /// row also shows its nested children rolled up, and a persistent specialist's row each
     /// task's part. A cost Pi did not record, or recorded as zero for tokens used (a model it
     /// has no price for), is unknown, and so is every sum it is part of. Sessions are read
