@@ -284,7 +284,7 @@ fn a_person_reads_the_result_without_the_lines_for_the_model() {
         Duration::from_secs(60),
     );
     assert_eq!(out.code, 0, "{out:?}");
-    insta::assert_snapshot!(crate::support::redact(&env.dir.path(), &out.stdout));
+    insta::assert_snapshot!(crate::support::redact(env.dir.path(), &out.stdout));
     let (_, doc, _) = env.wait(&["wait", "--run", &id, "--json"]);
     assert!(doc.message.ends_with(herd_core::escape::CONTINUATION_LINE));
     assert!(doc.message.contains("evaluate it as a report"));
