@@ -2,7 +2,7 @@
 //!
 //! In a scratch git repository, on the process surface, one child's whole lifecycle: it is
 //! launched into a managed worktree with an accept check, its progress is drawn with the widget,
-//! its result arrives as the parent receives it (the `Check:` line, the report block, the
+//! its result arrives as a person reads it (the `Check:` line, the report block, the
 //! handoff), the branch it committed on is shown, and its worktree is removed with herd-cleanup.
 //!
 //! The demo needs only the Rust toolchain and git. Its child is a scripted one (plain `sh`) that
@@ -174,7 +174,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write, cancel: &Receiver<i32>) -> Result<(),
     }
 
     step(out, "building the binaries (cargo build)")?;
-    let bins = build(cancel)?;
+    let bins = build::build(cancel)?;
     if let (Child::Pi(_), Some(dir)) = (&child, bins.dir()) {
         heading(
             out,
@@ -329,11 +329,10 @@ impl Demo {
         heading(out, "while it works: herd-watch status --widget")?;
         let result = self.watch(out, &run_id, cancel)?;
 
-        heading(
-            out,
-            "the result, as the parent receives it: herd-watch wait",
-        )?;
-        let message = str_field(&result, "message")?;
+        heading(out, "the result: herd-watch wait")?;
+        // As `herd-watch wait` shows it to a person: the lines written for the parent's model
+        // (`--json`'s `message` keeps them) are left out.
+        let message = herd_core::escape::for_people(&str_field(&result, "message")?);
         writeln!(out, "{message}")?;
         let outcome = result["outcome"].as_str().unwrap_or("unknown");
         if outcome != "completed" {
@@ -700,62 +699,6 @@ const GIT_ENV: [(&str, &str); 6] = [
     ("GIT_COMMITTER_EMAIL", "demo@herd.invalid"),
 ];
 
-/// Builds the binaries with the cargo that runs this task and returns their paths, as cargo
-/// reports them (so `CARGO_TARGET_DIR` and profiles need no guessing).
-fn build(cancel: &Receiver<i32>) -> Result<Binaries, Stop> {
-    let mut cmd = Command::new(cargo(), BUILD_BUDGET)
-        .args([
-            "build",
-            "--quiet",
-            "--message-format=json-render-diagnostics",
-        ])
-        // The profile of this task, so a release demo needs no second build.
-        .args((!cfg!(debug_assertions)).then_some("--release"))
-        .cwd(workspace_root())
-        .stdout_cap(16 * 1024 * 1024, Keep::Head)
-        .stderr_cap(1024 * 1024, Keep::Tail)
-        .grace(STOP_GRACE);
-    for name in BINARIES {
-        cmd = cmd.args(["--package", name]);
-    }
-    let out = run_step(&cmd, cancel)?;
-    if !out.success() {
-        let stderr = out.stderr.text();
-        let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(Error::new(
-            ErrorCode::Unavailable,
-            format!(
-                "cargo build exited {}:\n{}",
-                exit_text(&out),
-                tail.join("\n")
-            ),
-        )
-        .into());
-    }
-    let mut paths = BTreeMap::new();
-    for line in out.stdout.text().lines() {
-        let Ok(msg) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        let is_bin = msg["target"]["kind"]
-            .as_array()
-            .is_some_and(|kinds| kinds.iter().any(|k| k == "bin"));
-        let name = msg["target"]["name"].as_str().unwrap_or_default();
-        if msg["reason"] == "compiler-artifact" && is_bin && BINARIES.contains(&name) {
-            if let Some(exe) = msg["executable"].as_str() {
-                paths.insert(name.to_owned(), PathBuf::from(exe));
-            }
-        }
-    }
-    if let Some(missing) = BINARIES.iter().find(|name| !paths.contains_key(**name)) {
-        return Err(
-            Error::internal(format!("cargo build did not report the binary {missing}")).into(),
-        );
-    }
-    Ok(Binaries { paths })
-}
-
 /// Runs `cmd`, stopping it on Ctrl-C.
 fn run_step(cmd: &Command, cancel: &Receiver<i32>) -> Result<Output, Stop> {
     let out = subprocess::run_with_cancel(cmd, cancel, STOP_GRACE)?;
@@ -913,162 +856,6 @@ fn wait_child_exit(result: &serde_json::Value) {
     }
 }
 
+mod build;
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    use crossbeam_channel::Sender;
-
-    /// The demo's output, kept for the assertions; it sends one interrupt when a widget is drawn
-    /// if asked to, as Ctrl-C while the child works would.
-    struct Screen {
-        text: Vec<u8>,
-        interrupt: Option<Sender<i32>>,
-    }
-
-    impl Write for Screen {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.text.extend_from_slice(buf);
-            if String::from_utf8_lossy(buf).contains("╭─ Subagents") {
-                if let Some(tx) = self.interrupt.take() {
-                    tx.send(libc::SIGINT).unwrap();
-                }
-            }
-            Ok(buf.len())
-        }
-
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl Screen {
-        fn text(&self) -> String {
-            String::from_utf8_lossy(&self.text).into_owned()
-        }
-
-        /// The scratch directory the demo announced.
-        fn scratch(&self) -> PathBuf {
-            let text = self.text();
-            let line = text
-                .lines()
-                .find_map(|l| l.strip_prefix("· a scratch git repository: "))
-                .unwrap_or_else(|| panic!("no scratch repository announced:\n{text}"));
-            Path::new(line).parent().unwrap().to_path_buf()
-        }
-    }
-
-    /// The processes whose command line mentions `dir`.
-    fn processes_under(dir: &Path) -> Vec<String> {
-        let needle = dir.to_string_lossy().into_owned();
-        let mut found = Vec::new();
-        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-                continue;
-            };
-            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            if cmdline.contains(&needle) {
-                found.push(format!(
-                    "{}: {cmdline}",
-                    entry.file_name().to_string_lossy()
-                ));
-            }
-        }
-        found
-    }
-
-    #[test]
-    fn the_demo_shows_a_whole_lifecycle_and_leaves_nothing_behind() {
-        let mut screen = Screen {
-            text: Vec::new(),
-            interrupt: None,
-        };
-        let result = run(&Cli { pi: false }, &mut screen, &crossbeam_channel::never());
-        let text = screen.text();
-        assert!(result.is_ok(), "{result:?}\n{text}");
-        // The widget while the child works, then the result as the parent receives it.
-        let widget = text.find("╭─ Subagents").expect(&text);
-        let result_at = text
-            .find("Sub-agent \"fix greeting\" completed")
-            .expect(&text);
-        assert!(widget < result_at, "{text}");
-        for expected in [
-            "Check: accepted",
-            "<subagent_report from=\"fix greeting\" kind=\"result\">",
-            "it now says \"hello, world\"",
-            "check passed (exit 0)",
-            "Branch: demo/greeting",
-            "State: clean · 1 commit ahead",
-            "Changed: greeting.txt",
-            "+hello, world",
-            "removed ",
-            "the scratch directory",
-        ] {
-            assert!(text.contains(expected), "{expected:?} is missing:\n{text}");
-        }
-        let scratch = screen.scratch();
-        assert!(!scratch.exists(), "{} is left behind", scratch.display());
-        assert_eq!(processes_under(&scratch), Vec::<String>::new());
-    }
-
-    #[test]
-    fn with_pi_the_pinned_pi_cli_is_the_child() {
-        let pi = pinned_pi();
-        assert!(
-            find_pi().is_some(),
-            "the pinned Pi CLI is missing at {}: run `bash .ci/run`, or `npm ci --ignore-scripts` in {}",
-            pi.display(),
-            herd_e2e::pi::pi_dir().display()
-        );
-        let mut screen = Screen {
-            text: Vec::new(),
-            interrupt: None,
-        };
-        let result = run(&Cli { pi: true }, &mut screen, &crossbeam_channel::never());
-        let text = screen.text();
-        assert!(result.is_ok(), "{result:?}\n{text}");
-        for expected in [
-            "a real parent: Pi with herd's parent extension delegates to a Pi child",
-            "the parent's model called subagent",
-            "<subagent_report from=\"Scout\" kind=\"result\">\nREPORT: src/ holds 3 files.",
-            "The scout counted 3 files in src/",
-            "The child is the pinned Pi CLI",
-            "--runner pi",
-            "Sub-agent \"fix greeting\" completed",
-            "Check: accepted",
-            "`sh check.sh` passes, and the change is committed",
-            "Model used: fake/fake-model",
-            "State: clean · 1 commit ahead",
-            "+hello, world",
-            "removed ",
-        ] {
-            assert!(text.contains(expected), "{expected:?} is missing:\n{text}");
-        }
-        let scratch = screen.scratch();
-        assert!(!scratch.exists(), "{} is left behind", scratch.display());
-        assert_eq!(processes_under(&scratch), Vec::<String>::new());
-    }
-
-    #[test]
-    fn ctrl_c_while_the_child_works_cancels_it_and_removes_everything() {
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        let mut screen = Screen {
-            text: Vec::new(),
-            interrupt: Some(tx),
-        };
-        let result = run(&Cli { pi: false }, &mut screen, &rx);
-        let text = screen.text();
-        assert!(
-            matches!(result, Err(Stop::Interrupted)),
-            "{result:?}\n{text}"
-        );
-        assert!(!text.contains("Sub-agent \"fix greeting\""), "{text}");
-        let scratch = screen.scratch();
-        assert!(!scratch.exists(), "{} is left behind", scratch.display());
-        assert_eq!(
-            processes_under(&scratch),
-            Vec::<String>::new(),
-            "the child was cancelled"
-        );
-    }
-}
+mod tests;

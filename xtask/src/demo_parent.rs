@@ -102,7 +102,12 @@ pub fn run(bins: &Path, out: &mut dyn Write) -> Result<(), Stop> {
         out,
         "\n── the report, as one subagent_result message that started the parent's turn ──"
     )?;
-    writeln!(out, "{}", result["content"].as_str().unwrap_or_default())?;
+    // Shown as a person reads it: the lines written for the parent's model are left out.
+    writeln!(
+        out,
+        "{}",
+        herd_core::escape::for_people(result["content"].as_str().unwrap_or_default())
+    )?;
     writeln!(
         out,
         "\n── the parent's answer ──\n{}",

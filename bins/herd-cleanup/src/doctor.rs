@@ -92,7 +92,7 @@ pub fn doctor(setup: &Setup) -> DoctorReport {
                         name: "runs".into(),
                         ok: runs.is_empty(),
                         needed: true,
-                        detail: format!("{} run records, {} need a hand", ids.len(), runs.len()),
+                        detail: runs_detail(ids.len(), runs.len()),
                     });
                 }
                 Err(e) => checks.push(Check {
@@ -491,7 +491,14 @@ fn managed_root(root: &Result<PathBuf, herd_core::Error>) -> Check {
                 name: "managed root".into(),
                 ok: true,
                 needed: false,
-                detail: format!("{}: {} entries", shown_path(root), d.found.len()),
+                detail: format!(
+                    "{}: {}",
+                    shown_path(root),
+                    match d.found.len() {
+                        1 => "1 entry".to_owned(),
+                        n => format!("{n} entries"),
+                    }
+                ),
             },
             Err(e) => Check {
                 name: "managed root".into(),
@@ -681,4 +688,26 @@ pub fn human(report: &DoctorReport) -> String {
         n => out.push(format!("{n} runs need a hand: see their lines above")),
     }
     out.join("\n")
+}
+
+/// The detail of the `runs` check: `1 run record, none needs a hand`.
+fn runs_detail(records: usize, need_a_hand: usize) -> String {
+    let records = match records {
+        1 => "1 run record".to_owned(),
+        n => format!("{n} run records"),
+    };
+    match need_a_hand {
+        0 => format!("{records}, none needs a hand"),
+        1 => format!("{records}, 1 needs a hand"),
+        n => format!("{records}, {n} need a hand"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_runs_check_counts_in_plain_words() {
+        assert_eq!(super::runs_detail(1, 0), "1 run record, none needs a hand");
+        assert_eq!(super::runs_detail(3, 2), "3 run records, 2 need a hand");
+    }
 }

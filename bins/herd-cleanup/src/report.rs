@@ -10,7 +10,7 @@ use std::path::Path;
 use herd_core::escape::json_string;
 use herd_protocol::cleanup::{CleanupList, Counts, ListedEntry};
 
-use crate::inspect::{Entry, shown, shown_path};
+use crate::inspect::{Entry, for_people, shown, shown_path};
 use herd_protocol::cleanup::Blocker;
 use herd_protocol::cleanup::Classification;
 use herd_protocol::cleanup::Outcome;
@@ -108,7 +108,7 @@ pub fn list_human(
         c.unknown,
         c.out_of_scope
     ));
-    for w in warnings {
+    for w in warnings.iter().filter_map(|w| for_people(w)) {
         out.push(format!("warning: {w}"));
     }
     out.join("\n")
@@ -159,7 +159,12 @@ fn entry_lines(out: &mut Vec<String>, e: &Entry, shared: &[String]) {
         ));
     }
     out.extend(e.blockers.iter().map(blocker_line));
-    for w in e.warnings.iter().filter(|w| !shared.contains(w)) {
+    for w in e
+        .warnings
+        .iter()
+        .filter(|w| !shared.contains(w))
+        .filter_map(|w| for_people(w))
+    {
         out.push(format!("  warning: {w}"));
     }
     if e.classification == Classification::Eligible {
@@ -225,7 +230,8 @@ pub fn removal_human(r: &Removal) -> String {
             (None, None) => {}
         }
     }
-    if let Some(n) = r.ignored_files {
+    // No ignored file is nothing to tell.
+    if let Some(n) = r.ignored_files.filter(|&n| n > 0) {
         let what = if r.outcome == Outcome::Removed {
             "were deleted with the checkout"
         } else {
@@ -239,7 +245,7 @@ pub fn removal_human(r: &Removal) -> String {
     for id in &r.manifests_marked {
         out.push(format!("  manifest of run {id} marked removed"));
     }
-    for w in &r.warnings {
+    for w in r.warnings.iter().filter_map(|w| for_people(w)) {
         out.push(format!("  warning: {w}"));
     }
     out.join("\n")

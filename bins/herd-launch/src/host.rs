@@ -281,7 +281,7 @@ pub fn remove(
     let dest = Destination::new(name)?;
     let hosts = Hosts::from_env(env)?;
     if hosts.get(&dest)?.is_none() {
-        return Err(Error::not_found(format!("{dest} is not a prepared host")).with_field("host"));
+        return Err(Error::not_found(hosts.not_prepared(&dest)).with_field("host"));
     }
     if let Some(artifacts) = artifacts {
         let open: Vec<String> = herd_protocol::open_runs::list(artifacts)

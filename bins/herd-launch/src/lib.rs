@@ -430,6 +430,7 @@ fn spawn_entry(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Output, Error> {
     let artifacts = given.resolve()?;
+    refuse_tracked_artifacts(&artifacts)?;
     // A child on another machine is the host's to launch.
     let request = match (&args.request, &args.fallback_of) {
         (Some(source), None) => Some(spawn::read_request(source)?),
@@ -446,6 +447,35 @@ fn spawn_entry(
         given.parent_session.as_deref(),
         env,
     )
+}
+
+/// Refuses an artifacts directory that holds files git tracks (a project's committed `.herd/`,
+/// say): run files would be written among them, into the next commit. A directory outside a
+/// git work tree, or one git tracks nothing in, is fine; git's own failure is not a refusal.
+fn refuse_tracked_artifacts(artifacts: &herd_protocol::layout::Artifacts) -> Result<(), Error> {
+    let root = artifacts.root();
+    // Only a directory under a `.git` is asked about: no git call for the usual one.
+    if !root.is_dir() || !root.ancestors().any(|dir| dir.join(".git").exists()) {
+        return Ok(());
+    }
+    let deadline = herd_git::Deadline::after(std::time::Duration::from_secs(10));
+    let Ok(out) = herd_git::Git::from_env().run(root, ["ls-files", "-z", "--", "."], &deadline)
+    else {
+        return Ok(());
+    };
+    let Some(first) = out.split(|b| *b == 0).find(|f| !f.is_empty()) else {
+        return Ok(());
+    };
+    Err(Error::invalid(
+        "--artifacts",
+        format!(
+            "{} holds files git tracks ({}): herd's run files would be written among the \
+             project's committed files; use a directory outside the repository (unset \
+             HERD_ARTIFACTS for herd's own under the state directory)",
+            herd_core::escape::encode_host_value(&root.to_string_lossy(), 500),
+            herd_core::escape::encode_host_value(&String::from_utf8_lossy(first), 200),
+        ),
+    ))
 }
 
 /// `herd-launch resume`.

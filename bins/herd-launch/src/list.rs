@@ -278,10 +278,14 @@ impl Listing {
             ));
         }
         out.push_str(&format!("\nSupervision: {}", self.supervision));
+        // No file yet is not a problem to report: the defaults apply until one is written.
+        let revision = match self.config_revision.as_str() {
+            crate::models::MISSING_REVISION => "not written yet; the defaults apply".to_owned(),
+            revision => format!("revision {revision}"),
+        };
         out.push_str(&format!(
-            "\nConfiguration: {} (revision {})",
+            "\nConfiguration: {} ({revision})",
             value(&self.config.display().to_string()),
-            self.config_revision
         ));
         out
     }
@@ -366,7 +370,10 @@ mod tests {
             text.contains("Persistent specialists: none\nSupervision: wake+batch\nConfiguration: "),
             "{text}"
         );
-        assert!(text.ends_with("config.json (revision missing)"), "{text}");
+        assert!(
+            text.ends_with("config.json (not written yet; the defaults apply)"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -20,6 +20,9 @@ use crate::roles::READ_LIMIT;
 /// How long a writer waits for another one.
 const LOCK_WAIT: Duration = Duration::from_secs(10);
 
+/// The revision of a configuration that does not exist.
+pub const MISSING_REVISION: &str = "missing";
+
 /// The revision of a configuration: `sha256:<hex of its exact bytes>`, or `missing`.
 pub fn revision(bytes: Option<&[u8]>) -> String {
     match bytes {
@@ -27,7 +30,7 @@ pub fn revision(bytes: Option<&[u8]>) -> String {
             "sha256:{}",
             herd_protocol::launch::policy::hex(&Sha256::digest(bytes))
         ),
-        None => "missing".to_owned(),
+        None => MISSING_REVISION.to_owned(),
     }
 }
 

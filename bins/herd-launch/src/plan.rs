@@ -384,8 +384,9 @@ fn read_request(bytes: &[u8]) -> Result<(serde_json::Value, SubagentRequest), Er
 }
 
 /// How the child lives: whether it exits by itself (a bare spawn does; a role says so with
-/// `auto-exit: true`) and whether it is interactive. A check needs a child that exits, and an
-/// interactive or persistent Pi child a terminal.
+/// `auto-exit: true`; a Pi child the request asks to be `interactive: true` does not: it waits
+/// for its person after each answer) and whether it is interactive. A check needs a child that
+/// exits, and an interactive or persistent Pi child a terminal.
 fn how_it_lives(
     request: &SubagentRequest,
     exec: bool,
@@ -393,14 +394,18 @@ fn how_it_lives(
     surface: SurfaceKind,
 ) -> Result<(bool, bool), Error> {
     let persistent = request.persistent;
-    let auto_exit = !persistent && (exec || role.is_none_or(|r| r.auto_exit == Some(true)));
+    let for_a_person = !exec && request.interactive == Some(true);
+    let auto_exit =
+        !persistent && !for_a_person && (exec || role.is_none_or(|r| r.auto_exit == Some(true)));
     if request.accept.is_some() && !auto_exit {
+        let why = match (for_a_person, role) {
+            (true, _) => "`interactive: true` keeps it open for its person".to_owned(),
+            (false, Some(role)) => format!("role {} has no `auto-exit: true`", role.name),
+            (false, None) => "it is persistent".to_owned(),
+        };
         return Err(Error::invalid(
             "accept",
-            format!(
-                "accept is refused for a child that does not exit by itself (role {} has no `auto-exit: true`)",
-                role.map_or("?", |r| r.name.as_str())
-            ),
+            format!("accept is refused for a child that does not exit by itself ({why})"),
         ));
     }
     let interactive = request

@@ -86,7 +86,7 @@ pub struct SessionSummary {
     /// Its stop reason (`stop`, `error`, `aborted`, `toolUse`, `length`).
     pub stop_reason: Option<String>,
     pub error_message: Option<String>,
-    /// `provider/model` from the last model change or assistant message.
+    /// `provider/model` of the last assistant message that answered (not one that failed).
     pub model: Option<String>,
     pub thinking: Option<String>,
 }
@@ -239,14 +239,16 @@ fn summarize_session_text(text: &str) -> SessionSummary {
     let mut summary = SessionSummary::default();
     for entry in text.lines().filter_map(session::parse_line) {
         match entry {
-            Entry::ModelChange {
-                provider: Some(provider),
-                model_id: Some(model),
-            } => summary.model = Some(qualified(&provider, &model)),
             Entry::ThinkingLevelChange { thinking_level } => summary.thinking = thinking_level,
             Entry::Message { message } if message.is_assistant() => {
                 summary.last_text = Some(message.text());
-                if let (Some(provider), Some(model)) = (&message.provider, &message.model) {
+                // The model that answered: not the one a model change set up, nor one whose
+                // call failed (an unknown model ends in an error before any answer).
+                if let (Some(provider), Some(model), false) = (
+                    &message.provider,
+                    &message.model,
+                    message.stop_reason.as_deref() == Some("error"),
+                ) {
                     summary.model = Some(qualified(provider, model));
                 }
                 summary.stop_reason = message.stop_reason;
@@ -391,6 +393,10 @@ mod tests {
             summarize_session_text(failed).report().as_deref(),
             Some("Subagent error: 500 boom")
         );
+        // Nothing answered: the default a model change set up is not named as the model used.
+        let unanswered = r#"{"type":"model_change","provider":"fake","modelId":"parent"}
+{"type":"message","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"model not found","provider":"nope","model":"x"}}"#;
+        assert_eq!(summarize_session_text(unanswered).model, None);
     }
 
     #[test]

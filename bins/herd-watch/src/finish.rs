@@ -468,10 +468,14 @@ fn handoff(
     );
     let mut changed_files = handoff.changed_files.clone().unwrap_or_default();
     changed_files.extend(handoff.untracked_files.clone().unwrap_or_default());
-    ending.handoff = herd_worktree::handoff::render_lines(
-        &handoff,
-        record.pane.as_ref().and_then(|p| p.workspace_id.as_deref()),
-    );
+    // A Herdr workspace is something a person opens; tmux's session id (`$0`) is not.
+    let workspace = match record.surface {
+        herd_protocol::run::SurfaceKind::Herdr => {
+            record.pane.as_ref().and_then(|p| p.workspace_id.as_deref())
+        }
+        _ => None,
+    };
+    ending.handoff = herd_worktree::handoff::render_lines(&handoff, workspace);
     if let Some(note) = homecoming {
         ending
             .handoff

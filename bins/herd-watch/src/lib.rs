@@ -17,6 +17,7 @@ pub mod status;
 pub mod supervise;
 pub mod tasks;
 pub mod timeout;
+pub mod transcript;
 pub mod usage;
 mod wake;
 
@@ -78,7 +79,8 @@ pub enum Command {
     /// Supervise one run until it is terminal, deliver its result and print it.
     ///
     /// Exits 0 completed, 1 failed or completed with its check rejected, 4 completed with a check
-    /// that gave no answer, 5 cancelled, 6 the child asked for help. A run with an acceptance
+    /// that gave no answer, 5 cancelled, 6 the child asked for help, 130 on Ctrl-C: the wait
+    /// stops, the child keeps running, and stderr says so and how to wait again. A run with an acceptance
     /// gate has an `Acceptance:` line and `details.acceptance`; a rejected explicit gate fails
     /// the run (exit 1), an inferred one is only reported. A verify command already run on the
     /// same tree and environment is not run again: its earlier result says `reused: true`.
@@ -119,10 +121,12 @@ pub enum Command {
         /// Draw the widget as Pi shows it.
         #[arg(long)]
         widget: bool,
-        /// Show the run's transcript.
+        /// Show the run's transcript as a person reads it: a heading per speaker, the messages'
+        /// own line breaks, control characters shown as `\u{…}`; `--json` keeps one encoded line
+        /// per message.
         #[arg(long)]
         transcript: bool,
-        /// Lines of transcript to show (at most 500).
+        /// Lines of transcript to show (at most 500); with `--json`, messages.
         #[arg(long, default_value_t = 50)]
         lines: usize,
         #[arg(long)]
@@ -161,8 +165,9 @@ pub enum Command {
     },
     /// What the runs of the artifacts directory cost, by model and by run.
     ///
-    /// Each run's own session is counted once, from the `usage` Pi records on its entries
-    /// (assistant messages by `provider/model`, cache warming, tool and summary usage); a run's
+    /// Each session file is counted once, from the `usage` Pi records on its entries (assistant
+    /// messages by `provider/model`, cache warming, tool and summary usage), with the newest run
+    /// that uses it: a resurrected run continues the lost run's session; a run's
     /// row also shows its nested children rolled up, and a persistent specialist's row each
     /// task's part. A cost Pi did not record, or recorded as zero for tokens used (a model it
     /// has no price for), is unknown, and so is every sum it is part of. Sessions are read
@@ -431,6 +436,7 @@ fn wait(artifacts: &Artifacts, target: &Target, json: bool) -> Result<Output, Er
         Selector::Id(id) => RunRecord::load(artifacts, id)?,
         selector @ Selector::Name(_) => run::find(artifacts, &selector, |_| true)?,
     };
+    say_on_interrupt(&record);
     let result = supervise::wait_for(
         artifacts,
         &record.run_id,
@@ -446,7 +452,44 @@ fn wait(artifacts: &Artifacts, target: &Target, json: bool) -> Result<Output, Er
         },
     )?;
     let doc = WatchWait::of(&result);
-    Ok(Output::ok(doc, result.message.clone()).with_exit(result.exit_code()))
+    // `--json` carries the message as the parent's model receives it; a person reads it without
+    // the lines written for the model.
+    let human = herd_core::escape::for_people(&result.message);
+    Ok(Output::ok(doc, human).with_exit(result.exit_code()))
+}
+
+/// On Ctrl-C (or SIGTERM) while `wait` waits: the child is not this process's, so it goes on,
+/// and the person is told so and how to wait again, before the exit with 128 + the signal
+/// (130 for Ctrl-C). Nothing of the run is changed: whatever was settled stays on disk for the
+/// next watcher, as after any kill.
+fn say_on_interrupt(record: &RunRecord) {
+    let Ok(signals) = herd_core::subprocess::termination_signals() else {
+        return;
+    };
+    let note = interrupted_note(&record.name, &record.run_id);
+    std::thread::spawn(move || {
+        if let Ok(signal) = signals.recv() {
+            herd_cli::diagnostic(&note);
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
+/// `Builder keeps running; `herd-watch wait --name Builder` picks it up`: the name as a shell
+/// word when it is one, else the run id.
+fn interrupted_note(name: &str, run_id: &str) -> String {
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    let again = match plain {
+        true => format!("herd-watch wait --name {name}"),
+        false => format!("herd-watch wait --run {run_id}"),
+    };
+    format!(
+        "{} keeps running; `{again}` picks it up",
+        herd_core::escape::encode_host_value(name, 80)
+    )
 }
 
 fn follow(

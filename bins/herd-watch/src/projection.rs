@@ -487,10 +487,17 @@ impl WidgetRow {
             .map(|since| short_duration(now_ms.saturating_sub(since)))
             .unwrap_or_default();
         match p.label {
-            Label::Active => match &p.detail {
-                Some(detail) => format!(" active · {} {dur} ", encoded_detail(detail)),
-                None => format!(" active {dur} "),
-            },
+            Label::Active => {
+                let detail = p
+                    .detail
+                    .as_deref()
+                    .map(|d| format!(" · {}", encoded_detail(d)))
+                    .unwrap_or_default();
+                match dur.is_empty() {
+                    true => format!(" active{detail} "),
+                    false => format!(" active{detail} {dur} "),
+                }
+            }
             Label::Running => " running… ".to_owned(),
             Label::Finalizing => " finalizing… ".to_owned(),
             Label::Starting => " starting… ".to_owned(),

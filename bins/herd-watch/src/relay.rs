@@ -525,6 +525,9 @@ pub fn project(
             detail.push_str(" ago");
         }
     }
+    // While disconnected, the host's own "since" is as old as the last thing it said: the
+    // detail's `last seen … ago` is the one age a person is shown.
+    let disconnected = relay.as_ref().is_some_and(|s| !s.connected);
     let label = said.as_ref().map_or(
         if remote.run_id.is_some() {
             Label::Running
@@ -537,7 +540,10 @@ pub fn project(
         projection: Projection {
             label,
             detail: Some(detail),
-            since_ms: said.and_then(|s| s.since_ms).or(Some(record.created_at_ms)),
+            since_ms: match disconnected {
+                true => None,
+                false => said.and_then(|s| s.since_ms).or(Some(record.created_at_ms)),
+            },
         },
         elapsed_ms: now.saturating_sub(record.created_at_ms),
         outcome: None,
@@ -614,6 +620,61 @@ pub fn forward(record: &RunRecord, remote: &RemoteRun, args: &[&str]) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run on a host whose relay is down: its widget row says once how long ago the host was
+    /// heard from, not that age followed by another.
+    #[test]
+    fn a_disconnected_remote_run_shows_one_age() {
+        let dir = tempfile::tempdir().unwrap();
+        let art = Artifacts::new(dir.path());
+        let now = herd_core::time::now_ms();
+        let mut record: RunRecord = serde_json::from_value(serde_json::json!({
+            "format_version": 1, "run_id": "r1", "name": "Builder", "created_at_ms": now - 20_000,
+            "runner": "pi", "surface": "process", "status": "launched",
+            "cwd": "/", "session_file": dir.path().join("s.jsonl").display().to_string(),
+        }))
+        .unwrap();
+        record.save(&art).unwrap();
+        let remote = RemoteRun {
+            host: "devbox".into(),
+            artifacts: "/home/you/.herd".into(),
+            run_id: Some("h1".into()),
+            session_file: None,
+            worktree: None,
+        };
+        art.run("r1")
+            .write(RemoteState {
+                format_version: RemoteState::VERSION,
+                label: Label::Active,
+                detail: Some("bash".into()),
+                since_ms: Some(now - 13_000),
+                seen_at_ms: now - 12_000,
+            })
+            .unwrap();
+        RelayState {
+            format_version: RELAY_STATE_VERSION,
+            host: "devbox".into(),
+            connected: false,
+            since_ms: now - 12_000,
+            last_seen_ms: Some(now - 12_000),
+            error: None,
+        }
+        .write(&art)
+        .unwrap();
+        let status = project(&art, &record, &remote, now);
+        let row = crate::projection::WidgetRow {
+            name: "Builder @devbox".into(),
+            agent: None,
+            elapsed_ms: status.elapsed_ms,
+            projection: status.projection,
+            usage: None,
+        };
+        let text = crate::projection::widget(&[row], now, 100).text;
+        assert!(
+            text.contains("active · on devbox · bash · disconnected · last seen 12s ago │"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn the_backoff_doubles_from_one_second_to_thirty_with_jitter() {

@@ -1,7 +1,6 @@
 //! `herd-watch status` and `stop`: the projection of runs computed from their files alone.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use herd_cli::Output;
@@ -9,9 +8,9 @@ use herd_core::identity::{self, Judgement};
 use herd_core::{Error, ErrorCode, escape, exit, time::now_ms};
 use herd_protocol::layout::Artifacts;
 use herd_protocol::persistent::Outcome as TaskOutcome;
-use herd_protocol::run::{LaunchStatus, RunRecord, Runner, Selector};
+use herd_protocol::run::{LaunchStatus, RunRecord, Selector};
 use herd_protocol::watch::{
-    StatusRow, StatusRuns, StatusTranscript, StatusWidget, StopStatus, WatchStatus, WatchStop,
+    StatusRow, StatusRuns, StatusWidget, StopStatus, WatchStatus, WatchStop,
 };
 use herd_surface::{Inspection, Presence, Surface, Target};
 
@@ -364,7 +363,7 @@ pub fn status(
                 "--transcript shows one run: add --run or --name",
             ));
         };
-        return transcript_of(
+        return crate::transcript::show(
             record,
             artifacts,
             lines.min(herd_protocol::watch::TRANSCRIPT_MAX_LINES),
@@ -503,69 +502,6 @@ fn last_evidence_ms(artifacts: &Artifacts, record: &RunRecord) -> u64 {
     }
 }
 
-fn transcript_of(record: &RunRecord, artifacts: &Artifacts, lines: usize) -> Result<Output, Error> {
-    let unavailable = |e: std::io::Error| {
-        Error::new(
-            ErrorCode::Unavailable,
-            format!("cannot read the transcript: {e}"),
-        )
-    };
-    let text: Vec<String> = match record.runner {
-        Runner::Pi => {
-            let tail =
-                evidence::read_tail_lines(Path::new(&record.session_file), evidence::SESSION_TAIL)
-                    .map_err(unavailable)?;
-            tail.unwrap_or_default()
-                .lines()
-                .filter_map(transcript_line)
-                .collect()
-        }
-        Runner::Exec => {
-            let tail = evidence::read_tail_lines(&artifacts.stdout_log(&record.run_id), 256 * 1024)
-                .map_err(unavailable)?;
-            tail.unwrap_or_default()
-                .lines()
-                .map(|l| escape::encode_host_value(l, 2_000))
-                .collect()
-        }
-    };
-    let start = text.len().saturating_sub(lines);
-    let shown = &text[start..];
-    let json = WatchStatus::Transcript(StatusTranscript {
-        run_id: record.run_id.clone(),
-        lines: shown.to_vec(),
-    });
-    Ok(Output::ok(json, shown.join("\n")))
-}
-
-/// One session entry as a transcript line: `role: text`, encoded.
-fn transcript_line(line: &str) -> Option<String> {
-    let Some(herd_protocol::session::Entry::Message { message }) =
-        herd_protocol::session::parse_line(line)
-    else {
-        return None;
-    };
-    let role = message.role.as_deref()?;
-    if role == "system" {
-        // Pi 1.6's record of the prompt and the declared tools, not the conversation.
-        return None;
-    }
-    let text: Vec<String> = message
-        .content
-        .as_array()?
-        .iter()
-        .filter_map(|block| match block.get("type")?.as_str()? {
-            "text" => Some(block.get("text")?.as_str()?.to_owned()),
-            "toolCall" => Some(format!("[tool {}]", block.get("name")?.as_str()?)),
-            _ => None,
-        })
-        .collect();
-    Some(format!(
-        "{role}: {}",
-        escape::encode_host_value(&text.join(" "), 2_000)
-    ))
-}
-
 /// `herd-watch stop`: a persistent specialist's graceful stop.
 pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> {
     if !record.persistent {
@@ -659,31 +595,4 @@ pub fn stop(artifacts: &Artifacts, record: &RunRecord) -> Result<Output, Error> 
         ),
     )
     .with_exit(code))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_transcript_is_the_conversation() {
-        // Lines of a real Pi 1.6.0 session (shortened).
-        let system = r#"{"type":"message","id":"9517073d","parentId":"e48c8983","timestamp":"2026-12-01T21:06:40.806Z","message":{"role":"system","content":[{"type":"text","text":"You are a coding assistant."}],"sections":{"preamble":"You are a coding assistant."},"toolsAdded":[{"name":"bash","description":"Run a command","parameters":{"type":"object"}}],"timestamp":1796159200800}}"#;
-        let user = r#"{"type":"message","id":"cdf50a66","parentId":"9517073d","timestamp":"2026-12-01T21:06:40.806Z","message":{"role":"user","content":[{"type":"text","text":"say"}],"timestamp":1796159200800}}"#;
-        let call = r#"{"type":"message","id":"abcad389","parentId":"cdf50a66","timestamp":"2026-12-01T21:06:41.211Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"call_0_0","name":"bash","arguments":{"command":"echo hi"}}],"stopReason":"toolUse"}}"#;
-        // A system message's content is `""` today; one with blocks is still not shown.
-        assert_eq!(transcript_line(system), None);
-        assert_eq!(
-            transcript_line(&system.replace(
-                r#"[{"type":"text","text":"You are a coding assistant."}]"#,
-                r#""""#
-            )),
-            None
-        );
-        assert_eq!(transcript_line(user).as_deref(), Some("user: say"));
-        assert_eq!(
-            transcript_line(call).as_deref(),
-            Some("assistant: [tool bash]")
-        );
-    }
 }

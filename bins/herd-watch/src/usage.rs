@@ -363,7 +363,14 @@ fn rolled_up_at(
     let mut tally = own.clone().unwrap_or_default();
     let mut nested = Vec::new();
     if depth < NESTING_MAX {
-        for child in children(artifacts, record) {
+        // A session resumed by a later run (a resurrect) is counted once, with that run: it is the
+        // same work continued, its session file holding both parts.
+        let mut kids = children(artifacts, record);
+        kids.reverse();
+        let mut sessions = std::collections::HashSet::new();
+        kids.retain(|c| c.session_file.is_empty() || sessions.insert(c.session_file.clone()));
+        kids.reverse();
+        for child in kids {
             let usage = settled_usage(artifacts, &child)
                 .or_else(|| rolled_up_at(artifacts, &child, depth + 1, budget));
             if let Some(usage) = usage {
@@ -485,11 +492,24 @@ pub fn report(artifacts: &Artifacts, since_ms: Option<u64>) -> Result<UsageRepor
         .filter(|r| since_ms.is_none_or(|since| r.created_at_ms >= since))
         .collect();
     records.sort_by_key(|r| r.created_at_ms);
+    // Each session file is counted once, with the newest run that uses it: a resurrected run
+    // continues the lost run's session, which holds both parts.
+    let newest: std::collections::HashMap<&str, &str> = records
+        .iter()
+        .filter(|r| !r.session_file.is_empty())
+        .map(|r| (r.session_file.as_str(), r.run_id.as_str()))
+        .collect();
     let mut by_model = Tally::new();
     let mut rows = Vec::new();
     for record in &records {
         let settled = delivery::load(artifacts, &record.run_id).ok().flatten();
-        let cursor = own_cursor(artifacts, record, u64::MAX, |_| {});
+        let continued = newest
+            .get(record.session_file.as_str())
+            .is_some_and(|id| *id != record.run_id);
+        let cursor = match continued {
+            true => None,
+            false => own_cursor(artifacts, record, u64::MAX, |_| {}),
+        };
         // A run on another machine is counted as its relayed result says: its session is there.
         let own = match (&cursor, &settled) {
             (Some(cursor), _) => cursor.tally.clone(),
@@ -500,11 +520,14 @@ pub fn report(artifacts: &Artifacts, since_ms: Option<u64>) -> Result<UsageRepor
                 .map_or_else(Tally::new, |u| u.tally.clone()),
             _ => Tally::new(),
         };
-        let rolled = settled
-            .as_ref()
-            .and_then(|r| r.details.usage.clone())
-            .or_else(|| rolled_up(artifacts, record))
-            .map_or_else(|| own.total, |u| u.tally.total);
+        let rolled = match continued {
+            true => own.total,
+            false => settled
+                .as_ref()
+                .and_then(|r| r.details.usage.clone())
+                .or_else(|| rolled_up(artifacts, record))
+                .map_or_else(|| own.total, |u| u.tally.total),
+        };
         by_model.merge(&own);
         rows.push(RunUsageRow {
             run_id: record.run_id.clone(),

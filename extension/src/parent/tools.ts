@@ -120,6 +120,11 @@ export const ROSTER_GUIDELINE =
 	"a separator row, and one row per child (worktree `none` when there is none), and use each name in prompts, " +
 	"handoffs, and results.";
 
+/** How to get a child that exits after its answer, or one that waits for the person (docs/tools.md). */
+export const INTERACTIVE_GUIDELINE =
+	"A child answers and exits by itself; pass `interactive: true` for one that stays in its pane and waits for " +
+	"the person after each answer (its result comes when it ends).";
+
 /** The label Pi shows for a tool: its name with spaces. */
 function label(name: string): string {
 	return name.replace(/_/g, " ");
@@ -150,6 +155,7 @@ export function definition(
 			"After `subagent`, do not poll: each result arrives as a `subagent_result` message.",
 			NAMING_GUIDELINE,
 			ROSTER_GUIDELINE,
+			INTERACTIVE_GUIDELINE,
 		];
 	}
 	return tool;

@@ -28,7 +28,7 @@ pub use message::{
     BODY_MAX_CHARS, CHECK_MAX_CHARS, CONTINUATION_LINE, CONTINUATION_MAX_CHARS, EVIDENCE_MAX_CHARS,
     Evidence, EvidenceClass, FULL_OUTPUT_MAX_CHARS, MESSAGE_MAX_CHARS, Message,
     RESULT_ABBREVIATED_MARKER, Rendered, Report, SESSION_MAX_CHARS, STATUS_MAX_CHARS,
-    bounded_report, bounded_report_kept_in, result_abbreviated_marker,
+    bounded_report, bounded_report_kept_in, for_people, result_abbreviated_marker,
 };
 pub use report::{
     CLOSE_TAG, NAME_MAX_CHARS, OPEN_TAG_START, ReportKind, abbreviate_name, escape_report_tags,

@@ -22,6 +22,8 @@ pub const HELP: i32 = 6;
 pub const BUSY: i32 = 7;
 /// Internal error, including "not yet implemented".
 pub const INTERNAL: i32 = 70;
+/// Interrupted by Ctrl-C (128 + SIGINT): the command stopped; a child it waited for goes on.
+pub const INTERRUPTED: i32 = 130;
 
 /// One row of the exit-code table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +70,10 @@ pub const TABLE: &[ExitRow] = &[
         code: INTERNAL,
         meaning: "internal error",
     },
+    ExitRow {
+        code: INTERRUPTED,
+        meaning: "interrupted by Ctrl-C (128 + SIGINT; 143 for SIGTERM): the command stopped, a child it waited for keeps running (`herd-watch wait` says so and how to wait again)",
+    },
 ];
 
 #[cfg(test)]
@@ -81,6 +87,6 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(codes, sorted);
-        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 70]);
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 70, 130]);
     }
 }

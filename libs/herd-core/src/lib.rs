@@ -19,6 +19,7 @@ pub mod identity;
 pub mod lock;
 pub mod sidecar;
 pub mod subprocess;
+pub mod suggest;
 pub mod time;
 
 pub use error::{Error, ErrorCode};

@@ -295,12 +295,35 @@ impl Hosts {
     /// `invalid_request` (field `host`) for a host never added.
     pub fn require(&self, name: &str) -> Result<HostRecord, Error> {
         let dest = Destination::new(name)?;
-        self.get(&dest)?.ok_or_else(|| {
-            Error::invalid(
-                "host",
-                format!("{dest} is not a prepared host: run `herd-launch host add {dest}` first"),
-            )
-        })
+        match self.get(&dest)? {
+            Some(record) => Ok(record),
+            None => Err(Error::invalid("host", self.not_prepared(&dest))),
+        }
+    }
+
+    /// Why `dest` is refused: the prepared hosts it may have meant, then all of them, and how to
+    /// add it when it is a new one.
+    pub fn not_prepared(&self, dest: &Destination) -> String {
+        let prepared: Vec<String> = self
+            .list()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| r.name)
+            .collect();
+        let wanted = dest.to_string();
+        let close = herd_core::suggest::close_matches(&wanted, prepared.iter().map(String::as_str));
+        let mut message = format!("{dest} is not a prepared host");
+        if let Some(guess) = herd_core::suggest::did_you_mean(&close) {
+            message.push_str(&format!(": {guess}"));
+        }
+        match prepared.as_slice() {
+            [] => message.push_str(" (no host is prepared yet)"),
+            hosts => message.push_str(&format!(" (prepared: {})", hosts.join(", "))),
+        }
+        message.push_str(&format!(
+            "; a new host is added with `herd-launch host add {dest}`"
+        ));
+        message
     }
 
     /// Writes `record` (atomically, private).
@@ -383,7 +406,11 @@ mod tests {
         let hosts = Hosts::new(dir.path().join("hosts"));
         assert!(hosts.list().unwrap().is_empty());
         let err = hosts.require("devbox").unwrap_err();
-        assert!(err.message.contains("herd-launch host add devbox"), "{err}");
+        assert_eq!(
+            err.message,
+            "devbox is not a prepared host (no host is prepared yet); a new host is added with \
+             `herd-launch host add devbox`"
+        );
         hosts.put(&record()).unwrap();
         assert_eq!(hosts.require("devbox").unwrap(), record());
         assert_eq!(hosts.list().unwrap(), vec![record()]);

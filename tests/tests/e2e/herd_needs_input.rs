@@ -112,7 +112,13 @@ fn on_tmux_a_pi_child_that_asks_for_help_waits_for_input_until_it_is_resumed() {
     assert!(row.needs_input.is_none(), "{row:?}");
 }
 
-fn an_interactive_pi_child_whose_run_settled_waits_for_its_person(place: Where, test: &str) {
+/// With `role`, a role that does not exit by itself; without, a bare spawn whose request alone
+/// says `interactive: true`: either way the child waits for its person after its answer.
+fn an_interactive_pi_child_whose_run_settled_waits_for_its_person(
+    place: Where,
+    test: &str,
+    role: bool,
+) {
     let model = ModelServer::start(
         Script::new()
             .step(Text("Ready: tell me what to look at."))
@@ -130,15 +136,17 @@ fn an_interactive_pi_child_whose_run_settled_waits_for_its_person(place: Where, 
     let Some(herd) = Herd::try_new(&env, place, test) else {
         return;
     };
-    let run = herd
-        .launch(&json!({
-            "name": "Planner",
-            "agent": "planner",
-            "task": "Plan with me",
-            "model": Herd::model("fake-model"),
-            "interactive": true,
-        }))
-        .run_id;
+    let mut request = json!({
+        "name": "Planner",
+        "task": "Plan with me",
+        "model": Herd::model("fake-model"),
+        "interactive": true,
+    });
+    if role {
+        request["agent"] = json!("planner");
+    }
+    let run = herd.launch(&request).run_id;
+    assert!(!herd.run_record(&run).auto_exit, "it waits for its person");
     let steered = Cell::new(false);
     let seen_waiting = Cell::new(false);
     let events = herd.follow_until("the child's result", Duration::from_secs(90), || {
@@ -189,7 +197,12 @@ fn an_interactive_pi_child_whose_run_settled_waits_for_its_person(place: Where, 
 
 #[test]
 fn on_tmux_an_interactive_pi_child_whose_run_settled_waits_for_its_person() {
-    an_interactive_pi_child_whose_run_settled_waits_for_its_person(Where::Tmux, "");
+    an_interactive_pi_child_whose_run_settled_waits_for_its_person(Where::Tmux, "", true);
+}
+
+#[test]
+fn on_tmux_a_bare_child_asked_to_be_interactive_waits_for_its_person() {
+    an_interactive_pi_child_whose_run_settled_waits_for_its_person(Where::Tmux, "", false);
 }
 
 #[test]
@@ -197,6 +210,7 @@ fn on_herdr_an_interactive_pi_child_whose_run_settled_waits_for_its_person() {
     an_interactive_pi_child_whose_run_settled_waits_for_its_person(
         Where::Herdr,
         "on_herdr_an_interactive_pi_child_whose_run_settled_waits_for_its_person",
+        true,
     );
 }
 

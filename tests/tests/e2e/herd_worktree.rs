@@ -69,6 +69,12 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where,
         "{message}"
     );
     assert!(message.contains("Branch: feature/greeting"), "{message}");
+    // A Herdr workspace is named; tmux's session id (`$0`) means nothing to a person.
+    assert_eq!(
+        message.contains("\nWorkspace: "),
+        matches!(place, Where::Herdr),
+        "{message}"
+    );
     assert!(
         message.contains("State: clean · 1 commit ahead"),
         "{message}"

@@ -292,3 +292,36 @@ fn a_worktree_childs_commits_travel_by_git_past_a_chatty_login_shell() {
     );
     assert_eq!(git(&src, &["rev-parse", "fix/chatty~1"]), base);
 }
+
+/// A mistyped host is refused (exit 2, field `host`) with the prepared host it was close to and
+/// the list of prepared hosts, not told to add the typo as a new host; nothing is recorded.
+#[test]
+fn a_mistyped_host_is_told_the_prepared_host_it_may_have_meant() {
+    let scene = Scene::prepared();
+    let request = serde_json::json!({"name": "Builder", "task": "build it"}).to_string();
+    let args = [
+        "spawn",
+        "--host",
+        "devbx",
+        "--request",
+        "-",
+        "--runner",
+        "exec",
+        "--",
+        "true",
+    ];
+    let out = scene.herd("herd-launch", &args, Some(&request));
+    assert_eq!(out.code, 2, "{out}");
+    assert_eq!(
+        out.stderr.trim_end(),
+        "error: devbx is not a prepared host: did you mean devbox? (prepared: devbox); a new host \
+         is added with `herd-launch host add devbx`\n  field: host",
+        "{out}"
+    );
+    let mut json = args.to_vec();
+    json.insert(1, "--json");
+    let out = scene.herd("herd-launch", &json, Some(&request));
+    let (code, field, _) = refused(&out);
+    assert_eq!((code, field.as_deref()), (2, Some("host")), "{out}");
+    assert_eq!(scene.local_runs(), Vec::<String>::new());
+}

@@ -21,6 +21,11 @@
 //!   the next three words. `Do not change the public API` is not no-edit intent; `don't change
 //!   any files` is.
 //!
+//! - **A reading task**: a task that opens with `summarise`, `summarize`, `explain`, `describe`,
+//!   `list`, `count`, `read`, `review`, `analyse`, `analyze`, `investigate`, `inspect`,
+//!   `outline`, `compare`, `search`, `locate`, `find` or `audit` (after `please`, if any) is
+//!   no-edit intent too, unless it also asks for a change.
+//!
 //! Mutation is read first: a task that asks for a change and limits it ("Fix the parser; do not
 //! edit the tests") is a writer's. "List what to fix, but do not edit anything" is read-only.
 
@@ -79,6 +84,27 @@ const MUTATION_VERBS: [&str; 13] = [
     "update",
 ];
 const WEAK_MUTATION_VERBS: [&str; 2] = ["write", "change"];
+/// The verbs of a task that reads: opening the task, they make it no-edit.
+const READING_VERBS: [&str; 18] = [
+    "summarise",
+    "summarize",
+    "explain",
+    "describe",
+    "list",
+    "count",
+    "read",
+    "review",
+    "analyse",
+    "analyze",
+    "investigate",
+    "inspect",
+    "outline",
+    "compare",
+    "search",
+    "locate",
+    "find",
+    "audit",
+];
 const MUTATION_OBJECTS: [&str; 9] = [
     "test", "tests", "code", "file", "files", "function", "module", "script", "to",
 ];
@@ -121,10 +147,23 @@ pub fn task_intent(task: &str) -> Option<TaskIntent> {
     .iter()
     .any(|phrase| contains_phrase(&flat, phrase))
         || clauses.iter().any(|words| negated_edit(words))
+        || reading(clauses.iter().find(|words| !words.is_empty()))
     {
         return Some(TaskIntent::NoEdit);
     }
     None
+}
+
+/// Whether the task's first clause opens with a reading verb (after `please`).
+fn reading(first: Option<&Vec<&str>>) -> bool {
+    let Some(words) = first else {
+        return false;
+    };
+    let verb = match words.as_slice() {
+        ["please", verb, ..] | [verb, ..] => verb,
+        [] => return false,
+    };
+    READING_VERBS.contains(verb)
 }
 
 /// Whether `phrase` occurs in `text` on word boundaries.
@@ -243,11 +282,27 @@ mod tests {
     }
 
     #[test]
+    fn a_task_that_opens_by_reading_is_no_edit() {
+        use TaskIntent::{Mutation, NoEdit};
+        check(&[
+            ("Summarise src/ in ten lines", Some(NoEdit)),
+            ("Please summarize the parser module", Some(NoEdit)),
+            ("Review the fix in the last commit", Some(NoEdit)),
+            (
+                "Find where the config is parsed and write a summary",
+                Some(NoEdit),
+            ),
+            ("Explain why the build is slow", Some(NoEdit)),
+            // Asking for a change as well makes it a writer's.
+            ("Find the parser and fix the overflow", Some(Mutation)),
+            ("Review the code, then fix what you find", Some(Mutation)),
+        ]);
+    }
+
+    #[test]
     fn anything_else_states_no_intent() {
         check(&[
-            ("Review the fix in the last commit", None),
-            ("Find where the config is parsed and write a summary", None),
-            ("Explain why the build is slow", None),
+            ("The summary should list the callers", None),
             ("Check that the bug is fixed", None),
             ("It should not change behaviour", None),
             ("No tests cover it; explain why", None),

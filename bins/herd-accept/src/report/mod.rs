@@ -139,18 +139,30 @@ pub(crate) fn render_value(value: &Value) -> String {
 /// The host line of a result: `Acceptance: <status> (level <level>, explicit|inferred,
 /// evidence <evidence>)`, then the first failed check or the review that is due. Child text in it
 /// (a diagnostic quoting the report) is kept on the line, as every host line is.
+///
+/// An inferred gate that was not met is only reported (the run is not failed for it), so it reads
+/// as a note, not as a verdict beside the `Check:` line: `Acceptance note: the inferred gate was
+/// not met (level <level>, evidence <evidence>)`.
 pub fn host_line(ledger: &Ledger) -> String {
-    let mut line = format!(
-        "Acceptance: {} (level {}, {}, evidence {})",
-        ledger.status.as_str(),
-        ledger.gate.level,
-        if ledger.explicit {
-            "explicit"
-        } else {
-            "inferred"
-        },
-        ledger.evidence_status.as_str()
-    );
+    let mut line = if !ledger.explicit && ledger.status == Status::Rejected {
+        format!(
+            "Acceptance note: the inferred gate was not met (level {}, evidence {})",
+            ledger.gate.level,
+            ledger.evidence_status.as_str()
+        )
+    } else {
+        format!(
+            "Acceptance: {} (level {}, {}, evidence {})",
+            ledger.status.as_str(),
+            ledger.gate.level,
+            if ledger.explicit {
+                "explicit"
+            } else {
+                "inferred"
+            },
+            ledger.evidence_status.as_str()
+        )
+    };
     let problem = ledger
         .child_report_parse_error
         .iter()

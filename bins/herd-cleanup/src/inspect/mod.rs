@@ -28,7 +28,7 @@ use crate::holders;
 use crate::paths::Found;
 
 pub use context::Context;
-pub use processes::scan_warnings;
+pub use processes::{for_people, scan_warnings};
 
 use herd_protocol::cleanup::{Blocker, BlockerCode, Classification, HolderRef, ManifestRef};
 

@@ -147,13 +147,29 @@ pub fn scan_warnings(scan: &Result<holders::Scan, holders::Error>) -> Vec<String
     let mut out = vec![COVERAGE_WARNING.to_owned()];
     if let Ok(scan) = scan {
         if scan.unreadable.count > 0 {
-            out.push(format!(
-                "not proven unrelated: {} of this user could not be inspected",
-                scan.unreadable.describe()
-            ));
+            out.push(unreadable_warning(&scan.unreadable));
         }
     }
     out
+}
+
+fn unreadable_warning(unreadable: &holders::Sample) -> String {
+    format!(
+        "not proven unrelated: {} of this user could not be inspected",
+        unreadable.describe()
+    )
+}
+
+/// A warning as a person reads it, `None` for the scan's standing caveats that say nothing
+/// about this checkout and would be printed by every cleanup: what the scan never covers
+/// (processes of other users, documented with the command) and PID 1 alone unreadable (the
+/// namespace's init, whose cwd is set before any checkout exists). `--json` keeps both.
+pub fn for_people(warning: &str) -> Option<&str> {
+    let init_only = unreadable_warning(&holders::Sample {
+        count: 1,
+        pids: vec![1],
+    });
+    (warning != COVERAGE_WARNING && warning != init_only).then_some(warning)
 }
 
 pub(super) fn holders_of(
@@ -198,5 +214,38 @@ pub(super) fn holders_of(
             name: h.comm.clone(),
             cwd: text(&h.cwd),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_person_is_not_told_the_standing_caveats_on_every_cleanup() {
+        let scan = |pids: Vec<u32>| {
+            Ok(holders::Scan {
+                unreadable: holders::Sample {
+                    count: pids.len(),
+                    pids,
+                },
+                ..holders::Scan::default()
+            })
+        };
+        let init_only = scan_warnings(&scan(vec![1]));
+        assert_eq!(init_only.len(), 2, "--json keeps both: {init_only:?}");
+        assert_eq!(
+            init_only.iter().filter_map(|w| for_people(w)).count(),
+            0,
+            "{init_only:?}"
+        );
+        let others = scan_warnings(&scan(vec![1, 4242]));
+        let shown: Vec<&str> = others.iter().filter_map(|w| for_people(w)).collect();
+        assert_eq!(
+            shown,
+            [
+                "not proven unrelated: 2 processes (PIDs 1, 4242) of this user could not be inspected"
+            ]
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! Requests refused before anything is created, and late refusals that change nothing.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use herd_core::error::ErrorCode;
@@ -393,4 +394,38 @@ fn a_handoff_that_cannot_work_is_refused_with_nothing_written() {
         args.extend(extra);
         assert_refused_with_nothing_written(&env, &env.run(&args, &Value::Null), rule, field);
     }
+}
+
+/// The README's old tour put the artifacts directory in the project's committed `.herd/`: a
+/// directory git tracks files in is refused (exit 2, saying why) before anything is written.
+#[test]
+fn an_artifacts_directory_among_tracked_files_is_refused() {
+    let (mut env, _) = repo_env();
+    let repo = env.work().join("repo");
+    let sb = herd_e2e::git::Sandbox::new();
+    sb.write(&repo, ".herd/worktree.toml", "copy = []\n");
+    sb.commit_all(&repo, "herd setup");
+    let art = repo.join(".herd");
+    std::fs::set_permissions(&art, std::fs::Permissions::from_mode(0o700)).unwrap();
+    env.set("HERD_ARTIFACTS", art.to_string_lossy());
+    let run = env.spawn_exec(
+        "process",
+        &serde_json::json!({"name": "n", "task": "t"}),
+        &[],
+    );
+    assert_eq!(run.code, 2, "{run}");
+    let refused = refusal(&run);
+    assert_eq!(refused.field.as_deref(), Some("--artifacts"), "{run}");
+    assert!(
+        refused
+            .message
+            .contains("holds files git tracks (worktree.toml)"),
+        "{run}"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&art)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["worktree.toml"], "nothing was written");
 }

@@ -116,7 +116,7 @@ impl Event {
             Event::Stalled { line, .. } | Event::Recovered { line, .. } => line.clone(),
             Event::Notice { message, .. } => message.clone(),
             Event::NeedsInput { name, input, .. } => needs_input_line(name, input),
-            Event::Result(result) => result.message.clone(),
+            Event::Result(result) => herd_core::escape::for_people(&result.message),
         }
     }
 }

@@ -272,3 +272,60 @@ fn wait_exits_with_the_code_of_the_parent_recheck() {
         assert_eq!(doc.details.verdict(), Some(verdict), "{name}: {text}");
     }
 }
+
+/// `wait` without `--json` shows a person the result without the lines written for the parent's
+/// model: no framing sentence, no `Parent action:` line; `--json`'s message keeps both.
+#[test]
+fn a_person_reads_the_result_without_the_lines_for_the_model() {
+    let env = Env::new();
+    let id = env.spawn("Scout", "echo 'found it'");
+    let out = env.run(
+        &watch_bin(),
+        &["wait", "--run", &id],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    insta::assert_snapshot!(crate::support::redact(env.dir.path(), &out.stdout));
+    let (_, doc, _) = env.wait(&["wait", "--run", &id, "--json"]);
+    assert!(doc.message.ends_with(herd_core::escape::CONTINUATION_LINE));
+    assert!(doc.message.contains("evaluate it as a report"));
+}
+
+/// Ctrl-C in `wait` stops the wait, not the child: the person is told it keeps running and how
+/// to wait again, and the exit is 130.
+#[test]
+fn ctrl_c_in_wait_says_the_child_keeps_running_and_how_to_wait_again() {
+    let env = Env::new();
+    let id = env.spawn("Builder", "sleep 60");
+    let stderr = env.dir.path().join("wait.err");
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test signals the waiting process, which the bounded runner does not offer"
+    )]
+    let mut wait = std::process::Command::new(watch_bin())
+        .arg("--artifacts")
+        .arg(env.art())
+        .args(["wait", "--name", "Builder"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = wait.id();
+    // Its handler is installed once /proc says SIGINT is caught.
+    herd_e2e::wait::wait_for("wait to catch SIGINT", Duration::from_secs(30), || {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let caught = status.lines().find_map(|l| l.strip_prefix("SigCgt:"))?;
+        let mask = u64::from_str_radix(caught.trim(), 16).ok()?;
+        (mask & (1 << (libc::SIGINT - 1)) != 0).then_some(())
+    });
+    herd_e2e::proc::signal_pid(pid, libc::SIGINT);
+    let status = herd_e2e::wait::wait_for("wait to exit", Duration::from_secs(30), || {
+        wait.try_wait().unwrap()
+    });
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    insta::assert_snapshot!(std::fs::read_to_string(&stderr).unwrap());
+    assert!(running(env.identity_pid(&id)), "the child keeps running");
+    let (code, _, text) = env.watch(&["cancel", "--run", &id, "--json"]);
+    assert_eq!(code, 0, "{text}");
+}

@@ -449,6 +449,12 @@ fn a_pi_child_gets_the_inferred_gate_and_an_inferred_rejection_only_reports() {
             "saw acceptance level checked (inferred for this task); review 0",
             "checked",
         ),
+        // A reading task is not a writer's (the README's first example).
+        (
+            serde_json::json!({"name": "Reader", "task": "Summarise src/ in ten lines"}),
+            "saw acceptance level attested (inferred for this task); review 0",
+            "attested",
+        ),
         (
             serde_json::json!({"name": "Looker", "task": "Summarise the parser. Do not edit any files."}),
             "saw acceptance level attested (inferred for this task); review 0",
@@ -478,12 +484,14 @@ fn a_pi_child_gets_the_inferred_gate_and_an_inferred_rejection_only_reports() {
                 "{message}"
             );
         } else {
+            // Not met, an inferred gate is a note, never a rejection under a `Check:` verdict.
             assert!(
                 message.contains(&format!(
-                    "Acceptance: rejected (level {level}, inferred, evidence claimed) · acceptance-report: structured acceptance report not found"
+                    "\nAcceptance note: the inferred gate was not met (level {level}, evidence claimed) · acceptance-report: structured acceptance report not found\n"
                 )),
                 "{request}: {message}"
             );
+            assert!(!message.contains("rejected"), "{request}: {message}");
         }
     }
 }

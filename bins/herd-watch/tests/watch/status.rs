@@ -175,3 +175,42 @@ fn delivered_runs_leave_the_open_run_set_and_a_directory_without_one_is_indexed(
     assert_eq!(result.run_id, later, "{text}");
     assert!(open_set(&env).is_empty());
 }
+
+/// A Pi that writes a two-message conversation with line breaks and quotes, and ends.
+const TALKING_PI: &str = r#"#!/bin/sh
+printf '%s\n' '{"type":"message","message":{"role":"user","content":[{"type":"text","text":"Count the files.\nOnly in \"src/\"."}]}}' > "$PI_SUBAGENT_SESSION"
+printf '%s\n' '{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"There are 3:\n- a.rs\n- b.rs"}],"stopReason":"stop","provider":"prov","model":"m"}}' >> "$PI_SUBAGENT_SESSION"
+printf '{"type":"done"}' > "$PI_SUBAGENT_SESSION.exit"
+"#;
+
+/// `status --transcript` reads as a transcript: a heading per speaker and the messages' own line
+/// breaks and quotes, not one encoded line per message (which `--json` keeps).
+#[test]
+fn the_transcript_reads_as_a_conversation() {
+    let mut env = Env::new();
+    crate::support::with_fake_pi(&mut env);
+    crate::support::write_script(&env.dir.path().join("fake-pi"), TALKING_PI);
+    let id = env.spawn_request(
+        serde_json::json!({"name": "Counter", "task": "count"}),
+        &["--runner", "pi"],
+    );
+    let (code, _, text) = env.watch(&["wait", "--run", &id, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    let out = env.run(
+        &watch_bin(),
+        &["status", "--run", &id, "--transcript"],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    insta::assert_snapshot!(out.stdout.trim_end(), @r#"
+    ── user ──
+    Count the files.
+    Only in "src/".
+
+    ── assistant ──
+    There are 3:
+    - a.rs
+    - b.rs
+    "#);
+}

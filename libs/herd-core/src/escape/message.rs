@@ -24,7 +24,9 @@
 
 use super::encoded::{group_thousands, n_chars};
 use super::host::encode_host_line;
-use super::report::{CLOSE_TAG, ReportKind, encode_block_body, framing_sentence, open_tag};
+use super::report::{
+    CLOSE_TAG, OPEN_TAG_START, ReportKind, encode_block_body, framing_sentence, open_tag,
+};
 
 /// The most characters a delivered message has.
 pub const MESSAGE_MAX_CHARS: usize = 16_000;
@@ -365,6 +367,41 @@ fn dropped_notice(n_dropped: usize, limit: usize) -> String {
         if n_dropped == 1 { "" } else { "s" },
         group_thousands(limit)
     )
+}
+
+/// A rendered message as a person reads it at a terminal: the lines written for the parent's
+/// model (the framing sentence before the report block and the `Parent action:` line that ends
+/// the message) left out, everything else as it is.
+///
+/// Only host lines are dropped: the framing sentence is the line just before the first start
+/// tag (nothing above it is child text), the continuation the last line (below the block).
+///
+/// ```
+/// use herd_core::escape::{Message, ReportKind, for_people};
+///
+/// let text = Message::new("Sub-agent \"a\" completed")
+///     .with_report("a", ReportKind::Result, "done")
+///     .render();
+/// assert_eq!(
+///     for_people(&text),
+///     "Sub-agent \"a\" completed\n<subagent_report from=\"a\" kind=\"result\">\ndone\n</subagent_report>"
+/// );
+/// ```
+pub fn for_people(text: &str) -> String {
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    if lines
+        .last()
+        .is_some_and(|last| last.starts_with("Parent action:"))
+    {
+        lines.pop();
+    }
+    let open = lines.iter().position(|l| l.starts_with(OPEN_TAG_START));
+    if let Some(open) = open.filter(|&at| at > 0) {
+        if lines[open - 1].starts_with("The following is a report from subagent ") {
+            lines.remove(open - 1);
+        }
+    }
+    lines.join("\n")
 }
 
 #[cfg(test)]
