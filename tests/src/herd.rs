@@ -434,8 +434,13 @@ impl Herd<'_> {
         }
         match (&self.tmux, self.record(run_id)["pane"]["pane_id"].as_str()) {
             (Some(tmux), Some(pane)) => {
-                crate::wait::wait_for(&format!("pane {pane} to be dead"), budget, || {
-                    tmux.pane_exit_status(pane).map(|_| ())
+                // Dead, or already closed: herd closes a finished child's pane once its result
+                // is delivered (unless HERD_TMUX_KEEP_PANES=1).
+                crate::wait::wait_for(&format!("pane {pane} to be dead or closed"), budget, || {
+                    // A server left with no session has no pane to list.
+                    let listed = tmux.try_cmd(["list-panes", "-a", "-F", "#{pane_id}"]);
+                    let closed = !listed.success() || !listed.stdout.lines().any(|p| p == pane);
+                    (closed || tmux.pane_exit_status(pane).is_some()).then_some(())
                 });
             }
             _ => {

@@ -1,6 +1,7 @@
 //! The process-holder scan: same-user processes whose working directory is inside a checkout.
 //!
-//! Linux only, through `/proc`: the numeric entries of `/proc` are listed, processes of other
+//! On macOS the same scan reads `lsof`'s cwd records ([`lsof`]); other platforms have none, and
+//! cleanup blocks there. On Linux, through `/proc`: the numeric entries of `/proc` are listed, processes of other
 //! users are skipped (their details are not ours to read), and each remaining process's cwd is
 //! read with `readlink /proc/<pid>/cwd`, which asks the kernel for the path without opening the
 //! directory. A process that vanished meanwhile (`ENOENT`, `ESRCH`, or a zombie, whose cwd link
@@ -12,6 +13,8 @@
 //! The scan reads as little as it can per process (one `lstat` for the owner, one `readlink`),
 //! and reads `comm` only for the processes found inside a checkout, which is what keeps it far
 //! cheaper than `lsof -d cwd`.
+
+mod lsof;
 
 use std::io;
 use std::os::unix::fs::MetadataExt;
@@ -102,10 +105,15 @@ pub enum Error {
 /// Every holder is returned with its `comm`: whether an idle shell Herdr confirmed is exempt is
 /// the caller's decision (see [`SHELLS`]), since it depends on the checkout's workspace.
 pub fn scan(targets: &[PathBuf]) -> Result<Scan, Error> {
-    if !cfg!(target_os = "linux") {
-        return Err(Error::Unsupported);
+    if cfg!(target_os = "linux") {
+        return scan_in(Path::new("/proc"), targets);
     }
-    scan_in(Path::new("/proc"), targets)
+    if cfg!(target_os = "macos") {
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::getuid() };
+        return lsof::scan(Path::new("lsof"), uid, std::process::id(), targets);
+    }
+    Err(Error::Unsupported)
 }
 
 /// [`scan`] over a `/proc` mounted at `proc`.

@@ -220,18 +220,56 @@ fn terminate_identity(
 /// How long a settled run's pane waits for its runner's exit record before it is left open.
 const RUNNER_EXIT_WAIT: Duration = Duration::from_secs(5);
 
-/// Closes the Herdr pane of a settled run once its runner has exited, unless the user is in
-/// it: herd created it for this child, and Herdr would keep it open as an idle shell. A worktree
-/// root and a pane herd did not create are never closed; a runner still running keeps its pane
-/// (its end is not herd's to force after a result).
+/// The setting that keeps the tmux panes of finished children (`1`).
+pub const TMUX_KEEP_PANES_ENV: &str = "HERD_TMUX_KEEP_PANES";
+
+/// Closes the pane of a settled run once its runner has exited, unless the user is in it: herd
+/// created it for this child, and Herdr would keep it open as an idle shell, tmux as a dead
+/// pane beside the live ones (a failed child's screen is kept in `logs/<id>.screen` first).
+/// A pane herd did not create is never closed, nor a Herdr worktree root, nor a tmux pane when
+/// `HERD_TMUX_KEEP_PANES=1`; a runner still running keeps its pane (its end is not herd's to
+/// force after a result).
+///
+/// It runs on a thread of its own, so the wait for the runner's exit never holds up what the
+/// watcher does next (reading the parent's acknowledgement of the result it just delivered);
+/// [`join_pane_closers`] waits for the closes still at work before the program ends.
 pub fn close_finished_pane(artifacts: &Artifacts, record: &RunRecord) {
+    let (artifacts, record) = (artifacts.clone(), record.clone());
+    let closer = std::thread::spawn(move || close_pane_now(&artifacts, &record));
+    PANE_CLOSERS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(closer);
+}
+
+/// The closes of finished panes still at work.
+static PANE_CLOSERS: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Waits for every close of a finished pane started by this program (each bounded by the
+/// runner's exit wait and one surface request).
+pub fn join_pane_closers() {
+    let closers = std::mem::take(
+        &mut *PANE_CLOSERS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    for closer in closers {
+        let _ = closer.join();
+    }
+}
+
+fn close_pane_now(artifacts: &Artifacts, record: &RunRecord) {
+    use herd_protocol::run::SurfaceKind;
     let Some(pane) = record.pane.as_ref() else {
         return;
     };
-    if record.surface != herd_protocol::run::SurfaceKind::Herdr
-        || !pane.owned
-        || record.worktree.is_some()
-    {
+    let closes = match record.surface {
+        SurfaceKind::Herdr => record.worktree.is_none(),
+        SurfaceKind::Tmux => std::env::var(TMUX_KEEP_PANES_ENV).as_deref() != Ok("1"),
+        SurfaceKind::Process => false,
+    };
+    if !closes || !pane.owned {
         return;
     }
     let exit = herd_surface::runner_exit_file(artifacts, &record.run_id);
@@ -242,14 +280,21 @@ pub fn close_finished_pane(artifacts: &Artifacts, record: &RunRecord) {
         }
         std::thread::sleep(Duration::from_millis(25));
     }
-    let Ok(surface) = herd_surface::herdr::Herdr::for_pane(pane) else {
+    let target = Target::Pane(pane.clone());
+    let deadline = Instant::now() + herd_surface::REQUEST_BUDGET;
+    // Cosmetic: a pane left open is only an idle shell or a dead pane.
+    if record.surface == SurfaceKind::Tmux {
+        if let Some(socket) = &pane.socket {
+            if let Ok(program) = herd_surface::tmux::find_program() {
+                let surface = herd_surface::tmux::Tmux::with_socket(program, socket.into(), None);
+                let _ = surface.close_finished(&target, deadline);
+            }
+        }
         return;
-    };
-    // Cosmetic: a pane left open is only an idle shell.
-    let _ = surface.close_finished(
-        &Target::Pane(pane.clone()),
-        Instant::now() + herd_surface::REQUEST_BUDGET,
-    );
+    }
+    if let Ok(surface) = herd_surface::herdr::Herdr::for_pane(pane) {
+        let _ = surface.close_finished(&target, deadline);
+    }
 }
 
 /// Sends Escape to the child's pane and records the interrupt time.

@@ -223,7 +223,10 @@ impl Cli {
 
 /// The entry point of the binary.
 pub fn main_impl(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    herd_cli::main(args, Cli::json, run)
+    let code = herd_cli::main(args, Cli::json, run);
+    // After the output: a finished pane still being closed is not worth a late answer.
+    control::join_pane_closers();
+    code
 }
 
 pub fn run(cli: Cli) -> Result<Output, Error> {

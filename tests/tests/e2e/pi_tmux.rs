@@ -260,3 +260,53 @@ fn a_steer_is_delivered_when_the_childs_pi_takes_it_and_pending_while_it_cannot(
     assert!(model.requests().len() >= 4);
     assert!(model.requests()[3].to_string().contains("Then the tests."));
 }
+
+/// Seed 003 (Persistent): herd "then closes an ordinary pane it created". Two real Pi children
+/// in the herd window: once a run's result is delivered its dead pane is closed and the window
+/// tiled again for the one left; `HERD_TMUX_KEEP_PANES=1` keeps the panes of finished children.
+#[test]
+fn a_finished_childs_pane_is_closed_once_its_result_is_delivered_unless_kept() {
+    use herd_e2e::herd::{Herd, Where};
+
+    for keep in [false, true] {
+        let model = ModelServer::start(Script::new().step(Text("REPORT: done")));
+        let env = PiEnv::new(&model);
+        std::fs::create_dir_all(env.agent_dir().join("agents")).unwrap();
+        std::fs::write(
+            env.agent_dir().join("agents/idler.md"),
+            "---\nauto-exit: false\n---\nWait for directions.\n",
+        )
+        .unwrap();
+        let mut herd = Herd::new(&env, Where::Tmux);
+        if keep {
+            herd.set_var("HERD_TMUX_KEEP_PANES", "1");
+        }
+        let live = herd.launch(&serde_json::json!({
+            "name": "Idler", "agent": "idler", "task": "Wait",
+            "model": Herd::model("fake-model"),
+        }));
+        let done = herd.launch(&serde_json::json!({
+            "name": "Quick", "task": "Report", "model": Herd::model("fake-model"),
+        }));
+        let tmux = herd.tmux().unwrap();
+        let pane = herd.run_record(&done.run_id).pane.expect("a pane").pane_id;
+        let (code, result) = herd.wait_result(&done.run_id);
+        assert_eq!(code, 0, "{result:#?}");
+        let panes = || {
+            tmux.try_cmd(["list-panes", "-a", "-F", "#{pane_id}"])
+                .stdout
+        };
+        if keep {
+            assert!(panes().lines().any(|p| p == pane), "kept: {}", panes());
+        } else {
+            let gone = try_wait_for(BUDGET, || {
+                (!panes().lines().any(|p| p == pane)).then_some(())
+            });
+            assert!(gone.is_some(), "still there: {}", panes());
+        }
+        let idler = herd.run_record(&live.run_id).pane.expect("a pane").pane_id;
+        assert!(panes().lines().any(|p| p == idler), "{}", panes());
+        let out = herd.run("herd-watch", ["cancel", "--run", &live.run_id, "--json"]);
+        assert!(out.success(), "{out}");
+    }
+}

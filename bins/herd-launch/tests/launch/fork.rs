@@ -111,7 +111,9 @@ fn a_fork_gets_the_raw_task_and_the_parents_conversation() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 3, "{session}");
+    // "`true` copies this conversation into the child": up to and including the parent's
+    // current user message.
+    assert_eq!(lines.len(), 4, "{session}");
     assert_eq!(lines[0]["type"], "session");
     assert_eq!(
         lines[0]["parentSession"].as_str().unwrap(),
@@ -119,6 +121,7 @@ fn a_fork_gets_the_raw_task_and_the_parents_conversation() {
     );
     assert_eq!(lines[1]["id"], "a");
     assert_eq!(lines[2]["id"], "b");
+    assert_eq!(lines[3]["id"], "c");
 }
 
 /// A role's `defaultContext: fork` forks a launch that does not say `fork`, as

@@ -262,6 +262,48 @@ impl Tmux {
         )
     }
 
+    /// Closes the pane of a finished child that herd created, unless a person is in it (the
+    /// active pane of the window in front of an attached session), and tiles the herd window
+    /// again so the panes left take its room. Returns whether it closed the pane; a pane
+    /// already gone is nothing to close.
+    pub fn close_finished(&self, target: &Target, deadline: Instant) -> Result<bool, Error> {
+        let pane = self.pane_of(target)?;
+        if !pane.owned {
+            return Ok(false);
+        }
+        let reply = self.run(
+            "tmux display-message",
+            &[
+                "display-message",
+                "-p",
+                "-t",
+                &pane.pane_id,
+                "#{pane_active} #{window_active} #{session_attached} #{window_id} #{?#{@herd-parent},herd,other}",
+            ],
+            deadline,
+        )?;
+        let fields: Vec<&str> = reply.stdout.split_whitespace().collect();
+        let [active, in_front, attached, window, kind] = fields[..] else {
+            return Ok(false);
+        };
+        if !reply.success() {
+            return Ok(false);
+        }
+        if active == "1" && in_front == "1" && attached != "0" {
+            return Ok(false);
+        }
+        self.close(target, deadline)?;
+        if kind == "herd" {
+            // Cosmetic: untiled panes keep their old sizes.
+            let _ = self.run(
+                "tmux select-layout",
+                &["select-layout", "-t", window, "tiled"],
+                deadline,
+            );
+        }
+        Ok(true)
+    }
+
     fn pane_of<'t>(&self, target: &'t Target) -> Result<&'t PaneRef, Error> {
         match target {
             Target::Pane(pane)
