@@ -459,7 +459,7 @@ fn handoff(
     let deadline = herd_git::Deadline::after(herd_git::budget::HANDOFF);
     // A confined child committed into its private overlay: its branch comes home first, so the
     // handoff sees what it did.
-    let homecoming = bring_home(artifacts, &record.run_id, &git, &deadline);
+    let homecoming = crate::homecoming::bring_home(artifacts, &record.run_id, &git, &deadline);
     let handoff = herd_worktree::handoff::inspect(
         &git,
         Path::new(&worktree.path),
@@ -492,34 +492,6 @@ fn handoff(
         let _ = Manifest::record_result(artifacts, &record.run_id, state, &handoff);
     }
     (Some(handoff.document()), changed_files)
-}
-
-/// Brings a confined worktree child's branch home from its overlay (`herd_sandbox::git`), once:
-/// a second call finds the branch already moved and the overlay unchanged from it. Returns what
-/// the person should read when the branch did not come home.
-fn bring_home(
-    artifacts: &Artifacts,
-    run_id: &str,
-    git: &herd_git::Git,
-    deadline: &herd_git::Deadline,
-) -> Option<String> {
-    use herd_sandbox::git::{HomeComing, Overlay};
-    let overlay = match Overlay::read(&artifacts.sandbox(run_id)) {
-        Ok(Some(overlay)) => overlay,
-        Ok(None) => return None,
-        Err(err) => {
-            return Some(format!(
-                "The sandbox's branch did not come home: {}",
-                err.message
-            ));
-        }
-    };
-    match overlay.bring_home(git, deadline) {
-        Ok(HomeComing::Unchanged | HomeComing::Moved { .. }) => None,
-        Ok(HomeComing::Refused { why }) => Some(format!("The branch did not come home: {why}")),
-        // Moved already by an earlier delivery attempt: the compare-and-swap refuses a second.
-        Err(err) => Some(format!("The branch did not come home: {}", err.message)),
-    }
 }
 
 /// Step 6: the parent re-check of an accept spec, which decides the verdict; a cancel during

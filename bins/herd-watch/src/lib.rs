@@ -8,6 +8,7 @@ pub mod delivery;
 pub mod evidence;
 pub mod fallback;
 pub mod finish;
+mod homecoming;
 pub mod launch;
 pub mod message;
 pub mod notify;
