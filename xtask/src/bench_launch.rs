@@ -266,9 +266,7 @@ fn sandboxed(bin: &Path, rounds: usize, to_exit: bool) -> Result<Measured, Strin
             return Ok(took);
         }
         let run = doc["run_id"].as_str().unwrap_or_default().to_owned();
-        let exit = Artifacts::new(&artifacts)
-            .runs_dir()
-            .join(format!("{run}.runner-exit.json"));
+        let exit = Artifacts::new(&artifacts).runner_exit(&run);
         while !exit.exists() {
             if started.elapsed() > CALL_BUDGET {
                 return Err(format!("run {run} did not end"));
