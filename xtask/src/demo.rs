@@ -306,6 +306,7 @@ impl Demo {
         if let Child::Pi(_) = self.child {
             self.start_model()?;
         }
+        self.choose_sandbox(out)?;
         step(
             out,
             &format!(
@@ -379,6 +380,28 @@ impl Demo {
         write_file(&repo.join(child::CHECK_FILE), child::CHECK_SCRIPT)?;
         self.git(&["add", FILE, child::CHECK_FILE], cancel)?;
         self.git(&["commit", "-q", "-m", "A greeting and its check"], cancel)?;
+        Ok(())
+    }
+
+    /// Children are confined by default; on a machine without bubblewrap the scratch child runs
+    /// unconfined, as the scratch person's own configuration says, and the demo says so and why.
+    fn choose_sandbox(&self, out: &mut dyn Write) -> Result<(), Stop> {
+        let path = std::env::var_os("PATH");
+        if herd_sandbox::bwrap::find(path.as_deref()).is_some() {
+            step(
+                out,
+                "the child is confined (sandbox workspace: its worktree and nothing else of yours)",
+            )?;
+            return Ok(());
+        }
+        let config = self.root.join("home/.config/herd");
+        create_dir(&config)?;
+        write_file(&config.join("config.toml"), "[sandbox]\nmode = \"off\"\n")?;
+        step(
+            out,
+            "the child runs unconfined: bubblewrap is not installed here, and herd never confines \
+             silently; `apt-get install bubblewrap` confines every child (docs/sandbox.md)",
+        )?;
         Ok(())
     }
 
@@ -598,6 +621,8 @@ impl Demo {
         for prefix in ["HERD_", "HERDR_", "PI_", "TMUX", "GIT_"] {
             cmd = cmd.env_remove_prefix(prefix);
         }
+        // The scratch person's configuration is the one under its HOME.
+        cmd = cmd.env_remove("XDG_CONFIG_HOME");
         cmd = cmd
             .env("HERD_ARTIFACTS", self.root.join("artifacts"))
             .env("HERD_WORKTREE_ROOT", self.root.join("worktrees"))

@@ -69,6 +69,15 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), String> {
         let _ = writeln!(out, "installed {name}");
     }
     let _ = writeln!(out, "the binaries are in {}", bin_dir.display());
+    // Children are confined by default: say up front when this machine cannot.
+    let path = std::env::var_os("PATH");
+    if herd_sandbox::bwrap::find(path.as_deref()).is_none() {
+        let _ = writeln!(
+            out,
+            "bubblewrap (bwrap) is not on PATH, so every spawn will be refused until you {}",
+            herd_sandbox::bwrap::FIX
+        );
+    }
     if cli.no_pi {
         return Ok(());
     }

@@ -78,16 +78,15 @@ struct Table {
     hidden: Option<Vec<String>>,
 }
 
-/// The built-in default, for a person who has not chosen: unconfined, as herd ran before it could
-/// confine. `mode = "workspace"` in the configuration turns confinement on (`docs/sandbox.md`
-/// says why this is not yet the default).
-pub const BUILT_IN: Policy = Policy::OFF;
-
-/// The policy `docs/sandbox.md` recommends and the tests confine with.
+/// The policy of a child whose person has chosen nothing: confined to its work, network on.
 pub const CONFINED: Policy = Policy {
     mode: Mode::Workspace,
     network: Network::On,
 };
+
+/// The built-in default, and the widest a request may ask for without a configuration: confined.
+/// Only the person's own `mode = "off"` runs children unconfined.
+pub const BUILT_IN: Policy = CONFINED;
 
 impl Config {
     /// The configuration of `config_dir/config.toml` for a user whose home is `home`; a missing

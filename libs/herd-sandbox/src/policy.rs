@@ -116,7 +116,7 @@ impl Policy {
         let files = match self.mode {
             Mode::ReadOnly => "reads the machine but writes only its session; secrets hidden",
             Mode::Workspace => {
-                "writes its working directory, its session, a private /tmp and the build caches; secrets hidden; its own branch only"
+                "writes its working directory, its session, a private temporary directory and the build caches; secrets hidden; its own branch only"
             }
             Mode::Off => "unconfined: the person's whole authority",
         };

@@ -208,11 +208,19 @@ fn a_steer_is_delivered_when_the_childs_pi_takes_it_and_pending_while_it_cannot(
         "the model was asked with the message"
     );
 
-    // 2. Its Pi is stopped: the keys are typed, and the receipt says only that.
+    // 2. Its Pi is stopped: the keys are typed, and the receipt says only that. The recorded
+    //    process is Pi itself, or the sandbox that holds it: the whole tree is stopped.
     let pid = herd.child_pid(&run);
-    signal_pid(pid, libc::SIGSTOP);
+    let tree: Vec<u32> = std::iter::once(pid)
+        .chain(herd_e2e::proc::descendants(pid))
+        .collect();
+    for &p in &tree {
+        signal_pid(p, libc::SIGSTOP);
+    }
     let doc = steer("Now the lexer.");
-    signal_pid(pid, libc::SIGCONT);
+    for &p in &tree {
+        signal_pid(p, libc::SIGCONT);
+    }
     assert_eq!(doc.state, SteerState::Pending, "{doc:?}");
     assert!(doc.delivery_status.is_none(), "{doc:?}");
     assert!(doc.typed_at_ms.is_some(), "{doc:?}");
