@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 1257c705c076f6cbbdfc3a2be98a7d15f75e4f4219a60bf637d7e1b50a1825d5
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 2ddb91d251007dc162f160d5c09c7bdd53ade6bc3d38348cfc6d12a5bce15c8c
 // src/generated/run-files.ts
 import * as path from "node:path";
 var RUNS_DIR = "runs";

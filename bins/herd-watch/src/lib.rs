@@ -129,6 +129,11 @@ pub enum Command {
         /// Lines of transcript to show (at most 500); with `--json`, messages.
         #[arg(long, default_value_t = 50)]
         lines: usize,
+        /// The runs of every artifacts directory this user launched from on this machine (the
+        /// index under the per-user state directory that herd-launch keeps, directories that are
+        /// gone dropped), grouped by directory; `--json` rows name theirs in `artifacts`.
+        #[arg(long, conflicts_with_all = ["run", "name", "widget", "transcript"])]
+        all: bool,
         #[arg(long)]
         json: bool,
     },
@@ -250,8 +255,12 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             widget,
             transcript,
             lines,
+            all,
             json: _,
         } => {
+            if all {
+                return status::status_all(&artifacts);
+            }
             let selector = match (run.as_deref(), name.as_deref()) {
                 (None, None) => None,
                 (run, name) => Some(Selector::from_flags(run, name)?),
