@@ -182,6 +182,11 @@ pub enum Command {
         /// ISO-8601 UTC time, or milliseconds since the epoch.
         #[arg(long, value_name = "WHEN")]
         since: Option<String>,
+        /// Every artifacts directory this user launched from on this machine (the index that
+        /// `status --all` reads), each session file still counted once; rows name their
+        /// directory.
+        #[arg(long)]
+        all: bool,
         #[arg(long)]
         json: bool,
     },
@@ -282,12 +287,21 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             };
             notify::notify(&artifacts, &record, kind)
         }
-        Command::Usage { since, json: _ } => {
+        Command::Usage {
+            since,
+            all,
+            json: _,
+        } => {
             let since_ms = since
                 .as_deref()
                 .map(|s| usage::parse_since(s, herd_core::time::now_ms()))
                 .transpose()?;
-            let report = usage::report(&artifacts, since_ms)?;
+            let report = match (all, herd_protocol::artifacts_index::Index::of_user()) {
+                (true, Some(index)) => {
+                    usage::report_of(&index.directories(Some(&artifacts))?, since_ms, true)?
+                }
+                _ => usage::report(&artifacts, since_ms)?,
+            };
             let human = usage::human(&report);
             Ok(Output::ok(report, human))
         }

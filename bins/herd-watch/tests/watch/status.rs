@@ -262,6 +262,20 @@ fn status_all_shows_every_artifacts_directory_of_the_user() {
     let text = text.replace(&two.art().to_string_lossy().into_owned(), "[TWO]");
     insta::assert_snapshot!(redact(shell.dir.path(), &text));
 
+    // `usage --all` counts the runs of every directory, each row naming its own.
+    let (code, usage, text) =
+        shell.doc::<herd_protocol::usage::UsageReport>(&["usage", "--all", "--json"]);
+    assert_eq!(code, 0, "{text}");
+    let rows: Vec<(String, Option<String>)> = usage
+        .runs
+        .iter()
+        .map(|r| (r.run_id.clone(), r.artifacts.clone()))
+        .collect();
+    assert_eq!(
+        rows,
+        [(first.clone(), art(&one)), (second.clone(), art(&two))]
+    );
+
     let (code, _, text) = one.watch(&["cancel", "--run", &first, "--json"]);
     assert_eq!(code, 0, "{text}");
     drop(one);
