@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 4a50ca157e06b647ed7ae69602bc5c098194772dcd655c18a8cf1cd14cd50676
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 f6e19338f7cbbec1d86a21d9f1680576390a9d9596bd5f412a4a125249360195
 // src/generated/run-files.ts
 import * as path from "node:path";
 var RUNS_DIR = "runs";

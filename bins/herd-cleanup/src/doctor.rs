@@ -110,6 +110,7 @@ pub fn doctor(setup: &Setup) -> DoctorReport {
             detail: e.message.clone(),
         }),
     }
+    checks.extend(other_directories(setup.artifacts.as_ref().ok()));
     checks.push(managed_root(&setup.managed_root));
     DoctorReport {
         ok: checks.iter().all(|c| c.ok || !c.needed),
@@ -688,6 +689,56 @@ pub fn human(report: &DoctorReport) -> String {
         n => out.push(format!("{n} runs need a hand: see their lines above")),
     }
     out.join("\n")
+}
+
+/// The other artifacts directories this user launched from (the index herd-launch keeps): how
+/// many of their runs need a hand, so a shell whose own directory is quiet still hears of them.
+/// Not needed: each directory's own doctor names its runs. `None` when there is no other.
+fn other_directories(current: Option<&Artifacts>) -> Option<Check> {
+    let dirs = herd_protocol::artifacts_index::Index::of_user()?
+        .directories(None)
+        .ok()?;
+    let others: Vec<&Artifacts> = dirs
+        .iter()
+        .filter(|d| current.is_none_or(|c| c.root() != d.root()))
+        .collect();
+    if others.is_empty() {
+        return None;
+    }
+    let boot = identity::boot_id().ok();
+    let (mut records, mut needing) = (0, Vec::new());
+    for dir in &others {
+        let ids = dir.run_ids().unwrap_or_default();
+        records += ids.len();
+        let n = ids
+            .iter()
+            .filter(|id| run_finding(dir, id, boot.as_deref()).is_some())
+            .count();
+        if n > 0 {
+            needing.push((crate::inspect::shown_path(dir.root()), n));
+        }
+    }
+    let mut detail = format!(
+        "{} more artifacts {} of this user: {}",
+        others.len(),
+        if others.len() == 1 {
+            "directory"
+        } else {
+            "directories"
+        },
+        runs_detail(records, needing.iter().map(|(_, n)| n).sum()),
+    );
+    for (dir, _) in &needing {
+        detail.push_str(&format!(
+            "; `herd-cleanup --artifacts {dir} doctor` names them"
+        ));
+    }
+    Some(Check {
+        name: "other directories".into(),
+        ok: needing.is_empty(),
+        needed: false,
+        detail,
+    })
 }
 
 /// The detail of the `runs` check: `1 run record, none needs a hand`.

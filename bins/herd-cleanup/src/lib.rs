@@ -72,7 +72,9 @@ pub enum Command {
         json: bool,
     },
     /// Check what herd needs (git, tmux, Herdr, a Pi that starts, /proc, the artifacts directory)
-    /// and list runs that need a hand.
+    /// and list runs that need a hand. The other artifacts directories this user launched from
+    /// (the index under the per-user state directory) are counted too: `other directories`
+    /// says how many of their runs need a hand, and where (not fatal: each has its own doctor).
     ///
     /// Exits 0 when everything herd needs here is fine and no run needs a hand, else 1, with what
     /// is wrong on its own line.

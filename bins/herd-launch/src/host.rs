@@ -272,10 +272,10 @@ pub fn list(env: &dyn Fn(&str) -> Option<String>) -> Result<(HostListing, String
 }
 
 /// `host remove NAME`: forgets the host and closes its master connection. Refused (exit 7)
-/// while an open run of `artifacts` runs there.
+/// while an open run of any of `dirs` (every artifacts directory of the user's index) runs there.
 pub fn remove(
     name: &str,
-    artifacts: Option<&herd_protocol::layout::Artifacts>,
+    dirs: &[herd_protocol::layout::Artifacts],
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(HostRemoved, String), Error> {
     let dest = Destination::new(name)?;
@@ -283,30 +283,30 @@ pub fn remove(
     if hosts.get(&dest)?.is_none() {
         return Err(Error::not_found(hosts.not_prepared(&dest)).with_field("host"));
     }
-    if let Some(artifacts) = artifacts {
-        let open: Vec<String> = herd_protocol::open_runs::list(artifacts)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|id| {
-                herd_protocol::run::RunRecord::load(artifacts, id).is_ok_and(|r| {
-                    r.extra
-                        .remote
-                        .as_ref()
-                        .is_some_and(|m| m.host == dest.as_str())
-                })
-            })
-            .collect();
-        if !open.is_empty() {
-            return Err(Error::new(
-                ErrorCode::Conflict,
-                format!(
-                    "runs are open on {dest} ({}): wait for them or cancel them \
-                     (`herd-watch cancel --run <id>`) before removing the host",
-                    open.join(", ")
-                ),
-            )
-            .with_field("host"));
+    let mut open = Vec::new();
+    for artifacts in dirs {
+        for id in herd_protocol::open_runs::list(artifacts).unwrap_or_default() {
+            let there = herd_protocol::run::RunRecord::load(artifacts, &id).is_ok_and(|r| {
+                r.extra
+                    .remote
+                    .as_ref()
+                    .is_some_and(|m| m.host == dest.as_str())
+            });
+            if there {
+                open.push(format!("{id} in {}", artifacts.root().display()));
+            }
         }
+    }
+    if !open.is_empty() {
+        return Err(Error::new(
+            ErrorCode::Conflict,
+            format!(
+                "runs are open on {dest} ({}): wait for them or cancel them \
+                 (`herd-watch --artifacts <dir> cancel --run <id>`) before removing the host",
+                open.join(", ")
+            ),
+        )
+        .with_field("host"));
     }
     hosts.remove(&dest)?;
     if let Ok(ssh) = Ssh::new(dest.clone(), env) {

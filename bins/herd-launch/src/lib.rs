@@ -132,7 +132,8 @@ pub enum HostCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Forget a host and close its master connection (refused while runs are open there).
+    /// Forget a host and close its master connection (refused while runs are open there, in any
+    /// artifacts directory of this user's index).
     Remove {
         name: String,
         #[arg(long)]
@@ -366,7 +367,14 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 Output::ok(doc, human)
             }
             HostCommand::Remove { name, .. } => {
-                let (doc, human) = host::remove(name, cli.artifacts.resolve().ok().as_ref(), &env)?;
+                // Every directory this user launched from, not only this one: a Pi session's
+                // runs on the host may be in another.
+                let current = cli.artifacts.resolve().ok();
+                let dirs = match herd_protocol::artifacts_index::Index::of_user() {
+                    Some(index) => index.directories(current.as_ref())?,
+                    None => current.into_iter().collect(),
+                };
+                let (doc, human) = host::remove(name, &dirs, &env)?;
                 Output::ok(doc, human)
             }
         }),
@@ -437,6 +445,10 @@ fn spawn_entry(
         _ => None,
     };
     if let Some(host) = request.as_deref().and_then(|r| remote::host_of(args, r)) {
+        // Its record is here: the directory joins the user's index as a local launch's does.
+        if let Some(index) = herd_protocol::artifacts_index::Index::of_user() {
+            let _ = index.record(&artifacts);
+        }
         let bytes = request.unwrap_or_default();
         return remote::spawn(&artifacts, &host, &bytes, args, env);
     }

@@ -130,6 +130,11 @@ pub enum Command {
         /// Lines of transcript to show (at most 500); with `--json`, messages.
         #[arg(long, default_value_t = 50)]
         lines: usize,
+        /// The runs of every artifacts directory this user launched from on this machine (the
+        /// index under the per-user state directory that herd-launch keeps, directories that are
+        /// gone dropped), grouped by directory; `--json` rows name theirs in `artifacts`.
+        #[arg(long, conflicts_with_all = ["run", "name", "widget", "transcript"])]
+        all: bool,
         #[arg(long)]
         json: bool,
     },
@@ -178,6 +183,11 @@ pub enum Command {
         /// ISO-8601 UTC time, or milliseconds since the epoch.
         #[arg(long, value_name = "WHEN")]
         since: Option<String>,
+        /// Every artifacts directory this user launched from on this machine (the index that
+        /// `status --all` reads), each session file still counted once; rows name their
+        /// directory.
+        #[arg(long)]
+        all: bool,
         #[arg(long)]
         json: bool,
     },
@@ -254,8 +264,12 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             widget,
             transcript,
             lines,
+            all,
             json: _,
         } => {
+            if all {
+                return status::status_all(&artifacts);
+            }
             let selector = match (run.as_deref(), name.as_deref()) {
                 (None, None) => None,
                 (run, name) => Some(Selector::from_flags(run, name)?),
@@ -277,12 +291,21 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             };
             notify::notify(&artifacts, &record, kind)
         }
-        Command::Usage { since, json: _ } => {
+        Command::Usage {
+            since,
+            all,
+            json: _,
+        } => {
             let since_ms = since
                 .as_deref()
                 .map(|s| usage::parse_since(s, herd_core::time::now_ms()))
                 .transpose()?;
-            let report = usage::report(&artifacts, since_ms)?;
+            let report = match (all, herd_protocol::artifacts_index::Index::of_user()) {
+                (true, Some(index)) => {
+                    usage::report_of(&index.directories(Some(&artifacts))?, since_ms, true)?
+                }
+                _ => usage::report(&artifacts, since_ms)?,
+            };
             let human = usage::human(&report);
             Ok(Output::ok(report, human))
         }

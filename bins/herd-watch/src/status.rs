@@ -391,6 +391,7 @@ pub fn status(
             delivered: delivery::is_delivered(artifacts, &record.run_id),
             usage,
             needs_input: status.needs_input.clone(),
+            artifacts: None,
         });
         let detail = match &status.needs_input {
             Some(input) => format!(" · {}", waiting_text(input, now)),
@@ -445,6 +446,52 @@ pub fn status(
     }
     let json = WatchStatus::Runs(StatusRuns { runs: json_rows });
     Ok(Output::ok(json, human))
+}
+
+/// `herd-watch status --all`: the runs of every artifacts directory of the user's index (and of
+/// `current`), grouped by directory; a directory that cannot be read is named with why.
+pub fn status_all(current: &Artifacts) -> Result<Output, Error> {
+    let dirs = match herd_protocol::artifacts_index::Index::of_user() {
+        Some(index) => index.directories(Some(current))?,
+        None => vec![current.clone()],
+    };
+    let mut runs = Vec::new();
+    let mut human = String::new();
+    for dir in &dirs {
+        let shown = escape::encode_host_value(&dir.root().to_string_lossy(), 500);
+        let rows = status(dir, None, false, None).and_then(|out| {
+            serde_json::from_value::<StatusRuns>(out.json)
+                .map(|doc| (doc.runs, out.human))
+                .map_err(|e| Error::internal(format!("cannot read the status of {shown}: {e}")))
+        });
+        match rows {
+            Ok((rows, _)) if rows.is_empty() => {}
+            Ok((rows, text)) => {
+                human.push_str(&format!("{shown}\n"));
+                for line in text.lines() {
+                    human.push_str(&format!("  {line}\n"));
+                }
+                let root = dir.root().to_string_lossy().into_owned();
+                runs.extend(rows.into_iter().map(|row| StatusRow {
+                    artifacts: Some(root.clone()),
+                    ..row
+                }));
+            }
+            Err(e) => human.push_str(&format!("{shown}: cannot be read: {}\n", e.message)),
+        }
+    }
+    if runs.is_empty() && human.is_empty() {
+        human = format!(
+            "no runs in the {} artifacts {} of this user\n",
+            dirs.len(),
+            if dirs.len() == 1 {
+                "directory"
+            } else {
+                "directories"
+            }
+        );
+    }
+    Ok(Output::ok(WatchStatus::Runs(StatusRuns { runs }), human))
 }
 
 /// The records `status` shows without a selector: for the widget the runs in flight (the

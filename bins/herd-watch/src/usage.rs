@@ -485,23 +485,38 @@ fn tasks_of(cursor: &UsageCursor) -> Vec<TaskUsage> {
 /// `herd-watch usage`: what the runs of the directory cost, created at or after `since_ms`,
 /// each run's own session counted once, by model and by run.
 pub fn report(artifacts: &Artifacts, since_ms: Option<u64>) -> Result<UsageReport, Error> {
-    let mut records: Vec<RunRecord> = artifacts
-        .run_ids()?
-        .into_iter()
-        .filter_map(|id| RunRecord::load(artifacts, &id).ok())
-        .filter(|r| since_ms.is_none_or(|since| r.created_at_ms >= since))
-        .collect();
-    records.sort_by_key(|r| r.created_at_ms);
+    report_of(std::slice::from_ref(artifacts), since_ms, false)
+}
+
+/// [`report`] over several artifacts directories (`usage --all`), each row naming its
+/// directory when `name_dirs`.
+pub fn report_of(
+    dirs: &[Artifacts],
+    since_ms: Option<u64>,
+    name_dirs: bool,
+) -> Result<UsageReport, Error> {
+    let mut records: Vec<(&Artifacts, RunRecord)> = Vec::new();
+    for artifacts in dirs {
+        records.extend(
+            artifacts
+                .run_ids()?
+                .into_iter()
+                .filter_map(|id| RunRecord::load(artifacts, &id).ok())
+                .filter(|r| since_ms.is_none_or(|since| r.created_at_ms >= since))
+                .map(|r| (artifacts, r)),
+        );
+    }
+    records.sort_by_key(|(_, r)| r.created_at_ms);
     // Each session file is counted once, with the newest run that uses it: a resurrected run
     // continues the lost run's session, which holds both parts.
     let newest: std::collections::HashMap<&str, &str> = records
         .iter()
-        .filter(|r| !r.session_file.is_empty())
-        .map(|r| (r.session_file.as_str(), r.run_id.as_str()))
+        .filter(|(_, r)| !r.session_file.is_empty())
+        .map(|(_, r)| (r.session_file.as_str(), r.run_id.as_str()))
         .collect();
     let mut by_model = Tally::new();
     let mut rows = Vec::new();
-    for record in &records {
+    for (artifacts, record) in &records {
         let settled = delivery::load(artifacts, &record.run_id).ok().flatten();
         let continued = newest
             .get(record.session_file.as_str())
@@ -539,6 +554,7 @@ pub fn report(artifacts: &Artifacts, since_ms: Option<u64>) -> Result<UsageRepor
             own,
             rolled_up: rolled,
             tasks: cursor.as_ref().map(tasks_of).unwrap_or_default(),
+            artifacts: name_dirs.then(|| artifacts.root().to_string_lossy().into_owned()),
         });
     }
     Ok(UsageReport {
@@ -592,6 +608,12 @@ pub fn human(report: &UsageReport) -> String {
         ));
         if run.rolled_up != run.own.total {
             out.push_str(&format!("  (with nested: {})", figures(&run.rolled_up)));
+        }
+        if let Some(dir) = &run.artifacts {
+            out.push_str(&format!(
+                "  in {}",
+                herd_core::escape::encode_host_value(dir, 500)
+            ));
         }
         out.push('\n');
         for task in &run.tasks {

@@ -1493,6 +1493,11 @@ export type WatchStatusOutcome = "completed" | "failed" | "cancelled" | "help";
  */
 export interface WatchStatusStatusRow {
 	agent: string | null;
+	/**
+	 * The artifacts directory the run is in: set by `status --all`, which looks through every
+	 * directory of the user's index.
+	 */
+	artifacts?: string | null;
 	delivered: boolean;
 	detail: string | null;
 	elapsed_ms: number;

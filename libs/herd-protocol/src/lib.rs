@@ -35,6 +35,7 @@
 //! - [`watch`]: `herd-watch wait/follow/status/cancel/interrupt/stop/steer`.
 
 pub mod accept;
+pub mod artifacts_index;
 pub mod child;
 pub mod child_env;
 pub mod cleanup;

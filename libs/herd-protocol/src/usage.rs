@@ -413,6 +413,9 @@ pub struct RunUsageRow {
     /// A persistent specialist's tasks, each task's own figures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tasks: Vec<TaskUsage>,
+    /// The artifacts directory the run is in: set by `usage --all`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifacts: Option<String>,
 }
 
 /// One task of a persistent specialist and what it cost.

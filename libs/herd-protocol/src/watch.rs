@@ -103,6 +103,10 @@ pub struct StatusRow {
     /// session to read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<crate::usage::Figures>,
+    /// The artifacts directory the run is in: set by `status --all`, which looks through every
+    /// directory of the user's index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifacts: Option<String>,
 }
 
 /// `herd-watch status --json`: the runs.

@@ -325,3 +325,24 @@ fn a_mistyped_host_is_told_the_prepared_host_it_may_have_meant() {
     assert_eq!((code, field.as_deref()), (2, Some("host")), "{out}");
     assert_eq!(scene.local_runs(), Vec::<String>::new());
 }
+
+/// `host remove` from a shell whose artifacts directory is another than the one a run on the
+/// host was launched from is still refused (exit 7) while that run is open: every directory of
+/// the user's index is looked through.
+#[test]
+fn host_remove_sees_an_open_run_of_another_artifacts_directory() {
+    let scene = Scene::prepared();
+    let (id, _) = scene.spawn_waiting("Builder", "build it");
+    let elsewhere = scene.dir.path().join("elsewhere");
+    let out = scene.herd_with(
+        "herd-launch",
+        &["host", "remove", ALIAS, "--json"],
+        &[("HERD_ARTIFACTS", elsewhere.to_str().unwrap())],
+        None,
+    );
+    let (code, field, message) = refused(&out);
+    assert_eq!((code, field.as_deref()), (7, Some("host")), "{out}");
+    assert!(message.contains(&id), "{out}");
+    let out = scene.herd("herd-launch", &["host", "list", "--json"], None);
+    assert!(out.stdout.contains(ALIAS), "the host is kept: {out}");
+}

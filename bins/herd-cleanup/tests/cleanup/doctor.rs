@@ -231,3 +231,42 @@ fn doctor_says_whether_confined_children_can_run_here() {
     );
     assert!(line.contains("apt-get install bubblewrap"), "{line}");
 }
+
+/// From a shell whose own artifacts directory is quiet, the doctor still says where else a run
+/// of this user needs a hand: every directory of the index herd-launch keeps.
+#[test]
+fn doctor_names_the_other_directories_where_runs_need_a_hand() {
+    let w = World::new();
+    let other = World::new();
+    let repo = other.repo("repo");
+    let wt = other.worktree(&repo, "x", "r1");
+    let gone = Sleeper::in_dir(&other.sb.path());
+    other.run_record("run-gone", &wt, gone.pid(), false);
+    drop(gone);
+    let state = w.sb.path().join("state");
+    herd_protocol::artifacts_index::Index::in_dir(&state.join("herd"))
+        .record(&other.artifacts())
+        .unwrap();
+    let pi = good_pi(&w);
+    let env = [
+        ("HERD_PI", pi.to_str().unwrap()),
+        ("XDG_STATE_HOME", state.to_str().unwrap()),
+    ];
+    let run = w.cleanup_with(&["doctor", "--json"], &env);
+    let doc = run.doc::<DoctorReport>();
+    let check = doc
+        .checks
+        .iter()
+        .find(|c| c.name == "other directories")
+        .unwrap_or_else(|| panic!("{doc:#?}"));
+    assert!(!check.ok && !check.needed, "{check:?}");
+    assert_eq!(
+        check.detail,
+        format!(
+            "1 more artifacts directory of this user: 1 run record, 1 needs a hand; \
+             `herd-cleanup --artifacts {} doctor` names them",
+            other.artifacts().root().display()
+        )
+    );
+    assert!(doc.runs.is_empty(), "this directory's own runs: {doc:#?}");
+}

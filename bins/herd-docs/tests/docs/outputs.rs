@@ -706,7 +706,7 @@ fn host_documents_and_the_relay_state_validate() {
         "launch-host-list.schema.json",
         &serde_json::to_value(&listing).unwrap(),
     );
-    let (removed, _) = herd_launch::host::remove("devbox", None, &env).unwrap();
+    let (removed, _) = herd_launch::host::remove("devbox", &[], &env).unwrap();
     assert!(!written.exists());
     assert_valid(
         "launch-host-remove.schema.json",

@@ -201,6 +201,11 @@ pub fn spawn(
         for (run_id, _, _) in &failed_attempts {
             mark_superseded(artifacts, run_id, &ack.record.run_id);
         }
+        // The directory joins the user's index (`herd-watch status --all`); an index that
+        // cannot be written costs the launch nothing.
+        if let Some(index) = herd_protocol::artifacts_index::Index::of_user() {
+            let _ = index.record(artifacts);
+        }
         return Ok(Ack {
             failed_attempts,
             ..ack

@@ -214,3 +214,72 @@ fn the_transcript_reads_as_a_conversation() {
     - b.rs
     "#);
 }
+
+/// `status --all` from a second terminal, whose own artifacts directory has no runs, shows the
+/// runs launched from every directory of the user's index, grouped by directory, and forgets a
+/// directory that is gone.
+#[test]
+fn status_all_shows_every_artifacts_directory_of_the_user() {
+    let state = tempfile::tempdir().unwrap();
+    let with_state = |mut env: Env| {
+        env.extra.push((
+            "XDG_STATE_HOME".into(),
+            state.path().to_string_lossy().into_owned(),
+        ));
+        env
+    };
+    let (one, two, shell) = (
+        with_state(Env::new()),
+        with_state(Env::new()),
+        with_state(Env::new()),
+    );
+    let first = one.spawn("Builder", "sleep 60");
+    let second = two.spawn("Scout", "echo done");
+    let (code, _, text) = two.watch(&["wait", "--run", &second, "--json"]);
+    assert_eq!(code, 0, "{text}");
+
+    let (code, doc, text) = shell.doc::<StatusRuns>(&["status", "--all", "--json"]);
+    assert_eq!(code, 0, "{text}");
+    let dirs: Vec<(String, Option<String>)> = doc
+        .runs
+        .iter()
+        .map(|r| (r.run_id.clone(), r.artifacts.clone()))
+        .collect();
+    let art = |env: &Env| Some(env.art().to_string_lossy().into_owned());
+    assert_eq!(
+        dirs,
+        [(first.clone(), art(&one)), (second.clone(), art(&two))]
+    );
+    let out = shell.run(
+        &watch_bin(),
+        &["status", "--all"],
+        &[],
+        Duration::from_secs(30),
+    );
+    let text = out
+        .stdout
+        .replace(&one.art().to_string_lossy().into_owned(), "[ONE]");
+    let text = text.replace(&two.art().to_string_lossy().into_owned(), "[TWO]");
+    insta::assert_snapshot!(redact(shell.dir.path(), &text));
+
+    // `usage --all` counts the runs of every directory, each row naming its own.
+    let (code, usage, text) =
+        shell.doc::<herd_protocol::usage::UsageReport>(&["usage", "--all", "--json"]);
+    assert_eq!(code, 0, "{text}");
+    let rows: Vec<(String, Option<String>)> = usage
+        .runs
+        .iter()
+        .map(|r| (r.run_id.clone(), r.artifacts.clone()))
+        .collect();
+    assert_eq!(
+        rows,
+        [(first.clone(), art(&one)), (second.clone(), art(&two))]
+    );
+
+    let (code, _, text) = one.watch(&["cancel", "--run", &first, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    drop(one);
+    let (_, doc, text) = shell.doc::<StatusRuns>(&["status", "--all", "--json"]);
+    assert_eq!(doc.runs.len(), 1, "{text}");
+    assert_eq!(doc.runs[0].run_id, second);
+}
