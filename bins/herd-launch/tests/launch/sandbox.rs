@@ -236,24 +236,6 @@ fn a_child_hands_its_own_policy_down_and_cannot_widen_it() {
     assert!(!Path::new(&env.work().join("x")).exists());
 }
 
-/// A repository at `repo` whose committed setup file is `toml`, approved by the user of `env`.
-fn approved_setup_repo(env: &Env, repo: &Path, toml: &str) {
-    std::fs::create_dir_all(repo).unwrap();
-    let sb = herd_e2e::git::Sandbox::new();
-    sb.git(repo, ["init", "-q", "-b", "main"]);
-    sb.write(repo, ".herd/worktree.toml", toml);
-    sb.commit_all(repo, "setup");
-    let config = env.dir.path().join("home/.config/herd");
-    let description = herd_worktree::setup::config::load(repo, None).unwrap();
-    herd_worktree::setup::trust::approve(
-        &config,
-        repo,
-        description.project.as_ref().unwrap(),
-        &herd_worktree::setup::covered::Covered::default(),
-    )
-    .unwrap();
-}
-
 /// Setup commands come from the repository: they run in the child's own sandbox, so one that
 /// writes into the home directory fails while the worktree is set up.
 #[test]
@@ -262,7 +244,7 @@ fn a_repositorys_setup_runs_in_the_childs_sandbox() {
     env.set("HERD_PROJECT_TRUST", "trusted");
     write_config(&env, CONFINED);
     let repo = env.work().join("here");
-    approved_setup_repo(
+    crate::support::approved_setup_repo(
         &env,
         &repo,
         "setup = [\"touch ran.txt\", \"if echo x > \\\"$HOME/pwned\\\"; then echo wrote; else echo refused; fi > home.txt\"]\n",

@@ -220,3 +220,21 @@ pub fn ack(run: &Run) -> LaunchAck {
     serde_json::from_str(&run.stdout)
         .unwrap_or_else(|err| panic!("no acknowledgement ({err}): {run}"))
 }
+
+/// A repository at `repo` whose committed setup file is `toml`, approved by the user of `env`.
+pub fn approved_setup_repo(env: &Env, repo: &Path, toml: &str) {
+    std::fs::create_dir_all(repo).unwrap();
+    let sb = herd_e2e::git::Sandbox::new();
+    sb.git(repo, ["init", "-q", "-b", "main"]);
+    sb.write(repo, ".herd/worktree.toml", toml);
+    sb.commit_all(repo, "setup");
+    let config = env.dir.path().join("home/.config/herd");
+    let description = herd_worktree::setup::config::load(repo, None).unwrap();
+    herd_worktree::setup::trust::approve(
+        &config,
+        repo,
+        description.project.as_ref().unwrap(),
+        &herd_worktree::setup::covered::Covered::default(),
+    )
+    .unwrap();
+}

@@ -86,26 +86,6 @@ fn a_worktree_launch_asks_git_about_the_source_once() {
     assert!(calls[3].starts_with("worktree add"), "{calls:#?}");
 }
 
-/// A repository at `repo` whose committed setup file runs `touch ran.txt`, approved by the user
-/// of `env`.
-fn approved_setup_repo(env: &crate::support::Env, repo: &std::path::Path) {
-    std::fs::create_dir_all(repo).unwrap();
-    let sb = herd_e2e::git::Sandbox::new();
-    sb.git(repo, ["init", "-q", "-b", "main"]);
-    sb.write(repo, ".herd/worktree.toml", "setup = [\"touch ran.txt\"]\n");
-    sb.commit_all(repo, "setup");
-    let config = env.dir.path().join("home/.config/herd");
-    let description = herd_worktree::setup::config::load(repo, None).unwrap();
-    // `touch ran.txt` names no file of the repository: the approval covers the file alone.
-    herd_worktree::setup::trust::approve(
-        &config,
-        repo,
-        description.project.as_ref().unwrap(),
-        &herd_worktree::setup::covered::Covered::default(),
-    )
-    .unwrap();
-}
-
 #[test]
 fn a_parents_trust_runs_setup_only_for_a_repository_in_its_folder() {
     let (mut env, _) = repo_env();
@@ -113,8 +93,9 @@ fn a_parents_trust_runs_setup_only_for_a_repository_in_its_folder() {
     // The parent launches from `work`, which it trusts; `work/here` is inside, `elsewhere` not.
     let here = env.work().join("here");
     let elsewhere = env.dir.path().join("elsewhere");
-    approved_setup_repo(&env, &here);
-    approved_setup_repo(&env, &elsewhere);
+    let toml = "setup = [\"touch ran.txt\"]\n";
+    crate::support::approved_setup_repo(&env, &here, toml);
+    crate::support::approved_setup_repo(&env, &elsewhere, toml);
     let ran = |cwd: &std::path::Path, branch: &str| {
         let request = serde_json::json!({"name": branch, "task": "t", "cwd": cwd, "worktree": {"branch": branch}});
         let run = env.spawn_exec("process", &request, &["--done"]);
