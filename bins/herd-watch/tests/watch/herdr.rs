@@ -466,8 +466,23 @@ fn on_herdr_a_suspended_child_whose_shell_has_its_pane_is_not_typed_into() {
         return;
     };
     // The child stops its whole job (as Ctrl+Z would): it is alive, but the pane's shell is in
-    // the foreground again and reads what is typed.
-    let id = env.spawn("Suspended", "kill -STOP 0");
+    // the foreground again and reads what is typed. A confined child cannot stop the launch
+    // script around its sandbox (its signals stay inside): this one is unconfined, as its
+    // person's configuration says.
+    let config = env.dir.path().join("config");
+    std::fs::create_dir_all(config.join("herd")).unwrap();
+    std::fs::write(
+        config.join("herd/config.toml"),
+        "[sandbox]\nmode = \"off\"\n",
+    )
+    .unwrap();
+    let (out, ack) = env.try_spawn(
+        "Suspended",
+        "kill -STOP 0",
+        &[("XDG_CONFIG_HOME", config.to_str().unwrap())],
+    );
+    assert_eq!(ack.status, LaunchStatus::Launched, "{}", out.stderr);
+    let id = ack.run_id;
     let pid = env.identity_pid(&id);
     let pane = env.pane(&id);
     env.herdr
