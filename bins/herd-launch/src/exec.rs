@@ -84,6 +84,7 @@ pub fn exec(
     run_id: &str,
     session: &Path,
     scope_signals: bool,
+    relay: Option<crate::net::RelayArgs<'_>>,
     argv: &[OsString],
 ) -> (Error, i32) {
     if let Err(err) = record_identity(identity_file, run_id, session) {
@@ -99,6 +100,13 @@ pub fn exec(
                 ),
                 126,
             );
+        }
+    }
+    // The allowlist's relay, outside the sandbox this process becomes; it ends with it. Started
+    // after the scoping, in the same domain: the kernel's parent-death signal is a signal too.
+    if let Some(relay) = relay {
+        if let Err(err) = crate::net::start_relay(&relay) {
+            return (err, 126);
         }
     }
     let err = subprocess::exec_replace(argv);

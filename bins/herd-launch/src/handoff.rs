@@ -303,6 +303,7 @@ fn start(
         // The person's own new Pi, not a child: unconfined.
         sandbox: Vec::new(),
         scope_signals: false,
+        relay: None,
         argv: pi_argv(pi, request, session),
         stdin: None,
         stdout: None,

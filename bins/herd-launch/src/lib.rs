@@ -11,6 +11,7 @@ pub mod host;
 pub mod list;
 pub mod models;
 pub mod names;
+pub mod net;
 pub mod persistent;
 pub mod pi;
 pub mod plan;
@@ -92,6 +93,12 @@ pub enum Command {
     /// Record this process's identity beside the session, then exec the runner (used by launch
     /// scripts).
     Exec(ExecArgs),
+    /// Carry a confined child's connections to the addresses its allowlist names (started by
+    /// `herd-launch exec` outside the sandbox, with the relay's socket as standard input).
+    NetRelay(NetRelayArgs),
+    /// Listen on a confined child's loopback for the addresses its allowlist names, then exec the
+    /// runner (used inside the sandbox by launch scripts).
+    NetForward(NetForwardArgs),
     /// List the role definitions a launch can name, the live persistent specialists and the
     /// supervision mode (the `subagents_list` tool).
     Roles(RolesArgs),
@@ -322,8 +329,44 @@ pub struct ExecArgs {
     /// Keep the runner's signals inside its sandbox (Landlock's scoping) before becoming it.
     #[arg(long)]
     pub scope_signals: bool,
+    /// Start a relay on this Unix socket for the sandbox's allowlist (`--net-allow`).
+    #[arg(long, value_name = "SOCKET")]
+    pub net_relay: Option<PathBuf>,
+    /// A `host:port` the relay connects to.
+    #[arg(long, value_name = "HOST:PORT", requires = "net_relay")]
+    pub net_allow: Vec<String>,
     /// The runner's argv.
     #[arg(last = true, required = true, value_name = "ARGV")]
+    pub argv: Vec<OsString>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct NetRelayArgs {
+    /// A `host:port` the relay connects to; any other is refused.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub allow: Vec<String>,
+    /// The process it ends with.
+    #[arg(long, value_name = "PID")]
+    pub parent: u32,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct NetForwardArgs {
+    /// The relay's Unix socket.
+    #[arg(long, value_name = "SOCKET")]
+    pub socket: PathBuf,
+    /// `<loopback address>=<host:port>`: where to listen, and for which allowed address.
+    #[arg(long, value_name = "ADDRESS=HOST:PORT")]
+    pub route: Vec<String>,
+    /// Serve in this process (the forwarder herd-launch starts for itself) instead of starting
+    /// the forwarder and becoming the runner.
+    #[arg(long)]
+    pub serve: bool,
+    /// With `--serve`: the process it ends with.
+    #[arg(long, value_name = "PID", requires = "serve")]
+    pub parent: Option<u32>,
+    /// The runner's argv.
+    #[arg(last = true, value_name = "ARGV")]
     pub argv: Vec<OsString>,
 }
 
@@ -343,7 +386,7 @@ impl Cli {
                 | HostCommand::List { json }
                 | HostCommand::Remove { json, .. } => *json,
             },
-            Command::Exec(_) => false,
+            Command::Exec(_) | Command::NetRelay(_) | Command::NetForward(_) => false,
         }
     }
 }
@@ -418,14 +461,30 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             Ok(Output::ok(catalog.to_json(), catalog.guideline()))
         }
         Command::Exec(args) => {
+            let relay = args.net_relay.as_ref().map(|socket| net::RelayArgs {
+                socket,
+                allow: &args.net_allow,
+            });
             let (err, code) = exec::exec(
                 &args.identity,
                 &args.run_id,
                 &args.session,
                 args.scope_signals,
+                relay,
                 &args.argv,
             );
             herd_cli::diagnostic(&format!("herd-launch exec: {}", err.message));
+            Ok(Output::ok(err.to_json(), String::new()).with_exit(code))
+        }
+        Command::NetRelay(args) => {
+            let err = net::relay(&args.allow, args.parent);
+            herd_cli::diagnostic(&format!("herd-launch net-relay: {}", err.message));
+            Ok(Output::ok(err.to_json(), String::new()).with_exit(126))
+        }
+        Command::NetForward(args) => {
+            let serve = if args.serve { args.parent } else { None };
+            let (err, code) = net::forward(&args.socket, &args.route, serve, &args.argv);
+            herd_cli::diagnostic(&format!("herd-launch net-forward: {}", err.message));
             Ok(Output::ok(err.to_json(), String::new()).with_exit(code))
         }
     }

@@ -272,13 +272,16 @@ fn plan_request(
     let confinement = crate::sandbox::resolve(
         herd_sandbox::Asked {
             mode: request.sandbox,
-            network: request.network,
+            network: request.network()?,
         },
         herd_sandbox::Asked {
             mode: role.as_ref().and_then(|r| r.sandbox),
-            network: role.as_ref().and_then(|r| r.network),
+            network: role.as_ref().and_then(|r| r.network.clone()),
         },
-        matches!(runner, Runner::Pi { .. }),
+        matches!(runner, Runner::Pi { .. }).then_some(crate::sandbox::PiModel {
+            agent_dir: &agent_dir,
+            models: &models,
+        }),
         request.host.is_some(),
         ctx.env,
     )?;

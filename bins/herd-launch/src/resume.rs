@@ -292,7 +292,10 @@ pub fn resume(
     let confinement = crate::sandbox::resolve(
         herd_sandbox::Asked::default(),
         herd_sandbox::Asked::default(),
-        true,
+        Some(crate::sandbox::PiModel {
+            agent_dir: &agent_dir,
+            models: &[],
+        }),
         false,
         env,
     )?;

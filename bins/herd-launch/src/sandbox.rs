@@ -11,8 +11,11 @@ use std::path::{Path, PathBuf};
 
 use herd_core::Error;
 use herd_sandbox::bwrap::Isolation;
-use herd_sandbox::policy::CEILING_ENV;
+use herd_sandbox::net::Layout;
+use herd_sandbox::policy::{CEILING_ENV, Endpoint};
 use herd_sandbox::{Asked, Config, Mode, Network, Policy};
+
+mod model;
 
 /// What confines one child.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +26,15 @@ pub struct Confinement {
     pub program: Option<PathBuf>,
     /// How the sandbox keeps the child's signals inside, on this machine.
     pub isolation: Isolation,
+    /// What the relay lets the child reach when its network is not `on`: its allowlist, and a Pi
+    /// child's model.
+    pub reach: Vec<Endpoint>,
+}
+
+/// A Pi child's model, which it reaches whatever its network.
+pub struct PiModel<'a> {
+    pub agent_dir: &'a Path,
+    pub models: &'a [String],
 }
 
 /// The confinement of a child asked for by `request` (its `sandbox` and `network`) with the
@@ -31,7 +43,7 @@ pub struct Confinement {
 pub fn resolve(
     asked: Asked,
     role: Asked,
-    pi: bool,
+    pi: Option<PiModel<'_>>,
     remote: bool,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Confinement, Error> {
@@ -51,7 +63,7 @@ pub fn resolve(
             network: Network::Off,
         })
     });
-    let policy = herd_sandbox::policy::resolve(&config.limits, role, asked, ceiling)?;
+    let policy = herd_sandbox::policy::resolve(&config.limits, role, asked, ceiling.clone())?;
     // A confined child cannot start children of its own: bubblewrap does not nest (the sandbox
     // holds no capability to make another), and a child started inside its PID namespace would
     // have an identity no herd outside can verify, so it could never be cancelled.
@@ -68,14 +80,26 @@ pub fn resolve(
             config,
             program: None,
             isolation: Isolation::PidNamespace,
+            reach: Vec::new(),
         });
     }
-    if pi && policy.network == Network::Off {
-        return Err(Error::new(
-            herd_core::ErrorCode::Unavailable,
-            "network \"off\" for a Pi child would cut it from its model too, and this herd has no model proxy to let only that through; nothing was launched. Ask for network \"on\" (a command child can have \"off\")",
-        )
-        .with_field("network"));
+    let mut reach = policy.network.endpoints().to_vec();
+    if let (Some(pi), false) = (pi, policy.network == Network::On) {
+        let model = model::endpoints(pi.agent_dir, pi.models)?;
+        if model.is_empty() {
+            return Err(Error::new(
+                herd_core::ErrorCode::Unavailable,
+                format!(
+                    "cannot tell where this Pi child's model answers (no provider in {} names a baseUrl, and no built-in provider is named), so network \"{}\" would cut it from its model; nothing was launched. Name the model's host:port in `network`, or ask for network \"on\"",
+                    pi.agent_dir.join("models.json").display(),
+                    policy.network
+                ),
+            )
+            .with_field("network"));
+        }
+        reach.extend(model);
+        reach.sort();
+        reach.dedup();
     }
     let path = env("PATH").map(OsString::from);
     let program = herd_sandbox::bwrap::find(path.as_deref())
@@ -85,23 +109,40 @@ pub fn resolve(
         config,
         program: Some(program),
         isolation: Isolation::here(),
+        reach,
     })
 }
 
+/// The sandbox in front of a runner: bubblewrap's argv (and the forwarder's, when the child's
+/// network is an allowlist), and the relay `herd-launch exec` starts outside.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Wrapper {
+    pub argv: Vec<OsString>,
+    pub relay: Option<Relay>,
+}
+
+/// The relay of one child: its socket, and the addresses it connects to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Relay {
+    pub socket: PathBuf,
+    pub allow: Vec<Endpoint>,
+}
+
 impl Confinement {
-    /// The argv to put in front of the runner's (empty when unconfined): `cwd` is the child's
+    /// What to put in front of the runner's argv (nothing when unconfined): `cwd` is the child's
     /// directory, `own` the directories it writes whatever its policy (its session's and its
     /// activity's), and a `workspace` child in a managed worktree gets the git overlay of its
-    /// branch in `private`.
+    /// branch in `private`; `herd_launch` forwards an allowlist's connections inside.
     pub fn wrapper(
         &self,
         cwd: &Path,
         own: Vec<PathBuf>,
         worktree: bool,
         private: &Path,
-    ) -> Result<Vec<OsString>, Error> {
+        herd_launch: &Path,
+    ) -> Result<Wrapper, Error> {
         let Some(program) = &self.program else {
-            return Ok(Vec::new());
+            return Ok(Wrapper::default());
         };
         let git = if worktree && self.policy.mode == Mode::Workspace {
             let deadline = herd_git::Deadline::after(herd_git::budget::BASE);
@@ -130,19 +171,55 @@ impl Confinement {
                 format!("cannot make the child's temporary directory: {e}"),
             )
         })?;
+        let layout = (!self.reach.is_empty()).then(|| Layout::of(&self.reach));
+        let net = match &layout {
+            Some(layout) => {
+                let hosts = private.join("hosts");
+                crate::files::write_mode(&hosts, layout.hosts.as_bytes(), 0o644)?;
+                Some(herd_sandbox::bwrap::NetPlaces {
+                    hosts,
+                    low_ports: layout.needs_low_ports(),
+                })
+            }
+            None => None,
+        };
         let places = herd_sandbox::bwrap::Places {
             cwd: cwd.to_path_buf(),
             own,
             tmp: Some(tmp),
             git,
+            net,
         };
-        Ok(herd_sandbox::bwrap::command(
+        let mut argv = herd_sandbox::bwrap::command(
             program,
             &self.policy,
             &self.config,
             &places,
             self.isolation,
-        ))
+        );
+        let Some(layout) = layout else {
+            return Ok(Wrapper { argv, relay: None });
+        };
+        // The relay's socket is where the sandbox sees it too: the private directory is under the
+        // artifacts directory, which the child reaches.
+        let socket = private.join("net.sock");
+        argv.extend([
+            herd_launch.as_os_str().to_owned(),
+            "net-forward".into(),
+            "--socket".into(),
+            socket.as_os_str().to_owned(),
+        ]);
+        for route in &layout.routes {
+            argv.extend(["--route".into(), route.to_arg().into()]);
+        }
+        argv.push("--".into());
+        Ok(Wrapper {
+            argv,
+            relay: Some(Relay {
+                socket,
+                allow: self.reach.clone(),
+            }),
+        })
     }
 
     /// Whether `herd-launch exec` keeps the child's signals inside before it becomes the sandbox.

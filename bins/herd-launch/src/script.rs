@@ -35,6 +35,8 @@ pub struct Script {
     /// Whether `herd-launch exec` keeps the child's signals inside (Landlock) before it becomes
     /// the sandbox.
     pub scope_signals: bool,
+    /// The relay `herd-launch exec` starts outside the sandbox for an allowlist.
+    pub relay: Option<crate::sandbox::Relay>,
     /// The runner's argv.
     pub argv: Vec<OsString>,
     pub stdin: Option<PathBuf>,
@@ -93,6 +95,14 @@ impl Script {
         }
         if self.scope_signals {
             exec.extend_from_slice(b" '--scope-signals'");
+        }
+        if let Some(relay) = &self.relay {
+            exec.extend_from_slice(b" '--net-relay' ");
+            exec.extend_from_slice(&quote(relay.socket.as_os_str()));
+            for endpoint in &relay.allow {
+                exec.extend_from_slice(b" '--net-allow' ");
+                exec.extend_from_slice(&quote(OsStr::new(&endpoint.to_string())));
+            }
         }
         exec.extend_from_slice(b" '--'");
         // The sandbox wraps the runner, after the identity is recorded: the recorded process
@@ -180,6 +190,7 @@ mod tests {
             session_file: "/s/a.jsonl".into(),
             sandbox: Vec::new(),
             scope_signals: false,
+            relay: None,
             argv: vec!["sh".into(), "-c".into(), "echo `x`".into()],
             stdin: Some("/art/context/task.md".into()),
             stdout: None,

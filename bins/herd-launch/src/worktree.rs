@@ -36,7 +36,7 @@ fn setup_source(plan: &Plan) -> SetupSource {
         confine: plan.confinement.program.as_ref().map(|program| {
             herd_worktree::create::SetupConfinement {
                 program: program.clone(),
-                policy: plan.confinement.policy,
+                policy: plan.confinement.policy.clone(),
                 config: plan.confinement.config.clone(),
             }
         }),

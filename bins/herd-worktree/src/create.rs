@@ -196,6 +196,8 @@ impl SetupConfinement {
             own: vec![logs.to_path_buf()],
             tmp: None,
             git: None,
+            // An allowlist's relay lives as long as the child: setup commands get no network.
+            net: None,
         };
         // Setup commands run to their end (a background one is recorded by the sandbox's
         // process): a PID namespace keeps their signals inside.

@@ -90,6 +90,18 @@ pub struct Places {
     pub tmp: Option<PathBuf>,
     /// Its worktree's git overlay, under `workspace` in a managed worktree.
     pub git: Option<Overlay>,
+    /// What an allowlist needs inside (`crate::net`).
+    pub net: Option<NetPlaces>,
+}
+
+/// What a child whose network is an allowlist sees of it.
+#[derive(Debug, Clone)]
+pub struct NetPlaces {
+    /// Its `/etc/hosts`, naming the loopback address of each allowed host.
+    pub hosts: PathBuf,
+    /// Whether the forwarder listens on a port below 1024, which needs the one capability that
+    /// allows it (inside the sandbox's own network namespace only).
+    pub low_ports: bool,
 }
 
 /// The argv to put in front of the child's own: `bwrap …options… --`.
@@ -106,8 +118,11 @@ pub fn command(
     if isolation == Isolation::PidNamespace {
         args.flags(&["--unshare-pid"]);
     }
-    if policy.network == Network::Off {
+    if policy.network != Network::On {
         args.flags(&["--unshare-net"]);
+    }
+    if places.net.as_ref().is_some_and(|net| net.low_ports) {
+        args.flags(&["--cap-add", "CAP_NET_BIND_SERVICE"]);
     }
     args.pair("--ro-bind", Path::new("/"), Path::new("/"));
     args.pair("--dev-bind", Path::new("/dev"), Path::new("/dev"));
@@ -121,6 +136,9 @@ pub fn command(
             // Nothing there: nothing to hide, and the child cannot create it (read-only).
             Err(_) => {}
         }
+    }
+    if let Some(net) = &places.net {
+        args.pair("--ro-bind", &net.hosts, Path::new("/etc/hosts"));
     }
     let mut writable: Vec<&Path> = places.own.iter().map(PathBuf::as_path).collect();
     if let Some(tmp) = &places.tmp {
@@ -211,6 +229,7 @@ mod tests {
             own: vec![],
             tmp: None,
             git: None,
+            net: None,
         };
         let policy = crate::config::CONFINED;
         let line = text(&command(
@@ -256,6 +275,7 @@ mod tests {
             own: vec![own.path().to_path_buf()],
             tmp: None,
             git: None,
+            net: None,
         };
         let policy = Policy {
             mode: Mode::ReadOnly,

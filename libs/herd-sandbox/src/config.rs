@@ -6,7 +6,7 @@
 //! [sandbox]
 //! mode = "workspace"     # every child's default: "read-only", "workspace" or "off"
 //! widest = "workspace"   # the widest a request may ask for (default: mode)
-//! network = "on"         # "on" or "off"
+//! network = "on"         # "on", "off" or ["host:port", …]
 //! widest-network = "on"  # (default: network)
 //! writable = ["~/.cargo/registry", "~/.cargo/git", "~/.npm", "~/.cache"]
 //! hidden = ["~/.ssh", "~/.gnupg", …]
@@ -72,8 +72,8 @@ struct File {
 struct Table {
     mode: Option<String>,
     widest: Option<String>,
-    network: Option<String>,
-    widest_network: Option<String>,
+    network: Option<Network>,
+    widest_network: Option<Network>,
     writable: Option<Vec<String>>,
     hidden: Option<Vec<String>>,
 }
@@ -129,19 +129,14 @@ impl Config {
             Some(m) => Mode::parse(m).ok_or_else(|| bad("mode", m))?,
             None => BUILT_IN.mode,
         };
-        let network = match &table.network {
-            Some(n) => Network::parse(n).ok_or_else(|| bad("network", n))?,
-            None => BUILT_IN.network,
-        };
+        let network = table.network.unwrap_or(BUILT_IN.network);
         let widest_mode = match &table.widest {
             Some(m) => Mode::parse(m).ok_or_else(|| bad("widest", m))?.max(mode),
             None => mode,
         };
-        let widest_network = match &table.widest_network {
-            Some(n) => Network::parse(n)
-                .ok_or_else(|| bad("widest-network", n))?
-                .max(network),
-            None => network,
+        let widest_network = match table.widest_network {
+            Some(n) => n.widened(&network),
+            None => network.clone(),
         };
         let under_home = |list: Option<Vec<String>>, default: &[&str]| -> Vec<PathBuf> {
             match list {
@@ -210,6 +205,15 @@ mod tests {
         assert_eq!(config.limits.default.network, Network::Off);
         // The widest is never narrower than the default.
         assert_eq!(config.limits.widest.network, Network::Off);
+        let listed = load(Some(
+            "[sandbox]\nnetwork = [\"localhost:9\"]\nwidest-network = [\"example.com:443\"]\n",
+        ))
+        .unwrap();
+        assert_eq!(
+            listed.limits.widest.network,
+            Network::parse("example.com:443,localhost:9").unwrap(),
+            "the widest holds the default"
+        );
         assert_eq!(
             config.writable,
             [PathBuf::from("/home/u/.m2"), PathBuf::from("/opt/cache")]
@@ -222,6 +226,8 @@ mod tests {
             "[sandbox]\nmode = \"open\"\n",
             "[sandbox]\nmood = \"off\"\n",
             "[sandbox\n",
+            "[sandbox]\nnetwork = [\"10.0.0.1:80\"]\n",
+            "[sandbox]\nnetwork = \"maybe\"\n",
         ] {
             let err = load(Some(text)).unwrap_err();
             assert_eq!(err.field.as_deref(), Some("sandbox"), "{text:?}");

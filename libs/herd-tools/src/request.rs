@@ -63,9 +63,10 @@ pub struct SubagentRequest {
     /// How the child is confined (`read-only`, `workspace`, `off`); `None`: the user's default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<herd_sandbox::Mode>,
-    /// Whether the child may connect (`on`, `off`); `None`: the user's default.
+    /// Where the child may connect (`on`, `off`, a list of `host:port`); `None`: the user's
+    /// default. Read by [`SubagentRequest::network`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub network: Option<herd_sandbox::Network>,
+    pub network: Option<herd_sandbox::policy::WrittenNetwork>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interactive: Option<bool>,
 }
@@ -93,10 +94,22 @@ impl SubagentRequest {
     }
 }
 
+impl SubagentRequest {
+    /// The network asked for, `None` when omitted; a list entry that is not a `host:port` is
+    /// refused (field `network`).
+    pub fn network(&self) -> Result<Option<herd_sandbox::Network>, Error> {
+        self.network
+            .as_ref()
+            .map(|written| written.read().map_err(|why| Error::invalid("network", why)))
+            .transpose()
+    }
+}
+
 impl ToolRequest for SubagentRequest {
     const TOOLS: &'static [&'static str] = &["subagent"];
 
     fn check(&self) -> Result<(), Error> {
+        self.network()?;
         if let Some(model) = &self.model {
             let model = model.trim();
             if let Some(category) = model.strip_prefix("task:") {

@@ -350,6 +350,7 @@ impl Attempt<'_> {
             own,
             record.worktree.is_some(),
             &self.artifacts.sandbox(&record.run_id),
+            &self.tools.herd_launch,
         )?;
         let command = runner_command(
             plan,
@@ -370,7 +371,8 @@ impl Attempt<'_> {
             herd_launch: self.tools.herd_launch.clone(),
             identity_file: SessionFiles::new(session).process(),
             session_file: session.to_path_buf(),
-            sandbox,
+            sandbox: sandbox.argv,
+            relay: sandbox.relay,
             scope_signals: plan.confinement.scopes_signals(),
             argv: command.argv,
             stdin: command.stdin,

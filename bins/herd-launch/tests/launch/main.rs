@@ -15,6 +15,7 @@ mod process;
 mod refusal;
 mod resume;
 mod sandbox;
+mod sandbox_net;
 mod specialist;
 mod support;
 mod tmux;

@@ -11,7 +11,7 @@ use crate::support::{Env, WAIT, ack, exit_code, read, refusal, repo_env};
 
 /// Spawns `body` as an exec child (`sh -c body`) on the process surface; returns its run id
 /// once its runner has exited 0.
-fn run_shell(env: &Env, request: serde_json::Value, body: &str) -> String {
+pub(crate) fn run_shell(env: &Env, request: serde_json::Value, body: &str) -> String {
     let run = env.run(
         &[
             "spawn",
@@ -35,16 +35,16 @@ fn run_shell(env: &Env, request: serde_json::Value, body: &str) -> String {
     ack.run_id
 }
 
-fn answer(env: &Env, file: &str) -> String {
+pub(crate) fn answer(env: &Env, file: &str) -> String {
     herd_e2e::wait::wait_for(file, WAIT, || read(env.work().join(file)))
         .trim()
         .to_owned()
 }
 
 /// The person's choice of the confined default.
-const CONFINED: &str = "[sandbox]\nmode = \"workspace\"\n";
+pub(crate) const CONFINED: &str = "[sandbox]\nmode = \"workspace\"\n";
 
-fn write_config(env: &Env, text: &str) {
+pub(crate) fn write_config(env: &Env, text: &str) {
     let dir = env.dir.path().join("home/.config/herd");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("config.toml"), text).unwrap();
