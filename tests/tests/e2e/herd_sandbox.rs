@@ -107,3 +107,46 @@ fn on_herdr_a_confined_worktree_child_moves_only_its_own_branch() {
         "on_herdr_a_confined_worktree_child_moves_only_its_own_branch",
     );
 }
+
+/// `network: "off"` for a Pi child: "the model and nothing else". Its scripted model on
+/// 127.0.0.1 answers every turn through herd's relay, while another port on 127.0.0.1 is refused.
+#[test]
+fn a_pi_child_with_network_off_reaches_its_model_and_nothing_else() {
+    let other = std::net::TcpListener::bind("127.0.0.1:0").expect("a port on loopback");
+    let port = other.local_addr().expect("its address").port();
+    other.set_nonblocking(true).expect("non-blocking");
+    let model = ModelServer::start(
+        Script::new()
+            .step(ToolCall::bash(&format!(
+                "if bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' 2>/dev/null; then echo CONNECTED-{port}; else echo REFUSED-{port}; fi"
+            )))
+            .step(Text("REPORT: tried the port")),
+    );
+    let env = PiEnv::new(&model);
+    let config = env.root().join("config");
+    std::fs::create_dir_all(config.join("herd")).expect("a configuration directory");
+    std::fs::write(
+        config.join("herd/config.toml"),
+        "[sandbox]\nmode = \"workspace\"\n",
+    )
+    .expect("the person's choice");
+    let Some(mut herd) = Herd::try_new(&env, Where::Process, "") else {
+        return;
+    };
+    herd.set_var("XDG_CONFIG_HOME", &config);
+    let ack = herd.launch(&json!({
+        "name": "Offline",
+        "task": "Try the port",
+        "model": Herd::model("fake-model"),
+        "network": "off",
+    }));
+    let (code, result) = herd.wait_result(&ack.run_id);
+    assert_eq!(code, 0, "{result:#?}");
+    assert_eq!(result.outcome, Outcome::Completed, "the model answered: {result:#?}");
+    let session = std::fs::read_to_string(&ack.session_file).expect("the child's session");
+    assert!(session.contains(&format!("REFUSED-{port}")), "{session}");
+    assert!(
+        other.accept().is_err(),
+        "nothing reached the port that is not the model's"
+    );
+}
