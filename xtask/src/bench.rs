@@ -66,7 +66,7 @@ pub struct Cli {
 }
 
 /// Every row id, in the order of the table.
-pub const ROW_IDS: [&str; 30] = [
+pub const ROW_IDS: [&str; 33] = [
     "accept.check",
     "accept.reap",
     "worktree.inspect",
@@ -89,6 +89,9 @@ pub const ROW_IDS: [&str; 30] = [
     crate::bench_start::ROWS[2],
     crate::bench_start::ROWS[3],
     crate::bench_start::ROWS[4],
+    crate::bench_start::ROWS[5],
+    crate::bench_sandbox::ROWS[0],
+    crate::bench_sandbox::ROWS[1],
     "watch.idle_cpu",
     "watch.result_latency",
     crate::bench_history::STATUS_ID,
@@ -507,6 +510,7 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             Component::Launch => {
                 let mut rows = bench_launch::rows(&ctx);
                 rows.extend(crate::bench_start::rows(&ctx));
+                rows.extend(crate::bench_sandbox::rows(&ctx));
                 rows
             }
             Component::Watch => {

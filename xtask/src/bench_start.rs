@@ -10,6 +10,8 @@
 //!   modules, about 16 ms): what herd adds beyond that floor.
 //! - `launch.first_request_8`: the same for 8 children started at once, until the eighth first
 //!   request, against 8 direct `pi -p` at once.
+//! - `launch.first_request_sandboxed`: the same herd child confined (`workspace`, network `off`:
+//!   its model through the relay) against it unconfined (`mode = "off"`), interleaved.
 //!
 //! A Pi start spreads by ±10 % from one to the next, as much as the difference measured, so a
 //! round of the one-child rows times [`SAMPLES_PER_ROUND`] children of each side, interleaved.
@@ -46,12 +48,13 @@ const MODEL: &str = "child";
 /// The children of each side one round of a one-child row times.
 const SAMPLES_PER_ROUND: usize = 3;
 
-pub const ROWS: [&str; 5] = [
+pub const ROWS: [&str; 6] = [
     "launch.first_request",
     "launch.first_request_loader",
     "launch.first_request_8",
     "launch.worktree_tmux",
     "launch.workmux",
+    "launch.first_request_sandboxed",
 ];
 
 pub fn rows(ctx: &Ctx) -> Vec<Row> {
@@ -99,6 +102,20 @@ pub fn rows(ctx: &Ctx) -> Vec<Row> {
                 result,
             ));
         }
+    }
+    if ctx.wants(ROWS[5]) {
+        progress(&format!("herd-launch: {}", ROWS[5]));
+        let result = ctx
+            .binary("herd-launch")
+            .and_then(|bin| PiBench::start(&bin))
+            .and_then(|bench| bench.confined_first_requests(ctx.rounds));
+        rows.push(Row::from_result(
+            ROWS[5],
+            COMPONENT,
+            "time to a working confined child (workspace, network off)".to_owned(),
+            Goal::RatioAtMost(1.1),
+            result,
+        ));
     }
     let files = ctx.size(300, 100);
     if ctx.wants(ROWS[3]) {
@@ -148,6 +165,9 @@ struct PiBench {
     launch: PathBuf,
     /// An extension that does nothing, for [`Direct::EmptyExtension`].
     empty_extension: PathBuf,
+    /// `XDG_CONFIG_HOME`s of a person who confines children, and of one who does not.
+    confined: PathBuf,
+    unconfined: PathBuf,
 }
 
 impl PiBench {
@@ -162,13 +182,51 @@ impl PiBench {
         let empty_extension = scratch.root().join("empty-extension.js");
         std::fs::write(&empty_extension, "export default function () {}\n")
             .map_err(|e| format!("cannot write {}: {e}", empty_extension.display()))?;
+        let config = |name: &str, text: &str| -> Result<PathBuf, String> {
+            let dir = scratch.root().join(name);
+            std::fs::create_dir_all(dir.join("herd")).map_err(|e| e.to_string())?;
+            std::fs::write(dir.join("herd/config.toml"), text).map_err(|e| e.to_string())?;
+            Ok(dir)
+        };
+        let confined = config("config-confined", "[sandbox]\nmode = \"workspace\"\n")?;
+        let unconfined = config("config-unconfined", "[sandbox]\nmode = \"off\"\n")?;
         Ok(PiBench {
             model,
             env,
             scratch,
             launch: launch.to_path_buf(),
             empty_extension,
+            confined,
+            unconfined,
         })
+    }
+
+    /// Medians of `rounds` rounds of [`SAMPLES_PER_ROUND`] confined children, each followed by
+    /// one unconfined, timed to their first request (round 0 warms the caches).
+    fn confined_first_requests(&self, rounds: usize) -> Result<Measured, String> {
+        if !on_path("bwrap") {
+            return Err("bwrap is not on PATH (apt-get install bubblewrap)".into());
+        }
+        let mut confined = Vec::with_capacity(rounds * SAMPLES_PER_ROUND);
+        let mut open = Vec::with_capacity(rounds * SAMPLES_PER_ROUND);
+        for round in 0..=rounds {
+            for sample in 0..SAMPLES_PER_ROUND {
+                let art = self
+                    .scratch
+                    .artifacts(&format!("confined-{round}-{sample}"))?;
+                let c = self.herd_children_in(&art, 1, Some(&self.confined))?;
+                let art = self.scratch.artifacts(&format!("open-{round}-{sample}"))?;
+                let o = self.herd_children_in(&art, 1, Some(&self.unconfined))?;
+                if round > 0 {
+                    confined.push(c);
+                    open.push(o);
+                }
+            }
+        }
+        Ok(
+            Measured::new(Quantity::ms(median(&confined)), confined.len())
+                .against("the same child unconfined", Quantity::ms(median(&open))),
+        )
     }
 
     /// Medians of `rounds` rounds of: `n` herd children, then `n` direct Pi starts, each timed
@@ -203,11 +261,25 @@ impl PiBench {
 
     /// `n` spawns at once; the time from the first spawn's start to the `n`th new request.
     fn herd_children(&self, art: &Path, n: usize) -> Result<Duration, String> {
+        self.herd_children_in(art, n, None)
+    }
+
+    /// [`PiBench::herd_children`] with the person's configuration in `config`
+    /// (`XDG_CONFIG_HOME`; `None`: none, the built-in default).
+    fn herd_children_in(
+        &self,
+        art: &Path,
+        n: usize,
+        config: Option<&Path>,
+    ) -> Result<Duration, String> {
         let before = self.model.arrivals().len();
         let started = Instant::now();
         let spawns: Vec<_> = (0..n)
             .map(|i| {
-                let cmd = self.spawn_command(art, &format!("bench {i}"));
+                let mut cmd = self.spawn_command(art, &format!("bench {i}"));
+                if let Some(config) = config {
+                    cmd = cmd.env("XDG_CONFIG_HOME", config);
+                }
                 std::thread::spawn(move || spawn_once(&cmd).map(|_| ()))
             })
             .collect();

@@ -8,7 +8,9 @@ use std::path::Path;
 
 use herd_launch::extension::{BUNDLE_PATH, ENTRY, SOURCES, bundle_header, digest_of};
 
-/// esbuild's arguments after the entry: one ESM file for Node, with Pi's packages left to Pi.
+/// esbuild's arguments after the entry: one ESM file for Node that imports nothing but Node's
+/// own modules (typebox included; Pi's package is imported for its types only), so Node loads it
+/// natively, as an `.mjs` file, and Pi's loader never has to compile it.
 const ESBUILD_ARGS: &[&str] = &[
     "--bundle",
     "--format=esm",
@@ -17,7 +19,6 @@ const ESBUILD_ARGS: &[&str] = &[
     "--legal-comments=none",
     "--log-level=warning",
     "--external:@earendil-works/pi-coding-agent",
-    "--external:typebox",
 ];
 
 /// Builds (or with `check`, checks) the bundle; returns what it did, or why it cannot.

@@ -12,6 +12,7 @@ mod bench_cleanup;
 mod bench_history;
 mod bench_launch;
 mod bench_remote;
+mod bench_sandbox;
 mod bench_start;
 mod bench_watch;
 mod bench_worktree;

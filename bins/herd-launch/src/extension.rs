@@ -178,7 +178,9 @@ pub fn install(
         // current).
         return install_sources(artifacts);
     }
-    let name = format!("herd-child-{}.js", &bundle_digest()[..16]);
+    // `.mjs`: Pi's loader (jiti) imports an ES module natively instead of compiling it, which a
+    // confined child, whose temporary directory starts empty, would otherwise do at every start.
+    let name = format!("herd-child-{}.mjs", &bundle_digest()[..16]);
     if let Some(dir) = user_dir(env) {
         if let Ok(path) = place(&dir, &name) {
             return Ok(path);

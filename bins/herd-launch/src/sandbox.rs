@@ -29,6 +29,8 @@ pub struct Confinement {
     /// What the relay lets the child reach when its network is not `on`: its allowlist, and a Pi
     /// child's model.
     pub reach: Vec<Endpoint>,
+    /// Caches of the person's the child reads (`bwrap::Places::read_caches`).
+    pub read_caches: Vec<(String, PathBuf)>,
 }
 
 /// A Pi child's model, which it reaches whatever its network.
@@ -81,6 +83,7 @@ pub fn resolve(
             program: None,
             isolation: Isolation::PidNamespace,
             reach: Vec::new(),
+            read_caches: Vec::new(),
         });
     }
     let mut reach = policy.network.endpoints().to_vec();
@@ -110,7 +113,28 @@ pub fn resolve(
         program: Some(program),
         isolation: Isolation::here(),
         reach,
+        read_caches: read_caches(env),
     })
+}
+
+/// Node's compile cache of the person's (where Node keeps it when nothing says otherwise: under
+/// the temporary directory), read-only to the child: a confined child's own temporary directory
+/// starts empty, and without it Pi would compile itself anew at every start. Nothing when the
+/// person names one (the child inherits that) or none exists yet.
+fn read_caches(env: &dyn Fn(&str) -> Option<String>) -> Vec<(String, PathBuf)> {
+    const NODE: &str = "NODE_COMPILE_CACHE";
+    if env(NODE).is_some() {
+        return Vec::new();
+    }
+    let tmp = env("TMPDIR")
+        .filter(|t| Path::new(t).is_absolute())
+        .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+    let cache = tmp.join("node-compile-cache");
+    if cache.is_dir() {
+        vec![(NODE.to_owned(), cache)]
+    } else {
+        Vec::new()
+    }
 }
 
 /// The sandbox in front of a runner: bubblewrap's argv (and the forwarder's, when the child's
@@ -189,6 +213,7 @@ impl Confinement {
             tmp: Some(tmp),
             git,
             net,
+            read_caches: self.read_caches.clone(),
         };
         let mut argv = herd_sandbox::bwrap::command(
             program,

@@ -92,6 +92,10 @@ pub struct Places {
     pub git: Option<Overlay>,
     /// What an allowlist needs inside (`crate::net`).
     pub net: Option<NetPlaces>,
+    /// Variables naming caches of the person's that the child reads but never writes, each set
+    /// in the sandbox (`NODE_COMPILE_CACHE`: Node's compiled code of Pi, which a private
+    /// temporary directory would otherwise start empty every time).
+    pub read_caches: Vec<(String, PathBuf)>,
 }
 
 /// What a child whose network is an allowlist sees of it.
@@ -139,6 +143,10 @@ pub fn command(
     }
     if let Some(net) = &places.net {
         args.pair("--ro-bind", &net.hosts, Path::new("/etc/hosts"));
+    }
+    for (name, dir) in &places.read_caches {
+        args.0
+            .extend(["--setenv".into(), name.into(), dir.as_os_str().to_owned()]);
     }
     let mut writable: Vec<&Path> = places.own.iter().map(PathBuf::as_path).collect();
     if let Some(tmp) = &places.tmp {
@@ -230,6 +238,7 @@ mod tests {
             tmp: None,
             git: None,
             net: None,
+            read_caches: Vec::new(),
         };
         let policy = crate::config::CONFINED;
         let line = text(&command(
@@ -276,6 +285,7 @@ mod tests {
             tmp: None,
             git: None,
             net: None,
+            read_caches: Vec::new(),
         };
         let policy = Policy {
             mode: Mode::ReadOnly,

@@ -158,6 +158,10 @@ pub fn start_helper(
     detach: bool,
 ) -> io::Result<std::process::Child> {
     use std::os::unix::process::CommandExt;
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a helper that lives exactly as long as its parent, handed a socket or a pipe: no budget or captured output applies"
+    )]
     let mut cmd = std::process::Command::new(program);
     cmd.args(args)
         .arg("--parent")
@@ -167,6 +171,7 @@ pub fn start_helper(
     if detach {
         cmd.process_group(0);
     }
+    #[expect(clippy::disallowed_methods, reason = "see above")]
     cmd.spawn()
 }
 
@@ -376,8 +381,8 @@ mod tests {
             listen,
             [
                 "127.0.0.1:8080=127.0.0.1:8080",
-                "127.0.0.2:443=api.example.com:443",
                 "127.0.0.2:80=api.example.com:80",
+                "127.0.0.2:443=api.example.com:443",
                 "127.0.0.3:443=other.example.org:443",
             ]
         );

@@ -142,7 +142,11 @@ fn a_pi_child_with_network_off_reaches_its_model_and_nothing_else() {
     }));
     let (code, result) = herd.wait_result(&ack.run_id);
     assert_eq!(code, 0, "{result:#?}");
-    assert_eq!(result.outcome, Outcome::Completed, "the model answered: {result:#?}");
+    assert_eq!(
+        result.outcome,
+        Outcome::Completed,
+        "the model answered: {result:#?}"
+    );
     let session = std::fs::read_to_string(&ack.session_file).expect("the child's session");
     assert!(session.contains(&format!("REFUSED-{port}")), "{session}");
     assert!(
