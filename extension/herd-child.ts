@@ -11,7 +11,9 @@
  * - the completion sidecar `<session>.exit` (§1.2): `done`, `error` or `ping`;
  * - `<session>.needs-input.json`: a dialog open, or the run settled (`src/child/needs-input.ts`);
  * - auto-exit: a child with `PI_SUBAGENT_AUTO_EXIT=1` ends when its turn settles, by the state
- *   machine of `src/child/settlement.ts`;
+ *   machine of `src/child/settlement.ts`; a follow-up herd-watch queued for it
+ *   (`<session>.steering-queued.json`, `src/child/steering.ts`) is typed at that settlement and
+ *   the child works on;
  * - the child side of an accept check (`PI_SUBAGENT_ACCEPT_FILE`): `herd-accept check` after its
  *   turn, the last 4,000 characters of a failure fed back for another turn, at most `maxRetries`
  *   times, and the count of checks run in `<session>.accept-tries.json` (`src/child/accept.ts`);
@@ -39,6 +41,7 @@ import { type Answer, lastAnswer, sessionLastAnswer } from "./src/child/messages
 import { HOLD_CHILD_MS, type OwnResult, OwnChildren } from "./src/child/own-children.ts";
 import { type SettlementAction, type SettlementEvent, type SettlementState, step, unsettled } from "./src/child/settlement.ts";
 import { appendTaskEvent, type Completion, ExitSidecar, type TaskEventType, writeAcceptTries } from "./src/child/sidecars.ts";
+import { STEERING_HOLD_MS, STEERING_POLL_MS, steeringQueued } from "./src/child/steering.ts";
 import { registerChildTools, registerOutsideHerd } from "./src/child/tools.ts";
 import { drawToolsWidget } from "./src/child/widget.ts";
 import { sessionFile } from "./src/generated/run-files.ts";
@@ -147,6 +150,9 @@ export default function herdChild(pi: ExtensionAPI): void {
 	});
 
 	pi.on("input", async (event) => {
+		// Queued steering typed at the settlement: the child works on. Left before the input is
+		// counted, so herd-watch, which judges the receipt by that count, never sees it ending.
+		if (settlement.kind === "steering") await settle({ type: "turn-started" }, undefined);
 		needsInput.working();
 		// A message this extension sent itself (a result of its own child) is not one a steer
 		// typed: only the others count among the inputs Pi took.
@@ -217,6 +223,9 @@ export default function herdChild(pi: ExtensionAPI): void {
 	// child has settled (see `settleBudgetMs`); a signal never waits.
 	const settles = config.autoExit && !config.persistent;
 	let settlement: SettlementState = { kind: "idle" };
+	/** Where herd-watch lists the steering queued for the next turn boundary; print mode takes no typed input. */
+	const steeringFile = settles && !config.printMode && config.sessionFile ? sessionFile(config.sessionFile, "steeringQueued") : "";
+	let steeringTimer: ReturnType<typeof setInterval> | undefined = undefined;
 	/** Results of this child's own children not yet given to it, oldest first. */
 	const results: OwnResult[] = [];
 	/** How many accept checks ran. */
@@ -262,7 +271,40 @@ export default function herdChild(pi: ExtensionAPI): void {
 			case "retry":
 				pi.sendUserMessage(checkFeedback, { deliverAs: "followUp" });
 				return;
+			case "await-steering":
+				awaitSteering(ctx);
+				return;
 		}
+	}
+
+	/**
+	 * Waits, at most `STEERING_HOLD_MS`, while herd-watch still lists steering for this boundary;
+	 * a message typed meanwhile starts the next turn (the `input` handler), else the settlement
+	 * goes on as if none had been queued.
+	 */
+	function awaitSteering(ctx: ExtensionContext | undefined): void {
+		stopSteeringWait();
+		const until = Date.now() + STEERING_HOLD_MS;
+		steeringTimer = setInterval(() => {
+			if (settlement.kind !== "steering") return stopSteeringWait();
+			if (!terminating && Date.now() < until && steeringQueued(steeringFile, config.runId)) return;
+			stopSteeringWait();
+			void settle(
+				{
+					type: "steering-done",
+					resultsQueued: results.length > 0,
+					childrenOutstanding: ownChildren.waiting > 0,
+					hasCheck: config.acceptFile !== "",
+					terminating,
+				},
+				ctx ?? idleCtx,
+			);
+		}, STEERING_POLL_MS);
+	}
+
+	function stopSteeringWait(): void {
+		if (steeringTimer) clearInterval(steeringTimer);
+		steeringTimer = undefined;
 	}
 
 	/**
@@ -321,7 +363,7 @@ export default function herdChild(pi: ExtensionAPI): void {
 		if (answer?.stopReason === "aborted") {
 			// An interrupted run stays open, whatever it is.
 			await settle(
-				{ type: "turn-ended", answer, resultsQueued: false, childrenOutstanding: false, hasCheck: false, terminating },
+				{ type: "turn-ended", answer, resultsQueued: false, childrenOutstanding: false, steeringQueued: false, hasCheck: false, terminating },
 				ctx,
 			);
 			return;
@@ -342,6 +384,7 @@ export default function herdChild(pi: ExtensionAPI): void {
 				answer,
 				resultsQueued: results.length > 0,
 				childrenOutstanding: ownChildren.waiting > 0,
+				steeringQueued: steeringQueued(steeringFile, config.runId),
 				hasCheck: config.acceptFile !== "",
 				terminating,
 			},
@@ -354,7 +397,7 @@ export default function herdChild(pi: ExtensionAPI): void {
 		const limits = readAcceptLimits(config.acceptFile);
 		const tries = limits ? limits.maxRetries + 1 : 1;
 		const checkMs = limits ? limits.timeoutSec * 1000 + CHECK_KILL_GRACE_MS : 0;
-		return tries * (checkMs + SETTLE_TURN_MS) + HOLD_CHILD_MS + SETTLE_TURN_MS;
+		return tries * (checkMs + SETTLE_TURN_MS) + HOLD_CHILD_MS + SETTLE_TURN_MS + STEERING_HOLD_MS;
 	}
 
 	pi.on("session_shutdown", async (event, ctx) => {
@@ -366,6 +409,7 @@ export default function herdChild(pi: ExtensionAPI): void {
 			}
 		}
 		checks.stop();
+		stopSteeringWait();
 		ownChildren.stop();
 		inbox.stop();
 		// A quit that came before the settlement (a signal, or a settlement that ran out of time):

@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 f6e19338f7cbbec1d86a21d9f1680576390a9d9596bd5f412a4a125249360195
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 6ab2791d037c02da5c935440a1c4f94c995fb95721f72f228259a6ad529b17a9
 var __defProp = Object.defineProperty;
 var __export = (target, all) => {
   for (var name in all)
@@ -54,7 +54,8 @@ var SESSION_FILES = {
   ledger: ".ledger",
   ledgerLock: ".ledger.lock",
   needsInput: ".needs-input.json",
-  acceptTries: ".accept-tries.json"
+  acceptTries: ".accept-tries.json",
+  steeringQueued: ".steering-queued.json"
 };
 function sessionFile(session2, kind) {
   return `${session2}${SESSION_FILES[kind]}`;
@@ -80,6 +81,7 @@ var SESSION_FILE_VERSIONS = {
   policy: 2,
   needsInput: 1,
   acceptTries: 1,
+  steeringQueued: 1,
   tasks: 1,
   taskInbox: 1
 };
@@ -88,6 +90,7 @@ var SESSION_FILE_READ_LIMITS = {
   policy: 262144,
   needsInput: 16384,
   acceptTries: 4096,
+  steeringQueued: 16384,
   taskInbox: 1048576
 };
 var ARTIFACT_FILE_VERSIONS = {
@@ -903,8 +906,8 @@ function readLimited(file, limit) {
     return void 0;
   }
 }
-function readDocument(file, shape2, limit) {
-  return decoded(readLimited(file, limit), shape2, file, limit);
+function readDocument(file, shape3, limit) {
+  return decoded(readLimited(file, limit), shape3, file, limit);
 }
 function readRecord(dir, runId2) {
   if (!RUN_ID_PATTERN.test(runId2)) return void 0;
@@ -1258,9 +1261,14 @@ function step(state, event) {
       }
       if (!event.terminating && event.resultsQueued) return { state: { kind: "working" }, action: { type: "deliver" } };
       if (!event.terminating && event.childrenOutstanding) return { state: { kind: "holding" }, action: none };
-      if (event.hasCheck) return { state: { kind: "checking" }, action: { type: "check" } };
-      return { state: { kind: "ended" }, action: done };
+      if (!event.terminating && event.steeringQueued) return { state: { kind: "steering" }, action: { type: "await-steering" } };
+      return afterWork(event);
     }
+    case "steering-done":
+      if (state.kind !== "steering") return { state, action: none };
+      if (!event.terminating && event.resultsQueued) return { state: { kind: "working" }, action: { type: "deliver" } };
+      if (!event.terminating && event.childrenOutstanding) return { state: { kind: "holding" }, action: none };
+      return afterWork(event);
     case "check-done":
       if (state.kind !== "checking") return { state, action: none };
       if (!event.passed && event.retriesLeft && !event.terminating) {
@@ -1274,8 +1282,12 @@ function step(state, event) {
       return { state, action: none };
   }
 }
+function afterWork(event) {
+  if (event.hasCheck) return { state: { kind: "checking" }, action: { type: "check" } };
+  return { state: { kind: "ended" }, action: done };
+}
 function unsettled(state) {
-  return state.kind === "working" || state.kind === "checking" || state.kind === "holding";
+  return state.kind === "working" || state.kind === "checking" || state.kind === "holding" || state.kind === "steering";
 }
 
 // src/child/sidecars.ts
@@ -1326,6 +1338,21 @@ function appendTaskEvent(sessionFile2, generationId, type, task, message) {
 `);
   } catch {
   }
+}
+
+// src/child/steering.ts
+var STEERING_HOLD_MS = 3e4;
+var STEERING_POLL_MS = 200;
+var shape2 = object({
+  version: literal(SESSION_FILE_VERSIONS.steeringQueued),
+  runningChildId: string,
+  requestIds: array(string)
+});
+function steeringQueued(file, runId2) {
+  if (!file) return false;
+  const limit = SESSION_FILE_READ_LIMITS.steeringQueued;
+  const queued = decoded(readSmall(file, limit), shape2, file, limit);
+  return queued !== void 0 && queued.runningChildId === runId2 && queued.requestIds.length > 0;
 }
 
 // node_modules/typebox/build/system/memory/memory.mjs
@@ -5869,6 +5896,7 @@ function herdChild(pi) {
     drawToolsWidget(pi, ctx, widgetLabel, new Set(config.deniedTools).size);
   });
   pi.on("input", async (event) => {
+    if (settlement.kind === "steering") await settle({ type: "turn-started" }, void 0);
     needsInput.working();
     activity.record("input", (a) => event.source === "extension" ? a.setAgent(true) : a.tookInput());
   });
@@ -5930,6 +5958,8 @@ function herdChild(pi) {
   });
   const settles = config.autoExit && !config.persistent;
   let settlement = { kind: "idle" };
+  const steeringFile = settles && !config.printMode && config.sessionFile ? sessionFile(config.sessionFile, "steeringQueued") : "";
+  let steeringTimer = void 0;
   const results = [];
   let checkTries = 0;
   let checkFeedback = "";
@@ -5966,7 +5996,33 @@ function herdChild(pi) {
       case "retry":
         pi.sendUserMessage(checkFeedback, { deliverAs: "followUp" });
         return;
+      case "await-steering":
+        awaitSteering(ctx);
+        return;
     }
+  }
+  function awaitSteering(ctx) {
+    stopSteeringWait();
+    const until = Date.now() + STEERING_HOLD_MS;
+    steeringTimer = setInterval(() => {
+      if (settlement.kind !== "steering") return stopSteeringWait();
+      if (!terminating && Date.now() < until && steeringQueued(steeringFile, config.runId)) return;
+      stopSteeringWait();
+      void settle(
+        {
+          type: "steering-done",
+          resultsQueued: results.length > 0,
+          childrenOutstanding: ownChildren.waiting > 0,
+          hasCheck: config.acceptFile !== "",
+          terminating
+        },
+        ctx ?? idleCtx
+      );
+    }, STEERING_POLL_MS);
+  }
+  function stopSteeringWait() {
+    if (steeringTimer) clearInterval(steeringTimer);
+    steeringTimer = void 0;
   }
   function startTurn(result) {
     activity.record("input", (a) => a.setAgent(true));
@@ -6015,7 +6071,7 @@ Fix the cause; the check runs again when you finish.`;
     const answer = lastAnswer(event.messages) ?? sessionLastAnswer(ctx);
     if (answer?.stopReason === "aborted") {
       await settle(
-        { type: "turn-ended", answer, resultsQueued: false, childrenOutstanding: false, hasCheck: false, terminating },
+        { type: "turn-ended", answer, resultsQueued: false, childrenOutstanding: false, steeringQueued: false, hasCheck: false, terminating },
         ctx
       );
       return;
@@ -6036,6 +6092,7 @@ Fix the cause; the check runs again when you finish.`;
         answer,
         resultsQueued: results.length > 0,
         childrenOutstanding: ownChildren.waiting > 0,
+        steeringQueued: steeringQueued(steeringFile, config.runId),
         hasCheck: config.acceptFile !== "",
         terminating
       },
@@ -6046,7 +6103,7 @@ Fix the cause; the check runs again when you finish.`;
     const limits = readAcceptLimits(config.acceptFile);
     const tries = limits ? limits.maxRetries + 1 : 1;
     const checkMs = limits ? limits.timeoutSec * 1e3 + CHECK_KILL_GRACE_MS : 0;
-    return tries * (checkMs + SETTLE_TURN_MS) + HOLD_CHILD_MS + SETTLE_TURN_MS;
+    return tries * (checkMs + SETTLE_TURN_MS) + HOLD_CHILD_MS + SETTLE_TURN_MS + STEERING_HOLD_MS;
   }
   pi.on("session_shutdown", async (event, ctx) => {
     const quit = event.reason === "quit";
@@ -6057,6 +6114,7 @@ Fix the cause; the check runs again when you finish.`;
       }
     }
     checks.stop();
+    stopSteeringWait();
     ownChildren.stop();
     inbox.stop();
     if (settles && quit && !exit.isWritten) {

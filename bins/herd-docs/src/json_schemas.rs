@@ -220,6 +220,11 @@ pub const FILES: &[SchemaFile] = &[
         herd_protocol::needs_input::NeedsInputFile
     ),
     read!(
+        "steering-queued.schema.json",
+        "`<session>.steering-queued.json`",
+        herd_protocol::intents::SteeringQueued
+    ),
+    read!(
         "launch-policy.schema.json",
         "`<session>.pi-herdr-subagent-policy.json`",
         herd_protocol::launch::policy::PolicyFile<'static>

@@ -27,6 +27,7 @@ pub const FORMATS: &[&str] = &[
     "needs-input.schema.json",
     // The child extension reads these.
     "task-inbox.schema.json",
+    "steering-queued.schema.json",
     "accept-spec.schema.json",
     "accept-check.schema.json",
     // The parent extension reads these.

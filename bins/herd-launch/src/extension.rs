@@ -91,6 +91,10 @@ pub const SOURCES: &[(&str, &str)] = &[
         include_str!("../../../extension/src/child/sidecars.ts"),
     ),
     (
+        "src/child/steering.ts",
+        include_str!("../../../extension/src/child/steering.ts"),
+    ),
+    (
         "src/child/tools.ts",
         include_str!("../../../extension/src/child/tools.ts"),
     ),

@@ -513,8 +513,35 @@ fn enqueue(
     queue.request_ids.push(receipt.request_id.clone());
     receipt.state = SteerState::Queued;
     record_receipt(artifacts, run_id, receipt)?;
+    publish_queued(record, &queue.request_ids);
     artifacts.run(run_id).write(queue)?;
     Ok(())
+}
+
+/// Tells a Pi child which steering requests wait for its next turn boundary
+/// (`<session>.steering-queued.json`, removed when none does): an auto-exit child that finds one
+/// when its turn settles stays open for the watcher to type it, and works on. The file is only
+/// a hint to the child: one that cannot be written leaves the child to end at its settlement,
+/// and the message is then reported as not delivered.
+fn publish_queued(record: &RunRecord, request_ids: &[String]) {
+    if record.runner != Runner::Pi || record.session_file.is_empty() {
+        return;
+    }
+    let files = herd_protocol::layout::SessionFiles::new(&record.session_file);
+    let request_ids: Vec<String> = request_ids
+        .iter()
+        .filter(|id| !id.is_empty())
+        .cloned()
+        .collect();
+    if request_ids.is_empty() {
+        let _ = std::fs::remove_file(files.steering_queued());
+        return;
+    }
+    let _ = files.write(&herd_protocol::intents::SteeringQueued {
+        version: 0,
+        running_child_id: record.run_id.clone(),
+        request_ids,
+    });
 }
 
 /// How many inputs the Pi of run `run_id` took, as its activity snapshot says (0 without one).
@@ -574,6 +601,7 @@ pub fn deliver_queued_steer(
     )?;
     queue.messages.remove(0);
     let request_id = (!queue.request_ids.is_empty()).then(|| queue.request_ids.remove(0));
+    let still_queued = queue.request_ids.clone();
     run.write(queue)?;
     let typed = now_ms();
     if let Some(request_id) = request_id.filter(|id| !id.is_empty()) {
@@ -603,17 +631,22 @@ pub fn deliver_queued_steer(
             record_receipt(artifacts, run_id, &receipt)?;
         }
     }
+    // Only now, with its receipt judged, does the child stop waiting for this one: a Pi that
+    // took it has started the turn it asked for.
+    publish_queued(record, &still_queued);
     Ok(true)
 }
 
 /// Why a request still queued when its run ended failed.
-pub const NOT_DELIVERED: &str = "not delivered: the run ended before its next turn boundary (an auto-exit child exits when its turn settles)";
+pub const NOT_DELIVERED: &str = "not delivered: the run ended before its next turn boundary";
 
 /// Ends the steering of a run that has ended: each request of its ledger still `queued` becomes
 /// `failed` with [`NOT_DELIVERED`], so no terminal run keeps one `queued`. The queue itself
 /// stays: it is the record of what was not delivered (`undelivered_steering`).
-pub fn fail_queued_steer(artifacts: &Artifacts, run_id: &str) -> Result<(), Error> {
+pub fn fail_queued_steer(artifacts: &Artifacts, record: &RunRecord) -> Result<(), Error> {
+    let run_id = record.run_id.as_str();
     let _lock = steering_lock(artifacts, run_id)?;
+    publish_queued(record, &[]);
     let ledger = steering_ledger(artifacts, run_id);
     let err = Error::new(ErrorCode::Conflict, NOT_DELIVERED);
     for mut receipt in ledger.requests {
@@ -645,7 +678,7 @@ pub(crate) fn steering_details(
     if !queued.is_empty() {
         // Seed 004: "Terminal details report queued messages that the run did not deliver";
         // the parent is told, and no receipt stays `queued`.
-        if let Err(err) = fail_queued_steer(artifacts, &record.run_id) {
+        if let Err(err) = fail_queued_steer(artifacts, record) {
             ending.notes.push(format!(
                 "Steering: the receipts of the queued messages could not be updated: {}",
                 herd_core::escape::encode_host_value(&err.message, 300)

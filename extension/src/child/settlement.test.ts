@@ -14,6 +14,15 @@ const ended = (a: Answer, over: Partial<Extract<SettlementEvent, { type: "turn-e
 	answer: a,
 	resultsQueued: false,
 	childrenOutstanding: false,
+	steeringQueued: false,
+	hasCheck: false,
+	terminating: false,
+	...over,
+});
+const steeringDone = (over: Partial<Extract<SettlementEvent, { type: "steering-done" }>> = {}): SettlementEvent => ({
+	type: "steering-done",
+	resultsQueued: false,
+	childrenOutstanding: false,
 	hasCheck: false,
 	terminating: false,
 	...over,
@@ -97,4 +106,34 @@ test("nothing happens after the end, and a turn does not start during the check"
 	assert.equal(unsettled({ kind: "checking" }), true);
 	assert.equal(unsettled({ kind: "holding" }), true);
 	assert.equal(unsettled({ kind: "ended" }), false);
+});
+
+// Seed 004: "`follow_up` waits for the next turn boundary"; a follow-up queued for a child
+// about to settle reaches it before it ends, and the child continues.
+test("a turn that ends with steering queued waits for it, then works on and ends after", () => {
+	assert.deepEqual(
+		run({ type: "turn-started" }, ended(answer("stop"), { steeringQueued: true }), { type: "turn-started" }, ended(answer("stop"))),
+		["working:none", "steering:await-steering", "working:none", "ended:end"],
+	);
+	assert.equal(unsettled({ kind: "steering" }), true);
+});
+
+test("steering that never came ends the child as the turn would have, check first", () => {
+	assert.deepEqual(run({ type: "turn-started" }, ended(answer("stop"), { steeringQueued: true }), steeringDone()), [
+		"working:none",
+		"steering:await-steering",
+		"ended:end",
+	]);
+	assert.deepEqual(step({ kind: "steering" }, steeringDone({ hasCheck: true })), { state: { kind: "checking" }, action: { type: "check" } });
+	assert.deepEqual(step({ kind: "steering" }, steeringDone({ resultsQueued: true })), { state: { kind: "working" }, action: { type: "deliver" } });
+	// Only a child that waits for steering takes its end.
+	assert.deepEqual(step({ kind: "working" }, steeringDone()), { state: { kind: "working" }, action: { type: "none" } });
+});
+
+test("own children's results go first, and a signal never waits for steering", () => {
+	assert.equal(step({ kind: "working" }, ended(answer("stop"), { steeringQueued: true, resultsQueued: true })).action.type, "deliver");
+	assert.deepEqual(step({ kind: "working" }, ended(answer("stop"), { steeringQueued: true, terminating: true })), {
+		state: { kind: "ended" },
+		action: { type: "end", completion: { type: "done" } },
+	});
 });

@@ -19,7 +19,15 @@
  *                          │ turn-ended:       │ check-done: passed, or no retry left
  *                          ▼ error or done     ▼
  *                        ended ◀───────────────┘
+ *
+ *   working ── turn-ended: steering queued ──▶ steering ── turn-started ──▶ working
+ *                                                 │ steering-done (none came)
+ *                                                 ▼ as a turn's end without it
  * ```
+ *
+ * A follow-up the parent queued for the child's next turn boundary (seed 004: "`follow_up`
+ * waits for the next turn boundary") is that boundary's: a turn that ends while one is queued
+ * does not end the child; it waits (`steering`) for herd-watch to type it, and works on.
  */
 import type { Answer } from "./messages.ts";
 import type { Completion } from "./sidecars.ts";
@@ -33,6 +41,8 @@ export type SettlementState =
 	| { readonly kind: "checking" }
 	/** The turn settled; children the child launched have yet to deliver. */
 	| { readonly kind: "holding" }
+	/** The turn settled with a follow-up queued for it; herd-watch types it. */
+	| { readonly kind: "steering" }
 	/** The completion sidecar is written and Pi was asked to quit. */
 	| { readonly kind: "ended" };
 
@@ -46,9 +56,19 @@ export type SettlementEvent =
 			readonly resultsQueued: boolean;
 			/** Own children are still being waited for. */
 			readonly childrenOutstanding: boolean;
+			/** herd-watch queued steering for this turn boundary (`<session>.steering-queued.json`). */
+			readonly steeringQueued: boolean;
 			/** The run has an accept check. */
 			readonly hasCheck: boolean;
 			/** A signal is ending Pi: nothing more is started. */
+			readonly terminating: boolean;
+	  }
+	| {
+			/** The queued steering is no longer waiting, and no turn started from it. */
+			readonly type: "steering-done";
+			readonly resultsQueued: boolean;
+			readonly childrenOutstanding: boolean;
+			readonly hasCheck: boolean;
 			readonly terminating: boolean;
 	  }
 	| {
@@ -74,7 +94,9 @@ export type SettlementAction =
 	/** Run the accept check. */
 	| { readonly type: "check" }
 	/** Start a turn with the failed check's output. */
-	| { readonly type: "retry" };
+	| { readonly type: "retry" }
+	/** Wait for the queued steering to be typed (or to stop waiting). */
+	| { readonly type: "await-steering" };
 
 /** What the error sidecar says when the provider gave no message. */
 const PROVIDER_FAILED = "the provider failed and retries were exhausted";
@@ -110,9 +132,15 @@ export function step(
 			// Children this child launched deliver first: each result is a turn of its own.
 			if (!event.terminating && event.resultsQueued) return { state: { kind: "working" }, action: { type: "deliver" } };
 			if (!event.terminating && event.childrenOutstanding) return { state: { kind: "holding" }, action: none };
-			if (event.hasCheck) return { state: { kind: "checking" }, action: { type: "check" } };
-			return { state: { kind: "ended" }, action: done };
+			// Then what the parent queued for this boundary, before the check judges the work.
+			if (!event.terminating && event.steeringQueued) return { state: { kind: "steering" }, action: { type: "await-steering" } };
+			return afterWork(event);
 		}
+		case "steering-done":
+			if (state.kind !== "steering") return { state, action: none };
+			if (!event.terminating && event.resultsQueued) return { state: { kind: "working" }, action: { type: "deliver" } };
+			if (!event.terminating && event.childrenOutstanding) return { state: { kind: "holding" }, action: none };
+			return afterWork(event);
 		case "check-done":
 			if (state.kind !== "checking") return { state, action: none };
 			if (!event.passed && event.retriesLeft && !event.terminating) {
@@ -130,7 +158,13 @@ export function step(
 	}
 }
 
+/** A settled turn with nothing left to give the child: the check, else the end. */
+function afterWork(event: { readonly hasCheck: boolean }): { readonly state: SettlementState; readonly action: SettlementAction } {
+	if (event.hasCheck) return { state: { kind: "checking" }, action: { type: "check" } };
+	return { state: { kind: "ended" }, action: done };
+}
+
 /** Whether a child in `state` still has settling to do (a quit waits for it). */
 export function unsettled(state: SettlementState): boolean {
-	return state.kind === "working" || state.kind === "checking" || state.kind === "holding";
+	return state.kind === "working" || state.kind === "checking" || state.kind === "holding" || state.kind === "steering";
 }

@@ -187,6 +187,27 @@ export interface TaskInbox {
 }
 
 /**
+ * `<session>.steering-queued.json`: the request ids of the steering messages queued for the child's
+ * next turn boundary, written by herd-watch each time its queue changes and removed when nothing is
+ * queued. An auto-exit child that finds a request listed here when its turn settles stays open for
+ * the watcher to type it. A file that breaks these rules is read as nothing queued.
+ *
+ * Schema: docs/schemas/steering-queued.schema.json.
+ */
+export interface SteeringQueued {
+	/**
+	 * Oldest first; a request leaves the list once the watcher has typed it and judged its
+	 * receipt.
+	 */
+	requestIds: string[];
+	/**
+	 * Must equal the run id.
+	 */
+	runningChildId: string;
+	version: 1;
+}
+
+/**
  * `accept/<run-id>.json` (mode 0600), the file a child finds through `PI_SUBAGENT_ACCEPT_FILE`:
  * the caller's check command and its limits. No other key is allowed, and `sha256` must be the
  * SHA-256 of `run`, so a spec edited after launch is refused.

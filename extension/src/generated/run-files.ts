@@ -70,6 +70,7 @@ export const SESSION_FILES = {
 	ledgerLock: ".ledger.lock",
 	needsInput: ".needs-input.json",
 	acceptTries: ".accept-tries.json",
+	steeringQueued: ".steering-queued.json",
 } as const;
 
 /** The name of a file beside a session. */
@@ -120,6 +121,7 @@ export const SESSION_FILE_VERSIONS = {
 	policy: 2,
 	needsInput: 1,
 	acceptTries: 1,
+	steeringQueued: 1,
 	tasks: 1,
 	taskInbox: 1,
 } as const;
@@ -130,6 +132,7 @@ export const SESSION_FILE_READ_LIMITS = {
 	policy: 262144,
 	needsInput: 16384,
 	acceptTries: 4096,
+	steeringQueued: 16384,
 	taskInbox: 1048576,
 } as const;
 

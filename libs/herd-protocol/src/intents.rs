@@ -180,3 +180,56 @@ pub fn undelivered_steer(artifacts: &Artifacts, run_id: &str) -> Vec<String> {
         .map(|q| q.messages)
         .unwrap_or_default()
 }
+
+/// `<session>.steering-queued.json`: the request ids of the steering messages queued for the
+/// child's next turn boundary, written by herd-watch each time its queue changes (and removed
+/// when nothing is queued). An auto-exit child reads it when its turn settles: while it lists a
+/// request, the child stays open for the watcher to type it, and continues with that turn
+/// (seed 004: "`follow_up` waits for the next turn boundary").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(
+    title = "SteeringQueued",
+    description = "`<session>.steering-queued.json`: the request ids of the steering messages queued for the child's next turn boundary, written by herd-watch each time its queue changes and removed when nothing is queued. An auto-exit child that finds a request listed here when its turn settles stays open for the watcher to type it. A file that breaks these rules is read as nothing queued."
+)]
+pub struct SteeringQueued {
+    #[schemars(schema_with = "crate::session_file::version_of::<SteeringQueued>")]
+    pub version: u64,
+    /// Must equal the run id.
+    #[schemars(length(max = crate::child::SHORT_TEXT_MAX), pattern(crate::child::ONE_LINE_PATTERN))]
+    pub running_child_id: String,
+    /// Oldest first; a request leaves the list once the watcher has typed it and judged its
+    /// receipt.
+    #[schemars(length(max = 20))]
+    pub request_ids: Vec<String>,
+}
+
+impl SteeringQueued {
+    pub(crate) fn encode(&self) -> Result<Vec<u8>, herd_core::sidecar::Error> {
+        crate::session_file::compact(&SteeringQueued {
+            version: <SteeringQueued as crate::session_file::SessionFile>::VERSION,
+            ..self.clone()
+        })
+    }
+
+    pub(crate) fn decode(
+        bytes: &[u8],
+        path: &std::path::Path,
+    ) -> Result<SteeringQueued, herd_core::sidecar::Error> {
+        let file: SteeringQueued = serde_json::from_slice(bytes).map_err(|source| {
+            herd_core::sidecar::Error::Malformed {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
+        let version = <SteeringQueued as crate::session_file::SessionFile>::VERSION;
+        if file.version != version {
+            return Err(herd_core::sidecar::Error::invalid(
+                path,
+                "version",
+                format!("is {}, not {version}", file.version),
+            ));
+        }
+        Ok(file)
+    }
+}

@@ -354,6 +354,9 @@ session_files! {
     needs_input => ".needs-input.json",
     /// The child's own accept checks, `<session>.accept-tries.json` (child-written).
     accept_tries => ".accept-tries.json",
+    /// The steering queued for the child's next turn boundary,
+    /// `<session>.steering-queued.json` (host-written).
+    steering_queued => ".steering-queued.json",
 }
 
 /// A task inbox file is `<session><TASK_INBOX_PREFIX><seq:12 digits><TASK_INBOX_SUFFIX>`.

@@ -131,6 +131,12 @@ session_file! {
         error sidecar::Error,
         encode crate::accept::AcceptTries::encode,
         decode crate::accept::AcceptTries::decode, replaceable;
+    /// The steering queued for the child's next turn boundary (host-written, each time the
+    /// run's queue changes).
+    steering_queued: crate::intents::SteeringQueued => version 1, limit 16 * 1024, Unsynced,
+        error sidecar::Error,
+        encode crate::intents::SteeringQueued::encode,
+        decode crate::intents::SteeringQueued::decode, replaceable;
 }
 
 /// The versions of the other files beside a session that carry one, by name: `(name, version)`.

@@ -13,6 +13,7 @@ mod herd_persistent;
 mod herd_report;
 mod herd_resurrect;
 mod herd_sandbox;
+mod herd_steer;
 mod herd_trust;
 mod herd_usage;
 mod herd_worktree;
