@@ -103,7 +103,7 @@ pub(crate) fn trust(cwd: Option<PathBuf>) -> Result<Output, Error> {
         )
     };
     let human = format!(
-        "Approved {} (sha256 {}):\n{shown}\n{covered_lines}\nApproval: {}\nIts commands run in new worktrees when the parent trusts the project (HERD_PROJECT_TRUST=trusted) and the worktree's commit has these files as approved; a changed file needs a new approval.\nYour own setup file for this repository: {}",
+        "Approved {} (sha256 {}):\n{shown}\n{covered_lines}\nApproval: {}\nIts commands run in new worktrees whose commit has these files as approved: from a command line on this approval alone, under a Pi parent when it also trusts the project (HERD_PROJECT_TRUST=trusted); a changed file needs a new approval.\nYour own setup file for this repository: {}",
         project.file.display(),
         project.sha256,
         recorded.display(),

@@ -97,9 +97,10 @@ pub enum Command {
     /// Shows the file and records the SHA-256 of its exact content under the user's
     /// configuration (`$XDG_CONFIG_HOME/herd/trust/`), with every file of the repository its
     /// commands name as it is at the checkout's `HEAD`. Its `setup`, `background`, `install`
-    /// and `[[link]]` then run in new worktrees when the launching parent also trusts the
-    /// project (`HERD_PROJECT_TRUST=trusted`) and the worktree's commit has those files as
-    /// approved; a changed file, or a changed file it names, needs a new approval.
+    /// and `[[link]]` then run in new worktrees whose commit has those files as approved: from a
+    /// command line on this approval alone, under a Pi parent when it also trusts the project
+    /// (`HERD_PROJECT_TRUST=trusted`). A changed file, or a changed file it names, needs a new
+    /// approval.
     Trust {
         /// A directory inside the repository [default: the current directory].
         #[arg(long, value_name = "DIR")]

@@ -52,24 +52,40 @@ pub fn trusted_folder_from_env() -> Option<PathBuf> {
     }
 }
 
+/// Whether no launching parent decided: `HERD_PROJECT_TRUST` unset or empty, as on a command
+/// line (a Pi parent always says `trusted` or `untrusted`, and herd-launch hands a decision to
+/// every child).
+pub fn undecided_from_env() -> bool {
+    std::env::var_os(TRUST_ENV).is_none_or(|v| v.is_empty())
+}
+
 /// What the launching parent's decision says about one repository's setup file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParentTrust {
-    /// The parent trusts no folder.
+    /// The parent said it does not trust the project (`HERD_PROJECT_TRUST=untrusted`).
     Untrusted,
     /// The parent trusts `folder`, which does not hold the repository.
     Elsewhere { folder: PathBuf },
     /// The parent trusts a folder that is the repository's principal checkout or holds it.
     Trusted,
+    /// No parent decided (a command line): the person's own approval of the file
+    /// (`herd-worktree trust`, recorded for this repository's folder) is their trust in it, so
+    /// one approval is enough.
+    Undecided,
 }
 
 impl ParentTrust {
     /// The decision for the repository whose principal checkout is `principal`, from the folder
     /// the parent trusts: trusted only when `principal` is that folder or lies below it (both
     /// resolved), since its `.herd/worktree.toml` is then inside what the parent trusted.
-    pub fn of(trusted_folder: Option<&Path>, principal: &Path) -> ParentTrust {
+    /// `undecided` (no parent said anything) leaves it to the person's approval.
+    pub fn of(trusted_folder: Option<&Path>, undecided: bool, principal: &Path) -> ParentTrust {
         let Some(folder) = trusted_folder else {
-            return ParentTrust::Untrusted;
+            return if undecided {
+                ParentTrust::Undecided
+            } else {
+                ParentTrust::Untrusted
+            };
         };
         let canonical = |p: &Path| std::fs::canonicalize(p).ok();
         match (canonical(folder), canonical(principal)) {
@@ -82,8 +98,9 @@ impl ParentTrust {
         }
     }
 
+    /// Whether the project file runs once its content is approved.
     pub fn trusts(&self) -> bool {
-        *self == ParentTrust::Trusted
+        matches!(self, ParentTrust::Trusted | ParentTrust::Undecided)
     }
 }
 
