@@ -54,7 +54,7 @@ fn approve(herd: &Herd<'_>, repo: &Path) {
     let out = herd.run_in(
         repo,
         "herd-worktree",
-        ["trust", "--cwd", repo.to_str().unwrap()],
+        ["trust", "--yes", "--cwd", repo.to_str().unwrap()],
     );
     assert!(out.success(), "herd-worktree trust:\n{out}");
 }
