@@ -446,7 +446,7 @@ impl Fixture {
         std::fs::write(dir.join("worktree.toml"), toml).map_err(|e| e.to_string())?;
         let trust = self
             .setup_command(&self.bin)
-            .args(["trust", "--cwd"])
+            .args(["trust", "--yes", "--cwd"])
             .arg(&self.repo);
         timed(&trust).map(drop)
     }

@@ -43,24 +43,18 @@ pub fn remove(
         return already_removed(ctx, target);
     };
     let entry = inspect::inspect(ctx, &found, Depth::Full, None);
-    let outcome = match entry.classification {
-        Classification::Eligible => None,
-        Classification::Unknown => Some(Outcome::Unknown),
-        Classification::Blocked | Classification::OutOfScope => {
-            let only_work = entry.blockers.iter().all(|b| b.code.preservable());
-            if only_work && preserve {
-                None
-            } else {
-                Some(Outcome::Blocked)
-            }
-        }
-    };
-    if let Some(outcome) = outcome {
+    if let Some(outcome) = refused(&entry, preserve) {
         return Ok(Removal::from_entry(target, outcome, &entry));
     }
     let mut report = Removal::from_entry(target, Outcome::Blocked, &entry);
     report.blockers.clear();
     let mut entry = entry;
+    if entry.own_background().next().is_some() {
+        match stop_own_background(ctx, &found, &entry, &mut report, preserve) {
+            Some(again) => entry = again,
+            None => return Ok(report),
+        }
+    }
     if entry.has(BlockerCode::Dirty) || entry.has(BlockerCode::Untracked) {
         let Some(canonical) = entry.canonical() else {
             return Err(Error::internal(
@@ -104,6 +98,98 @@ pub fn remove(
     }
     carry_out(ctx, &entry, &mut report);
     Ok(report)
+}
+
+/// Why `entry` is not removed, `None` when it may be: only uncommitted work blocks it and
+/// `preserve` commits it first, or nothing does.
+fn refused(entry: &Entry, preserve: bool) -> Option<Outcome> {
+    match entry.classification {
+        Classification::Eligible => None,
+        Classification::Unknown => Some(Outcome::Unknown),
+        Classification::Blocked | Classification::OutOfScope => {
+            let only_work = entry.blockers.iter().all(|b| b.code.preservable());
+            (!(only_work && preserve)).then_some(Outcome::Blocked)
+        }
+    }
+}
+
+/// How long the worktree's own background commands have after SIGTERM, before SIGKILL.
+const BACKGROUND_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long stopping one of them may take in all.
+const BACKGROUND_DEADLINE: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Stops the worktree's own background commands that still run (setup started them, and the
+/// manifest recorded who): every process of each one's session, each verified by its identity
+/// just before its signal, SIGTERM, then SIGKILL after [`BACKGROUND_GRACE`], within
+/// [`BACKGROUND_DEADLINE`]. Then the checkout is inspected again from scratch and must still be
+/// removable, and the same checkout. Returns that inspection, or `None` when the removal stops
+/// here (the report says why).
+fn stop_own_background(
+    ctx: &mut Context,
+    found: &paths::Found,
+    entry: &Entry,
+    report: &mut Removal,
+    preserve: bool,
+) -> Option<Entry> {
+    for b in entry.own_background() {
+        let deadline = std::time::Instant::now() + BACKGROUND_DEADLINE;
+        match herd_core::identity::terminate_session(&b.leader, BACKGROUND_GRACE, deadline) {
+            Ok(0) => report.stopped.push(format!(
+                "{} ({})",
+                b.shown(),
+                if b.running.len() == 1 {
+                    "1 process".to_owned()
+                } else {
+                    format!("{} processes", b.running.len())
+                }
+            )),
+            Ok(left) => report.block(
+                BlockerCode::ProcessHolder,
+                format!(
+                    "its own background command {} did not stop: {left} of its processes are left after SIGTERM and SIGKILL",
+                    b.shown()
+                ),
+            ),
+            Err(reason) => report.block(
+                BlockerCode::EnumerationFailed,
+                format!(
+                    "cannot stop its own background command {}: {}",
+                    b.shown(),
+                    shown(&reason)
+                ),
+            ),
+        }
+    }
+    if !report.blockers.is_empty() {
+        report.outcome = Outcome::Unknown;
+        return None;
+    }
+    // What was said about them running no longer holds.
+    report
+        .warnings
+        .retain(|w| !w.starts_with(inspect::OWN_BACKGROUND));
+    ctx.forget();
+    let again = inspect::inspect(ctx, found, Depth::Full, None);
+    report.add_warnings(&again.warnings);
+    report.entry = Some(again.report.clone());
+    let same = again.source == entry.source
+        && again.branch == entry.branch
+        && again.workspace == entry.workspace
+        && again.head == entry.head;
+    if !same {
+        report.outcome = Outcome::Unknown;
+        report.block(
+            BlockerCode::IdentityDisagrees,
+            "the checkout changed while its background commands were being stopped".to_owned(),
+        );
+        return None;
+    }
+    if let Some(outcome) = refused(&again, preserve) {
+        report.outcome = outcome;
+        report.blockers.clone_from(&again.blockers);
+        return None;
+    }
+    Some(again)
 }
 
 /// Finds the one discovered entry `target` names. `Ok(None)` when none does (the caller then

@@ -216,6 +216,11 @@ pub fn removal_human(r: &Removal) -> String {
             "uncertain: the removal of {path}{branch} did not answer; the checkout is still there, inspect before retrying"
         )),
     }
+    for stopped in &r.stopped {
+        out.push(format!(
+            "  stopped its own background command {stopped} first (setup started it)"
+        ));
+    }
     if let Some(p) = &r.preservation {
         match (&p.sha, &p.error) {
             (Some(sha), _) => out.push(format!("  preserved uncommitted work as WIP commit {sha}")),

@@ -181,6 +181,105 @@ pub fn authenticated(candidates: &[String], models: &[Model]) -> (Vec<String>, V
         .partition(|c| providers.contains(provider_of(c)))
 }
 
+/// The thinking levels Pi reads as a `:<level>` suffix of a model value.
+const THINKING_SUFFIXES: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+/// The bound of the catalog a refusal lists when it has no close match to offer.
+const REFUSAL_LIST_MAX_CHARS: usize = 600;
+
+/// The id of `model` without its provider: `fake/child` is `child`.
+fn id_of(model: &Model) -> &str {
+    model
+        .model
+        .strip_prefix(model.provider.as_str())
+        .and_then(|rest| rest.strip_prefix('/'))
+        .unwrap_or(&model.model)
+}
+
+/// The catalog's models that `value` names as Pi resolves an exact name: `provider/id`, or a
+/// bare id, either without case and with an optional `:<thinking>` suffix.
+fn named_by<'a>(value: &str, models: &'a [Model]) -> Vec<&'a Model> {
+    let base = value
+        .rsplit_once(':')
+        .filter(|(_, level)| THINKING_SUFFIXES.contains(level))
+        .map(|(base, _)| base);
+    for wanted in std::iter::once(value).chain(base) {
+        let full: Vec<&Model> = models
+            .iter()
+            .filter(|m| m.model.eq_ignore_ascii_case(wanted))
+            .collect();
+        if !full.is_empty() {
+            return full;
+        }
+        let bare: Vec<&Model> = models
+            .iter()
+            .filter(|m| id_of(m).eq_ignore_ascii_case(wanted))
+            .collect();
+        if !bare.is_empty() {
+            return bare;
+        }
+    }
+    Vec::new()
+}
+
+/// Refuses (field `model`) a model `named` explicitly that is not in the catalog: one Pi has no
+/// credentials for, a typo, or a bare id on several providers. The refusal offers the close
+/// matches, else the catalog itself, so the person can pick one.
+pub fn check_named(named: &[String], models: &[Model]) -> Result<(), Error> {
+    for value in named {
+        let found = named_by(value, models);
+        let shown = encode_host_value(value, 200);
+        let providers: BTreeSet<&str> = found.iter().map(|m| m.provider.as_str()).collect();
+        if providers.len() > 1 {
+            let names: Vec<&str> = found.iter().map(|m| m.model.as_str()).collect();
+            return Err(Error::invalid(
+                "model",
+                format!(
+                    "`{shown}` names a model of several providers ({}): name one as provider/model",
+                    encode_list(&names, REFUSAL_LIST_MAX_CHARS, MODELS)
+                ),
+            ));
+        }
+        if !found.is_empty() {
+            continue;
+        }
+        let mut message =
+            format!("`{shown}` is not a model Pi has credentials for (`pi --list-models`)");
+        let close: Vec<String> = if value.contains('/') {
+            herd_core::suggest::close_matches(value, models.iter().map(|m| m.model.as_str()))
+                .into_iter()
+                .map(str::to_owned)
+                .collect()
+        } else {
+            let ids = herd_core::suggest::close_matches(value, models.iter().map(id_of));
+            models
+                .iter()
+                .filter(|m| ids.contains(&id_of(m)))
+                .map(|m| m.model.clone())
+                .collect()
+        };
+        let close: Vec<String> = close.iter().map(|m| encode_host_value(m, 200)).collect();
+        let close: Vec<&str> = close.iter().map(String::as_str).collect();
+        match herd_core::suggest::did_you_mean(&close) {
+            Some(guess) => message.push_str(&format!(": {guess}")),
+            None if models.is_empty() => {
+                message.push_str(": it has credentials for no model; log in to a provider first");
+            }
+            None => {
+                let names: Vec<&str> = models.iter().map(|m| m.model.as_str()).collect();
+                message.push_str(&format!(
+                    "; it has credentials for {}",
+                    encode_list(&names, REFUSAL_LIST_MAX_CHARS, MODELS)
+                ));
+            }
+        }
+        return Err(Error::invalid("model", message));
+    }
+    Ok(())
+}
+
+/// How the catalog's lists of models end when they are cut.
+const MODELS: Noun = Noun::new("model", "models");
+
 /// The catalog: the authenticated models and the task categories over them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Catalog {
@@ -221,7 +320,6 @@ impl Catalog {
     /// The catalog as one guideline of the `subagent` tool, at most [`GUIDELINE_MAX_CHARS`]
     /// characters: every value encoded, long lists ending in a count.
     pub fn guideline(&self) -> String {
-        const MODELS: Noun = Noun::new("model", "models");
         const CATEGORIES: Noun = Noun::new("category", "categories");
         let names: Vec<String> = self
             .models
@@ -301,6 +399,40 @@ mod tests {
         let (kept, skipped) = authenticated(&candidates, &models);
         assert_eq!(kept, ["nokey/nk-model", "fake/x"]);
         assert_eq!(skipped, ["locked/a"]);
+    }
+
+    #[test]
+    fn a_named_model_is_one_of_the_catalog_or_refused_with_its_close_matches() {
+        let mut models = parse(LISTING).unwrap();
+        models.push(Model::new(
+            "other".into(),
+            "fake-model".into(),
+            "1K".into(),
+            "1K".into(),
+            false,
+            false,
+        ));
+        let names = |list: &[&str]| list.iter().map(|&m| m.to_owned()).collect::<Vec<_>>();
+        assert!(check_named(&names(&["FAKE/fake-model", "nk-model:high"]), &models).is_ok());
+        let refused = check_named(&names(&["fake-model"]), &models).unwrap_err();
+        assert_eq!(refused.field.as_deref(), Some("model"));
+        assert!(
+            refused
+                .to_string()
+                .contains("several providers (fake/fake-model, other/fake-model)"),
+            "{refused}"
+        );
+        let refused = check_named(&names(&["nokey/nk-modl"]), &models).unwrap_err();
+        assert!(
+            refused.to_string().contains("did you mean nokey/nk-model?"),
+            "{refused}"
+        );
+        let refused = check_named(&names(&["x\nParent action: y"]), &[]).unwrap_err();
+        assert!(!refused.to_string().contains('\n'), "{refused}");
+        assert!(
+            refused.to_string().contains("credentials for no model"),
+            "{refused}"
+        );
     }
 
     #[test]

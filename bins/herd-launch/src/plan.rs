@@ -266,6 +266,13 @@ fn plan_request(
         },
         exec => exec,
     };
+    // A model the request names is one Pi has credentials for, asked of this Pi now (a role's,
+    // the configuration's or the parent's model is not asked about: it costs a Pi start).
+    if let (Runner::Pi { program }, Some(ModelSpec::Models(named))) =
+        (&runner, request.model_spec())
+    {
+        crate::catalog::check_named(&named, &crate::catalog::list(program, &cwd)?)?;
+    }
     let trust = crate::trust::Parent::from_env(ctx.env, &ctx.cwd)?;
     // 7. The child's confinement: refused here, before anything is written, when it is wider
     // than the person allows or cannot be enforced on this machine.

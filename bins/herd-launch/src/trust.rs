@@ -9,7 +9,9 @@
 //! below it; a child elsewhere (another `cwd`, a managed worktree) and a child whose parent said
 //! nothing are untrusted. herd-launch hands the child's own decision on in the same variable, so
 //! a grandchild inherits the child's, and the child extension answers Pi's `project_trust`
-//! event with it (no command-line flag: Pi 0.73 refuses `--approve`).
+//! event with it (no command-line flag: Pi 0.73 refuses `--approve`). A managed worktree's
+//! setup file is gated apart (herd-worktree's `setup::trust`): where no parent said anything, as
+//! on a command line, the person's own approval of the file is enough for it to run.
 
 use std::path::{Path, PathBuf};
 
@@ -26,17 +28,22 @@ use herd_protocol::run::ProjectTrust as Trust;
 pub struct Parent {
     pub trust: Trust,
     pub dir: PathBuf,
+    /// No parent said anything (`$HERD_PROJECT_TRUST` unset, a command line): the child is
+    /// untrusted, and a worktree's setup file runs on the person's approval alone.
+    pub undecided: bool,
 }
 
 impl Parent {
     /// The decision of the launching parent for `dir`: `$HERD_PROJECT_TRUST`; unset or empty is
-    /// untrusted.
+    /// untrusted, and undecided.
     ///
     /// # Errors
     ///
     /// When the variable has another value: a typo must not pass for a decision.
     pub fn from_env(env: &dyn Fn(&str) -> Option<String>, dir: &Path) -> Result<Parent, Error> {
-        let trust = match env(ENV).filter(|v| !v.is_empty()) {
+        let given = env(ENV).filter(|v| !v.is_empty());
+        let undecided = given.is_none();
+        let trust = match given {
             None => Trust::Untrusted,
             Some(value) => Trust::parse(&value).ok_or_else(|| {
                 Error::invalid(
@@ -48,6 +55,7 @@ impl Parent {
         Ok(Parent {
             trust,
             dir: dir.to_path_buf(),
+            undecided,
         })
     }
 
@@ -58,6 +66,7 @@ impl Parent {
         Parent {
             trust,
             dir: PathBuf::from(&record.cwd),
+            undecided: false,
         }
     }
 

@@ -32,6 +32,7 @@ fn setup_source(plan: &Plan) -> SetupSource {
         config_dir: herd_worktree::setup::config::config_dir().ok(),
         trusted_folder: (plan.trust.trust == herd_protocol::run::ProjectTrust::Trusted)
             .then(|| plan.trust.dir.clone()),
+        undecided: plan.trust.undecided,
         // The repository's setup commands run in the child's own sandbox.
         confine: plan.confinement.program.as_ref().map(|program| {
             herd_worktree::create::SetupConfinement {

@@ -233,6 +233,9 @@ pub struct SetupSource {
     /// project's setup file counts as trusted only for a repository whose principal checkout is
     /// that folder or lies below it.
     pub trusted_folder: Option<PathBuf>,
+    /// No launching parent decided (`HERD_PROJECT_TRUST` unset, a command line): the person's
+    /// approval of the project file is enough for it to run.
+    pub undecided: bool,
     /// The sandbox the setup's commands run in, when the child is confined.
     pub confine: Option<SetupConfinement>,
 }
@@ -244,6 +247,7 @@ impl SetupSource {
         SetupSource {
             config_dir: crate::setup::config::config_dir().ok(),
             trusted_folder: crate::setup::trust::trusted_folder_from_env(),
+            undecided: crate::setup::trust::undecided_from_env(),
             confine: None,
         }
     }
@@ -505,7 +509,11 @@ pub fn check_with(
         &env.git,
         &principal,
         source.config_dir.as_deref(),
-        &crate::setup::trust::ParentTrust::of(source.trusted_folder.as_deref(), &principal),
+        &crate::setup::trust::ParentTrust::of(
+            source.trusted_folder.as_deref(),
+            source.undecided,
+            &principal,
+        ),
         &base_sha,
     )?;
     Ok(Plan {

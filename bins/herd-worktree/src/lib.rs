@@ -94,16 +94,25 @@ pub enum Command {
     },
     /// Approve the repository's committed setup file `.herd/worktree.toml` as it is now.
     ///
-    /// Shows the file and records the SHA-256 of its exact content under the user's
-    /// configuration (`$XDG_CONFIG_HOME/herd/trust/`), with every file of the repository its
-    /// commands name as it is at the checkout's `HEAD`. Its `setup`, `background`, `install`
-    /// and `[[link]]` then run in new worktrees when the launching parent also trusts the
-    /// project (`HERD_PROJECT_TRUST=trusted`) and the worktree's commit has those files as
-    /// approved; a changed file, or a changed file it names, needs a new approval.
+    /// Shows the file as it is, what changed since your last approval (its lines removed and
+    /// added) and the files of the repository its commands name as they are at the checkout's
+    /// `HEAD`, then asks on the terminal. A yes records the SHA-256 of its exact content, with
+    /// those files, under the user's configuration (`$XDG_CONFIG_HOME/herd/trust/`). Its `setup`,
+    /// `background`, `install` and `[[link]]` then run in new worktrees whose commit has those
+    /// files as approved: from a command line on this approval alone, under a Pi parent when it
+    /// also trusts the project (`HERD_PROJECT_TRUST=trusted`). A changed file, or a changed file
+    /// it names, needs a new approval. Without a terminal, nothing is approved unless --yes says
+    /// so (exit 2); a no at the question exits 5 and records nothing.
     Trust {
         /// A directory inside the repository [default: the current directory].
         #[arg(long, value_name = "DIR")]
         cwd: Option<PathBuf>,
+        /// Approve without asking (for scripts: review the file first, with --show).
+        #[arg(long)]
+        yes: bool,
+        /// Show the file and what changed since your last approval; approve nothing.
+        #[arg(long)]
+        show: bool,
         #[arg(long)]
         json: bool,
     },
@@ -200,7 +209,17 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             let manifest = Manifest::load(&artifacts, &run_id)?;
             Ok(Output::ok(manifest.to_json(), show_human(&manifest)))
         }
-        Command::Trust { cwd, json: _ } => approve::trust(cwd),
+        Command::Trust {
+            cwd,
+            yes,
+            show,
+            json,
+        } => approve::trust(&approve::Asked {
+            cwd,
+            yes,
+            show,
+            json,
+        }),
         Command::BackgroundLog { path } => {
             let mut input = std::io::stdin().lock();
             let written = setup::log::append_bounded(

@@ -97,6 +97,34 @@ pub fn diagnostic(line: &str) {
     let _ = writeln!(io::stderr().lock(), "{line}");
 }
 
+/// Whether standard input is a terminal: a person there can be asked a question.
+pub fn stdin_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    io::stdin().is_terminal()
+}
+
+/// Shows `text` on stdout now, as [`main`] shows a command's human output, for a command that
+/// asks a question about it before it ends.
+pub fn show(text: &str) {
+    print_text(text);
+}
+
+/// Asks `question` (`… [y/N] `) on stderr and reads the answer, one line of stdin: `y` or `yes`,
+/// in any case, is a yes; anything else, and the end of the input, a no.
+pub fn confirm(question: &str) -> io::Result<bool> {
+    {
+        let mut err = io::stderr().lock();
+        write!(err, "{question} [y/N] ")?;
+        err.flush()?;
+    }
+    let mut answer = String::new();
+    io::stdin().read_line(&mut answer)?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
 /// The error of a subcommand a later change fills in: exit 70, never a fake success.
 pub fn not_yet_implemented(command: &str) -> Error {
     Error::new(

@@ -35,7 +35,7 @@ mod session;
 
 use pidfd::Pidfd;
 use proc::{Host, Stat, parse_digits, parse_stat, read_proc, stat_path, valid_pid};
-pub use session::{session_count, signal_session, terminate_session, wait_empty};
+pub use session::{session_count, session_pids, signal_session, terminate_session, wait_empty};
 
 /// The version of the record format; any other version is refused.
 pub const RECORD_VERSION: u64 = 1;

@@ -284,6 +284,10 @@ pub struct Removal {
     pub warnings: Vec<String>,
     /// Runs whose ownership manifest was marked `removed`.
     pub manifests_marked: Vec<String>,
+    /// The worktree's own background commands (started by its setup) that this removal stopped
+    /// first, each as `` `<command>` (<n> processes) ``, the command encoded.
+    #[serde(default)]
+    pub stopped: Vec<String>,
     /// The inspection that decided.
     pub entry: Option<Entry>,
 }
@@ -304,6 +308,7 @@ impl Removal {
             blockers: Vec::new(),
             warnings: Vec::new(),
             manifests_marked: Vec::new(),
+            stopped: Vec::new(),
             entry: None,
         }
     }

@@ -187,3 +187,75 @@ fn a_fallback_resolves_the_category_again_and_skips_only_the_models_tried() {
         "the failed model is not tried again"
     );
 }
+
+#[test]
+fn a_model_pi_has_no_credentials_for_is_refused_with_the_close_matches() {
+    let model = ModelServer::start_models(
+        Models::new().model(
+            "helper",
+            Script::new()
+                .step(Text("REPORT: helped"))
+                .step(Text("REPORT: helped"))
+                .step(Text("REPORT: helped")),
+        ),
+    );
+    let env = env_with_a_locked_provider(&model);
+    let herd = Herd::new(&env, Where::Process);
+    let spawn = |model: &str, json: bool| {
+        let request = env.root().join("request.json");
+        let name = format!("Helper{}", herd.run_ids().len());
+        std::fs::write(
+            &request,
+            json!({"name": name, "task": "Help", "model": model}).to_string(),
+        )
+        .unwrap();
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            "spawn".as_ref(),
+            "--request".as_ref(),
+            request.as_os_str(),
+            "--surface".as_ref(),
+            "process".as_ref(),
+        ];
+        if json {
+            args.push("--json".as_ref());
+        }
+        herd.run("herd-launch", args)
+    };
+
+    // A typo, as the person reads it: the close match from the catalog, exit 2.
+    let out = spawn("fake/helpr", false);
+    assert_eq!(out.code, 2, "{out}");
+    assert!(
+        out.stderr.contains(
+            "`fake/helpr` is not a model Pi has credentials for (`pi --list-models`): did you mean fake/helper?"
+        ),
+        "{out}"
+    );
+    // A bare id too, and the entry of a fallback list that is not in the catalog.
+    for (named, said) in [
+        ("helpr", "did you mean fake/helper?"),
+        ("fake/helper,fake/gone", "`fake/gone` is not a model"),
+        // A provider without credentials: its models are not offered.
+        ("locked/child", "; it has credentials for fake/helper"),
+    ] {
+        let out = spawn(named, true);
+        assert_eq!(out.code, 2, "{named}: {out}");
+        let refused = out.doc::<ErrorDocument>().error;
+        assert_eq!(refused.field.as_deref(), Some("model"), "{refused:?}");
+        assert!(refused.message.contains(said), "{named}: {refused:?}");
+    }
+    assert!(herd.run_ids().is_empty(), "a refused launch writes no run");
+    assert!(model.requests_for("helper").is_empty());
+
+    // The catalog's own names launch: exactly, a bare id, or with a thinking suffix.
+    for named in ["fake/helper", "helper", "fake/helper:low"] {
+        let out = spawn(named, true);
+        assert_eq!(out.code, 0, "{named}: {out}");
+    }
+    let events = herd.follow();
+    for id in herd.run_ids() {
+        let result = results(&events, &id);
+        assert_eq!(result.len(), 1, "{events:#?}");
+        assert_eq!(result[0].outcome, Outcome::Completed, "{events:#?}");
+    }
+}

@@ -54,7 +54,7 @@ fn approve(herd: &Herd<'_>, repo: &Path) {
     let out = herd.run_in(
         repo,
         "herd-worktree",
-        ["trust", "--cwd", repo.to_str().unwrap()],
+        ["trust", "--yes", "--cwd", repo.to_str().unwrap()],
     );
     assert!(out.success(), "herd-worktree trust:\n{out}");
 }
@@ -210,4 +210,85 @@ fn a_worktree_handoff_starts_its_pi_in_what_setup_made() {
         environ.split(|b| *b == 0).any(|v| v == want.as_bytes()),
         "the handed-off Pi has {want}"
     );
+}
+
+/// The background command of the test below: a dev server of two processes, the first writing
+/// its PID.
+const DEV_SERVER: &str = "background = [\"echo $$ > dev.pid; sleep 300 & exec sleep 300\"]\n";
+
+#[test]
+fn cleanup_stops_the_worktrees_own_background_command_and_removes_it() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    sb.write(&repo, ".gitignore", "dev.pid\n");
+    sb.write(&repo, ".herd/worktree.toml", DEV_SERVER);
+    sb.commit_all(&repo, "a dev server");
+    let model = ModelServer::start(Script::new().step(Text("unused")));
+    let env = PiEnv::new(&model);
+    let mut herd = Herd::new(&env, Where::Process);
+    herd.set_var("HERD_WORKTREE_ROOT", env.root().join("worktrees"));
+    approve(&herd, &repo);
+
+    // From a command line the approval is enough: the dev server starts with the worktree.
+    let out = herd.run_in(
+        &repo,
+        "herd-worktree",
+        [
+            "create",
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--branch",
+            "dev",
+            "--run-id",
+            "devrun1",
+            "--surface",
+            "git",
+            "--json",
+        ],
+    );
+    assert!(out.success(), "herd-worktree create:\n{out}");
+    let worktree = PathBuf::from(herd_e2e::herd::json_doc(&out)["path"].as_str().unwrap());
+    let server: u32 =
+        herd_e2e::wait::wait_for("the dev server's pid", Duration::from_secs(10), || {
+            std::fs::read_to_string(worktree.join("dev.pid"))
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+        });
+    assert!(herd_e2e::proc::process_alive(server));
+
+    // The list says it is the worktree's own, and that removal stops it.
+    let out = herd.run_in(&repo, "herd-cleanup", ["list"]);
+    assert!(out.success(), "herd-cleanup list:\n{out}");
+    let command = "`echo $$ > dev.pid; sleep 300 & exec sleep 300`";
+    assert!(
+        out.stdout.contains(&format!(
+            "warning: its own background command {command} runs as "
+        )),
+        "{out}"
+    );
+    assert!(
+        out.stdout
+            .contains("setup started it, so `herd-cleanup remove` stops it, the whole session, before it removes the checkout"),
+        "{out}"
+    );
+    assert!(out.stdout.contains("[eligible]"), "{out}");
+    assert!(!out.stdout.contains("blocker"), "{out}");
+
+    // An explicit removal stops it, all of it, and removes the checkout.
+    let out = herd.run_in(&repo, "herd-cleanup", ["remove", "dev"]);
+    assert!(out.success(), "herd-cleanup remove:\n{out}");
+    assert!(
+        out.stdout
+            .contains(&format!("stopped its own background command {command} (")),
+        "{out}"
+    );
+    assert!(out.stdout.starts_with("removed "), "{out}");
+    assert!(!worktree.exists(), "{out}");
+    assert!(
+        !out.stdout.contains(" runs as "),
+        "said once, before: {out}"
+    );
+    herd_e2e::wait::wait_for("the dev server to be gone", Duration::from_secs(10), || {
+        (!herd_e2e::proc::process_alive(server)).then_some(())
+    });
 }

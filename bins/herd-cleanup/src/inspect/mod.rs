@@ -28,7 +28,7 @@ use crate::holders;
 use crate::paths::Found;
 
 pub use context::Context;
-pub use processes::{for_people, scan_warnings};
+pub use processes::{OWN_BACKGROUND, for_people, scan_warnings};
 
 use herd_protocol::cleanup::{Blocker, BlockerCode, Classification, HolderRef, ManifestRef};
 
@@ -72,6 +72,45 @@ pub(crate) struct Internal {
     /// Setup's entries git sees as untracked (a symlink a directory pattern does not match):
     /// removal deletes them, never what they point to, before the checkout.
     pub setup_untracked: Vec<String>,
+    /// The background commands the owners' setup started, with what of them still runs.
+    pub background: Vec<Background>,
+}
+
+/// A background command the worktree's setup started: its own, which an explicit removal stops.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Background {
+    pub command: String,
+    /// The process herd started, which leads the command's session.
+    pub leader: herd_core::identity::Record,
+    /// The live processes of that session, as the inspection found them.
+    pub running: Vec<u32>,
+}
+
+impl Background {
+    /// The background command `b` of the manifest `m`; `None` for a record that cannot be read
+    /// as an identity (its processes then hold the checkout like any other).
+    fn of(
+        m: &herd_protocol::worktree::Manifest,
+        b: &herd_protocol::worktree::manifest::BackgroundCommand,
+    ) -> Option<Background> {
+        Some(Background {
+            command: b.command.clone(),
+            leader: herd_core::identity::Record {
+                id: m.id.clone(),
+                session_file: PathBuf::from(&b.command),
+                pid: b.pid,
+                start_time: b.start_time.parse().ok()?,
+                boot_id: b.boot_id.clone(),
+                pid_namespace: b.pid_namespace.clone(),
+            },
+            running: Vec::new(),
+        })
+    }
+
+    /// `` `npm run dev` `` for a person.
+    pub fn shown(&self) -> String {
+        format!("`{}`", shown(&self.command))
+    }
 }
 
 impl Entry {
@@ -141,6 +180,14 @@ impl Entry {
 
     pub(crate) fn owner_run_ids(&self) -> &[String] {
         &self.internal.owners
+    }
+
+    /// The worktree's own background commands that still run.
+    pub(crate) fn own_background(&self) -> impl Iterator<Item = &Background> {
+        self.internal
+            .background
+            .iter()
+            .filter(|b| !b.running.is_empty())
     }
 }
 

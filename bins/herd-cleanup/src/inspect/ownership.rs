@@ -8,7 +8,8 @@ use herd_protocol::worktree::claims;
 use herd_protocol::worktree::manifest::Manifest;
 
 use super::{
-    BlockerCode, Context, Entry, ManifestRef, VALUE_MAX_CHARS, files, shown, shown_path, text,
+    Background, BlockerCode, Context, Entry, ManifestRef, VALUE_MAX_CHARS, files, shown,
+    shown_path, text,
 };
 
 /// The ownership manifests of this artifacts directory that name the checkout, and whether they
@@ -32,6 +33,10 @@ pub(super) fn manifests(ctx: &mut Context, entry: &mut Entry, canonical: &Path) 
         entry.internal.owners.push(m.id.clone());
         if let Some(setup) = &m.setup {
             entry.internal.setup.extend(setup.entries.iter().cloned());
+            entry
+                .internal
+                .background
+                .extend(setup.background.iter().filter_map(|b| Background::of(m, b)));
             if let Some(at) = setup.started_at {
                 let earliest = entry.internal.setup_started_at.map_or(at, |e| e.min(at));
                 entry.internal.setup_started_at = Some(earliest);

@@ -192,9 +192,10 @@ pub(super) fn holders_of(
             return;
         }
     };
+    let own = own_background(entry);
     for h in scan.holders.iter().filter(|h| h.cwd.starts_with(canonical)) {
         let shell = h.comm.as_deref().is_some_and(|c| SHELLS.contains(&c));
-        if shell && exempt.contains(&h.pid) {
+        if shell && exempt.contains(&h.pid) || own.contains(&h.pid) {
             continue;
         }
         let name = h
@@ -215,6 +216,43 @@ pub(super) fn holders_of(
             cwd: text(&h.cwd),
         });
     }
+}
+
+/// How the warning about a running background command of the worktree's own begins.
+pub const OWN_BACKGROUND: &str = "its own background command ";
+
+/// The processes of the worktree's own background commands (the sessions their recorded
+/// leaders started, each judged by its identity), which hold the checkout as its own: a warning
+/// says so, and an explicit removal stops them. A session that cannot be read is not the
+/// worktree's own: its processes hold the checkout like any other.
+fn own_background(entry: &mut Entry) -> Vec<u32> {
+    let mut own = Vec::new();
+    let mut warnings = Vec::new();
+    for b in &mut entry.internal.background {
+        b.running = identity::session_pids(&b.leader).unwrap_or_default();
+        if b.running.is_empty() {
+            continue;
+        }
+        let sample = holders::Sample {
+            count: b.running.len(),
+            pids: b
+                .running
+                .iter()
+                .copied()
+                .take(holders::PID_SAMPLE)
+                .collect(),
+        };
+        warnings.push(format!(
+            "{OWN_BACKGROUND}{} runs as {}: setup started it, so `herd-cleanup remove` stops it, the whole session, before it removes the checkout",
+            b.shown(),
+            sample.describe()
+        ));
+        own.extend(&b.running);
+    }
+    for w in warnings {
+        entry.warn(w);
+    }
+    own
 }
 
 #[cfg(test)]

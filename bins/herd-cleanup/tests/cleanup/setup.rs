@@ -105,6 +105,7 @@ fn set_up(w: &World, strategy: &str) -> (PathBuf, PathBuf) {
         &SetupSource {
             config_dir: Some(config),
             trusted_folder: Some(repo.clone()),
+            undecided: false,
             confine: None,
         },
     )

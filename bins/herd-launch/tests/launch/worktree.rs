@@ -116,3 +116,55 @@ fn a_parents_trust_runs_setup_only_for_a_repository_in_its_folder() {
         "{launched:?}"
     );
 }
+
+#[test]
+fn from_the_command_line_one_approval_runs_setup_and_a_skip_names_what_is_missing() {
+    let (mut env, _) = repo_env();
+    let toml = "setup = [\"touch ran.txt\"]\n";
+    let approved = env.work().join("approved");
+    crate::support::approved_setup_repo(&env, &approved, toml);
+    let unapproved = env.work().join("unapproved");
+    crate::support::approved_setup_repo(&env, &unapproved, toml);
+    std::fs::remove_dir_all(env.dir.path().join("home/.config/herd/trust")).unwrap();
+    crate::support::approved_setup_repo(&env, &approved, toml);
+    let launch = |env: &crate::support::Env, cwd: &std::path::Path, branch: &str| {
+        let request = serde_json::json!({"name": branch, "task": "t", "cwd": cwd, "worktree": {"branch": branch}});
+        let run = env.spawn_exec("process", &request, &["--done"]);
+        assert_eq!(run.code, 0, "{run}");
+        let launched = ack(&run);
+        let wt = PathBuf::from(&launched.worktree.as_ref().expect("a worktree").path);
+        (wt.join("ran.txt").exists(), launched.diagnostics.join("\n"))
+    };
+    // No parent decided (a shell): the person's approval is enough.
+    let (set_up, said) = launch(&env, &approved, "cli-approved");
+    assert!(set_up, "{said}");
+    assert!(!said.contains("skipped"), "{said}");
+    // Not approved: the one thing missing is named, with what gives it.
+    let (set_up, said) = launch(&env, &unapproved, "cli-unapproved");
+    assert!(!set_up, "{said}");
+    let file = std::fs::canonicalize(&unapproved).unwrap();
+    assert!(
+        said.contains(&format!(
+            "skipped 1 setup command of {}/.herd/worktree.toml: you have not approved it: review it and run `herd-worktree trust --cwd {}`",
+            file.display(),
+            file.display()
+        )),
+        "{said}"
+    );
+    assert!(!said.contains("HERD_PROJECT_TRUST"), "{said}");
+    // A Pi parent that does not trust the project: its trust is what is missing, not approval.
+    env.set("HERD_PROJECT_TRUST", "untrusted");
+    let (set_up, said) = launch(&env, &approved, "pi-untrusted");
+    assert!(!set_up, "{said}");
+    assert!(
+        said.contains("the Pi session that launched it does not trust this project folder (HERD_PROJECT_TRUST=untrusted)"),
+        "{said}"
+    );
+    assert!(!said.contains("herd-worktree trust"), "{said}");
+    // Both missing: both named.
+    let (_, said) = launch(&env, &unapproved, "pi-untrusted-unapproved");
+    assert!(
+        said.contains("(HERD_PROJECT_TRUST=untrusted): trust the folder in that Pi session; and you have not approved it"),
+        "{said}"
+    );
+}

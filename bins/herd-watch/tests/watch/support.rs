@@ -313,8 +313,15 @@ fn age_redacted(line: &str) -> String {
 
 /// A stand-in for the Pi CLI that follows the child's on-disk protocol: a provider error on the
 /// model `prov/a`, a report and `done` on any other. (The real Pi CLI plays this part in the
-/// end-to-end scenarios.)
+/// end-to-end scenarios.) Asked which models it has credentials for, it lists `prov/a` and
+/// `prov/b` as Pi prints them.
 const FAKE_PI: &str = r#"#!/bin/sh
+if [ "$1" = --list-models ]; then
+  printf 'provider  model  context  max-out  thinking  images\n'
+  printf 'prov      a      128K     4.1K     no        no    \n'
+  printf 'prov      b      128K     4.1K     no        no    \n'
+  exit 0
+fi
 model=""
 while [ $# -gt 0 ]; do case "$1" in --model) model="$2"; shift;; esac; shift; done
 case "$model" in

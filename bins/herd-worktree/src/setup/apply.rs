@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use herd_core::subprocess::{self, Command, Detached, Keep};
 use herd_core::{Error, ErrorCode};
-use herd_protocol::worktree::manifest::{SetupEntry, SetupKind, SetupRecord};
+use herd_protocol::worktree::manifest::{BackgroundCommand, SetupEntry, SetupKind, SetupRecord};
 
 use super::config::Strategy;
 use super::{CommandItem, SetupPlan};
@@ -156,7 +156,26 @@ pub fn apply(plan: &SetupPlan, env: &CommandEnv) -> Applied {
     }
     for item in &plan.background {
         match start_background(item, env) {
-            Ok(pid) => applied.record.background_pids.push(pid),
+            Ok(pid) => {
+                applied.record.background_pids.push(pid);
+                // Its identity, taken at once (it leads its own session): cleanup stops it, and
+                // everything it started, only as this process.
+                match herd_core::identity::capture(pid, &env.run_id, &env.background_log) {
+                    Ok(id) => applied.record.background.push(BackgroundCommand {
+                        command: item.command.clone(),
+                        pid,
+                        start_time: id.start_time.to_string(),
+                        boot_id: id.boot_id,
+                        pid_namespace: id.pid_namespace,
+                    }),
+                    // Gone already: nothing of it is left to stop.
+                    Err(herd_core::identity::Error::NoSuchProcess { .. }) => {}
+                    Err(e) => applied.record.skipped.push(format!(
+                        "the identity of background command {:?} (process {pid}): {e}; cleanup cannot tell it as the worktree's own",
+                        item.command
+                    )),
+                }
+            }
             Err(e) => applied
                 .record
                 .skipped

@@ -119,6 +119,8 @@ pub struct Loaded {
     pub origin: Origin,
     pub file: PathBuf,
     pub sha256: String,
+    /// The exact content whose SHA-256 is `sha256`, what an approval shows.
+    pub text: String,
     pub spec: Spec,
 }
 
@@ -270,6 +272,7 @@ fn load_file(path: &Path, origin: Origin) -> Result<Option<Loaded>, Error> {
         origin,
         file: path.to_path_buf(),
         sha256,
+        text,
         spec,
     }))
 }

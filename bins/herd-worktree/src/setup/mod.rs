@@ -6,10 +6,11 @@
 //! the new checkout. [`trust`] keeps the user's approvals of committed project files.
 //!
 //! What runs is bounded by who said it: `copy` and `.worktreeinclude` apply as they are; the
-//! project file's `setup`, `background`, `install` and `[[link]]` apply only when the launching
-//! parent trusts the project (`HERD_PROJECT_TRUST=trusted`, given for a folder that holds the
-//! repository) and the user approved the file's exact content (`herd-worktree trust`); the
-//! user's own file applies as it is, and alone may name a link source outside the repository.
+//! project file's `setup`, `background`, `install` and `[[link]]` apply only when the user
+//! approved the file's exact content (`herd-worktree trust`) and a launching parent that
+//! decided trusts the project (`HERD_PROJECT_TRUST=trusted`, given for a folder that holds the
+//! repository; a command line, where no parent decided, needs the approval alone); the user's
+//! own file applies as it is, and alone may name a link source outside the repository.
 
 pub mod apply;
 pub mod config;
@@ -84,8 +85,13 @@ impl SetupPlan {
 pub enum Approval {
     /// The file's content and every repository file its commands name, as at that commit.
     Approved,
-    /// The file's content is not the approved one, or nothing was approved.
+    /// Nothing was approved for this repository.
     NotApproved,
+    /// An approval was recorded, of other content than the file's now.
+    Changed,
+    /// The file's content is approved; the files its commands name were not looked at, since
+    /// the parent does not trust the project.
+    FileApproved,
     /// The file is approved, but at that commit these files its commands name differ from the
     /// approved content (or could not be looked at: the reason).
     FilesDiffer { commit: String, paths: Vec<String> },
@@ -102,27 +108,29 @@ pub fn prepare_with(
 ) -> Result<SetupPlan, Error> {
     let description = config::load(principal, config)?;
     let approval = match (&description.project, config) {
-        // Only asked when it can matter: git is asked about the files only for an approved
-        // file the parent trusts.
-        (Some(project), Some(config)) if parent.trusts() => {
-            approval_at(git, principal, config, project, commit)
-        }
+        (Some(project), Some(config)) => match trust::approved(config, principal, project) {
+            None if trust::approval_file(config, principal).exists() => Approval::Changed,
+            None => Approval::NotApproved,
+            // Only asked when it can matter: git is asked about the files only for an approved
+            // file the parent trusts.
+            Some(approved) if parent.trusts() => {
+                approval_at(git, principal, &approved, project, commit)
+            }
+            Some(_) => Approval::FileApproved,
+        },
         _ => Approval::NotApproved,
     };
     prepare(git, principal, &description, parent, &approval)
 }
 
-/// Whether `project` and the files its commands name at `commit` are as approved.
+/// Whether the files `project`'s commands name are at `commit` as `approved` covers them.
 fn approval_at(
     git: &Git,
     principal: &Path,
-    config: &Path,
+    approved: &covered::Covered,
     project: &config::Loaded,
     commit: &str,
 ) -> Approval {
-    let Some(approved) = trust::approved(config, principal, project) else {
-        return Approval::NotApproved;
-    };
     let named = covered::named_paths(&project.spec);
     let differ = |paths| Approval::FilesDiffer {
         commit: commit.to_owned(),
@@ -139,6 +147,38 @@ fn approval_at(
         }
         Err(e) => differ(vec![format!("(the files could not be looked at: {e})")]),
     }
+}
+
+/// What is missing for the project file's commands and links to run, each with what gives it:
+/// the launching parent's trust, the person's approval, or both.
+fn missing(parent: &ParentTrust, approval: &Approval, principal: &Path) -> Vec<String> {
+    let trust = format!("herd-worktree trust --cwd {}", principal.display());
+    let mut missing = Vec::new();
+    match parent {
+        ParentTrust::Trusted | ParentTrust::Undecided => {}
+        ParentTrust::Untrusted => missing.push(
+            "the Pi session that launched it does not trust this project folder (HERD_PROJECT_TRUST=untrusted): trust the folder in that Pi session".to_owned(),
+        ),
+        ParentTrust::Elsewhere { folder } => missing.push(format!(
+            "the launching parent trusts {}, which does not hold this repository (HERD_PROJECT_TRUST is given for the folder the parent launches from)",
+            folder.display()
+        )),
+    }
+    match approval {
+        Approval::Approved | Approval::FileApproved => {}
+        Approval::NotApproved => missing.push(format!(
+            "you have not approved it: review it and run `{trust}`"
+        )),
+        Approval::Changed => missing.push(format!(
+            "it changed since you approved it: review it and run `{trust}` again"
+        )),
+        Approval::FilesDiffer { commit, paths } => missing.push(format!(
+            "files its commands name differ at {} from the approved content ({}), and the approval covers the code that runs: review them and run `{trust}` again",
+            &commit[..commit.len().min(12)],
+            paths.join(", ")
+        )),
+    }
+    missing
 }
 
 /// Decides what will be done; refuses (nothing created) a description that reaches outside the
@@ -201,22 +241,7 @@ pub fn prepare(
         if parent.trusts() && *approval == Approval::Approved {
             add_spec(&mut plan, &root, spec, Origin::Project)?;
         } else if gated > 0 {
-            let why = match (parent, approval) {
-                (ParentTrust::Trusted, Approval::FilesDiffer { commit, paths }) => format!(
-                    "files its commands name differ at {} from the approved content ({}): the approval covers the code that runs",
-                    &commit[..commit.len().min(12)],
-                    paths.join(", ")
-                ),
-                (ParentTrust::Trusted, _) => {
-                    "its content is not approved (approved content changes need a new approval)"
-                        .to_owned()
-                }
-                (ParentTrust::Untrusted, _) => "the launching parent does not trust the project (HERD_PROJECT_TRUST is not trusted)".to_owned(),
-                (ParentTrust::Elsewhere { folder }, _) => format!(
-                    "the launching parent trusts {}, which does not hold this repository (HERD_PROJECT_TRUST is given for the folder the parent launches from)",
-                    folder.display()
-                ),
-            };
+            let why = missing(parent, approval, principal).join("; and ");
             let mut what = Vec::new();
             for (n, name) in [
                 (spec.setup.len(), "setup command"),
@@ -228,10 +253,9 @@ pub fn prepare(
                 }
             }
             plan.skipped.push(format!(
-                "skipped {} of {}: {why}; to approve, review it and run `herd-worktree trust --cwd {}`",
+                "skipped {} of {}: {why}",
                 what.join(", "),
                 project.file.display(),
-                principal.display()
             ));
             // A hostile link is refused even when it would be skipped.
             let mut ignored = SetupPlan::default();

@@ -3,7 +3,8 @@
 //! file's exact bytes on the first line, then one line `<path>\t<what>` for every file of the
 //! repository its commands name, as it is at the commit approved ([`super::covered`]). A file
 //! whose bytes differ from the approved ones is not approved; a worktree whose commit gives a
-//! named file other content than the approved one asks again.
+//! named file other content than the approved one asks again. The approved content itself is
+//! kept beside it (`<repo key>.toml`), so the next approval shows what changed since.
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +24,41 @@ pub fn approval_file(config: &Path, principal: &Path) -> PathBuf {
     config
         .join("trust")
         .join(format!("{}.sha256", config::repo_key(principal)))
+}
+
+/// The approved content itself, beside its record, so the next approval can show what changed.
+pub fn content_file(config: &Path, principal: &Path) -> PathBuf {
+    approval_file(config, principal).with_extension("toml")
+}
+
+/// The last approval recorded for the repository at `principal`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastApproval {
+    pub sha256: String,
+    pub covered: Covered,
+    /// The content approved, when it was kept (an approval recorded before herd kept it has
+    /// none) and is the one whose SHA-256 the record holds.
+    pub text: Option<String>,
+}
+
+/// The last approval recorded for the repository at `principal`, if any.
+pub fn last_approval(config: &Path, principal: &Path) -> Option<LastApproval> {
+    let bytes = herd_core::sidecar::read_bounded(&approval_file(config, principal), RECORD_LIMIT)
+        .ok()??;
+    let record = String::from_utf8_lossy(&bytes);
+    let mut lines = record.lines();
+    let sha256 = lines.next()?.trim().to_owned();
+    let covered = Covered::from_record_lines(lines);
+    let text = herd_core::sidecar::read_bounded(&content_file(config, principal), RECORD_LIMIT)
+        .ok()
+        .flatten()
+        .filter(|kept| config::sha256_hex(kept) == sha256)
+        .and_then(|kept| String::from_utf8(kept).ok());
+    Some(LastApproval {
+        sha256,
+        covered,
+        text,
+    })
 }
 
 /// What the approval of the repository at `principal` covers, when the project file `loaded`
@@ -52,24 +88,40 @@ pub fn trusted_folder_from_env() -> Option<PathBuf> {
     }
 }
 
+/// Whether no launching parent decided: `HERD_PROJECT_TRUST` unset or empty, as on a command
+/// line (a Pi parent always says `trusted` or `untrusted`, and herd-launch hands a decision to
+/// every child).
+pub fn undecided_from_env() -> bool {
+    std::env::var_os(TRUST_ENV).is_none_or(|v| v.is_empty())
+}
+
 /// What the launching parent's decision says about one repository's setup file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParentTrust {
-    /// The parent trusts no folder.
+    /// The parent said it does not trust the project (`HERD_PROJECT_TRUST=untrusted`).
     Untrusted,
     /// The parent trusts `folder`, which does not hold the repository.
     Elsewhere { folder: PathBuf },
     /// The parent trusts a folder that is the repository's principal checkout or holds it.
     Trusted,
+    /// No parent decided (a command line): the person's own approval of the file
+    /// (`herd-worktree trust`, recorded for this repository's folder) is their trust in it, so
+    /// one approval is enough.
+    Undecided,
 }
 
 impl ParentTrust {
     /// The decision for the repository whose principal checkout is `principal`, from the folder
     /// the parent trusts: trusted only when `principal` is that folder or lies below it (both
     /// resolved), since its `.herd/worktree.toml` is then inside what the parent trusted.
-    pub fn of(trusted_folder: Option<&Path>, principal: &Path) -> ParentTrust {
+    /// `undecided` (no parent said anything) leaves it to the person's approval.
+    pub fn of(trusted_folder: Option<&Path>, undecided: bool, principal: &Path) -> ParentTrust {
         let Some(folder) = trusted_folder else {
-            return ParentTrust::Untrusted;
+            return if undecided {
+                ParentTrust::Undecided
+            } else {
+                ParentTrust::Untrusted
+            };
         };
         let canonical = |p: &Path| std::fs::canonicalize(p).ok();
         match (canonical(folder), canonical(principal)) {
@@ -82,8 +134,9 @@ impl ParentTrust {
         }
     }
 
+    /// Whether the project file runs once its content is approved.
     pub fn trusts(&self) -> bool {
-        *self == ParentTrust::Trusted
+        matches!(self, ParentTrust::Trusted | ParentTrust::Undecided)
     }
 }
 
@@ -105,6 +158,9 @@ pub fn approve(
             format!("cannot create {}: {e}", dir.display()),
         )
     })?;
+    // The content first: the record is the approval, and the content only shows a later one
+    // what changed.
+    herd_core::sidecar::write_atomic(&content_file(config, principal), loaded.text.as_bytes())?;
     let record = format!("{}\n{}", loaded.sha256, covered.record_lines());
     herd_core::sidecar::write_atomic(&file, record.as_bytes())?;
     Ok(file)

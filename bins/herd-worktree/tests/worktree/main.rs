@@ -9,6 +9,7 @@ mod safety;
 mod setup;
 mod setup_concurrency;
 mod setup_files;
+mod trust;
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;

@@ -116,7 +116,12 @@ pub(crate) fn trusted() -> [(&'static str, &'static str); 1] {
 
 pub(crate) fn approve(w: &World, repo: &Path) -> Run {
     let run = w.run(
-        &["trust", "--cwd", repo.to_str().expect("a UTF-8 path")],
+        &[
+            "trust",
+            "--yes",
+            "--cwd",
+            repo.to_str().expect("a UTF-8 path"),
+        ],
         None,
     );
     assert_eq!(run.code, 0, "{run:?}");
@@ -423,12 +428,13 @@ fn project_commands_need_trust_and_approval_and_a_change_needs_a_new_one() {
     let run = create(&w, &repo, "d", "rd", &trusted());
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!checkout(&w, "d").join("ran.txt").exists());
-    assert!(says(&run, "not approved"), "{run:?}");
+    assert!(says(&run, "it changed since you approved it"), "{run:?}");
 
     // Approved again, as a document: the file as it is now, and where its approval is.
     let run = w.run(
         &[
             "trust",
+            "--yes",
             "--json",
             "--cwd",
             repo.to_str().expect("a UTF-8 path"),

@@ -224,6 +224,7 @@ fn an_approval_covers_the_script_its_command_names_at_the_commit_used() {
     let run = w.run(
         &[
             "trust",
+            "--yes",
             "--json",
             "--cwd",
             repo.to_str().expect("a UTF-8 path"),
@@ -263,7 +264,12 @@ fn approving_refuses_a_named_script_with_changes_not_committed() {
         &[("scripts/gen.sh", "echo seen > ran.txt\n")],
     );
     let run = w.run(
-        &["trust", "--cwd", repo.to_str().expect("a UTF-8 path")],
+        &[
+            "trust",
+            "--yes",
+            "--cwd",
+            repo.to_str().expect("a UTF-8 path"),
+        ],
         None,
     );
     assert_eq!(run.code, 2, "{run:?}");

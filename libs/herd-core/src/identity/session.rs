@@ -60,6 +60,13 @@ fn members(leader: &Record) -> Result<Vec<Member>, String> {
     Ok(found)
 }
 
+/// The PIDs of the live processes of the session `leader` started (the leader itself included
+/// while it runs); an error when `/proc` cannot tell, or the record is of another boot or PID
+/// namespace.
+pub fn session_pids(leader: &Record) -> Result<Vec<u32>, String> {
+    members(leader).map(|m| m.into_iter().map(|m| m.pid).collect())
+}
+
 /// The number of live processes left in the session `leader` started; an error when `/proc`
 /// cannot tell (then nothing is known to be gone).
 pub fn session_count(leader: &Record) -> Result<usize, String> {

@@ -247,6 +247,29 @@ pub struct SetupRecord {
     /// The PIDs of the background commands, as started.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub background_pids: Vec<u32>,
+    /// The background commands as started, each with the identity of the process that leads
+    /// its session: cleanup knows them, and every process they started, as the worktree's own,
+    /// and an explicit removal stops them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<BackgroundCommand>,
+}
+
+/// A background command setup started, and the identity of its session's leader (the process
+/// herd started, which called `setsid`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BackgroundCommand {
+    /// The command, as the setup file gives it.
+    pub command: String,
+    /// The leader's PID, as seen in `pidNamespace`; its session id and process group id too.
+    pub pid: u32,
+    /// Field 22 of `/proc/<pid>/stat`: clock ticks after boot, as a decimal string.
+    #[schemars(pattern("^[0-9]+$"))]
+    pub start_time: String,
+    /// `/proc/sys/kernel/random/boot_id` when it started.
+    pub boot_id: String,
+    /// The PID namespace the PID belongs to (`pid:[…]`).
+    pub pid_namespace: String,
 }
 
 /// One thing setup put into the checkout.

@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 pub use handoff::{Handoff, InspectedState, TreeState, WorktreeInspect};
 pub use manifest::{Manifest, State};
 
-/// What `herd-worktree trust --json` prints: the project's setup file approved as it is now.
+/// What `herd-worktree trust --json` prints: the project's setup file as it is now, and whether
+/// it is approved as it is (recorded by this command, or unchanged since the last approval);
+/// `--show` records nothing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TrustApproved {
     /// The project's setup file (`.herd/worktree.toml` of the principal checkout).
@@ -31,6 +33,13 @@ pub struct TrustApproved {
     /// worktree whose commit gives one of them other content (or adds or removes one) asks for
     /// a new approval.
     pub files: Vec<ApprovedFile>,
+    /// Whether the file, with the files its commands name, is approved as it is now: `false`
+    /// after `--show` of a file not approved as it is.
+    pub approved: bool,
+    /// The SHA-256 of the content approved before this command, if any was.
+    #[serde(rename = "previousSha256")]
+    #[schemars(pattern("^[0-9a-f]{64}$"))]
+    pub previous_sha256: Option<String>,
 }
 
 /// A file of the repository a setup command names, as approved.
