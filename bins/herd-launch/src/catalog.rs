@@ -5,7 +5,8 @@
 //! extensions register), so herd asks Pi instead of reimplementing it: `pi --list-models` lists
 //! exactly the models whose provider has configured credentials. It runs once per command, with
 //! the launch's environment and working directory, bounded by [`LIST_BUDGET`] and
-//! [`LIST_CAP`], and nothing of its answer is kept for a later command.
+//! [`LIST_CAP`]; of its answer only the yes to a named model is kept for a later command
+//! ([`recent`]).
 //!
 //! `task:<category>` takes its candidates in order and keeps those whose provider Pi lists;
 //! `herd-launch models` prints the same answer as the catalog the parent's `subagent`
@@ -21,6 +22,8 @@ use herd_core::{Error, ErrorCode};
 use herd_protocol::launch::docs::{CATALOG_VERSION, ModelCatalog};
 
 use crate::pi::PiCommand;
+
+pub mod recent;
 
 /// How long `pi --list-models` may take (Pi bounds its own listing by 15 s, startup comes first).
 pub const LIST_BUDGET: Duration = Duration::from_secs(30);
