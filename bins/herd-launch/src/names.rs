@@ -71,25 +71,43 @@ pub fn session_dir_name(cwd: &Path) -> String {
     format!("--{mapped}--")
 }
 
-/// The child's session file:
-/// `<agent dir>/sessions/--<cwd>--/<YYYY-MM-DDTHH-MM-SS-mmmZ>_<run id>-<8hex>-<8hex>-<4hex>.jsonl`.
+/// A session file's name, as Pi names its own:
+/// `<YYYY-MM-DDTHH-MM-SS-mmmZ>_<run id>-<8hex>-<8hex>-<4hex>.jsonl`.
+fn session_name(now_ms: u64, run_id: &str) -> Result<String, Error> {
+    Ok(format!(
+        "{}_{run_id}-{}-{}-{}.jsonl",
+        Utc::from_ms(now_ms).file_millis(),
+        random_hex(8)?,
+        random_hex(8)?,
+        random_hex(4)?
+    ))
+}
+
+/// A session of the person's own in `cwd`, where Pi keeps it:
+/// `<agent dir>/sessions/--<cwd>--/<name>` (the handoff's new Pi).
 pub fn session_file(
     agent_dir: &Path,
     cwd: &Path,
     now_ms: u64,
     run_id: &str,
 ) -> Result<PathBuf, Error> {
-    let name = format!(
-        "{}_{run_id}-{}-{}-{}.jsonl",
-        Utc::from_ms(now_ms).file_millis(),
-        random_hex(8)?,
-        random_hex(8)?,
-        random_hex(4)?
-    );
     Ok(agent_dir
         .join("sessions")
         .join(session_dir_name(cwd))
-        .join(name))
+        .join(session_name(now_ms, run_id)?))
+}
+
+/// A child's session file: `<artifacts>/sessions/<run id>/<name>`, in a directory of its own
+/// under the parent's artifacts directory rather than among the person's sessions (`pi -c`
+/// would continue the newest child instead of the conversation).
+pub fn child_session_file(
+    artifacts: &herd_protocol::layout::Artifacts,
+    now_ms: u64,
+    run_id: &str,
+) -> Result<PathBuf, Error> {
+    Ok(artifacts
+        .session_dir(run_id)
+        .join(session_name(now_ms, run_id)?))
 }
 
 #[cfg(test)]

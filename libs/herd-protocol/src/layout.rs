@@ -164,6 +164,13 @@ impl Artifacts {
         self.root.join("sandbox").join(run_id)
     }
 
+    /// The directory of a Pi child's session (its session file and sidecars), one per run: out
+    /// of the list Pi's `pi -c` and `/resume` pick the person's own sessions from, and the one
+    /// directory of sessions a confined child writes.
+    pub fn session_dir(&self, run_id: &str) -> PathBuf {
+        self.root.join("sessions").join(run_id)
+    }
+
     pub fn activity(&self, run_id: &str) -> PathBuf {
         self.activity_dir().join(format!("{run_id}.json"))
     }

@@ -175,7 +175,7 @@ impl Attempt<'_> {
         };
         let cwd = created.path.clone();
         let agent_dir = crate::names::agent_dir(Some(&cwd), self.env)?;
-        let session = session_for(plan, self.artifacts, &run_id, self.now, &agent_dir, &cwd)?;
+        let session = session_for(plan, self.artifacts, &run_id, self.now)?;
         crate::worktree::record_session(self.artifacts, &run_id, session.clone());
         files.session = Some(session);
         describe(record, files, ids);

@@ -36,18 +36,16 @@ impl Files {
     }
 }
 
-/// The session file of a child in `cwd`.
+/// The session file of a child.
 pub(super) fn session_for(
     plan: &Plan,
     artifacts: &Artifacts,
     run_id: &str,
     now: u64,
-    agent_dir: &Path,
-    cwd: &Path,
 ) -> Result<PathBuf, Error> {
     Ok(match (&plan.resume, &plan.runner) {
         (Some(resume), _) => resume.session.clone(),
-        (None, Runner::Pi { .. }) => names::session_file(agent_dir, cwd, now, run_id)?,
+        (None, Runner::Pi { .. }) => names::child_session_file(artifacts, now, run_id)?,
         // An exec child has no Pi session; the name only anchors its sidecars, beside its record.
         (None, Runner::Exec { .. }) => artifacts.exec_session(run_id),
     })
@@ -80,14 +78,7 @@ pub(super) fn files_for(
     let session = if plan.worktree.is_some() {
         None
     } else {
-        Some(session_for(
-            plan,
-            artifacts,
-            run_id,
-            now,
-            &plan.agent_dir,
-            &plan.cwd,
-        )?)
+        Some(session_for(plan, artifacts, run_id, now)?)
     };
     Ok(Files {
         session,

@@ -41,9 +41,15 @@ fn the_pi_runner_gets_its_session_model_tools_extension_and_task_artifact() {
     assert_eq!(launched.fallback_models, ["fake/slow"]);
     let run_id = launched.run_id.as_str();
     let session = launched.session_file.clone();
+    // The child's session sits in a directory of its own under the artifacts directory, never
+    // among the person's sessions, which `pi -c` and `/resume` pick from.
     assert!(
-        session.starts_with(agent_dir.join("sessions").to_str().unwrap()),
+        session.starts_with(env.art().join("sessions").join(run_id).to_str().unwrap()),
         "{session}"
+    );
+    assert!(
+        !agent_dir.join("sessions").exists(),
+        "nothing was written among Pi's own sessions"
     );
     assert!(
         Path::new(&session)
