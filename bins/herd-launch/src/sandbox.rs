@@ -164,6 +164,7 @@ impl Confinement {
         worktree: bool,
         private: &Path,
         herd_launch: &Path,
+        pi_agent: Option<&Path>,
     ) -> Result<Wrapper, Error> {
         let Some(program) = &self.program else {
             return Ok(Wrapper::default());
@@ -195,6 +196,14 @@ impl Confinement {
                 format!("cannot make the child's temporary directory: {e}"),
             )
         })?;
+        if pi_agent.is_some() {
+            herd_core::sidecar::ensure_private_dir(&private.join("agent")).map_err(|e| {
+                Error::new(
+                    herd_core::ErrorCode::Unavailable,
+                    format!("cannot make the child's view of Pi's agent directory: {e}"),
+                )
+            })?;
+        }
         let layout = (!self.reach.is_empty()).then(|| Layout::of(&self.reach));
         let net = match &layout {
             Some(layout) => {
@@ -214,6 +223,10 @@ impl Confinement {
             git,
             net,
             read_caches: self.read_caches.clone(),
+            agent: pi_agent.map(|person| herd_sandbox::bwrap::AgentPlaces {
+                person: person.to_path_buf(),
+                private: private.join("agent"),
+            }),
         };
         let mut argv = herd_sandbox::bwrap::command(
             program,

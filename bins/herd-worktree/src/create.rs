@@ -199,6 +199,7 @@ impl SetupConfinement {
             // An allowlist's relay lives as long as the child: setup commands get no network.
             net: None,
             read_caches: Vec::new(),
+            agent: None,
         };
         // Setup commands run to their end (a background one is recorded by the sandbox's
         // process): a PID namespace keeps their signals inside.

@@ -96,6 +96,46 @@ pub struct Places {
     /// in the sandbox (`NODE_COMPILE_CACHE`: Node's compiled code of Pi, which a private
     /// temporary directory would otherwise start empty every time).
     pub read_caches: Vec<(String, PathBuf)>,
+    /// A Pi child's agent directory, seen through a private one (`PI_CODING_AGENT_DIR`).
+    pub agent: Option<AgentPlaces>,
+}
+
+/// A Pi child's view of the person's Pi agent directory: a private directory of the run in which
+/// each entry of the person's is mounted read-only (their sessions, extensions, skills and
+/// settings, which the person's next Pi loads unconfined), but for the files Pi itself updates in
+/// place while it runs ([`AgentPlaces::UPDATED`]); what Pi creates there (its locks) stays private.
+#[derive(Debug, Clone)]
+pub struct AgentPlaces {
+    pub person: PathBuf,
+    pub private: PathBuf,
+}
+
+impl AgentPlaces {
+    /// What Pi writes in place, under a lock beside it: its logins' refreshed tokens and the
+    /// folders the person trusts.
+    pub const UPDATED: [&str; 2] = ["auth.json", "trust.json"];
+    /// The most entries of the person's directory mounted.
+    const MAX_ENTRIES: usize = 256;
+
+    fn bind(&self, args: &mut Args) {
+        let Ok(entries) = std::fs::read_dir(&self.person) else {
+            return;
+        };
+        for entry in entries.flatten().take(Self::MAX_ENTRIES) {
+            let name = entry.file_name();
+            let flag = if Self::UPDATED.iter().any(|u| name == *u) {
+                "--bind"
+            } else {
+                "--ro-bind"
+            };
+            args.pair(flag, &entry.path(), &self.private.join(&name));
+        }
+        args.0.extend([
+            "--setenv".into(),
+            "PI_CODING_AGENT_DIR".into(),
+            self.private.as_os_str().to_owned(),
+        ]);
+    }
 }
 
 /// What a child whose network is an allowlist sees of it.
@@ -166,6 +206,9 @@ pub fn command(
         if dir.is_dir() {
             args.pair("--bind", dir, dir);
         }
+    }
+    if let Some(agent) = &places.agent {
+        agent.bind(&mut args);
     }
     // Last, so that no writable directory that holds the repository covers its read-only git.
     if let Some(git) = &places.git {
@@ -239,6 +282,7 @@ mod tests {
             git: None,
             net: None,
             read_caches: Vec::new(),
+            agent: None,
         };
         let policy = crate::config::CONFINED;
         let line = text(&command(
@@ -286,6 +330,7 @@ mod tests {
             git: None,
             net: None,
             read_caches: Vec::new(),
+            agent: None,
         };
         let policy = Policy {
             mode: Mode::ReadOnly,

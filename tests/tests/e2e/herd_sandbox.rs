@@ -19,7 +19,9 @@ fn a_confined_worktree_child_moves_only_its_own_branch(place: Where, test: &str)
             ))
             .step(ToolCall::bash(
                 "git update-ref refs/heads/main HEAD; git config core.hooksPath /tmp/hooks; \
-                 echo x > \"$HOME/pwned\"; cat \"$HOME/.ssh/id_ed25519\"; true",
+                 echo x > \"$HOME/pwned\"; cat \"$HOME/.ssh/id_ed25519\"; \
+                 mkdir -p \"$PI_CODING_AGENT_DIR/extensions\"; \
+                 echo 'export default () => {}' > \"$PI_CODING_AGENT_DIR/extensions/planted.ts\"; true",
             ))
             .step(Text("REPORT: committed greeting.txt")),
     );
@@ -79,6 +81,14 @@ fn a_confined_worktree_child_moves_only_its_own_branch(place: Where, test: &str)
     assert!(
         !home.join("pwned").exists(),
         "nothing written into the home"
+    );
+    assert!(
+        !env.agent_dir().join("extensions/planted.ts").exists(),
+        "no extension planted for the person's next Pi"
+    );
+    assert!(
+        !Path::new(&ack.session_file).starts_with(env.agent_dir()),
+        "the child's session is not among the person's"
     );
     assert!(
         !Path::new(&ack.worktree.expect("a worktree").path)

@@ -333,9 +333,9 @@ impl Attempt<'_> {
         }
         // The child's own spawns get no more than it has.
         child_env.push(plan.confinement.ceiling_var());
-        // Pi keeps its own state (trust, settings, their locks) in its agent directory.
-        let pi_state =
-            matches!(plan.runner, crate::plan::Runner::Pi { .. }).then(|| place.agent_dir.clone());
+        // Pi's agent directory is seen through a private one (`bwrap::AgentPlaces`): it holds the
+        // person's own sessions, extensions, skills and settings, which the person's next Pi
+        // would load unconfined.
         let own = session
             .parent()
             .map(Path::to_path_buf)
@@ -343,7 +343,6 @@ impl Attempt<'_> {
             // Its activity, and the runs of its own children (herd keeps a parent's whole tree
             // in one artifacts directory).
             .chain([self.artifacts.root().to_path_buf()])
-            .chain(pi_state)
             .collect();
         let sandbox = plan.confinement.wrapper(
             &place.cwd,
@@ -351,6 +350,8 @@ impl Attempt<'_> {
             record.worktree.is_some(),
             &self.artifacts.sandbox(&record.run_id),
             &self.tools.herd_launch,
+            matches!(plan.runner, crate::plan::Runner::Pi { .. })
+                .then_some(place.agent_dir.as_path()),
         )?;
         let command = runner_command(
             plan,
