@@ -127,7 +127,7 @@ fn a_pi_child_with_network_off_reaches_its_model_and_nothing_else() {
     other.set_nonblocking(true).expect("non-blocking");
     let model = ModelServer::start(
         Script::new()
-            .step(ToolCall::bash(&format!(
+            .step(ToolCall::bash(format!(
                 "if bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' 2>/dev/null; then echo CONNECTED-{port}; else echo REFUSED-{port}; fi"
             )))
             .step(Text("REPORT: tried the port")),
