@@ -49,6 +49,35 @@ pub fn resolve(
     remote: bool,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Confinement, Error> {
+    confine(asked, role, pi, remote, None, env)
+}
+
+/// The confinement of a resumed or resurrected Pi child: the policy it was launched under
+/// (`stored`, from its launch policy), never wider than the person's configuration allows now.
+/// `None`, a launch policy written before children were confined: as the configuration says now.
+pub fn restore(
+    stored: Option<Policy>,
+    pi: PiModel<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Confinement, Error> {
+    confine(
+        Asked::default(),
+        Asked::default(),
+        Some(pi),
+        false,
+        stored,
+        env,
+    )
+}
+
+fn confine(
+    asked: Asked,
+    role: Asked,
+    pi: Option<PiModel<'_>>,
+    remote: bool,
+    stored: Option<Policy>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Confinement, Error> {
     let home = env("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
@@ -65,7 +94,15 @@ pub fn resolve(
             network: Network::Off,
         })
     });
-    let policy = herd_sandbox::policy::resolve(&config.limits, role, asked, ceiling.clone())?;
+    // A restored child's default is the policy it first ran under, still within the widest.
+    let limits = match stored {
+        Some(stored) => herd_sandbox::Limits {
+            default: stored,
+            widest: config.limits.widest.clone(),
+        },
+        None => config.limits.clone(),
+    };
+    let policy = herd_sandbox::policy::resolve(&limits, role, asked, ceiling.clone())?;
     // A confined child cannot start children of its own: bubblewrap does not nest (the sandbox
     // holds no capability to make another), and a child started inside its PID namespace would
     // have an identity no herd outside can verify, so it could never be cancelled.
