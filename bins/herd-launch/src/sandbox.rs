@@ -189,6 +189,42 @@ pub struct Relay {
     pub allow: Vec<Endpoint>,
 }
 
+/// `--sandbox-ceiling`: a policy in `HERD_SANDBOX_POLICY`'s form; one that does not read is
+/// refused (exit 2), never taken for none.
+pub fn ceiling_arg(text: Option<&str>) -> Result<Option<Policy>, Error> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    Policy::from_env(text).map(Some).ok_or_else(|| {
+        Error::invalid(
+            "--sandbox-ceiling",
+            format!(
+                "{text:?} is not a sandbox policy (`<mode>,<network>`, as HERD_SANDBOX_POLICY)"
+            ),
+        )
+    })
+}
+
+/// The environment as a launch under `ceiling` reads it: `HERD_SANDBOX_POLICY` narrowed to it
+/// (a malformed value stays as it is, which reads as the narrowest policy).
+pub fn narrowed_env(
+    key: &str,
+    ceiling: Option<&Policy>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
+    let value = env(key);
+    let Some(ceiling) = ceiling.filter(|_| key == CEILING_ENV) else {
+        return value;
+    };
+    Some(match value {
+        None => ceiling.to_env(),
+        Some(text) => match Policy::from_env(&text) {
+            Some(own) => own.narrowed(ceiling).to_env(),
+            None => text,
+        },
+    })
+}
+
 impl Confinement {
     /// What to put in front of the runner's argv (nothing when unconfined): `cwd` is the child's
     /// directory, `own` the directories it writes whatever its policy (its session's and its
@@ -295,5 +331,39 @@ impl Confinement {
             CEILING_ENV.to_owned(),
             OsStr::new(&self.policy.to_env()).to_owned(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ceiling_argument_only_narrows_the_handed_down_policy() {
+        let read_only = Policy::from_env("read-only,on");
+        assert_eq!(ceiling_arg(Some("read-only,on")).unwrap(), read_only);
+        let read_only = read_only.as_ref();
+        assert_eq!(ceiling_arg(None).unwrap(), None);
+        let err = ceiling_arg(Some("open")).unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("--sandbox-ceiling"));
+        let given = |value: Option<&'static str>| {
+            move |key: &str| {
+                (key == CEILING_ENV)
+                    .then_some(value)
+                    .flatten()
+                    .map(str::to_owned)
+            }
+        };
+        let read =
+            |value, ceiling: Option<&Policy>| narrowed_env(CEILING_ENV, ceiling, &given(value));
+        assert_eq!(read(None, None), None);
+        assert_eq!(read(None, read_only).as_deref(), Some("read-only,on"));
+        assert_eq!(
+            read(Some("workspace,off"), read_only).as_deref(),
+            Some("read-only,off")
+        );
+        // A malformed value stays malformed: the narrowest policy, never the ceiling's.
+        assert_eq!(read(Some("junk"), read_only).as_deref(), Some("junk"));
+        assert_eq!(narrowed_env("PATH", read_only, &given(Some("x"))), None);
     }
 }
