@@ -259,6 +259,11 @@ pub struct SpawnArgs {
     /// request's `host`): the host's herd launches and owns it; its result comes home.
     #[arg(long, value_name = "HOST")]
     pub host: Option<String>,
+    /// The widest sandbox policy the child may get, `<mode>,<network>` as `HERD_SANDBOX_POLICY`
+    /// carries it: it only narrows. A launch on another host passes the policy it resolved
+    /// here, so the host's herd never confines the child less.
+    #[arg(long, value_name = "POLICY")]
+    pub sandbox_ceiling: Option<String>,
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
@@ -496,6 +501,9 @@ fn spawn_entry(
     args: &SpawnArgs,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Output, Error> {
+    let ceiling = sandbox::ceiling_arg(args.sandbox_ceiling.as_deref())?;
+    let narrowed = |key: &str| sandbox::narrowed_env(key, ceiling.as_ref(), env);
+    let env: &dyn Fn(&str) -> Option<String> = &narrowed;
     let artifacts = given.resolve()?;
     refuse_tracked_artifacts(&artifacts)?;
     // A child on another machine is the host's to launch.

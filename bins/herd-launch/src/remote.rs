@@ -70,7 +70,7 @@ pub fn spawn(
         Some(wt) => Some(check_worktree(&request, wt, env)?),
         None => None,
     };
-    let remote_args = remote_args(args, env)?;
+    let remote_args = remote_args(args, &parsed, env)?;
     let ssh = Ssh::new(record.destination()?, env)?;
     let remote_artifacts = record.artifacts_for(artifacts.root());
     // The first call to the host: a worktree child's base commit goes to a herd-owned clone
@@ -185,11 +185,26 @@ fn refuse_unsupported(
 }
 
 /// The host's `herd-launch spawn` arguments: data only as quoted words (the request itself
-/// goes on stdin).
+/// goes on stdin). Refuses a request wider than this machine allows (its sandbox).
 fn remote_args(
     args: &SpawnArgs,
+    request: &herd_tools::SubagentRequest,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<String>, Error> {
+    // The policy it gets here (the person's configuration here, a spawning child's own policy):
+    // refused here when the request is wider, and the most the host's herd may give it.
+    let ceiling = crate::sandbox::resolve(
+        herd_sandbox::Asked {
+            mode: request.sandbox,
+            network: request.network()?,
+        },
+        herd_sandbox::Asked::default(),
+        // A Pi child's model is the host's to find.
+        None,
+        true,
+        env,
+    )?
+    .policy;
     let surface = match args.surface {
         SurfaceChoice::Auto | SurfaceChoice::Process => "process",
         SurfaceChoice::Tmux => "tmux",
@@ -208,6 +223,8 @@ fn remote_args(
         surface,
         "--runner",
         runner,
+        "--sandbox-ceiling",
+        &ceiling.to_env(),
     ]
     .map(str::to_owned)
     .to_vec();

@@ -4,7 +4,8 @@
 //! The policy sidecar beside the session decides the tools: the saved allowlist (or none, when
 //! the launch was deliberately unrestricted) plus `caller_ping`, and `subagent_done` only when
 //! the resumed child does not exit by itself; the saved denied tools stay denied. Later changes of
-//! a role can never widen a resumed child. Everything fails closed before anything is created: a
+//! a role can never widen a resumed child, and it is confined as it first ran (never wider than the
+//! person's configuration allows now). Everything fails closed before anything is created: a
 //! missing, malformed or unknown policy, a managed-worktree or persistent session, a session that
 //! is still running.
 
@@ -118,14 +119,46 @@ fn retained_worktree(retained: &WorktreeRef, binding: &WorktreeBinding) -> Resul
     Ok(())
 }
 
-/// The checks a resume makes before it changes anything, changing nothing themselves: the
-/// policy it restores and the directory the session continues in.
-pub fn preflight(request: &Request) -> Result<(Policy, PathBuf), Error> {
+/// What a resume restores: the launch policy, the sandbox policy the child first ran under, and
+/// the directory the session continues in.
+#[derive(Debug, Clone)]
+pub struct Restored {
+    pub policy: Policy,
+    /// `None`: a launch policy written before children were confined.
+    pub sandbox: Option<herd_sandbox::Policy>,
+    pub cwd: PathBuf,
+}
+
+/// The checks a resume makes before it changes anything, changing nothing themselves.
+pub fn preflight(request: &Request) -> Result<Restored, Error> {
     let session = std::path::absolute(&request.session).unwrap_or_else(|_| request.session.clone());
     let worktree = request.lost.as_ref().and_then(|l| l.worktree.as_ref());
     let policy = restorable_policy(&session, worktree)?;
+    let sandbox = stored_sandbox(&policy, &session)?;
     let cwd = session_cwd(&session)?;
-    Ok((policy, cwd))
+    Ok(Restored {
+        policy,
+        sandbox,
+        cwd,
+    })
+}
+
+/// The sandbox policy the launch policy keeps, read as `HERD_SANDBOX_POLICY` is; one this herd
+/// cannot read refuses the resume (never "unconfined", never "the default").
+fn stored_sandbox(policy: &Policy, session: &Path) -> Result<Option<herd_sandbox::Policy>, Error> {
+    let Some(text) = &policy.sandbox else {
+        return Ok(None);
+    };
+    herd_sandbox::Policy::from_env(text).map(Some).ok_or_else(|| {
+        Error::invalid(
+            "sandbox",
+            format!(
+                "cannot restore the sandbox policy: {} keeps sandbox {text:?}, which this herd cannot read; nothing was launched; {}",
+                SessionFiles::new(session).policy().display(),
+                guidance(session)
+            ),
+        )
+    })
 }
 
 /// Refuses a session whose recorded runner still runs, and clears a record of one that is gone.
@@ -259,7 +292,11 @@ pub fn resume(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Ack, Error> {
     let session = std::path::absolute(&request.session).unwrap_or_else(|_| request.session.clone());
-    let (policy, cwd) = preflight(request)?;
+    let Restored {
+        policy,
+        sandbox,
+        cwd,
+    } = preflight(request)?;
     if let Some(message) = &request.message {
         if message.trim().is_empty() {
             return Err(Error::invalid("message", "the message is empty"));
@@ -287,16 +324,14 @@ pub fn resume(
     // Last of the checks: it may remove an identity record of an earlier boot, and a refusal
     // (exit 2) changes nothing.
     check_not_running(&session)?;
-    // Confined as the person's configuration says now, never wider (a resumed child asks for
-    // nothing of its own).
-    let confinement = crate::sandbox::resolve(
-        herd_sandbox::Asked::default(),
-        herd_sandbox::Asked::default(),
-        Some(crate::sandbox::PiModel {
+    // Confined as it first ran, never wider than the person's configuration allows now (a
+    // resumed child asks for nothing of its own).
+    let confinement = crate::sandbox::restore(
+        sandbox,
+        crate::sandbox::PiModel {
             agent_dir: &agent_dir,
             models: &[],
-        }),
-        false,
+        },
         env,
     )?;
     let tools = Tools {

@@ -245,8 +245,8 @@ fn judge(
         }),
     };
     match crate::resume::preflight(&request) {
-        Ok((_, cwd)) => {
-            entry.cwd = Some(cwd.display().to_string());
+        Ok(restored) => {
+            entry.cwd = Some(restored.cwd.display().to_string());
             candidate.request = Some(request);
         }
         Err(err) => {

@@ -49,6 +49,35 @@ pub fn resolve(
     remote: bool,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Confinement, Error> {
+    confine(asked, role, pi, remote, None, env)
+}
+
+/// The confinement of a resumed or resurrected Pi child: the policy it was launched under
+/// (`stored`, from its launch policy), never wider than the person's configuration allows now.
+/// `None`, a launch policy written before children were confined: as the configuration says now.
+pub fn restore(
+    stored: Option<Policy>,
+    pi: PiModel<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Confinement, Error> {
+    confine(
+        Asked::default(),
+        Asked::default(),
+        Some(pi),
+        false,
+        stored,
+        env,
+    )
+}
+
+fn confine(
+    asked: Asked,
+    role: Asked,
+    pi: Option<PiModel<'_>>,
+    remote: bool,
+    stored: Option<Policy>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Confinement, Error> {
     let home = env("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
@@ -65,7 +94,15 @@ pub fn resolve(
             network: Network::Off,
         })
     });
-    let policy = herd_sandbox::policy::resolve(&config.limits, role, asked, ceiling.clone())?;
+    // A restored child's default is the policy it first ran under, still within the widest.
+    let limits = match stored {
+        Some(stored) => herd_sandbox::Limits {
+            default: stored,
+            widest: config.limits.widest.clone(),
+        },
+        None => config.limits.clone(),
+    };
+    let policy = herd_sandbox::policy::resolve(&limits, role, asked, ceiling.clone())?;
     // A confined child cannot start children of its own: bubblewrap does not nest (the sandbox
     // holds no capability to make another), and a child started inside its PID namespace would
     // have an identity no herd outside can verify, so it could never be cancelled.
@@ -150,6 +187,42 @@ pub struct Wrapper {
 pub struct Relay {
     pub socket: PathBuf,
     pub allow: Vec<Endpoint>,
+}
+
+/// `--sandbox-ceiling`: a policy in `HERD_SANDBOX_POLICY`'s form; one that does not read is
+/// refused (exit 2), never taken for none.
+pub fn ceiling_arg(text: Option<&str>) -> Result<Option<Policy>, Error> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    Policy::from_env(text).map(Some).ok_or_else(|| {
+        Error::invalid(
+            "--sandbox-ceiling",
+            format!(
+                "{text:?} is not a sandbox policy (`<mode>,<network>`, as HERD_SANDBOX_POLICY)"
+            ),
+        )
+    })
+}
+
+/// The environment as a launch under `ceiling` reads it: `HERD_SANDBOX_POLICY` narrowed to it
+/// (a malformed value stays as it is, which reads as the narrowest policy).
+pub fn narrowed_env(
+    key: &str,
+    ceiling: Option<&Policy>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
+    let value = env(key);
+    let Some(ceiling) = ceiling.filter(|_| key == CEILING_ENV) else {
+        return value;
+    };
+    Some(match value {
+        None => ceiling.to_env(),
+        Some(text) => match Policy::from_env(&text) {
+            Some(own) => own.narrowed(ceiling).to_env(),
+            None => text,
+        },
+    })
 }
 
 impl Confinement {
@@ -271,5 +344,39 @@ impl Confinement {
             CEILING_ENV.to_owned(),
             OsStr::new(&self.policy.to_env()).to_owned(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ceiling_argument_only_narrows_the_handed_down_policy() {
+        let read_only = Policy::from_env("read-only,on");
+        assert_eq!(ceiling_arg(Some("read-only,on")).unwrap(), read_only);
+        let read_only = read_only.as_ref();
+        assert_eq!(ceiling_arg(None).unwrap(), None);
+        let err = ceiling_arg(Some("open")).unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("--sandbox-ceiling"));
+        let given = |value: Option<&'static str>| {
+            move |key: &str| {
+                (key == CEILING_ENV)
+                    .then_some(value)
+                    .flatten()
+                    .map(str::to_owned)
+            }
+        };
+        let read =
+            |value, ceiling: Option<&Policy>| narrowed_env(CEILING_ENV, ceiling, &given(value));
+        assert_eq!(read(None, None), None);
+        assert_eq!(read(None, read_only).as_deref(), Some("read-only,on"));
+        assert_eq!(
+            read(Some("workspace,off"), read_only).as_deref(),
+            Some("read-only,off")
+        );
+        // A malformed value stays malformed: the narrowest policy, never the ceiling's.
+        assert_eq!(read(Some("junk"), read_only).as_deref(), Some("junk"));
+        assert_eq!(narrowed_env("PATH", read_only, &given(Some("x"))), None);
     }
 }

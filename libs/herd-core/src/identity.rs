@@ -11,6 +11,8 @@
 //! - [`judge`] says whether the recorded process is alive, has exited, or cannot be known.
 //! - [`is_descendant_of`] verifies the identity is a given shell or one of its descendants.
 //! - [`terminate`] opens a pidfd, judges again, and only then signals through the pidfd.
+//! - [`signal_through`] signals past a recorded process that does not pass signals on (a
+//!   sandbox): the processes it runs, each verified as its child.
 //! - [`wait_exited`] waits, up to a deadline, for the recorded process to exit.
 //! - [`ExitWatch`] holds a pidfd proven to name the recorded process, for a poll loop to wait on
 //!   with its other descriptors.
@@ -29,10 +31,12 @@ use serde::Serialize;
 
 use crate::{ErrorCode, sidecar};
 
+mod children;
 pub(crate) mod pidfd;
 mod proc;
 mod session;
 
+pub use children::signal_through;
 use pidfd::Pidfd;
 use proc::{Host, Stat, parse_digits, parse_stat, read_proc, stat_path, valid_pid};
 pub use session::{session_count, session_pids, signal_session, terminate_session, wait_empty};
@@ -734,6 +738,7 @@ mod tests {
             stat,
             Stat {
                 pid: 42,
+                comm: comm.to_owned(),
                 state: b'S',
                 ppid: 7,
                 session: 6,

@@ -277,7 +277,8 @@ pub enum Key {
     /// Interrupts an agent's turn.
     Escape,
     Enter,
-    /// Ctrl+C (on the process surface: SIGINT to the verified identity).
+    /// Ctrl+C (on the process surface: SIGINT to the verified identity, or to the verified
+    /// command inside a confined child's sandbox).
     Interrupt,
     /// Literal text, typed as is.
     Text(String),

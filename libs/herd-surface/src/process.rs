@@ -6,7 +6,8 @@
 //! through `herd-launch exec`). Presence is the leader's: running while the script runs, exited
 //! (with the runner's status) once it has finished. Closing terminates the runner's verified
 //! identity through a pidfd, never a bare PID. There is no screen: reading is the tail of the
-//! stdout log, and keys other than Ctrl+C (SIGINT to the verified runner) have no meaning here.
+//! stdout log, and keys other than Ctrl+C (SIGINT to the verified runner, or for a confined child
+//! to the verified command inside its sandbox) have no meaning here.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -35,6 +36,10 @@ pub const RECORD_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The shell that runs launch scripts.
 const SHELL: &str = "/bin/sh";
+
+/// The command name of a confined child's recorded process: bubblewrap (`herd_sandbox::bwrap`),
+/// which does not pass signals on to the sandbox.
+const SANDBOX: &str = "bwrap";
 
 /// Children started as detached processes of an artifacts directory.
 #[derive(Debug, Clone)]
@@ -248,7 +253,9 @@ impl Surface for Process {
                     let runner = read_record(&target.identity)?.ok_or_else(|| {
                         Error::Io(format!("run {} has no runner identity yet", target.run_id))
                     })?;
-                    match identity::terminate(&runner, libc::SIGINT) {
+                    // A confined child's runner is its sandbox, which SIGINT would end (and
+                    // the sandbox with it): the command inside gets it instead.
+                    match identity::signal_through(&runner, libc::SIGINT, SANDBOX) {
                         Termination::Signalled => {}
                         Termination::Exited => {
                             return Err(Error::NotFound {

@@ -562,6 +562,7 @@ fn persistent_specialist_files_validate() {
         logical_id: "reviewer".into(),
         generation_id: "g1".into(),
         worktree: None,
+        sandbox: Some("workspace,on".into()),
     };
     policy.write(&files.policy()).unwrap();
     assert_valid("launch-policy.schema.json", &read_json(&files.policy()));

@@ -269,7 +269,9 @@ impl Attempt<'_> {
             ids.map_or_else(|| run_id.clone(), |ids| ids.logical_id.clone()),
             ids.map_or_else(|| format!("gen-{run_id}"), |ids| ids.generation_id.clone()),
             place.binding.clone(),
-        );
+        )
+        // A resume and a resurrect run under it again, never wider.
+        .with_sandbox(plan.confinement.policy.to_env());
         let writes_policy = plan.resume.is_none()
             && (matches!(plan.runner, Runner::Pi { .. })
                 || plan.persistent

@@ -182,3 +182,88 @@ fn every_path(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// A child launched `read-only` resumes `read-only`, though the person's default is `workspace`:
+/// its launch policy keeps the sandbox it first ran under. A stored sandbox that cannot be read,
+/// or that was changed after the launch, refuses the resume and launches nothing.
+#[test]
+fn a_resumed_child_keeps_the_sandbox_it_first_ran_under() {
+    let mut env = Env::new();
+    let config = env.dir.path().join("home/.config/herd");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "[sandbox]\nmode = \"workspace\"\n",
+    )
+    .unwrap();
+    let agent_dir = env.dir.path().join("agent");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    env.set("PI_CODING_AGENT_DIR", agent_dir.to_string_lossy());
+    env.set("HERD_PI", script("probe-pi.sh"));
+    let request = serde_json::json!({"name": "first", "task": "t", "sandbox": "read-only"});
+    let run = env.run(
+        &["spawn", "--request", "-", "--json", "--surface", "process"],
+        &request,
+    );
+    assert_eq!(run.code, 0, "{run}");
+    let launched = ack(&run);
+    let session = launched.session_file;
+    assert_eq!(exit_code(&env, &launched.run_id), 0);
+    let probe = format!("{session}.probe");
+    assert_eq!(
+        read(&probe).as_deref(),
+        Some("refused\n"),
+        "launched read-only"
+    );
+    session_header(&env, session.as_ref());
+
+    let resume = [
+        "resume",
+        "--session",
+        session.as_str(),
+        "--message",
+        "carry on",
+        "--surface",
+        "process",
+        "--json",
+    ];
+    let run = env.run(&resume, &Value::Null);
+    assert_eq!(run.code, 0, "{run}");
+    let resumed = ack(&run);
+    assert_eq!(exit_code(&env, &resumed.run_id), 0);
+    assert_eq!(
+        read(&probe).as_deref(),
+        Some("refused\nrefused\n"),
+        "the resumed run cannot write its directory either"
+    );
+    assert!(!env.work().join("probe.txt").exists());
+    let script = read(env.run_record(&resumed.run_id).extra.launch_script.unwrap()).unwrap();
+    assert!(
+        script.contains("HERD_SANDBOX_POLICY='read-only,on'"),
+        "{script}"
+    );
+
+    // Fails closed: a sandbox this herd cannot read, one widened after the launch.
+    let policy_file = herd_protocol::layout::SessionFiles::new(&session).policy();
+    let kept = std::fs::read(&policy_file).unwrap();
+    let runs = env.run_ids().len();
+    let check = |text: &[u8], field: &str| {
+        std::fs::write(&policy_file, text).unwrap();
+        let run = env.run(&resume, &Value::Null);
+        assert_eq!(run.code, 2, "{run}");
+        assert_eq!(refusal(&run).field.as_deref(), Some(field), "{run}");
+        assert_eq!(env.run_ids().len(), runs, "nothing launched: {run}");
+        assert_eq!(read(&probe).as_deref(), Some("refused\nrefused\n"));
+        refusal(&run).message
+    };
+    let unreadable = herd_protocol::launch::policy::Policy::from_slice(&kept, &policy_file)
+        .unwrap()
+        .with_sandbox("read-only;on".into());
+    assert!(check(&unreadable.to_json(), "sandbox").contains("read-only;on"));
+    let widened = String::from_utf8(kept.clone())
+        .unwrap()
+        .replace("\"read-only,on\"", "\"workspace,on\"");
+    assert_ne!(widened.as_bytes(), kept.as_slice());
+    // The launch policy as a whole no longer matches its hash.
+    assert!(check(widened.as_bytes(), "policy").contains("policyHash"));
+}

@@ -268,3 +268,46 @@ fn a_tmux_child_that_has_ended_is_not_steered_queued_or_interrupted() {
     assert!(screen.success(), "{}", screen.stderr);
     assert!(!screen.stdout.contains(&message), "{}", screen.stdout);
 }
+
+/// Ctrl+C on the process surface reaches a confined child inside its sandbox: the recorded
+/// process is bubblewrap, which SIGINT would end (and the sandbox with it), so the command inside
+/// gets the signal, handles it and runs on to its end.
+#[test]
+fn an_interrupt_reaches_a_confined_process_child_inside_its_sandbox() {
+    let mut env = Env::new();
+    env.confine("workspace");
+    let id = env.spawn(
+        "Trapper",
+        "trap 'echo interrupted > \"$PWD/interrupted\"' INT; echo started > \"$PWD/started\"; \
+         while [ ! -e \"$PWD/go\" ]; do sleep 0.05; done; echo finished",
+    );
+    let pid = env.identity_pid(&id);
+    let dir = env.dir.path();
+    wait_for("the child's start", Duration::from_secs(10), || {
+        dir.join("started").exists().then_some(())
+    });
+    assert_eq!(
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .unwrap()
+            .trim(),
+        "bwrap",
+        "the recorded process is the sandbox"
+    );
+    let artifacts = herd_protocol::layout::Artifacts::new(env.art());
+    let (surface, target) = herd_surface::open(&env.run_record(&id), &artifacts).unwrap();
+    surface
+        .send_keys(
+            &target,
+            &[herd_surface::Key::Interrupt],
+            std::time::Instant::now() + Duration::from_secs(10),
+        )
+        .unwrap();
+    wait_for("the child's trap", Duration::from_secs(10), || {
+        dir.join("interrupted").exists().then_some(())
+    });
+    assert!(running(pid), "the sandbox runs on");
+    std::fs::write(dir.join("go"), "").unwrap();
+    let (code, result, text) = env.wait(&["wait", "--run", &id, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(result.message.contains("finished"), "{text}");
+}

@@ -82,6 +82,8 @@ impl Host {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Stat {
     pub(super) pid: u32,
+    /// The command name (field 2, without its parentheses), as text.
+    pub(super) comm: String,
     pub(super) state: u8,
     pub(super) ppid: i64,
     /// The session id (field 6).
@@ -131,6 +133,7 @@ pub(super) fn parse_stat(bytes: &[u8]) -> Result<Stat, String> {
         .ok_or("has no start time (field 22)")?;
     Ok(Stat {
         pid,
+        comm: String::from_utf8_lossy(&bytes[open + 1..close]).into_owned(),
         state,
         ppid,
         session,

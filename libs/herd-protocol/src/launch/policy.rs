@@ -4,8 +4,8 @@
 //! herd-launch writes it once at spawn; `herd-launch resume` reads it back and restores exactly
 //! the tools the child had, so a later change of a role can never widen a resumed child. The
 //! reader fails closed: a missing file, a version other than 1 or 2, an unknown key, an owner other
-//! than `public` or `managed-worktree`, a malformed tool list or a hash that does not match is an
-//! error naming the file and the field, never a default.
+//! than `public` or `managed-worktree`, a malformed tool list or sandbox or a hash that does not
+//! match is an error naming the file and the field, never a default.
 
 use std::path::Path;
 
@@ -73,6 +73,10 @@ pub struct Policy {
     pub logical_id: String,
     pub generation_id: String,
     pub worktree: Option<WorktreeBinding>,
+    /// The child's sandbox policy as herd-launch resolved it, in the text form
+    /// `HERD_SANDBOX_POLICY` carries (herd-sandbox reads it; here it is only kept). `None`: a
+    /// file written before children were confined, resumed as the person's configuration says.
+    pub sandbox: Option<String>,
 }
 
 /// The file as [`Policy::from_slice`] accepts it, either version; the reader checks each key in turn
@@ -127,6 +131,12 @@ pub struct PolicyFileV2<'a> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "WorktreeBinding")]
     pub worktree: Option<&'a WorktreeBinding>,
+    /// The sandbox policy the child was launched under, as `HERD_SANDBOX_POLICY` carries it
+    /// (`<mode>,<network>`, docs/sandbox.md); a resume is never wider. Absent from a file of a
+    /// launcher that did not confine its children.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", length(min = 1))]
+    pub sandbox: Option<&'a str>,
 }
 
 fn version_two(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -172,7 +182,14 @@ impl Policy {
             logical_id,
             generation_id,
             worktree,
+            sandbox: None,
         }
+    }
+
+    /// The same policy with the child's sandbox policy (`HERD_SANDBOX_POLICY`'s text form).
+    pub fn with_sandbox(mut self, sandbox: String) -> Policy {
+        self.sandbox = Some(sandbox);
+        self
     }
 
     /// The file's form; without `policy_hash`, the canonical form the hash is taken over.
@@ -187,12 +204,13 @@ impl Policy {
             generation_id: &self.generation_id,
             policy_hash,
             worktree: self.worktree.as_ref(),
+            sandbox: self.sandbox.as_deref(),
         }
     }
     /// The lower-case hex SHA-256 of the canonical JSON of the policy.
     ///
     /// The canonical JSON is compact, keys in the order `version, owner, tools, deniedTools,
-    /// persistent, logicalId, generationId[, worktree]`, as `JSON.stringify` writes it.
+    /// persistent, logicalId, generationId[, worktree][, sandbox]`, as `JSON.stringify` writes it.
     pub fn hash(&self) -> String {
         // Serialising plain strings, booleans and integers cannot fail.
         let json = serde_json::to_vec(&self.file(None)).unwrap_or_default();
@@ -293,6 +311,7 @@ impl Policy {
                 logical_id: String::new(),
                 generation_id: String::new(),
                 worktree: None,
+                sandbox: None,
             });
         }
         let persistent = object
@@ -318,6 +337,12 @@ impl Policy {
                 )
             })?),
         };
+        // Checked before the hash, so a malformed one is named as such.
+        let sandbox = match object.get("sandbox") {
+            None => None,
+            Some(serde_json::Value::String(text)) if !text.is_empty() => Some(text.clone()),
+            Some(_) => return Err(bad("sandbox", "is not a non-empty string")),
+        };
         let policy = Policy {
             version,
             owner,
@@ -327,6 +352,7 @@ impl Policy {
             logical_id,
             generation_id,
             worktree,
+            sandbox,
         };
         if policy.hash() != policy_hash {
             return Err(bad("policyHash", "does not match the policy"));
@@ -431,6 +457,7 @@ fn keys_of(version: u64) -> Option<&'static [&'static str]> {
             "generationId",
             "policyHash",
             "worktree",
+            "sandbox",
         ]),
         _ => None,
     }
@@ -478,6 +505,16 @@ mod tests {
         });
         let back = Policy::from_slice(&p.to_json(), Path::new("p.json")).unwrap();
         assert_eq!(back, p);
+        let p = p.with_sandbox("read-only,on".into());
+        let text = String::from_utf8(p.to_json()).unwrap();
+        assert!(
+            text.ends_with("\"baseSha\":\"abc\"},\"sandbox\":\"read-only,on\"}\n"),
+            "{text}"
+        );
+        assert_eq!(
+            Policy::from_slice(&p.to_json(), Path::new("p.json")).unwrap(),
+            p
+        );
         let json: serde_json::Value = serde_json::from_slice(&p.to_json()).unwrap();
         assert_eq!(json["tools"], serde_json::Value::Null);
     }
@@ -509,6 +546,22 @@ mod tests {
             "worktree",
         );
         check(&|v| v["logicalId"] = "".into(), "logicalId");
+        check(&|v| v["sandbox"] = "".into(), "sandbox");
+        check(&|v| v["sandbox"] = 7.into(), "sandbox");
+        // A sandbox changed after the launch is a policy that does not match.
+        let boxed: serde_json::Value =
+            serde_json::from_slice(&policy().with_sandbox("read-only,on".into()).to_json())
+                .unwrap();
+        let mut widened = boxed.clone();
+        widened["sandbox"] = "off,on".into();
+        let err = Policy::from_slice(&serde_json::to_vec(&widened).unwrap(), Path::new("p.json"))
+            .unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("policyHash"), "{err}");
+        let mut removed = boxed;
+        removed.as_object_mut().unwrap().remove("sandbox");
+        let err = Policy::from_slice(&serde_json::to_vec(&removed).unwrap(), Path::new("p.json"))
+            .unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("policyHash"), "{err}");
         let err = Policy::from_slice(b"not json", Path::new("p.json")).unwrap_err();
         assert_eq!(err.field.as_deref(), Some("policy"));
     }
