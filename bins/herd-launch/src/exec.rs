@@ -109,6 +109,12 @@ pub fn exec(
             return (err, 126);
         }
     }
+    become_runner(argv)
+}
+
+/// Replaces this process with `argv`. Returns only on failure, with the exit code the shell
+/// convention gives it (126: cannot run, 127: not found).
+pub fn become_runner(argv: &[OsString]) -> (Error, i32) {
     let err = subprocess::exec_replace(argv);
     let code = if err.kind() == std::io::ErrorKind::NotFound {
         127

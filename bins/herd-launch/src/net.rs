@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use herd_core::{Error, ErrorCode, subprocess};
+use herd_core::{Error, ErrorCode};
 use herd_sandbox::net::{self, Route};
 use herd_sandbox::policy::Endpoint;
 
@@ -107,22 +107,7 @@ pub fn forward(
     if let Err(err) = start_forwarder(socket, &routes) {
         return (err, 126);
     }
-    let err = subprocess::exec_replace(argv);
-    let code = if err.kind() == std::io::ErrorKind::NotFound {
-        127
-    } else {
-        126
-    };
-    let program = argv
-        .first()
-        .map_or_else(String::new, |p| Path::new(p).display().to_string());
-    (
-        Error::new(
-            ErrorCode::Unavailable,
-            format!("cannot run `{program}`: {err}"),
-        ),
-        code,
-    )
+    crate::exec::become_runner(argv)
 }
 
 /// Starts the forwarder, in a process group of its own, and waits (bounded) until it listens.
