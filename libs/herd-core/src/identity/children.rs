@@ -14,9 +14,6 @@ use super::{
     read_current_stat, read_proc, stat_path, terminate,
 };
 
-/// The most processes one scan looks at, a bound on a `/proc` of any size.
-const SCAN_LIMIT: usize = 1 << 20;
-
 /// The most processes named `through` passed through on the way down.
 const MAX_DEPTH: u32 = 4;
 
@@ -63,28 +60,10 @@ fn is_child(parent: &Record, stat: &Stat) -> bool {
 
 /// The live children of `parent`, as the scan saw them: their PIDs and start times.
 fn children(parent: &Record) -> Result<Vec<(u32, u64)>, String> {
-    let entries = std::fs::read_dir("/proc").map_err(|e| format!("cannot list /proc: {e}"))?;
-    let mut found = Vec::new();
-    for entry in entries.take(SCAN_LIMIT) {
-        let Ok(entry) = entry else { continue };
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(Some(bytes)) = read_proc(&stat_path(pid)) else {
-            continue;
-        };
-        let Ok(stat) = parse_stat(&bytes) else {
-            continue;
-        };
-        if stat.pid == pid && is_child(parent, &stat) {
-            found.push((pid, stat.start_time));
-        }
-    }
-    Ok(found)
+    Ok(super::proc::scan(|stat| is_child(parent, stat))?
+        .into_iter()
+        .map(|stat| (stat.pid, stat.start_time))
+        .collect())
 }
 
 /// Signals the verified children of `parent`, passing through those named `through` while

@@ -154,6 +154,36 @@ pub(super) fn valid_pid(pid: u32) -> bool {
     pid > 0 && i32::try_from(pid).is_ok()
 }
 
+/// The most processes one scan of `/proc` looks at, a bound on a `/proc` of any size.
+const SCAN_LIMIT: usize = 1 << 20;
+
+/// The processes of `/proc` whose `stat` reads and parses and that `keep` keeps, each as its
+/// `stat` said at the scan.
+pub(super) fn scan(mut keep: impl FnMut(&Stat) -> bool) -> Result<Vec<Stat>, String> {
+    let entries = std::fs::read_dir("/proc").map_err(|e| format!("cannot list /proc: {e}"))?;
+    let mut found = Vec::new();
+    for entry in entries.take(SCAN_LIMIT) {
+        let Ok(entry) = entry else { continue };
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(Some(bytes)) = read_proc(&stat_path(pid)) else {
+            continue;
+        };
+        let Ok(stat) = parse_stat(&bytes) else {
+            continue;
+        };
+        if stat.pid == pid && keep(&stat) {
+            found.push(stat);
+        }
+    }
+    Ok(found)
+}
+
 pub(super) fn stat_path(pid: u32) -> PathBuf {
     PathBuf::from(format!("/proc/{pid}/stat"))
 }

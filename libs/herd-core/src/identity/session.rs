@@ -11,9 +11,6 @@ use std::time::{Duration, Instant};
 
 use super::{Pidfd, Record, Stat, check_context, parse_stat, read_proc, stat_path};
 
-/// The most processes one scan looks at, a bound on a `/proc` of any size.
-const SCAN_LIMIT: usize = 1 << 20;
-
 /// The step of [`wait_empty`].
 const POLL_STEP: Duration = Duration::from_millis(20);
 
@@ -33,31 +30,13 @@ fn is_member(leader: &Record, stat: &Stat) -> bool {
 /// The live processes of the session `leader` started (the leader itself included while it runs).
 fn members(leader: &Record) -> Result<Vec<Member>, String> {
     check_context(leader)?;
-    let entries = std::fs::read_dir("/proc").map_err(|e| format!("cannot list /proc: {e}"))?;
-    let mut found = Vec::new();
-    for entry in entries.take(SCAN_LIMIT) {
-        let Ok(entry) = entry else { continue };
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(Some(bytes)) = read_proc(&stat_path(pid)) else {
-            continue;
-        };
-        let Ok(stat) = parse_stat(&bytes) else {
-            continue;
-        };
-        if stat.pid == pid && is_member(leader, &stat) {
-            found.push(Member {
-                pid,
-                start_time: stat.start_time,
-            });
-        }
-    }
-    Ok(found)
+    Ok(super::proc::scan(|stat| is_member(leader, stat))?
+        .into_iter()
+        .map(|stat| Member {
+            pid: stat.pid,
+            start_time: stat.start_time,
+        })
+        .collect())
 }
 
 /// The PIDs of the live processes of the session `leader` started (the leader itself included
