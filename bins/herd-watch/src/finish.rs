@@ -423,7 +423,10 @@ fn observe(
             details.exit_code = Some(*code);
         }
         Observed::Lost => {
-            let why = lost_reason(artifacts, record);
+            let mut why = lost_reason(artifacts, record);
+            if record.runner == Runner::Pi && !record.persistent {
+                why.push_str(RESURRECT_HINT);
+            }
             ending.outcome = Some(Outcome::Failed);
             ending.failure = Some(why.clone());
             details.error_message = Some(why);
@@ -739,6 +742,9 @@ fn report_abbreviated_from(ending: &Ending, output: &Option<evidence::OutputTail
 /// Why a run that left no completion evidence is over, in the terms of where it ran: its pane
 /// disappeared, or (no pane: the process surface, or no pane was recorded) its process is gone,
 /// with a restart of the machine said as such when a recorded identity is of an earlier boot.
+/// What a lost Pi child's result adds: the way back into its session.
+const RESURRECT_HINT: &str = "; its session is kept: `/subagent resurrect` resumes it there (`/subagent resurrect --dry-run` first shows what it would do; from a shell, `herd-launch resurrect`)";
+
 fn lost_reason(artifacts: &Artifacts, record: &RunRecord) -> String {
     if record.surface != SurfaceKind::Process && record.pane.is_some() {
         return "pane disappeared before completion evidence was recorded".to_owned();
