@@ -274,11 +274,11 @@ fn doctor_names_the_other_directories_where_runs_need_a_hand() {
 #[test]
 fn doctor_says_when_herdrs_notifications_are_off_and_the_line_that_turns_them_on() {
     let w = World::new();
-    let pi = good_pi(&w);
+    let good = good_pi(&w);
     let config = w.sb.path().join("xdg");
     let file = config.join("herdr/config.toml");
     let env = [
-        ("HERD_PI", pi.to_str().unwrap()),
+        ("HERD_PI", good.to_str().unwrap()),
         ("HERDR_ENV", "1"),
         ("XDG_CONFIG_HOME", config.to_str().unwrap()),
     ];
@@ -317,7 +317,7 @@ fn doctor_says_when_herdrs_notifications_are_off_and_the_line_that_turns_them_on
     assert!(herdr.starts_with(&bin));
     let path = format!("{}:/nonexistent", bin.display());
     let env = [
-        ("HERD_PI", pi.to_str().unwrap()),
+        ("HERD_PI", good.to_str().unwrap()),
         ("XDG_CONFIG_HOME", config.to_str().unwrap()),
         ("PATH", path.as_str()),
     ];
@@ -327,7 +327,10 @@ fn doctor_says_when_herdrs_notifications_are_off_and_the_line_that_turns_them_on
         "{run:?}"
     );
     // Neither in use nor installed: no word of it.
-    let env = [("HERD_PI", pi.to_str().unwrap()), ("PATH", "/nonexistent")];
+    let env = [
+        ("HERD_PI", good.to_str().unwrap()),
+        ("PATH", "/nonexistent"),
+    ];
     let run = w.cleanup_with(&["doctor"], &env);
     assert!(!run.stdout.contains("herdr notifications"), "{run:?}");
 }
