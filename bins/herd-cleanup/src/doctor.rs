@@ -2,7 +2,8 @@
 //!
 //! Each check says whether it passed, whether herd needs it here (git, a trustworthy `/proc`, a
 //! writable artifacts directory, a Pi that starts, since the pi runner is the default, and Herdr
-//! when `HERDR_ENV=1` says it is in use), and why it failed. Runs whose child is gone without a
+//! when `HERDR_ENV=1` says it is in use), and why it failed. Where Herdr is in use or installed,
+//! whether its notifications are on ([`toasts`]). Runs whose child is gone without a
 //! delivered result, or whose record cannot be read, are listed as findings that need a hand.
 //!
 //! The command succeeds (exit 0) only when every needed check passes and no run needs a hand.
@@ -24,6 +25,8 @@ use herd_protocol::run::{LaunchStatus, RunRecord};
 
 use crate::holders;
 use crate::inspect::{shown, shown_path};
+
+mod toasts;
 
 /// The budget of a version probe (`tmux -V`; `pi --version` takes a few seconds to load).
 const PROBE_BUDGET: Duration = Duration::from_secs(15);
@@ -67,14 +70,10 @@ impl Setup {
 
 /// Runs every check.
 pub fn doctor(setup: &Setup) -> DoctorReport {
-    let mut checks = vec![
-        git(&setup.git),
-        tmux(),
-        sandbox(),
-        herdr(setup),
-        pi(&setup.pi, setup.pi_node.as_deref()),
-        proc(),
-    ];
+    let mut checks = vec![git(&setup.git), tmux(), sandbox(), herdr(setup)];
+    checks.extend(herdr_notifications(setup));
+    checks.push(pi(&setup.pi, setup.pi_node.as_deref()));
+    checks.push(proc());
     let mut runs = Vec::new();
     let mut runs_inspected = 0;
     match &setup.artifacts {
@@ -343,6 +342,17 @@ fn herdr(setup: &Setup) -> Check {
             ),
         },
     }
+}
+
+/// Whether Herdr shows herd's notices, when Herdr is in use or installed: its `[ui.toast]`
+/// configuration ([`toasts`]). Not needed: without them notices show in Pi only.
+fn herdr_notifications(setup: &Setup) -> Option<Check> {
+    let in_use = setup.herdr_env.as_deref() == Some(OsStr::new("1"));
+    if !in_use && !setup.herdr.executable_found(setup.path_env.as_deref()) {
+        return None;
+    }
+    let path = toasts::config_path(|key| std::env::var_os(key));
+    Some(toasts::check(&path, toasts::read(&path)))
 }
 
 /// Whether Pi starts: `pi --version` (`$HERD_PI`, run by `$HERD_PI_NODE` when set) answers

@@ -193,9 +193,9 @@ pub enum Command {
     },
     /// Tell the person at the parent that a run completed, failed or waits for input.
     ///
-    /// On the parent's surface, from this process's environment: Herdr's notification, tmux's
-    /// message (kept in `show-messages`) and the bell on every client of the parent's session,
-    /// and the terminal's own desktop notification (OSC 777 or 9) where the terminal is known to
+    /// On the parent's surface, from this process's environment: Herdr's notification (asked
+    /// again while Herdr shows another, within 6 s), tmux's message and the bell on every client
+    /// of the parent's session, and the terminal's own desktop notification (OSC 777 or 9) where the terminal is known to
     /// have one. Nothing is shown while a person looks at the run's pane (`looking`). It tells
     /// once per call: when to call it is the parent extension's (once per transition, a cooldown
     /// per run, `HERD_NOTIFY=0` for none).

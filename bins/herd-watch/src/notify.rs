@@ -15,8 +15,10 @@ use herd_protocol::run::RunRecord;
 use herd_protocol::watch::{NotifyKind, NotifyTold, WatchNotify};
 use herd_surface::notify::{self, Notification};
 
-/// The budget of every surface call of one notice.
-const NOTIFY_BUDGET: Duration = Duration::from_secs(3);
+/// The deadline of one notice, every surface call included. Herdr shows one notice at a time
+/// and answers `busy` while another is on screen (its own for 3 s, such as the one of a reload of
+/// its configuration); the notice is asked again until this deadline, so it outlasts one of them.
+const NOTIFY_BUDGET: Duration = Duration::from_secs(6);
 
 /// The title of every notice.
 const TITLE: &str = "herd";

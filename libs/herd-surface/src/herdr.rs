@@ -74,13 +74,21 @@ impl Herdr {
     }
 
     /// Asks Herdr to show `n` to its foreground client; Herdr's answer: shown, and why not.
+    /// While Herdr shows another notice (`busy`, `rate_limited`) it is asked again, until
+    /// `deadline`; each call takes at most what is left of it (a second at least).
     pub fn notify(
         &self,
         n: &crate::notify::Notification<'_>,
+        deadline: Instant,
     ) -> Result<(bool, String), herd_herdr::Error> {
         let body = (!n.body.is_empty()).then_some(n.body);
-        self.client
-            .notification_show(n.title, body, if n.request { "request" } else { "done" })
+        let sound = if n.request { "request" } else { "done" };
+        crate::notify::until_not_busy(deadline, || {
+            let left = deadline.saturating_duration_since(Instant::now());
+            self.client
+                .with_budget(left.clamp(Duration::from_secs(1), REQUEST_BUDGET))
+                .notification_show(n.title, body, sound)
+        })
     }
 
     /// Whether `pane` is the focused pane of the focused tab of the focused workspace. An

@@ -8,7 +8,7 @@
 
 use std::io::Write as _;
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::{Env, Error, Target};
 
@@ -112,7 +112,7 @@ pub fn tell(env: Env<'_>, n: &Notification<'_>, deadline: Instant) -> Vec<Told> 
     let osc = osc_of(env);
     if env("HERDR_ENV").as_deref() == Some("1") {
         let herdr = crate::herdr::Herdr::from_env(env);
-        told.push(match herdr.notify(n) {
+        told.push(match herdr.notify(n, deadline) {
             Ok((shown, reason)) => Told {
                 via: "herdr",
                 shown,
@@ -162,6 +162,32 @@ pub fn tell(env: Env<'_>, n: &Notification<'_>, deadline: Instant) -> Vec<Told> 
         });
     }
     told
+}
+
+/// Herdr's answers that mean "not now": it shows one notice at a time (`busy`, for as long as
+/// the one on screen stays, its own included) and one a second (`rate_limited`).
+const HERDR_NOT_NOW: [&str; 2] = ["busy", "rate_limited"];
+
+/// The first pause before asking Herdr again, doubled each time up to [`RETRY_STEP_MAX`].
+const RETRY_STEP: Duration = Duration::from_millis(100);
+const RETRY_STEP_MAX: Duration = Duration::from_millis(500);
+
+/// Asks (`ask`, Herdr's `(shown, reason)`) until Herdr shows the notice or answers something
+/// other than "not now", pausing a little longer each time; the last answer when the next
+/// pause would pass `deadline`. An error ends the asking.
+pub(crate) fn until_not_busy<E>(
+    deadline: Instant,
+    mut ask: impl FnMut() -> Result<(bool, String), E>,
+) -> Result<(bool, String), E> {
+    let mut step = RETRY_STEP;
+    loop {
+        let (shown, reason) = ask()?;
+        if shown || !HERDR_NOT_NOW.contains(&reason.as_str()) || Instant::now() + step >= deadline {
+            return Ok((shown, reason));
+        }
+        std::thread::sleep(step);
+        step = (step * 2).min(RETRY_STEP_MAX);
+    }
 }
 
 /// Whether a person looks at `target` now: the pane is the active one of the window a client
@@ -222,6 +248,54 @@ mod tests {
         assert_eq!(
             osc_bytes(Osc::Growl9, &n, true),
             b"\x1bPtmux;\x1b\x1b]9;herd: \"Scout\" is waiting for input\x07\x1b\\"
+        );
+    }
+
+    /// Answers in the shape of Herdr's `notification_show` result (its API schema).
+    const BUSY: &str =
+        r#"{"id":"1","result":{"type":"notification_show","shown":false,"reason":"busy"}}"#;
+    const SHOWN: &str =
+        r#"{"id":"1","result":{"type":"notification_show","shown":true,"reason":"shown"}}"#;
+    const DISABLED: &str =
+        r#"{"id":"1","result":{"type":"notification_show","shown":false,"reason":"disabled"}}"#;
+
+    fn answer(reply: &str) -> Result<(bool, String), String> {
+        let v: serde_json::Value = serde_json::from_str(reply).map_err(|e| e.to_string())?;
+        let r = &v["result"];
+        Ok((
+            r["shown"].as_bool().ok_or("no shown")?,
+            r["reason"].as_str().unwrap_or_default().to_owned(),
+        ))
+    }
+
+    #[test]
+    fn a_busy_herdr_is_asked_again_until_it_shows_the_notice_or_the_deadline_passes() {
+        // Busy twice (its own notice on screen), then shown: asked three times.
+        let mut replies = [BUSY, BUSY, SHOWN].into_iter();
+        let mut asked = 0;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let got = until_not_busy(deadline, || {
+            asked += 1;
+            answer(replies.next().unwrap())
+        });
+        assert_eq!(got, Ok((true, "shown".to_owned())));
+        assert_eq!(asked, 3);
+        // Turned off: said at once, never asked again.
+        let mut asked = 0;
+        let got = until_not_busy(deadline, || {
+            asked += 1;
+            answer(DISABLED)
+        });
+        assert_eq!(got, Ok((false, "disabled".to_owned())));
+        assert_eq!(asked, 1);
+        // Busy throughout: the last answer by the deadline, not later.
+        let start = Instant::now();
+        let got = until_not_busy(start + Duration::from_millis(700), || answer(BUSY));
+        assert_eq!(got, Ok((false, "busy".to_owned())));
+        assert!(
+            start.elapsed() < Duration::from_millis(700),
+            "{:?}",
+            start.elapsed()
         );
     }
 }

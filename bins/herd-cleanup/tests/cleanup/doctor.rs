@@ -270,3 +270,67 @@ fn doctor_names_the_other_directories_where_runs_need_a_hand() {
     );
     assert!(doc.runs.is_empty(), "this directory's own runs: {doc:#?}");
 }
+
+#[test]
+fn doctor_says_when_herdrs_notifications_are_off_and_the_line_that_turns_them_on() {
+    let w = World::new();
+    let good = good_pi(&w);
+    let config = w.sb.path().join("xdg");
+    let file = config.join("herdr/config.toml");
+    let env = [
+        ("HERD_PI", good.to_str().unwrap()),
+        ("HERDR_ENV", "1"),
+        ("XDG_CONFIG_HOME", config.to_str().unwrap()),
+    ];
+    let line = |run: &herd_e2e::cli::Run| {
+        run.stdout
+            .lines()
+            .find(|l| l.starts_with("herdr notifications: "))
+            .unwrap_or_else(|| panic!("{run:?}"))
+            .to_owned()
+    };
+    // Herdr's default: off, and the lines that turn them on, in Herdr's own file.
+    let run = w.cleanup_with(&["doctor"], &env);
+    assert_eq!(
+        line(&run),
+        format!(
+            "herdr notifications: unavailable: off (Herdr's default), so herd's notices show only in Pi; to turn them on, create {} with the lines `[ui.toast]` and `delivery = \"herdr\"`, then run `herdr server reload-config`",
+            file.display()
+        )
+    );
+    // The person does as told: on.
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "[ui.toast]\ndelivery = \"herdr\"\n").unwrap();
+    let run = w.cleanup_with(&["doctor", "--json"], &env);
+    let doc = run.doc::<DoctorReport>();
+    let check = doc
+        .checks
+        .iter()
+        .find(|c| c.name == "herdr notifications")
+        .unwrap_or_else(|| panic!("{doc:#?}"));
+    assert!(check.ok && !check.needed, "{check:?}");
+    assert!(check.detail.starts_with("on: "), "{check:?}");
+    // Installed (on `PATH`) but not in use: said too.
+    let bin = w.sb.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let herdr = pi(&w, "bin/herdr", "exit 0");
+    assert!(herdr.starts_with(&bin));
+    let path = format!("{}:/nonexistent", bin.display());
+    let env = [
+        ("HERD_PI", good.to_str().unwrap()),
+        ("XDG_CONFIG_HOME", config.to_str().unwrap()),
+        ("PATH", path.as_str()),
+    ];
+    let run = w.cleanup_with(&["doctor"], &env);
+    assert!(
+        line(&run).starts_with("herdr notifications: ok: on: "),
+        "{run:?}"
+    );
+    // Neither in use nor installed: no word of it.
+    let env = [
+        ("HERD_PI", good.to_str().unwrap()),
+        ("PATH", "/nonexistent"),
+    ];
+    let run = w.cleanup_with(&["doctor"], &env);
+    assert!(!run.stdout.contains("herdr notifications"), "{run:?}");
+}

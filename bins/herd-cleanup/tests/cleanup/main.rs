@@ -120,6 +120,8 @@ impl World {
             .pattern(r"process \d+ \(", "process [PID] (")
             .pattern(r"git version \S+", "git version [VERSION]")
             .pattern(r"(?m)^(tmux|pi|proc): .*$", "$1: [HERE]")
+            // Said only where Herdr is installed (its own test reads it).
+            .pattern(r"(?m)^herdr notifications: .*\n", "")
             .pattern(r"(?m)^ *warning: not proven unrelated: .*\n", "")
             .apply(text)
     }

@@ -151,9 +151,10 @@ impl Tmux {
     }
 
     /// Shows `n` to every client of the session of `parent_pane` (every client when the pane is
-    /// not known): tmux's message on its status line, which tmux also keeps in its message log
-    /// (`show-messages`), the bell, and `osc` where the client's terminal has it. Returns the
-    /// clients told.
+    /// not known): tmux's message on its status line, the bell, and `osc` where the client's
+    /// terminal has it. tmux writes the message to its log (`show-messages`) too, among every
+    /// command, so only until `message-limit` newer entries push it out. Returns the clients
+    /// told.
     pub fn notify(
         &self,
         parent_pane: Option<&str>,
