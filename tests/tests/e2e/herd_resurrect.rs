@@ -145,7 +145,9 @@ fn after_a_killed_tmux_server_resurrect_resumes_each_lost_run_once_in_its_sessio
         assert_eq!(results[0].outcome, Outcome::Failed, "{events:#?}");
         // The loss names the way back.
         assert!(
-            results[0].message.contains("`/subagent resurrect` resumes it there")
+            results[0]
+                .message
+                .contains("`/subagent resurrect` resumes it there")
                 && results[0].message.contains("--dry-run"),
             "{:#?}",
             results[0]
