@@ -96,14 +96,15 @@ pub struct Places {
     /// in the sandbox (`NODE_COMPILE_CACHE`: Node's compiled code of Pi, which a private
     /// temporary directory would otherwise start empty every time).
     pub read_caches: Vec<(String, PathBuf)>,
-    /// A Pi child's agent directory, seen through a private one (`PI_CODING_AGENT_DIR`).
+    /// A Pi child's agent directory, covered by a private one (`AgentPlaces`).
     pub agent: Option<AgentPlaces>,
 }
 
-/// A Pi child's view of the person's Pi agent directory: a private directory of the run in which
-/// each entry of the person's is mounted read-only (their sessions, extensions, skills and
-/// settings, which the person's next Pi loads unconfined), but for the files Pi itself updates in
-/// place while it runs ([`AgentPlaces::UPDATED`]); what Pi creates there (its locks) stays private.
+/// A Pi child's view of the person's Pi agent directory, at its own path (settings name packages
+/// relative to it): a private directory of the run mounted there, in which each entry of the
+/// person's is mounted again read-only (their sessions, extensions, skills and settings, which
+/// the person's next Pi loads unconfined), but for the files Pi itself updates in place while it
+/// runs ([`AgentPlaces::UPDATED`]); what Pi creates there (its locks) stays private.
 #[derive(Debug, Clone)]
 pub struct AgentPlaces {
     pub person: PathBuf,
@@ -121,6 +122,9 @@ impl AgentPlaces {
         let Ok(entries) = std::fs::read_dir(&self.person) else {
             return;
         };
+        // Each source is the machine's (bubblewrap reads sources outside the new root), so the
+        // entries are still there to mount once the private directory covers their place.
+        args.pair("--bind", &self.private, &self.person);
         for entry in entries.flatten().take(Self::MAX_ENTRIES) {
             let name = entry.file_name();
             let flag = if Self::UPDATED.iter().any(|u| name == *u) {
@@ -128,13 +132,9 @@ impl AgentPlaces {
             } else {
                 "--ro-bind"
             };
-            args.pair(flag, &entry.path(), &self.private.join(&name));
+            let path = entry.path();
+            args.pair(flag, &path, &path);
         }
-        args.0.extend([
-            "--setenv".into(),
-            "PI_CODING_AGENT_DIR".into(),
-            self.private.as_os_str().to_owned(),
-        ]);
     }
 }
 

@@ -3,6 +3,7 @@
 //!
 //! Only a yes is taken from it: a model it holds is accepted without asking Pi again, for a day;
 //! a model it does not hold is asked of Pi now, and a refusal always rests on that fresh answer.
+//! A Pi that cannot answer (it fails, or takes too long) refuses nothing.
 //! A model whose credentials went away since is launched and fails as any launch would. The file
 //! (`herd/models-listed.json` in the cache directory) is one user's, bounded when read, and
 //! anything in it that does not parse is ignored.
@@ -50,7 +51,11 @@ pub fn check_named(
             return Ok(());
         }
     }
-    let models = super::list(pi, cwd)?;
+    // A Pi that cannot answer refuses nothing: the launch goes on, and a child that cannot
+    // start says why in its result (a check that could not be made is no refusal).
+    let Ok(models) = super::list(pi, cwd) else {
+        return Ok(());
+    };
     if let Some(file) = &file {
         let listing = Listing {
             pi: who,
