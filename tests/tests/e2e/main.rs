@@ -31,3 +31,4 @@ mod pi_view;
 mod readme;
 mod remote;
 mod remote_hosts;
+mod remote_text;
