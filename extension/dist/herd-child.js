@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 6ab2791d037c02da5c935440a1c4f94c995fb95721f72f228259a6ad529b17a9
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 c1094a5e1b9289ef40e99901b44c44db6e7e87394fe317928d1886e7cd7cc547
 var __defProp = Object.defineProperty;
 var __export = (target, all) => {
   for (var name in all)

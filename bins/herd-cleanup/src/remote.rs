@@ -74,6 +74,15 @@ pub fn run(
             && !obj.contains_key("error")
         {
             obj.insert("host".into(), host.into());
+            // Each suggested call removes on the host.
+            let entries = obj.get_mut("worktrees").and_then(Value::as_array_mut);
+            for entry in entries.into_iter().flatten() {
+                if let Some(call) = entry.get_mut("remove_command")
+                    && let Some(text) = call.as_str()
+                {
+                    *call = crate::report::remove_command_on(text, host).into();
+                }
+            }
         }
         return Ok(Output::ok(doc, String::new()).with_exit(code));
     }
@@ -93,9 +102,6 @@ pub fn run(
         ));
     }
     // The host's report as it printed it; its removal suggestions name the host.
-    let text = stdout.replace(
-        "herd-cleanup remove '",
-        &format!("herd-cleanup remove --host {host} '"),
-    );
+    let text = crate::report::on_host(&stdout, host);
     Ok(Output::ok(Value::Null, format!("on {host}:\n{}", text.trim_end())).with_exit(code))
 }

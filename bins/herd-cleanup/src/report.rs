@@ -40,6 +40,35 @@ pub fn remove_command(entry: &Entry) -> Option<String> {
     ))
 }
 
+/// `call` (a [`remove_command`]) for a worktree on `host`: `worktree_remove({ target: …, host:
+/// "<host>" })`, the call that removes it there (docs/tools.md, `worktree_remove`).
+pub fn remove_command_on(call: &str, host: &str) -> String {
+    match call.strip_suffix(" })") {
+        Some(head) => format!("{head}, host: {} }})", json_string(host)),
+        None => call.to_owned(),
+    }
+}
+
+/// The line prefixes of `list`'s human suggestions, for [`on_host`].
+const SHELL_SUGGESTION: &str = "  remove with: herd-cleanup remove '";
+const TOOL_SUGGESTION: &str = "  or, as a tool call: ";
+
+/// The human text of a `list` that ran on `host`: each removal suggestion names the host.
+pub fn on_host(text: &str, host: &str) -> String {
+    text.lines()
+        .map(|line| {
+            if let Some(target) = line.strip_prefix(SHELL_SUGGESTION) {
+                format!("  remove with: herd-cleanup remove --host {host} '{target}")
+            } else if let Some(call) = line.strip_prefix(TOOL_SUGGESTION) {
+                format!("{TOOL_SUGGESTION}{}", remove_command_on(call, host))
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The command a person runs to remove `entry`: `herd-cleanup remove '<target>'`, quoted for a
 /// POSIX shell. `None` when the target holds a control character, which no line can carry as
 /// typed; the JSON document has it raw.
@@ -173,7 +202,7 @@ fn entry_lines(out: &mut Vec<String>, e: &Entry, shared: &[String]) {
             out.push(format!("  remove with: {cmd}"));
         }
         if let Some(call) = remove_command(e) {
-            out.push(format!("  or, as a tool call: {call}"));
+            out.push(format!("{TOOL_SUGGESTION}{call}"));
         }
     }
 }

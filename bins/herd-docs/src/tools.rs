@@ -108,6 +108,29 @@ fn is_sandbox(row: &Row) -> bool {
     SANDBOX_PARAMS.contains(&row.name.split(['.', '[']).next().unwrap_or_default())
 }
 
+/// Parameters of other tools that are herd's own, not pi-herdr-agents': the tool reference
+/// leaves them out, so its tables stay that reference's row for row, and each tool's have a
+/// block of their own, `<tool>-herd-params` (`worktree_remove`'s: `worktree-remove-herd-params`).
+pub const HERD_PARAMS: [(&str, &str); 1] = [("worktree_remove", "host")];
+
+/// Whether `row` of `tool`'s parameters is one of [`HERD_PARAMS`] or below one.
+fn is_herd_param(tool: &str, row: &Row) -> bool {
+    let root = row.name.split(['.', '[']).next().unwrap_or_default();
+    HERD_PARAMS.contains(&(tool, root))
+}
+
+/// The `<tool>-herd-params` block of `tool`: its parameters that are herd's own
+/// ([`HERD_PARAMS`]).
+pub fn herd_block_params(registry: &Registry, tool: &str) -> Option<String> {
+    registry.tool(tool).map(|t| {
+        table_of(
+            rows(&t.parameters)
+                .into_iter()
+                .filter(|r| is_herd_param(tool, r)),
+        )
+    })
+}
+
 /// The `subagent-sandbox-params` block: the parameters of [`OWN_BLOCK_TOOL`] that confine a
 /// child.
 pub fn sandbox_block_params(registry: &Registry) -> Option<String> {
@@ -154,7 +177,12 @@ pub fn tool_reference(registry: &Registry) -> String {
             } else if tool.parameters.properties.is_empty() {
                 "No parameters.\n".to_owned()
             } else {
-                params_table(&tool.parameters)
+                let name = tool.name.as_str();
+                table_of(
+                    rows(&tool.parameters)
+                        .into_iter()
+                        .filter(|r| !is_herd_param(name, r)),
+                )
             };
             format!(
                 "### `{}`\n\nRegistered in: {} sessions.\n\n{body}",

@@ -9,6 +9,7 @@ pub mod evidence;
 pub mod fallback;
 pub mod finish;
 mod homecoming;
+mod hosted;
 pub mod launch;
 pub mod message;
 pub mod notify;

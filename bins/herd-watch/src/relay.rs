@@ -397,7 +397,10 @@ fn take_line(
                 // No run here stands for it: it waits on the host.
                 return Ok(false);
             };
-            let mut message = message;
+            // Composed on the host: the host named, its paths marked as its own.
+            let mut message = crate::hosted::placed(&message, host);
+            let mut details = *details;
+            details.host = Some(host.to_owned());
             let worktree = local
                 .extra
                 .remote
@@ -421,7 +424,7 @@ fn take_line(
                 name: local.name.clone(),
                 outcome,
                 message,
-                details: *details,
+                details,
                 settled_at_ms: herd_core::time::now_ms(),
                 task: None,
             };

@@ -493,6 +493,11 @@ export interface WatchEventDetails {
 	 */
 	fallbackFailures?: WatchEventFallbackFailure[] | null;
 	/**
+	 * The host the child ran on, for a run on another machine: the paths in these details
+	 * and in the message are that host's (the message marks them `<host>:/path`).
+	 */
+	host?: string | null;
+	/**
 	 * Why the child could not be launched.
 	 */
 	launchFailure?: string | null;
@@ -2132,6 +2137,11 @@ export interface WatchWaitDetails {
 	 * The models that failed before this attempt, oldest first, each with its raw error.
 	 */
 	fallbackFailures?: WatchWaitFallbackFailure[] | null;
+	/**
+	 * The host the child ran on, for a run on another machine: the paths in these details
+	 * and in the message are that host's (the message marks them `<host>:/path`).
+	 */
+	host?: string | null;
 	/**
 	 * Why the child could not be launched.
 	 */

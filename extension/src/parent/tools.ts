@@ -99,8 +99,13 @@ const HANDLERS: Record<string, Handler> = {
 	worktree_list: async (call) =>
 		answer(await runBinary(call, "herd-cleanup", ["--artifacts", artifactsDir(call.ctx), "list", "--session-cwd", call.ctx.cwd]), [0]),
 	worktree_remove: async (call, params) => {
-		const args = ["--artifacts", artifactsDir(call.ctx), "remove", String(params.target ?? ""), "--session-cwd", call.ctx.cwd];
+		const args = ["--artifacts", artifactsDir(call.ctx), "remove"];
+		// A worktree on another machine: the host's own herd-cleanup removes it there; the target
+		// and the session cwd are the host's (by default herd's own directory there).
+		if (typeof params.host === "string" && params.host) args.push("--host", params.host);
+		else args.push("--session-cwd", call.ctx.cwd);
 		if (params.preserve === true) args.push("--preserve");
+		args.push("--", String(params.target ?? ""));
 		return answer(await runBinary(call, "herd-cleanup", args), [0, 1]);
 	},
 };

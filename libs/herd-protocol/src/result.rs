@@ -295,6 +295,10 @@ pub struct Details {
     /// The models that failed before this attempt, oldest first, each with its raw error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback_failures: Option<Vec<FallbackFailure>>,
+    /// The host the child ran on, for a run on another machine: the paths in these details
+    /// and in the message are that host's (the message marks them `<host>:/path`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// Why the child could not be launched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_failure: Option<String>,
@@ -521,6 +525,7 @@ mod tests {
             error_message: Some("e".into()),
             exit_code: Some(2),
             fallback_failures: Some(Vec::new()),
+            host: Some("h".into()),
             launch_failure: Some("l".into()),
             model: Some("m".into()),
             omitted: Some(vec!["worktree".into()]),

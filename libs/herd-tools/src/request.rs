@@ -305,6 +305,9 @@ impl ToolRequest for CallerPingRequest {
 pub struct WorktreeRemoveRequest {
     pub target: String,
     pub preserve: bool,
+    /// The host the worktree is on (`herd-cleanup remove --host`); `None` for this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 impl ToolRequest for WorktreeRemoveRequest {

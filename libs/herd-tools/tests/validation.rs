@@ -347,6 +347,12 @@ fn each_rule_refuses_with_invalid_request_naming_the_field() {
             Some("target"),
             "target must not be empty",
         ),
+        case(
+            "worktree_remove",
+            json!({"target": "fix/x", "host": "-oProxyCommand=x"}),
+            Some("host"),
+            "must be an ssh destination",
+        ),
         // Labels.
         case(
             "subagent",
@@ -632,6 +638,13 @@ fn minimal_requests_parse_and_null_worktree_means_none() {
     let remove: WorktreeRemoveRequest =
         herd_tools::parse("worktree_remove", &json!({"target": "ticket/123"})).unwrap();
     assert!(!remove.preserve);
+    assert_eq!(remove.host, None);
+    let remote: WorktreeRemoveRequest = herd_tools::parse(
+        "worktree_remove",
+        &json!({"target": "fix/x", "host": "devbox"}),
+    )
+    .unwrap();
+    assert_eq!(remote.host.as_deref(), Some("devbox"));
 
     for tool in ["subagents_list", "worktree_list", "subagent_done"] {
         herd_tools::parse::<EmptyRequest>(tool, &json!({})).unwrap();

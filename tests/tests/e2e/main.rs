@@ -32,3 +32,4 @@ mod readme;
 mod remote;
 mod remote_hosts;
 mod remote_sandbox;
+mod remote_text;
