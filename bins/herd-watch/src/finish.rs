@@ -157,6 +157,15 @@ pub fn build(
     if let Some(expiry) = &expiry {
         timed_out(expiry.limit_ms, record, &left, &mut ending, &mut details);
     }
+    let budget_stop = match observed {
+        Observed::Cancelled(_) if expiry.is_none() => {
+            intents::read_budget_stop(artifacts, &record.run_id)
+        }
+        _ => None,
+    };
+    if let Some(stop) = budget_stop.clone() {
+        budget_spent(stop, record, &left, &mut ending, &mut details);
+    }
     // 3b. A failure's last output.
     if ending.outcome == Some(Outcome::Failed) {
         failure_output(artifacts, record, &mut ending, &mut details);
@@ -194,6 +203,8 @@ pub fn build(
     if let Some(intent) = &cancellation {
         details.error = Some(if expiry.is_some() {
             CancelError::TimedOut
+        } else if budget_stop.is_some() {
+            CancelError::BudgetSpent
         } else {
             CancelError::Cancelled
         });
@@ -265,6 +276,22 @@ fn timed_out(
     ));
     details.timed_out = Some(true);
     details.time_limit_ms = Some(limit_ms);
+}
+
+/// Step 3: a cancel that a reached budget made is a failure, saying what was spent of what; the
+/// last report is kept.
+fn budget_spent(
+    stop: herd_protocol::intents::BudgetStop,
+    record: &RunRecord,
+    left: &Left,
+    ending: &mut Ending,
+    details: &mut Details,
+) {
+    ending.outcome = Some(Outcome::Failed);
+    ending.budget_spent = true;
+    left.report_into(record, ending);
+    ending.notes.push(stop.budget.host_line(&stop.spent, true));
+    details.budget = Some(stop);
 }
 
 /// Step 3b: a failure carries what herd holds of the child's last output, and where it is.
