@@ -649,6 +649,38 @@ impl RunUsage {
     }
 }
 
+/// What `record` spent as herd last read it, without reading any session: its usage cursor's
+/// tally (`runs/<id>.usage.json`, which `herd-watch` advances each time it looks at a budgeted
+/// run), with each child of its list rolled in as its settled result says or, while it runs, the
+/// same way. Up to eight levels of nesting are counted. What a session gained since its last read
+/// is not in it: a launch judges a budget on this without the cost of a session read.
+pub fn recorded(artifacts: &crate::layout::Artifacts, record: &crate::run::RunRecord) -> Tally {
+    recorded_at(artifacts, &record.run_id, 0)
+}
+
+fn recorded_at(artifacts: &crate::layout::Artifacts, run_id: &str, depth: usize) -> Tally {
+    let mut tally = artifacts
+        .run(run_id)
+        .read::<UsageCursor>()
+        .ok()
+        .flatten()
+        .map_or_else(Tally::new, |c| c.tally);
+    if depth >= 8 {
+        return tally;
+    }
+    for child in crate::run::linked_children(artifacts, run_id).unwrap_or_default() {
+        let settled = crate::result::RunResult::load(artifacts, &child.run_id, None)
+            .ok()
+            .flatten()
+            .and_then(|r| r.details.usage);
+        match settled {
+            Some(usage) => tally.merge(&usage.tally),
+            None => tally.merge(&recorded_at(artifacts, &child.run_id, depth + 1)),
+        }
+    }
+    tally
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -788,36 +820,4 @@ mod tests {
         assert_eq!(rolled.more_models.unwrap().count, 2 * 11_990);
         assert_eq!(rolled.total.input, Some(48_000));
     }
-}
-
-/// What `record` spent as herd last read it, without reading any session: its usage cursor's
-/// tally (`runs/<id>.usage.json`, which `herd-watch` advances each time it looks at a budgeted
-/// run), with each child of its list rolled in as its settled result says or, while it runs, the
-/// same way. Up to eight levels of nesting are counted. What a session gained since its last read
-/// is not in it: a launch judges a budget on this without the cost of a session read.
-pub fn recorded(artifacts: &crate::layout::Artifacts, record: &crate::run::RunRecord) -> Tally {
-    recorded_at(artifacts, &record.run_id, 0)
-}
-
-fn recorded_at(artifacts: &crate::layout::Artifacts, run_id: &str, depth: usize) -> Tally {
-    let mut tally = artifacts
-        .run(run_id)
-        .read::<UsageCursor>()
-        .ok()
-        .flatten()
-        .map_or_else(Tally::new, |c| c.tally);
-    if depth >= 8 {
-        return tally;
-    }
-    for child in crate::run::linked_children(artifacts, run_id).unwrap_or_default() {
-        let settled = crate::result::RunResult::load(artifacts, &child.run_id, None)
-            .ok()
-            .flatten()
-            .and_then(|r| r.details.usage);
-        match settled {
-            Some(usage) => tally.merge(&usage.tally),
-            None => tally.merge(&recorded_at(artifacts, &child.run_id, depth + 1)),
-        }
-    }
-    tally
 }
