@@ -15,6 +15,9 @@
 use std::thread::JoinHandle;
 
 use herd_protocol::intents::BudgetStop;
+use herd_protocol::result::{Details, Outcome};
+
+use crate::message::Ending;
 use herd_protocol::layout::Artifacts;
 use herd_protocol::run::RunRecord;
 use herd_protocol::run_file::RunFile;
@@ -53,4 +56,28 @@ pub fn enforce(artifacts: &Artifacts, record: &RunRecord, stop: BudgetStop) -> J
         // An unconfirmed termination keeps its intent; supervision goes on as after a cancel.
         let _ = crate::control::cancel(&artifacts, &record);
     })
+}
+
+/// A cancel that a reached budget made, into the result: a failure saying what was spent of
+/// what (`Budget: spent … of …; stopped`), its report already kept in `ending`.
+pub fn spent_into(stop: BudgetStop, ending: &mut Ending, details: &mut Details) {
+    ending.outcome = Some(Outcome::Failed);
+    ending.budget_spent = true;
+    ending.notes.push(stop.budget.host_line(&stop.spent, true));
+    details.budget = Some(stop);
+}
+
+/// The budget stop a cancelled run ended on, unless a time limit ended it first.
+pub fn stop_of(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    observed: &crate::finish::Observed,
+    expired: bool,
+) -> Option<BudgetStop> {
+    match observed {
+        crate::finish::Observed::Cancelled(_) if !expired => {
+            herd_protocol::intents::read_budget_stop(artifacts, &record.run_id)
+        }
+        _ => None,
+    }
 }
