@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 0297237a5f2e8f5341514ce06fd9f576e1d0d55acae1efbbb64d73ddde767a00
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 89c8b7265bfc93bdba0c749fbb52a9c761b471c47615b34ac7c12f478ea4d410
 var __defProp = Object.defineProperty;
 var __export = (target, all) => {
   for (var name in all)

@@ -412,9 +412,9 @@ export interface WatchEventBudgetStop {
 	/**
 	 * The format version; a reader refuses a newer major version than it knows.
 	 */
-	formatVersion: number;
+	format_version: number;
 	spent: WatchEventSpent;
-	stoppedAtMs: number;
+	stopped_at_ms: number;
 }
 
 /**
@@ -2130,9 +2130,9 @@ export interface WatchWaitBudgetStop {
 	/**
 	 * The format version; a reader refuses a newer major version than it knows.
 	 */
-	formatVersion: number;
+	format_version: number;
 	spent: WatchWaitSpent;
-	stoppedAtMs: number;
+	stopped_at_ms: number;
 }
 
 /**
