@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 c1094a5e1b9289ef40e99901b44c44db6e7e87394fe317928d1886e7cd7cc547
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 a46c62f1652e3945cb47d27ff9a7927c63ece8e5d0a351a7f5b3832724df31c5
 var __defProp = Object.defineProperty;
 var __export = (target, all) => {
   for (var name in all)
@@ -27,6 +27,7 @@ var RUN_FILES = {
   cancel: ".cancel.json",
   interrupt: ".interrupt.json",
   timeout: ".timeout.json",
+  budget: ".budget.json",
   steer: ".steer.json",
   steering: ".steering.json",
   superseded: ".superseded.json",
@@ -66,6 +67,7 @@ var RUN_FILE_READ_LIMITS = {
   cancel: 16384,
   interrupt: 4096,
   timeout: 4096,
+  budget: 4096,
   steer: 1048576,
   steering: 1048576,
   superseded: 16384,

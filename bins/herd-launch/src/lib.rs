@@ -2,6 +2,7 @@
 //! sidecars, dispatch it, and capture its identity.
 
 pub mod artifact;
+pub mod budget;
 pub mod catalog;
 pub mod exec;
 pub mod extension;
@@ -673,6 +674,11 @@ fn spawn_command(
             .filter(|t| !t.is_empty()),
     };
     let mut plan = plan::plan(&input, &ctx)?;
+    // A child's own spawn gets at most what its parent run has left, refused when nothing is.
+    let holds = matches!(plan.runner, plan::Runner::Pi { .. })
+        && !plan.persistent
+        && plan.request.host.is_none();
+    plan.budget = budget::within_parent(artifacts, plan.budget, holds, env)?;
     let surface = open_surface(input.surface, artifacts, env)?;
     // Refused before anything is written, the shared child extension included: exit 2 changes
     // nothing.

@@ -103,6 +103,9 @@ pub struct Plan {
     pub worktree_checked: Option<herd_worktree::create::Plan>,
     /// How the child is confined (`crate::sandbox`).
     pub confinement: crate::sandbox::Confinement,
+    /// The child's hard budget (`crate::budget`): the request's, within what its parent run has
+    /// left.
+    pub budget: Option<herd_protocol::usage::Budget>,
 }
 
 /// What a resume continues.
@@ -216,6 +219,7 @@ fn plan_request(
     // 2. The runner, the directory and the role.
     let runner = choose_runner(runner, argv, &request, ctx)?;
     let exec = matches!(runner, Runner::Exec { .. });
+    let budget = requested_budget(&request, exec)?;
     let (cwd, agent_dir, role) = where_it_runs(&request, ctx)?;
 
     // 3. How the child lives: autonomous, interactive or persistent.
@@ -322,8 +326,37 @@ fn plan_request(
         time_limit_ms: None,
         worktree_checked: None,
         confinement,
+        budget,
     }
     .with_worktree())
+}
+
+/// The request's `budget`, refused (field `budget`) where the watcher could not hold the child
+/// to it: a child with no Pi session (the exec runner), a persistent specialist (stopped only on
+/// its parent's directive) and a child on another machine (its session is there).
+fn requested_budget(
+    request: &SubagentRequest,
+    exec: bool,
+) -> Result<Option<herd_protocol::usage::Budget>, Error> {
+    let Some(limits) = request.budget()? else {
+        return Ok(None);
+    };
+    let refused = if exec {
+        Some("a budget is for a Pi child: the exec runner records no usage")
+    } else if request.persistent {
+        Some("a budget is for an auto-exit child, not a persistent specialist")
+    } else if request.host.is_some() {
+        Some("a budget is not yet held on another machine: omit budget or host")
+    } else {
+        None
+    };
+    if let Some(why) = refused {
+        return Err(Error::invalid("budget", why));
+    }
+    Ok(Some(herd_protocol::usage::Budget {
+        tokens: limits.tokens,
+        usd: limits.usd.and_then(herd_protocol::usage::Usd::new),
+    }))
 }
 
 /// The request's `accept` (the check a child's work must pass), parsed.

@@ -381,6 +381,7 @@ pub fn resume(
         time_limit_ms: None,
         worktree_checked: None,
         confinement,
+        budget: None,
         resume: Some(Resume {
             session,
             message: request.message.clone(),

@@ -141,7 +141,7 @@ pub fn build(
     // 2. The models that failed before this attempt: each one's raw error in the details, and a
     //    host line saying which model failed and why.
     fallback_failures(artifacts, record, &mut ending, &mut details);
-    // 3. How it ended, from the evidence; a cancel that a passed time limit made is a failure.
+    // 3. How it ended, from the evidence; a cancel a time limit or a budget made is a failure.
     let mut cancellation = observe(
         &observed,
         artifacts,
@@ -155,7 +155,13 @@ pub fn build(
         _ => None,
     };
     if let Some(expiry) = &expiry {
-        timed_out(expiry.limit_ms, record, &left, &mut ending, &mut details);
+        left.report_into(record, &mut ending);
+        crate::timeout::timed_out_into(expiry.limit_ms, &mut ending, &mut details);
+    }
+    let budget_stop = crate::budget::stop_of(artifacts, record, &observed, expiry.is_some());
+    if let Some(stop) = budget_stop.clone() {
+        left.report_into(record, &mut ending);
+        crate::budget::spent_into(stop, &mut ending, &mut details);
     }
     // 3b. A failure's last output.
     if ending.outcome == Some(Outcome::Failed) {
@@ -192,10 +198,10 @@ pub fn build(
     // 8. What structured consumers read beside the message.
     details.report = report_view(record, &ending);
     if let Some(intent) = &cancellation {
-        details.error = Some(if expiry.is_some() {
-            CancelError::TimedOut
-        } else {
-            CancelError::Cancelled
+        details.error = Some(match (&expiry, &budget_stop) {
+            (Some(_), _) => CancelError::TimedOut,
+            (None, Some(_)) => CancelError::BudgetSpent,
+            (None, None) => CancelError::Cancelled,
         });
         details.cancellation = Some(intent.to_details());
     }
@@ -247,24 +253,6 @@ fn fallback_failures(
         }
         details.fallback_failures = Some(failures);
     }
-}
-
-/// Step 3: a cancel that a passed time limit made is a failure, saying so.
-fn timed_out(
-    limit_ms: u64,
-    record: &RunRecord,
-    left: &Left,
-    ending: &mut Ending,
-    details: &mut Details,
-) {
-    ending.outcome = Some(Outcome::Failed);
-    ending.timed_out = true;
-    left.report_into(record, ending);
-    ending.failure = Some(format!(
-        "timed out: still running after its time limit of {limit_ms} ms; its process was terminated"
-    ));
-    details.timed_out = Some(true);
-    details.time_limit_ms = Some(limit_ms);
 }
 
 /// Step 3b: a failure carries what herd holds of the child's last output, and where it is.

@@ -2,6 +2,7 @@
 //! once, and control (cancel, interrupt, stop, steer).
 
 mod backoff;
+pub mod budget;
 pub mod control;
 pub mod crash;
 pub mod delivery;

@@ -34,6 +34,8 @@ pub struct Ending {
     pub provider_error: bool,
     /// Whether the run was ended because it outlived its time limit.
     pub timed_out: bool,
+    /// Whether the run was ended because it reached its budget.
+    pub budget_spent: bool,
     pub exit_code: Option<i32>,
     pub model_used: Option<String>,
     pub models_attempted: Vec<String>,
@@ -113,6 +115,9 @@ impl Ending {
             Some(Outcome::Cancelled) => format!("Sub-agent {name} was cancelled ({elapsed})."),
             Some(Outcome::Failed) if self.timed_out => {
                 format!("Sub-agent {name} timed out after {elapsed}.")
+            }
+            Some(Outcome::Failed) if self.budget_spent => {
+                format!("Sub-agent {name} was stopped at its budget after {elapsed}.")
             }
             Some(Outcome::Failed) if self.provider_error => {
                 format!(

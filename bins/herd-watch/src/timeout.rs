@@ -39,3 +39,19 @@ pub fn enforce(artifacts: &Artifacts, record: &RunRecord, now_ms: u64) -> JoinHa
         let _ = crate::control::cancel(&artifacts, &record);
     })
 }
+
+/// A cancel that a passed time limit made, into the result: a failure saying so, its report
+/// already kept in `ending`.
+pub fn timed_out_into(
+    limit_ms: u64,
+    ending: &mut crate::message::Ending,
+    details: &mut herd_protocol::result::Details,
+) {
+    ending.outcome = Some(herd_protocol::result::Outcome::Failed);
+    ending.timed_out = true;
+    ending.failure = Some(format!(
+        "timed out: still running after its time limit of {limit_ms} ms; its process was terminated"
+    ));
+    details.timed_out = Some(true);
+    details.time_limit_ms = Some(limit_ms);
+}

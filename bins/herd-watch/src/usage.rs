@@ -353,6 +353,15 @@ pub fn rolled_up(artifacts: &Artifacts, record: &RunRecord) -> Option<RunUsage> 
     rolled_up_at(artifacts, record, 0, u64::MAX)
 }
 
+/// [`rolled_up`], each session read at most `budget` bytes further.
+pub fn rolled_up_within(
+    artifacts: &Artifacts,
+    record: &RunRecord,
+    budget: u64,
+) -> Option<RunUsage> {
+    rolled_up_at(artifacts, record, 0, budget)
+}
+
 fn rolled_up_at(
     artifacts: &Artifacts,
     record: &RunRecord,

@@ -389,9 +389,38 @@ export interface WatchEventAcceptanceReport {
 }
 
 /**
+ * A run's hard budget (`subagent`'s `budget`): the most its session, with its nested children's,
+ * may use before the watcher stops it. Each bound is positive; an absent one does not bound.
+ */
+export interface WatchEventBudget {
+	/**
+	 * Total tokens (input, output and both caches), as Pi counts them.
+	 */
+	tokens?: number | null;
+	/**
+	 * US dollars, as Pi computes them from the model's price.
+	 */
+	usd?: WatchEventUsd | null;
+}
+
+/**
+ * `runs/<id>.budget.json`: the hard budget the run reached (`subagent`'s `budget`), what it had
+ * spent when the watcher saw it and when; written once, before the cancel intent it leads to.
+ */
+export interface WatchEventBudgetStop {
+	budget: WatchEventBudget;
+	/**
+	 * The format version; a reader refuses a newer major version than it knows.
+	 */
+	format_version: number;
+	spent: WatchEventSpent;
+	stopped_at_ms: number;
+}
+
+/**
  * Why a cancelled run's result is an error.
  */
-export type WatchEventCancelError = "cancelled" | "timed out";
+export type WatchEventCancelError = "cancelled" | "timed out" | "budget spent";
 
 /**
  * How far a cancel's termination got.
@@ -471,13 +500,18 @@ export interface WatchEventDetails {
 	 * The acceptance gate.
 	 */
 	acceptance?: WatchEventAcceptance | null;
+	/**
+	 * The hard budget the run reached and what it had spent: the watcher stopped it.
+	 */
+	budget?: WatchEventBudgetStop | null;
 	cancellation?: WatchEventCancellation | null;
 	/**
 	 * How long the child ran, in milliseconds.
 	 */
 	elapsedMs?: number | null;
 	/**
-	 * `timed out` when the cancel was the watcher's, at the run's time limit.
+	 * `timed out` when the cancel was the watcher's, at the run's time limit; `budget spent`
+	 * when it was the watcher's, at the run's hard budget.
 	 */
 	error?: WatchEventCancelError | null;
 	/**
@@ -929,6 +963,25 @@ export interface WatchEventRuntimeCheck {
  * Whether a criterion must be satisfied for the gate to hold.
  */
 export type WatchEventSeverity = "required" | "recommended";
+
+/**
+ * What a budget is judged on: the tokens and the cost spent, the cost being what is known
+ * when a part of it is not (`cost_unknown`).
+ */
+export interface WatchEventSpent {
+	/**
+	 * Whether a part of the cost is not known (Pi recorded none): `usd` is then a lower bound.
+	 */
+	costUnknown?: boolean;
+	/**
+	 * `null` when the count passed the largest integer.
+	 */
+	tokens: number | null;
+	/**
+	 * The known part of the cost.
+	 */
+	usd: WatchEventUsd;
+}
 
 /**
  * Where a run stands on its acceptance gate.
@@ -1752,6 +1805,21 @@ export interface RunRecordAcceptanceSummary {
 }
 
 /**
+ * A run's hard budget (`subagent`'s `budget`): the most its session, with its nested children's,
+ * may use before the watcher stops it. Each bound is positive; an absent one does not bound.
+ */
+export interface RunRecordBudget {
+	/**
+	 * Total tokens (input, output and both caches), as Pi counts them.
+	 */
+	tokens?: number | null;
+	/**
+	 * US dollars, as Pi computes them from the model's price.
+	 */
+	usd?: RunRecordUsd | null;
+}
+
+/**
  * How the launch ended, as the acknowledgement reports it.
  */
 export type RunRecordLaunchStatus = ("launched" | "failed") | "pending" | "uncertain";
@@ -1845,6 +1913,11 @@ export interface RunRecordRunExtra {
 	 */
 	activity_file?: string | null;
 	/**
+	 * The run's hard budget (`subagent`'s `budget`): the watcher stops the child when its
+	 * usage, with its nested children's, reaches it.
+	 */
+	budget?: RunRecordBudget | null;
+	/**
 	 * The exec runner's command, kept for a fallback launch of the same command.
 	 */
 	exec_argv?: string[];
@@ -1896,6 +1969,11 @@ export type RunRecordRunner = "pi" | "exec";
  * Where the child runs (docs/surfaces.md).
  */
 export type RunRecordSurfaceKind = "herdr" | "tmux" | "process";
+
+/**
+ * An amount in US dollars: a finite number, never negative.
+ */
+export type RunRecordUsd = number;
 
 /**
  * The managed worktree a child runs in.
@@ -2034,9 +2112,38 @@ export interface WatchWaitAcceptanceReport {
 }
 
 /**
+ * A run's hard budget (`subagent`'s `budget`): the most its session, with its nested children's,
+ * may use before the watcher stops it. Each bound is positive; an absent one does not bound.
+ */
+export interface WatchWaitBudget {
+	/**
+	 * Total tokens (input, output and both caches), as Pi counts them.
+	 */
+	tokens?: number | null;
+	/**
+	 * US dollars, as Pi computes them from the model's price.
+	 */
+	usd?: WatchWaitUsd | null;
+}
+
+/**
+ * `runs/<id>.budget.json`: the hard budget the run reached (`subagent`'s `budget`), what it had
+ * spent when the watcher saw it and when; written once, before the cancel intent it leads to.
+ */
+export interface WatchWaitBudgetStop {
+	budget: WatchWaitBudget;
+	/**
+	 * The format version; a reader refuses a newer major version than it knows.
+	 */
+	format_version: number;
+	spent: WatchWaitSpent;
+	stopped_at_ms: number;
+}
+
+/**
  * Why a cancelled run's result is an error.
  */
-export type WatchWaitCancelError = "cancelled" | "timed out";
+export type WatchWaitCancelError = "cancelled" | "timed out" | "budget spent";
 
 /**
  * How far a cancel's termination got.
@@ -2116,13 +2223,18 @@ export interface WatchWaitDetails {
 	 * The acceptance gate.
 	 */
 	acceptance?: WatchWaitAcceptance | null;
+	/**
+	 * The hard budget the run reached and what it had spent: the watcher stopped it.
+	 */
+	budget?: WatchWaitBudgetStop | null;
 	cancellation?: WatchWaitCancellation | null;
 	/**
 	 * How long the child ran, in milliseconds.
 	 */
 	elapsedMs?: number | null;
 	/**
-	 * `timed out` when the cancel was the watcher's, at the run's time limit.
+	 * `timed out` when the cancel was the watcher's, at the run's time limit; `budget spent`
+	 * when it was the watcher's, at the run's hard budget.
 	 */
 	error?: WatchWaitCancelError | null;
 	/**
@@ -2564,6 +2676,25 @@ export interface WatchWaitRuntimeCheck {
  * Whether a criterion must be satisfied for the gate to hold.
  */
 export type WatchWaitSeverity = "required" | "recommended";
+
+/**
+ * What a budget is judged on: the tokens and the cost spent, the cost being what is known
+ * when a part of it is not (`cost_unknown`).
+ */
+export interface WatchWaitSpent {
+	/**
+	 * Whether a part of the cost is not known (Pi recorded none): `usd` is then a lower bound.
+	 */
+	costUnknown?: boolean;
+	/**
+	 * `null` when the count passed the largest integer.
+	 */
+	tokens: number | null;
+	/**
+	 * The known part of the cost.
+	 */
+	usd: WatchWaitUsd;
+}
 
 /**
  * Where a run stands on its acceptance gate.

@@ -87,6 +87,22 @@ pub fn read_expiry(artifacts: &Artifacts, run_id: &str) -> Option<Expiry> {
     artifacts.run(run_id).read().ok().flatten()
 }
 
+/// `runs/<id>.budget.json`: the hard budget the run reached (`subagent`'s `budget`), what it had
+/// spent when the watcher saw it and when; written once, before the cancel intent it leads to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BudgetStop {
+    #[schemars(schema_with = "crate::format_version")]
+    pub format_version: u64,
+    pub budget: crate::usage::Budget,
+    pub spent: crate::usage::Spent,
+    pub stopped_at_ms: u64,
+}
+
+/// Reads the budget stop of `run_id`, if its budget was reached.
+pub fn read_budget_stop(artifacts: &Artifacts, run_id: &str) -> Option<BudgetStop> {
+    artifacts.run(run_id).read().ok().flatten()
+}
+
 /// One steering request as the ledger keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SteerReceipt {

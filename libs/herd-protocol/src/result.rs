@@ -278,12 +278,16 @@ pub struct Details {
         serialize_with = "keys_in_byte_order"
     )]
     pub acceptance: Option<Acceptance>,
+    /// The hard budget the run reached and what it had spent: the watcher stopped it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::intents::BudgetStop>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancellation: Option<Cancellation>,
     /// How long the child ran, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_ms: Option<u64>,
-    /// `timed out` when the cancel was the watcher's, at the run's time limit.
+    /// `timed out` when the cancel was the watcher's, at the run's time limit; `budget spent`
+    /// when it was the watcher's, at the run's hard budget.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<CancelError>,
     /// The provider error, or why completion evidence is missing.
@@ -388,6 +392,8 @@ pub enum CancelError {
     Cancelled,
     #[serde(rename = "timed out")]
     TimedOut,
+    #[serde(rename = "budget spent")]
+    BudgetSpent,
 }
 
 /// The `cancellation` record of a cancelled result's details.
@@ -515,6 +521,16 @@ mod tests {
             acceptance: Some(Acceptance::NotApplied(crate::accept::NotApplied::Error {
                 error: "x".into(),
             })),
+            budget: Some(crate::intents::BudgetStop {
+                format_version: 1,
+                budget: crate::usage::Budget::default(),
+                spent: crate::usage::Spent {
+                    tokens: Some(1),
+                    usd: crate::usage::Usd(0.0),
+                    cost_unknown: false,
+                },
+                stopped_at_ms: 1,
+            }),
             cancellation: Some(Cancellation {
                 confirmed_at: None,
                 requested_at: 1,

@@ -195,6 +195,10 @@ pub struct RunExtra {
     /// The lost run whose session this run resumed (`herd-launch resurrect`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resurrects: Option<String>,
+    /// The run's hard budget (`subagent`'s `budget`): the watcher stops the child when its
+    /// usage, with its nested children's, reaches it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::usage::Budget>,
     /// The runs this run launches are listed in `runs/<run-id>.children` ([`link_child`]), so
     /// they are found without a search of the directory. A record written before the list
     /// existed lacks it, and its children are searched for.

@@ -82,6 +82,8 @@ run_file! {
     interrupt: crate::intents::Interrupt => "interrupt.json", version 1, limit 4 * 1024, Synced;
     /// The time limit that passed, written once before the cancel it leads to.
     timeout: crate::intents::Expiry => "timeout.json", version 1, limit 4 * 1024, Synced;
+    /// The hard budget that was reached, written once before the cancel it leads to.
+    budget: crate::intents::BudgetStop => "budget.json", version 1, limit 4 * 1024, Synced;
     /// The steering messages not yet delivered.
     steer: crate::intents::SteerQueue => "steer.json", version 1, limit 1024 * 1024, Synced;
     /// The receipts of the last steering requests.

@@ -427,6 +427,144 @@ pub struct TaskUsage {
     pub figures: Figures,
 }
 
+/// A run's hard budget (`subagent`'s `budget`): the most its session, with its nested children's,
+/// may use before the watcher stops it. Each bound is positive; an absent one does not bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Budget {
+    /// Total tokens (input, output and both caches), as Pi counts them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+    /// US dollars, as Pi computes them from the model's price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usd: Option<Usd>,
+}
+
+/// What a budget is judged on: the tokens and the cost spent, the cost being what is known
+/// when a part of it is not (`cost_unknown`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Spent {
+    /// `null` when the count passed the largest integer.
+    pub tokens: Option<u64>,
+    /// The known part of the cost.
+    pub usd: Usd,
+    /// Whether a part of the cost is not known (Pi recorded none): `usd` is then a lower bound.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cost_unknown: bool,
+}
+
+impl Spent {
+    /// What `tally` spent: its tokens, and its cost or, when that is unknown, the sum of the
+    /// costs known model by model.
+    pub fn of(tally: &Tally) -> Spent {
+        let (usd, cost_unknown) = match tally.total.cost {
+            Some(cost) => (cost, false),
+            None => {
+                let known = tally
+                    .models
+                    .iter()
+                    .map(|m| m.figures.cost)
+                    .chain(tally.more_models.map(|m| m.figures.cost))
+                    .flatten()
+                    .fold(0.0, |sum, c| sum + c.0);
+                (Usd::new(known).unwrap_or_default(), true)
+            }
+        };
+        Spent {
+            tokens: tally.total.total_tokens,
+            usd,
+            cost_unknown,
+        }
+    }
+}
+
+impl Budget {
+    /// Whether it bounds anything.
+    pub fn is_bounded(&self) -> bool {
+        self.tokens.is_some() || self.usd.is_some()
+    }
+
+    /// Whether `spent` reached it: a token count too large to know reaches any bound.
+    pub fn reached(&self, spent: &Spent) -> bool {
+        self.tokens
+            .is_some_and(|limit| spent.tokens.is_none_or(|n| n >= limit))
+            || self.usd.is_some_and(|limit| spent.usd.0 >= limit.0)
+    }
+
+    /// The share of it `spent` used, the larger of its bounds' (1.0 is the whole budget).
+    #[expect(clippy::cast_precision_loss, reason = "a share, not a count")]
+    pub fn share(&self, spent: &Spent) -> f64 {
+        let tokens = self.tokens.map(|limit| match spent.tokens {
+            Some(n) => n as f64 / limit as f64,
+            None => f64::INFINITY,
+        });
+        let usd = self.usd.map(|limit| spent.usd.0 / limit.0);
+        tokens.into_iter().chain(usd).fold(0.0, f64::max)
+    }
+
+    /// What it has left after `spent`: each bound less what was spent, at least zero.
+    pub fn left(&self, spent: &Spent) -> Budget {
+        Budget {
+            tokens: self
+                .tokens
+                .map(|limit| limit.saturating_sub(spent.tokens.unwrap_or(u64::MAX))),
+            usd: self.usd.map(|limit| Usd((limit.0 - spent.usd.0).max(0.0))),
+        }
+    }
+
+    /// The result's host line: `Budget: spent 1.02 M of 1 M tokens ($3.10 of $3.00); stopped`,
+    /// each bound it has, the cost said to be partly unknown when it is.
+    pub fn host_line(&self, spent: &Spent, stopped: bool) -> String {
+        let unknown = if spent.cost_unknown {
+            ", some cost unknown"
+        } else {
+            ""
+        };
+        let dollars = |limit: Usd| format!("${:.2} of ${:.2}{unknown}", spent.usd.0, limit.0);
+        let mut line = "Budget: spent ".to_owned();
+        match (self.tokens, self.usd) {
+            (Some(tokens), usd) => {
+                line.push_str(&format!(
+                    "{} of {} tokens",
+                    budget_tokens(spent.tokens),
+                    budget_tokens(Some(tokens))
+                ));
+                if let Some(usd) = usd {
+                    line.push_str(&format!(" ({})", dollars(usd)));
+                }
+            }
+            (None, Some(usd)) => line.push_str(&dollars(usd)),
+            (None, None) => line.push_str("nothing bounded"),
+        }
+        if stopped {
+            line.push_str("; stopped");
+        }
+        line
+    }
+}
+
+/// A token count as a budget line shows it: `950`, `41.2 k`, `1.02 M`, `1 M`, or `unknown`.
+pub fn budget_tokens(n: Option<u64>) -> String {
+    let Some(n) = n else {
+        return "unknown".to_owned();
+    };
+    #[expect(clippy::cast_precision_loss, reason = "a count shown to two decimals")]
+    let f = n as f64;
+    let short = |x: f64, unit: &str| {
+        let text = format!("{x:.2}");
+        let text = text.trim_end_matches('0').trim_end_matches('.');
+        format!("{text} {unit}")
+    };
+    if n < 1_000 {
+        n.to_string()
+    } else if n < 1_000_000 {
+        short(f / 1_000.0, "k")
+    } else {
+        short(f / 1_000_000.0, "M")
+    }
+}
+
 /// A token count as a host line shows it: `950`, `41.2k`, `3.4M`, or `unknown`.
 pub fn tokens(n: Option<u64>) -> String {
     let Some(n) = n else {
@@ -509,6 +647,38 @@ impl RunUsage {
         }
         line
     }
+}
+
+/// What `record` spent as herd last read it, without reading any session: its usage cursor's
+/// tally (`runs/<id>.usage.json`, which `herd-watch` advances each time it looks at a budgeted
+/// run), with each child of its list rolled in as its settled result says or, while it runs, the
+/// same way. Up to eight levels of nesting are counted. What a session gained since its last read
+/// is not in it: a launch judges a budget on this without the cost of a session read.
+pub fn recorded(artifacts: &crate::layout::Artifacts, record: &crate::run::RunRecord) -> Tally {
+    recorded_at(artifacts, &record.run_id, 0)
+}
+
+fn recorded_at(artifacts: &crate::layout::Artifacts, run_id: &str, depth: usize) -> Tally {
+    let mut tally = artifacts
+        .run(run_id)
+        .read::<UsageCursor>()
+        .ok()
+        .flatten()
+        .map_or_else(Tally::new, |c| c.tally);
+    if depth >= 8 {
+        return tally;
+    }
+    for child in crate::run::linked_children(artifacts, run_id).unwrap_or_default() {
+        let settled = crate::result::RunResult::load(artifacts, &child.run_id, None)
+            .ok()
+            .flatten()
+            .and_then(|r| r.details.usage);
+        match settled {
+            Some(usage) => tally.merge(&usage.tally),
+            None => tally.merge(&recorded_at(artifacts, &child.run_id, depth + 1)),
+        }
+    }
+    tally
 }
 
 #[cfg(test)]

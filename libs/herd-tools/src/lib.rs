@@ -32,9 +32,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use request::{
-    AcceptRequest, Basis, BasisSource, CallerPingRequest, EmptyRequest, ModelSpec, ResumeRequest,
-    SendRequest, SubagentRequest, Target, TargetRequest, TaskMethod, TaskModels, TasksMeta,
-    Thinking, ToolRequest, WorktreeRemoveRequest, WorktreeRequest, WriteTaskModelsRequest,
+    AcceptRequest, Basis, BasisSource, BudgetLimits, BudgetRequest, CallerPingRequest,
+    EmptyRequest, ModelSpec, ResumeRequest, SendRequest, SubagentRequest, Target, TargetRequest,
+    TaskMethod, TaskModels, TasksMeta, Thinking, ToolRequest, WorktreeRemoveRequest,
+    WorktreeRequest, WriteTaskModelsRequest,
 };
 pub use schema::{JsonType, Schema};
 

@@ -69,6 +69,27 @@ pub struct SubagentRequest {
     pub network: Option<herd_sandbox::policy::WrittenNetwork>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interactive: Option<bool>,
+    /// The child's hard budget, as given; read by [`SubagentRequest::budget`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetRequest>,
+}
+
+/// `subagent.budget` as given: its numbers are checked by [`SubagentRequest::budget`], so that
+/// every refusal of a budget names the field `budget`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BudgetRequest {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<serde_json::Number>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usd: Option<serde_json::Number>,
+}
+
+/// A budget's bounds, each positive and finite.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct BudgetLimits {
+    pub tokens: Option<u64>,
+    pub usd: Option<f64>,
 }
 
 /// What `model` asks for.
@@ -105,11 +126,54 @@ impl SubagentRequest {
     }
 }
 
+impl SubagentRequest {
+    /// The budget asked for, `None` when omitted; one without a bound, a token count that is not
+    /// a positive whole number or an amount that is not a positive finite number is refused
+    /// (field `budget`).
+    pub fn budget(&self) -> Result<Option<BudgetLimits>, Error> {
+        let Some(budget) = &self.budget else {
+            return Ok(None);
+        };
+        let tokens = match &budget.tokens {
+            None => None,
+            Some(n) => match n.as_u64() {
+                Some(n) if n > 0 => Some(n),
+                _ => {
+                    return Err(Error::invalid(
+                        "budget",
+                        format!("budget.tokens must be a positive whole number, not {n}"),
+                    ));
+                }
+            },
+        };
+        let usd = match &budget.usd {
+            None => None,
+            Some(n) => match n.as_f64() {
+                Some(x) if x.is_finite() && x > 0.0 => Some(x),
+                _ => {
+                    return Err(Error::invalid(
+                        "budget",
+                        format!("budget.usd must be a positive amount of US dollars, not {n}"),
+                    ));
+                }
+            },
+        };
+        if tokens.is_none() && usd.is_none() {
+            return Err(Error::invalid(
+                "budget",
+                "budget needs tokens, usd or both; omit it for no budget",
+            ));
+        }
+        Ok(Some(BudgetLimits { tokens, usd }))
+    }
+}
+
 impl ToolRequest for SubagentRequest {
     const TOOLS: &'static [&'static str] = &["subagent"];
 
     fn check(&self) -> Result<(), Error> {
         self.network()?;
+        self.budget()?;
         if let Some(model) = &self.model {
             let model = model.trim();
             if let Some(category) = model.strip_prefix("task:") {

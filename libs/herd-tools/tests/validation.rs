@@ -772,3 +772,46 @@ fn a_broken_schema_file_is_an_error_naming_the_file() {
         "{err}"
     );
 }
+
+#[test]
+fn a_budget_is_positive_and_finite_and_its_refusals_name_the_field_budget() {
+    let parsed: SubagentRequest = herd_tools::parse(
+        "subagent",
+        &subagent(set("budget", json!({"tokens": 1_000_000, "usd": 3.0}))),
+    )
+    .unwrap();
+    assert_eq!(
+        parsed.budget().unwrap(),
+        Some(herd_tools::BudgetLimits {
+            tokens: Some(1_000_000),
+            usd: Some(3.0)
+        })
+    );
+    let parsed: SubagentRequest =
+        herd_tools::parse("subagent", &subagent(set("budget", json!({"usd": 0.5})))).unwrap();
+    assert_eq!(parsed.budget().unwrap().unwrap().tokens, None);
+    for bad in [
+        json!({}),
+        json!({"tokens": 0}),
+        json!({"tokens": -5}),
+        json!({"usd": 0}),
+        json!({"usd": -1.0}),
+        json!({"tokens": 10, "usd": 0.0}),
+    ] {
+        let err =
+            herd_tools::parse::<SubagentRequest>("subagent", &subagent(set("budget", bad.clone())))
+                .unwrap_err();
+        assert_eq!(
+            err.code,
+            ErrorCode::InvalidRequest,
+            "{bad}: {}",
+            err.message
+        );
+        assert_eq!(
+            err.field.as_deref(),
+            Some("budget"),
+            "{bad}: {}",
+            err.message
+        );
+    }
+}

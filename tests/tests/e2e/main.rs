@@ -3,6 +3,7 @@
 mod cli;
 mod herd_accept;
 mod herd_bounds;
+mod herd_budget;
 mod herd_cancel;
 mod herd_env;
 mod herd_fallback;

@@ -422,6 +422,7 @@ fn claim(
         record.extra = Default::default();
         describe(record, &files, ids.as_ref());
         record.extra.resurrects = plan.resume.as_ref().and_then(|r| r.resurrects.clone());
+        record.extra.budget = plan.budget;
         // This process's identity first: a record never exists without a launcher a watcher
         // can judge, so a launch whose herd-launch died is settled rather than waited on.
         if !record_launcher(artifacts, &record.run_id)? {

@@ -121,7 +121,7 @@ struct Tracked {
     orphaned_since: Option<Instant>,
     /// The retries of an unconfirmed cancel's termination.
     termination: Retries,
-    /// The termination of a run past its time limit, while it runs.
+    /// The termination of a run past its time limit or its budget, while it runs.
     timing_out: Option<JoinHandle<()>>,
     /// Whether its files were read since it was taken on (later, only when an event names them).
     read_once: bool,

@@ -105,7 +105,8 @@ pub(super) fn settle(
 }
 
 /// Step 2: the cheap evidence, read when the run's files may have changed: cancel intent (and
-/// the retries of its termination), a time limit, an interrupt, a specialist's stop, activity.
+/// the retries of its termination), a time limit, an interrupt, a specialist's stop, activity,
+/// a budget.
 /// Returns the completion sidecar when one is there.
 pub(super) fn read_evidence(
     run: &mut Tracked,
@@ -157,10 +158,23 @@ pub(super) fn read_evidence(
         crate::status::observe_waiting(&run.record, &mut run.lifecycle);
     }
     // A sidecar found before started a finisher; one written since is an event.
-    match read.then(|| child::read_run_exit(&run.record)) {
+    let completion = match read.then(|| child::read_run_exit(&run.record)) {
         Some(ExitRead::Found(completion)) => Some(completion),
         _ => None,
+    };
+    // A budget is judged when the session may have grown and at each reconciliation, for a run
+    // still at work that nothing is ending already.
+    if completion.is_none()
+        && (read || due)
+        && intent.is_none()
+        && run.record.extra.budget.is_some()
+        && run.timing_out.as_ref().is_none_or(|t| t.is_finished())
+    {
+        if let Some(stop) = crate::budget::reached(artifacts, &run.record, now) {
+            run.timing_out = Some(crate::budget::enforce(artifacts, &run.record, stop));
+        }
     }
+    completion
 }
 
 /// Step 2, for a persistent specialist: its task results, each delivered once.
