@@ -3,11 +3,6 @@
 //! a child's own spawn asking for more than its parent run has left is refused before anything
 //! is launched.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "scenario steps fail loudly on a broken fixture"
-)]
-
 use herd_e2e::herd::{Herd, Where, read_json};
 use herd_e2e::model::{ModelServer, Models, Said, Script, Text, ToolCall, Usage};
 use herd_e2e::pi::PiEnv;
