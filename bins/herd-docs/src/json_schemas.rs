@@ -118,6 +118,11 @@ pub const FILES: &[SchemaFile] = &[
         herd_protocol::intents::Expiry
     ),
     read!(
+        "budget-stop.schema.json",
+        "`runs/<run-id>.budget.json`",
+        herd_protocol::intents::BudgetStop
+    ),
+    read!(
         "interrupt.schema.json",
         "`runs/<run-id>.interrupt.json`",
         herd_protocol::intents::Interrupt

@@ -100,9 +100,10 @@ fn is_host(row: &Row) -> bool {
     HOST_PARAMS.contains(&row.name.split(['.', '[']).next().unwrap_or_default())
 }
 
-/// The parameters of [`OWN_BLOCK_TOOL`] that confine a child (`docs/sandbox.md`): a block of
-/// their own, `subagent-sandbox-params`.
-pub const SANDBOX_PARAMS: [&str; 2] = ["sandbox", "network"];
+/// The parameters of [`OWN_BLOCK_TOOL`] that bound a child — its confinement (`docs/sandbox.md`)
+/// and its budget — herd's own, not pi-herdr-agents': a block of their own,
+/// `subagent-sandbox-params`.
+pub const SANDBOX_PARAMS: [&str; 3] = ["sandbox", "network", "budget"];
 
 fn is_sandbox(row: &Row) -> bool {
     SANDBOX_PARAMS.contains(&row.name.split(['.', '[']).next().unwrap_or_default())

@@ -128,6 +128,7 @@ fn valid_sidecar_fixtures_parse_as_their_rust_types() {
     parses::<herd_protocol::intents::SteeringLedger>("steering");
     parses::<herd_protocol::intents::Interrupt>("interrupt");
     parses::<herd_protocol::intents::Expiry>("timeout");
+    parses::<herd_protocol::intents::BudgetStop>("budget-stop");
     parses::<herd_protocol::watch::RunEvent>("run-event");
     parses::<herd_protocol::result::LedgerLine>("outcome");
     parses::<herd_protocol::result::Ledgered>("ledgered");
