@@ -83,10 +83,14 @@ pub fn exec(
     identity_file: &Path,
     run_id: &str,
     session: &Path,
-    scope_signals: bool,
-    relay: Option<crate::net::RelayArgs<'_>>,
+    sandbox: Sandbox<'_>,
     argv: &[OsString],
 ) -> (Error, i32) {
+    let Sandbox {
+        scope_signals,
+        sandboxed,
+        relay,
+    } = sandbox;
     if let Err(err) = record_identity(identity_file, run_id, session) {
         return (err, 125);
     }
@@ -109,7 +113,33 @@ pub fn exec(
             return (err, 126);
         }
     }
+    if sandboxed {
+        // A terminal's Ctrl+C (or Ctrl+\) reaches the whole foreground group: bubblewrap would
+        // die of it and take the sandbox with it. It ignores them; `herd-launch enter` inside
+        // gives them back to the child, which then handles them as it would unconfined.
+        set_interrupts(libc::SIG_IGN);
+    }
     become_runner(argv)
+}
+
+/// What `herd-launch exec` does around a confined runner.
+pub struct Sandbox<'a> {
+    /// Keep the runner's signals inside (Landlock's scoping) before becoming it.
+    pub scope_signals: bool,
+    /// The runner is bubblewrap.
+    pub sandboxed: bool,
+    /// The allowlist's relay to start outside.
+    pub relay: Option<crate::net::RelayArgs<'a>>,
+}
+
+/// Sets the disposition of SIGINT and SIGQUIT (`SIG_IGN` or `SIG_DFL`), which an exec keeps.
+pub fn set_interrupts(disposition: libc::sighandler_t) {
+    for signal in [libc::SIGINT, libc::SIGQUIT] {
+        // SAFETY: setting a signal's disposition to a constant touches no memory of ours.
+        unsafe {
+            libc::signal(signal, disposition);
+        }
+    }
 }
 
 /// Replaces this process with `argv`. Returns only on failure, with the exit code the shell

@@ -97,9 +97,10 @@ pub enum Command {
     /// Carry a confined child's connections to the addresses its allowlist names (started by
     /// `herd-launch exec` outside the sandbox, with the relay's socket as standard input).
     NetRelay(NetRelayArgs),
-    /// Listen on a confined child's loopback for the addresses its allowlist names, then exec the
-    /// runner (used inside the sandbox by launch scripts).
-    NetForward(NetForwardArgs),
+    /// Inside a confined child's sandbox: give the runner back the terminal's interrupt (which
+    /// the sandbox outside ignores), listen on its loopback for the addresses its allowlist names
+    /// (`--socket`, `--route`), then exec the runner (used by launch scripts).
+    Enter(EnterArgs),
     /// List the role definitions a launch can name, the live persistent specialists and the
     /// supervision mode (the `subagents_list` tool).
     Roles(RolesArgs),
@@ -335,6 +336,10 @@ pub struct ExecArgs {
     /// Keep the runner's signals inside its sandbox (Landlock's scoping) before becoming it.
     #[arg(long)]
     pub scope_signals: bool,
+    /// The runner is a sandbox: it ignores the terminal's interrupt and quit (which would end the
+    /// whole sandbox), and `herd-launch enter` inside gives them back to the child.
+    #[arg(long)]
+    pub sandboxed: bool,
     /// Start a relay on this Unix socket for the sandbox's allowlist (`--net-allow`).
     #[arg(long, value_name = "SOCKET")]
     pub net_relay: Option<PathBuf>,
@@ -357,12 +362,12 @@ pub struct NetRelayArgs {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct NetForwardArgs {
-    /// The relay's Unix socket.
-    #[arg(long, value_name = "SOCKET")]
-    pub socket: PathBuf,
+pub struct EnterArgs {
+    /// The relay's Unix socket, for an allowlist's routes.
+    #[arg(long, value_name = "SOCKET", requires = "route")]
+    pub socket: Option<PathBuf>,
     /// `<loopback address>=<host:port>`: where to listen, and for which allowed address.
-    #[arg(long, value_name = "ADDRESS=HOST:PORT")]
+    #[arg(long, value_name = "ADDRESS=HOST:PORT", requires = "socket")]
     pub route: Vec<String>,
     /// Serve in this process (the forwarder herd-launch starts for itself) instead of starting
     /// the forwarder and becoming the runner.
@@ -392,7 +397,7 @@ impl Cli {
                 | HostCommand::List { json }
                 | HostCommand::Remove { json, .. } => *json,
             },
-            Command::Exec(_) | Command::NetRelay(_) | Command::NetForward(_) => false,
+            Command::Exec(_) | Command::NetRelay(_) | Command::Enter(_) => false,
         }
     }
 }
@@ -475,8 +480,11 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
                 &args.identity,
                 &args.run_id,
                 &args.session,
-                args.scope_signals,
-                relay,
+                exec::Sandbox {
+                    scope_signals: args.scope_signals,
+                    sandboxed: args.sandboxed,
+                    relay,
+                },
                 &args.argv,
             );
             herd_cli::diagnostic(&format!("herd-launch exec: {}", err.message));
@@ -487,10 +495,10 @@ pub fn run(cli: Cli) -> Result<Output, Error> {
             herd_cli::diagnostic(&format!("herd-launch net-relay: {}", err.message));
             Ok(Output::ok(err.to_json(), String::new()).with_exit(126))
         }
-        Command::NetForward(args) => {
+        Command::Enter(args) => {
             let serve = if args.serve { args.parent } else { None };
-            let (err, code) = net::forward(&args.socket, &args.route, serve, &args.argv);
-            herd_cli::diagnostic(&format!("herd-launch net-forward: {}", err.message));
+            let (err, code) = net::enter(args.socket.as_deref(), &args.route, serve, &args.argv);
+            herd_cli::diagnostic(&format!("herd-launch enter: {}", err.message));
             Ok(Output::ok(err.to_json(), String::new()).with_exit(code))
         }
     }

@@ -1,6 +1,6 @@
 //! The two processes of a confined child's network allowlist (`herd_sandbox::net`):
 //! `herd-launch exec --net-relay` starts the relay outside the sandbox before it becomes the
-//! sandbox, and the sandbox starts the child through `herd-launch net-forward`, which starts the
+//! sandbox, and the sandbox starts the child through `herd-launch enter`, which starts the
 //! forwarder inside and then becomes the child. Each helper dies with the process that started
 //! it (the parent-death signal), so the child's end is theirs.
 
@@ -77,11 +77,11 @@ pub fn relay(allow: &[String], parent: u32) -> Error {
     }
 }
 
-/// `herd-launch net-forward`: with `serve` (the process it ends with), listens and forwards
-/// (returns only on failure); otherwise starts that forwarder, waits until it listens, and execs
-/// `argv`.
-pub fn forward(
-    socket: &Path,
+/// `herd-launch enter`: with `serve` (the process it ends with), listens and forwards (returns
+/// only on failure); otherwise gives the runner back the terminal's interrupt, starts the
+/// forwarder when there are routes and waits until it listens, and execs `argv`.
+pub fn enter(
+    socket: Option<&Path>,
     routes: &[String],
     serve: Option<u32>,
     argv: &[OsString],
@@ -94,7 +94,7 @@ pub fn forward(
         Ok(routes) => routes,
         Err(why) => return (unavailable(why), 126),
     };
-    if let Some(parent) = serve {
+    if let (Some(parent), Some(socket)) = (serve, socket) {
         if let Err(e) = net::end_with_parent(parent) {
             return (unavailable(e), 126);
         }
@@ -104,16 +104,19 @@ pub fn forward(
         };
         return (err, 126);
     }
-    if let Err(err) = start_forwarder(socket, &routes) {
-        return (err, 126);
+    if let (Some(socket), false) = (socket, routes.is_empty()) {
+        if let Err(err) = start_forwarder(socket, &routes) {
+            return (err, 126);
+        }
     }
+    crate::exec::set_interrupts(libc::SIG_DFL);
     crate::exec::become_runner(argv)
 }
 
 /// Starts the forwarder, in a process group of its own, and waits (bounded) until it listens.
 fn start_forwarder(socket: &Path, routes: &[Route]) -> Result<(), Error> {
     let mut args: Vec<OsString> = vec![
-        "net-forward".into(),
+        "enter".into(),
         "--serve".into(),
         "--socket".into(),
         socket.as_os_str().to_owned(),

@@ -308,18 +308,17 @@ impl Confinement {
             &places,
             self.isolation,
         );
+        // The child is started through `herd-launch enter`, which gives it back the terminal's
+        // interrupt (`herd-launch exec --sandboxed` ignores it for the sandbox around it).
+        argv.extend([herd_launch.as_os_str().to_owned(), "enter".into()]);
         let Some(layout) = layout else {
+            argv.push("--".into());
             return Ok(Wrapper { argv, relay: None });
         };
         // The relay's socket is where the sandbox sees it too: the private directory is under the
         // artifacts directory, which the child reaches.
         let socket = private.join("net.sock");
-        argv.extend([
-            herd_launch.as_os_str().to_owned(),
-            "net-forward".into(),
-            "--socket".into(),
-            socket.as_os_str().to_owned(),
-        ]);
+        argv.extend(["--socket".into(), socket.as_os_str().to_owned()]);
         for route in &layout.routes {
             argv.extend(["--route".into(), route.to_arg().into()]);
         }

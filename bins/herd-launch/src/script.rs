@@ -96,6 +96,9 @@ impl Script {
         if self.scope_signals {
             exec.extend_from_slice(b" '--scope-signals'");
         }
+        if !self.sandbox.is_empty() {
+            exec.extend_from_slice(b" '--sandboxed'");
+        }
         if let Some(relay) = &self.relay {
             exec.extend_from_slice(b" '--net-relay' ");
             exec.extend_from_slice(&quote(relay.socket.as_os_str()));

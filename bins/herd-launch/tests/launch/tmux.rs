@@ -423,3 +423,54 @@ fn a_tmux_handoff_gets_a_window_of_its_own_in_front_and_the_parent_keeps_its_pan
     assert_eq!(doc.status, HandoffStatus::Started, "{run}");
     assert_eq!(tmux.show(pane, "#{window_active}#{pane_active}"), "11");
 }
+
+/// A person's Ctrl+C in a confined child's pane reaches the child, as it would unconfined, and
+/// does not end the sandbox around it (bubblewrap, in the same foreground group, ignores it).
+#[test]
+fn ctrl_c_in_a_confined_childs_pane_reaches_the_child_and_leaves_it_running() {
+    let mut env = Env::new();
+    let dir = env.dir.path().join("home/.config/herd");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), "[sandbox]\nmode = \"workspace\"\n").unwrap();
+    let tmux = Tmux::start(env.dir.path());
+    tmux.inside(&mut env);
+    let run = env.run(
+        &[
+            "spawn",
+            "--request",
+            "-",
+            "--json",
+            "--surface",
+            "tmux",
+            "--runner",
+            "exec",
+            "--",
+            "/bin/sh",
+            "-c",
+            "trap 'echo INT >> int.txt' INT; echo ready > ready.txt; while :; do sleep 0.1; done",
+        ],
+        &serde_json::json!({"name": "Trapper", "task": "t"}),
+    );
+    assert_eq!(run.code, 0, "{run}");
+    let pane = ack(&run).pane_id.unwrap();
+    let script = env
+        .run_record(&ack(&run).run_id)
+        .extra
+        .launch_script
+        .unwrap();
+    assert!(
+        read(&script).unwrap().contains("'--sandboxed'"),
+        "a confined child"
+    );
+    wait_for("the child to start", WAIT, || {
+        read(env.work().join("ready.txt"))
+    });
+    for presses in 1..=2 {
+        tmux.server.cmd(["send-keys", "-t", &pane, "C-c"]);
+        // The second press is handled only by a child the first left running.
+        wait_for("the child's trap", WAIT, || {
+            read(env.work().join("int.txt")).filter(|t| t.lines().count() == presses)
+        });
+    }
+    tmux.server.cmd(["kill-pane", "-t", &pane]);
+}
