@@ -916,46 +916,7 @@ fn a_pi_parent_delegates_to_a_host_and_the_report_arrives_once() {
             )
             .model("child", Script::new().step(Text("REMOTE REPORT: built"))),
     );
-    let pi_env = PiEnv::new(&model);
-    let pi_dir = herd_e2e::pi::pi_dir();
-    let _ = herd_e2e::pi::pi_bin();
-    let node_bin = pi_dir.join("node_modules/.bin");
-    let remote = Remote::start_with(
-        &[&pi_dir, &node_bin],
-        &[
-            ("PI_OFFLINE", "1"),
-            ("PI_TELEMETRY", "0"),
-            ("PI_SKIP_VERSION_CHECK", "1"),
-            ("LANG", "C.UTF-8"),
-            ("TERM", "xterm-256color"),
-        ],
-    );
-    let agent = remote.home().join(".pi/agent");
-    std::fs::create_dir_all(&agent).unwrap();
-    for file in ["models.json", "settings.json"] {
-        std::fs::copy(pi_env.agent_dir().join(file), agent.join(file)).unwrap();
-    }
-    let scene = Scene::prepare(Scene::on(remote));
-
-    // The parent sees the host as the user's own herd programs do.
-    let vars: Vec<(OsString, OsString)> = scene
-        .remote
-        .env()
-        .into_iter()
-        .filter(|(k, _)| k != "HOME")
-        .collect();
-    let extra: Vec<(&str, &std::ffi::OsStr)> = vars
-        .iter()
-        .map(|(k, v)| (k.to_str().unwrap(), v.as_os_str()))
-        .collect();
-    let session = pi_env.session_path("parent");
-    let mut parent = herd_e2e::rpc::PiRpc::start_with(
-        &pi_env,
-        &session,
-        "parent",
-        &extra,
-        &["--herd-surface", "process"],
-    );
+    let (_pi_env, scene, session, mut parent) = pi_parent_with_a_host(&model);
     parent.prompt("Delegate the build to the devbox.");
     herd_e2e::session::wait_for_answer(&session, "Integrated the report.", BUDGET);
     let found = herd_e2e::session::custom_entries(&session, "subagent_result");
@@ -1127,6 +1088,64 @@ fn twenty_concurrent_remote_children_all_launch_and_deliver_once() {
 }
 
 /// Runs git in `dir` with a fixed identity; returns its trimmed stdout.
+/// A real parent Pi (RPC, process surface) of `model`, with the ssh fixture prepared as a host
+/// whose Pi asks the same model: the parent's environment, the scene, its session, the parent.
+pub(crate) fn pi_parent_with_a_host(
+    model: &herd_e2e::model::ModelServer,
+) -> (
+    herd_e2e::pi::PiEnv,
+    Scene,
+    std::path::PathBuf,
+    herd_e2e::rpc::PiRpc,
+) {
+    let pi_env = herd_e2e::pi::PiEnv::new(model);
+    let pi_dir = herd_e2e::pi::pi_dir();
+    let _ = herd_e2e::pi::pi_bin();
+    let node_bin = pi_dir.join("node_modules/.bin");
+    let remote = Remote::start_with(
+        &[&pi_dir, &node_bin],
+        &[
+            ("PI_OFFLINE", "1"),
+            ("PI_TELEMETRY", "0"),
+            ("PI_SKIP_VERSION_CHECK", "1"),
+            ("LANG", "C.UTF-8"),
+            ("TERM", "xterm-256color"),
+        ],
+    );
+    let agent = remote.home().join(".pi/agent");
+    std::fs::create_dir_all(&agent).expect("the host's Pi agent directory");
+    for file in ["models.json", "settings.json"] {
+        std::fs::copy(pi_env.agent_dir().join(file), agent.join(file))
+            .expect("Pi's files copied to the host");
+    }
+    let scene = Scene::prepare(Scene::on(remote));
+    // The parent sees the host as the user's own herd programs do.
+    let vars: Vec<(OsString, OsString)> = scene
+        .remote
+        .env()
+        .into_iter()
+        .filter(|(k, _)| k != "HOME")
+        .collect();
+    let extra: Vec<(&str, &std::ffi::OsStr)> = vars
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.to_str().expect("the fixture's names are text"),
+                v.as_os_str(),
+            )
+        })
+        .collect();
+    let session = pi_env.session_path("parent");
+    let parent = herd_e2e::rpc::PiRpc::start_with(
+        &pi_env,
+        &session,
+        "parent",
+        &extra,
+        &["--herd-surface", "process"],
+    );
+    (pi_env, scene, session, parent)
+}
+
 pub(crate) fn git(dir: &std::path::Path, args: &[&str]) -> String {
     let cmd = herd_e2e::cli::within("git", Duration::from_secs(30))
         .args([

@@ -3,9 +3,7 @@
 //! suggests the `worktree_remove` call with its `host`, and that call, made by a real Pi parent,
 //! removes the checkout there.
 
-use std::ffi::OsString;
-
-use herd_e2e::ssh::{ALIAS, Remote};
+use herd_e2e::ssh::ALIAS;
 use herd_protocol::cleanup::CleanupList;
 use herd_protocol::result::Outcome;
 
@@ -148,44 +146,7 @@ fn a_pi_parent_removes_a_worktree_on_the_host_with_the_tools_host() {
             .model("parent", parent_script)
             .model("child", Script::new().step(Text("REMOTE REPORT: built"))),
     );
-    let pi_env = PiEnv::new(&model);
-    let pi_dir = herd_e2e::pi::pi_dir();
-    let _ = herd_e2e::pi::pi_bin();
-    let node_bin = pi_dir.join("node_modules/.bin");
-    let remote = Remote::start_with(
-        &[&pi_dir, &node_bin],
-        &[
-            ("PI_OFFLINE", "1"),
-            ("PI_TELEMETRY", "0"),
-            ("PI_SKIP_VERSION_CHECK", "1"),
-            ("LANG", "C.UTF-8"),
-            ("TERM", "xterm-256color"),
-        ],
-    );
-    let agent = remote.home().join(".pi/agent");
-    std::fs::create_dir_all(&agent).unwrap();
-    for file in ["models.json", "settings.json"] {
-        std::fs::copy(pi_env.agent_dir().join(file), agent.join(file)).unwrap();
-    }
-    let scene = Scene::prepare(Scene::on(remote));
-    let vars: Vec<(OsString, OsString)> = scene
-        .remote
-        .env()
-        .into_iter()
-        .filter(|(k, _)| k != "HOME")
-        .collect();
-    let extra: Vec<(&str, &std::ffi::OsStr)> = vars
-        .iter()
-        .map(|(k, v)| (k.to_str().unwrap(), v.as_os_str()))
-        .collect();
-    let session = pi_env.session_path("parent");
-    let mut parent = herd_e2e::rpc::PiRpc::start_with(
-        &pi_env,
-        &session,
-        "parent",
-        &extra,
-        &["--herd-surface", "process"],
-    );
+    let (_pi_env, scene, session, mut parent) = crate::remote::pi_parent_with_a_host(&model);
     parent.prompt("Build it on the devbox in a worktree, then remove the worktree.");
     herd_e2e::session::wait_for_answer(&session, "Removed it there.", BUDGET);
 
