@@ -213,3 +213,57 @@ fn a_pi_parent_removes_a_worktree_on_the_host_with_the_tools_host() {
     assert!(!scene.remote.local_path(checkout).exists(), "{text}");
     assert!(parent.close().success());
 }
+
+/// `herd-watch status --transcript` of a run on another machine reads the transcript on its host
+/// and shows it as a local one: real line breaks, nothing raw for the terminal, bounded.
+#[test]
+fn a_remote_runs_transcript_is_read_from_its_host() {
+    let scene = Scene::prepared();
+    let script =
+        "cat >/dev/null; printf 'first line\\n\"quoted\" and\\ttab\\n\\033]0;owned\\007done\\n'";
+    let request = serde_json::json!({"name": "Reader", "task": "read it"});
+    let id = Scene::launched(&scene.spawn(&request, script)).run_id;
+    let (out, events) = scene.follow_all();
+    let results = herd_e2e::herd::results(&events, &id);
+    assert_eq!(results.len(), 1, "{out}");
+    assert_eq!(results[0].outcome, Outcome::Completed, "{:?}", results[0]);
+
+    let out = scene.herd(
+        "herd-watch",
+        &["status", "--run", &id, "--transcript"],
+        None,
+    );
+    assert_eq!(out.code, 0, "{out}");
+    assert_eq!(
+        out.stdout,
+        "Transcript of \"Reader\" on devbox:\nfirst line\n\"quoted\" and\ttab\n\
+         \\u{1b}]0;owned\\u{7}done\n__SUBAGENT_DONE_0__\n",
+        "{out}"
+    );
+    let out = scene.herd(
+        "herd-watch",
+        &["status", "--run", &id, "--transcript", "--lines", "2"],
+        None,
+    );
+    assert_eq!(
+        out.stdout,
+        "Transcript of \"Reader\" on devbox:\n\\u{1b}]0;owned\\u{7}done\n__SUBAGENT_DONE_0__\n",
+        "{out}"
+    );
+    let out = scene.herd(
+        "herd-watch",
+        &["status", "--run", &id, "--transcript", "--json"],
+        None,
+    );
+    let doc: herd_protocol::watch::StatusTranscript = out.doc();
+    assert_eq!(doc.run_id, id);
+    assert_eq!(
+        doc.lines,
+        [
+            "first line",
+            r#"\"quoted\" and\ttab"#,
+            r"\u001b]0;owned\u0007done",
+            "__SUBAGENT_DONE_0__"
+        ]
+    );
+}
