@@ -3,6 +3,11 @@
 //! suggests the `worktree_remove` call with its `host`, and that call, made by a real Pi parent,
 //! removes the checkout there.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "scenario steps fail loudly on a broken fixture"
+)]
+
 use std::ffi::OsString;
 
 use herd_e2e::ssh::{ALIAS, Remote};
@@ -266,4 +271,35 @@ fn a_remote_runs_transcript_is_read_from_its_host() {
             "__SUBAGENT_DONE_0__"
         ]
     );
+}
+
+/// A worktree child on a host whose repository has setup: what is not done there is said in the
+/// acknowledgement, not skipped silently.
+#[test]
+fn a_remote_worktree_says_what_setup_it_skipped() {
+    let scene = Scene::prepared();
+    let src = repository(scene.dir.path());
+    std::fs::write(src.join(".gitignore"), ".env\n").unwrap();
+    std::fs::create_dir_all(src.join(".herd")).unwrap();
+    std::fs::write(
+        src.join(".herd/worktree.toml"),
+        "copy = [\".env\"]\nsetup = [\"echo ran > setup-out.txt\"]\n",
+    )
+    .unwrap();
+    git(&src, &["add", ".gitignore", ".herd/worktree.toml"]);
+    git(&src, &["commit", "-q", "-m", "setup"]);
+    std::fs::write(src.join(".env"), "SECRET=here\n").unwrap();
+    let request = serde_json::json!({
+        "name": "Fixer",
+        "task": "fix it",
+        "cwd": src.display().to_string(),
+        "worktree": {"branch": "fix/setup"},
+    });
+    let out = scene.spawn(&request, "cat >/dev/null; echo \"port=$HERD_PORT\"");
+    let ack = Scene::launched(&out);
+    let said = "skipped the worktree setup of .herd/worktree.toml on devbox: a worktree on \
+                another machine gets no setup commands, links, copied ignored files or HERD_PORT \
+                there";
+    assert_eq!(ack.diagnostics, [said], "{out}");
+    assert_eq!(scene.record(&ack.run_id).diagnostics, [said]);
 }
