@@ -3,11 +3,6 @@
 //! suggests the `worktree_remove` call with its `host`, and that call, made by a real Pi parent,
 //! removes the checkout there.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "scenario steps fail loudly on a broken fixture"
-)]
-
 use std::ffi::OsString;
 
 use herd_e2e::ssh::{ALIAS, Remote};
