@@ -132,6 +132,15 @@ pub fn spawn(
         return Ok(Output::ok(&local, local_human(&local)).with_exit(exit::UNCERTAIN));
     };
     adopt(&mut local, &ack);
+    if let Some(note) = local
+        .extra
+        .remote
+        .as_ref()
+        .and_then(|r| setup_not_on_host(host, r.worktree.as_ref()?))
+    {
+        local.diagnostics.push(note.clone());
+        ack.diagnostics.push(note);
+    }
     crate::files::save_record(artifacts, &mut local)?;
 
     let code = match ack.status {
@@ -469,9 +478,33 @@ const INIT_CLONE: &str = r#"umask 077
 mkdir -p -- "$(dirname -- "$1")" || exit 96
 [ -d "$1/.git" ] || git init -q -- "$1""#;
 
+/// What a worktree child on `host` does not get of its repository's setup description, said
+/// rather than skipped silently: the description's commands, links and port are this machine's,
+/// and ignored files (secrets among them) never leave it.
+fn setup_not_on_host(host: &str, wt: &RemoteWorktree) -> Option<String> {
+    let source = std::path::Path::new(&wt.source);
+    let described: Vec<&str> = [".herd/worktree.toml", ".worktreeinclude"]
+        .into_iter()
+        .filter(|f| source.join(f).is_file())
+        .collect();
+    if described.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "skipped the worktree setup of {} on {host}: a worktree on another machine gets no \
+         setup commands, links, copied ignored files or HERD_PORT there",
+        described.join(" and ")
+    ))
+}
+
 fn local_human(record: &RunRecord) -> String {
     let remote = record.extra.remote.as_ref();
-    format!(
+    let notes: String = record
+        .diagnostics
+        .iter()
+        .map(|d| format!("\nnote: {}", herd_core::escape::encode_host_value(d, 500)))
+        .collect();
+    let line = format!(
         "{} {} on {} ({}; there {})",
         crate::spawn::status_str(record.status),
         herd_core::escape::json_string(&record.name),
@@ -480,7 +513,8 @@ fn local_human(record: &RunRecord) -> String {
         remote
             .and_then(|r| r.run_id.as_deref())
             .unwrap_or("no run id"),
-    )
+    );
+    line + &notes
 }
 
 fn os_text(arg: &OsString) -> Result<String, Error> {

@@ -126,7 +126,7 @@ pub enum Command {
         widget: bool,
         /// Show the run's transcript as a person reads it: a heading per speaker, the messages'
         /// own line breaks, control characters shown as `\u{…}`; `--json` keeps one encoded line
-        /// per message.
+        /// per message. A run on another machine's transcript is read from its host.
         #[arg(long)]
         transcript: bool,
         /// Lines of transcript to show (at most 500); with `--json`, messages.

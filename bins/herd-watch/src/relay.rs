@@ -557,6 +557,26 @@ pub fn project(
 /// Runs `herd-watch <args>` for the remote run of `record` on its host (`--run <remote id>` is
 /// added) and answers with the host's document, the run id made this machine's.
 pub fn forward(record: &RunRecord, remote: &RemoteRun, args: &[&str]) -> Result<Output, Error> {
+    let (doc, code) = ask(record, remote, args)?;
+    let human = format!(
+        "{} {} on {}: {}",
+        args.first().copied().unwrap_or(""),
+        herd_core::escape::json_string(&record.name),
+        remote.host,
+        doc.get("status")
+            .and_then(|s| s.as_str())
+            .unwrap_or("answered")
+    );
+    Ok(Output::ok(doc, human).with_exit(code))
+}
+
+/// Runs `herd-watch <args> --run <remote id> --json` on the host of the remote run of `record`:
+/// the host's document (its `run_id` made this machine's, `host` added) and its exit code.
+pub fn ask(
+    record: &RunRecord,
+    remote: &RemoteRun,
+    args: &[&str],
+) -> Result<(serde_json::Value, i32), Error> {
     let Some(remote_id) = remote.run_id.as_deref() else {
         return Err(Error::new(
             ErrorCode::Uncertain,
@@ -608,16 +628,7 @@ pub fn forward(record: &RunRecord, remote: &RemoteRun, args: &[&str]) -> Result<
         }
         obj.insert("host".into(), remote.host.clone().into());
     }
-    let human = format!(
-        "{} {} on {}: {}",
-        args.first().copied().unwrap_or(""),
-        herd_core::escape::json_string(&record.name),
-        remote.host,
-        doc.get("status")
-            .and_then(|s| s.as_str())
-            .unwrap_or("answered")
-    );
-    Ok(Output::ok(doc, human).with_exit(out.code.unwrap_or(exit::NO_ANSWER)))
+    Ok((doc, out.code.unwrap_or(exit::NO_ANSWER)))
 }
 
 #[cfg(test)]

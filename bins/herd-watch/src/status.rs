@@ -363,11 +363,11 @@ pub fn status(
                 "--transcript shows one run: add --run or --name",
             ));
         };
-        return crate::transcript::show(
-            record,
-            artifacts,
-            lines.min(herd_protocol::watch::TRANSCRIPT_MAX_LINES),
-        );
+        let lines = lines.min(herd_protocol::watch::TRANSCRIPT_MAX_LINES);
+        if let Some(remote) = &record.extra.remote {
+            return crate::transcript::show_remote(record, remote, lines);
+        }
+        return crate::transcript::show(record, artifacts, lines);
     }
     let now = now_ms();
     let mut rows = Vec::new();

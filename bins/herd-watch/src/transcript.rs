@@ -4,13 +4,16 @@
 //! transcript: a heading per role, the text's own line breaks, the last `lines` lines. The
 //! text is the child's, so every control character but the line break and the tab is shown as
 //! `\u{…}`, never sent to the terminal, and each line is bounded.
+//!
+//! A run on another machine is read from its host: the host's `--json` lines, decoded here and
+//! shown the same way, under the same bounds (the host is trusted no more than the child).
 
 use std::path::Path;
 
 use herd_cli::Output;
 use herd_core::{Error, ErrorCode, escape};
 use herd_protocol::layout::Artifacts;
-use herd_protocol::run::{RunRecord, Runner};
+use herd_protocol::run::{RemoteRun, RunRecord, Runner};
 use herd_protocol::watch::{StatusTranscript, WatchStatus};
 
 use crate::evidence;
@@ -62,6 +65,69 @@ pub fn show(record: &RunRecord, artifacts: &Artifacts, lines: usize) -> Result<O
         lines: json_lines[start..].to_vec(),
     });
     Ok(Output::ok(json, for_people(&said, lines)))
+}
+
+/// The transcript of `record`, a run on another machine, as its host reads it.
+pub fn show_remote(record: &RunRecord, remote: &RemoteRun, lines: usize) -> Result<Output, Error> {
+    let count = lines.to_string();
+    let args = ["status", "--transcript", "--lines", count.as_str()];
+    let (doc, code) = crate::relay::ask(record, remote, &args)?;
+    let host = &remote.host;
+    if let Some(body) = doc
+        .get("error")
+        .and_then(|e| serde_json::from_value::<herd_core::error::ErrorBody>(e.clone()).ok())
+    {
+        let said = escape::encode_host_value(&body.message, 500);
+        return Err(Error::new(body.code, format!("{host} answered: {said}")));
+    }
+    let answered = serde_json::from_value::<StatusTranscript>(doc)
+        .ok()
+        .filter(|_| code == herd_core::exit::SUCCESS);
+    let Some(answered) = answered else {
+        return Err(Error::new(
+            ErrorCode::Unavailable,
+            format!(
+                "{host} answered the transcript of {} with no transcript",
+                record.run_id
+            ),
+        ));
+    };
+    let start = answered.lines.len().saturating_sub(lines);
+    let json_lines: Vec<String> = answered.lines[start..]
+        .iter()
+        .map(|l| escape::encode_host_line(l, JSON_LINE_MAX_CHARS))
+        .collect();
+    let said: Vec<Said> = json_lines
+        .iter()
+        .map(|l| decoded(l, record.runner))
+        .collect();
+    let mut human = format!(
+        "Transcript of {} on {host}:\n",
+        escape::json_string(&record.name)
+    );
+    human.push_str(&for_people(&said, lines));
+    let json = WatchStatus::Transcript(StatusTranscript {
+        run_id: record.run_id.clone(),
+        lines: json_lines,
+    });
+    Ok(Output::ok(json, human))
+}
+
+/// The longest line of `--json` read from a host: a message's text and its role.
+const JSON_LINE_MAX_CHARS: usize = 2_100;
+
+/// One `--json` line as the message it encodes: `role: text` of a Pi run, the text of a
+/// command's. A line that does not decode is shown as it is.
+fn decoded(line: &str, runner: Runner) -> Said {
+    let (role, encoded) = match (runner, line.split_once(": ")) {
+        (Runner::Pi, Some((role, rest))) if !role.is_empty() && !role.contains(' ') => {
+            (Some(role.to_owned()), rest)
+        }
+        _ => (None, line),
+    };
+    let text = serde_json::from_str::<String>(&format!("\"{encoded}\""))
+        .unwrap_or_else(|_| encoded.to_owned());
+    Said { role, text }
 }
 
 /// One message as `--json` carries it: `role: text`, encoded on one line.
@@ -200,5 +266,22 @@ mod tests {
             for_people(&said, 2),
             "[… 6 earlier lines; --lines shows more]\nThere are \"3\".\n\\u{1b}]0;owned\\u{7}done"
         );
+    }
+
+    #[test]
+    fn a_hosts_lines_read_back_as_the_messages_they_encode() {
+        let said = Said {
+            role: Some("assistant".into()),
+            text: "There are \"3\".\n\x1b]0;owned\x07done \\o/".into(),
+        };
+        let back = decoded(&json_line(&said), Runner::Pi);
+        assert_eq!(back.role.as_deref(), Some("assistant"));
+        assert_eq!(back.text, said.text);
+        // A command's output has no speaker, whatever its text looks like.
+        let back = decoded(r"user: hi\nthere", Runner::Exec);
+        assert_eq!((back.role, back.text.as_str()), (None, "user: hi\nthere"));
+        // A line that is not an encoding is shown as it came (then made safe).
+        let back = decoded(r#"user: a"b\"#, Runner::Pi);
+        assert_eq!(back.text, r#"a"b\"#);
     }
 }

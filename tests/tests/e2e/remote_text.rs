@@ -174,3 +174,88 @@ fn a_pi_parent_removes_a_worktree_on_the_host_with_the_tools_host() {
     assert!(!scene.remote.local_path(checkout).exists(), "{text}");
     assert!(parent.close().success());
 }
+
+/// `herd-watch status --transcript` of a run on another machine reads the transcript on its host
+/// and shows it as a local one: real line breaks, nothing raw for the terminal, bounded.
+#[test]
+fn a_remote_runs_transcript_is_read_from_its_host() {
+    let scene = Scene::prepared();
+    let script =
+        "cat >/dev/null; printf 'first line\\n\"quoted\" and\\ttab\\n\\033]0;owned\\007done\\n'";
+    let request = serde_json::json!({"name": "Reader", "task": "read it"});
+    let id = Scene::launched(&scene.spawn(&request, script)).run_id;
+    let (out, events) = scene.follow_all();
+    let results = herd_e2e::herd::results(&events, &id);
+    assert_eq!(results.len(), 1, "{out}");
+    assert_eq!(results[0].outcome, Outcome::Completed, "{:?}", results[0]);
+
+    let out = scene.herd(
+        "herd-watch",
+        &["status", "--run", &id, "--transcript"],
+        None,
+    );
+    assert_eq!(out.code, 0, "{out}");
+    assert_eq!(
+        out.stdout,
+        "Transcript of \"Reader\" on devbox:\nfirst line\n\"quoted\" and\ttab\n\
+         \\u{1b}]0;owned\\u{7}done\n__SUBAGENT_DONE_0__\n",
+        "{out}"
+    );
+    let out = scene.herd(
+        "herd-watch",
+        &["status", "--run", &id, "--transcript", "--lines", "2"],
+        None,
+    );
+    assert_eq!(
+        out.stdout,
+        "Transcript of \"Reader\" on devbox:\n\\u{1b}]0;owned\\u{7}done\n__SUBAGENT_DONE_0__\n",
+        "{out}"
+    );
+    let out = scene.herd(
+        "herd-watch",
+        &["status", "--run", &id, "--transcript", "--json"],
+        None,
+    );
+    let doc: herd_protocol::watch::StatusTranscript = out.doc();
+    assert_eq!(doc.run_id, id);
+    assert_eq!(
+        doc.lines,
+        [
+            "first line",
+            r#"\"quoted\" and\ttab"#,
+            r"\u001b]0;owned\u0007done",
+            "__SUBAGENT_DONE_0__"
+        ]
+    );
+}
+
+/// A worktree child on a host whose repository has setup: what is not done there is said in the
+/// acknowledgement, not skipped silently.
+#[test]
+fn a_remote_worktree_says_what_setup_it_skipped() {
+    let scene = Scene::prepared();
+    let src = repository(scene.dir.path());
+    std::fs::write(src.join(".gitignore"), ".env\n").unwrap();
+    std::fs::create_dir_all(src.join(".herd")).unwrap();
+    std::fs::write(
+        src.join(".herd/worktree.toml"),
+        "copy = [\".env\"]\nsetup = [\"echo ran > setup-out.txt\"]\n",
+    )
+    .unwrap();
+    git(&src, &["add", ".gitignore", ".herd/worktree.toml"]);
+    git(&src, &["commit", "-q", "-m", "setup"]);
+    std::fs::write(src.join(".env"), "SECRET=here\n").unwrap();
+    let request = serde_json::json!({
+        "name": "Fixer",
+        "task": "fix it",
+        "cwd": src.display().to_string(),
+        "worktree": {"branch": "fix/setup"},
+    });
+    let out = scene.spawn(&request, "cat >/dev/null; echo \"port=$HERD_PORT\"");
+    let ack = Scene::launched(&out);
+    let said = "skipped the worktree setup of .herd/worktree.toml on devbox: a worktree on \
+                another machine gets no setup commands, links, copied ignored files or HERD_PORT \
+                there";
+    assert_eq!(ack.diagnostics, [said], "{out}");
+    assert_eq!(scene.record(&ack.run_id).diagnostics, [said]);
+}
