@@ -8,6 +8,7 @@
 )]
 
 mod acknowledgement;
+mod budget;
 mod fallback;
 mod fork;
 mod pi_runner;
