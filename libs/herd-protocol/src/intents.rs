@@ -91,9 +91,10 @@ pub fn read_expiry(artifacts: &Artifacts, run_id: &str) -> Option<Expiry> {
 /// spent when the watcher saw it and when; written once, before the cancel intent it leads to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BudgetStop {
+    // In byte order: the result's details print their keys so.
+    pub budget: crate::usage::Budget,
     #[schemars(schema_with = "crate::format_version")]
     pub format_version: u64,
-    pub budget: crate::usage::Budget,
     pub spent: crate::usage::Spent,
     pub stopped_at_ms: u64,
 }

@@ -188,6 +188,11 @@ pub fn command(
         args.0
             .extend(["--setenv".into(), name.into(), dir.as_os_str().to_owned()]);
     }
+    // Before the writable directories: one of them may lie inside Pi's agent directory (a Pi
+    // parent's artifacts directory does, under its sessions), and must stay writable there.
+    if let Some(agent) = &places.agent {
+        agent.bind(&mut args);
+    }
     let mut writable: Vec<&Path> = places.own.iter().map(PathBuf::as_path).collect();
     if let Some(tmp) = &places.tmp {
         writable.push(tmp);
@@ -206,9 +211,6 @@ pub fn command(
         if dir.is_dir() {
             args.pair("--bind", dir, dir);
         }
-    }
-    if let Some(agent) = &places.agent {
-        agent.bind(&mut args);
     }
     // Last, so that no writable directory that holds the repository covers its read-only git.
     if let Some(git) = &places.git {
