@@ -106,8 +106,11 @@ function evidence(c: Context, worker: WorkerFile, rows: Map<string, StatusFacts>
 	const { assignment, run: id } = current(worker);
 	if (!id) return {};
 	const task = assignment?.task_id;
+	const row = rows.get(id);
 	return {
-		row: rows.get(id),
+		// A result already in this session's transcript is delivered, though its marker is not
+		// written yet: an ask the parent just read is `blocked`, not `settling`.
+		row: row && !row.delivered && delivered(c, id) ? { ...row, delivered: true } : row,
 		record: readRun(c.dir, id),
 		specialist: specialists.get(id),
 		taskDelivered: task ? delivered(c, `${id}.task-${task}`) : undefined,
