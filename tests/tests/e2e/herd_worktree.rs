@@ -101,6 +101,15 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where,
     // down after its result, its launch script): the parent removes it once the child is gone.
     herd.wait_for_child_gone(run);
     let workspaces_before = herd.herdr().map(|herdr| herdr.json(["workspace", "list"]));
+    // Herdr opened a workspace on the source repository (none was open) when it created the
+    // worktree, and nothing used it since.
+    let opened_source = herd.herdr().map(|herdr| {
+        let list = herdr.json(["worktree", "list", "--cwd", repo.to_str().unwrap()]);
+        list["source"]["source_workspace_id"]
+            .as_str()
+            .expect("Herdr opened a workspace on the source repository")
+            .to_owned()
+    });
     let out = herd.run_in(
         &repo,
         "herd-cleanup",
@@ -122,6 +131,20 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where,
         head,
         "the branch and its commit are kept"
     );
+    // Seed: "If this process recorded that worktree creation appeared to open it and a read
+    // taken just before the report still shows it untouched, removal adds `wX appears to have
+    // been opened by worktree creation; if you haven't used it, close it with herdr workspace
+    // close wX`". Without Herdr nothing was opened and nothing is said.
+    let notes: Vec<String> = opened_source
+        .iter()
+        .map(|w| {
+            format!(
+                "{w} appears to have been opened by worktree creation; if you haven't used it, \
+                 close it with herdr workspace close {w}"
+            )
+        })
+        .collect();
+    assert_eq!(removal.notes, notes, "{removal:#?}");
     if let (Some(herdr), Some(before)) = (herd.herdr(), workspaces_before) {
         // Herdr removed the checkout with its workspace; every other workspace stays, the
         // parent's and the one Herdr opened for the source repository included.
