@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 
 use herd_core::{Error, ErrorCode};
 use herd_git::{Deadline, Git, budget};
-use herd_protocol::worktree::claims;
 use herd_herdr::Source;
 use herd_protocol::worktree::OpenedWorkspace;
+use herd_protocol::worktree::claims;
 use herd_protocol::worktree::manifest::{Manifest, State};
 
 use crate::inspect::{self, Context, Depth, Entry, shown, shown_path, text};

@@ -169,7 +169,8 @@ fn opened_source(
     before: Result<herd_herdr::WorktreeList, herd_herdr::Error>,
     worktree_workspace: &str,
 ) -> Result<Option<OpenedWorkspace>, String> {
-    let failed = |what: &str, e: &dyn std::fmt::Display| format!("herdr {what} snapshot failed: {e}");
+    let failed =
+        |what: &str, e: &dyn std::fmt::Display| format!("herdr {what} snapshot failed: {e}");
     let before = before.map_err(|e| failed("worktree list (before create)", &e))?;
     if before.repo.source_workspace_id.is_some() {
         return Ok(None);
