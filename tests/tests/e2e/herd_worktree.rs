@@ -197,3 +197,62 @@ fn on_herdr_a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it() {
         "on_herdr_a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it",
     );
 }
+
+/// Seed 003: the note is added only while "a read taken just before the report still shows it
+/// untouched". The workspace Herdr opened on the source repository is recorded at creation; once
+/// a person has used it (here: split its pane), removal names nothing.
+#[test]
+fn on_herdr_a_source_workspace_used_since_the_worktree_was_created_is_not_named() {
+    let model = ModelServer::start(Script::new());
+    let env = PiEnv::new(&model);
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    let test = "on_herdr_a_source_workspace_used_since_the_worktree_was_created_is_not_named";
+    let Some(mut herd) = Herd::try_new(&env, Where::Herdr, test) else {
+        return;
+    };
+    herd.set_var("HERD_WORKTREE_ROOT", env.root().join("worktrees"));
+    let out = herd.run_in(
+        &repo,
+        "herd-worktree",
+        [
+            "create",
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--branch",
+            "feature/used",
+            "--run-id",
+            "u1",
+            "--surface",
+            "herdr",
+            "--json",
+        ],
+    );
+    assert!(out.success(), "herd-worktree create:\n{out}");
+    let manifest: Manifest =
+        decode(&read_json(&herd.artifacts().join("worktree-runs/u1.json")).expect("the manifest"));
+    let opened = manifest
+        .opened_source_workspace
+        .clone()
+        .expect("the creation recorded the workspace it opened on the source repository");
+    let herdr = herd.herdr().unwrap();
+    herdr.ok([
+        "pane",
+        "split",
+        opened.pane_id.as_str(),
+        "--direction",
+        "right",
+        "--no-focus",
+    ]);
+    let out = herd.run_in(&repo, "herd-cleanup", ["remove", "feature/used", "--json"]);
+    assert!(out.success(), "herd-cleanup remove:\n{out}");
+    let removal: Removal = out.doc();
+    assert_eq!(removal.outcome, Removed::Removed, "{removal:#?}");
+    assert!(removal.notes.is_empty(), "{removal:#?}");
+    // The workspace is never closed by herd.
+    assert!(
+        herdr
+            .cmd(["workspace", "get", opened.workspace_id.as_str()])
+            .success()
+    );
+}
