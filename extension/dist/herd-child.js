@@ -1,4 +1,4 @@
-// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 a46c62f1652e3945cb47d27ff9a7927c63ece8e5d0a351a7f5b3832724df31c5
+// herd's child extension, bundled from extension/herd-child.ts by `cargo xtask docs`; sources sha256 111b91f57c7c4de299bcb0bfc807bb3e349892553fee393f208ea03ae61b0d62
 var __defProp = Object.defineProperty;
 var __export = (target, all) => {
   for (var name in all)

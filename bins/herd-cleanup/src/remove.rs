@@ -8,15 +8,20 @@
 //! `git worktree remove` and, once the checkout is verifiably gone, `git worktree prune`; mark the
 //! owned manifests `removed`. Branches are never deleted or moved and no force flag is used.
 //!
-//! The note pi-herdr-agents adds after a removal about a primary workspace that worktree
-//! creation appeared to open rests on a claim the creating process keeps in memory only; this is
-//! always another process, so (as for a restarted process there) the note never applies here.
+//! After a removal the report names the source repository's workspace that creating the
+//! worktree appeared to open (recorded in an owner's manifest as `openedSourceWorkspace`) when a
+//! read taken just before the report still shows it untouched: it is the repository's only open
+//! workspace and still has exactly the one pane and terminal it had then. Anything else
+//! (nothing recorded, a failed read, another workspace open on the repository, a changed pane)
+//! reports nothing. The workspace is never closed here.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
 use herd_core::{Error, ErrorCode};
 use herd_git::{Deadline, Git, budget};
+use herd_herdr::Source;
+use herd_protocol::worktree::OpenedWorkspace;
 use herd_protocol::worktree::claims;
 use herd_protocol::worktree::manifest::{Manifest, State};
 
@@ -503,7 +508,64 @@ fn carry_out(ctx: &mut Context, entry: &Entry, report: &mut Removal) {
         return;
     }
     report.outcome = Outcome::Removed;
+    let opened = opened_source_workspaces(ctx, entry);
     record_removal(ctx, entry, report, &source, &canonical);
+    for opened in opened {
+        if still_untouched(ctx, &source, &opened) {
+            let w = &opened.workspace_id;
+            report.notes.push(format!(
+                "{w} appears to have been opened by worktree creation; if you haven't used it, \
+                 close it with herdr workspace close {w}"
+            ));
+        }
+    }
+}
+
+/// The source workspaces the owners' manifests say creating the checkout opened.
+fn opened_source_workspaces(ctx: &Context, entry: &Entry) -> Vec<OpenedWorkspace> {
+    let mut opened: Vec<OpenedWorkspace> = Vec::new();
+    for run_id in entry.owner_run_ids() {
+        let file = ctx.artifacts.worktree_manifest(run_id);
+        if let Ok(Some(manifest)) = Manifest::read(&file) {
+            if let Some(o) = manifest.opened_source_workspace {
+                if !opened.contains(&o) {
+                    opened.push(o);
+                }
+            }
+        }
+    }
+    opened
+}
+
+/// Whether `opened` is, by reads taken now, the repository's only open workspace with exactly
+/// the pane and terminal it had when the worktree was created. Any failed read says no.
+fn still_untouched(ctx: &Context, source: &Path, opened: &OpenedWorkspace) -> bool {
+    let Some(herdr) = &ctx.herdr else {
+        return false;
+    };
+    let herdr = herdr.with_budget(std::time::Duration::from_secs(3));
+    let Ok(list) = herdr.worktree_list(Some(&Source::Cwd(source.to_path_buf()))) else {
+        return false;
+    };
+    if list.repo.source_workspace_id.as_deref() != Some(opened.workspace_id.as_str())
+        || list.worktrees.iter().any(|tree| {
+            tree.open_workspace_id
+                .as_deref()
+                .is_some_and(|w| w != opened.workspace_id)
+        })
+    {
+        return false;
+    }
+    if herdr.workspace_get(&opened.workspace_id).is_err() {
+        return false;
+    }
+    let Ok(panes) = herdr.pane_list(Some(&opened.workspace_id)) else {
+        return false;
+    };
+    panes.sole_pane().is_ok_and(|pane| {
+        pane.pane_id == opened.pane_id
+            && pane.terminal_id.as_deref() == Some(opened.terminal_id.as_str())
+    })
 }
 
 /// Asks Herdr (when it has a workspace open on the checkout) or git to remove the checkout,

@@ -282,5 +282,8 @@ pub fn removal_human(r: &Removal) -> String {
     for w in r.warnings.iter().filter_map(|w| for_people(w)) {
         out.push(format!("  warning: {w}"));
     }
+    for note in &r.notes {
+        out.push(format!("  {note}"));
+    }
     out.join("\n")
 }

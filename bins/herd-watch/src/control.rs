@@ -409,8 +409,15 @@ pub fn steer(
         SteerMode::FollowUp => true,
         SteerMode::Auto => turn_active,
     };
-    if queue_now {
+    // Seed 004: "A pending indexed child returns `scheduled`": a child launched but not started
+    // (no runner identity recorded yet) has nothing to type into; the message waits for it.
+    let starting = herd_surface::Child::of(record, artifacts).starting();
+    if queue_now || starting {
         enqueue(artifacts, record, message, &mut receipt)?;
+        if starting && receipt.state == SteerState::Queued {
+            receipt.state = SteerState::Scheduled;
+            record_receipt(artifacts, run_id, &receipt)?;
+        }
         return Ok(receipt);
     }
     record_receipt(artifacts, run_id, &receipt)?;
@@ -650,7 +657,7 @@ pub fn fail_queued_steer(artifacts: &Artifacts, record: &RunRecord) -> Result<()
     let ledger = steering_ledger(artifacts, run_id);
     let err = Error::new(ErrorCode::Conflict, NOT_DELIVERED);
     for mut receipt in ledger.requests {
-        if receipt.state == SteerState::Queued {
+        if matches!(receipt.state, SteerState::Queued | SteerState::Scheduled) {
             fail(&mut receipt, &err);
             record_receipt(artifacts, run_id, &receipt)?;
         }

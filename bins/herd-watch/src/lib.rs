@@ -153,7 +153,8 @@ pub enum Command {
     /// activity within 3 s of the keys; a child with no Pi had the keys typed into its input),
     /// `pending` (typed, but its Pi was not seen taking it within 3 s: the receipt's note says so),
     /// `queued` (held, at most 20, for the next turn boundary, where the watcher types it and marks
-    /// it delivered) or `failed` with the reason, and then the exit code of that reason: 7 the
+    /// it delivered), `scheduled` (held so because the child has not started yet: no runner
+    /// identity is recorded) or `failed` with the reason, and then the exit code of that reason: 7 the
     /// queue is full or the child has ended (nothing is typed or queued), 4 the surface did not
     /// answer, 3 the keys may have gone out. Keys go out only once the child is proven the live
     /// program its pane's input reaches: no exit record, its recorded identity alive, no sentinel

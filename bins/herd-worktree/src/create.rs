@@ -329,6 +329,8 @@ fn create_from(
                 m.workspace_id.clone_from(&acquired.workspace_id);
                 m.pane_id.clone_from(&acquired.pane_id);
                 m.tab_id.clone_from(&acquired.tab_id);
+                m.opened_source_workspace
+                    .clone_from(&acquired.opened_source);
                 m.diagnostics.extend(acquired.diagnostics.iter().cloned());
             })?;
             let mut diagnostics = acquired.diagnostics.clone();

@@ -1028,7 +1028,7 @@ export interface WatchEventSteerReceipt {
 /**
  * The state of one steering request (its receipt).
  */
-export type WatchEventSteerState = "pending" | "delivered" | "queued" | "failed";
+export type WatchEventSteerState = "pending" | "delivered" | "queued" | "scheduled" | "failed";
 
 /**
  * A result's parent re-check when the accept spec cannot be read: `{verdict: "error", error}`
@@ -1710,14 +1710,15 @@ export type WatchSteerSteerMode = "steer" | "follow_up" | "auto";
 /**
  * The state of one steering request (its receipt).
  */
-export type WatchSteerSteerState = "pending" | "delivered" | "queued" | "failed";
+export type WatchSteerSteerState = "pending" | "delivered" | "queued" | "scheduled" | "failed";
 
 /**
  * What `herd-watch steer` prints: the request's receipt, which
  * `runs/<run-id>.steering.json` keeps. `delivered`: the child's Pi took it within three seconds
  * of its keys (a child with no Pi: its keys were typed); `pending`: typed, not seen taken
  * (`note` says so); `queued`: held
- * (at most 20) for the next turn boundary; `failed`: neither, `error` says why, and the exit
+ * (at most 20) for the next turn boundary; `scheduled`: held so because the child has not
+ * started yet; `failed`: neither, `error` says why, and the exit
  * code is the error's.
  *
  * Schema: docs/schemas/watch-steer.schema.json.
@@ -2741,7 +2742,7 @@ export interface WatchWaitSteerReceipt {
 /**
  * The state of one steering request (its receipt).
  */
-export type WatchWaitSteerState = "pending" | "delivered" | "queued" | "failed";
+export type WatchWaitSteerState = "pending" | "delivered" | "queued" | "scheduled" | "failed";
 
 /**
  * A result's parent re-check when the accept spec cannot be read: `{verdict: "error", error}`

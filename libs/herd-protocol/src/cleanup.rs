@@ -288,6 +288,10 @@ pub struct Removal {
     /// first, each as `` `<command>` (<n> processes) ``, the command encoded.
     #[serde(default)]
     pub stopped: Vec<String>,
+    /// Notes for the person after a removal: the source repository's workspace that creating
+    /// the worktree appeared to open, while it is still untouched.
+    #[serde(default)]
+    pub notes: Vec<String>,
     /// The inspection that decided.
     pub entry: Option<Entry>,
 }
@@ -309,6 +313,7 @@ impl Removal {
             warnings: Vec::new(),
             manifests_marked: Vec::new(),
             stopped: Vec::new(),
+            notes: Vec::new(),
             entry: None,
         }
     }

@@ -390,6 +390,9 @@ pub enum SteerState {
     Delivered,
     /// Held in the run's FIFO for the next turn boundary.
     Queued,
+    /// Held in the run's FIFO because its child has not started yet (no runner identity is
+    /// recorded): it is delivered, as a queued one, once the started child is between turns.
+    Scheduled,
     /// Not delivered and not queued; `error` says why.
     Failed,
 }
@@ -400,6 +403,7 @@ impl SteerState {
             SteerState::Pending => "pending",
             SteerState::Delivered => "delivered",
             SteerState::Queued => "queued",
+            SteerState::Scheduled => "scheduled",
             SteerState::Failed => "failed",
         }
     }
@@ -408,7 +412,7 @@ impl SteerState {
     pub fn delivery_status(self) -> Option<DeliveryStatus> {
         match self {
             SteerState::Delivered => Some(DeliveryStatus::Delivered),
-            SteerState::Queued => Some(DeliveryStatus::Queued),
+            SteerState::Queued | SteerState::Scheduled => Some(DeliveryStatus::Queued),
             SteerState::Pending | SteerState::Failed => None,
         }
     }
@@ -433,7 +437,8 @@ pub struct SteerError {
 /// `runs/<run-id>.steering.json` keeps. `delivered`: the child's Pi took it within three seconds
 /// of its keys (a child with no Pi: its keys were typed); `pending`: typed, not seen taken
 /// (`note` says so); `queued`: held
-/// (at most 20) for the next turn boundary; `failed`: neither, `error` says why, and the exit
+/// (at most 20) for the next turn boundary; `scheduled`: held so because the child has not
+/// started yet; `failed`: neither, `error` says why, and the exit
 /// code is the error's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct WatchSteer {

@@ -77,6 +77,12 @@ impl Child {
         }
     }
 
+    /// Whether the child has not started yet: its launch has recorded no runner identity and
+    /// no file of its end is there.
+    pub fn starting(&self) -> bool {
+        !self.identity.exists() && !self.has_end_record()
+    }
+
     /// Waits, until `deadline`, for a child still starting to record its runner, so a delivery
     /// made right after its launch reaches it once it runs instead of being refused as not
     /// running. A child with a file of its end, or one that has recorded its runner, returns at

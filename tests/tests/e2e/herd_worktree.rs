@@ -101,6 +101,15 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where,
     // down after its result, its launch script): the parent removes it once the child is gone.
     herd.wait_for_child_gone(run);
     let workspaces_before = herd.herdr().map(|herdr| herdr.json(["workspace", "list"]));
+    // Herdr opened a workspace on the source repository (none was open) when it created the
+    // worktree, and nothing used it since.
+    let opened_source = herd.herdr().map(|herdr| {
+        let list = herdr.json(["worktree", "list", "--cwd", repo.to_str().unwrap()]);
+        list["source"]["source_workspace_id"]
+            .as_str()
+            .expect("Herdr opened a workspace on the source repository")
+            .to_owned()
+    });
     let out = herd.run_in(
         &repo,
         "herd-cleanup",
@@ -122,6 +131,20 @@ fn a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(place: Where,
         head,
         "the branch and its commit are kept"
     );
+    // Seed: "If this process recorded that worktree creation appeared to open it and a read
+    // taken just before the report still shows it untouched, removal adds `wX appears to have
+    // been opened by worktree creation; if you haven't used it, close it with herdr workspace
+    // close wX`". Without Herdr nothing was opened and nothing is said.
+    let notes: Vec<String> = opened_source
+        .iter()
+        .map(|w| {
+            format!(
+                "{w} appears to have been opened by worktree creation; if you haven't used it, \
+                 close it with herdr workspace close {w}"
+            )
+        })
+        .collect();
+    assert_eq!(removal.notes, notes, "{removal:#?}");
     if let (Some(herdr), Some(before)) = (herd.herdr(), workspaces_before) {
         // Herdr removed the checkout with its workspace; every other workspace stays, the
         // parent's and the one Herdr opened for the source repository included.
@@ -172,5 +195,64 @@ fn on_herdr_a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it() {
     a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it(
         Where::Herdr,
         "on_herdr_a_worktree_childs_commits_are_handed_off_and_cleanup_removes_it",
+    );
+}
+
+/// Seed 003: the note is added only while "a read taken just before the report still shows it
+/// untouched". The workspace Herdr opened on the source repository is recorded at creation; once
+/// a person has used it (here: split its pane), removal names nothing.
+#[test]
+fn on_herdr_a_source_workspace_used_since_the_worktree_was_created_is_not_named() {
+    let model = ModelServer::start(Script::new());
+    let env = PiEnv::new(&model);
+    let sb = Sandbox::new();
+    let repo = sb.repo("repo");
+    let test = "on_herdr_a_source_workspace_used_since_the_worktree_was_created_is_not_named";
+    let Some(mut herd) = Herd::try_new(&env, Where::Herdr, test) else {
+        return;
+    };
+    herd.set_var("HERD_WORKTREE_ROOT", env.root().join("worktrees"));
+    let out = herd.run_in(
+        &repo,
+        "herd-worktree",
+        [
+            "create",
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--branch",
+            "feature/used",
+            "--run-id",
+            "u1",
+            "--surface",
+            "herdr",
+            "--json",
+        ],
+    );
+    assert!(out.success(), "herd-worktree create:\n{out}");
+    let manifest: Manifest =
+        decode(&read_json(&herd.artifacts().join("worktree-runs/u1.json")).expect("the manifest"));
+    let opened = manifest
+        .opened_source_workspace
+        .clone()
+        .expect("the creation recorded the workspace it opened on the source repository");
+    let herdr = herd.herdr().unwrap();
+    herdr.ok([
+        "pane",
+        "split",
+        opened.pane_id.as_str(),
+        "--direction",
+        "right",
+        "--no-focus",
+    ]);
+    let out = herd.run_in(&repo, "herd-cleanup", ["remove", "feature/used", "--json"]);
+    assert!(out.success(), "herd-cleanup remove:\n{out}");
+    let removal: Removal = out.doc();
+    assert_eq!(removal.outcome, Removed::Removed, "{removal:#?}");
+    assert!(removal.notes.is_empty(), "{removal:#?}");
+    // The workspace is never closed by herd.
+    assert!(
+        herdr
+            .cmd(["workspace", "get", opened.workspace_id.as_str()])
+            .success()
     );
 }

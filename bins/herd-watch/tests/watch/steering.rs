@@ -8,7 +8,7 @@ use herd_e2e::wait::{try_wait_for, wait_for};
 use herd_protocol::intents::SteeringLedger;
 use herd_protocol::watch::{DeliveryStatus, SteerState, WatchSteer};
 
-use crate::support::{Env, kill, redact, running};
+use crate::support::{Env, kill, launch_bin, redact, running};
 
 impl Env {
     /// `herd-watch steer --run ID --message MESSAGE --mode MODE --json`: its exit code, the
@@ -310,4 +310,75 @@ fn an_interrupt_reaches_a_confined_process_child_inside_its_sandbox() {
     let (code, result, text) = env.wait(&["wait", "--run", &id, "--json"]);
     assert_eq!(code, 0, "{text}");
     assert!(result.message.contains("finished"), "{text}");
+}
+
+/// Seed 004: "A pending indexed child returns `scheduled`." A run launched whose child has not
+/// started yet (its launch script has not reached `herd-launch exec`, so no runner identity is
+/// recorded) has nothing to type into: the steer is held for the child, `scheduled` with
+/// `deliveryStatus: "queued"`, and a run that ends without taking it reports it not delivered.
+#[test]
+fn a_steer_to_a_child_that_has_not_started_yet_is_scheduled() {
+    let env = Env::new();
+    let dir = env.dir.path();
+    // The launch script's `herd-launch exec` waits for the gate: the child starts only then.
+    let gate = dir.join("gate");
+    let bins = dir.join("bins");
+    std::fs::create_dir(&bins).unwrap();
+    let real = launch_bin();
+    for entry in std::fs::read_dir(real.parent().unwrap()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        if name.starts_with("herd-") && !name.contains('.') && name != "herd-launch" {
+            std::os::unix::fs::symlink(&path, bins.join(&name)).unwrap();
+        }
+    }
+    crate::support::write_script(
+        &bins.join("herd-launch"),
+        &format!(
+            "#!/bin/sh\nwhile [ ! -e '{}' ]; do sleep 0.05; done\nexec '{}' \"$@\"\n",
+            gate.display(),
+            real.display()
+        ),
+    );
+    let out = env.launch(
+        &serde_json::json!({"name": "Late", "task": "the task"}),
+        &["--runner", "exec", "--", "sh", "-c", "sleep 30"],
+        &[("HERD_BIN_DIR", bins.to_str().unwrap())],
+    );
+    let ack: herd_protocol::launch::LaunchAck = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|_| panic!("spawn: {}\n{}", out.stdout, out.stderr));
+    let id = ack.run_id;
+    let (code, doc, text) = env.steer::<WatchSteer>(&id, "start with the parser", "steer");
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(
+        (doc.receipt, doc.state, doc.delivery_status),
+        (
+            SteerState::Scheduled,
+            SteerState::Scheduled,
+            Some(DeliveryStatus::Queued)
+        ),
+        "{text}"
+    );
+    let ledger: SteeringLedger = serde_json::from_slice(
+        &std::fs::read(env.art().join(format!("runs/{id}.steering.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        ledger.requests[0].state,
+        SteerState::Scheduled,
+        "{ledger:?}"
+    );
+    std::fs::write(&gate, "").unwrap();
+    let pid = env.identity_pid(&id);
+    kill(pid);
+    let (_, result, text) = env.wait(&["wait", "--run", &id, "--json"]);
+    // A child that never reached a turn boundary did not take it, and the parent is told.
+    let steering = result.details.steering.as_ref().unwrap();
+    assert_eq!(steering.len(), 1, "{text}");
+    assert_eq!(steering[0].state, SteerState::Failed, "{text}");
+    assert_eq!(
+        result.details.undelivered_steering.as_ref().map(Vec::len),
+        Some(1),
+        "{text}"
+    );
 }

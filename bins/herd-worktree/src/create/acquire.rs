@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use herd_core::{Error, ErrorCode};
 use herd_git::{Deadline, budget};
 use herd_herdr::{Herdr, Recovery, Source, WorktreeCreate, WorktreeCreated};
+use herd_protocol::worktree::OpenedWorkspace;
 
 use super::{ACQUISITION_BUDGET, CreateEnv, CreateRequest, Plan};
 
@@ -16,6 +17,8 @@ pub(crate) struct Acquired {
     pub workspace_id: Option<String>,
     pub pane_id: Option<String>,
     pub tab_id: Option<String>,
+    /// The source repository's workspace the creation appeared to open.
+    pub opened_source: Option<OpenedWorkspace>,
     pub diagnostics: Vec<String>,
 }
 
@@ -111,16 +114,23 @@ pub(crate) fn acquire_with_herdr(plan: &Plan, req: &CreateRequest, herdr: &Herdr
         no_focus: true,
     };
     let acquirer = herdr.with_budget(ACQUISITION_BUDGET);
+    let snapshot = herdr.with_budget(SNAPSHOT_BUDGET);
+    let before = snapshot.worktree_list(Some(&source));
     match acquirer.worktree_create(&params) {
         Ok(created) => match created.complete() {
             Some(tree) => {
                 let mut found = Acquired {
                     path: Some(tree.path.clone()),
-                    workspace_id: Some(tree.workspace_id),
+                    workspace_id: Some(tree.workspace_id.clone()),
                     pane_id: Some(tree.pane_id),
                     tab_id: Some(tree.tab_id),
+                    opened_source: None,
                     diagnostics: Vec::new(),
                 };
+                match opened_source(&snapshot, &source, before, &tree.workspace_id) {
+                    Ok(opened) => found.opened_source = opened,
+                    Err(why) => found.diagnostics.push(why),
+                }
                 if tree.path != plan.path {
                     found.diagnostics.push(format!(
                         "herdr placed the checkout at {}, not {}",
@@ -147,6 +157,46 @@ pub(crate) fn acquire_with_herdr(plan: &Plan, req: &CreateRequest, herdr: &Herdr
     }
 }
 
+/// The bound of each Herdr snapshot taken around the creation for [`opened_source`].
+const SNAPSHOT_BUDGET: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Whether the creation appeared to open a workspace on the source repository: none was open
+/// on it before (`before`), one other than the worktree's own is after, and it has exactly one
+/// pane with a terminal. A failed snapshot claims nothing and says why.
+fn opened_source(
+    snapshot: &Herdr,
+    source: &Source,
+    before: Result<herd_herdr::WorktreeList, herd_herdr::Error>,
+    worktree_workspace: &str,
+) -> Result<Option<OpenedWorkspace>, String> {
+    let failed =
+        |what: &str, e: &dyn std::fmt::Display| format!("herdr {what} snapshot failed: {e}");
+    let before = before.map_err(|e| failed("worktree list (before create)", &e))?;
+    if before.repo.source_workspace_id.is_some() {
+        return Ok(None);
+    }
+    let after = snapshot
+        .worktree_list(Some(source))
+        .map_err(|e| failed("worktree list (after create)", &e))?;
+    let Some(workspace) = after.repo.source_workspace_id else {
+        return Ok(None);
+    };
+    if workspace == worktree_workspace {
+        return Ok(None);
+    }
+    let panes = snapshot
+        .pane_list(Some(&workspace))
+        .map_err(|e| failed("pane list", &e))?;
+    let Ok(pane) = panes.sole_pane() else {
+        return Ok(None);
+    };
+    Ok(pane.terminal_id.clone().map(|terminal_id| OpenedWorkspace {
+        workspace_id: workspace,
+        pane_id: pane.pane_id.clone(),
+        terminal_id,
+    }))
+}
+
 /// Looks for what an incomplete or uncertain `worktree create` made, within the recovery
 /// budget (the recovery inspection has 6 s in total).
 fn recover_from_herdr(
@@ -161,6 +211,7 @@ fn recover_from_herdr(
         workspace_id: partial.workspace_id.clone(),
         pane_id: partial.pane_id.clone(),
         tab_id: partial.tab_id.clone(),
+        opened_source: None,
         diagnostics: vec![why.clone()],
     };
     let recovery = herdr
@@ -191,6 +242,7 @@ fn recover_from_herdr(
                 workspace_id: Some(tree.workspace_id),
                 pane_id: Some(tree.pane_id),
                 tab_id: Some(tree.tab_id),
+                opened_source: None,
                 diagnostics,
             })
         }

@@ -167,6 +167,8 @@ fn a_complete_reply_provisions_workspace_and_pane() {
     let base = w.sb.head(&repo);
     let mut replies = Replies::new(&w, &repo);
     replies.add_create(&base);
+    // The snapshots around the creation: the source repository already had its workspace.
+    replies.add_list_after();
     let herdr = replies.herdr(&w, None);
 
     let created = create(&w.artifacts(), &request()(&repo), &env(&w, herdr)).unwrap();
@@ -182,6 +184,7 @@ fn a_complete_reply_provisions_workspace_and_pane() {
     assert_eq!(m.surface.as_deref(), Some("herdr"));
     assert_eq!(m.name.as_deref(), Some("wt-y"));
     assert_eq!(m.base_sha.as_deref(), Some(base.as_str()));
+    assert_eq!(m.opened_source_workspace, None, "{m:#?}");
 }
 
 #[test]

@@ -219,9 +219,23 @@ pub struct Manifest {
     /// the port it was given. Absent in manifests written before setup existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<SetupRecord>,
+    /// herd addition: the source repository's workspace that creating this worktree appeared
+    /// to open (none was open on it before, one was after), with its one pane as then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened_source_workspace: Option<OpenedWorkspace>,
     /// Every key this build does not know, kept verbatim across updates.
     #[serde(skip)]
     pub extra: BTreeMap<String, Value>,
+}
+
+/// A workspace Herdr opened on the source repository when it created the worktree, and its
+/// only pane then: cleanup names it only while it is still exactly so.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenedWorkspace {
+    pub workspace_id: String,
+    pub pane_id: String,
+    pub terminal_id: String,
 }
 
 /// What a worktree's setup made, recorded in its manifest so cleanup knows it as herd's.
@@ -382,6 +396,7 @@ const KNOWN_KEYS: &[&str] = &[
     "provisionCwd",
     "surface",
     "setup",
+    "openedSourceWorkspace",
 ];
 
 const CONSTANT_KEYS: [&str; 3] = ["version", "kind", "owner"];
@@ -531,6 +546,7 @@ impl Manifest {
             provision_cwd: None,
             surface: None,
             setup: None,
+            opened_source_workspace: None,
             extra: BTreeMap::new(),
         }
     }

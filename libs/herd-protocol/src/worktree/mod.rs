@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use handoff::{Handoff, InspectedState, TreeState, WorktreeInspect};
-pub use manifest::{Manifest, State};
+pub use manifest::{Manifest, OpenedWorkspace, State};
 
 /// What `herd-worktree trust --json` prints: the project's setup file as it is now, and whether
 /// it is approved as it is (recorded by this command, or unchanged since the last approval);
