@@ -123,6 +123,13 @@ fn confine(
             read_caches: Vec::new(),
         });
     }
+    // Pi turns Node's compile cache on itself; a command child is left as it would run unconfined
+    // (a cache it did not ask for would cost it the checks and refused writes).
+    let read_caches = if pi.is_some() {
+        read_caches(env)
+    } else {
+        Vec::new()
+    };
     let mut reach = policy.network.endpoints().to_vec();
     if let (Some(pi), false) = (pi, policy.network == Network::On) {
         let model = model::endpoints(pi.agent_dir, pi.models)?;
@@ -150,7 +157,7 @@ fn confine(
         program: Some(program),
         isolation: Isolation::here(),
         reach,
-        read_caches: read_caches(env),
+        read_caches,
     })
 }
 
